@@ -1,1 +1,2 @@
 //! The software HCA.
+pub mod wire;

@@ -1,0 +1,478 @@
+//! The checked view over a whole RoCEv2 datagram and its parsed `Repr`.
+
+use super::bth::{self, Bth, BTH_LEN};
+use super::headers::{Aeth, AtomicAckEth, AtomicEth, ExtAtomicEth, Reth, IMM_LEN};
+use super::icrc::{IcrcContext, ICRC_LEN};
+use super::{HeaderLayout, Opcode, WireError};
+use crate::mlx5::endian::{get_u16, get_u24, get_u32, put_u16, put_u24, put_u32};
+
+/// Largest UDP payload over IPv4 (65535 - 20 - 8).
+pub const MAX_DATAGRAM_LEN: usize = 65_507;
+
+/// A view over the bytes of one RoCEv2 packet (the UDP payload).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packet<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> Packet<T> {
+    /// A view without checks: accessors may panic on a short buffer. Use
+    /// [`Packet::new_checked`] for anything received.
+    #[inline]
+    pub const fn new_unchecked(buffer: T) -> Packet<T> {
+        Packet { buffer }
+    }
+
+    /// A view whose accessors cannot panic: the buffer holds a BTH with a
+    /// known opcode, that opcode's extension headers, a pad no longer than the
+    /// payload area, and an ICRC.
+    #[inline]
+    pub fn new_checked(buffer: T) -> Result<Packet<T>, WireError> {
+        let packet = Packet::new_unchecked(buffer);
+        packet.check_len()?;
+        Ok(packet)
+    }
+
+    /// The checks of [`Packet::new_checked`].
+    pub fn check_len(&self) -> Result<(), WireError> {
+        let b = self.buffer.as_ref();
+        if b.len() < BTH_LEN + ICRC_LEN {
+            return Err(WireError::Truncated);
+        }
+        let layout = Opcode::from_u8(b[bth::OPCODE])?.layout();
+        let headers = BTH_LEN + layout.ext_len();
+        if b.len() < headers + ICRC_LEN {
+            return Err(WireError::Truncated);
+        }
+        if usize::from(self.pad_count()) > b.len() - headers - ICRC_LEN {
+            return Err(WireError::BadPad);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+
+    /// The raw opcode byte.
+    #[inline]
+    pub fn opcode_raw(&self) -> u8 {
+        self.buffer.as_ref()[bth::OPCODE]
+    }
+
+    /// The opcode (always `Ok` on a checked packet).
+    #[inline]
+    pub fn opcode(&self) -> Result<Opcode, WireError> {
+        Opcode::from_u8(self.opcode_raw())
+    }
+
+    #[inline]
+    pub fn solicited(&self) -> bool {
+        self.buffer.as_ref()[bth::FLAGS] & bth::SE_BIT != 0
+    }
+
+    #[inline]
+    pub fn migreq(&self) -> bool {
+        self.buffer.as_ref()[bth::FLAGS] & bth::MIGREQ_BIT != 0
+    }
+
+    /// Number of pad bytes (0..=3) between the payload and the ICRC.
+    #[inline]
+    pub fn pad_count(&self) -> u8 {
+        (self.buffer.as_ref()[bth::FLAGS] & bth::PAD_MASK) >> bth::PAD_SHIFT
+    }
+
+    /// Transport header version (0 is the only one defined).
+    #[inline]
+    pub fn tver(&self) -> u8 {
+        self.buffer.as_ref()[bth::FLAGS] & bth::TVER_MASK
+    }
+
+    #[inline]
+    pub fn pkey(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), bth::PKEY)
+    }
+
+    #[inline]
+    pub fn fecn(&self) -> bool {
+        self.buffer.as_ref()[bth::ECN] & bth::FECN_BIT != 0
+    }
+
+    #[inline]
+    pub fn becn(&self) -> bool {
+        self.buffer.as_ref()[bth::ECN] & bth::BECN_BIT != 0
+    }
+
+    #[inline]
+    pub fn dest_qp(&self) -> u32 {
+        get_u24(self.buffer.as_ref(), bth::DEST_QP)
+    }
+
+    #[inline]
+    pub fn ack_req(&self) -> bool {
+        self.buffer.as_ref()[bth::ACK_REQ] & bth::ACK_REQ_BIT != 0
+    }
+
+    #[inline]
+    pub fn psn(&self) -> u32 {
+        get_u24(self.buffer.as_ref(), bth::PSN)
+    }
+
+    /// The extension headers the opcode carries.
+    #[inline]
+    pub fn layout(&self) -> Result<HeaderLayout, WireError> {
+        Ok(self.opcode()?.layout())
+    }
+
+    /// BTH plus extension headers.
+    #[inline]
+    pub fn header_len(&self) -> Result<usize, WireError> {
+        Ok(BTH_LEN + self.layout()?.ext_len())
+    }
+
+    /// The bytes between the BTH and the payload.
+    #[inline]
+    pub fn ext_headers(&self) -> Result<&[u8], WireError> {
+        let end = self.header_len()?;
+        self.buffer
+            .as_ref()
+            .get(BTH_LEN..end)
+            .ok_or(WireError::Truncated)
+    }
+
+    /// Where the payload (without its pad) lies in the buffer.
+    #[inline]
+    fn payload_range(&self) -> Result<core::ops::Range<usize>, WireError> {
+        let start = self.header_len()?;
+        let end = self
+            .buffer
+            .as_ref()
+            .len()
+            .checked_sub(ICRC_LEN + usize::from(self.pad_count()))
+            .ok_or(WireError::Truncated)?;
+        if start > end {
+            return Err(WireError::BadPad);
+        }
+        Ok(start..end)
+    }
+
+    /// The payload without its pad.
+    #[inline]
+    pub fn payload(&self) -> Result<&[u8], WireError> {
+        let range = self.payload_range()?;
+        self.buffer.as_ref().get(range).ok_or(WireError::Truncated)
+    }
+
+    /// The ICRC as carried (its wire bytes are least-significant first).
+    #[inline]
+    pub fn icrc(&self) -> u32 {
+        let b = self.buffer.as_ref();
+        let at = b.len() - ICRC_LEN;
+        u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+    }
+
+    /// Everything the ICRC covers after the pseudo headers.
+    #[inline]
+    pub fn icrc_covered(&self) -> &[u8] {
+        let b = self.buffer.as_ref();
+        &b[..b.len() - ICRC_LEN]
+    }
+
+    /// Whether the carried ICRC matches the packet.
+    #[inline]
+    pub fn verify_icrc(&self, ctx: &IcrcContext) -> Result<(), WireError> {
+        let computed = ctx.compute(self.icrc_covered());
+        let received = self.icrc();
+        if computed == received {
+            Ok(())
+        } else {
+            Err(WireError::BadIcrc { computed, received })
+        }
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
+    #[inline]
+    fn set_bit(&mut self, at: usize, bit: u8, on: bool) {
+        let b = &mut self.buffer.as_mut()[at];
+        if on {
+            *b |= bit;
+        } else {
+            *b &= !bit;
+        }
+    }
+
+    #[inline]
+    pub fn set_opcode(&mut self, opcode: Opcode) {
+        self.buffer.as_mut()[bth::OPCODE] = opcode.as_u8();
+    }
+
+    #[inline]
+    pub fn set_solicited(&mut self, on: bool) {
+        self.set_bit(bth::FLAGS, bth::SE_BIT, on);
+    }
+
+    #[inline]
+    pub fn set_migreq(&mut self, on: bool) {
+        self.set_bit(bth::FLAGS, bth::MIGREQ_BIT, on);
+    }
+
+    /// Sets the pad count (low two bits of `pad`).
+    #[inline]
+    pub fn set_pad_count(&mut self, pad: u8) {
+        let b = &mut self.buffer.as_mut()[bth::FLAGS];
+        *b = (*b & !bth::PAD_MASK) | ((pad << bth::PAD_SHIFT) & bth::PAD_MASK);
+    }
+
+    /// Sets the transport version (low four bits of `tver`).
+    #[inline]
+    pub fn set_tver(&mut self, tver: u8) {
+        let b = &mut self.buffer.as_mut()[bth::FLAGS];
+        *b = (*b & !bth::TVER_MASK) | (tver & bth::TVER_MASK);
+    }
+
+    #[inline]
+    pub fn set_pkey(&mut self, pkey: u16) {
+        put_u16(self.buffer.as_mut(), bth::PKEY, pkey);
+    }
+
+    /// Sets FECN/BECN and clears the reserved bits of that byte.
+    #[inline]
+    pub fn set_ecn(&mut self, fecn: bool, becn: bool) {
+        self.buffer.as_mut()[bth::ECN] =
+            (if fecn { bth::FECN_BIT } else { 0 }) | (if becn { bth::BECN_BIT } else { 0 });
+    }
+
+    /// Sets the low 24 bits of `qpn`.
+    #[inline]
+    pub fn set_dest_qp(&mut self, qpn: u32) {
+        put_u24(self.buffer.as_mut(), bth::DEST_QP, qpn);
+    }
+
+    /// Sets AckReq and clears the reserved bits of that byte.
+    #[inline]
+    pub fn set_ack_req(&mut self, on: bool) {
+        self.buffer.as_mut()[bth::ACK_REQ] = if on { bth::ACK_REQ_BIT } else { 0 };
+    }
+
+    /// Sets the low 24 bits of `psn`.
+    #[inline]
+    pub fn set_psn(&mut self, psn: u32) {
+        put_u24(self.buffer.as_mut(), bth::PSN, psn);
+    }
+
+    /// Computes and stores the ICRC.
+    #[inline]
+    pub fn fill_icrc(&mut self, ctx: &IcrcContext) {
+        let icrc = ctx.compute(self.icrc_covered());
+        let b = self.buffer.as_mut();
+        let at = b.len() - ICRC_LEN;
+        b[at..].copy_from_slice(&icrc.to_le_bytes());
+    }
+}
+
+/// A parsed RoCEv2 packet: the BTH, the extension headers its opcode
+/// carries (exactly those: `parse` and `emit` reject any other combination),
+/// and the payload without pad.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketRepr<'a> {
+    pub bth: Bth,
+    pub reth: Option<Reth>,
+    pub aeth: Option<Aeth>,
+    pub atomic: Option<AtomicEth>,
+    pub atomic_ack: Option<AtomicAckEth>,
+    pub ext_atomic: Option<ExtAtomicEth>,
+    /// Immediate data, as the big-endian word on the wire read into a `u32`.
+    pub imm: Option<u32>,
+    pub payload: &'a [u8],
+}
+
+impl<'a> PacketRepr<'a> {
+    /// A packet with only a BTH and a payload; set the extension headers the
+    /// opcode needs before emitting.
+    #[inline]
+    pub const fn new(bth: Bth, payload: &'a [u8]) -> PacketRepr<'a> {
+        PacketRepr {
+            bth,
+            reth: None,
+            aeth: None,
+            atomic: None,
+            atomic_ack: None,
+            ext_atomic: None,
+            imm: None,
+            payload,
+        }
+    }
+
+    /// Checks and parses a received datagram (the UDP payload), including
+    /// its ICRC.
+    #[inline]
+    pub fn parse(datagram: &'a [u8], ctx: &IcrcContext) -> Result<PacketRepr<'a>, WireError> {
+        let packet = Packet::new_checked(datagram)?;
+        PacketRepr::parse_packet(&packet, ctx)
+    }
+
+    /// Parses a checked view, including its ICRC.
+    pub fn parse_packet<T: AsRef<[u8]> + ?Sized>(
+        packet: &Packet<&'a T>,
+        ctx: &IcrcContext,
+    ) -> Result<PacketRepr<'a>, WireError> {
+        let repr = PacketRepr::parse_unverified(packet)?;
+        packet.verify_icrc(ctx)?;
+        Ok(repr)
+    }
+
+    /// Parses a checked view without looking at its ICRC (for tools and
+    /// tests that inspect packets whose addresses they do not know).
+    pub fn parse_unverified<T: AsRef<[u8]> + ?Sized>(
+        packet: &Packet<&'a T>,
+    ) -> Result<PacketRepr<'a>, WireError> {
+        // `packet` borrows `T` for 'a, so the payload may outlive the view.
+        let whole: &'a [u8] = packet.buffer.as_ref();
+        let view = Packet::new_checked(whole)?;
+        let opcode = view.opcode()?;
+        if view.tver() != 0 {
+            return Err(WireError::BadTransportVersion(view.tver()));
+        }
+        let layout = opcode.layout();
+        let payload = whole
+            .get(view.payload_range()?)
+            .ok_or(WireError::Truncated)?;
+        if !layout.payload && (!payload.is_empty() || view.pad_count() != 0) {
+            return Err(WireError::PayloadNotAllowed);
+        }
+        let bth = Bth {
+            opcode,
+            solicited: view.solicited(),
+            migreq: view.migreq(),
+            pkey: view.pkey(),
+            fecn: view.fecn(),
+            becn: view.becn(),
+            dest_qp: view.dest_qp(),
+            ack_req: view.ack_req(),
+            psn: view.psn(),
+        };
+        let mut repr = PacketRepr::new(bth, payload);
+        let mut rest = whole
+            .get(BTH_LEN..BTH_LEN + layout.ext_len())
+            .ok_or(WireError::Truncated)?;
+        if layout.reth {
+            repr.reth = Some(Reth::parse(rest)?);
+            rest = rest.get(Reth::LEN..).ok_or(WireError::Truncated)?;
+        }
+        if layout.atomic {
+            repr.atomic = Some(AtomicEth::parse(rest)?);
+            rest = rest.get(AtomicEth::LEN..).ok_or(WireError::Truncated)?;
+        }
+        if layout.ext_atomic {
+            repr.ext_atomic = Some(ExtAtomicEth::parse(rest)?);
+            rest = rest.get(ExtAtomicEth::LEN..).ok_or(WireError::Truncated)?;
+        }
+        if layout.aeth {
+            repr.aeth = Some(Aeth::parse(rest)?);
+            rest = rest.get(Aeth::LEN..).ok_or(WireError::Truncated)?;
+        }
+        if layout.atomic_ack {
+            repr.atomic_ack = Some(AtomicAckEth::parse(rest)?);
+            rest = rest.get(AtomicAckEth::LEN..).ok_or(WireError::Truncated)?;
+        }
+        if layout.imm {
+            let b = rest.get(..IMM_LEN).ok_or(WireError::Truncated)?;
+            repr.imm = Some(get_u32(b, 0));
+        }
+        Ok(repr)
+    }
+
+    /// Whether the headers present are exactly those the opcode carries.
+    #[inline]
+    pub fn headers_match_opcode(&self) -> bool {
+        let l = self.bth.opcode.layout();
+        l.reth == self.reth.is_some()
+            && l.aeth == self.aeth.is_some()
+            && l.atomic == self.atomic.is_some()
+            && l.atomic_ack == self.atomic_ack.is_some()
+            && l.ext_atomic == self.ext_atomic.is_some()
+            && l.imm == self.imm.is_some()
+    }
+
+    /// Pad bytes after the payload.
+    #[inline]
+    pub fn pad_count(&self) -> usize {
+        self.payload.len().wrapping_neg() & 3
+    }
+
+    /// Length of the datagram `emit` writes.
+    #[inline]
+    pub fn buffer_len(&self) -> usize {
+        BTH_LEN
+            + self.bth.opcode.layout().ext_len()
+            + self.payload.len()
+            + self.pad_count()
+            + ICRC_LEN
+    }
+
+    /// Writes the datagram into the front of `buf` and returns its length.
+    pub fn emit(&self, buf: &mut [u8], ctx: &IcrcContext) -> Result<usize, WireError> {
+        let layout = self.bth.opcode.layout();
+        if !self.headers_match_opcode() {
+            return Err(WireError::HeaderMismatch);
+        }
+        if !layout.payload && !self.payload.is_empty() {
+            return Err(WireError::PayloadNotAllowed);
+        }
+        if !self.bth.fields_in_range() {
+            return Err(WireError::FieldOutOfRange);
+        }
+        let len = self.buffer_len();
+        if len > MAX_DATAGRAM_LEN {
+            return Err(WireError::TooLong);
+        }
+        let out = buf.get_mut(..len).ok_or(WireError::BufferTooSmall)?;
+
+        let mut packet = Packet::new_unchecked(&mut *out);
+        packet.set_opcode(self.bth.opcode);
+        packet.buffer[bth::FLAGS] = 0;
+        packet.set_solicited(self.bth.solicited);
+        packet.set_migreq(self.bth.migreq);
+        packet.set_pad_count(self.pad_count() as u8);
+        packet.set_tver(0);
+        packet.set_pkey(self.bth.pkey);
+        packet.set_ecn(self.bth.fecn, self.bth.becn);
+        packet.set_dest_qp(self.bth.dest_qp);
+        packet.set_ack_req(self.bth.ack_req);
+        packet.set_psn(self.bth.psn);
+
+        let mut at = BTH_LEN;
+        if let Some(reth) = &self.reth {
+            reth.emit(&mut out[at..])?;
+            at += Reth::LEN;
+        }
+        if let Some(atomic) = &self.atomic {
+            atomic.emit(&mut out[at..])?;
+            at += AtomicEth::LEN;
+        }
+        if let Some(ext) = &self.ext_atomic {
+            ext.emit(&mut out[at..])?;
+            at += ExtAtomicEth::LEN;
+        }
+        if let Some(aeth) = &self.aeth {
+            aeth.emit(&mut out[at..])?;
+            at += Aeth::LEN;
+        }
+        if let Some(ack) = &self.atomic_ack {
+            ack.emit(&mut out[at..])?;
+            at += AtomicAckEth::LEN;
+        }
+        if let Some(imm) = self.imm {
+            put_u32(out, at, imm);
+            at += IMM_LEN;
+        }
+        out[at..at + self.payload.len()].copy_from_slice(self.payload);
+        at += self.payload.len();
+        out[at..len - ICRC_LEN].fill(0);
+
+        Packet::new_unchecked(out).fill_icrc(ctx);
+        Ok(len)
+    }
+}
