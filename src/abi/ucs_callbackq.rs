@@ -1,0 +1,48 @@
+//! `ucs/datastruct/callbackq.h`: the progress callback queue at the start of
+//! every worker.
+//!
+//! Binaries built against UCX's headers walk `fast_elems` inline (calling each
+//! `cb` until one is NULL), so its layout is part of the binary ABI.
+
+use core::ffi::{c_int, c_uint, c_void};
+
+/// Number of callbacks that fit in the inline array; one more slot holds the
+/// NULL terminator.
+pub const UCS_CALLBACKQ_FAST_COUNT: usize = 7;
+/// A callback id that names no callback.
+pub const UCS_CALLBACKQ_ID_NULL: c_int = -1;
+
+/// A progress callback: returns how many events it handled.
+pub type ucs_callback_t = Option<unsafe extern "C" fn(arg: *mut c_void) -> c_uint>;
+
+/// Key for one-shot callbacks.
+pub type ucs_callbackq_key_t = *mut c_void;
+
+/// Selects elements to remove (non-zero = remove).
+pub type ucs_callbackq_predicate_t =
+    Option<unsafe extern "C" fn(elem: *const ucs_callbackq_elem_t, arg: *mut c_void) -> c_int>;
+
+/// One callback and its argument.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ucs_callbackq_elem {
+    pub cb: ucs_callback_t,
+    pub arg: *mut c_void,
+}
+pub type ucs_callbackq_elem_t = ucs_callbackq_elem;
+
+/// The implementation's private state behind a callback queue (opaque).
+pub struct ucs_callbackq_priv {
+    _opaque: [u8; 0],
+}
+pub type ucs_callbackq_priv_t = ucs_callbackq_priv;
+
+/// A callback queue: the inline array walked on every progress call, then a
+/// pointer to the rest of the state.
+#[repr(C)]
+#[derive(Debug)]
+pub struct ucs_callbackq {
+    pub fast_elems: [ucs_callbackq_elem_t; 8],
+    pub priv_: *mut ucs_callbackq_priv_t,
+}
+pub type ucs_callbackq_t = ucs_callbackq;
