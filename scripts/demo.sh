@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The demo: builds the library (cargo through CMake), installs it into a
+# prefix, and runs programs against the installed tree:
+#   1. uct_smoke, built against our headers: lists components, memory
+#      domains and transport resources;
+#   2. the same program built against Debian's UCX 1.13 headers and linked
+#      against UCX's own libuct/libucs, running on our library through
+#      LD_LIBRARY_PATH (the drop-in promise).
+#
+# Environment: BUILD_DIR (default build/demo), PREFIX (default $BUILD_DIR/install),
+#              JOBS (default 2).
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo_root"
+# shellcheck source=scripts/lib/prerequisites.sh
+source scripts/lib/prerequisites.sh
+
+build_dir=${BUILD_DIR:-build/demo}
+prefix=${PREFIX:-$build_dir/install}
+jobs=${JOBS:-2}
+
+uct_ensure_prerequisites
+
+uct_log "build"
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release
+cmake --build "$build_dir" -j "$jobs"
+
+uct_log "install into $prefix"
+cmake --install "$build_dir" --prefix "$prefix"
+prefix=$(cd "$prefix" && pwd)
+libdir=$prefix/lib
+ls -l "$libdir"
+
+uct_log "1. uct_smoke (built against our headers) lists what the library offers"
+"$prefix/bin/uct_smoke" --expect-lib "$libdir/libuct.so.0"
+
+ucx_built_smoke=$build_dir/c-tests/smoke/smoke_ucx_headers
+if [[ -x $ucx_built_smoke ]]; then
+    uct_log "2. the same program built against UCX 1.13's headers and libraries, run on ours"
+    echo "linked against: $(objdump -p "$ucx_built_smoke" | awk '$1 == "NEEDED" && $2 ~ /^libuc/ { print $2 }' | tr '\n' ' ')"
+    LD_LIBRARY_PATH=$libdir "$ucx_built_smoke" --expect-lib "$libdir/libuct.so.0"
+fi
+
+uct_log "demo: done (installed tree: $prefix)"

@@ -1,0 +1,59 @@
+# Sourced by scripts/test-all.sh and scripts/demo.sh: installs what a fresh
+# Debian machine with only Rust and gcc lacks, and nothing that is present.
+
+# Debian packages the build and the tests use. libucx-dev/ucx-utils: UCX 1.13
+# itself, for the drop-in tests (binaries built against UCX's headers).
+UCT_APT_PACKAGES=(cmake make pkg-config gcc g++ libc6-dev binutils libucx-dev ucx-utils)
+# Cargo subcommands/tools (installed with `cargo install --locked` if missing).
+UCT_CARGO_TOOLS=()
+# rustup components.
+UCT_RUSTUP_COMPONENTS=(rustfmt clippy)
+
+uct_log() { printf '\n=== %s\n' "$*"; }
+
+# Runs a command as root: directly when we are root (CI), else through sudo
+# without a password prompt (no stdin in CI).
+uct_as_root() {
+    if [[ $(id -u) -eq 0 ]]; then
+        "$@"
+    else
+        sudo -n "$@"
+    fi
+}
+
+uct_ensure_apt_packages() {
+    if ! command -v dpkg-query >/dev/null; then
+        echo "prerequisites: not a Debian system; make sure these are installed: ${UCT_APT_PACKAGES[*]}"
+        return 0
+    fi
+    local missing=() package
+    for package in "${UCT_APT_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+            missing+=("$package")
+    done
+    if [[ ${#missing[@]} -eq 0 ]]; then
+        return 0
+    fi
+    uct_log "installing Debian packages: ${missing[*]}"
+    uct_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null &&
+        uct_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+            --no-install-recommends "${missing[@]}" </dev/null
+}
+
+uct_ensure_rust_tools() {
+    command -v cargo >/dev/null || { echo "prerequisites: cargo not found (install Rust)" >&2; return 1; }
+    local component tool
+    if command -v rustup >/dev/null; then
+        for component in "${UCT_RUSTUP_COMPONENTS[@]}"; do
+            rustup component list --installed 2>/dev/null | grep -q "^$component" ||
+                rustup component add "$component" </dev/null || return 1
+        done
+    fi
+    for tool in "${UCT_CARGO_TOOLS[@]}"; do
+        command -v "$tool" >/dev/null || cargo install --locked "$tool" </dev/null || return 1
+    done
+}
+
+uct_ensure_prerequisites() {
+    uct_ensure_apt_packages && uct_ensure_rust_tools
+}
