@@ -1,1 +1,13 @@
-//! See lib.rs.
+//! The `extern "C"` entry points, one file per UCX API group. Each validates
+//! its arguments, logs one line on bad input and returns a `ucs_status_t`;
+//! none of them can panic.
+
+pub mod async_context;
+mod checks;
+pub mod memory_type;
+pub mod status;
+pub mod worker;
+
+/// Run at the top of the entry points a program calls first, so that logging
+/// is set up before anything logs.
+pub(crate) fn enter() {}

@@ -1,1 +1,10 @@
-//! See lib.rs.
+//! What every layer uses: the worker and its progress queue, the async
+//! context, the component / memory-domain registry and the device list
+//! (configuration and logging live here too).
+
+pub mod async_context;
+pub mod callbackq;
+pub mod component;
+pub mod devices;
+pub mod md;
+pub mod worker;

@@ -1,0 +1,166 @@
+//! `uct_worker_*`: create/destroy, progress, and callback registration.
+
+use std::ffi::{c_uint, c_void};
+
+use crate::abi::*;
+use crate::api::async_context::async_context_ref;
+use crate::api::checks::{finish, non_null};
+use crate::core::worker::Worker;
+
+/// Turns a C handle into our worker, or `InvalidParam` with a log line.
+///
+/// # Safety
+/// `worker` must be NULL or a handle from `uct_worker_create` not destroyed yet.
+pub(crate) unsafe fn worker_ref<'a>(
+    worker: uct_worker_h,
+    function: &str,
+) -> Result<&'a Worker, Status> {
+    non_null(worker, function, "worker")?;
+    // SAFETY: non-NULL and, by the caller's contract, a live boxed Worker
+    // whose first field is the uct_worker the handle points at.
+    let worker_ref = unsafe { &*(worker as *const Worker) };
+    if !worker_ref.is_valid() {
+        tracing::warn!("{function}: {worker:p} is not a live worker");
+        return Err(Status::InvalidParam);
+    }
+    Ok(worker_ref)
+}
+
+/// Creates a worker bound to `async_context`.
+///
+/// # Safety
+/// `async_context` must be a live async context; `worker_p` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn uct_worker_create(
+    async_context: *mut ucs_async_context_t,
+    thread_mode: ucs_thread_mode_t,
+    worker_p: *mut uct_worker_h,
+) -> ucs_status_t {
+    crate::api::enter();
+    const FUNCTION: &str = "uct_worker_create";
+    let result = (|| {
+        non_null(worker_p, FUNCTION, "worker_p")?;
+        // SAFETY: NULL or a live async context by the caller's contract.
+        unsafe { async_context_ref(async_context, FUNCTION) }?;
+        if thread_mode >= UCS_THREAD_MODE_LAST {
+            tracing::warn!("{FUNCTION}: invalid thread mode {thread_mode}");
+            return Err(Status::InvalidParam);
+        }
+        let worker = Box::into_raw(Worker::new(async_context, thread_mode));
+        // SAFETY: `worker` is a fresh, valid Box allocation.
+        let handle = unsafe { (*worker).as_handle() };
+        // SAFETY: worker_p is non-NULL and writable by the caller's contract.
+        unsafe { worker_p.write(handle) };
+        tracing::debug!("{FUNCTION}: created worker {handle:p}");
+        Ok(())
+    })();
+    finish(FUNCTION, result)
+}
+
+/// Destroys a worker; NULL is ignored.
+///
+/// # Safety
+/// `worker` must be NULL or live, and no iface may still use it.
+#[no_mangle]
+pub unsafe extern "C" fn uct_worker_destroy(worker: uct_worker_h) {
+    const FUNCTION: &str = "uct_worker_destroy";
+    if worker.is_null() {
+        return;
+    }
+    // SAFETY: live worker by the caller's contract.
+    let Ok(live) = (unsafe { worker_ref(worker, FUNCTION) }) else {
+        return;
+    };
+    if live.callback_count() != 0 {
+        tracing::debug!(
+            "{FUNCTION}: {worker:p} destroyed with {} progress callbacks registered",
+            live.callback_count()
+        );
+    }
+    // SAFETY: the handle came from Box::into_raw in uct_worker_create and the
+    // caller destroys it once; the magic is cleared before the memory goes.
+    let mut owned = unsafe { Box::from_raw(worker as *mut Worker) };
+    owned.invalidate();
+    drop(owned);
+}
+
+/// Calls every registered progress callback once; returns the work they did.
+/// Binaries built against UCX headers do the same walk inline.
+///
+/// # Safety
+/// `worker` must be NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn uct_worker_progress(worker: uct_worker_h) -> c_uint {
+    // SAFETY: NULL or live by the caller's contract.
+    match unsafe { worker_ref(worker, "uct_worker_progress") } {
+        Ok(worker) => worker.progress(),
+        Err(_) => 0,
+    }
+}
+
+/// Adds `func(arg)` to the worker's progress if `*id_p` is
+/// `UCS_CALLBACKQ_ID_NULL`, storing the new id there; otherwise does nothing.
+/// Thread safe, and safe to call from inside a progress callback.
+///
+/// # Safety
+/// `worker` NULL or live; `id_p` NULL or a valid `int`; `func(arg)` must stay
+/// callable until the callback is removed.
+#[no_mangle]
+pub unsafe extern "C" fn uct_worker_progress_register_safe(
+    worker: uct_worker_h,
+    func: ucs_callback_t,
+    arg: *mut c_void,
+    flags: c_uint,
+    id_p: *mut uct_worker_cb_id_t,
+) {
+    const FUNCTION: &str = "uct_worker_progress_register_safe";
+    // SAFETY: NULL or live by the caller's contract.
+    let Ok(worker) = (unsafe { worker_ref(worker, FUNCTION) }) else {
+        return;
+    };
+    if non_null(id_p, FUNCTION, "id_p").is_err() {
+        return;
+    }
+    let Some(func) = func else {
+        tracing::warn!("{FUNCTION}: callback function is NULL");
+        return;
+    };
+    // SAFETY: id_p is non-NULL and points at an int by the caller's contract.
+    if unsafe { id_p.read() } != UCS_CALLBACKQ_ID_NULL {
+        return;
+    }
+    let id = worker.register(func, arg, flags);
+    // SAFETY: as above.
+    unsafe { id_p.write(id) };
+}
+
+/// Removes the callback `*id_p` names (if not `UCS_CALLBACKQ_ID_NULL`) and
+/// resets `*id_p`. After it returns the callback is never called again.
+///
+/// # Safety
+/// `worker` NULL or live; `id_p` NULL or a valid `int`.
+#[no_mangle]
+pub unsafe extern "C" fn uct_worker_progress_unregister_safe(
+    worker: uct_worker_h,
+    id_p: *mut uct_worker_cb_id_t,
+) {
+    const FUNCTION: &str = "uct_worker_progress_unregister_safe";
+    // SAFETY: NULL or live by the caller's contract.
+    let Ok(worker) = (unsafe { worker_ref(worker, FUNCTION) }) else {
+        return;
+    };
+    if non_null(id_p, FUNCTION, "id_p").is_err() {
+        return;
+    }
+    // SAFETY: id_p is non-NULL and points at an int by the caller's contract.
+    let id = unsafe { id_p.read() };
+    if id == UCS_CALLBACKQ_ID_NULL {
+        return;
+    }
+    if !worker.unregister(id) {
+        // Also the normal fate of a one-shot callback that already ran.
+        tracing::debug!("{FUNCTION}: no callback with id {id} (already gone)");
+    }
+    // SAFETY: as above.
+    unsafe { id_p.write(UCS_CALLBACKQ_ID_NULL) };
+}

@@ -1,0 +1,252 @@
+//! The worker's progress queue: callbacks that `uct_worker_progress` calls.
+//!
+//! Why a private list behind a single dispatcher entry (and not the caller-visible
+//! `fast_elems` array itself): binaries built against UCX's headers walk
+//! `fast_elems` inline, element by element, until a NULL `cb`. If we inserted and
+//! removed entries in that array while such a walk runs (a callback that
+//! unregisters itself or another one), the walk could skip an entry, call one
+//! twice, or call one whose `arg` the owner has just freed. So the array holds one
+//! entry forever — [`ProgressQueue::dispatch`] — and that function walks this
+//! list, where removal only marks an entry and the list is compacted when no walk
+//! is running. The cost is one extra indirect call per progress.
+//!
+//! Locking: registration is thread safe (UCX promises that), so the list lives
+//! under a mutex. The walk takes the lock briefly per entry and never while a
+//! callback runs, so callbacks may register and unregister freely.
+
+use std::ffi::{c_uint, c_void};
+use std::sync::{Mutex, MutexGuard};
+
+/// A progress callback as C passes it (`ucs_callback_t`): returns how much work
+/// it did (0 = none).
+pub type ProgressFn = unsafe extern "C" fn(arg: *mut c_void) -> c_uint;
+
+/// Identifier of a registered callback (`uct_worker_cb_id_t`, a C `int`).
+pub type CallbackId = i32;
+
+/// The id that means "no callback" (`UCS_CALLBACKQ_ID_NULL`).
+pub const CALLBACK_ID_NULL: CallbackId = -1;
+
+/// How a callback stays in the queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lifetime {
+    /// Called on every progress until removed.
+    Persistent,
+    /// Called once, then removed by the queue (`UCS_CALLBACKQ_FLAG_ONESHOT`).
+    OneShot,
+}
+
+#[derive(Clone, Copy)]
+struct Entry {
+    id: CallbackId,
+    func: ProgressFn,
+    /// The C argument, kept as an address so the queue is `Send`; the queue
+    /// never dereferences it, only hands it back to `func`.
+    arg: usize,
+    lifetime: Lifetime,
+    removed: bool,
+}
+
+#[derive(Default)]
+struct QueueState {
+    entries: Vec<Entry>,
+    next_id: CallbackId,
+    /// Number of walks running now (nested progress calls count too); entries
+    /// are only physically removed when this is 0, so indices stay valid.
+    active_walks: u32,
+    has_removed: bool,
+}
+
+impl QueueState {
+    fn find_live(&mut self, id: CallbackId) -> Option<&mut Entry> {
+        self.entries
+            .iter_mut()
+            .find(|entry| entry.id == id && !entry.removed)
+    }
+
+    fn allocate_id(&mut self) -> CallbackId {
+        // Ids are small non-negative ints like UCX's; after wrap-around skip
+        // any id still in use so an old handle never names a new callback.
+        loop {
+            let candidate = self.next_id;
+            self.next_id = if candidate == CallbackId::MAX {
+                0
+            } else {
+                candidate + 1
+            };
+            if !self.entries.iter().any(|entry| entry.id == candidate) {
+                return candidate;
+            }
+        }
+    }
+
+    fn compact_if_idle(&mut self) {
+        if self.active_walks == 0 && self.has_removed {
+            self.entries.retain(|entry| !entry.removed);
+            self.has_removed = false;
+        }
+    }
+}
+
+/// A thread-safe list of progress callbacks that may be changed from inside
+/// its own callbacks.
+#[derive(Default)]
+pub struct ProgressQueue {
+    state: Mutex<QueueState>,
+}
+
+impl ProgressQueue {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, QueueState> {
+        // A panic while holding the lock aborts the process (panic = "abort"),
+        // so a poisoned lock still holds consistent data.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Adds a callback; it is first called by the next walk that starts after
+    /// this returns.
+    pub fn add(&self, func: ProgressFn, arg: *mut c_void, lifetime: Lifetime) -> CallbackId {
+        let mut state = self.lock();
+        let id = state.allocate_id();
+        state.entries.push(Entry {
+            id,
+            func,
+            arg: arg as usize,
+            lifetime,
+            removed: false,
+        });
+        id
+    }
+
+    /// Removes a callback. After this returns it is never called again, even by
+    /// a walk that is running now. Returns false when no live callback has `id`
+    /// (never added, already removed, or a one-shot that already ran).
+    pub fn remove(&self, id: CallbackId) -> bool {
+        let mut state = self.lock();
+        let Some(entry) = state.find_live(id) else {
+            return false;
+        };
+        entry.removed = true;
+        state.has_removed = true;
+        state.compact_if_idle();
+        true
+    }
+
+    /// Number of callbacks that would run on the next walk.
+    pub fn len(&self) -> usize {
+        self.lock().entries.iter().filter(|e| !e.removed).count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Calls every live callback once, in registration order, and returns the
+    /// sum of their results. Callbacks added during the walk wait for the next
+    /// one; callbacks removed during the walk are not called.
+    pub fn dispatch(&self) -> c_uint {
+        let walk_len = {
+            let mut state = self.lock();
+            state.active_walks += 1;
+            state.entries.len()
+        };
+
+        let mut work: c_uint = 0;
+        for index in 0..walk_len {
+            let next = {
+                let mut state = self.lock();
+                // Indices below walk_len stay valid: compaction waits for
+                // active_walks == 0 and additions only append.
+                let mut call = None;
+                let mut consumed_oneshot = false;
+                if let Some(entry) = state.entries.get_mut(index) {
+                    if !entry.removed {
+                        if entry.lifetime == Lifetime::OneShot {
+                            entry.removed = true;
+                            consumed_oneshot = true;
+                        }
+                        call = Some((entry.func, entry.arg));
+                    }
+                }
+                if consumed_oneshot {
+                    state.has_removed = true;
+                }
+                call
+            };
+            if let Some((func, arg)) = next {
+                // SAFETY: `func` and `arg` were registered together by the
+                // caller, who promised (UCX contract) that `func(arg)` is valid
+                // until it unregisters; removed entries are skipped above.
+                work = work.wrapping_add(unsafe { func(arg as *mut c_void) });
+            }
+        }
+
+        let mut state = self.lock();
+        state.active_walks -= 1;
+        state.compact_if_idle();
+        work
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    thread_local! {
+        static CALLS: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    }
+
+    unsafe extern "C" fn record(arg: *mut c_void) -> c_uint {
+        CALLS.with(|calls| calls.borrow_mut().push(arg as usize));
+        1
+    }
+
+    fn take_calls() -> Vec<usize> {
+        CALLS.with(|calls| std::mem::take(&mut *calls.borrow_mut()))
+    }
+
+    #[test]
+    fn calls_in_order_and_sums_work() {
+        let queue = ProgressQueue::new();
+        let first = queue.add(record, 10 as *mut c_void, Lifetime::Persistent);
+        let second = queue.add(record, 20 as *mut c_void, Lifetime::Persistent);
+        assert_ne!(first, second);
+        assert_eq!(queue.dispatch(), 2);
+        assert_eq!(take_calls(), vec![10, 20]);
+        assert!(queue.remove(first));
+        assert!(!queue.remove(first));
+        assert_eq!(queue.dispatch(), 1);
+        assert_eq!(take_calls(), vec![20]);
+    }
+
+    #[test]
+    fn oneshot_runs_once() {
+        let queue = ProgressQueue::new();
+        let id = queue.add(record, 7 as *mut c_void, Lifetime::OneShot);
+        assert_eq!(queue.dispatch(), 1);
+        assert_eq!(queue.dispatch(), 0);
+        assert_eq!(take_calls(), vec![7]);
+        assert!(!queue.remove(id));
+        assert!(queue.is_empty());
+    }
+
+    #[test]
+    fn ids_are_not_reused_while_live() {
+        let queue = ProgressQueue::new();
+        queue.lock().next_id = CallbackId::MAX;
+        let last = queue.add(record, std::ptr::null_mut(), Lifetime::Persistent);
+        let wrapped = queue.add(record, std::ptr::null_mut(), Lifetime::Persistent);
+        assert_eq!(last, CallbackId::MAX);
+        assert_eq!(wrapped, 0);
+        queue.lock().next_id = 0;
+        let third = queue.add(record, std::ptr::null_mut(), Lifetime::Persistent);
+        assert_eq!(third, 1);
+        assert_ne!(third, CALLBACK_ID_NULL);
+    }
+}

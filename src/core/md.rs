@@ -1,0 +1,159 @@
+//! Memory domains: one per HCA device of the `ib` component.
+//!
+//! An [`Md`] knows its device and what it can do ([`MdCapabilities`]); the
+//! `api` layer copies those facts into whichever attribute struct the caller
+//! passed (old `uct_md_attr_t` or `uct_md_attr_v2_t`), so both queries report
+//! the same values from one place.
+
+use std::ffi::c_uint;
+
+use crate::abi::*;
+use crate::core::component::Component;
+use crate::core::devices::HcaDevice;
+
+/// Tag after nothing else: an `Md` is opaque to C, so it starts with this.
+const MD_MAGIC: u64 = 0x7563_745f_6d64_5f5f; // "uct_md__"
+
+/// The transport every HCA device offers.
+pub const RC_MLX5_TL_NAME: &str = "rc_mlx5";
+
+/// Bytes of a packed remote key: the 32-bit rkey plus the 32-bit key index
+/// the soft HCA checks, as one 64-bit word (the size UCX's ib md uses too).
+pub const RKEY_PACKED_SIZE: usize = 8;
+
+/// What a memory domain can do, in UCX's terms.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MdCapabilities {
+    pub max_alloc: u64,
+    pub max_reg: usize,
+    /// `UCT_MD_FLAG_*` bits.
+    pub flags: u64,
+    /// Bit masks over `ucs_memory_type_t`.
+    pub reg_mem_types: u64,
+    pub reg_nonblock_mem_types: u64,
+    pub cache_mem_types: u64,
+    pub gva_mem_types: u64,
+    pub detect_mem_types: u64,
+    pub alloc_mem_types: u64,
+    pub access_mem_types: u64,
+    pub dmabuf_mem_types: u64,
+    pub reg_cost: ucs_linear_func_t,
+    pub rkey_packed_size: usize,
+    pub exported_mkey_packed_size: usize,
+    pub reg_alignment: usize,
+    pub required_mem_flags: u8,
+}
+
+/// An open memory domain (what a `uct_md_h` points at).
+#[repr(C)]
+pub struct Md {
+    magic: u64,
+    component: &'static Component,
+    device: &'static HcaDevice,
+}
+
+impl Md {
+    pub fn open(component: &'static Component, device: &'static HcaDevice) -> Box<Md> {
+        Box::new(Md {
+            magic: MD_MAGIC,
+            component,
+            device,
+        })
+    }
+
+    pub fn is_valid(&self) -> bool {
+        self.magic == MD_MAGIC
+    }
+
+    /// Marks the md dead before its memory is released.
+    pub fn invalidate(&mut self) {
+        self.magic = 0;
+    }
+
+    pub fn component(&self) -> &'static Component {
+        self.component
+    }
+
+    pub fn device(&self) -> &'static HcaDevice {
+        self.device
+    }
+
+    pub fn as_handle(&mut self) -> uct_md_h {
+        self as *mut Md as uct_md_h
+    }
+
+    /// The capabilities of an HCA memory domain today.
+    ///
+    /// Memory registration is not implemented yet (it arrives with the soft
+    /// HCA's memory keys), so `UCT_MD_FLAG_REG` is not advertised: a caller
+    /// must not be told it can register memory and then fail.
+    pub fn capabilities(&self) -> MdCapabilities {
+        let host = 1u64 << UCS_MEMORY_TYPE_HOST;
+        MdCapabilities {
+            max_alloc: 0,
+            max_reg: usize::MAX,
+            flags: 0,
+            reg_mem_types: host,
+            reg_nonblock_mem_types: 0,
+            cache_mem_types: host,
+            gva_mem_types: 0,
+            detect_mem_types: 0,
+            alloc_mem_types: 0,
+            access_mem_types: host,
+            dmabuf_mem_types: 0,
+            // Rough cost of registering with the soft HCA: a fixed part for
+            // the key table update plus a per-byte part for page pinning.
+            reg_cost: ucs_linear_func_t { c: 1e-6, m: 1e-11 },
+            rkey_packed_size: RKEY_PACKED_SIZE,
+            exported_mkey_packed_size: 0,
+            reg_alignment: 1,
+            required_mem_flags: 0,
+        }
+    }
+
+    /// The transport resources of this md: `rc_mlx5` on `<device>:1`.
+    pub fn tl_resources(&self) -> Vec<TlResource> {
+        vec![TlResource {
+            tl_name: RC_MLX5_TL_NAME,
+            dev_name: self.device.port_name(),
+            dev_type: UCT_DEVICE_TYPE_NET,
+            sys_device: UCS_SYS_DEVICE_ID_UNKNOWN,
+        }]
+    }
+
+    /// Bytes that identify the device across processes (`global_id`): the
+    /// device name and its link address, NUL-padded.
+    pub fn global_id(&self) -> Vec<u8> {
+        format!("soft-hca:{}@{}", self.device.name, self.device.ipv4).into_bytes()
+    }
+}
+
+/// One transport resource of an md.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlResource {
+    pub tl_name: &'static str,
+    pub dev_name: String,
+    pub dev_type: uct_device_type_t,
+    pub sys_device: ucs_sys_device_t,
+}
+
+/// CPUs the device is local to: all CPUs the system has (a soft device has no
+/// NUMA affinity), as a `ucs_cpu_set_t`.
+pub fn local_cpus() -> ucs_cpu_set_t {
+    let mut set = ucs_cpu_set_t { ucs_bits: [0; 16] };
+    let bits_per_word = 8 * std::mem::size_of::<ucs_cpu_mask_t>();
+    // SAFETY: sysconf has no preconditions.
+    let configured = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+    let cpus = usize::try_from(configured)
+        .unwrap_or(1)
+        .clamp(1, set.ucs_bits.len() * bits_per_word);
+    for cpu in 0..cpus {
+        set.ucs_bits[cpu / bits_per_word] |= 1 << (cpu % bits_per_word);
+    }
+    set
+}
+
+/// Number of CPUs set in `set`.
+pub fn cpu_count(set: &ucs_cpu_set_t) -> c_uint {
+    set.ucs_bits.iter().map(|word| word.count_ones()).sum()
+}
