@@ -1,3 +1,21 @@
-//! mlx5 formats shared by the datapath and the soft HCA (pure, no I/O).
+//! mlx5 formats shared by the datapath and the soft HCA (pure, no I/O): send
+//! WQE segments and ring addressing, the WQE decoder, CQE64, doorbell
+//! records, and 24-bit PSN arithmetic. Field layouts and values follow
+//! rdma-core's `mlx5dv.h` and the kernel's `include/linux/mlx5/`; everything
+//! multi-byte is big-endian where the device reads or writes it.
 
+pub mod cqe;
+pub mod decode;
+pub mod doorbell;
 pub(crate) mod endian;
+pub mod psn;
+pub mod wqe;
+
+pub use cqe::*;
+pub use decode::{
+    decode_recv_wqe, decode_send_wqe, DataEntry, DataIter, InlineData, RecvWqe, SendOp, SendWqe,
+    SrqNextSeg, WqeError,
+};
+pub use doorbell::*;
+pub use psn::*;
+pub use wqe::*;

@@ -3,6 +3,7 @@
 
 use super::WireError;
 use crate::mlx5::endian::{get_u32, get_u64, put_u32, put_u64};
+pub use crate::mlx5::AtomicSize;
 
 /// Largest value of a 24-bit field (PSN, QPN, MSN).
 pub const MAX_U24: u32 = 0x00ff_ffff;
@@ -210,29 +211,12 @@ impl AtomicAckEth {
     }
 }
 
-/// Operand width of a masked atomic.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AtomicSize {
-    Bits32,
-    Bits64,
-}
-
-impl AtomicSize {
-    /// Width in bytes.
-    #[inline]
-    pub const fn bytes(self) -> u8 {
-        match self {
-            AtomicSize::Bits32 => 4,
-            AtomicSize::Bits64 => 8,
-        }
-    }
-
-    #[inline]
-    const fn operand_limit(self) -> u64 {
-        match self {
-            AtomicSize::Bits32 => u32::MAX as u64,
-            AtomicSize::Bits64 => u64::MAX,
-        }
+/// The largest operand value of a width.
+#[inline]
+const fn operand_limit(size: AtomicSize) -> u64 {
+    match size {
+        AtomicSize::Bits32 => u32::MAX as u64,
+        AtomicSize::Bits64 => u64::MAX,
     }
 }
 
@@ -312,7 +296,7 @@ impl ExtAtomicEth {
 
     #[inline]
     fn operands_fit(&self) -> bool {
-        let limit = self.size.operand_limit();
+        let limit = operand_limit(self.size);
         self.swap_add <= limit
             && self.compare <= limit
             && self.swap_add_mask <= limit

@@ -1,0 +1,448 @@
+//! Send work-queue entries: opcodes, flags, and the 16-byte segments a WQE
+//! is made of, with readers and writers over fixed-size byte arrays (so they
+//! cannot go out of bounds), plus ring addressing with wrap-around.
+//!
+//! A send WQE is a control segment followed by opcode-specific segments, all
+//! counted in 16-byte units ("DS"); it occupies whole 64-byte basic blocks
+//! (WQEBBs). The ring is a power-of-two number of WQEBBs, and a WQE that runs
+//! past the end of the ring continues at its start. All multi-byte fields are
+//! big-endian, as the device reads them.
+
+use crate::mlx5::endian::{get_u16, get_u24, get_u32, get_u64, put_u16, put_u24, put_u32, put_u64};
+
+/// One 16-byte unit of a WQE (the DS count counts these).
+pub const SEG_LEN: usize = 16;
+/// A WQE segment.
+pub type Seg = [u8; SEG_LEN];
+/// Bytes in a send WQE basic block.
+pub const SEND_WQE_BB: usize = 64;
+/// Segments per basic block.
+pub const SEGS_PER_BB: usize = SEND_WQE_BB / SEG_LEN;
+/// Largest DS count the 6-bit field holds.
+pub const MAX_DS: u8 = 0x3f;
+
+// Send opcodes (low byte of `opmod_idx_opcode`).
+pub const MLX5_OPCODE_NOP: u8 = 0x00;
+pub const MLX5_OPCODE_SEND_INVAL: u8 = 0x01;
+pub const MLX5_OPCODE_RDMA_WRITE: u8 = 0x08;
+pub const MLX5_OPCODE_RDMA_WRITE_IMM: u8 = 0x09;
+pub const MLX5_OPCODE_SEND: u8 = 0x0a;
+pub const MLX5_OPCODE_SEND_IMM: u8 = 0x0b;
+pub const MLX5_OPCODE_RDMA_READ: u8 = 0x10;
+pub const MLX5_OPCODE_ATOMIC_CS: u8 = 0x11;
+pub const MLX5_OPCODE_ATOMIC_FA: u8 = 0x12;
+pub const MLX5_OPCODE_ATOMIC_MASKED_CS: u8 = 0x14;
+pub const MLX5_OPCODE_ATOMIC_MASKED_FA: u8 = 0x15;
+
+/// Opcode modifier of an extended (masked) atomic: `8 | (log2(size) - 2)`.
+pub const OPMOD_EXT_ATOMIC_32: u8 = 0x08;
+pub const OPMOD_EXT_ATOMIC_64: u8 = 0x09;
+
+// `fm_ce_se` byte of the control segment.
+/// Solicited event at the receiver.
+pub const MLX5_WQE_CTRL_SOLICITED: u8 = 1 << 1;
+/// Completion-event mode mask (bits 3..2).
+pub const MLX5_WQE_CTRL_CE_MASK: u8 = 3 << 2;
+/// Always write a CQE for this WQE (otherwise only on error).
+pub const MLX5_WQE_CTRL_CQ_UPDATE: u8 = 2 << 2;
+/// Fence-mode mask (bits 7..5).
+pub const MLX5_WQE_CTRL_FM_MASK: u8 = 7 << 5;
+pub const MLX5_FENCE_MODE_NONE: u8 = 0;
+pub const MLX5_FENCE_MODE_INITIATOR_SMALL: u8 = 1 << 5;
+pub const MLX5_FENCE_MODE_FENCE: u8 = 2 << 5;
+pub const MLX5_FENCE_MODE_STRONG_ORDERING: u8 = 3 << 5;
+/// What libmlx5 uses for `IBV_SEND_FENCE` (`MLX5_WQE_CTRL_FENCE`): wait for
+/// earlier RDMA READs and atomics to complete before executing this WQE.
+pub const MLX5_FENCE_MODE_SMALL_AND_FENCE: u8 = 4 << 5;
+
+/// Flag in an inline segment's byte count that tells it from a data pointer.
+pub const MLX5_INLINE_SEG: u32 = 0x8000_0000;
+/// The lkey that ends a receive WQE's scatter list early.
+pub const MLX5_INVALID_LKEY: u32 = 0x100;
+
+/// Operand width of a masked (extended) atomic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomicSize {
+    Bits32,
+    Bits64,
+}
+
+impl AtomicSize {
+    /// Width in bytes.
+    #[inline]
+    pub const fn bytes(self) -> u8 {
+        match self {
+            AtomicSize::Bits32 => 4,
+            AtomicSize::Bits64 => 8,
+        }
+    }
+
+    /// The ctrl-segment opmod of a masked atomic of this width.
+    #[inline]
+    pub const fn opmod(self) -> u8 {
+        match self {
+            AtomicSize::Bits32 => OPMOD_EXT_ATOMIC_32,
+            AtomicSize::Bits64 => OPMOD_EXT_ATOMIC_64,
+        }
+    }
+
+    /// The width a masked-atomic opmod names.
+    #[inline]
+    pub const fn from_opmod(opmod: u8) -> Option<AtomicSize> {
+        match opmod {
+            OPMOD_EXT_ATOMIC_32 => Some(AtomicSize::Bits32),
+            OPMOD_EXT_ATOMIC_64 => Some(AtomicSize::Bits64),
+            _ => None,
+        }
+    }
+}
+
+/// Control segment: first 16 bytes of every send WQE.
+///
+/// Layout: `opmod(1) | wqe_index(2) | opcode(1) | qpn(3) | ds(1) |
+/// signature(1) | stream/channel id(2) | fm_ce_se(1) | imm(4)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct CtrlSeg {
+    pub opcode: u8,
+    pub opmod: u8,
+    /// The producer index of this WQE (low 16 bits).
+    pub wqe_index: u16,
+    /// The QP number (24 bits).
+    pub qpn: u32,
+    /// Size of the WQE in 16-byte units, this segment included (6 bits).
+    pub ds: u8,
+    pub signature: u8,
+    /// DC stream / channel id; zero for RC.
+    pub stream_channel_id: u16,
+    /// Fence mode, completion mode and solicited bits.
+    pub fm_ce_se: u8,
+    /// Immediate data (SEND_IMM, WRITE_IMM) or invalidated rkey, as the
+    /// big-endian word read into a `u32`.
+    pub imm: u32,
+}
+
+impl CtrlSeg {
+    #[inline]
+    pub fn read(seg: &Seg) -> CtrlSeg {
+        CtrlSeg {
+            opmod: seg[0],
+            wqe_index: get_u16(seg, 1),
+            opcode: seg[3],
+            qpn: get_u24(seg, 4),
+            ds: seg[7],
+            signature: seg[8],
+            stream_channel_id: get_u16(seg, 9),
+            fm_ce_se: seg[11],
+            imm: get_u32(seg, 12),
+        }
+    }
+
+    /// Writes the segment; `qpn` is cut to 24 bits.
+    #[inline]
+    pub fn write(&self, seg: &mut Seg) {
+        seg[0] = self.opmod;
+        put_u16(seg, 1, self.wqe_index);
+        seg[3] = self.opcode;
+        put_u24(seg, 4, self.qpn);
+        seg[7] = self.ds;
+        seg[8] = self.signature;
+        put_u16(seg, 9, self.stream_channel_id);
+        seg[11] = self.fm_ce_se;
+        put_u32(seg, 12, self.imm);
+    }
+
+    /// A CQE is requested for this WQE even on success.
+    #[inline]
+    pub const fn cq_update(&self) -> bool {
+        self.fm_ce_se & MLX5_WQE_CTRL_CE_MASK == MLX5_WQE_CTRL_CQ_UPDATE
+    }
+
+    #[inline]
+    pub const fn solicited(&self) -> bool {
+        self.fm_ce_se & MLX5_WQE_CTRL_SOLICITED != 0
+    }
+
+    /// One of the `MLX5_FENCE_MODE_*` values.
+    #[inline]
+    pub const fn fence_mode(&self) -> u8 {
+        self.fm_ce_se & MLX5_WQE_CTRL_FM_MASK
+    }
+
+    /// Number of basic blocks the WQE occupies.
+    #[inline]
+    pub const fn wqebbs(&self) -> usize {
+        (self.ds as usize * SEG_LEN).div_ceil(SEND_WQE_BB)
+    }
+}
+
+/// Remote address segment of RDMA and atomic WQEs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct RaddrSeg {
+    pub raddr: u64,
+    pub rkey: u32,
+}
+
+impl RaddrSeg {
+    #[inline]
+    pub fn read(seg: &Seg) -> RaddrSeg {
+        RaddrSeg {
+            raddr: get_u64(seg, 0),
+            rkey: get_u32(seg, 8),
+        }
+    }
+
+    #[inline]
+    pub fn write(&self, seg: &mut Seg) {
+        put_u64(seg, 0, self.raddr);
+        put_u32(seg, 8, self.rkey);
+        put_u32(seg, 12, 0);
+    }
+}
+
+/// Data pointer segment: a local buffer (gather for SEND/WRITE, scatter for
+/// READ and atomic results, and the entries of receive WQEs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct DataSeg {
+    pub byte_count: u32,
+    pub lkey: u32,
+    pub addr: u64,
+}
+
+impl DataSeg {
+    #[inline]
+    pub fn read(seg: &Seg) -> DataSeg {
+        DataSeg {
+            byte_count: get_u32(seg, 0),
+            lkey: get_u32(seg, 4),
+            addr: get_u64(seg, 8),
+        }
+    }
+
+    #[inline]
+    pub fn write(&self, seg: &mut Seg) {
+        put_u32(seg, 0, self.byte_count);
+        put_u32(seg, 4, self.lkey);
+        put_u64(seg, 8, self.addr);
+    }
+}
+
+/// Inline data segment: a 4-byte header (`length | MLX5_INLINE_SEG`)
+/// followed directly by the data, padded to a whole number of 16-byte units.
+pub struct InlineSeg;
+
+impl InlineSeg {
+    /// Bytes of data that fit in the first unit, after the header.
+    pub const FIRST_UNIT_DATA: usize = SEG_LEN - 4;
+
+    /// Writes the header of `len` bytes of inline data.
+    #[inline]
+    pub fn write_header(seg: &mut Seg, len: u32) {
+        put_u32(seg, 0, len | MLX5_INLINE_SEG);
+    }
+
+    /// Whether a segment starts with an inline header.
+    #[inline]
+    pub fn is_inline(seg: &Seg) -> bool {
+        get_u32(seg, 0) & MLX5_INLINE_SEG != 0
+    }
+
+    /// The data length in an inline header.
+    #[inline]
+    pub fn len(seg: &Seg) -> u32 {
+        get_u32(seg, 0) & !MLX5_INLINE_SEG
+    }
+
+    /// 16-byte units an inline segment of `len` data bytes occupies.
+    #[inline]
+    pub const fn units(len: usize) -> usize {
+        (4 + len).div_ceil(SEG_LEN)
+    }
+}
+
+/// Atomic segment of the standard 64-bit CS and FA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct AtomicSeg {
+    /// Swap value (CS) or addend (FA).
+    pub swap_add: u64,
+    /// Compare value (CS).
+    pub compare: u64,
+}
+
+impl AtomicSeg {
+    #[inline]
+    pub fn read(seg: &Seg) -> AtomicSeg {
+        AtomicSeg {
+            swap_add: get_u64(seg, 0),
+            compare: get_u64(seg, 8),
+        }
+    }
+
+    #[inline]
+    pub fn write(&self, seg: &mut Seg) {
+        put_u64(seg, 0, self.swap_add);
+        put_u64(seg, 8, self.compare);
+    }
+}
+
+/// Masked compare-and-swap operands. 32-bit: one unit
+/// `swap | compare | swap_mask | compare_mask` (4 bytes each). 64-bit: two
+/// units, `swap | compare` then `swap_mask | compare_mask` (8 bytes each);
+/// the second may wrap to the start of the ring, hence two arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct MaskedCsSeg {
+    pub swap: u64,
+    pub compare: u64,
+    pub swap_mask: u64,
+    pub compare_mask: u64,
+}
+
+impl MaskedCsSeg {
+    /// Units the operands take for a width.
+    #[inline]
+    pub const fn units(size: AtomicSize) -> usize {
+        match size {
+            AtomicSize::Bits32 => 1,
+            AtomicSize::Bits64 => 2,
+        }
+    }
+
+    /// Reads the 32-bit form (values zero-extended).
+    #[inline]
+    pub fn read32(seg: &Seg) -> MaskedCsSeg {
+        MaskedCsSeg {
+            swap: u64::from(get_u32(seg, 0)),
+            compare: u64::from(get_u32(seg, 4)),
+            swap_mask: u64::from(get_u32(seg, 8)),
+            compare_mask: u64::from(get_u32(seg, 12)),
+        }
+    }
+
+    /// Writes the 32-bit form (values cut to 32 bits).
+    #[inline]
+    pub fn write32(&self, seg: &mut Seg) {
+        put_u32(seg, 0, self.swap as u32);
+        put_u32(seg, 4, self.compare as u32);
+        put_u32(seg, 8, self.swap_mask as u32);
+        put_u32(seg, 12, self.compare_mask as u32);
+    }
+
+    #[inline]
+    pub fn read64(first: &Seg, second: &Seg) -> MaskedCsSeg {
+        MaskedCsSeg {
+            swap: get_u64(first, 0),
+            compare: get_u64(first, 8),
+            swap_mask: get_u64(second, 0),
+            compare_mask: get_u64(second, 8),
+        }
+    }
+
+    #[inline]
+    pub fn write64(&self, first: &mut Seg, second: &mut Seg) {
+        put_u64(first, 0, self.swap);
+        put_u64(first, 8, self.compare);
+        put_u64(second, 0, self.swap_mask);
+        put_u64(second, 8, self.compare_mask);
+    }
+}
+
+/// Masked fetch-and-add operands, one unit. 32-bit:
+/// `add | field_boundary | reserved(8)`; 64-bit: `add | field_boundary`.
+/// A set bit in `field_boundary` marks the top bit of a field: the carry out
+/// of that bit is dropped, so several independent counters share one word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct MaskedFaSeg {
+    pub add: u64,
+    pub field_boundary: u64,
+}
+
+impl MaskedFaSeg {
+    #[inline]
+    pub fn read(seg: &Seg, size: AtomicSize) -> MaskedFaSeg {
+        match size {
+            AtomicSize::Bits32 => MaskedFaSeg {
+                add: u64::from(get_u32(seg, 0)),
+                field_boundary: u64::from(get_u32(seg, 4)),
+            },
+            AtomicSize::Bits64 => MaskedFaSeg {
+                add: get_u64(seg, 0),
+                field_boundary: get_u64(seg, 8),
+            },
+        }
+    }
+
+    #[inline]
+    pub fn write(&self, seg: &mut Seg, size: AtomicSize) {
+        match size {
+            AtomicSize::Bits32 => {
+                put_u32(seg, 0, self.add as u32);
+                put_u32(seg, 4, self.field_boundary as u32);
+                put_u64(seg, 8, 0);
+            }
+            AtomicSize::Bits64 => {
+                put_u64(seg, 0, self.add);
+                put_u64(seg, 8, self.field_boundary);
+            }
+        }
+    }
+}
+
+/// Whether `len` bytes can be a send ring: a power of two number of WQEBBs.
+#[inline]
+pub const fn ring_len_is_valid(len: usize) -> bool {
+    len >= SEND_WQE_BB && len.is_power_of_two()
+}
+
+/// Byte offset of 16-byte unit `unit` of the WQE at `wqe_index`, in a ring of
+/// `ring_len` bytes (see [`ring_len_is_valid`]), wrapping at the ring's end.
+#[inline]
+pub const fn seg_offset(ring_len: usize, wqe_index: u16, unit: usize) -> usize {
+    (wqe_index as usize * SEND_WQE_BB + unit * SEG_LEN) & (ring_len.wrapping_sub(1))
+}
+
+/// Unit `unit` of the WQE at `wqe_index`; `None` if the ring length is not
+/// valid.
+#[inline]
+pub fn ring_seg(ring: &[u8], wqe_index: u16, unit: usize) -> Option<&Seg> {
+    if !ring_len_is_valid(ring.len()) {
+        return None;
+    }
+    let at = seg_offset(ring.len(), wqe_index, unit);
+    ring.get(at..at + SEG_LEN)?.try_into().ok()
+}
+
+/// Mutable unit `unit` of the WQE at `wqe_index`; `None` if the ring length
+/// is not valid.
+#[inline]
+pub fn ring_seg_mut(ring: &mut [u8], wqe_index: u16, unit: usize) -> Option<&mut Seg> {
+    if !ring_len_is_valid(ring.len()) {
+        return None;
+    }
+    let at = seg_offset(ring.len(), wqe_index, unit);
+    ring.get_mut(at..at + SEG_LEN)?.try_into().ok()
+}
+
+/// Writes an inline segment (header and data, zero padding to the unit)
+/// starting at unit `unit` of the WQE at `wqe_index`, wrapping at the ring's
+/// end. Returns the units used, or `None` if the ring length is invalid or
+/// the data is longer than the ring.
+pub fn write_inline(ring: &mut [u8], wqe_index: u16, unit: usize, data: &[u8]) -> Option<usize> {
+    let units = InlineSeg::units(data.len());
+    if !ring_len_is_valid(ring.len()) || units * SEG_LEN > ring.len() {
+        return None;
+    }
+    let len = u32::try_from(data.len()).ok()?;
+    InlineSeg::write_header(ring_seg_mut(ring, wqe_index, unit)?, len);
+    let start = seg_offset(ring.len(), wqe_index, unit) + 4;
+    let padded = units * SEG_LEN - 4;
+    let mut copied = 0;
+    while copied < padded {
+        let at = (start + copied) & (ring.len() - 1);
+        let chunk = (ring.len() - at).min(padded - copied);
+        let dst = ring.get_mut(at..at + chunk)?;
+        let from_data = data.len().saturating_sub(copied).min(chunk);
+        dst[..from_data].copy_from_slice(data.get(copied..copied + from_data)?);
+        dst[from_data..].fill(0);
+        copied += chunk;
+    }
+    Some(units)
+}
