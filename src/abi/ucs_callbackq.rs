@@ -38,7 +38,10 @@ pub struct ucs_callbackq_priv {
 pub type ucs_callbackq_priv_t = ucs_callbackq_priv;
 
 /// A callback queue: the inline array walked on every progress call, then a
-/// pointer to the rest of the state.
+/// pointer to the rest of the state. (`priv` is a Rust keyword, hence
+/// `priv_`; the C header spells it `priv`.)
+///
+/// cbindgen:field-names=[fast_elems, priv]
 #[repr(C)]
 #[derive(Debug)]
 pub struct ucs_callbackq {

@@ -591,7 +591,7 @@ pub type uct_allocated_memory_t = uct_allocated_memory;
 pub struct uct_rkey_bundle {
     pub rkey: uct_rkey_t,
     pub handle: *mut c_void,
-    pub type_: *mut c_void,
+    pub r#type: *mut c_void,
 }
 pub type uct_rkey_bundle_t = uct_rkey_bundle;
 

@@ -77,7 +77,12 @@ pub type uct_ep_am_short_func_t = Option<
     ) -> ucs_status_t,
 >;
 pub type uct_ep_am_short_iov_func_t = Option<
-    unsafe extern "C" fn(ep: uct_ep_h, id: u8, iov: *const uct_iov_t, iovcnt: usize) -> ucs_status_t,
+    unsafe extern "C" fn(
+        ep: uct_ep_h,
+        id: u8,
+        iov: *const uct_iov_t,
+        iovcnt: usize,
+    ) -> ucs_status_t,
 >;
 pub type uct_ep_am_bcopy_func_t = Option<
     unsafe extern "C" fn(
@@ -244,8 +249,9 @@ pub type uct_ep_fence_func_t =
 pub type uct_ep_check_func_t = Option<
     unsafe extern "C" fn(ep: uct_ep_h, flags: c_uint, comp: *mut uct_completion_t) -> ucs_status_t,
 >;
-pub type uct_ep_create_func_t =
-    Option<unsafe extern "C" fn(params: *const uct_ep_params_t, ep_p: *mut uct_ep_h) -> ucs_status_t>;
+pub type uct_ep_create_func_t = Option<
+    unsafe extern "C" fn(params: *const uct_ep_params_t, ep_p: *mut uct_ep_h) -> ucs_status_t,
+>;
 pub type uct_ep_connect_func_t = Option<
     unsafe extern "C" fn(ep: uct_ep_h, params: *const uct_ep_connect_params_t) -> ucs_status_t,
 >;
