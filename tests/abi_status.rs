@@ -1,7 +1,9 @@
 //! `Status` <-> `ucs_status_t` conversions.
 
-use uct::abi::ucs_status::{result_of, status_of, Status};
-use uct::abi::*;
+use ::uct::abi::ucs_status::{result_of, status_of, Status};
+use ::uct::abi::{
+    UCS_ERR_FIRST_LINK_FAILURE, UCS_ERR_NO_ELEM, UCS_ERR_UNSUPPORTED, UCS_INPROGRESS, UCS_OK,
+};
 
 #[test]
 fn every_status_round_trips_through_its_c_value() {
