@@ -1,2 +1,3 @@
 //! The software HCA.
+pub mod engine;
 pub mod wire;

@@ -1,0 +1,358 @@
+//! What the engine needs from memory: key lookup with bounds and access
+//! rights, copies, and atomics.
+//!
+//! The engine only talks to [`Memory`]; the device implements it over the
+//! process's registered memory, tests over [`SimMemory`].
+
+use super::wr::{AtomicOp, Sge};
+
+/// Access rights of a memory region (the `ibv_access_flags` bit values).
+/// Local read is implied by any valid key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Access(pub u32);
+
+impl Access {
+    /// Local read only.
+    pub const LOCAL_READ: Access = Access(0);
+    pub const LOCAL_WRITE: Access = Access(1);
+    pub const REMOTE_WRITE: Access = Access(2);
+    pub const REMOTE_READ: Access = Access(4);
+    pub const REMOTE_ATOMIC: Access = Access(8);
+    /// Every right.
+    pub const ALL: Access = Access(1 | 2 | 4 | 8);
+
+    /// Whether every right in `needed` is granted.
+    #[inline]
+    pub const fn contains(self, needed: Access) -> bool {
+        self.0 & needed.0 == needed.0
+    }
+
+    #[inline]
+    pub const fn union(self, other: Access) -> Access {
+        Access(self.0 | other.0)
+    }
+}
+
+/// Why a memory access was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemError {
+    /// No region has this key.
+    InvalidKey,
+    /// The range leaves the region (or wraps the address space).
+    OutOfBounds,
+    /// The region does not grant the access.
+    AccessDenied,
+}
+
+/// Registered memory as the engine sees it.
+///
+/// Every method checks the whole range before touching anything, so a
+/// refused access leaves memory as it was.
+pub trait Memory {
+    /// Whether `[addr, addr + len)` lies in the region of `key` and the
+    /// region grants `access`.
+    fn check(&self, key: u32, addr: u64, len: u64, access: Access) -> Result<(), MemError>;
+
+    /// Copies `buf.len()` bytes from `addr` into `buf`.
+    fn read(&self, key: u32, addr: u64, buf: &mut [u8], access: Access) -> Result<(), MemError>;
+
+    /// Copies `data` to `addr`.
+    fn write(&mut self, key: u32, addr: u64, data: &[u8], access: Access) -> Result<(), MemError>;
+
+    /// Executes `op` on the `op.size()`-byte value at `addr` (aligned, checked
+    /// by the engine) atomically with respect to other users of this memory,
+    /// and returns the value it held before.
+    fn atomic(&mut self, key: u32, addr: u64, op: &AtomicOp, access: Access)
+        -> Result<u64, MemError>;
+
+    /// Stores the value an atomic fetched into the requester's local buffer.
+    /// The default writes it in host byte order, `size` bytes wide (the
+    /// same order [`SimMemory`] executes atomics in); a device whose memory
+    /// holds atomic operands in another byte order overrides both.
+    fn store_atomic_result(
+        &mut self,
+        key: u32,
+        addr: u64,
+        value: u64,
+        size: u8,
+    ) -> Result<(), MemError> {
+        if size == 4 {
+            self.write(key, addr, &(value as u32).to_ne_bytes(), Access::LOCAL_WRITE)
+        } else {
+            self.write(key, addr, &value.to_ne_bytes(), Access::LOCAL_WRITE)
+        }
+    }
+}
+
+/// Total length of a scatter/gather list, `None` if it overflows.
+pub fn sgl_len(sgl: &[Sge]) -> Option<u64> {
+    sgl.iter()
+        .try_fold(0u64, |acc, sge| acc.checked_add(u64::from(sge.len)))
+}
+
+/// Checks every element of a scatter/gather list for `access`.
+pub fn check_sgl<M: Memory + ?Sized>(mem: &M, sgl: &[Sge], access: Access) -> Result<(), MemError> {
+    for sge in sgl {
+        mem.check(sge.lkey, sge.addr, u64::from(sge.len), access)?;
+    }
+    Ok(())
+}
+
+/// Calls `f(sge, offset_in_sge, range_in_data)` for each piece of
+/// `[offset, offset + len)` of the list's byte stream. `false` if the range
+/// runs past the end of the list (nothing is visited in that case).
+fn for_each_piece(
+    sgl: &[Sge],
+    offset: u64,
+    len: usize,
+    mut f: impl FnMut(&Sge, u64, std::ops::Range<usize>) -> Result<(), MemError>,
+) -> Result<bool, MemError> {
+    let total = sgl_len(sgl).unwrap_or(u64::MAX);
+    match offset.checked_add(len as u64) {
+        Some(end) if end <= total => {}
+        _ => return Ok(false),
+    }
+    let mut skip = offset;
+    let mut done = 0usize;
+    for sge in sgl {
+        if done == len {
+            break;
+        }
+        let sge_len = u64::from(sge.len);
+        if skip >= sge_len {
+            skip -= sge_len;
+            continue;
+        }
+        let avail = sge_len - skip;
+        let take = usize::try_from(avail).unwrap_or(usize::MAX).min(len - done);
+        f(sge, skip, done..done + take)?;
+        done += take;
+        skip = 0;
+    }
+    Ok(true)
+}
+
+/// Reads `buf.len()` bytes at byte `offset` of a gather list (local read).
+/// `Err(OutOfBounds)` if the list is shorter.
+pub fn gather<M: Memory + ?Sized>(
+    mem: &M,
+    sgl: &[Sge],
+    offset: u64,
+    buf: &mut [u8],
+) -> Result<(), MemError> {
+    let len = buf.len();
+    let fits = for_each_piece(sgl, offset, len, |sge, at, range| {
+        let dst = buf.get_mut(range).ok_or(MemError::OutOfBounds)?;
+        let addr = sge.addr.checked_add(at).ok_or(MemError::OutOfBounds)?;
+        mem.read(sge.lkey, addr, dst, Access::LOCAL_READ)
+    })?;
+    if fits {
+        Ok(())
+    } else {
+        Err(MemError::OutOfBounds)
+    }
+}
+
+/// Writes `data` at byte `offset` of a scatter list (local write).
+/// `Err(OutOfBounds)` if the list is shorter; the caller checks the list's
+/// keys beforehand, so a refusal cannot leave a partial write behind.
+pub fn scatter<M: Memory + ?Sized>(
+    mem: &mut M,
+    sgl: &[Sge],
+    offset: u64,
+    data: &[u8],
+) -> Result<(), MemError> {
+    let fits = for_each_piece(sgl, offset, data.len(), |sge, at, range| {
+        let src = data.get(range).ok_or(MemError::OutOfBounds)?;
+        let addr = sge.addr.checked_add(at).ok_or(MemError::OutOfBounds)?;
+        mem.write(sge.lkey, addr, src, Access::LOCAL_WRITE)
+    })?;
+    if fits {
+        Ok(())
+    } else {
+        Err(MemError::OutOfBounds)
+    }
+}
+
+/// One registered region of a [`SimMemory`].
+#[derive(Clone, Debug)]
+struct SimRegion {
+    key: u32,
+    base: u64,
+    access: Access,
+    bytes: Vec<u8>,
+}
+
+/// Memory for tests: regions at chosen virtual addresses, each with one key
+/// (used as both lkey and rkey, as mlx5 does), backed by a `Vec`. Counts the
+/// atomics it executes so tests can check exactly-once execution.
+#[derive(Clone, Debug, Default)]
+pub struct SimMemory {
+    regions: Vec<SimRegion>,
+    atomics_executed: u64,
+}
+
+impl SimMemory {
+    pub fn new() -> SimMemory {
+        SimMemory::default()
+    }
+
+    /// Registers `len` zeroed bytes at `base` under `key` (replacing any
+    /// region with the same key).
+    pub fn register(&mut self, key: u32, base: u64, len: usize, access: Access) {
+        self.regions.retain(|r| r.key != key);
+        self.regions.push(SimRegion {
+            key,
+            base,
+            access,
+            bytes: vec![0; len],
+        });
+    }
+
+    /// Removes the region of `key`.
+    pub fn deregister(&mut self, key: u32) {
+        self.regions.retain(|r| r.key != key);
+    }
+
+    /// The bytes of the region of `key`.
+    pub fn region(&self, key: u32) -> Option<&[u8]> {
+        self.regions
+            .iter()
+            .find(|r| r.key == key)
+            .map(|r| r.bytes.as_slice())
+    }
+
+    /// The bytes of the region of `key`, writable (to set up test data).
+    pub fn region_mut(&mut self, key: u32) -> Option<&mut [u8]> {
+        self.regions
+            .iter_mut()
+            .find(|r| r.key == key)
+            .map(|r| r.bytes.as_mut_slice())
+    }
+
+    /// How many atomics this memory has executed.
+    pub fn atomics_executed(&self) -> u64 {
+        self.atomics_executed
+    }
+
+    fn locate(&self, key: u32, addr: u64, len: u64, access: Access) -> Result<(usize, usize), MemError> {
+        let (index, region) = self
+            .regions
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.key == key)
+            .ok_or(MemError::InvalidKey)?;
+        if !region.access.contains(access) {
+            return Err(MemError::AccessDenied);
+        }
+        let start = addr.checked_sub(region.base).ok_or(MemError::OutOfBounds)?;
+        let end = start.checked_add(len).ok_or(MemError::OutOfBounds)?;
+        if end > region.bytes.len() as u64 {
+            return Err(MemError::OutOfBounds);
+        }
+        let start = usize::try_from(start).map_err(|_| MemError::OutOfBounds)?;
+        Ok((index, start))
+    }
+}
+
+impl Memory for SimMemory {
+    fn check(&self, key: u32, addr: u64, len: u64, access: Access) -> Result<(), MemError> {
+        self.locate(key, addr, len, access).map(|_| ())
+    }
+
+    fn read(&self, key: u32, addr: u64, buf: &mut [u8], access: Access) -> Result<(), MemError> {
+        let (index, start) = self.locate(key, addr, buf.len() as u64, access)?;
+        let src = self
+            .regions
+            .get(index)
+            .and_then(|r| r.bytes.get(start..start + buf.len()))
+            .ok_or(MemError::OutOfBounds)?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+
+    fn write(&mut self, key: u32, addr: u64, data: &[u8], access: Access) -> Result<(), MemError> {
+        let (index, start) = self.locate(key, addr, data.len() as u64, access)?;
+        let dst = self
+            .regions
+            .get_mut(index)
+            .and_then(|r| r.bytes.get_mut(start..start + data.len()))
+            .ok_or(MemError::OutOfBounds)?;
+        dst.copy_from_slice(data);
+        Ok(())
+    }
+
+    fn atomic(
+        &mut self,
+        key: u32,
+        addr: u64,
+        op: &AtomicOp,
+        access: Access,
+    ) -> Result<u64, MemError> {
+        let size = usize::from(op.size_bytes());
+        let (index, start) = self.locate(key, addr, size as u64, access)?;
+        let cell = self
+            .regions
+            .get_mut(index)
+            .and_then(|r| r.bytes.get_mut(start..start + size))
+            .ok_or(MemError::OutOfBounds)?;
+        let old = if size == 4 {
+            let mut b = [0u8; 4];
+            b.copy_from_slice(cell);
+            u64::from(u32::from_ne_bytes(b))
+        } else {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(cell);
+            u64::from_ne_bytes(b)
+        };
+        let new = op.apply(old);
+        if size == 4 {
+            cell.copy_from_slice(&(new as u32).to_ne_bytes());
+        } else {
+            cell.copy_from_slice(&new.to_ne_bytes());
+        }
+        self.atomics_executed += 1;
+        Ok(old)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mem() -> SimMemory {
+        let mut m = SimMemory::new();
+        m.register(1, 0x1000, 16, Access::LOCAL_WRITE);
+        m.register(2, 0x9000, 8, Access::REMOTE_READ);
+        m
+    }
+
+    #[test]
+    fn bounds_and_rights() {
+        let mut m = mem();
+        assert_eq!(m.check(1, 0x1000, 16, Access::LOCAL_WRITE), Ok(()));
+        assert_eq!(m.check(1, 0x1001, 16, Access::LOCAL_READ), Err(MemError::OutOfBounds));
+        assert_eq!(m.check(1, 0xfff, 1, Access::LOCAL_READ), Err(MemError::OutOfBounds));
+        assert_eq!(m.check(1, u64::MAX, 2, Access::LOCAL_READ), Err(MemError::OutOfBounds));
+        assert_eq!(m.check(3, 0x1000, 1, Access::LOCAL_READ), Err(MemError::InvalidKey));
+        assert_eq!(m.write(2, 0x9000, &[1], Access::LOCAL_WRITE), Err(MemError::AccessDenied));
+        assert_eq!(m.region(2), Some(&[0u8; 8][..]));
+    }
+
+    #[test]
+    fn scatter_gather_across_elements() {
+        let mut m = mem();
+        let sgl = [
+            Sge { addr: 0x1000, len: 3, lkey: 1 },
+            Sge { addr: 0x1008, len: 5, lkey: 1 },
+        ];
+        scatter(&mut m, &sgl, 1, &[1, 2, 3, 4, 5]).unwrap();
+        assert_eq!(&m.region(1).unwrap()[..12], &[0, 1, 2, 0, 0, 0, 0, 0, 3, 4, 5, 0]);
+        let mut out = [0u8; 4];
+        gather(&m, &sgl, 2, &mut out).unwrap();
+        assert_eq!(out, [2, 3, 4, 5]);
+        // Past the end of the list: refused, nothing written.
+        assert_eq!(scatter(&mut m, &sgl, 6, &[9, 9, 9]), Err(MemError::OutOfBounds));
+        assert_eq!(m.region(1).unwrap()[13..16], [0, 0, 0]);
+    }
+}

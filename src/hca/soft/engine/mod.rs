@@ -1,0 +1,29 @@
+//! The sans-IO RC protocol engine of the soft HCA (DESIGN.md §4).
+//!
+//! One [`Qp`] per queue pair: a pure state machine driven by virtual time and
+//! events (posted work requests, received packets, timer ticks) that produces
+//! packets to transmit and completions to report, in the style of
+//! quinn-proto and smoltcp. It never does I/O, never reads a clock, never
+//! spawns anything: the device layer (rings, UDP link, service thread) feeds
+//! it and drains it; the tests drive it over a simulated link.
+//!
+//! Memory is reached only through the [`Memory`] trait (lkey/rkey lookup with
+//! bounds and access rights), so tests use [`SimMemory`] and the device uses
+//! the process's registered memory.
+
+mod memory;
+pub mod psn;
+mod qp;
+mod requester;
+mod responder;
+pub mod sim;
+mod time;
+mod wr;
+
+pub use memory::{check_sgl, gather, scatter, sgl_len, Access, MemError, Memory, SimMemory};
+pub use qp::{PathMtu, Qp, QpConfig, QpError, QpState, QpStats, RtrAttrs, RtsAttrs, Transmit};
+pub use time::{ack_timeout_from_ib, rnr_timer_duration, Instant};
+pub use wr::{
+    AtomicOp, Completion, CompletionOpcode, CompletionStatus, LocalData, RecvWr, RemoteBuf,
+    SendOp, SendWr, Sge, WorkQueue,
+};

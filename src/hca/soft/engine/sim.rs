@@ -1,0 +1,269 @@
+//! A deterministic simulated link between two engines, for tests (ours and
+//! the device's): virtual time, seeded loss, duplication, reordering and a
+//! cut. Packets really go through the wire format (`emit`, then `parse` with
+//! the ICRC check), so the engine is tested with what the link will carry.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::time::Duration;
+
+use super::{Completion, Instant, Qp, SimMemory};
+use crate::hca::soft::wire::{IcrcContext, PacketRepr};
+
+/// A small seeded PRNG (SplitMix64): deterministic across platforms.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[0, 1)`.
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Uniform in `[0, n)` (`0` if `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next_u64() % n
+        }
+    }
+
+    /// True with probability `p`.
+    pub fn chance(&mut self, p: f64) -> bool {
+        p > 0.0 && self.next_f64() < p
+    }
+}
+
+/// What the link does to packets (each direction independently).
+#[derive(Clone, Copy, Debug)]
+pub struct LinkConfig {
+    /// Fraction of packets dropped.
+    pub loss: f64,
+    /// Fraction of packets delivered twice.
+    pub duplicate: f64,
+    /// Fraction of packets delayed by up to `reorder_delay` extra, so later
+    /// packets overtake them.
+    pub reorder: f64,
+    pub reorder_delay: Duration,
+    /// One-way delay of every packet.
+    pub delay: Duration,
+    /// From this time on every packet is dropped (a pulled cable).
+    pub cut_at: Option<Instant>,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig {
+            loss: 0.0,
+            duplicate: 0.0,
+            reorder: 0.0,
+            reorder_delay: Duration::from_micros(20),
+            delay: Duration::from_micros(2),
+            cut_at: None,
+        }
+    }
+}
+
+/// One end: a QP, its memory and the completions it reported.
+#[derive(Debug)]
+pub struct Host {
+    pub qp: Qp,
+    pub mem: SimMemory,
+    pub completions: Vec<Completion>,
+}
+
+impl Host {
+    pub fn new(qp: Qp, mem: SimMemory) -> Host {
+        Host {
+            qp,
+            mem,
+            completions: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct InFlight {
+    arrival: Reverse<Instant>,
+    seq: Reverse<u64>,
+    to_b: bool,
+    datagram: Vec<u8>,
+}
+
+/// Two hosts joined by a simulated link.
+#[derive(Debug)]
+pub struct SimPair {
+    pub a: Host,
+    pub b: Host,
+    pub link: LinkConfig,
+    pub rng: Rng,
+    pub now: Instant,
+    in_flight: BinaryHeap<InFlight>,
+    seq: u64,
+    ctx_a_to_b: IcrcContext,
+    /// Datagrams the link dropped (loss or cut).
+    pub dropped: u64,
+    /// Datagrams delivered (duplicates included).
+    pub delivered: u64,
+    /// Received datagrams the wire parser rejected (must stay 0).
+    pub parse_errors: u64,
+    /// Packets from an engine the wire could not emit (must stay 0).
+    pub emit_errors: u64,
+}
+
+impl SimPair {
+    pub fn new(a: Host, b: Host, link: LinkConfig, seed: u64) -> SimPair {
+        let addr_a = SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 1), 4791);
+        let addr_b = SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 2), 4791);
+        SimPair {
+            a,
+            b,
+            link,
+            rng: Rng::new(seed),
+            now: Instant::ZERO,
+            in_flight: BinaryHeap::new(),
+            seq: 0,
+            ctx_a_to_b: IcrcContext::new(addr_a, addr_b),
+            dropped: 0,
+            delivered: 0,
+            parse_errors: 0,
+            emit_errors: 0,
+        }
+    }
+
+    fn send_from(&mut self, from_a: bool) {
+        loop {
+            let now = self.now;
+            let host = if from_a { &mut self.a } else { &mut self.b };
+            let Some(t) = host.qp.poll_transmit(now, &mut host.mem) else {
+                break;
+            };
+            let repr = t.repr();
+            let ctx = if from_a {
+                self.ctx_a_to_b
+            } else {
+                self.ctx_a_to_b.reversed()
+            };
+            let mut datagram = vec![0u8; repr.buffer_len()];
+            match repr.emit(&mut datagram, &ctx) {
+                Ok(n) => datagram.truncate(n),
+                Err(e) => {
+                    tracing::warn!("engine produced a packet the wire cannot emit: {e} {repr:?}");
+                    self.emit_errors += 1;
+                    continue;
+                }
+            }
+            if self.link.cut_at.is_some_and(|cut| now >= cut) || self.rng.chance(self.link.loss) {
+                self.dropped += 1;
+                continue;
+            }
+            let copies = if self.rng.chance(self.link.duplicate) { 2 } else { 1 };
+            for _ in 0..copies {
+                let mut arrival = now + self.link.delay;
+                if self.rng.chance(self.link.reorder) {
+                    let extra = self.rng.below(self.link.reorder_delay.as_nanos() as u64 + 1);
+                    arrival = arrival + Duration::from_nanos(extra);
+                }
+                self.seq += 1;
+                self.in_flight.push(InFlight {
+                    arrival: Reverse(arrival),
+                    seq: Reverse(self.seq),
+                    to_b: from_a,
+                    datagram: datagram.clone(),
+                });
+            }
+        }
+    }
+
+    fn collect_completions(&mut self) {
+        for host in [&mut self.a, &mut self.b] {
+            while let Some(c) = host.qp.poll_completion() {
+                host.completions.push(c);
+            }
+        }
+    }
+
+    /// Lets both ends transmit and collects their completions.
+    pub fn flush(&mut self) {
+        self.send_from(true);
+        self.send_from(false);
+        self.collect_completions();
+    }
+
+    /// Runs until `done(self)` holds (true) or nothing is left to happen or
+    /// virtual time passes `limit` from now (false).
+    pub fn run_until(&mut self, limit: Duration, mut done: impl FnMut(&SimPair) -> bool) -> bool {
+        let deadline = self.now + limit;
+        loop {
+            self.flush();
+            if done(self) {
+                return true;
+            }
+            let next = [
+                self.in_flight.peek().map(|p| p.arrival.0),
+                self.a.qp.next_timeout(),
+                self.b.qp.next_timeout(),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            let Some(next) = next else {
+                return false;
+            };
+            if next > deadline {
+                self.now = deadline;
+                return false;
+            }
+            self.now = self.now.max(next);
+            while self.in_flight.peek().is_some_and(|p| p.arrival.0 <= self.now) {
+                let Some(p) = self.in_flight.pop() else { break };
+                self.deliver(p);
+            }
+            let now = self.now;
+            self.a.qp.handle_timeout(now);
+            self.b.qp.handle_timeout(now);
+        }
+    }
+
+    fn deliver(&mut self, p: InFlight) {
+        let ctx = if p.to_b {
+            self.ctx_a_to_b
+        } else {
+            self.ctx_a_to_b.reversed()
+        };
+        let Ok(repr) = PacketRepr::parse(&p.datagram, &ctx) else {
+            self.parse_errors += 1;
+            return;
+        };
+        self.delivered += 1;
+        let now = self.now;
+        let host = if p.to_b { &mut self.b } else { &mut self.a };
+        host.qp.handle_packet(now, &repr, &mut host.mem);
+    }
+
+    /// Runs until both send queues are empty and nothing is in flight.
+    pub fn run_to_quiet(&mut self, limit: Duration) -> bool {
+        self.run_until(limit, |s| {
+            s.a.qp.send_queue_len() == 0 && s.b.qp.send_queue_len() == 0 && s.in_flight.is_empty()
+        })
+    }
+
+    /// Packets currently on the wire.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+}
