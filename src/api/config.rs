@@ -1,0 +1,247 @@
+//! `uct_md_config_read`, `uct_md_iface_config_read`, `uct_config_release`,
+//! `uct_config_get`, `uct_config_modify`, `uct_config_print`.
+//!
+//! Semantics are UCX's (see `core::config::table` for the name rules). The
+//! configuration handles are keys into `core::config::handle`'s registry, so
+//! a stale or foreign handle is rejected with `UCS_ERR_INVALID_PARAM`
+//! instead of being dereferenced.
+
+use core::ffi::{c_char, c_void, CStr};
+
+use super::checks::{finish, non_null};
+use crate::abi::*;
+use crate::core::component::Component;
+use crate::core::config::{self, handle};
+
+/// The text of a C string argument; NULL or non-UTF-8 is `InvalidParam`
+/// with a log line.
+///
+/// # Safety
+/// `ptr` is NULL or points at a NUL-terminated string.
+unsafe fn c_str<'a>(ptr: *const c_char, function: &str, argument: &str) -> Result<&'a str, Status> {
+    if ptr.is_null() {
+        tracing::warn!("{function}: {argument} is NULL");
+        return Err(Status::InvalidParam);
+    }
+    // SAFETY: non-NULL, and the caller promises a NUL-terminated string that
+    // outlives this call.
+    let text = unsafe { CStr::from_ptr(ptr) };
+    text.to_str().map_err(|_| {
+        tracing::warn!("{function}: {argument} is not valid UTF-8");
+        Status::InvalidParam
+    })
+}
+
+/// An optional C string argument (`env_prefix`): NULL is `None`.
+///
+/// # Safety
+/// As [`c_str`].
+unsafe fn optional_c_str<'a>(
+    ptr: *const c_char,
+    function: &str,
+    argument: &str,
+) -> Result<Option<&'a str>, Status> {
+    if ptr.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: forwarded contract.
+    unsafe { c_str(ptr, function, argument) }.map(Some)
+}
+
+/// Reads the memory domain configuration of `component` from the
+/// environment (`UCX_IB_*`, and `<env_prefix>_UCX_IB_*` overriding them).
+/// `filename` is ignored, as in UCX.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid; strings are NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn uct_md_config_read(
+    component: uct_component_h,
+    env_prefix: *const c_char,
+    _filename: *const c_char,
+    config_p: *mut *mut uct_md_config_t,
+) -> ucs_status_t {
+    crate::core::log::init();
+    const FUNCTION: &str = "uct_md_config_read";
+    finish(
+        FUNCTION,
+        (|| {
+            non_null(config_p, FUNCTION, "config_p")?;
+            if Component::from_handle(component).is_none() {
+                tracing::warn!("{FUNCTION}: {component:p} is not a component of this library");
+                return Err(Status::InvalidParam);
+            }
+            // SAFETY: the caller passes NULL or a NUL-terminated string.
+            let env_prefix = unsafe { optional_c_str(env_prefix, FUNCTION, "env_prefix") }?;
+            let config = config::read_md_config(env_prefix).inspect_err(|_| {
+                tracing::error!("Failed to read MD config");
+            })?;
+            let handle = handle::into_handle(config);
+            // SAFETY: config_p is non-NULL and the caller provides it for writing.
+            unsafe { config_p.write(handle.cast()) };
+            Ok(())
+        })(),
+    )
+}
+
+/// Reads the interface configuration of transport `tl_name` (only
+/// `rc_mlx5`) from the environment. Unknown or NULL `tl_name` is
+/// `UCS_ERR_NO_DEVICE`, as in UCX.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid; strings are NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn uct_md_iface_config_read(
+    md: uct_md_h,
+    tl_name: *const c_char,
+    env_prefix: *const c_char,
+    _filename: *const c_char,
+    config_p: *mut *mut uct_iface_config_t,
+) -> ucs_status_t {
+    crate::core::log::init();
+    const FUNCTION: &str = "uct_md_iface_config_read";
+    finish(
+        FUNCTION,
+        (|| {
+            non_null(md, FUNCTION, "md")?;
+            non_null(config_p, FUNCTION, "config_p")?;
+            if tl_name.is_null() {
+                tracing::error!("There is no sockaddr transport registered on the md");
+                return Err(Status::NoDevice);
+            }
+            // SAFETY: non-NULL, NUL-terminated per the caller's contract.
+            let tl_name = unsafe { c_str(tl_name, FUNCTION, "tl_name") }?;
+            // SAFETY: as above.
+            let env_prefix = unsafe { optional_c_str(env_prefix, FUNCTION, "env_prefix") }?;
+            let config = config::read_iface_config(tl_name, env_prefix).inspect_err(|status| {
+                if *status != Status::NoDevice {
+                    tracing::error!("Failed to read iface config");
+                }
+            })?;
+            let handle = handle::into_handle(config);
+            // SAFETY: config_p is non-NULL and the caller provides it for writing.
+            unsafe { config_p.write(handle.cast()) };
+            Ok(())
+        })(),
+    )
+}
+
+/// Frees a configuration from `uct_md_config_read`/`uct_md_iface_config_read`.
+/// NULL or an unknown pointer is logged and ignored.
+///
+/// # Safety
+/// Any pointer value is accepted; it is only compared, never dereferenced.
+#[no_mangle]
+pub unsafe extern "C" fn uct_config_release(config: *mut c_void) {
+    crate::core::log::init();
+    if config.is_null() {
+        tracing::warn!("uct_config_release: config is NULL");
+        return;
+    }
+    let _ = handle::release(config);
+}
+
+/// Copies the printed value of `name` into `value` (at most `max` bytes,
+/// always NUL-terminated when `max > 0`). `name` is UCX's path through the
+/// nested tables (`RC_RC_IB_TX_QUEUE_LEN`) or a name `uct_config_modify`
+/// accepts (`RC_TIMEOUT`). `value` may be NULL when `max` is 0 (existence
+/// check). Unknown name: `UCS_ERR_NO_ELEM`.
+///
+/// # Safety
+/// `name` is NULL or NUL-terminated; `value` is NULL or valid for `max` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn uct_config_get(
+    config: *mut c_void,
+    name: *const c_char,
+    value: *mut c_char,
+    max: usize,
+) -> ucs_status_t {
+    crate::core::log::init();
+    const FUNCTION: &str = "uct_config_get";
+    finish(
+        FUNCTION,
+        (|| {
+            non_null(config, FUNCTION, "config")?;
+            // SAFETY: NULL or NUL-terminated per the caller's contract.
+            let name = unsafe { c_str(name, FUNCTION, "name") }?;
+            if value.is_null() && max > 0 {
+                tracing::warn!("{FUNCTION}: value is NULL but max is {max}");
+                return Err(Status::InvalidParam);
+            }
+            let text = handle::with_config(config, |config| config.get(name))??;
+            if max > 0 {
+                let copied = text.len().min(max - 1);
+                // SAFETY: value is non-NULL (checked) and valid for `max` bytes;
+                // we write `copied + 1 <= max` bytes and the source is our own
+                // string, which cannot overlap the caller's buffer.
+                unsafe {
+                    core::ptr::copy_nonoverlapping(text.as_ptr(), value.cast::<u8>(), copied);
+                    value.add(copied).write(0);
+                }
+            }
+            Ok(())
+        })(),
+    )
+}
+
+/// Sets every field whose name matches the glob `name` (without `UCX_`,
+/// with a table prefix: `RC_TIMEOUT`, `RC_MLX5_TIMEOUT`, `IB_TX_QUEUE_LEN`,
+/// `*TIMEOUT`). Unknown name: `UCS_ERR_NO_ELEM`; bad value:
+/// `UCS_ERR_INVALID_PARAM`, the old value kept.
+///
+/// # Safety
+/// `name` and `value` are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn uct_config_modify(
+    config: *mut c_void,
+    name: *const c_char,
+    value: *const c_char,
+) -> ucs_status_t {
+    crate::core::log::init();
+    const FUNCTION: &str = "uct_config_modify";
+    finish(
+        FUNCTION,
+        (|| {
+            non_null(config, FUNCTION, "config")?;
+            // SAFETY: NULL or NUL-terminated per the caller's contract.
+            let name = unsafe { c_str(name, FUNCTION, "name") }?;
+            // SAFETY: as above.
+            let value = unsafe { c_str(value, FUNCTION, "value") }?;
+            handle::with_config(config, |config| config.modify(name, value))?
+        })(),
+    )
+}
+
+/// Prints the configuration to `stream` in UCX's layout (`print_flags`:
+/// `UCS_CONFIG_PRINT_*`). UCX removed this call from its API in 1.4; it is
+/// kept for programs built against older headers.
+///
+/// # Safety
+/// `stream` is NULL or an open `FILE *`; `title` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn uct_config_print(
+    config: *const c_void,
+    stream: *mut libc::FILE,
+    title: *const c_char,
+    print_flags: ucs_config_print_flags_t,
+) {
+    crate::core::log::init();
+    const FUNCTION: &str = "uct_config_print";
+    let result = (|| {
+        non_null(config, FUNCTION, "config")?;
+        non_null(stream, FUNCTION, "stream")?;
+        // SAFETY: NULL or NUL-terminated per the caller's contract.
+        let title = unsafe { optional_c_str(title, FUNCTION, "title") }?.unwrap_or("");
+        let text = handle::with_config(config, |config| {
+            config.print(title, print_flags, &config::ProcessEnv)
+        })?;
+        // SAFETY: stream is a non-NULL open FILE* (caller's contract) and
+        // `text` is valid for `text.len()` bytes.
+        let written = unsafe { libc::fwrite(text.as_ptr().cast(), 1, text.len(), stream) };
+        if written != text.len() {
+            tracing::warn!("{FUNCTION}: short write to stream");
+        }
+        Ok(())
+    })();
+    let _ = finish(FUNCTION, result);
+}
