@@ -4,6 +4,7 @@
 
 pub mod async_context;
 mod checks;
+pub mod config;
 pub mod memory_type;
 pub mod status;
 pub mod worker;

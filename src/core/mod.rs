@@ -5,6 +5,8 @@
 pub mod async_context;
 pub mod callbackq;
 pub mod component;
+pub mod config;
 pub mod devices;
+pub mod log;
 pub mod md;
 pub mod worker;
