@@ -1,3 +1,28 @@
-//! The software HCA.
+//! The software HCA: a device in this process that consumes the mlx5 rings
+//! the transport writes, runs the RC protocol engine, talks RoCEv2 over UDP,
+//! and writes CQE64s back (DESIGN.md §4).
+//!
+//! - `engine/`: the sans-IO RC state machine per QP;
+//! - `wire/`: RoCEv2 packet parse/emit with ICRC;
+//! - `device`, `qp`, `queues`, `translate`: rings, doorbells, CQ writing, the
+//!   service thread;
+//! - `link`: the UDP port and its faults; `registry`: process-wide devices.
+
 pub mod engine;
 pub mod wire;
+
+mod device;
+mod handles;
+pub mod link;
+mod memory;
+mod os;
+mod qp;
+mod queues;
+pub mod registry;
+mod translate;
+
+pub use handles::{
+    SoftCq, SoftDevice, SoftDoorbell, SoftEventChannel, SoftMr, SoftPd, SoftQp, SoftSrq, MAX_CQE, MAX_QP_WQEBB,
+    MAX_RD_ATOMIC, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT,
+};
+pub use link::LinkStats;

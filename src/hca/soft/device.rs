@@ -1,0 +1,282 @@
+//! One open soft device: its port (the UDP link), its objects (memory
+//! registrations, CQs, SRQs, QPs) behind one mutex, and its service thread.
+//!
+//! Work happens in whichever thread gets there first, always under the
+//! device mutex: the caller's thread when it rings a doorbell or calls
+//! progress (no thread wake-up on the latency path), and the service thread,
+//! which sleeps in `poll` on the socket and a wake-up eventfd until a packet
+//! arrives or the earliest engine timer is due, so one-sided operations
+//! complete while the target process never calls progress.
+
+use std::collections::HashMap;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::engine::Instant;
+use super::link::{bump, Link, MAX_DATAGRAM};
+use super::memory::MrTable;
+use super::os::{poll_readable, EventFd};
+use super::qp::QpContext;
+use super::registry::Faults;
+use crate::abi::ucs_status::Status;
+
+/// "No timer pending" in the deadline atomics.
+pub(crate) const NO_DEADLINE: u64 = u64::MAX;
+
+/// Everything the device owns that the caller's thread and the service
+/// thread share.
+pub(crate) struct Core {
+    pub name: String,
+    pub link: Link,
+    /// Wakes the service thread (stop, or a timer earlier than it sleeps to).
+    wake: EventFd,
+    stop: AtomicBool,
+    epoch: std::time::Instant,
+    /// Nanoseconds since `epoch` at which the service thread wakes up on its
+    /// own; a caller that arms an earlier timer signals `wake`.
+    service_deadline: AtomicU64,
+    /// Earliest timer of any QP (nanoseconds since `epoch`), so that the
+    /// caller's progress only takes the lock for timers when one is due.
+    next_deadline: AtomicU64,
+    state: Mutex<State>,
+}
+
+/// The device's objects, under the device mutex.
+pub(crate) struct State {
+    pub mrs: MrTable,
+    pub qps: HashMap<u32, QpContext>,
+    next_pd: u32,
+    next_qpn: u32,
+    next_cqn: u32,
+    next_srqn: u32,
+    /// Receive buffer for datagrams (kept to avoid a 4 KiB stack buffer per
+    /// call and an allocation per packet).
+    rx_buf: Box<[u8]>,
+}
+
+impl Core {
+    /// Nanoseconds since the device opened: the engine's clock.
+    pub fn now(&self) -> Instant {
+        Instant::from_nanos(self.epoch.elapsed().as_nanos().min(u128::from(u64::MAX - 1)) as u64)
+    }
+
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic under this lock would abort (panic = "abort"), so a
+        // poisoned mutex cannot be observed; take the guard regardless.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn try_lock(&self) -> Option<MutexGuard<'_, State>> {
+        match self.state.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
+    pub fn alloc_pd(&self) -> u32 {
+        let mut state = self.lock();
+        state.next_pd += 1;
+        state.next_pd
+    }
+
+    pub fn alloc_cqn(&self) -> u32 {
+        let mut state = self.lock();
+        state.next_cqn = (state.next_cqn + 1) & 0x00ff_ffff;
+        state.next_cqn
+    }
+
+    pub fn alloc_srqn(&self) -> u32 {
+        let mut state = self.lock();
+        state.next_srqn = (state.next_srqn + 1) & 0x00ff_ffff;
+        state.next_srqn
+    }
+
+    /// A QP number not in use (24 bits, never 0 or 1: those are special QPs
+    /// in InfiniBand).
+    pub fn alloc_qpn(state: &mut State) -> u32 {
+        loop {
+            state.next_qpn = (state.next_qpn + 1) & 0x00ff_ffff;
+            if state.next_qpn >= 2 && !state.qps.contains_key(&state.next_qpn) {
+                return state.next_qpn;
+            }
+        }
+    }
+
+    /// Reads every datagram waiting on the socket and hands each to its QP.
+    fn drain_socket(&self, state: &mut State, now: Instant) {
+        let State { rx_buf, qps, mrs, .. } = state;
+        while let Some((len, from)) = self.link.recv(rx_buf) {
+            let Some(datagram) = rx_buf.get(..len) else { continue };
+            let Some(dest_qpn) = super::qp::dest_qpn_of(datagram) else {
+                bump(&self.link.counters.rx_malformed);
+                tracing::debug!("soft hca {}: malformed datagram of {len} bytes from {from}", self.name);
+                continue;
+            };
+            let Some(qp) = qps.get_mut(&dest_qpn) else {
+                bump(&self.link.counters.rx_unknown_qp);
+                tracing::debug!("soft hca {}: datagram from {from} for unknown QP 0x{dest_qpn:x}", self.name);
+                continue;
+            };
+            if qp.peer() != Some(from) {
+                bump(&self.link.counters.rx_forged_source);
+                tracing::debug!(
+                    "soft hca {}: QP 0x{dest_qpn:x} got a datagram from {from}, its peer is {:?}; dropped",
+                    self.name,
+                    qp.peer()
+                );
+                continue;
+            }
+            qp.receive(datagram, from, now, &self.link, mrs);
+        }
+    }
+
+    /// Runs due timers and recomputes the earliest deadline.
+    fn run_timers(&self, state: &mut State, now: Instant) -> u64 {
+        let State { qps, mrs, .. } = state;
+        let mut earliest = NO_DEADLINE;
+        for qp in qps.values_mut() {
+            if let Some(deadline) = qp.next_timeout() {
+                if deadline <= now {
+                    qp.handle_timeout(now, &self.link, mrs);
+                }
+            }
+            if let Some(deadline) = qp.next_timeout() {
+                earliest = earliest.min(deadline.as_nanos());
+            }
+        }
+        self.next_deadline.store(earliest, Ordering::Relaxed);
+        earliest
+    }
+
+    /// Everything due now: incoming datagrams and timers.
+    fn service(&self, state: &mut State) -> u64 {
+        let now = self.now();
+        self.drain_socket(state, now);
+        self.run_timers(state, now)
+    }
+
+    /// After the caller's thread changed a QP: make sure the service thread
+    /// will wake up in time for that QP's timer.
+    pub fn timer_changed(&self, deadline: Option<Instant>) {
+        let Some(deadline) = deadline else { return };
+        let deadline = deadline.as_nanos();
+        self.next_deadline.fetch_min(deadline, Ordering::Relaxed);
+        if deadline < self.service_deadline.load(Ordering::Relaxed) {
+            self.service_deadline.store(deadline, Ordering::Relaxed);
+            self.wake.signal();
+        }
+    }
+
+    /// Progress from the caller's thread: cheap when idle (one `recvfrom`
+    /// that finds nothing), skipped entirely when the service thread is busy
+    /// with the device (it is doing the same work).
+    pub fn progress(&self) {
+        let Some(mut state) = self.try_lock() else { return };
+        let now = self.now();
+        self.drain_socket(&mut state, now);
+        if self.next_deadline.load(Ordering::Relaxed) <= now.as_nanos() {
+            self.run_timers(&mut state, now);
+        }
+    }
+
+    fn service_loop(self: Arc<Core>) {
+        let fds = [self.link.raw_fd(), self.wake.fd()];
+        while !self.stop.load(Ordering::Acquire) {
+            let sleep = {
+                let mut state = self.lock();
+                let deadline = self.service(&mut state);
+                // Stored under the lock: a caller arming an earlier timer
+                // after this point sees it and wakes us.
+                self.service_deadline.store(deadline, Ordering::Relaxed);
+                (deadline != NO_DEADLINE)
+                    .then(|| Duration::from_nanos(deadline.saturating_sub(self.now().as_nanos())))
+            };
+            let ready = poll_readable(fds, sleep);
+            if ready[1] {
+                self.wake.drain();
+            }
+        }
+    }
+}
+
+/// A device while at least one handle (device, PD, MR, CQ, SRQ, QP) to it
+/// lives; dropping the last one stops the service thread and closes the
+/// socket.
+pub(crate) struct Opened {
+    pub core: Arc<Core>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Opened {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "soft hca {} at {}", self.core.name, self.core.link.local_addr())
+    }
+}
+
+impl Opened {
+    pub fn start(name: &str, ipv4: Ipv4Addr, faults: Faults, loss_seed: u64) -> Result<Arc<Opened>, Status> {
+        let link = Link::bind(ipv4, loss_seed).map_err(|err| {
+            tracing::warn!("soft hca {name}: cannot bind a UDP socket to {ipv4}: {err}");
+            Status::NoDevice
+        })?;
+        let wake = EventFd::new().map_err(|err| {
+            tracing::warn!("soft hca {name}: eventfd: {err}");
+            Status::IoError
+        })?;
+        let core = Arc::new(Core {
+            name: name.to_string(),
+            link,
+            wake,
+            stop: AtomicBool::new(false),
+            epoch: std::time::Instant::now(),
+            service_deadline: AtomicU64::new(NO_DEADLINE),
+            next_deadline: AtomicU64::new(NO_DEADLINE),
+            state: Mutex::new(State {
+                mrs: MrTable::default(),
+                qps: HashMap::new(),
+                next_pd: 0,
+                next_qpn: 0x100,
+                next_cqn: 0,
+                next_srqn: 0,
+                rx_buf: vec![0u8; MAX_DATAGRAM].into_boxed_slice(),
+            }),
+        });
+        let opened_core = Arc::clone(&core);
+        let thread = std::thread::Builder::new()
+            .name(format!("softhca-{name}"))
+            .spawn(move || opened_core.service_loop())
+            .map_err(|err| {
+                tracing::warn!("soft hca {name}: cannot start the service thread: {err}");
+                Status::NoResource
+            })?;
+        let opened = Arc::new(Opened { core, thread: Some(thread) });
+        opened.apply_faults(faults);
+        tracing::debug!("soft hca {name}: open at {}", opened.core.link.local_addr());
+        Ok(opened)
+    }
+
+    pub fn apply_faults(&self, faults: Faults) {
+        self.core.link.set_up(faults.link_up);
+        self.core.link.set_loss(faults.loss);
+    }
+
+    pub fn local_addr(&self) -> SocketAddrV4 {
+        self.core.link.local_addr()
+    }
+}
+
+impl Drop for Opened {
+    fn drop(&mut self) {
+        self.core.stop.store(true, Ordering::Release);
+        self.core.wake.signal();
+        if let Some(thread) = self.thread.take() {
+            if thread.join().is_err() {
+                tracing::warn!("soft hca {}: service thread ended abnormally", self.core.name);
+            }
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! The handles the backend interface hands out for the soft device. Each
+//! holds the device open; dropping one destroys its object.
+
+use std::net::Ipv4Addr;
+use std::os::fd::RawFd;
+use std::sync::Arc;
+
+use super::device::{Core, Opened};
+use super::link::LinkStats;
+use super::memory::Region;
+use super::os::{DmaBuffer, EventFd};
+use super::qp::QpContext;
+use super::queues::{ring_entries, CqShared, SrqShared};
+use super::registry;
+use crate::abi::ucs_status::Status;
+use crate::hca::{
+    CqRing, DeviceAddress, DeviceAttr, LinkLayer, MrKeys, Mtu, PortAttr, PortState, QpInfo, QpTransition,
+    RecvRing, SendRing, SrqInitAttr,
+};
+use crate::mlx5;
+
+/// Limits of the soft device.
+pub const MAX_QP_WQEBB: u32 = 1 << 15;
+pub const MAX_CQE: u32 = 1 << 22;
+pub const MAX_SRQ_WQE: u32 = 1 << 15;
+pub const MAX_SRQ_SGE: u32 = 16;
+pub const MAX_RD_ATOMIC: u8 = 16;
+/// The only port.
+pub const PORT: u8 = 1;
+
+/// An open soft device (shared: clones and other opens of the same name are
+/// the same device).
+#[derive(Clone, Debug)]
+pub struct SoftDevice(pub(crate) Arc<Opened>);
+
+impl SoftDevice {
+    pub fn names() -> Vec<String> {
+        registry::names()
+    }
+
+    /// Opens a configured device (`UCX_SOFT_HCA_DEVICES`).
+    pub fn open(name: &str) -> Result<SoftDevice, Status> {
+        registry::open(name, None).map(SoftDevice)
+    }
+
+    /// Opens `name` on `ipv4`, adding it to this process's devices if it is
+    /// not configured (tests: two devices on two loopback addresses).
+    pub fn open_at(name: &str, ipv4: Ipv4Addr) -> Result<SoftDevice, Status> {
+        registry::open(name, Some(ipv4)).map(SoftDevice)
+    }
+
+    fn core(&self) -> &Arc<Core> {
+        &self.0.core
+    }
+
+    pub fn name(&self) -> &str {
+        &self.0.core.name
+    }
+
+    pub fn attr(&self) -> DeviceAttr {
+        DeviceAttr {
+            name: self.name().to_string(),
+            port_count: 1,
+            max_qp_wqebb: MAX_QP_WQEBB,
+            max_cqe: MAX_CQE,
+            max_srq_wqe: MAX_SRQ_WQE,
+            max_srq_sge: MAX_SRQ_SGE,
+            max_rd_atomic: MAX_RD_ATOMIC,
+            atomics: true,
+        }
+    }
+
+    pub fn port_attr(&self, port: u8) -> Result<PortAttr, Status> {
+        if port != PORT {
+            tracing::warn!("soft hca {}: no port {port}", self.name());
+            return Err(Status::NoDevice);
+        }
+        let state = if self.core().link.is_up() { PortState::Active } else { PortState::Down };
+        Ok(PortAttr {
+            state,
+            max_mtu: Mtu::Mtu4096,
+            active_mtu: Mtu::Mtu4096,
+            link_layer: LinkLayer::Ethernet,
+            address: DeviceAddress::Udp(self.0.local_addr()),
+        })
+    }
+
+    pub fn address(&self) -> DeviceAddress {
+        DeviceAddress::Udp(self.0.local_addr())
+    }
+
+    pub fn alloc_pd(&self) -> SoftPd {
+        SoftPd { device: self.clone(), pdn: self.core().alloc_pd() }
+    }
+
+    pub fn create_event_channel(&self) -> Result<SoftEventChannel, Status> {
+        let fd = EventFd::new().map_err(|err| {
+            tracing::warn!("soft hca {}: eventfd: {err}", self.name());
+            Status::IoError
+        })?;
+        Ok(SoftEventChannel(Arc::new(fd)))
+    }
+
+    pub fn create_cq(&self, cqe_count: u32, channel: Option<&SoftEventChannel>) -> Result<SoftCq, Status> {
+        let cqe_count = ring_entries(cqe_count, MAX_CQE)?;
+        let cqn = self.core().alloc_cqn();
+        let shared = CqShared::new(cqn, cqe_count, channel.map(|ch| Arc::clone(&ch.0)))?;
+        Ok(SoftCq { _device: self.clone(), shared: Arc::new(shared) })
+    }
+
+    /// Drives the device from the caller's thread.
+    #[inline]
+    pub fn progress(&self) {
+        self.core().progress();
+    }
+
+    /// What the port did with datagrams so far.
+    pub fn link_stats(&self) -> LinkStats {
+        self.core().link.counters.snapshot()
+    }
+}
+
+/// A protection domain.
+#[derive(Debug)]
+pub struct SoftPd {
+    device: SoftDevice,
+    pdn: u32,
+}
+
+impl SoftPd {
+    pub fn reg_mr(&self, addr: *mut u8, len: usize, access: crate::hca::Access) -> Result<SoftMr, Status> {
+        if addr.is_null() || len == 0 || (addr as usize).checked_add(len).is_none() {
+            tracing::warn!("soft hca {}: bad region {addr:p}+{len}", self.device.name());
+            return Err(Status::InvalidParam);
+        }
+        let region = Region { addr: addr as usize, len, access, pd: self.pdn };
+        let key = self.device.core().lock().mrs.insert(region);
+        Ok(SoftMr { device: self.device.clone(), key })
+    }
+
+    pub fn create_srq(&self, attr: SrqInitAttr) -> Result<SoftSrq, Status> {
+        let wqe_count = ring_entries(attr.wqe_count, MAX_SRQ_WQE)?;
+        if attr.max_sge == 0 || attr.max_sge > MAX_SRQ_SGE {
+            tracing::warn!("soft hca {}: SRQ with {} data segments", self.device.name(), attr.max_sge);
+            return Err(Status::InvalidParam);
+        }
+        let srqn = self.device.core().alloc_srqn();
+        let shared = SrqShared::new(srqn, self.pdn, wqe_count, attr.max_sge)?;
+        Ok(SoftSrq { _device: self.device.clone(), shared: Arc::new(shared) })
+    }
+
+    pub fn create_qp(&self, send_cq: &SoftCq, recv_cq: &SoftCq, srq: &SoftSrq, sq_wqebb_count: u32) -> Result<SoftQp, Status> {
+        let wqebb_count = ring_entries(sq_wqebb_count, MAX_QP_WQEBB)?;
+        if srq.shared.pd != self.pdn {
+            tracing::warn!("soft hca {}: SRQ of another protection domain", self.device.name());
+            return Err(Status::InvalidParam);
+        }
+        let ring = Arc::new(DmaBuffer::new(wqebb_count as usize * mlx5::SEND_WQE_BB)?);
+        let dbrec = Arc::new(DmaBuffer::new(64)?);
+        let core = self.device.core();
+        let mut state = core.lock();
+        let qpn = Core::alloc_qpn(&mut state);
+        let context = QpContext::new(
+            qpn,
+            self.pdn,
+            Arc::clone(&ring),
+            Arc::clone(&dbrec),
+            wqebb_count,
+            Arc::clone(&send_cq.shared),
+            Arc::clone(&recv_cq.shared),
+            Arc::clone(&srq.shared),
+        );
+        state.qps.insert(qpn, context);
+        drop(state);
+        Ok(SoftQp { device: self.device.clone(), qpn, ring, dbrec, wqebb_count })
+    }
+}
+
+/// A memory registration.
+#[derive(Debug)]
+pub struct SoftMr {
+    device: SoftDevice,
+    key: u32,
+}
+
+impl SoftMr {
+    pub fn keys(&self) -> MrKeys {
+        MrKeys { lkey: self.key, rkey: self.key }
+    }
+}
+
+impl Drop for SoftMr {
+    fn drop(&mut self) {
+        self.device.core().lock().mrs.remove(self.key);
+    }
+}
+
+/// A file descriptor that becomes readable when an armed CQ completes.
+#[derive(Clone, Debug)]
+pub struct SoftEventChannel(Arc<EventFd>);
+
+impl SoftEventChannel {
+    pub fn fd(&self) -> RawFd {
+        self.0.fd()
+    }
+
+    pub fn clear(&self) {
+        self.0.drain();
+    }
+}
+
+/// A completion queue.
+pub struct SoftCq {
+    _device: SoftDevice,
+    shared: Arc<CqShared>,
+}
+
+impl SoftCq {
+    pub fn ring(&self) -> CqRing {
+        self.shared.ring()
+    }
+
+    pub fn arm(&self) {
+        self.shared.arm();
+    }
+}
+
+/// A shared receive queue.
+pub struct SoftSrq {
+    _device: SoftDevice,
+    shared: Arc<SrqShared>,
+}
+
+impl SoftSrq {
+    pub fn ring(&self) -> RecvRing {
+        self.shared.ring()
+    }
+}
+
+/// A queue pair.
+pub struct SoftQp {
+    device: SoftDevice,
+    qpn: u32,
+    ring: Arc<DmaBuffer>,
+    dbrec: Arc<DmaBuffer>,
+    wqebb_count: u32,
+}
+
+impl SoftQp {
+    pub fn send_ring(&self) -> SendRing {
+        SendRing { buf: self.ring.ptr(), wqebb_count: self.wqebb_count, dbrec: self.dbrec.ptr().cast(), qpn: self.qpn }
+    }
+
+    pub fn doorbell(&self) -> SoftDoorbell {
+        SoftDoorbell { device: self.device.clone(), qpn: self.qpn }
+    }
+
+    pub fn modify(&self, transition: QpTransition) -> Result<(), Status> {
+        let core = self.device.core();
+        let mut state = core.lock();
+        let super::device::State { qps, mrs, .. } = &mut *state;
+        let qp = qps.get_mut(&self.qpn).ok_or(Status::NoElem)?;
+        let result = qp.modify(transition, core.now(), &core.link, mrs);
+        let deadline = qp.next_timeout();
+        drop(state);
+        core.timer_changed(deadline);
+        result
+    }
+
+    pub fn query(&self) -> Result<QpInfo, Status> {
+        let core = self.device.core();
+        let state = core.lock();
+        state.qps.get(&self.qpn).map(QpContext::query).ok_or(Status::NoElem)
+    }
+}
+
+impl Drop for SoftQp {
+    fn drop(&mut self) {
+        self.device.core().lock().qps.remove(&self.qpn);
+    }
+}
+
+/// The doorbell of one QP's send ring.
+#[derive(Clone)]
+pub struct SoftDoorbell {
+    device: SoftDevice,
+    qpn: u32,
+}
+
+impl SoftDoorbell {
+    /// Consumes the WQEs published in the doorbell record, runs the engine
+    /// and sends what it produces, in the caller's thread.
+    #[inline]
+    pub fn ring(&self, _last_wqe: *const u8) {
+        let core = self.device.core();
+        let mut state = core.lock();
+        let super::device::State { qps, mrs, .. } = &mut *state;
+        let Some(qp) = qps.get_mut(&self.qpn) else { return };
+        qp.doorbell(core.now(), &core.link, mrs);
+        let deadline = qp.next_timeout();
+        drop(state);
+        core.timer_changed(deadline);
+    }
+}

@@ -1,0 +1,289 @@
+//! The soft device's port: one UDP socket bound to the device's IPv4 address,
+//! the fault switches a test can flip (link down, drop ratio), and the
+//! counters that show what the port did with each datagram.
+//!
+//! Faults act on both directions, as a bad cable would: with the link down
+//! nothing leaves and everything that arrives is discarded; with a drop ratio
+//! `r` each datagram sent or received is lost with probability `r`.
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Largest datagram the device sends or accepts: a 4096-byte MTU payload plus
+/// every RoCEv2 header, rounded up generously.
+pub const MAX_DATAGRAM: usize = 4096 + 256;
+
+/// What happened to datagrams at this port, for tests and debugging.
+#[derive(Debug, Default)]
+pub struct LinkCounters {
+    pub tx_packets: AtomicU64,
+    pub tx_dropped_link_down: AtomicU64,
+    pub tx_dropped_loss: AtomicU64,
+    pub tx_errors: AtomicU64,
+    pub rx_packets: AtomicU64,
+    pub rx_dropped_link_down: AtomicU64,
+    pub rx_dropped_loss: AtomicU64,
+    /// Datagrams that did not parse as RoCEv2.
+    pub rx_malformed: AtomicU64,
+    /// Datagrams for a QP number that does not exist on this device.
+    pub rx_unknown_qp: AtomicU64,
+    /// Datagrams whose source address is not the destination QP's peer.
+    pub rx_forged_source: AtomicU64,
+}
+
+/// A plain snapshot of [`LinkCounters`].
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct LinkStats {
+    pub tx_packets: u64,
+    pub tx_dropped_link_down: u64,
+    pub tx_dropped_loss: u64,
+    pub tx_errors: u64,
+    pub rx_packets: u64,
+    pub rx_dropped_link_down: u64,
+    pub rx_dropped_loss: u64,
+    pub rx_malformed: u64,
+    pub rx_unknown_qp: u64,
+    pub rx_forged_source: u64,
+}
+
+impl LinkCounters {
+    pub fn snapshot(&self) -> LinkStats {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        LinkStats {
+            tx_packets: get(&self.tx_packets),
+            tx_dropped_link_down: get(&self.tx_dropped_link_down),
+            tx_dropped_loss: get(&self.tx_dropped_loss),
+            tx_errors: get(&self.tx_errors),
+            rx_packets: get(&self.rx_packets),
+            rx_dropped_link_down: get(&self.rx_dropped_link_down),
+            rx_dropped_loss: get(&self.rx_dropped_loss),
+            rx_malformed: get(&self.rx_malformed),
+            rx_unknown_qp: get(&self.rx_unknown_qp),
+            rx_forged_source: get(&self.rx_forged_source),
+        }
+    }
+}
+
+pub(crate) fn bump(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Drop decisions: a SplitMix64 sequence held in one atomic, so that a fixed
+/// seed gives the same sequence of decisions for the same traffic.
+#[derive(Debug)]
+struct LossDice {
+    state: AtomicU64,
+    /// A datagram is dropped when the next random number is below this;
+    /// `u64::MAX` means "drop everything".
+    threshold: AtomicU64,
+}
+
+const SPLITMIX_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+
+impl LossDice {
+    fn new(seed: u64) -> Self {
+        LossDice { state: AtomicU64::new(seed), threshold: AtomicU64::new(0) }
+    }
+
+    fn set_ratio(&self, ratio: f64) {
+        let threshold = if ratio >= 1.0 {
+            u64::MAX
+        } else if ratio <= 0.0 {
+            0
+        } else {
+            // Exact enough: f64 has 53 bits of precision; the cast saturates.
+            (ratio * (u64::MAX as f64)) as u64
+        };
+        self.threshold.store(threshold, Ordering::Relaxed);
+    }
+
+    fn ratio(&self) -> f64 {
+        self.threshold.load(Ordering::Relaxed) as f64 / u64::MAX as f64
+    }
+
+    fn roll_drop(&self) -> bool {
+        let threshold = self.threshold.load(Ordering::Relaxed);
+        if threshold == 0 {
+            return false;
+        }
+        if threshold == u64::MAX {
+            return true;
+        }
+        let mut z = self.state.fetch_add(SPLITMIX_GAMMA, Ordering::Relaxed).wrapping_add(SPLITMIX_GAMMA);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        z < threshold
+    }
+}
+
+/// One device's UDP port.
+#[derive(Debug)]
+pub struct Link {
+    socket: UdpSocket,
+    local: SocketAddrV4,
+    up: AtomicBool,
+    dice: LossDice,
+    pub counters: LinkCounters,
+}
+
+impl Link {
+    /// Binds a non-blocking UDP socket to `ip` on an ephemeral port.
+    pub fn bind(ip: Ipv4Addr, loss_seed: u64) -> io::Result<Link> {
+        let socket = UdpSocket::bind(SocketAddrV4::new(ip, 0))?;
+        socket.set_nonblocking(true)?;
+        let local = match socket.local_addr()? {
+            SocketAddr::V4(addr) => addr,
+            SocketAddr::V6(_) => {
+                return Err(io::Error::new(io::ErrorKind::Other, "bound an IPv6 address"));
+            }
+        };
+        Ok(Link {
+            socket,
+            local,
+            up: AtomicBool::new(true),
+            dice: LossDice::new(loss_seed),
+            counters: LinkCounters::default(),
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddrV4 {
+        self.local
+    }
+
+    pub fn raw_fd(&self) -> RawFd {
+        self.socket.as_raw_fd()
+    }
+
+    pub fn set_up(&self, up: bool) {
+        self.up.store(up, Ordering::Relaxed);
+    }
+
+    pub fn is_up(&self) -> bool {
+        self.up.load(Ordering::Relaxed)
+    }
+
+    /// `ratio` must already be validated to lie in [0, 1].
+    pub fn set_loss(&self, ratio: f64) {
+        self.dice.set_ratio(ratio);
+    }
+
+    pub fn loss(&self) -> f64 {
+        self.dice.ratio()
+    }
+
+    /// Sends one datagram, unless the link is down or the dice drop it.
+    /// A send error is a lost packet like any other: RC retransmits it.
+    pub fn send(&self, datagram: &[u8], to: SocketAddrV4) {
+        if !self.is_up() {
+            bump(&self.counters.tx_dropped_link_down);
+            return;
+        }
+        if self.dice.roll_drop() {
+            bump(&self.counters.tx_dropped_loss);
+            return;
+        }
+        match self.socket.send_to(datagram, to) {
+            Ok(_) => bump(&self.counters.tx_packets),
+            Err(err) => {
+                bump(&self.counters.tx_errors);
+                tracing::debug!("soft hca {}: send to {to} failed: {err}", self.local);
+            }
+        }
+    }
+
+    /// Receives the next datagram that survives the faults, or `None` when
+    /// the socket has nothing more right now.
+    pub fn recv(&self, buf: &mut [u8]) -> Option<(usize, SocketAddrV4)> {
+        loop {
+            let (len, from) = match self.socket.recv_from(buf) {
+                Ok(got) => got,
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return None,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => {
+                    // E.g. ECONNREFUSED reported from an earlier send to a
+                    // closed port: nothing to do with this datagram.
+                    tracing::debug!("soft hca {}: receive error: {err}", self.local);
+                    continue;
+                }
+            };
+            if !self.is_up() {
+                bump(&self.counters.rx_dropped_link_down);
+                continue;
+            }
+            if self.dice.roll_drop() {
+                bump(&self.counters.rx_dropped_loss);
+                continue;
+            }
+            let SocketAddr::V4(from) = from else {
+                bump(&self.counters.rx_forged_source);
+                continue;
+            };
+            bump(&self.counters.rx_packets);
+            return Some((len, from));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeded_dice_repeat_and_match_the_ratio() {
+        let a = LossDice::new(42);
+        let b = LossDice::new(42);
+        a.set_ratio(0.25);
+        b.set_ratio(0.25);
+        let rolls_a: Vec<bool> = (0..10_000).map(|_| a.roll_drop()).collect();
+        let rolls_b: Vec<bool> = (0..10_000).map(|_| b.roll_drop()).collect();
+        assert_eq!(rolls_a, rolls_b);
+        let dropped = rolls_a.iter().filter(|d| **d).count();
+        assert!((2_200..2_800).contains(&dropped), "dropped {dropped} of 10000 at 25 %");
+    }
+
+    #[test]
+    fn ratio_zero_and_one_are_exact() {
+        let dice = LossDice::new(1);
+        dice.set_ratio(0.0);
+        assert!((0..1000).all(|_| !dice.roll_drop()));
+        dice.set_ratio(1.0);
+        assert!((0..1000).all(|_| dice.roll_drop()));
+    }
+
+    #[test]
+    fn link_down_drops_both_directions() {
+        let a = Link::bind(Ipv4Addr::LOCALHOST, 1).expect("bind a");
+        let b = Link::bind(Ipv4Addr::LOCALHOST, 2).expect("bind b");
+        let mut buf = [0u8; 64];
+        a.send(b"one", b.local_addr());
+        let got = wait_recv(&b, &mut buf);
+        assert_eq!(got, Some((3, a.local_addr())));
+
+        a.set_up(false);
+        a.send(b"two", b.local_addr());
+        assert_eq!(a.counters.snapshot().tx_dropped_link_down, 1);
+        b.send(b"three", a.local_addr());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(a.recv(&mut buf), None);
+        assert_eq!(a.counters.snapshot().rx_dropped_link_down, 1);
+        assert_eq!(b.recv(&mut buf), None, "nothing left a's port while down");
+
+        a.set_up(true);
+        b.send(b"four", a.local_addr());
+        assert_eq!(wait_recv(&a, &mut buf), Some((4, b.local_addr())));
+        assert_eq!(&buf[..4], b"four");
+    }
+
+    fn wait_recv(link: &Link, buf: &mut [u8]) -> Option<(usize, SocketAddrV4)> {
+        for _ in 0..200 {
+            if let Some(got) = link.recv(buf) {
+                return Some(got);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        None
+    }
+}

@@ -1,0 +1,184 @@
+//! Memory registrations of the soft device and the engine's [`Memory`] over
+//! them: which byte ranges of this process the device may touch, under which
+//! key, with which rights.
+//!
+//! Every DMA the device does (gathering a send, scattering a receive, serving
+//! a remote WRITE, READ or atomic) is checked against the table first, so a
+//! bad key, a range past the region's end, a region of another protection
+//! domain or a missing right is refused before any byte moves.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use super::engine::{Access, AtomicOp, MemError, Memory};
+
+/// One registered region. `addr..addr + len` is process memory the caller
+/// promised stays valid until deregistration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Region {
+    pub addr: usize,
+    pub len: usize,
+    pub access: Access,
+    pub pd: u32,
+}
+
+/// Keys are `index << 8 | generation`: the low byte changes each time a key
+/// is made, so a stale key of a deregistered region is refused.
+#[derive(Debug, Default)]
+pub struct MrTable {
+    regions: HashMap<u32, Region>,
+    next_index: u32,
+    generation: u8,
+}
+
+impl MrTable {
+    /// Registers a region and returns its key (used as both lkey and rkey,
+    /// as mlx5 does).
+    pub fn insert(&mut self, region: Region) -> u32 {
+        self.next_index = (self.next_index.wrapping_add(1)) & 0x00ff_ffff;
+        if self.next_index == 0 {
+            self.next_index = 1;
+        }
+        self.generation = self.generation.wrapping_add(1);
+        let mut key = (self.next_index << 8) | u32::from(self.generation);
+        // After 2^24 registrations indices wrap; skip keys still in use.
+        while self.regions.contains_key(&key) {
+            key = key.wrapping_add(0x100);
+        }
+        self.regions.insert(key, region);
+        key
+    }
+
+    pub fn remove(&mut self, key: u32) -> Option<Region> {
+        self.regions.remove(&key)
+    }
+
+    /// Checks that `[addr, addr + len)` lies inside the region of `key`, in
+    /// protection domain `pd`, with `access`; returns the address. A region
+    /// of another PD is refused as an invalid key, as hardware does.
+    pub fn locate(&self, pd: u32, key: u32, addr: u64, len: u64, access: Access) -> Result<*mut u8, MemError> {
+        let region = self.regions.get(&key).filter(|r| r.pd == pd).ok_or(MemError::InvalidKey)?;
+        if !region.access.contains(access) {
+            return Err(MemError::AccessDenied);
+        }
+        let start = usize::try_from(addr).map_err(|_| MemError::OutOfBounds)?;
+        let len = usize::try_from(len).map_err(|_| MemError::OutOfBounds)?;
+        let end = start.checked_add(len).ok_or(MemError::OutOfBounds)?;
+        let region_end = region.addr.checked_add(region.len).ok_or(MemError::OutOfBounds)?;
+        if len != 0 && (start < region.addr || end > region_end) {
+            return Err(MemError::OutOfBounds);
+        }
+        Ok(start as *mut u8)
+    }
+}
+
+/// The engine's view of this process's memory, for one QP (its PD).
+///
+/// Copies go through raw pointers: the application may touch the same bytes
+/// concurrently (that is what RDMA is), and the table guarantees the range
+/// is registered memory that stays valid while the device lock is held
+/// (deregistration takes the same lock).
+pub struct ProcessMemory<'a> {
+    pub table: &'a MrTable,
+    pub pd: u32,
+}
+
+impl Memory for ProcessMemory<'_> {
+    fn check(&self, key: u32, addr: u64, len: u64, access: Access) -> Result<(), MemError> {
+        self.table.locate(self.pd, key, addr, len, access).map(|_| ())
+    }
+
+    fn read(&self, key: u32, addr: u64, buf: &mut [u8], access: Access) -> Result<(), MemError> {
+        let src = self.table.locate(self.pd, key, addr, buf.len() as u64, access)?;
+        if !buf.is_empty() {
+            // SAFETY: `locate` proved `src..src + buf.len()` is inside a
+            // registered region, which the registrant keeps valid until it
+            // deregisters (not possible while we hold the device lock); `buf`
+            // is a Rust buffer and cannot overlap registered memory we copy
+            // from in a way that matters for a byte copy.
+            unsafe { std::ptr::copy(src, buf.as_mut_ptr(), buf.len()) };
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, key: u32, addr: u64, data: &[u8], access: Access) -> Result<(), MemError> {
+        let dst = self.table.locate(self.pd, key, addr, data.len() as u64, access)?;
+        if !data.is_empty() {
+            // SAFETY: as in `read`, the destination range is registered,
+            // valid memory with the right granted; `copy` tolerates overlap.
+            unsafe { std::ptr::copy(data.as_ptr(), dst, data.len()) };
+        }
+        Ok(())
+    }
+
+    fn atomic(&mut self, key: u32, addr: u64, op: &AtomicOp, access: Access) -> Result<u64, MemError> {
+        let size = u64::from(op.size_bytes());
+        let target = self.table.locate(self.pd, key, addr, size, access)?;
+        if (target as usize) % (size as usize) != 0 {
+            // Never build a misaligned atomic reference; the engine already
+            // NAKs misaligned atomics, this is the device's own guard.
+            return Err(MemError::OutOfBounds);
+        }
+        let old = if size == 4 {
+            // SAFETY: `target` is 4-byte aligned, inside registered memory
+            // (checked above), and AtomicU32 has u32's layout. Other threads
+            // of the process may use the word concurrently, hence atomics.
+            let cell = unsafe { &*(target as *const AtomicU32) };
+            let mut old = cell.load(Ordering::Relaxed);
+            loop {
+                let new = op.apply(u64::from(old)) as u32;
+                match cell.compare_exchange_weak(old, new, Ordering::AcqRel, Ordering::Relaxed) {
+                    Ok(_) => break u64::from(old),
+                    Err(seen) => old = seen,
+                }
+            }
+        } else {
+            // SAFETY: as above for an 8-byte aligned AtomicU64.
+            let cell = unsafe { &*(target as *const AtomicU64) };
+            let mut old = cell.load(Ordering::Relaxed);
+            loop {
+                let new = op.apply(old);
+                match cell.compare_exchange_weak(old, new, Ordering::AcqRel, Ordering::Relaxed) {
+                    Ok(_) => break old,
+                    Err(seen) => old = seen,
+                }
+            }
+        };
+        Ok(old)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_rights_pd_and_stale_keys() {
+        let mut buf = vec![0u64; 4];
+        let addr = buf.as_mut_ptr() as usize;
+        let mut table = MrTable::default();
+        let key = table.insert(Region { addr, len: 32, access: Access::LOCAL_WRITE.union(Access::REMOTE_ATOMIC), pd: 7 });
+        let a = addr as u64;
+        assert!(table.locate(7, key, a, 32, Access::LOCAL_WRITE).is_ok());
+        assert_eq!(table.locate(7, key, a + 1, 32, Access::LOCAL_READ), Err(MemError::OutOfBounds));
+        assert_eq!(table.locate(7, key, a - 1, 1, Access::LOCAL_READ), Err(MemError::OutOfBounds));
+        assert_eq!(table.locate(7, key, u64::MAX, 2, Access::LOCAL_READ), Err(MemError::OutOfBounds));
+        assert_eq!(table.locate(7, key, a, 8, Access::REMOTE_WRITE), Err(MemError::AccessDenied));
+        assert_eq!(table.locate(8, key, a, 8, Access::LOCAL_READ), Err(MemError::InvalidKey));
+
+        let mut mem = ProcessMemory { table: &table, pd: 7 };
+        mem.write(key, a + 8, &5u64.to_ne_bytes(), Access::LOCAL_WRITE).unwrap();
+        let old = mem.atomic(key, a + 8, &AtomicOp::FetchAdd { add: 3 }, Access::REMOTE_ATOMIC).unwrap();
+        assert_eq!(old, 5);
+        assert_eq!(mem.atomic(key, a + 4, &AtomicOp::FetchAdd { add: 3 }, Access::REMOTE_ATOMIC), Err(MemError::OutOfBounds));
+        let mut out = [0u8; 8];
+        mem.read(key, a + 8, &mut out, Access::LOCAL_READ).unwrap();
+        assert_eq!(u64::from_ne_bytes(out), 8);
+        assert_eq!(buf[1], 8);
+
+        assert!(table.remove(key).is_some());
+        assert_eq!(table.locate(7, key, a, 8, Access::LOCAL_READ), Err(MemError::InvalidKey));
+        let again = table.insert(Region { addr, len: 32, access: Access::ALL, pd: 7 });
+        assert_ne!(again, key, "a new registration never reuses the old key");
+    }
+}

@@ -1,0 +1,308 @@
+//! One QP of the soft device: the engine plus the rings it is bound to.
+//! Turns WQEs from the send ring into work requests, received datagrams into
+//! engine input, engine output into datagrams and CQE64s.
+
+use std::net::SocketAddrV4;
+use std::sync::Arc;
+
+use super::engine::{
+    ack_timeout_from_ib, Access, Completion, CompletionStatus, Instant, Memory, PathMtu, Qp as Engine, QpConfig,
+    QpState as EngineState, RecvWr, RtrAttrs, RtsAttrs, Sge, WorkQueue,
+};
+use super::link::{bump, Link, MAX_DATAGRAM};
+use super::memory::{MrTable, ProcessMemory};
+use super::os::DmaBuffer;
+use super::queues::{CqShared, SrqShared, TakenRecv};
+use super::wire::{IcrcContext, Opcode, Packet, PacketRepr};
+use super::translate as wqe;
+use crate::abi::ucs_status::Status;
+use crate::hca::{DeviceAddress, QpInfo, QpState, QpTransition};
+use crate::mlx5;
+
+/// The device side of one QP.
+pub(crate) struct QpContext {
+    engine: Engine,
+    pd: u32,
+    ring: Arc<DmaBuffer>,
+    dbrec: Arc<DmaBuffer>,
+    wqebb_count: u32,
+    /// Index of the next WQE the device reads (free-running, 16 bits as the
+    /// mlx5 counters).
+    sq_ci: u16,
+    send_cq: Arc<CqShared>,
+    recv_cq: Arc<CqShared>,
+    srq: Arc<SrqShared>,
+    /// This device's port address, for the ICRC.
+    local: Option<SocketAddrV4>,
+    peer: Option<SocketAddrV4>,
+    /// A receive taken from the SRQ for a SEND the engine then refused
+    /// (duplicate, out of sequence): it waits in the engine for the next
+    /// SEND, and goes back to the SRQ if the QP is flushed.
+    parked: Option<TakenRecv>,
+    tx_buf: Box<[u8]>,
+}
+
+/// Destination QP number of a datagram, if it is long enough for a BTH.
+pub(crate) fn dest_qpn_of(datagram: &[u8]) -> Option<u32> {
+    Packet::new_checked(datagram).ok().map(|p| p.dest_qp())
+}
+
+impl QpContext {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        qpn: u32,
+        pd: u32,
+        ring: Arc<DmaBuffer>,
+        dbrec: Arc<DmaBuffer>,
+        wqebb_count: u32,
+        send_cq: Arc<CqShared>,
+        recv_cq: Arc<CqShared>,
+        srq: Arc<SrqShared>,
+    ) -> QpContext {
+        QpContext {
+            engine: Engine::new(QpConfig::new(qpn)),
+            pd,
+            ring,
+            dbrec,
+            wqebb_count,
+            sq_ci: 0,
+            send_cq,
+            recv_cq,
+            srq,
+            local: None,
+            peer: None,
+            parked: None,
+            tx_buf: vec![0u8; MAX_DATAGRAM].into_boxed_slice(),
+        }
+    }
+
+    pub fn qpn(&self) -> u32 {
+        self.engine.qpn()
+    }
+
+    pub fn peer(&self) -> Option<SocketAddrV4> {
+        self.peer
+    }
+
+    pub fn next_timeout(&self) -> Option<Instant> {
+        self.engine.next_timeout()
+    }
+
+    pub fn query(&self) -> QpInfo {
+        let state = match self.engine.state() {
+            EngineState::Reset => QpState::Reset,
+            EngineState::Init => QpState::Init,
+            EngineState::Rtr => QpState::Rtr,
+            // SQD is never entered through this interface; report it as the
+            // sending state it drains from.
+            EngineState::Rts | EngineState::Sqd => QpState::Rts,
+            EngineState::Error => QpState::Error,
+        };
+        QpInfo {
+            state,
+            next_rcv_psn: self.engine.next_rcv_psn(),
+            sq_psn: self.engine.send_psn(),
+            dest_qpn: self.engine.dest_qpn(),
+        }
+    }
+
+    pub fn modify(&mut self, transition: QpTransition, now: Instant, link: &Link, mrs: &MrTable) -> Result<(), Status> {
+        let qpn = self.qpn();
+        let result = match transition {
+            QpTransition::Init { .. } => self.engine.modify_to_init(),
+            QpTransition::Rtr(attr) => {
+                let DeviceAddress::Udp(peer) = attr.peer;
+                let Some(path_mtu) = PathMtu::from_bytes(attr.path_mtu.bytes()) else {
+                    return Err(Status::InvalidParam);
+                };
+                let rtr = RtrAttrs {
+                    dest_qpn: attr.dest_qpn,
+                    rq_psn: attr.rq_psn,
+                    path_mtu,
+                    min_rnr_timer: attr.min_rnr_timer,
+                    max_dest_rd_atomic: attr.max_dest_rd_atomic,
+                };
+                let result = self.engine.modify_to_rtr(rtr);
+                if result.is_ok() {
+                    self.peer = Some(peer);
+                    self.local = Some(link.local_addr());
+                }
+                result
+            }
+            QpTransition::Rts(attr) => {
+                if attr.timeout > 31 {
+                    tracing::warn!("soft hca: QP 0x{qpn:x}: timeout exponent {} > 31", attr.timeout);
+                    return Err(Status::InvalidParam);
+                }
+                self.engine.modify_to_rts(RtsAttrs {
+                    sq_psn: attr.sq_psn,
+                    ack_timeout: ack_timeout_from_ib(attr.timeout),
+                    retry_cnt: attr.retry_cnt,
+                    rnr_retry: attr.rnr_retry,
+                    max_rd_atomic: attr.max_rd_atomic.max(1),
+                })
+            }
+            QpTransition::Error => {
+                self.engine.modify_to_error();
+                Ok(())
+            }
+            QpTransition::Reset => {
+                self.engine.reset();
+                self.sq_ci = 0;
+                self.peer = None;
+                if let Some(recv) = self.parked.take() {
+                    self.srq.give_back(recv);
+                }
+                Ok(())
+            }
+        };
+        if let Err(err) = result {
+            tracing::warn!("soft hca: QP 0x{qpn:x}: {transition:?} refused: {err}");
+            return Err(Status::InvalidParam);
+        }
+        self.pump(now, link, mrs);
+        Ok(())
+    }
+
+    /// The transport rang the doorbell: take every WQE up to the producer
+    /// index it published in `dbrec[1]`.
+    pub fn doorbell(&mut self, now: Instant, link: &Link, mrs: &MrTable) {
+        let producer = self.dbrec.load_be32(mlx5::MLX5_SND_DBR) as u16;
+        let mut scratch = [0u8; wqe::MAX_WQE_BYTES];
+        while self.sq_ci != producer {
+            let index = self.sq_ci;
+            let Some(ring) = wqe::copy_from_ring(&self.ring, self.wqebb_count, index, &mut scratch) else {
+                tracing::warn!("soft hca: QP 0x{:x}: WQE at {index} larger than the ring", self.qpn());
+                self.fail_wqe(index, 0, CompletionStatus::LocalQpOperationError);
+                self.sq_ci = producer;
+                self.engine.modify_to_error();
+                break;
+            };
+            let memory = ProcessMemory { table: mrs, pd: self.pd };
+            let read_local = |sge: &Sge, out: &mut Vec<u8>| {
+                let start = out.len();
+                out.resize(start + sge.len as usize, 0);
+                memory.read(sge.lkey, sge.addr, &mut out[start..], Access::LOCAL_READ).is_ok()
+            };
+            match wqe::to_work_request(ring, index, read_local) {
+                Ok((wqebbs, wr)) => {
+                    self.sq_ci = self.sq_ci.wrapping_add(wqebbs);
+                    let opcode = (wr.wr_id >> 16) as u8;
+                    if let Err(err) = self.engine.post_send(wr) {
+                        tracing::warn!("soft hca: QP 0x{:x}: WQE {index} refused: {err}", self.qpn());
+                        self.fail_wqe(index, opcode, CompletionStatus::LocalQpOperationError);
+                    }
+                }
+                Err(bad) => {
+                    tracing::warn!("soft hca: QP 0x{:x}: bad WQE at {index}: {:?}", self.qpn(), bad.status);
+                    self.sq_ci = self.sq_ci.wrapping_add(bad.wqebbs);
+                    self.fail_wqe(index, bad.opcode, bad.status);
+                    self.engine.modify_to_error();
+                }
+            }
+        }
+        self.pump(now, link, mrs);
+    }
+
+    /// A WQE the engine never saw: report it like hardware reports a bad
+    /// WQE, with an error CQE on the send CQ.
+    fn fail_wqe(&mut self, index: u16, mlx5_opcode: u8, status: CompletionStatus) {
+        let cqe = wqe::error_cqe(self.qpn(), index, mlx5_opcode, status);
+        self.send_cq.push(cqe);
+    }
+
+    /// One datagram for this QP, whose source the device already matched
+    /// against the peer.
+    pub fn receive(&mut self, datagram: &[u8], from: SocketAddrV4, now: Instant, link: &Link, mrs: &MrTable) {
+        let Some(local) = self.local else { return };
+        let packet = match PacketRepr::parse(datagram, &IcrcContext::new(from, local)) {
+            Ok(packet) => packet,
+            Err(err) => {
+                bump(&link.counters.rx_malformed);
+                tracing::debug!("soft hca: QP 0x{:x}: bad datagram from {from}: {err}", self.qpn());
+                return;
+            }
+        };
+        if self.consumes_receive(&packet) && self.engine.recv_queue_len() == 0 {
+            if let Some(recv) = self.srq.take() {
+                let wr = RecvWr { wr_id: u64::from(recv.wqe_index), sgl: recv.sgl.clone() };
+                if self.engine.post_recv(wr).is_ok() {
+                    self.parked = Some(recv);
+                } else {
+                    self.srq.give_back(recv);
+                }
+            }
+        }
+        {
+            let mut memory = ProcessMemory { table: mrs, pd: self.pd };
+            self.engine.handle_packet(now, &packet, &mut memory);
+        }
+        if self.engine.recv_queue_len() == 0 {
+            // The engine started (or finished) the message in that receive.
+            self.parked = None;
+        }
+        self.pump(now, link, mrs);
+    }
+
+    /// Whether this packet would take a receive if it is the one expected:
+    /// the first packet of a SEND, or the packet of a WRITE with immediate
+    /// that carries the immediate.
+    fn consumes_receive(&self, packet: &PacketRepr<'_>) -> bool {
+        let opcode = packet.bth.opcode;
+        let takes = (opcode.is_send() && opcode.is_first())
+            || matches!(opcode, Opcode::WriteOnlyImm | Opcode::WriteLastImm);
+        takes && packet.bth.psn == self.engine.next_rcv_psn()
+    }
+
+    pub fn handle_timeout(&mut self, now: Instant, link: &Link, mrs: &MrTable) {
+        self.engine.handle_timeout(now);
+        self.pump(now, link, mrs);
+    }
+
+    /// Sends every packet the engine has ready and writes every completion.
+    fn pump(&mut self, now: Instant, link: &Link, mrs: &MrTable) {
+        let mut memory = ProcessMemory { table: mrs, pd: self.pd };
+        if let (Some(peer), Some(local)) = (self.peer, self.local) {
+            let icrc = IcrcContext::new(local, peer);
+            while let Some(transmit) = self.engine.poll_transmit(now, &mut memory) {
+                let repr = transmit.repr();
+                match repr.emit(&mut self.tx_buf, &icrc) {
+                    Ok(len) => link.send(&self.tx_buf[..len], peer),
+                    Err(err) => {
+                        tracing::warn!("soft hca: QP 0x{:x}: cannot emit {:?}: {err}", self.qpn(), repr.bth.opcode);
+                    }
+                }
+            }
+        }
+        while let Some(completion) = self.engine.poll_completion() {
+            self.complete(&completion);
+        }
+    }
+
+    fn complete(&mut self, completion: &Completion) {
+        match completion.queue {
+            WorkQueue::Send => {
+                self.send_cq.push(wqe::send_cqe(completion));
+            }
+            WorkQueue::Recv => {
+                let parked_here = self.parked.as_ref().is_some_and(|r| u64::from(r.wqe_index) == completion.wr_id);
+                if completion.status == CompletionStatus::WrFlushError && parked_here {
+                    // Never used by this QP: other QPs of the SRQ may take it.
+                    if let Some(recv) = self.parked.take() {
+                        self.srq.give_back(recv);
+                    }
+                    return;
+                }
+                self.recv_cq.push(wqe::recv_cqe(completion, self.srq.srqn, self.engine.dest_qpn()));
+            }
+        }
+    }
+}
+
+impl Drop for QpContext {
+    fn drop(&mut self) {
+        if let Some(recv) = self.parked.take() {
+            self.srq.give_back(recv);
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! The completion queue and shared receive queue rings of the soft device:
+//! memory the transport reads and writes directly, and the device-side
+//! cursors over it.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::engine::Sge;
+use super::link::bump;
+use super::os::{DmaBuffer, EventFd};
+use crate::abi::ucs_status::Status;
+use crate::hca::{CqRing, RecvRing};
+use crate::mlx5;
+
+/// Size of a doorbell record allocation (two big-endian words, padded to
+/// its own cache line).
+const DBREC_LEN: usize = 64;
+
+/// Rounds a requested entry count up to a power of two within `1..=max`.
+pub(crate) fn ring_entries(requested: u32, max: u32) -> Result<u32, Status> {
+    if requested == 0 || requested > max {
+        tracing::warn!("soft hca: ring of {requested} entries requested (1..={max} supported)");
+        return Err(Status::InvalidParam);
+    }
+    Ok(requested.next_power_of_two())
+}
+
+/// A CQ: `cqe_count` CQE64 entries. The device is the only producer
+/// (always under the device lock); the transport consumes and publishes its
+/// consumer index in `dbrec[0]`.
+pub(crate) struct CqShared {
+    pub cqn: u32,
+    ring: DmaBuffer,
+    dbrec: DmaBuffer,
+    cqe_count: u32,
+    /// Next entry the device writes (free-running).
+    producer: AtomicU32,
+    armed: AtomicBool,
+    channel: Option<Arc<EventFd>>,
+    /// CQEs lost because the transport had not consumed enough entries.
+    pub overruns: AtomicU64,
+}
+
+impl CqShared {
+    pub fn new(cqn: u32, cqe_count: u32, channel: Option<Arc<EventFd>>) -> Result<CqShared, Status> {
+        let ring = DmaBuffer::new(cqe_count as usize * mlx5::CQE_LEN)?;
+        // Every entry starts INVALID, so the transport's first poll of each
+        // slot sees "not written yet" whatever its owner bit says.
+        for index in 0..cqe_count {
+            let mut cqe = [0u8; mlx5::CQE_LEN];
+            cqe[mlx5::CQE_OP_OWN_OFFSET] = mlx5::CQE_INIT_OP_OWN;
+            ring.publish(index as usize * mlx5::CQE_LEN, &cqe);
+        }
+        Ok(CqShared {
+            cqn,
+            ring,
+            dbrec: DmaBuffer::new(DBREC_LEN)?,
+            cqe_count,
+            producer: AtomicU32::new(0),
+            armed: AtomicBool::new(false),
+            channel,
+            overruns: AtomicU64::new(0),
+        })
+    }
+
+    pub fn ring(&self) -> CqRing {
+        CqRing {
+            buf: self.ring.ptr(),
+            cqe_count: self.cqe_count,
+            dbrec: self.dbrec.ptr().cast(),
+            cqn: self.cqn,
+        }
+    }
+
+    pub fn arm(&self) {
+        self.armed.store(true, Ordering::SeqCst);
+    }
+
+    /// Writes one CQE (the caller fills everything but the owner bit) at the
+    /// producer index. Returns false, counting an overrun, if the transport
+    /// has not consumed the entry a full ring ago.
+    pub fn push(&self, mut cqe: [u8; mlx5::CQE_LEN]) -> bool {
+        let producer = self.producer.load(Ordering::Relaxed);
+        let consumer = self.dbrec.load_be32(0) & 0x00ff_ffff;
+        let in_flight = producer.wrapping_sub(consumer) & 0x00ff_ffff;
+        if in_flight >= self.cqe_count {
+            bump(&self.overruns);
+            tracing::warn!("soft hca: CQ 0x{:x} overrun, completion lost", self.cqn);
+            return false;
+        }
+        let index = producer & (self.cqe_count - 1);
+        if mlx5::cqe_owner_for(producer, self.cqe_count) {
+            cqe[mlx5::CQE_OP_OWN_OFFSET] |= mlx5::MLX5_CQE_OWNER_MASK;
+        } else {
+            cqe[mlx5::CQE_OP_OWN_OFFSET] &= !mlx5::MLX5_CQE_OWNER_MASK;
+        }
+        self.ring.publish(index as usize * mlx5::CQE_LEN, &cqe);
+        self.producer.store(producer.wrapping_add(1), Ordering::Relaxed);
+        if self.armed.swap(false, Ordering::SeqCst) {
+            if let Some(channel) = &self.channel {
+                channel.signal();
+            }
+        }
+        true
+    }
+}
+
+/// An SRQ: `wqe_count` receive WQEs of `stride` bytes, linked by their
+/// next-segment index as mlx5 SRQs are. The transport publishes the count of
+/// WQEs it posted in `dbrec[0]`.
+pub(crate) struct SrqShared {
+    pub srqn: u32,
+    pub pd: u32,
+    ring: DmaBuffer,
+    dbrec: DmaBuffer,
+    wqe_count: u32,
+    stride: u32,
+    max_sge: u32,
+    cursor: Mutex<SrqCursor>,
+}
+
+#[derive(Default)]
+struct SrqCursor {
+    /// WQEs taken from the ring so far (free-running, compared with the
+    /// posted counter).
+    taken: u16,
+    /// Index of the next WQE to take.
+    head: u16,
+    /// Receives a QP took but never used (it was flushed): served first.
+    returned: Vec<TakenRecv>,
+}
+
+/// A receive taken from the SRQ: its WQE index (reported in the CQE) and
+/// its scatter list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TakenRecv {
+    pub wqe_index: u16,
+    pub sgl: Vec<Sge>,
+}
+
+impl SrqShared {
+    pub fn new(srqn: u32, pd: u32, wqe_count: u32, max_sge: u32) -> Result<SrqShared, Status> {
+        let stride = ((1 + max_sge as usize) * mlx5::SEG_LEN).next_power_of_two();
+        Ok(SrqShared {
+            srqn,
+            pd,
+            ring: DmaBuffer::new(wqe_count as usize * stride)?,
+            dbrec: DmaBuffer::new(DBREC_LEN)?,
+            wqe_count,
+            stride: stride as u32,
+            max_sge,
+            cursor: Mutex::new(SrqCursor::default()),
+        })
+    }
+
+    pub fn ring(&self) -> RecvRing {
+        RecvRing {
+            buf: self.ring.ptr(),
+            wqe_count: self.wqe_count,
+            stride: self.stride,
+            max_sge: self.max_sge,
+            dbrec: self.dbrec.ptr().cast(),
+            srqn: self.srqn,
+        }
+    }
+
+    /// Takes the next posted receive, if the transport posted one.
+    pub fn take(&self) -> Option<TakenRecv> {
+        let mut cursor = self.cursor.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(recv) = cursor.returned.pop() {
+            return Some(recv);
+        }
+        let posted = self.dbrec.load_be32(mlx5::MLX5_RCV_DBR) as u16;
+        if posted == cursor.taken {
+            return None;
+        }
+        let index = cursor.head & (self.wqe_count as u16).wrapping_sub(1);
+        // Copy the WQE out: the transport may write other WQEs meanwhile.
+        let stride = self.stride as usize;
+        let mut wqe = [0u8; MAX_SRQ_STRIDE];
+        let wqe = wqe.get_mut(..stride)?;
+        if !self.ring.read(usize::from(index) * stride, wqe) {
+            return None;
+        }
+        let decoded = match mlx5::decode_recv_wqe(wqe, 0, stride, true) {
+            Ok(decoded) => decoded,
+            Err(err) => {
+                tracing::warn!("soft hca: SRQ 0x{:x}: bad receive WQE {index}: {err}", self.srqn);
+                return None;
+            }
+        };
+        let sgl = decoded.data().map(|d| Sge { addr: d.addr, len: d.byte_count, lkey: d.lkey }).collect();
+        cursor.taken = cursor.taken.wrapping_add(1);
+        cursor.head = decoded.next.map_or(index.wrapping_add(1), |next| next.next_wqe_index);
+        Some(TakenRecv { wqe_index: index, sgl })
+    }
+
+    /// Puts back a receive a QP took but did not use.
+    pub fn give_back(&self, recv: TakenRecv) {
+        let mut cursor = self.cursor.lock().unwrap_or_else(|p| p.into_inner());
+        cursor.returned.push(recv);
+    }
+}
+
+/// Largest SRQ WQE: the next segment plus `MAX_SRQ_SGE` data segments.
+const MAX_SRQ_STRIDE: usize = (1 + super::handles::MAX_SRQ_SGE as usize) * mlx5::SEG_LEN * 2;

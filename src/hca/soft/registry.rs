@@ -1,0 +1,139 @@
+//! The process-wide table of soft devices: each name is opened at most once
+//! and shared by every memory domain and iface of the process, so a fault
+//! set on a device reaches all of its QPs. Fault settings made while a
+//! device is closed are kept and applied when it opens.
+
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+
+use super::device::Opened;
+use crate::abi::ucs_status::Status;
+
+/// Environment variable: drop ratio applied to every device at open.
+pub const SOFT_HCA_LOSS_ENV: &str = "UCX_SOFT_HCA_LOSS";
+/// Environment variable: seed of the loss decisions (random when unset).
+pub const SOFT_HCA_SEED_ENV: &str = "UCX_SOFT_HCA_SEED";
+
+/// Faults of one device name.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Faults {
+    pub link_up: bool,
+    pub loss: f64,
+}
+
+#[derive(Debug)]
+struct Entry {
+    ipv4: Ipv4Addr,
+    faults: Faults,
+    open: Weak<Opened>,
+}
+
+#[derive(Debug)]
+struct Registry {
+    entries: HashMap<String, Entry>,
+    /// Number of devices opened so far, mixed into each device's loss seed
+    /// so that two devices do not drop the same packet pattern.
+    opened: u64,
+}
+
+fn registry() -> MutexGuard<'static, Registry> {
+    static REGISTRY: OnceLock<Mutex<Registry>> = OnceLock::new();
+    let lock = REGISTRY.get_or_init(|| {
+        let loss = initial_loss();
+        let entries = crate::core::devices::hca_devices()
+            .iter()
+            .map(|d| {
+                let faults = Faults { link_up: true, loss };
+                (d.name.clone(), Entry { ipv4: d.ipv4, faults, open: Weak::new() })
+            })
+            .collect();
+        Mutex::new(Registry { entries, opened: 0 })
+    });
+    // A panic while holding this lock cannot leave the table inconsistent
+    // (every update is a single insert/assign), so poisoning is ignored.
+    lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn initial_loss() -> f64 {
+    let Ok(text) = std::env::var(SOFT_HCA_LOSS_ENV) else { return 0.0 };
+    match text.trim().parse::<f64>() {
+        Ok(ratio) if (0.0..=1.0).contains(&ratio) => ratio,
+        _ => {
+            tracing::warn!("{SOFT_HCA_LOSS_ENV}='{text}' is not a ratio in [0, 1]; ignored");
+            0.0
+        }
+    }
+}
+
+fn loss_seed(opened: u64) -> u64 {
+    let base = match std::env::var(SOFT_HCA_SEED_ENV) {
+        Ok(text) => match text.trim().parse::<u64>() {
+            Ok(seed) => seed,
+            Err(_) => {
+                tracing::warn!("{SOFT_HCA_SEED_ENV}='{text}' is not an integer; using a random seed");
+                random_seed()
+            }
+        },
+        Err(_) => random_seed(),
+    };
+    base ^ opened.wrapping_mul(0x2545_f491_4f6c_dd1d)
+}
+
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    hasher.finish()
+}
+
+/// Names of the devices this process can open.
+pub fn names() -> Vec<String> {
+    let mut names: Vec<String> = registry().entries.keys().cloned().collect();
+    names.sort();
+    names
+}
+
+/// Opens `name` (or shares it if open). `ipv4` adds or re-addresses a device
+/// that is not configured (tests use it to get two devices on two loopback
+/// addresses in one process); `None` needs a configured name.
+pub(crate) fn open(name: &str, ipv4: Option<Ipv4Addr>) -> Result<Arc<Opened>, Status> {
+    let mut reg = registry();
+    let opened_count = reg.opened;
+    if let Some(ip) = ipv4 {
+        let entry = reg.entries.entry(name.to_string()).or_insert_with(|| Entry {
+            ipv4: ip,
+            faults: Faults { link_up: true, loss: initial_loss() },
+            open: Weak::new(),
+        });
+        if entry.open.strong_count() == 0 {
+            entry.ipv4 = ip;
+        } else if entry.ipv4 != ip {
+            tracing::warn!("soft hca {name}: already open on {}, not {ip}", entry.ipv4);
+            return Err(Status::Busy);
+        }
+    }
+    let entry = reg.entries.get_mut(name).ok_or_else(|| {
+        tracing::warn!("soft hca: no device named '{name}'");
+        Status::NoDevice
+    })?;
+    if let Some(device) = entry.open.upgrade() {
+        return Ok(device);
+    }
+    let device = Opened::start(name, entry.ipv4, entry.faults, loss_seed(opened_count))?;
+    entry.open = Arc::downgrade(&device);
+    reg.opened += 1;
+    Ok(device)
+}
+
+/// Changes the faults of `name`: applied now if it is open, and kept for
+/// later opens.
+pub fn set_faults(name: &str, change: impl FnOnce(&mut Faults)) -> Result<(), Status> {
+    let mut reg = registry();
+    let entry = reg.entries.get_mut(name).ok_or(Status::NoDevice)?;
+    change(&mut entry.faults);
+    if let Some(device) = entry.open.upgrade() {
+        device.apply_faults(entry.faults);
+    }
+    Ok(())
+}
