@@ -150,6 +150,7 @@ pub struct SendWqe<'a> {
     pub data_len: u64,
     ring: &'a [u8],
     data_first_unit: usize,
+    data_end_unit: usize,
 }
 
 impl<'a> SendWqe<'a> {
@@ -166,7 +167,7 @@ impl<'a> SendWqe<'a> {
             ring: self.ring,
             wqe_index: self.ctrl.wqe_index,
             unit: self.data_first_unit,
-            end: usize::from(self.ctrl.ds),
+            end: self.data_end_unit,
         }
     }
 }
@@ -331,6 +332,7 @@ pub fn decode_send_wqe(ring: &[u8], wqe_index: u16) -> Result<SendWqe<'_>, WqeEr
         data_len,
         ring,
         data_first_unit,
+        data_end_unit: data_end,
     })
 }
 

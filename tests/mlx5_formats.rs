@@ -1,0 +1,764 @@
+//! mlx5 formats: byte images derived by hand from the mlx5 layouts
+//! (rdma-core `mlx5dv.h`), round trips, ring wrap, the decoder on garbage,
+//! CQ ownership and doorbell records.
+
+use uct::mlx5::*;
+
+/// Small seeded generator (SplitMix64) so the random tests are reproducible.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn seg_at(ring: &mut [u8], idx: u16, unit: usize) -> &mut Seg {
+    ring_seg_mut(ring, idx, unit).expect("valid ring")
+}
+
+#[test]
+fn ctrl_seg_byte_image() {
+    let ctrl = CtrlSeg {
+        opcode: MLX5_OPCODE_SEND,
+        opmod: 0,
+        wqe_index: 0x1234,
+        qpn: 0xabcdef,
+        ds: 3,
+        signature: 0,
+        stream_channel_id: 0,
+        fm_ce_se: MLX5_WQE_CTRL_CQ_UPDATE | MLX5_WQE_CTRL_SOLICITED,
+        imm: 0x1122_3344,
+    };
+    let mut seg = [0xeeu8; 16];
+    ctrl.write(&mut seg);
+    // opmod_idx_opcode = be32(opmod<<24 | idx<<8 | opcode), qpn_ds = be32(qpn<<8 | ds),
+    // signature, 2 bytes stream id, fm_ce_se, imm.
+    assert_eq!(
+        seg,
+        [
+            0x00, 0x12, 0x34, 0x0a, 0xab, 0xcd, 0xef, 0x03, 0x00, 0x00, 0x00, 0x0a, 0x11, 0x22,
+            0x33, 0x44
+        ]
+    );
+    let back = CtrlSeg::read(&seg);
+    assert_eq!(back, ctrl);
+    assert!(back.cq_update());
+    assert!(back.solicited());
+    assert_eq!(back.fence_mode(), MLX5_FENCE_MODE_NONE);
+    assert_eq!(back.wqebbs(), 1);
+    let fenced = CtrlSeg {
+        fm_ce_se: MLX5_FENCE_MODE_SMALL_AND_FENCE,
+        ds: 5,
+        ..ctrl
+    };
+    assert_eq!(fenced.fence_mode(), 0x80);
+    assert!(!fenced.cq_update());
+    assert_eq!(fenced.wqebbs(), 2);
+}
+
+#[test]
+fn raddr_data_inline_atomic_byte_images() {
+    let mut seg = [0xffu8; 16];
+    RaddrSeg {
+        raddr: 0x0102_0304_0506_0708,
+        rkey: 0xdead_beef,
+    }
+    .write(&mut seg);
+    assert_eq!(
+        seg,
+        [1, 2, 3, 4, 5, 6, 7, 8, 0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 0]
+    );
+    assert_eq!(RaddrSeg::read(&seg).rkey, 0xdead_beef);
+
+    DataSeg {
+        byte_count: 0x40,
+        lkey: 0x1234,
+        addr: 0x7f00_0000_1000,
+    }
+    .write(&mut seg);
+    assert_eq!(
+        seg,
+        [0, 0, 0, 0x40, 0, 0, 0x12, 0x34, 0, 0, 0x7f, 0, 0, 0, 0x10, 0]
+    );
+
+    InlineSeg::write_header(&mut seg, 5);
+    assert_eq!(&seg[..4], &[0x80, 0, 0, 5]);
+    assert!(InlineSeg::is_inline(&seg));
+    assert_eq!(InlineSeg::len(&seg), 5);
+    assert_eq!(InlineSeg::units(0), 1);
+    assert_eq!(InlineSeg::units(12), 1);
+    assert_eq!(InlineSeg::units(13), 2);
+    assert_eq!(InlineSeg::units(28), 2);
+    assert_eq!(InlineSeg::units(29), 3);
+
+    AtomicSeg {
+        swap_add: 0x0000_0000_0000_0005,
+        compare: 0x1000_0000_0000_0001,
+    }
+    .write(&mut seg);
+    assert_eq!(seg, [0, 0, 0, 0, 0, 0, 0, 5, 0x10, 0, 0, 0, 0, 0, 0, 1]);
+
+    MaskedCsSeg {
+        swap: 0xaabb_ccdd,
+        compare: 0x1,
+        swap_mask: 0xffff_0000,
+        compare_mask: 0x0000_ffff,
+    }
+    .write32(&mut seg);
+    assert_eq!(
+        seg,
+        [0xaa, 0xbb, 0xcc, 0xdd, 0, 0, 0, 1, 0xff, 0xff, 0, 0, 0, 0, 0xff, 0xff]
+    );
+    assert_eq!(MaskedCsSeg::read32(&seg).swap_mask, 0xffff_0000);
+
+    seg = [0xffu8; 16];
+    MaskedFaSeg {
+        add: 0x0102_0304,
+        field_boundary: 0x8000_8000,
+    }
+    .write(&mut seg, AtomicSize::Bits32);
+    // add | boundary | 8 reserved zero bytes
+    assert_eq!(seg, [1, 2, 3, 4, 0x80, 0, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(
+        MaskedFaSeg::read(&seg, AtomicSize::Bits32),
+        MaskedFaSeg {
+            add: 0x0102_0304,
+            field_boundary: 0x8000_8000
+        }
+    );
+    assert_eq!(AtomicSize::Bits32.opmod(), 0x08);
+    assert_eq!(AtomicSize::Bits64.opmod(), 0x09);
+}
+
+/// Writes ctrl + fixed segments + data entries for one WQE the way the
+/// datapath would, returning its DS count.
+fn post(ring: &mut [u8], idx: u16, opcode: u8, opmod: u8, fixed: &[Seg], data: &[Entry]) -> u8 {
+    let mut unit = 1;
+    for s in fixed {
+        *seg_at(ring, idx, unit) = *s;
+        unit += 1;
+    }
+    for e in data {
+        match e {
+            Entry::Ptr(d) => {
+                d.write(seg_at(ring, idx, unit));
+                unit += 1;
+            }
+            Entry::Inline(bytes) => {
+                unit += write_inline(ring, idx, unit, bytes).expect("inline fits");
+            }
+        }
+    }
+    let ctrl = CtrlSeg {
+        opcode,
+        opmod,
+        wqe_index: idx,
+        qpn: 0x42,
+        ds: unit as u8,
+        fm_ce_se: MLX5_WQE_CTRL_CQ_UPDATE,
+        imm: 0xcafe_f00d,
+        ..CtrlSeg::default()
+    };
+    ctrl.write(seg_at(ring, idx, 0));
+    unit as u8
+}
+
+enum Entry {
+    Ptr(DataSeg),
+    Inline(Vec<u8>),
+}
+
+fn collect(wqe: &SendWqe<'_>) -> Vec<Result<DataSeg, Vec<u8>>> {
+    wqe.data()
+        .map(|e| match e {
+            DataEntry::Pointer(d) => Ok(d),
+            DataEntry::Inline(i) => {
+                let mut v = vec![0; i.len()];
+                assert_eq!(i.copy_to(&mut v), i.len());
+                Err(v)
+            }
+        })
+        .collect()
+}
+
+fn raddr(raddr: u64, rkey: u32) -> Seg {
+    let mut s = [0; 16];
+    RaddrSeg { raddr, rkey }.write(&mut s);
+    s
+}
+
+#[test]
+fn every_opcode_decodes_back() {
+    let d1 = DataSeg {
+        byte_count: 100,
+        lkey: 7,
+        addr: 0x1000,
+    };
+    let d8 = DataSeg {
+        byte_count: 8,
+        lkey: 9,
+        addr: 0x2000,
+    };
+    let d4 = DataSeg {
+        byte_count: 4,
+        lkey: 9,
+        addr: 0x2008,
+    };
+    let r = raddr(0xffff_0000_1234_5678, 0x55);
+    let remote = RaddrSeg {
+        raddr: 0xffff_0000_1234_5678,
+        rkey: 0x55,
+    };
+    let mut atomic = [0; 16];
+    AtomicSeg {
+        swap_add: 11,
+        compare: 22,
+    }
+    .write(&mut atomic);
+    let mcs = MaskedCsSeg {
+        swap: 1,
+        compare: 2,
+        swap_mask: 3,
+        compare_mask: 4,
+    };
+    let (mut mcs32, mut mcs64a, mut mcs64b) = ([0; 16], [0; 16], [0; 16]);
+    mcs.write32(&mut mcs32);
+    mcs.write64(&mut mcs64a, &mut mcs64b);
+    let mfa = MaskedFaSeg {
+        add: 5,
+        field_boundary: 0x8000_0000,
+    };
+    let (mut mfa32, mut mfa64) = ([0; 16], [0; 16]);
+    mfa.write(&mut mfa32, AtomicSize::Bits32);
+    mfa.write(&mut mfa64, AtomicSize::Bits64);
+
+    type Case = (u8, u8, Vec<Seg>, Vec<Entry>, SendOp, u64);
+    let cases: Vec<Case> = vec![
+        (MLX5_OPCODE_NOP, 0, vec![], vec![], SendOp::Nop, 0),
+        (
+            MLX5_OPCODE_SEND,
+            0,
+            vec![],
+            vec![Entry::Ptr(d1)],
+            SendOp::Send { imm: None },
+            100,
+        ),
+        (
+            MLX5_OPCODE_SEND_IMM,
+            0,
+            vec![],
+            vec![
+                Entry::Inline(b"hello, inline world!".to_vec()),
+                Entry::Ptr(d1),
+            ],
+            SendOp::Send {
+                imm: Some(0xcafe_f00d),
+            },
+            120,
+        ),
+        (
+            MLX5_OPCODE_RDMA_WRITE,
+            0,
+            vec![r],
+            vec![Entry::Ptr(d1), Entry::Ptr(d8)],
+            SendOp::RdmaWrite { remote, imm: None },
+            108,
+        ),
+        (
+            MLX5_OPCODE_RDMA_WRITE_IMM,
+            0,
+            vec![r],
+            vec![Entry::Inline(vec![9; 3])],
+            SendOp::RdmaWrite {
+                remote,
+                imm: Some(0xcafe_f00d),
+            },
+            3,
+        ),
+        (
+            MLX5_OPCODE_RDMA_READ,
+            0,
+            vec![r],
+            vec![Entry::Ptr(d1)],
+            SendOp::RdmaRead { remote },
+            100,
+        ),
+        (
+            MLX5_OPCODE_ATOMIC_CS,
+            0,
+            vec![r, atomic],
+            vec![Entry::Ptr(d8)],
+            SendOp::AtomicCs {
+                remote,
+                swap: 11,
+                compare: 22,
+            },
+            8,
+        ),
+        (
+            MLX5_OPCODE_ATOMIC_FA,
+            0,
+            vec![r, atomic],
+            vec![Entry::Ptr(d8)],
+            SendOp::AtomicFa { remote, add: 11 },
+            8,
+        ),
+        (
+            MLX5_OPCODE_ATOMIC_MASKED_CS,
+            OPMOD_EXT_ATOMIC_32,
+            vec![r, mcs32],
+            vec![Entry::Ptr(d4)],
+            SendOp::MaskedCs {
+                remote,
+                size: AtomicSize::Bits32,
+                ops: mcs,
+            },
+            4,
+        ),
+        (
+            MLX5_OPCODE_ATOMIC_MASKED_CS,
+            OPMOD_EXT_ATOMIC_64,
+            vec![r, mcs64a, mcs64b],
+            vec![Entry::Ptr(d8)],
+            SendOp::MaskedCs {
+                remote,
+                size: AtomicSize::Bits64,
+                ops: mcs,
+            },
+            8,
+        ),
+        (
+            MLX5_OPCODE_ATOMIC_MASKED_FA,
+            OPMOD_EXT_ATOMIC_32,
+            vec![r, mfa32],
+            vec![Entry::Ptr(d4)],
+            SendOp::MaskedFa {
+                remote,
+                size: AtomicSize::Bits32,
+                ops: mfa,
+            },
+            4,
+        ),
+        (
+            MLX5_OPCODE_ATOMIC_MASKED_FA,
+            OPMOD_EXT_ATOMIC_64,
+            vec![r, mfa64],
+            vec![Entry::Ptr(d8)],
+            SendOp::MaskedFa {
+                remote,
+                size: AtomicSize::Bits64,
+                ops: mfa,
+            },
+            8,
+        ),
+    ];
+
+    // Place each WQE at every index of a 4-block ring, so that the ones that
+    // need more than one block also cross the end of the ring.
+    for (opcode, opmod, fixed, data, op, len) in &cases {
+        for idx in [0u16, 1, 2, 3, 7, 0xffff] {
+            let mut ring = vec![0u8; 4 * SEND_WQE_BB];
+            let ds = post(&mut ring, idx, *opcode, *opmod, fixed, data);
+            let wqe = decode_send_wqe(&ring, idx).expect("decodes");
+            assert_eq!(wqe.op, *op, "opcode {opcode:#x} at {idx}");
+            assert_eq!(wqe.ctrl.ds, ds);
+            assert_eq!(wqe.ctrl.qpn, 0x42);
+            assert_eq!(wqe.data_len, *len);
+            assert_eq!(wqe.data_count, data.len());
+            let got = collect(&wqe);
+            for (g, want) in got.iter().zip(data) {
+                match (g, want) {
+                    (Ok(d), Entry::Ptr(w)) => assert_eq!(d, w),
+                    (Err(bytes), Entry::Inline(w)) => assert_eq!(bytes, w),
+                    _ => panic!("entry kind differs for opcode {opcode:#x}"),
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn inline_data_wraps_at_the_ring_end() {
+    let mut ring = vec![0u8; 2 * SEND_WQE_BB];
+    let payload: Vec<u8> = (0..100u8).collect();
+    // WQE at the last block: ctrl in units 4..; inline starts at unit 1 of
+    // block 1 (byte 80) and runs past byte 128 into the start of the ring.
+    let idx = 1;
+    let ds = post(
+        &mut ring,
+        idx,
+        MLX5_OPCODE_SEND,
+        0,
+        &[],
+        &[Entry::Inline(payload.clone())],
+    );
+    assert_eq!(usize::from(ds), 1 + InlineSeg::units(100));
+    let wqe = decode_send_wqe(&ring, idx).unwrap();
+    assert_eq!(wqe.wqebbs(), 2);
+    let entries: Vec<_> = wqe.data().collect();
+    assert_eq!(entries.len(), 1);
+    match entries[0] {
+        DataEntry::Inline(i) => {
+            assert_eq!(i.head.len(), 128 - 84);
+            assert_eq!(i.tail.len(), 100 - 44);
+            let mut out = vec![0; 100];
+            i.copy_to(&mut out);
+            assert_eq!(out, payload);
+        }
+        DataEntry::Pointer(_) => panic!("expected inline"),
+    }
+    // The data really sits at the start of the ring.
+    assert_eq!(&ring[..56], &payload[44..]);
+}
+
+#[test]
+fn decoder_rejects_bad_wqes() {
+    let mut ring = vec![0u8; 4 * SEND_WQE_BB];
+    post(
+        &mut ring,
+        0,
+        MLX5_OPCODE_SEND,
+        0,
+        &[],
+        &[Entry::Ptr(DataSeg::default())],
+    );
+    assert_eq!(
+        decode_send_wqe(&ring, 4),
+        Err(WqeError::IndexMismatch {
+            expected: 4,
+            found: 0
+        })
+    );
+    assert_eq!(decode_send_wqe(&ring[..100], 0), Err(WqeError::BadRing));
+    assert_eq!(decode_send_wqe(&[], 0), Err(WqeError::BadRing));
+
+    let mut bad = ring.clone();
+    bad[7] = 0; // DS 0
+    assert_eq!(decode_send_wqe(&bad, 0), Err(WqeError::BadDsCount(0)));
+    bad[7] = 0x40; // over the 6-bit field
+    assert_eq!(decode_send_wqe(&bad, 0), Err(WqeError::BadDsCount(0x40)));
+    bad[7] = 17; // more units than the 256-byte ring holds
+    assert_eq!(decode_send_wqe(&bad, 0), Err(WqeError::BadDsCount(17)));
+
+    let mut bad = ring.clone();
+    bad[3] = 0x33;
+    assert_eq!(decode_send_wqe(&bad, 0), Err(WqeError::UnknownOpcode(0x33)));
+
+    // Masked atomic with an opmod naming no width.
+    let mut bad = vec![0u8; 4 * SEND_WQE_BB];
+    post(
+        &mut bad,
+        0,
+        MLX5_OPCODE_ATOMIC_MASKED_FA,
+        0x0b,
+        &[raddr(0, 0), [0; 16]],
+        &[Entry::Ptr(DataSeg::default())],
+    );
+    assert_eq!(decode_send_wqe(&bad, 0), Err(WqeError::BadOpmod(0x0b)));
+
+    // RDMA WRITE whose DS count leaves no room for the raddr segment.
+    let mut bad = ring.clone();
+    bad[3] = MLX5_OPCODE_RDMA_WRITE;
+    bad[7] = 1;
+    assert_eq!(decode_send_wqe(&bad, 0), Err(WqeError::BadDsCount(1)));
+
+    // Inline segment claiming more bytes than the DS count covers.
+    let mut bad = vec![0u8; 4 * SEND_WQE_BB];
+    post(
+        &mut bad,
+        0,
+        MLX5_OPCODE_SEND,
+        0,
+        &[],
+        &[Entry::Inline(vec![1; 20])],
+    );
+    InlineSeg::write_header(seg_at(&mut bad, 0, 1), 200);
+    assert_eq!(decode_send_wqe(&bad, 0), Err(WqeError::Truncated));
+    InlineSeg::write_header(seg_at(&mut bad, 0, 1), 0x7fff_ffff);
+    assert_eq!(decode_send_wqe(&bad, 0), Err(WqeError::Truncated));
+}
+
+#[test]
+fn decoder_survives_random_rings() {
+    let mut rng = Rng(0x5eed_0001);
+    let mut ok = 0;
+    for round in 0..20_000 {
+        let blocks = 1usize << rng.below(4);
+        let mut ring: Vec<u8> = (0..blocks * SEND_WQE_BB)
+            .map(|_| rng.next() as u8)
+            .collect();
+        let idx = rng.next() as u16;
+        // Make the header plausible half of the time so deeper paths run.
+        if round % 2 == 0 {
+            let seg = seg_at(&mut ring, idx, 0);
+            seg[1..3].copy_from_slice(&idx.to_be_bytes());
+            seg[7] &= 0x0f;
+            let ops = [
+                MLX5_OPCODE_NOP,
+                MLX5_OPCODE_SEND,
+                MLX5_OPCODE_SEND_IMM,
+                MLX5_OPCODE_RDMA_WRITE,
+                MLX5_OPCODE_RDMA_READ,
+                MLX5_OPCODE_ATOMIC_CS,
+                MLX5_OPCODE_ATOMIC_MASKED_CS,
+                MLX5_OPCODE_ATOMIC_MASKED_FA,
+            ];
+            seg[3] = ops[rng.below(ops.len() as u64) as usize];
+            seg[0] = 8 + (rng.below(2) as u8);
+        }
+        if let Ok(wqe) = decode_send_wqe(&ring, idx) {
+            ok += 1;
+            // The validated data list is exactly what iteration yields.
+            let entries: Vec<_> = wqe.data().collect();
+            assert_eq!(entries.len(), wqe.data_count);
+            assert_eq!(entries.iter().map(|e| e.len()).sum::<u64>(), wqe.data_len);
+            assert!(usize::from(wqe.ctrl.ds) * SEG_LEN <= ring.len());
+            assert!(wqe.ctrl.ds >= 1 && wqe.ctrl.ds <= MAX_DS);
+        }
+    }
+    assert!(
+        ok > 100,
+        "too few random WQEs decoded ({ok}) to exercise the data path"
+    );
+}
+
+#[test]
+fn srq_recv_wqe_decodes_until_the_terminator() {
+    let stride = 64;
+    let mut ring = vec![0u8; 4 * stride];
+    let idx = 6u16; // wraps to slot 2
+    let base = 2 * stride;
+    let mut s = [0u8; 16];
+    SrqNextSeg {
+        next_wqe_index: 0x0307,
+        signature: 0,
+    }
+    .write(&mut s);
+    assert_eq!(&s[..4], &[0, 0, 3, 7]);
+    ring[base..base + 16].copy_from_slice(&s);
+    let a = DataSeg {
+        byte_count: 4096,
+        lkey: 1,
+        addr: 0x10000,
+    };
+    a.write((&mut ring[base + 16..base + 32]).try_into().unwrap());
+    DataSeg {
+        byte_count: 0,
+        lkey: MLX5_INVALID_LKEY,
+        addr: 0,
+    }
+    .write((&mut ring[base + 32..base + 48]).try_into().unwrap());
+    // Garbage after the terminator must be ignored.
+    ring[base + 48..base + 64].fill(0xab);
+
+    let wqe = decode_recv_wqe(&ring, idx, stride, true).unwrap();
+    assert_eq!(wqe.next.unwrap().next_wqe_index, 0x0307);
+    assert_eq!(wqe.data_count, 1);
+    assert_eq!(wqe.data_len, 4096);
+    assert_eq!(wqe.data().collect::<Vec<_>>(), vec![a]);
+
+    // Without SRQ header, the same slot reads the next-seg as a data entry.
+    let plain = decode_recv_wqe(&ring, idx, stride, false).unwrap();
+    assert!(plain.next.is_none());
+    assert_eq!(plain.data_count, 2);
+
+    assert_eq!(decode_recv_wqe(&ring, 0, 48, false), Err(WqeError::BadRing));
+    assert_eq!(decode_recv_wqe(&ring, 0, 16, true), Err(WqeError::BadRing));
+    assert_eq!(
+        decode_recv_wqe(&ring[..8], 0, 16, false),
+        Err(WqeError::BadRing)
+    );
+}
+
+#[test]
+fn cqe_byte_images_and_round_trips() {
+    let req = Cqe64 {
+        opcode: MLX5_CQE_REQ,
+        owner: true,
+        wqe_counter: 0x0102,
+        qpn: 0x000abc,
+        wqe_opcode: MLX5_OPCODE_RDMA_READ,
+        byte_cnt: 0x200,
+        ..Cqe64::default()
+    };
+    let b = req.encode();
+    assert_eq!(&b[44..48], &[0, 0, 2, 0]);
+    assert_eq!(
+        &b[56..64],
+        &[0x10, 0x00, 0x0a, 0xbc, 0x01, 0x02, 0x00, 0x01]
+    );
+    assert_eq!(Cqe64::decode(&b), req);
+
+    let recv = Cqe64 {
+        opcode: MLX5_CQE_RESP_SEND_IMM,
+        owner: false,
+        solicited: true,
+        wqe_counter: 9,
+        qpn: 0x77,
+        byte_cnt: 33,
+        imm_inval_pkey: 0xdead_beef,
+        remote_qpn: 0x123456,
+        srqn: 5,
+        ..Cqe64::default()
+    };
+    let b = recv.encode();
+    assert_eq!(b[63], 0x32); // opcode 3 << 4 | SE
+    assert_eq!(&b[36..40], &[0xde, 0xad, 0xbe, 0xef]);
+    assert_eq!(&b[24..28], &[0, 0x12, 0x34, 0x56]);
+    assert_eq!(&b[32..36], &[0, 0, 0, 5]);
+    assert_eq!(Cqe64::decode(&b), recv);
+
+    let err = Cqe64 {
+        opcode: MLX5_CQE_REQ_ERR,
+        owner: true,
+        wqe_counter: 0xfffe,
+        qpn: 0x42,
+        wqe_opcode: MLX5_OPCODE_SEND,
+        syndrome: MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR,
+        vendor_syndrome: 0x81,
+        ..Cqe64::default()
+    };
+    let b = err.encode();
+    assert_eq!(b[54], 0x81);
+    assert_eq!(b[55], 0x15);
+    assert_eq!(b[63], 0xd1);
+    assert_eq!(&b[60..62], &[0xff, 0xfe]);
+    assert_eq!(Cqe64::decode(&b), err);
+}
+
+#[test]
+fn syndrome_values() {
+    let table = [
+        (MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR, 0x01),
+        (MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR, 0x02),
+        (MLX5_CQE_SYNDROME_LOCAL_PROT_ERR, 0x04),
+        (MLX5_CQE_SYNDROME_WR_FLUSH_ERR, 0x05),
+        (MLX5_CQE_SYNDROME_MW_BIND_ERR, 0x06),
+        (MLX5_CQE_SYNDROME_BAD_RESP_ERR, 0x10),
+        (MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR, 0x11),
+        (MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, 0x12),
+        (MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, 0x13),
+        (MLX5_CQE_SYNDROME_REMOTE_OP_ERR, 0x14),
+        (MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR, 0x15),
+        (MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR, 0x16),
+        (MLX5_CQE_SYNDROME_REMOTE_ABORTED_ERR, 0x22),
+    ];
+    for (got, want) in table {
+        assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn cq_ownership_flips_each_pass() {
+    let cq_len = 4u32;
+    let mut cq = vec![[0u8; CQE_LEN]; cq_len as usize];
+    for e in &mut cq {
+        e[CQE_OP_OWN_OFFSET] = CQE_INIT_OP_OWN;
+    }
+    let mut produced = 0u32;
+    let mut consumed = 0u32;
+    let mut seen = Vec::new();
+    for round in 0..5 {
+        // Nothing new before the producer writes.
+        let slot = (consumed % cq_len) as usize;
+        assert!(
+            !cqe_is_sw_owned(cq[slot][CQE_OP_OWN_OFFSET], consumed, cq_len),
+            "round {round}: stale entry looked new"
+        );
+        for _ in 0..3 {
+            let cqe = Cqe64 {
+                opcode: MLX5_CQE_REQ,
+                owner: cqe_owner_for(produced, cq_len),
+                wqe_counter: produced as u16,
+                ..Cqe64::default()
+            };
+            cq[(produced % cq_len) as usize] = cqe.encode();
+            produced += 1;
+        }
+        while cqe_is_sw_owned(
+            cq[(consumed % cq_len) as usize][CQE_OP_OWN_OFFSET],
+            consumed,
+            cq_len,
+        ) {
+            seen.push(Cqe64::decode(&cq[(consumed % cq_len) as usize]).wqe_counter);
+            consumed += 1;
+        }
+        assert_eq!(consumed, produced);
+    }
+    assert_eq!(seen, (0..15).collect::<Vec<u16>>());
+    assert!(!cqe_owner_for(3, 4));
+    assert!(cqe_owner_for(4, 4));
+    assert!(!cqe_owner_for(8, 4));
+}
+
+#[test]
+fn doorbell_records_and_writes() {
+    let rec = QpDoorbellRecord {
+        recv_counter: 0x0102,
+        send_counter: 0xfffe,
+    };
+    let b = rec.encode();
+    assert_eq!(b, [0, 0, 1, 2, 0, 0, 0xff, 0xfe]);
+    assert_eq!(QpDoorbellRecord::decode(&b), rec);
+    assert_eq!(dbrec_word(0x0102).to_ne_bytes(), [0, 0, 1, 2]);
+
+    let mut seg = [0u8; 16];
+    CtrlSeg {
+        opcode: MLX5_OPCODE_RDMA_WRITE,
+        wqe_index: 0x0a0b,
+        qpn: 0x123456,
+        ds: 3,
+        ..CtrlSeg::default()
+    }
+    .write(&mut seg);
+    let db = send_doorbell(&seg);
+    assert_eq!(db, [0x00, 0x0a, 0x0b, 0x08, 0x12, 0x34, 0x56, 0x03]);
+    assert_eq!(
+        SendDoorbell::decode(&db),
+        SendDoorbell {
+            opmod: 0,
+            wqe_index: 0x0a0b,
+            opcode: MLX5_OPCODE_RDMA_WRITE,
+            qpn: 0x123456,
+            ds: 3
+        }
+    );
+
+    let cq = CqDoorbellRecord {
+        ci: 0x12_3456,
+        arm_sn: 2,
+        arm_cmd: MLX5_CQ_DB_REQ_NOT_SOL,
+        arm_ci: 0x12_3456,
+    };
+    assert_eq!(cq.arm_word(), 0x2112_3456);
+    assert_eq!(cq.encode(), [0, 0x12, 0x34, 0x56, 0x21, 0x12, 0x34, 0x56]);
+    assert_eq!(CqDoorbellRecord::decode(&cq.encode()), cq);
+    assert_eq!(
+        cq.arm_doorbell(0x77),
+        [0x21, 0x12, 0x34, 0x56, 0, 0, 0, 0x77]
+    );
+}
+
+#[test]
+fn psn_wraps_at_2_pow_24() {
+    let mut psn = PSN_MASK - 2;
+    let mut order = Vec::new();
+    for _ in 0..6 {
+        order.push(psn);
+        psn = psn_add(psn, 1);
+    }
+    assert_eq!(order, vec![0xff_fffd, 0xff_fffe, 0xff_ffff, 0, 1, 2]);
+    for w in order.windows(2) {
+        assert!(psn_lt(w[0], w[1]));
+        assert_eq!(psn_distance(w[0], w[1]), 1);
+    }
+    assert!(psn_lt(0xff_fffd, 2));
+    assert_eq!(psn_distance(2, 0xff_fffd), -5);
+}
