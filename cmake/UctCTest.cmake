@@ -8,30 +8,49 @@
 
 set(UCT_TEST_DEFAULT_TIMEOUT 300 CACHE STRING "CTest timeout (s) of a C test that sets none")
 
-# Warnings every C test is built with; tests built against foreign headers
-# (Debian's UCX) use them without -Werror.
+# Warnings every C test is built with; programs built against the system's
+# UCX headers use them without -Werror (those headers are not ours to fix).
 set(UCT_C_TEST_WARNINGS -Wall -Wextra)
 
-# uct_add_c_test(<name> SOURCES <file>...
-#                [LABELS <label>...] [ARGS <arg>...] [ENVIRONMENT <VAR=value>...]
-#                [LINK <library>...] [FIXTURES <fixture>...] [TIMEOUT <seconds>]
-#                [NO_UCT_LINK])
-# NO_UCT_LINK builds the program without our headers and library (the caller
-# adds its own, e.g. Debian's UCX); the test still runs it like the others.
-function(uct_add_c_test name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "NO_UCT_LINK" "TIMEOUT"
-                        "SOURCES;LABELS;ARGS;ENVIRONMENT;LINK;FIXTURES")
+# uct_add_c_program(<name> SOURCES <file>... [LINK <library>...] [AGAINST_SYSTEM_UCX])
+# Builds a C program against our headers and the build-tree library
+# (uct::uct, with -Werror), or with AGAINST_SYSTEM_UCX against the system's
+# UCX headers and its libuct/libucs (UCX_SYSTEM_* from c-tests/CMakeLists.txt),
+# the way existing UCX binaries were built.
+function(uct_add_c_program name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "AGAINST_SYSTEM_UCX" "" "SOURCES;LINK")
   if(NOT arg_SOURCES)
-    message(FATAL_ERROR "uct_add_c_test(${name}): SOURCES is required")
+    message(FATAL_ERROR "uct_add_c_program(${name}): SOURCES is required")
   endif()
   add_executable(${name} ${arg_SOURCES})
   target_compile_options(${name} PRIVATE ${UCT_C_TEST_WARNINGS})
   set_target_properties(${name} PROPERTIES C_STANDARD 99 C_EXTENSIONS ON)
-  if(NOT arg_NO_UCT_LINK)
+  if(arg_AGAINST_SYSTEM_UCX)
+    if(NOT UCX_SYSTEM_FOUND)
+      message(FATAL_ERROR "uct_add_c_program(${name}): the system's UCX was not found")
+    endif()
+    target_include_directories(${name} PRIVATE "${UCX_SYSTEM_INCLUDE_DIR}")
+    target_link_libraries(${name} PRIVATE "${UCX_SYSTEM_UCT_LIBRARY}" "${UCX_SYSTEM_UCS_LIBRARY}")
+  else()
     target_compile_options(${name} PRIVATE -Werror)
     target_link_libraries(${name} PRIVATE uct::uct)
   endif()
   target_link_libraries(${name} PRIVATE ${arg_LINK})
+endfunction()
+
+# uct_add_c_test(<name> SOURCES <file>...
+#                [LABELS <label>...] [ARGS <arg>...] [ENVIRONMENT <VAR=value>...]
+#                [LINK <library>...] [FIXTURES <fixture>...] [TIMEOUT <seconds>]
+#                [AGAINST_SYSTEM_UCX])
+# uct_add_c_program() plus one test running it.
+function(uct_add_c_test name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "AGAINST_SYSTEM_UCX" "TIMEOUT"
+                        "SOURCES;LABELS;ARGS;ENVIRONMENT;LINK;FIXTURES")
+  set(system_flag)
+  if(arg_AGAINST_SYSTEM_UCX)
+    set(system_flag AGAINST_SYSTEM_UCX)
+  endif()
+  uct_add_c_program(${name} SOURCES ${arg_SOURCES} LINK ${arg_LINK} ${system_flag})
   uct_register_test(${name} COMMAND $<TARGET_FILE:${name}> ${arg_ARGS}
                     LABELS ${arg_LABELS} ENVIRONMENT ${arg_ENVIRONMENT}
                     FIXTURES ${arg_FIXTURES} TIMEOUT ${arg_TIMEOUT})
