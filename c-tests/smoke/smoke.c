@@ -208,6 +208,61 @@ static int query_component(uct_component_h component, const struct smoke_options
     return has_md;
 }
 
+static unsigned progress_calls;
+
+static unsigned count_progress(void *arg)
+{
+    (void)arg;
+    ++progress_calls;
+    return 1; /* "made progress": uct_worker_progress must add it up */
+}
+
+/* Progress the worker `rounds` times; returns the sum of the results. */
+static unsigned progress(uct_worker_h worker, int rounds)
+{
+    unsigned total = 0;
+
+    while (rounds-- > 0) {
+        total += uct_worker_progress(worker);
+    }
+    return total;
+}
+
+/* A callback registered with the worker must be called by
+ * uct_worker_progress, which UCX's headers inline: they walk the worker's
+ * callback queue themselves. Once unregistered, it must stop being called. */
+static void check_worker_progress(uct_worker_h worker)
+{
+    uct_worker_cb_id_t id = UCS_CALLBACKQ_ID_NULL;
+    unsigned reported, calls_after_unregister;
+
+    if (progress(worker, 1) != 0) {
+        fail("uct_worker_progress on an idle worker reported progress", NULL);
+    }
+    uct_worker_progress_register_safe(worker, count_progress, NULL,
+                                      UCS_CALLBACKQ_FLAG_FAST, &id);
+    if (id == UCS_CALLBACKQ_ID_NULL) {
+        fail("uct_worker_progress_register_safe returned no id", NULL);
+        return;
+    }
+    reported = progress(worker, 3);
+    printf("smoke: registered progress callback: %u call(s), %u reported by "
+           "uct_worker_progress\n", progress_calls, reported);
+    if (progress_calls == 0 || reported != progress_calls) {
+        fail("uct_worker_progress did not call the registered callback", NULL);
+    }
+    uct_worker_progress_unregister_safe(worker, &id);
+    if (id != UCS_CALLBACKQ_ID_NULL) {
+        fail("uct_worker_progress_unregister_safe did not reset the id", NULL);
+    }
+    progress(worker, 2); /* lets a deferred removal take effect */
+    calls_after_unregister = progress_calls;
+    progress(worker, 3);
+    if (progress_calls != calls_after_unregister) {
+        fail("an unregistered progress callback is still called", NULL);
+    }
+}
+
 static void run(const struct smoke_options *opts)
 {
     ucs_async_context_t *async = NULL;
@@ -224,9 +279,7 @@ static void run(const struct smoke_options *opts)
                       uct_worker_create(async, UCS_THREAD_MODE_SINGLE, &worker))) {
         goto out_async;
     }
-    /* Inline in UCX's headers: walks the worker's callback queue directly. */
-    printf("smoke: uct_worker_progress on an idle worker: %u\n",
-           uct_worker_progress(worker));
+    check_worker_progress(worker);
 
     if (!check_status("uct_query_components",
                       uct_query_components(&components, &num_components))) {
