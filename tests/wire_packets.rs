@@ -341,6 +341,12 @@ fn structural_errors() {
     fix(&mut b);
     assert_eq!(PacketRepr::parse(&b, &c), Err(WireError::BadPad));
 
+    // Payload plus pad not a whole number of words (one byte missing).
+    let mut b = good.clone();
+    b.remove(BTH_LEN);
+    fix(&mut b);
+    assert_eq!(PacketRepr::parse(&b, &c), Err(WireError::BadPad));
+
     // Masked-atomic header with a bad size byte or oversized 32-bit operand.
     let ext = sample(Opcode::MaskedFetchAdd, &[]);
     let mut b = vec![0u8; ext.buffer_len()];

@@ -13,6 +13,8 @@
 //! address says.
 
 mod bth;
+#[doc(hidden)]
+pub mod fuzzing;
 mod headers;
 mod icrc;
 mod opcode;
@@ -38,7 +40,8 @@ pub enum WireError {
     UnknownOpcode(u8),
     /// BTH transport version other than 0.
     BadTransportVersion(u8),
-    /// Pad count larger than the payload area.
+    /// Pad count larger than the payload area, or payload plus pad not a
+    /// whole number of 4-byte words.
     BadPad,
     /// Reserved AETH syndrome.
     BadAeth(u8),

@@ -24,8 +24,8 @@ impl<T: AsRef<[u8]>> Packet<T> {
     }
 
     /// A view whose accessors cannot panic: the buffer holds a BTH with a
-    /// known opcode, that opcode's extension headers, a pad no longer than the
-    /// payload area, and an ICRC.
+    /// known opcode, that opcode's extension headers, a payload area of whole
+    /// 4-byte words that the pad count does not exceed, and an ICRC.
     #[inline]
     pub fn new_checked(buffer: T) -> Result<Packet<T>, WireError> {
         let packet = Packet::new_unchecked(buffer);
@@ -44,7 +44,9 @@ impl<T: AsRef<[u8]>> Packet<T> {
         if b.len() < headers + ICRC_LEN {
             return Err(WireError::Truncated);
         }
-        if usize::from(self.pad_count()) > b.len() - headers - ICRC_LEN {
+        let padded_payload = b.len() - headers - ICRC_LEN;
+        // The pad makes the payload a whole number of 4-byte words.
+        if usize::from(self.pad_count()) > padded_payload || padded_payload % 4 != 0 {
             return Err(WireError::BadPad);
         }
         Ok(())
