@@ -55,3 +55,11 @@ function(uct_install_cmake_package)
                 "${generated_dir}/ucx-config-version.cmake"
           DESTINATION "${config_install_dir}")
 endfunction()
+
+# uct_install_program(<target>): installs a program into bin/ with an RPATH
+# that finds the library in the same installed tree, wherever it is moved.
+function(uct_install_program target)
+  file(RELATIVE_PATH lib_from_bin "/prefix/${CMAKE_INSTALL_BINDIR}" "/prefix/${CMAKE_INSTALL_LIBDIR}")
+  set_target_properties(${target} PROPERTIES INSTALL_RPATH "$ORIGIN/${lib_from_bin}")
+  install(TARGETS ${target} RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+endfunction()

@@ -45,6 +45,8 @@ check_layout() {
         "$libdir/cmake/ucx/ucx-config.cmake" "$libdir/cmake/ucx/ucx-config-version.cmake"; do
         [[ -f $file ]] || fail "$file is not installed"
     done
+    # Installed programs find the library through their relative RPATH.
+    run_consumer "$prefix/bin/uct_smoke"
     echo "consumer_test: installed layout OK under $prefix"
 }
 
