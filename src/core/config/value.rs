@@ -396,16 +396,20 @@ pub fn parse_time_seconds(text: &str) -> Option<f64> {
         .last()
         .map_or(text.len(), |(i, _)| i);
     let (number, unit) = text.split_at(unit_start);
+    if number.ends_with(char::is_whitespace) {
+        return None; // "10 ms": the unit must follow the number
+    }
     let value = parse_double(number)?;
-    let seconds_per_unit = match unit {
-        "" | "s" => 1.0,
-        "m" => 60.0,
-        "ms" => 1e-3,
-        "us" => 1e-6,
-        "ns" => 1e-9,
+    // Dividing by an exact power of ten (as UCX does) keeps printed values
+    // such as `1500000.00us` exact when read back.
+    let seconds = match unit {
+        "" | "s" => value,
+        "m" => value * 60.0,
+        "ms" => value / 1e3,
+        "us" => value / 1e6,
+        "ns" => value / 1e9,
         _ => return None,
     };
-    let seconds = value * seconds_per_unit;
     (seconds >= 0.0 && seconds.is_finite()).then_some(seconds)
 }
 
