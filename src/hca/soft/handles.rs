@@ -114,6 +114,11 @@ impl SoftDevice {
         self.core().progress();
     }
 
+    /// The drop ratio currently applied to the port.
+    pub fn loss(&self) -> f64 {
+        self.core().link.loss()
+    }
+
     /// What the port did with datagrams so far.
     pub fn link_stats(&self) -> LinkStats {
         self.core().link.counters.snapshot()

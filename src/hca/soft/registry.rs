@@ -10,8 +10,6 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use super::device::Opened;
 use crate::abi::ucs_status::Status;
 
-/// Environment variable: drop ratio applied to every device at open.
-pub const SOFT_HCA_LOSS_ENV: &str = "UCX_SOFT_HCA_LOSS";
 /// Environment variable: seed of the loss decisions (random when unset).
 pub const SOFT_HCA_SEED_ENV: &str = "UCX_SOFT_HCA_SEED";
 
@@ -32,6 +30,8 @@ struct Entry {
 #[derive(Debug)]
 struct Registry {
     entries: HashMap<String, Entry>,
+    /// `UCX_SOFT_HCA_LOSS`, for devices added by `open_at`.
+    initial_loss: f64,
     /// Number of devices opened so far, mixed into each device's loss seed
     /// so that two devices do not drop the same packet pattern.
     opened: u64,
@@ -40,30 +40,25 @@ struct Registry {
 fn registry() -> MutexGuard<'static, Registry> {
     static REGISTRY: OnceLock<Mutex<Registry>> = OnceLock::new();
     let lock = REGISTRY.get_or_init(|| {
-        let loss = initial_loss();
-        let entries = crate::core::devices::hca_devices()
-            .iter()
+        // A bad configuration was already reported by the config module;
+        // the process then has no configured device (tests may still add
+        // some with `open_at`).
+        let (devices, loss) = match crate::core::config::soft_hca_config() {
+            Ok(config) => (config.devices, config.loss),
+            Err(_) => (Vec::new(), 0.0),
+        };
+        let entries = devices
+            .into_iter()
             .map(|d| {
                 let faults = Faults { link_up: true, loss };
-                (d.name.clone(), Entry { ipv4: d.ipv4, faults, open: Weak::new() })
+                (d.name, Entry { ipv4: d.ipv4, faults, open: Weak::new() })
             })
             .collect();
-        Mutex::new(Registry { entries, opened: 0 })
+        Mutex::new(Registry { entries, initial_loss: loss, opened: 0 })
     });
     // A panic while holding this lock cannot leave the table inconsistent
     // (every update is a single insert/assign), so poisoning is ignored.
     lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn initial_loss() -> f64 {
-    let Ok(text) = std::env::var(SOFT_HCA_LOSS_ENV) else { return 0.0 };
-    match text.trim().parse::<f64>() {
-        Ok(ratio) if (0.0..=1.0).contains(&ratio) => ratio,
-        _ => {
-            tracing::warn!("{SOFT_HCA_LOSS_ENV}='{text}' is not a ratio in [0, 1]; ignored");
-            0.0
-        }
-    }
 }
 
 fn loss_seed(opened: u64) -> u64 {
@@ -100,10 +95,11 @@ pub fn names() -> Vec<String> {
 pub(crate) fn open(name: &str, ipv4: Option<Ipv4Addr>) -> Result<Arc<Opened>, Status> {
     let mut reg = registry();
     let opened_count = reg.opened;
+    let initial_loss = reg.initial_loss;
     if let Some(ip) = ipv4 {
         let entry = reg.entries.entry(name.to_string()).or_insert_with(|| Entry {
             ipv4: ip,
-            faults: Faults { link_up: true, loss: initial_loss() },
+            faults: Faults { link_up: true, loss: initial_loss },
             open: Weak::new(),
         });
         if entry.open.strong_count() == 0 {

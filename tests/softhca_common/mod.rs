@@ -1,0 +1,446 @@
+//! Test harness for the soft HCA: one QP with its CQs, SRQ and a registered
+//! buffer, driven the way the rc_mlx5 transport drives a device: mlx5 WQEs
+//! written into the send ring with the `uct::mlx5` segment writers, the
+//! doorbell record updated, the doorbell rung, CQE64s polled from the ring.
+#![allow(dead_code)]
+
+use std::net::Ipv4Addr;
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use std::time::{Duration, Instant};
+
+use uct::hca::{
+    Access, Cq, CqRing, Device, DeviceAddress, Doorbell, Mr, Mtu, Pd, Qp, QpInitAttr, QpTransition, RecvRing,
+    RtrAttr, RtsAttr, SendRing, Srq, SrqInitAttr,
+};
+use uct::hca::soft::SoftDevice;
+use uct::mlx5::{self, AtomicSize, Cqe64, CtrlSeg, DataSeg, RaddrSeg, Seg};
+
+pub const BUF_LEN: usize = 1 << 20;
+pub const SQ_WQEBBS: u32 = 256;
+pub const SRQ_WQES: u32 = 256;
+pub const CQES: u32 = 1024;
+pub const RECV_SLOT: usize = 16 * 1024;
+
+/// What a test posts.
+#[derive(Clone, Debug)]
+pub enum Op<'a> {
+    SendInline(&'a [u8]),
+    /// SEND from `len` bytes at `offset` of the local buffer.
+    Send { offset: usize, len: usize, imm: Option<u32> },
+    /// An inline header followed by local-buffer data (as am_zcopy does).
+    SendMixed { header: &'a [u8], offset: usize, len: usize },
+    Write { offset: usize, len: usize, remote: u64, rkey: u32, imm: Option<u32> },
+    WriteInline { data: &'a [u8], remote: u64, rkey: u32 },
+    Read { offset: usize, len: usize, remote: u64, rkey: u32 },
+    CompareSwap { result_offset: usize, remote: u64, rkey: u32, compare: u64, swap: u64 },
+    FetchAdd { result_offset: usize, remote: u64, rkey: u32, add: u64 },
+    MaskedCompareSwap {
+        size: AtomicSize,
+        result_offset: usize,
+        remote: u64,
+        rkey: u32,
+        compare: u64,
+        compare_mask: u64,
+        swap: u64,
+        swap_mask: u64,
+    },
+    MaskedFetchAdd { size: AtomicSize, result_offset: usize, remote: u64, rkey: u32, add: u64, boundary: u64 },
+    Nop,
+}
+
+/// One end: device, QP, queues and a registered 1 MiB buffer.
+pub struct Side {
+    pub device: Device,
+    pub pd: Pd,
+    pub send_cq: Cq,
+    pub recv_cq: Cq,
+    pub srq: Srq,
+    pub qp: Qp,
+    pub doorbell: Doorbell,
+    pub mr: Mr,
+    /// Receive buffers (separate registration, SRQ slots).
+    pub recv_mr: Mr,
+    pub buf: Box<[u64]>,
+    pub recv_buf: Box<[u64]>,
+    sq: SendRing,
+    sq_pi: u16,
+    srq_ring: RecvRing,
+    srq_pi: u16,
+    send_ring: CqRing,
+    send_ci: u32,
+    recv_ring: CqRing,
+    recv_ci: u32,
+}
+
+/// The connection attributes a peer needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Endpoint {
+    pub address: DeviceAddress,
+    pub qpn: u32,
+    pub rkey: u32,
+    pub buf_addr: u64,
+}
+
+impl Endpoint {
+    pub fn to_line(&self) -> String {
+        let mut packed = [0u8; DeviceAddress::MAX_PACKED_LEN];
+        let len = self.address.pack(&mut packed).expect("pack");
+        let hex: String = packed[..len].iter().map(|b| format!("{b:02x}")).collect();
+        format!("{hex} {} {} {}", self.qpn, self.rkey, self.buf_addr)
+    }
+
+    pub fn from_line(line: &str) -> Endpoint {
+        let mut parts = line.split_whitespace();
+        let hex = parts.next().expect("address");
+        let bytes: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex"))
+            .collect();
+        let address = DeviceAddress::unpack(&bytes).expect("unpack");
+        let mut next = || parts.next().expect("field").parse::<u64>().expect("number");
+        Endpoint { address, qpn: next() as u32, rkey: next() as u32, buf_addr: next() }
+    }
+}
+
+pub fn open_soft(name: &str, ip: Ipv4Addr) -> Device {
+    Device::Soft(SoftDevice::open_at(name, ip).expect("open soft device"))
+}
+
+impl Side {
+    pub fn new(device: Device) -> Side {
+        let pd = device.alloc_pd().expect("pd");
+        let send_cq = device.create_cq(CQES, None).expect("send cq");
+        let recv_cq = device.create_cq(CQES, None).expect("recv cq");
+        let srq = pd.create_srq(SrqInitAttr { wqe_count: SRQ_WQES, max_sge: 1 }).expect("srq");
+        let qp = pd
+            .create_qp(&QpInitAttr { send_cq: &send_cq, recv_cq: &recv_cq, srq: &srq, sq_wqebb_count: SQ_WQEBBS })
+            .expect("qp");
+        let mut buf = vec![0u64; BUF_LEN / 8].into_boxed_slice();
+        let mut recv_buf = vec![0u64; RECV_SLOT * SRQ_WQES as usize / 8].into_boxed_slice();
+        let access = Access::ALL;
+        let mr = pd.reg_mr(buf.as_mut_ptr().cast(), BUF_LEN, access).expect("reg buf");
+        let recv_mr = pd.reg_mr(recv_buf.as_mut_ptr().cast(), recv_buf.len() * 8, Access::LOCAL_WRITE).expect("reg recv");
+        let doorbell = qp.doorbell();
+        let sq = qp.send_ring();
+        let srq_ring = srq.ring();
+        let send_ring = send_cq.ring();
+        let recv_ring = recv_cq.ring();
+        Side {
+            device,
+            pd,
+            send_cq,
+            recv_cq,
+            srq,
+            qp,
+            doorbell,
+            mr,
+            recv_mr,
+            buf,
+            recv_buf,
+            sq,
+            sq_pi: 0,
+            srq_ring,
+            srq_pi: 0,
+            send_ring,
+            send_ci: 0,
+            recv_ring,
+            recv_ci: 0,
+        }
+    }
+
+    pub fn endpoint(&self) -> Endpoint {
+        Endpoint {
+            address: self.device.port_attr(1).expect("port").address,
+            qpn: self.qp.qpn(),
+            rkey: self.mr.keys().rkey,
+            buf_addr: self.buf_addr(0),
+        }
+    }
+
+    pub fn buf_addr(&self, offset: usize) -> u64 {
+        self.buf.as_ptr() as u64 + offset as u64
+    }
+
+    /// Reads `len` bytes of the local buffer (a copy: the device may write
+    /// the buffer concurrently, as RDMA does).
+    pub fn read_buf(&self, offset: usize, len: usize) -> Vec<u8> {
+        let mut out = vec![0u8; len];
+        // SAFETY: offset+len is inside the buffer (tests use small offsets);
+        // a raw copy does not assert exclusive access.
+        unsafe { std::ptr::copy((self.buf.as_ptr() as *const u8).add(offset), out.as_mut_ptr(), len) };
+        out
+    }
+
+    pub fn write_buf(&mut self, offset: usize, data: &[u8]) {
+        assert!(offset + data.len() <= BUF_LEN);
+        // SAFETY: inside the buffer (checked); raw copy.
+        unsafe { std::ptr::copy(data.as_ptr(), (self.buf.as_mut_ptr() as *mut u8).add(offset), data.len()) };
+    }
+
+    pub fn read_u64(&self, offset: usize) -> u64 {
+        u64::from_ne_bytes(self.read_buf(offset, 8).try_into().expect("8 bytes"))
+    }
+
+    pub fn read_recv(&self, slot: u16, len: usize) -> Vec<u8> {
+        let mut out = vec![0u8; len];
+        let offset = (slot as usize % SRQ_WQES as usize) * RECV_SLOT;
+        // SAFETY: inside the receive buffer; raw copy.
+        unsafe { std::ptr::copy((self.recv_buf.as_ptr() as *const u8).add(offset), out.as_mut_ptr(), len) };
+        out
+    }
+
+    /// RESET→INIT→RTR→RTS towards `peer`.
+    pub fn connect(&self, peer: &Endpoint, timeout: u8, retry_cnt: u8) {
+        self.qp.modify(QpTransition::Init { access: Access::ALL }).expect("init");
+        self.qp
+            .modify(QpTransition::Rtr(RtrAttr {
+                dest_qpn: peer.qpn,
+                peer: peer.address,
+                rq_psn: 0x100,
+                path_mtu: Mtu::Mtu1024,
+                min_rnr_timer: 1,
+                max_dest_rd_atomic: 16,
+            }))
+            .expect("rtr");
+        self.qp
+            .modify(QpTransition::Rts(RtsAttr { sq_psn: 0x100, timeout, retry_cnt, rnr_retry: 7, max_rd_atomic: 16 }))
+            .expect("rts");
+    }
+
+    /// Posts `count` receive WQEs of `RECV_SLOT` bytes each (slot = index).
+    pub fn post_recvs(&mut self, count: u16) {
+        let ring = self.srq_ring;
+        for _ in 0..count {
+            let index = self.srq_pi & (ring.wqe_count as u16 - 1);
+            let wqe_at = index as usize * ring.stride as usize;
+            let mut wqe = vec![0u8; ring.stride as usize];
+            let next = index.wrapping_add(1) & (ring.wqe_count as u16 - 1);
+            let head: &mut Seg = (&mut wqe[..16]).try_into().expect("seg");
+            mlx5::SrqNextSeg { next_wqe_index: next, signature: 0 }.write(head);
+            let data: &mut Seg = (&mut wqe[16..32]).try_into().expect("seg");
+            let addr = self.recv_buf.as_ptr() as u64 + (index as usize * RECV_SLOT) as u64;
+            DataSeg { byte_count: RECV_SLOT as u32, lkey: self.recv_mr.keys().lkey, addr }.write(data);
+            // SAFETY: the WQE lies inside the SRQ ring (index < wqe_count);
+            // the device reads a WQE only after the counter below says so.
+            unsafe { std::ptr::copy_nonoverlapping(wqe.as_ptr(), ring.buf.add(wqe_at), wqe.len()) };
+            self.srq_pi = self.srq_pi.wrapping_add(1);
+        }
+        // SAFETY: the doorbell record is 4-aligned device memory valid while
+        // the SRQ lives; word 0 is the receive counter.
+        let counter = unsafe { &*(ring.dbrec as *const AtomicU32) };
+        counter.store(mlx5::dbrec_word(self.srq_pi), Ordering::Release);
+    }
+
+    /// Writes one WQE for `op` (signalled) into the send ring and rings the
+    /// doorbell. Returns its WQE index.
+    pub fn post(&mut self, op: &Op<'_>) -> u16 {
+        self.post_flags(op, true, false)
+    }
+
+    pub fn post_flags(&mut self, op: &Op<'_>, signaled: bool, fence: bool) -> u16 {
+        let index = self.sq_pi;
+        let lkey = self.mr.keys().lkey;
+        let ring_len = self.sq.wqebb_count as usize * mlx5::SEND_WQE_BB;
+        // SAFETY: the ring is `ring_len` bytes of device memory that only
+        // this thread writes; the device reads WQEs only after the doorbell.
+        let ring = unsafe { std::slice::from_raw_parts_mut(self.sq.buf, ring_len) };
+        let mut units = 1usize;
+        let (opcode, opmod, imm) = {
+            let local = |ring: &mut [u8], unit: usize, offset: usize, len: usize| {
+                DataSeg { byte_count: len as u32, lkey, addr: self.buf.as_ptr() as u64 + offset as u64 }
+                    .write(ring_unit(ring, index, unit));
+            };
+            match *op {
+                Op::SendInline(data) => {
+                    units += mlx5::write_inline(ring, index, units, data).expect("inline");
+                    (mlx5::MLX5_OPCODE_SEND, 0, 0)
+                }
+                Op::Send { offset, len, imm } => {
+                    local(ring, units, offset, len);
+                    units += 1;
+                    match imm {
+                        Some(v) => (mlx5::MLX5_OPCODE_SEND_IMM, 0, v),
+                        None => (mlx5::MLX5_OPCODE_SEND, 0, 0),
+                    }
+                }
+                Op::SendMixed { header, offset, len } => {
+                    units += mlx5::write_inline(ring, index, units, header).expect("inline");
+                    local(ring, units, offset, len);
+                    units += 1;
+                    (mlx5::MLX5_OPCODE_SEND, 0, 0)
+                }
+                Op::Write { offset, len, remote, rkey, imm } => {
+                    RaddrSeg { raddr: remote, rkey }.write(ring_unit(ring, index, 1));
+                    local(ring, 2, offset, len);
+                    units = 3;
+                    match imm {
+                        Some(v) => (mlx5::MLX5_OPCODE_RDMA_WRITE_IMM, 0, v),
+                        None => (mlx5::MLX5_OPCODE_RDMA_WRITE, 0, 0),
+                    }
+                }
+                Op::WriteInline { data, remote, rkey } => {
+                    RaddrSeg { raddr: remote, rkey }.write(ring_unit(ring, index, 1));
+                    units = 2 + mlx5::write_inline(ring, index, 2, data).expect("inline");
+                    (mlx5::MLX5_OPCODE_RDMA_WRITE, 0, 0)
+                }
+                Op::Read { offset, len, remote, rkey } => {
+                    RaddrSeg { raddr: remote, rkey }.write(ring_unit(ring, index, 1));
+                    local(ring, 2, offset, len);
+                    units = 3;
+                    (mlx5::MLX5_OPCODE_RDMA_READ, 0, 0)
+                }
+                Op::CompareSwap { result_offset, remote, rkey, compare, swap } => {
+                    RaddrSeg { raddr: remote, rkey }.write(ring_unit(ring, index, 1));
+                    mlx5::AtomicSeg { swap_add: swap, compare }.write(ring_unit(ring, index, 2));
+                    local(ring, 3, result_offset, 8);
+                    units = 4;
+                    (mlx5::MLX5_OPCODE_ATOMIC_CS, 0, 0)
+                }
+                Op::FetchAdd { result_offset, remote, rkey, add } => {
+                    RaddrSeg { raddr: remote, rkey }.write(ring_unit(ring, index, 1));
+                    mlx5::AtomicSeg { swap_add: add, compare: 0 }.write(ring_unit(ring, index, 2));
+                    local(ring, 3, result_offset, 8);
+                    units = 4;
+                    (mlx5::MLX5_OPCODE_ATOMIC_FA, 0, 0)
+                }
+                Op::MaskedCompareSwap { size, result_offset, remote, rkey, compare, compare_mask, swap, swap_mask } => {
+                    RaddrSeg { raddr: remote, rkey }.write(ring_unit(ring, index, 1));
+                    let ops = mlx5::MaskedCsSeg { swap, compare, swap_mask, compare_mask };
+                    match size {
+                        AtomicSize::Bits32 => {
+                            ops.write32(ring_unit(ring, index, 2));
+                            units = 3;
+                        }
+                        AtomicSize::Bits64 => {
+                            let mut first = [0u8; 16];
+                            let mut second = [0u8; 16];
+                            ops.write64(&mut first, &mut second);
+                            *ring_unit(ring, index, 2) = first;
+                            *ring_unit(ring, index, 3) = second;
+                            units = 4;
+                        }
+                    }
+                    local(ring, units, result_offset, size.bytes() as usize);
+                    units += 1;
+                    (mlx5::MLX5_OPCODE_ATOMIC_MASKED_CS, size.opmod(), 0)
+                }
+                Op::MaskedFetchAdd { size, result_offset, remote, rkey, add, boundary } => {
+                    RaddrSeg { raddr: remote, rkey }.write(ring_unit(ring, index, 1));
+                    mlx5::MaskedFaSeg { add, field_boundary: boundary }.write(ring_unit(ring, index, 2), size);
+                    local(ring, 3, result_offset, size.bytes() as usize);
+                    units = 4;
+                    (mlx5::MLX5_OPCODE_ATOMIC_MASKED_FA, size.opmod(), 0)
+                }
+                Op::Nop => (mlx5::MLX5_OPCODE_NOP, 0, 0),
+            }
+        };
+        let mut fm_ce_se = if signaled { mlx5::MLX5_WQE_CTRL_CQ_UPDATE } else { 0 };
+        if fence {
+            fm_ce_se |= mlx5::MLX5_FENCE_MODE_INITIATOR_SMALL;
+        }
+        let ctrl = CtrlSeg {
+            opcode,
+            opmod,
+            wqe_index: index,
+            qpn: self.sq.qpn,
+            ds: units as u8,
+            fm_ce_se,
+            imm,
+            ..CtrlSeg::default()
+        };
+        ctrl.write(mlx5::ring_seg_mut(ring, index, 0).expect("ctrl"));
+        let bbs = ctrl.wqebbs() as u16;
+        self.sq_pi = self.sq_pi.wrapping_add(bbs);
+        // SAFETY: the doorbell record is 4-aligned device memory valid while
+        // the QP lives; word 1 is the send counter.
+        let counter = unsafe { &*((self.sq.dbrec as *const AtomicU32).add(1)) };
+        counter.store(mlx5::dbrec_word(self.sq_pi), Ordering::Release);
+        let ctrl_ptr = mlx5::ring_seg(ring, index, 0).expect("ctrl").as_ptr();
+        self.doorbell.ring(ctrl_ptr);
+        index
+    }
+
+    /// The next CQE of a ring, if the device wrote one.
+    fn poll_ring(ring: &CqRing, ci: &mut u32) -> Option<Cqe64> {
+        let slot = (*ci & (ring.cqe_count - 1)) as usize * mlx5::CQE_LEN;
+        // SAFETY: the slot is inside the CQ ring; the op_own byte is read
+        // with acquire ordering before the rest, which the device wrote
+        // before releasing that byte.
+        let op_own = unsafe { &*(ring.buf.add(slot + mlx5::CQE_OP_OWN_OFFSET) as *const AtomicU8) }
+            .load(Ordering::Acquire);
+        if !mlx5::cqe_is_sw_owned(op_own, *ci, ring.cqe_count) {
+            return None;
+        }
+        let mut bytes = [0u8; mlx5::CQE_LEN];
+        // SAFETY: as above; a raw copy of the 64-byte slot.
+        unsafe { std::ptr::copy(ring.buf.add(slot), bytes.as_mut_ptr(), mlx5::CQE_LEN) };
+        *ci = ci.wrapping_add(1);
+        // SAFETY: word 0 of the CQ doorbell record is the consumer index.
+        let dbrec = unsafe { &*(ring.dbrec as *const AtomicU32) };
+        dbrec.store((*ci & 0x00ff_ffff).to_be(), Ordering::Release);
+        Some(Cqe64::decode(&bytes))
+    }
+
+    pub fn poll_send(&mut self) -> Option<Cqe64> {
+        let ring = self.send_ring;
+        Self::poll_ring(&ring, &mut self.send_ci)
+    }
+
+    pub fn poll_recv(&mut self) -> Option<Cqe64> {
+        let ring = self.recv_ring;
+        Self::poll_ring(&ring, &mut self.recv_ci)
+    }
+
+    /// Waits up to `limit` for a send CQE, driving the device meanwhile.
+    pub fn wait_send(&mut self, limit: Duration) -> Option<Cqe64> {
+        wait(limit, || {
+            self.device.progress();
+            self.poll_send()
+        })
+    }
+
+    pub fn wait_recv(&mut self, limit: Duration) -> Option<Cqe64> {
+        wait(limit, || {
+            self.device.progress();
+            self.poll_recv()
+        })
+    }
+
+    /// Waits for a receive CQE without ever calling progress: only the
+    /// device's service thread can deliver it.
+    pub fn wait_recv_passive(&mut self, limit: Duration) -> Option<Cqe64> {
+        wait(limit, || self.poll_recv())
+    }
+}
+
+fn ring_unit(ring: &mut [u8], index: u16, unit: usize) -> &mut Seg {
+    mlx5::ring_seg_mut(ring, index, unit).expect("ring seg")
+}
+
+/// Polls `f` until it yields or `limit` passes, yielding the CPU between
+/// tries (2-core machines).
+pub fn wait<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let start = Instant::now();
+    let mut spins = 0u32;
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if start.elapsed() > limit {
+            return None;
+        }
+        spins += 1;
+        if spins < 100 {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+}
+
+/// A deterministic byte pattern.
+pub fn pattern(len: usize, seed: u8) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+}
+
+pub const LONG: Duration = Duration::from_secs(10);
