@@ -4,9 +4,17 @@
 
 pub mod async_context;
 mod checks;
+pub mod component;
+pub mod cstr;
+mod dispatch;
+pub mod ep;
+pub mod iface;
+pub mod md;
 pub mod config;
 pub mod memory_type;
+pub mod soft_hca;
 pub mod status;
+pub mod v2;
 pub mod worker;
 
 /// Run at the top of the entry points a program calls first, so that logging

@@ -7,6 +7,8 @@ pub mod callbackq;
 pub mod component;
 pub mod config;
 pub mod devices;
+pub mod iface;
 pub mod log;
 pub mod md;
+pub mod ops;
 pub mod worker;

@@ -1,0 +1,253 @@
+//! Interface entry points: `uct_iface_open`, the functions that dispatch
+//! through `iface->ops` (exported real versions of UCX's inline ones among
+//! them), descriptor release, and the active-message handler table.
+
+use std::ffi::{c_char, c_int, c_uint, c_void};
+
+use crate::abi::*;
+use crate::api::checks::{finish, non_null};
+use crate::api::cstr::c_str_arg;
+use crate::api::dispatch::{base_iface, export_dispatch};
+use crate::api::md::md_ref;
+use crate::api::worker::worker_ref;
+use crate::core::md::{Md, TlResource};
+
+/// Opens the iface of transport `tl` on `md`. No transport is implemented yet
+/// (RC-MLX5 fills this in), so it reports `Unsupported` after the generic
+/// checks in `uct_iface_open` have passed.
+fn open_transport_iface(
+    _md: &Md,
+    _worker: uct_worker_h,
+    _params: *const uct_iface_params_t,
+    _config: *const uct_iface_config_t,
+    tl: &TlResource,
+) -> Result<uct_iface_h, Status> {
+    tracing::warn!(
+        "uct_iface_open: transport '{}' on '{}' is not implemented yet",
+        tl.tl_name,
+        tl.dev_name
+    );
+    Err(Status::Unsupported)
+}
+
+/// Checks `params` for device mode and finds the transport resource it names.
+///
+/// # Safety
+/// `params` must be non-NULL and valid per its field mask.
+unsafe fn device_resource(
+    md: &Md,
+    params: *const uct_iface_params_t,
+    function: &str,
+) -> Result<TlResource, Status> {
+    // SAFETY: non-NULL and valid per the function contract; only field_mask
+    // and open_mode are read before their bits are checked.
+    let (field_mask, open_mode) = unsafe { ((*params).field_mask, (*params).open_mode) };
+    if field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE == 0 {
+        tracing::warn!(
+            "{function}: UCT_IFACE_PARAM_FIELD_OPEN_MODE is not set in params->field_mask"
+        );
+        return Err(Status::InvalidParam);
+    }
+    if open_mode & UCT_IFACE_OPEN_MODE_DEVICE == 0 {
+        tracing::warn!(
+            "{function}: open_mode 0x{open_mode:x} is not supported (only UCT_IFACE_OPEN_MODE_DEVICE)"
+        );
+        return Err(Status::Unsupported);
+    }
+    if field_mask & UCT_IFACE_PARAM_FIELD_DEVICE == 0 {
+        tracing::warn!("{function}: UCT_IFACE_PARAM_FIELD_DEVICE is not set in params->field_mask");
+        return Err(Status::InvalidParam);
+    }
+    // SAFETY: device mode is selected, so mode.device is the valid member.
+    let device = unsafe { (*params).mode.device };
+    // SAFETY: C strings by the caller's contract (NULL is checked).
+    let tl_name = unsafe { c_str_arg(device.tl_name, function, "params->mode.device.tl_name") }?;
+    // SAFETY: as above.
+    let dev_name = unsafe { c_str_arg(device.dev_name, function, "params->mode.device.dev_name") }?;
+    md.tl_resources()
+        .into_iter()
+        .find(|resource| resource.tl_name == tl_name && resource.dev_name == dev_name)
+        .ok_or_else(|| {
+            tracing::warn!(
+                "{function}: md '{}' has no transport '{tl_name}' on device '{dev_name}'",
+                md.device().name
+            );
+            Status::NoDevice
+        })
+}
+
+/// Opens an interface on `md` for the transport and device in `params`.
+///
+/// # Safety
+/// Handles live, `params` valid per its field mask, `iface_p` writable.
+#[no_mangle]
+pub unsafe extern "C" fn uct_iface_open(
+    md: uct_md_h,
+    worker: uct_worker_h,
+    params: *const uct_iface_params_t,
+    config: *const uct_iface_config_t,
+    iface_p: *mut uct_iface_h,
+) -> ucs_status_t {
+    crate::api::enter();
+    const FUNCTION: &str = "uct_iface_open";
+    let result = (|| {
+        // SAFETY: handles are NULL or live by the caller's contract.
+        let md = unsafe { md_ref(md, FUNCTION) }?;
+        // SAFETY: as above.
+        unsafe { worker_ref(worker, FUNCTION) }?;
+        non_null(params, FUNCTION, "params")?;
+        non_null(iface_p, FUNCTION, "iface_p")?;
+        // SAFETY: params is non-NULL and valid by the caller's contract.
+        let resource = unsafe { device_resource(md, params, FUNCTION) }?;
+        let iface = open_transport_iface(md, worker, params, config, &resource)?;
+        // SAFETY: iface_p is non-NULL and writable by the caller's contract.
+        unsafe { iface_p.write(iface) };
+        Ok(())
+    })();
+    finish(FUNCTION, result)
+}
+
+export_dispatch! {
+    /// Closes the interface (`iface->ops.iface_close`).
+    fn uct_iface_close(iface_ops iface: uct_iface_h) -> () => iface_close;
+    /// Fills `iface_attr` (536 bytes in UCX 1.13 and master alike).
+    fn uct_iface_query(iface_ops iface: uct_iface_h, iface_attr: *mut uct_iface_attr_t) -> ucs_status_t => iface_query;
+    /// Writes the device address.
+    fn uct_iface_get_device_address(iface_ops iface: uct_iface_h, addr: *mut uct_device_addr_t) -> ucs_status_t => iface_get_device_address;
+    /// Writes the interface address.
+    fn uct_iface_get_address(iface_ops iface: uct_iface_h, addr: *mut uct_iface_addr_t) -> ucs_status_t => iface_get_address;
+    /// Non-zero if the remote interface can be reached from this one.
+    fn uct_iface_is_reachable(iface_ops iface: uct_iface_h, dev_addr: *const uct_device_addr_t, iface_addr: *const uct_iface_addr_t) -> c_int => iface_is_reachable;
+    /// The file descriptor that signals events.
+    fn uct_iface_event_fd_get(iface_ops iface: uct_iface_h, fd_p: *mut c_int) -> ucs_status_t => iface_event_fd_get;
+    /// Arms event notification.
+    fn uct_iface_event_arm(iface_ops iface: uct_iface_h, events: c_uint) -> ucs_status_t => iface_event_arm;
+    /// Accepts a connection request.
+    fn uct_iface_accept(iface_ops iface: uct_iface_h, conn_request: uct_conn_request_h) -> ucs_status_t => iface_accept;
+    /// Rejects a connection request.
+    fn uct_iface_reject(iface_ops iface: uct_iface_h, conn_request: uct_conn_request_h) -> ucs_status_t => iface_reject;
+    /// Flushes every endpoint of the interface.
+    fn uct_iface_flush(iface_ops iface: uct_iface_h, flags: c_uint, comp: *mut uct_completion_t) -> ucs_status_t => iface_flush;
+    /// Orders later operations after earlier ones on every endpoint.
+    fn uct_iface_fence(iface_ops iface: uct_iface_h, flags: c_uint) -> ucs_status_t => iface_fence;
+    /// Lets worker progress drive this interface.
+    fn uct_iface_progress_enable(iface_ops iface: uct_iface_h, flags: c_uint) -> () => iface_progress_enable;
+    /// Stops worker progress from driving this interface.
+    fn uct_iface_progress_disable(iface_ops iface: uct_iface_h, flags: c_uint) -> () => iface_progress_disable;
+    /// Progresses this interface only; returns the work done.
+    fn uct_iface_progress(iface_ops iface: uct_iface_h) -> c_uint => iface_progress;
+    /// Posts a tagged receive buffer.
+    fn uct_iface_tag_recv_zcopy(iface_ops iface: uct_iface_h, tag: uct_tag_t, tag_mask: uct_tag_t, iov: *const uct_iov_t, iovcnt: usize, ctx: *mut uct_tag_context_t) -> ucs_status_t => iface_tag_recv_zcopy;
+    /// Cancels a tagged receive.
+    fn uct_iface_tag_recv_cancel(iface_ops iface: uct_iface_h, ctx: *mut uct_tag_context_t, force: c_int) -> ucs_status_t => iface_tag_recv_cancel;
+}
+
+/// Returns a descriptor kept by an AM handler: the `uct_recv_desc_t *` stored
+/// in the 8 bytes before `desc` names the release callback (UCX's inline
+/// version does the same).
+///
+/// # Safety
+/// `desc` must be NULL or a descriptor handed to an AM callback with
+/// `UCT_CB_PARAM_FLAG_DESC` and not released yet.
+#[no_mangle]
+pub unsafe extern "C" fn uct_iface_release_desc(desc: *mut c_void) {
+    const FUNCTION: &str = "uct_iface_release_desc";
+    if non_null(desc, FUNCTION, "desc").is_err() {
+        return;
+    }
+    // SAFETY: by the contract, a pointer to the release descriptor sits in
+    // the word just before `desc`.
+    let release = unsafe { (desc as *mut *mut uct_recv_desc_t).sub(1).read() };
+    if non_null(release, FUNCTION, "descriptor's release hook").is_err() {
+        return;
+    }
+    // SAFETY: the transport stored a live uct_recv_desc_t there.
+    match unsafe { (*release).cb } {
+        // SAFETY: the release callback takes exactly these arguments.
+        Some(callback) => unsafe { callback(release, desc) },
+        None => tracing::warn!("{FUNCTION}: descriptor {desc:p} has no release callback"),
+    }
+}
+
+/// Sets the handler of active message `id` (`cb` NULL removes it). Handlers
+/// run from `uct_worker_progress` (synchronous callbacks).
+///
+/// # Safety
+/// `iface` NULL or a live iface of this library.
+#[no_mangle]
+pub unsafe extern "C" fn uct_iface_set_am_handler(
+    iface: uct_iface_h,
+    id: u8,
+    cb: uct_am_callback_t,
+    arg: *mut c_void,
+    flags: u32,
+) -> ucs_status_t {
+    const FUNCTION: &str = "uct_iface_set_am_handler";
+    let result = (|| {
+        // SAFETY: NULL or live by the caller's contract.
+        let base = unsafe { base_iface(iface, FUNCTION) }?;
+        if u32::from(id) >= UCT_AM_ID_MAX {
+            tracing::warn!("{FUNCTION}: active message id {id} is not below {UCT_AM_ID_MAX}");
+            return Err(Status::InvalidParam);
+        }
+        base.set_am_handler(id, cb, arg, flags)
+    })();
+    finish(FUNCTION, result)
+}
+
+/// Sets the active-message tracer (`tracer` NULL removes it).
+///
+/// # Safety
+/// `iface` NULL or a live iface of this library.
+#[no_mangle]
+pub unsafe extern "C" fn uct_iface_set_am_tracer(
+    iface: uct_iface_h,
+    tracer: uct_am_tracer_t,
+    arg: *mut c_void,
+) -> ucs_status_t {
+    const FUNCTION: &str = "uct_iface_set_am_tracer";
+    let result = (|| {
+        // SAFETY: NULL or live by the caller's contract.
+        let base = unsafe { base_iface(iface, FUNCTION) }?;
+        base.set_am_tracer(tracer, arg);
+        Ok(())
+    })();
+    finish(FUNCTION, result)
+}
+
+/// Allocates memory suited to the interface. Not implemented yet.
+///
+/// # Safety
+/// `iface` NULL or live; `mem` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn uct_iface_mem_alloc(
+    iface: uct_iface_h,
+    length: usize,
+    _flags: c_uint,
+    _name: *const c_char,
+    mem: *mut uct_allocated_memory_t,
+) -> ucs_status_t {
+    const FUNCTION: &str = "uct_iface_mem_alloc";
+    let result = (|| {
+        non_null(iface, FUNCTION, "iface")?;
+        non_null(mem, FUNCTION, "mem")?;
+        if length == 0 {
+            tracing::warn!("{FUNCTION}: length is 0");
+            return Err(Status::InvalidParam);
+        }
+        tracing::warn!("{FUNCTION}: not implemented yet");
+        Err(Status::Unsupported)
+    })();
+    finish(FUNCTION, result)
+}
+
+/// Frees memory from `uct_iface_mem_alloc` (which cannot succeed yet).
+///
+/// # Safety
+/// `mem` NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn uct_iface_mem_free(mem: *const uct_allocated_memory_t) {
+    if non_null(mem, "uct_iface_mem_free", "mem").is_ok() {
+        tracing::warn!("uct_iface_mem_free: nothing was allocated by uct_iface_mem_alloc");
+    }
+}

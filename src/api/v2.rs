@@ -1,0 +1,371 @@
+//! The `uct_v2.h` entry points for ifaces and endpoints: v2 queries,
+//! reachability, connect with lengths, and failover (`uct_ep_query` tokens,
+//! `uct_ep_invalidate`, `uct_ep_failover_enable`, `uct_ep_outstanding_purge`).
+//! Each validates its parameters, then dispatches through the iface's internal
+//! operations (`core::iface::IfaceInternalOps`); transports that do not
+//! implement one report `UCS_ERR_UNSUPPORTED`. (`uct_md_query_v2` lives with
+//! the other md functions in `md.rs`.)
+
+use std::ffi::{c_int, c_uint};
+use std::ptr::addr_of;
+
+use crate::abi::*;
+use crate::api::checks::{finish, known_fields, non_null};
+use crate::api::dispatch::{base_iface, ep_base_iface};
+
+const IFACE_ATTR_V2_FIELDS: u64 = UCT_IFACE_ATTR_FIELD_MAX_PUT_SGL_ZCOPY_COUNT
+    | UCT_IFACE_ATTR_FIELD_MAX_GET_SGL_ZCOPY_COUNT
+    | UCT_IFACE_ATTR_FIELD_CAP_FLAGS
+    | UCT_IFACE_ATTR_FIELD_TX_TOKEN_LENGTH
+    | UCT_IFACE_ATTR_FIELD_RX_TOKEN_LENGTH
+    | UCT_IFACE_ATTR_FIELD_TX_TOKEN
+    | UCT_IFACE_ATTR_FIELD_RX_TOKEN;
+
+const EP_ATTR_FIELDS: u64 = UCT_EP_ATTR_FIELD_LOCAL_SOCKADDR
+    | UCT_EP_ATTR_FIELD_REMOTE_SOCKADDR
+    | UCT_EP_ATTR_FIELD_TX_TOKEN;
+
+const IS_REACHABLE_FIELDS: u64 = (UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR
+    | UCT_IFACE_IS_REACHABLE_FIELD_IFACE_ADDR
+    | UCT_IFACE_IS_REACHABLE_FIELD_INFO_STRING
+    | UCT_IFACE_IS_REACHABLE_FIELD_INFO_STRING_LENGTH
+    | UCT_IFACE_IS_REACHABLE_FIELD_SCOPE
+    | UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR_LENGTH
+    | UCT_IFACE_IS_REACHABLE_FIELD_IFACE_ADDR_LENGTH) as u64;
+
+const CONNECT_TO_EP_FIELDS: u64 = (UCT_EP_CONNECT_TO_EP_PARAM_FIELD_DEVICE_ADDR_LENGTH
+    | UCT_EP_CONNECT_TO_EP_PARAM_FIELD_EP_ADDR_LENGTH) as u64;
+
+const IS_CONNECTED_FIELDS: u64 = (UCT_EP_IS_CONNECTED_FIELD_DEVICE_ADDR
+    | UCT_EP_IS_CONNECTED_FIELD_IFACE_ADDR
+    | UCT_EP_IS_CONNECTED_FIELD_EP_ADDR) as u64;
+
+const PURGE_FIELDS: u64 =
+    UCT_EP_OUTSTANDING_FIELD_RX_TOKEN | UCT_EP_OUTSTANDING_FIELD_CB | UCT_EP_OUTSTANDING_FIELD_ARG;
+
+/// `Err(InvalidParam)` with a log line unless every bit of `required` is set.
+fn required_fields(
+    field_mask: u64,
+    required: u64,
+    function: &str,
+    what: &str,
+) -> Result<(), Status> {
+    let missing = required & !field_mask;
+    if missing != 0 {
+        tracing::warn!("{function}: {what}.field_mask lacks required bits 0x{missing:x}");
+        return Err(Status::InvalidParam);
+    }
+    Ok(())
+}
+
+/// Fills the v2 attributes selected by `iface_attr->field_mask`. Token
+/// queries need `tx_token` (the peer's token, input) for `RX_TOKEN`, and the
+/// output buffers for the tokens asked for.
+///
+/// # Safety
+/// `iface` NULL or a live iface of this library; `iface_attr` NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn uct_iface_query_v2(
+    iface: uct_iface_h,
+    iface_attr: *mut uct_iface_attr_v2_t,
+) -> ucs_status_t {
+    const FUNCTION: &str = "uct_iface_query_v2";
+    let result = (|| {
+        // SAFETY: NULL or live by the caller's contract.
+        let base = unsafe { base_iface(iface, FUNCTION) }?;
+        non_null(iface_attr, FUNCTION, "iface_attr")?;
+        // SAFETY: non-NULL; the field mask is always initialised by the caller.
+        let field_mask = unsafe { addr_of!((*iface_attr).field_mask).read() };
+        known_fields(
+            field_mask,
+            IFACE_ATTR_V2_FIELDS,
+            FUNCTION,
+            "uct_iface_attr_v2_t",
+        )?;
+        if field_mask & UCT_IFACE_ATTR_FIELD_RX_TOKEN != 0 {
+            required_fields(
+                field_mask,
+                UCT_IFACE_ATTR_FIELD_TX_TOKEN,
+                FUNCTION,
+                "uct_iface_attr_v2_t (an RX token is derived from a peer's TX token)",
+            )?;
+            // SAFETY: set by the caller together with the RX_TOKEN bit.
+            let rx_token = unsafe { addr_of!((*iface_attr).rx_token).read() };
+            non_null(rx_token, FUNCTION, "iface_attr->rx_token")?;
+        }
+        if field_mask & UCT_IFACE_ATTR_FIELD_TX_TOKEN != 0 {
+            // SAFETY: set by the caller together with the TX_TOKEN bit.
+            let tx_token = unsafe { addr_of!((*iface_attr).tx_token).read() };
+            non_null(tx_token, FUNCTION, "iface_attr->tx_token")?;
+        }
+        // SAFETY: arguments validated above; iface is one of ours.
+        unsafe { (base.internal_ops.iface_query_v2)(iface, iface_attr) }
+    })();
+    finish(FUNCTION, result)
+}
+
+/// Queries endpoint attributes; `TX_TOKEN` writes the endpoint's TX token
+/// into the caller's `tx_token` buffer.
+///
+/// # Safety
+/// `ep` NULL or a live endpoint of this library; `ep_attr` NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn uct_ep_query(ep: uct_ep_h, ep_attr: *mut uct_ep_attr_t) -> ucs_status_t {
+    const FUNCTION: &str = "uct_ep_query";
+    let result = (|| {
+        // SAFETY: NULL or live by the caller's contract.
+        let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
+        non_null(ep_attr, FUNCTION, "ep_attr")?;
+        // SAFETY: non-NULL; the field mask is always initialised by the caller.
+        let field_mask = unsafe { addr_of!((*ep_attr).field_mask).read() };
+        known_fields(field_mask, EP_ATTR_FIELDS, FUNCTION, "uct_ep_attr_t")?;
+        if field_mask & UCT_EP_ATTR_FIELD_TX_TOKEN != 0 {
+            // SAFETY: set by the caller together with the TX_TOKEN bit.
+            let tx_token = unsafe { addr_of!((*ep_attr).tx_token).read() };
+            non_null(tx_token, FUNCTION, "ep_attr->tx_token")?;
+        }
+        // SAFETY: arguments validated above.
+        unsafe { (base.internal_ops.ep_query)(ep, ep_attr) }
+    })();
+    finish(FUNCTION, result)
+}
+
+/// Moves the endpoint to an error state; with
+/// `UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS` its outstanding operations are kept
+/// for `uct_ep_outstanding_purge` instead of completing with errors.
+///
+/// # Safety
+/// `ep` NULL or a live endpoint of this library; `params` NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn uct_ep_invalidate(
+    ep: uct_ep_h,
+    params: *const uct_ep_invalidate_params_t,
+) -> ucs_status_t {
+    const FUNCTION: &str = "uct_ep_invalidate";
+    let result = (|| {
+        // SAFETY: NULL or live by the caller's contract.
+        let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
+        non_null(params, FUNCTION, "params")?;
+        // SAFETY: non-NULL; field_mask is always initialised by the caller.
+        let field_mask = unsafe { addr_of!((*params).field_mask).read() };
+        known_fields(
+            field_mask,
+            UCT_EP_INVALIDATE_PARAM_FIELD_FLAGS,
+            FUNCTION,
+            "uct_ep_invalidate_params_t",
+        )?;
+        let mut flags: c_uint = 0;
+        if field_mask & UCT_EP_INVALIDATE_PARAM_FIELD_FLAGS != 0 {
+            // SAFETY: valid because its field bit is set.
+            flags = unsafe { addr_of!((*params).flags).read() };
+            let unknown = flags & !UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS;
+            if unknown != 0 {
+                tracing::warn!("{FUNCTION}: unknown flags 0x{unknown:x}");
+                return Err(Status::InvalidParam);
+            }
+        }
+        // SAFETY: arguments validated above.
+        unsafe { (base.internal_ops.ep_invalidate)(ep, flags) }
+    })();
+    finish(FUNCTION, result)
+}
+
+/// From now on a transport error on `ep` keeps its outstanding operations
+/// instead of completing them with errors.
+///
+/// # Safety
+/// `ep` NULL or a live endpoint of this library.
+#[no_mangle]
+pub unsafe extern "C" fn uct_ep_failover_enable(ep: uct_ep_h) -> ucs_status_t {
+    const FUNCTION: &str = "uct_ep_failover_enable";
+    let result = (|| {
+        // SAFETY: NULL or live by the caller's contract.
+        let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
+        // SAFETY: ep validated above.
+        unsafe { (base.internal_ops.ep_failover_enable)(ep) }
+    })();
+    finish(FUNCTION, result)
+}
+
+/// Completes what the peer received (per `rx_token`) and calls `cb` once per
+/// undelivered operation, in posting order. `RX_TOKEN` and `CB` are required.
+///
+/// # Safety
+/// `ep` NULL or a live endpoint of this library; `params` NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn uct_ep_outstanding_purge(
+    ep: uct_ep_h,
+    params: *const uct_ep_outstanding_purge_params_t,
+) -> ucs_status_t {
+    const FUNCTION: &str = "uct_ep_outstanding_purge";
+    let result = (|| {
+        // SAFETY: NULL or live by the caller's contract.
+        let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
+        non_null(params, FUNCTION, "params")?;
+        // SAFETY: non-NULL; field_mask is always initialised by the caller.
+        let field_mask = unsafe { addr_of!((*params).field_mask).read() };
+        known_fields(
+            field_mask,
+            PURGE_FIELDS,
+            FUNCTION,
+            "uct_ep_outstanding_purge_params_t",
+        )?;
+        required_fields(
+            field_mask,
+            UCT_EP_OUTSTANDING_FIELD_RX_TOKEN | UCT_EP_OUTSTANDING_FIELD_CB,
+            FUNCTION,
+            "uct_ep_outstanding_purge_params_t",
+        )?;
+        // Copy only the fields the mask says are set; ARG defaults to NULL.
+        // SAFETY: each field is read only when its bit says it is set.
+        let validated = unsafe {
+            uct_ep_outstanding_purge_params_t {
+                field_mask,
+                rx_token: addr_of!((*params).rx_token).read(),
+                cb: addr_of!((*params).cb).read(),
+                arg: if field_mask & UCT_EP_OUTSTANDING_FIELD_ARG != 0 {
+                    addr_of!((*params).arg).read()
+                } else {
+                    std::ptr::null_mut()
+                },
+            }
+        };
+        non_null(validated.rx_token, FUNCTION, "params->rx_token")?;
+        if validated.cb.is_none() {
+            tracing::warn!("{FUNCTION}: params->cb is NULL");
+            return Err(Status::InvalidParam);
+        }
+        // SAFETY: arguments validated above.
+        unsafe { (base.internal_ops.ep_outstanding_purge)(ep, &validated) }
+    })();
+    finish(FUNCTION, result)
+}
+
+/// Non-zero if the remote interface described by `params` is reachable.
+/// Without `DEVICE_ADDR` there is nothing to check: 0 with a log line.
+///
+/// # Safety
+/// `iface` NULL or a live iface of this library; `params` NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn uct_iface_is_reachable_v2(
+    iface: uct_iface_h,
+    params: *const uct_iface_is_reachable_params_t,
+) -> c_int {
+    const FUNCTION: &str = "uct_iface_is_reachable_v2";
+    let checked = (|| {
+        // SAFETY: NULL or live by the caller's contract.
+        let base = unsafe { base_iface(iface, FUNCTION) }?;
+        non_null(params, FUNCTION, "params")?;
+        // SAFETY: non-NULL and valid per its field mask by contract.
+        let params = unsafe { &*params };
+        known_fields(
+            params.field_mask,
+            IS_REACHABLE_FIELDS,
+            FUNCTION,
+            "uct_iface_is_reachable_params_t",
+        )?;
+        required_fields(
+            params.field_mask,
+            u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR),
+            FUNCTION,
+            "uct_iface_is_reachable_params_t",
+        )?;
+        non_null(params.device_addr, FUNCTION, "params->device_addr")?;
+        if params.field_mask & u64::from(UCT_IFACE_IS_REACHABLE_FIELD_INFO_STRING) != 0 {
+            non_null(params.info_string, FUNCTION, "params->info_string")?;
+        }
+        Ok::<_, Status>((base, params))
+    })();
+    match checked {
+        // SAFETY: arguments validated above.
+        Ok((base, params)) => {
+            c_int::from(unsafe { (base.internal_ops.iface_is_reachable_v2)(iface, params) })
+        }
+        Err(_) => 0,
+    }
+}
+
+/// Connects `ep` to a remote endpoint, with the address lengths in `params`.
+///
+/// # Safety
+/// `ep` NULL or a live endpoint of this library; pointers NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn uct_ep_connect_to_ep_v2(
+    ep: uct_ep_h,
+    device_addr: *const uct_device_addr_t,
+    ep_addr: *const uct_ep_addr_t,
+    params: *const uct_ep_connect_to_ep_params_t,
+) -> ucs_status_t {
+    const FUNCTION: &str = "uct_ep_connect_to_ep_v2";
+    let result = (|| {
+        // SAFETY: NULL or live by the caller's contract.
+        let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
+        non_null(device_addr, FUNCTION, "device_addr")?;
+        non_null(ep_addr, FUNCTION, "ep_addr")?;
+        non_null(params, FUNCTION, "params")?;
+        // SAFETY: non-NULL and valid by the caller's contract.
+        let params = unsafe { &*params };
+        known_fields(
+            params.field_mask,
+            CONNECT_TO_EP_FIELDS,
+            FUNCTION,
+            "uct_ep_connect_to_ep_params_t",
+        )?;
+        // SAFETY: arguments validated above.
+        unsafe { (base.internal_ops.ep_connect_to_ep_v2)(ep, device_addr, ep_addr, params) }
+    })();
+    finish(FUNCTION, result)
+}
+
+/// Non-zero if `ep` is connected to the remote endpoint described by `params`.
+///
+/// # Safety
+/// `ep` NULL or a live endpoint of this library; `params` NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn uct_ep_is_connected(
+    ep: uct_ep_h,
+    params: *const uct_ep_is_connected_params_t,
+) -> c_int {
+    const FUNCTION: &str = "uct_ep_is_connected";
+    let checked = (|| {
+        // SAFETY: NULL or live by the caller's contract.
+        let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
+        non_null(params, FUNCTION, "params")?;
+        // SAFETY: non-NULL and valid by the caller's contract.
+        let params = unsafe { &*params };
+        known_fields(
+            params.field_mask,
+            IS_CONNECTED_FIELDS,
+            FUNCTION,
+            "uct_ep_is_connected_params_t",
+        )?;
+        Ok::<_, Status>((base, params))
+    })();
+    match checked {
+        // SAFETY: arguments validated above.
+        Ok((base, params)) => {
+            c_int::from(unsafe { (base.internal_ops.ep_is_connected)(ep, params) })
+        }
+        Err(_) => 0,
+    }
+}
+
+/// Performance estimates. Not implemented yet.
+///
+/// # Safety
+/// `iface` NULL or live; `perf_attr` NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn uct_iface_estimate_perf(
+    iface: uct_iface_h,
+    perf_attr: *mut uct_perf_attr_t,
+) -> ucs_status_t {
+    const FUNCTION: &str = "uct_iface_estimate_perf";
+    let result = (|| {
+        // SAFETY: NULL or live by the caller's contract.
+        unsafe { base_iface(iface, FUNCTION) }?;
+        non_null(perf_attr, FUNCTION, "perf_attr")?;
+        tracing::warn!("{FUNCTION}: not implemented yet");
+        Err(Status::Unsupported)
+    })();
+    finish(FUNCTION, result)
+}

@@ -1,0 +1,287 @@
+//! What every iface of ours starts with ([`BaseIface`]): the public ops table
+//! (binary ABI), then state the generic entry points need — the md and
+//! worker, the active-message handler table, and the table of operations that
+//! UCX keeps outside the public ops (v2 queries and failover), which the
+//! `uct_iface_query_v2` / `uct_ep_*` v2 entry points dispatch through.
+//!
+//! A transport's iface is `#[repr(C)] struct XIface { base: BaseIface, … }`,
+//! so a `uct_iface_h` of ours is always a `*mut BaseIface`.
+
+use std::ffi::{c_char, c_uint, c_void};
+
+use crate::abi::*;
+use crate::core::ops::unsupported_iface_ops;
+
+/// Tag right after the ops table, to recognise our ifaces.
+const BASE_IFACE_MAGIC: u64 = 0x7563_745f_6966_6163; // "uct_ifac"
+
+/// Operations of an iface that are not in UCX's public table. Each receives
+/// arguments the entry point has already validated (non-NULL, known field
+/// bits). Rust ABI: only our own code calls them.
+pub struct IfaceInternalOps {
+    pub iface_query_v2:
+        unsafe fn(iface: uct_iface_h, attr: *mut uct_iface_attr_v2_t) -> Result<(), Status>,
+    pub iface_is_reachable_v2:
+        unsafe fn(iface: uct_iface_h, params: &uct_iface_is_reachable_params_t) -> bool,
+    pub ep_query: unsafe fn(ep: uct_ep_h, attr: *mut uct_ep_attr_t) -> Result<(), Status>,
+    pub ep_invalidate: unsafe fn(ep: uct_ep_h, flags: c_uint) -> Result<(), Status>,
+    pub ep_failover_enable: unsafe fn(ep: uct_ep_h) -> Result<(), Status>,
+    pub ep_outstanding_purge:
+        unsafe fn(ep: uct_ep_h, params: &uct_ep_outstanding_purge_params_t) -> Result<(), Status>,
+    pub ep_connect_to_ep_v2: unsafe fn(
+        ep: uct_ep_h,
+        device_addr: *const uct_device_addr_t,
+        ep_addr: *const uct_ep_addr_t,
+        params: &uct_ep_connect_to_ep_params_t,
+    ) -> Result<(), Status>,
+    pub ep_is_connected: unsafe fn(ep: uct_ep_h, params: &uct_ep_is_connected_params_t) -> bool,
+}
+
+mod unsupported {
+    use super::*;
+
+    fn unsupported(operation: &str) -> Result<(), Status> {
+        tracing::debug!("{operation}: not supported by this transport");
+        Err(Status::Unsupported)
+    }
+
+    pub unsafe fn iface_query_v2(
+        _: uct_iface_h,
+        attr: *mut uct_iface_attr_v2_t,
+    ) -> Result<(), Status> {
+        // SAFETY: the entry point checked that attr is non-NULL and valid.
+        unsafe { query_v2_defaults(attr) }
+    }
+    pub unsafe fn iface_is_reachable_v2(
+        _: uct_iface_h,
+        _: &uct_iface_is_reachable_params_t,
+    ) -> bool {
+        false
+    }
+    pub unsafe fn ep_query(_: uct_ep_h, _: *mut uct_ep_attr_t) -> Result<(), Status> {
+        unsupported("uct_ep_query")
+    }
+    pub unsafe fn ep_invalidate(_: uct_ep_h, _: c_uint) -> Result<(), Status> {
+        unsupported("uct_ep_invalidate")
+    }
+    pub unsafe fn ep_failover_enable(_: uct_ep_h) -> Result<(), Status> {
+        unsupported("uct_ep_failover_enable")
+    }
+    pub unsafe fn ep_outstanding_purge(
+        _: uct_ep_h,
+        _: &uct_ep_outstanding_purge_params_t,
+    ) -> Result<(), Status> {
+        unsupported("uct_ep_outstanding_purge")
+    }
+    pub unsafe fn ep_connect_to_ep_v2(
+        _: uct_ep_h,
+        _: *const uct_device_addr_t,
+        _: *const uct_ep_addr_t,
+        _: &uct_ep_connect_to_ep_params_t,
+    ) -> Result<(), Status> {
+        unsupported("uct_ep_connect_to_ep_v2")
+    }
+    pub unsafe fn ep_is_connected(_: uct_ep_h, _: &uct_ep_is_connected_params_t) -> bool {
+        false
+    }
+}
+
+/// The `uct_iface_query_v2` answer of an iface without v2 features: no
+/// `UCT_IFACE_FLAG_V2_*` capability, no scatter-gather, and `Unsupported` if
+/// any token field is asked for (as UCX's base iface answers). Transports call
+/// it first and then add what they support.
+///
+/// # Safety
+/// `attr` must be valid for reads and writes of one `uct_iface_attr_v2_t`.
+pub unsafe fn query_v2_defaults(attr: *mut uct_iface_attr_v2_t) -> Result<(), Status> {
+    const TOKEN_FIELDS: u64 = UCT_IFACE_ATTR_FIELD_TX_TOKEN_LENGTH
+        | UCT_IFACE_ATTR_FIELD_RX_TOKEN_LENGTH
+        | UCT_IFACE_ATTR_FIELD_TX_TOKEN
+        | UCT_IFACE_ATTR_FIELD_RX_TOKEN;
+    // SAFETY: valid per the contract; fields are accessed through raw field
+    // pointers because the caller only initialised what it asked for.
+    unsafe {
+        let field_mask = std::ptr::addr_of!((*attr).field_mask).read();
+        if field_mask & TOKEN_FIELDS != 0 {
+            tracing::debug!("uct_iface_query_v2: tokens are not supported by this transport");
+            return Err(Status::Unsupported);
+        }
+        if field_mask & UCT_IFACE_ATTR_FIELD_CAP_FLAGS != 0 {
+            std::ptr::addr_of_mut!((*attr).cap.flags).write(0);
+        }
+        if field_mask & UCT_IFACE_ATTR_FIELD_MAX_PUT_SGL_ZCOPY_COUNT != 0 {
+            std::ptr::addr_of_mut!((*attr).max_put_sgl_zcopy_count).write(0);
+        }
+        if field_mask & UCT_IFACE_ATTR_FIELD_MAX_GET_SGL_ZCOPY_COUNT != 0 {
+            std::ptr::addr_of_mut!((*attr).max_get_sgl_zcopy_count).write(0);
+        }
+    }
+    Ok(())
+}
+
+/// Internal operations that all report "not supported": the starting point of
+/// a transport's table.
+pub static UNSUPPORTED_INTERNAL_OPS: IfaceInternalOps = IfaceInternalOps {
+    iface_query_v2: unsupported::iface_query_v2,
+    iface_is_reachable_v2: unsupported::iface_is_reachable_v2,
+    ep_query: unsupported::ep_query,
+    ep_invalidate: unsupported::ep_invalidate,
+    ep_failover_enable: unsupported::ep_failover_enable,
+    ep_outstanding_purge: unsupported::ep_outstanding_purge,
+    ep_connect_to_ep_v2: unsupported::ep_connect_to_ep_v2,
+    ep_is_connected: unsupported::ep_is_connected,
+};
+
+/// One active-message handler slot.
+#[derive(Clone, Copy, Debug)]
+pub struct AmHandler {
+    pub cb: uct_am_callback_t,
+    pub arg: *mut c_void,
+    /// `UCT_CB_FLAG_*` given at registration.
+    pub flags: u32,
+}
+
+impl AmHandler {
+    const EMPTY: AmHandler = AmHandler {
+        cb: None,
+        arg: std::ptr::null_mut(),
+        flags: 0,
+    };
+}
+
+/// The common head of every iface we hand out.
+#[repr(C)]
+pub struct BaseIface {
+    /// What C sees through `uct_iface_h`; must stay the first field.
+    pub iface: uct_iface,
+    magic: u64,
+    pub md: uct_md_h,
+    pub worker: uct_worker_h,
+    pub internal_ops: &'static IfaceInternalOps,
+    am_handlers: [AmHandler; UCT_AM_ID_MAX as usize],
+    am_tracer: uct_am_tracer_t,
+    am_tracer_arg: *mut c_void,
+}
+
+impl BaseIface {
+    /// A base whose public and internal operations all report "not
+    /// supported"; the transport then fills in what it implements.
+    pub fn new(md: uct_md_h, worker: uct_worker_h) -> Self {
+        Self::with_ops(
+            md,
+            worker,
+            unsupported_iface_ops(),
+            &UNSUPPORTED_INTERNAL_OPS,
+        )
+    }
+
+    pub fn with_ops(
+        md: uct_md_h,
+        worker: uct_worker_h,
+        ops: uct_iface_ops_t,
+        internal_ops: &'static IfaceInternalOps,
+    ) -> Self {
+        Self {
+            iface: uct_iface { ops },
+            magic: BASE_IFACE_MAGIC,
+            md,
+            worker,
+            internal_ops,
+            am_handlers: [AmHandler::EMPTY; UCT_AM_ID_MAX as usize],
+            am_tracer: None,
+            am_tracer_arg: std::ptr::null_mut(),
+        }
+    }
+
+    pub fn is_valid(&self) -> bool {
+        self.magic == BASE_IFACE_MAGIC
+    }
+
+    /// Marks the iface dead; call before its memory is released.
+    pub fn invalidate(&mut self) {
+        self.magic = 0;
+    }
+
+    pub fn as_handle(&mut self) -> uct_iface_h {
+        self as *mut BaseIface as uct_iface_h
+    }
+
+    /// Sets (or with `cb == None`, clears) the handler of AM `id`.
+    pub fn set_am_handler(
+        &mut self,
+        id: u8,
+        cb: uct_am_callback_t,
+        arg: *mut c_void,
+        flags: u32,
+    ) -> Result<(), Status> {
+        let slot = self
+            .am_handlers
+            .get_mut(usize::from(id))
+            .ok_or(Status::InvalidParam)?;
+        *slot = AmHandler { cb, arg, flags };
+        Ok(())
+    }
+
+    /// The handler of AM `id` (`cb == None` when none is set).
+    pub fn am_handler(&self, id: u8) -> AmHandler {
+        self.am_handlers
+            .get(usize::from(id))
+            .copied()
+            .unwrap_or(AmHandler::EMPTY)
+    }
+
+    /// Delivers an active message to its handler. Without a handler the
+    /// message is dropped with a warning (UCX does the same) and `UCS_OK` is
+    /// returned so the transport releases the buffer.
+    ///
+    /// # Safety
+    /// `data` must be valid for `length` bytes for the duration of the call
+    /// (and beyond, if the handler keeps it with `UCT_CB_PARAM_FLAG_DESC`).
+    pub unsafe fn invoke_am(
+        &self,
+        id: u8,
+        data: *mut c_void,
+        length: usize,
+        flags: c_uint,
+    ) -> ucs_status_t {
+        let handler = self.am_handler(id);
+        match handler.cb {
+            // SAFETY: the handler was registered by the user for this id with
+            // this argument; `data` is valid per this function's contract.
+            Some(cb) => unsafe { cb(handler.arg, data, length, flags) },
+            None => {
+                tracing::warn!(
+                    "iface {:p}: no handler for active message id {id}, dropped",
+                    self
+                );
+                UCS_OK
+            }
+        }
+    }
+
+    pub fn set_am_tracer(&mut self, tracer: uct_am_tracer_t, arg: *mut c_void) {
+        self.am_tracer = tracer;
+        self.am_tracer_arg = arg;
+    }
+
+    pub fn am_tracer(&self) -> (uct_am_tracer_t, *mut c_void) {
+        (self.am_tracer, self.am_tracer_arg)
+    }
+}
+
+/// Writes `text` into a caller's info-string buffer of `length` bytes
+/// (truncated, always NUL-terminated), as `uct_iface_is_reachable_v2` does.
+///
+/// # Safety
+/// `buffer` must be valid for `length` bytes of writes.
+pub unsafe fn write_info_string(buffer: *mut c_char, length: usize, text: &str) {
+    if buffer.is_null() || length == 0 {
+        return;
+    }
+    let copy = text.len().min(length - 1);
+    // SAFETY: copy + 1 <= length bytes, valid per the contract.
+    unsafe {
+        std::ptr::copy_nonoverlapping(text.as_ptr() as *const c_char, buffer, copy);
+        buffer.add(copy).write(0);
+    }
+}
