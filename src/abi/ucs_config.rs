@@ -79,19 +79,21 @@ pub const UCS_CONFIG_ALLOW_LIST_NEGATE: ucs_config_allow_list_mode_t = 2;
 /// An array of strings parsed from a configuration value.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct ucs_config_names_array_t {
+pub struct ucs_config_names_array {
     pub names: *mut *mut c_char,
     pub count: c_uint,
     pub truncated: c_uint,
 }
+pub type ucs_config_names_array_t = ucs_config_names_array;
 
 /// A name list plus how to apply it (`^a,b` negates).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct ucs_config_allow_list_t {
+pub struct ucs_config_allow_list {
     pub array: ucs_config_names_array_t,
     pub mode: ucs_config_allow_list_mode_t,
 }
+pub type ucs_config_allow_list_t = ucs_config_allow_list;
 
 /// A socket address and its length.
 #[repr(C)]

@@ -10,6 +10,7 @@ pub const UCS_CPU_SETSIZE: usize = 1024;
 /// A set of CPUs, bit `n` of the array standing for CPU `n`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct ucs_cpu_set_t {
+pub struct ucs_cpu_set {
     pub ucs_bits: [ucs_cpu_mask_t; 16],
 }
+pub type ucs_cpu_set_t = ucs_cpu_set;

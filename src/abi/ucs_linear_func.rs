@@ -3,7 +3,8 @@
 /// A linear function of a size: constant part `c`, slope `m`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct ucs_linear_func_t {
+pub struct ucs_linear_func {
     pub c: f64,
     pub m: f64,
 }
+pub type ucs_linear_func_t = ucs_linear_func;

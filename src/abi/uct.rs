@@ -666,7 +666,7 @@ pub struct uct_mem_alloc_params_mds {
 /// Parameters of `uct_mem_alloc`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct uct_mem_alloc_params_t {
+pub struct uct_mem_alloc_params {
     pub field_mask: u64,
     pub flags: c_uint,
     pub address: *mut c_void,
@@ -675,3 +675,4 @@ pub struct uct_mem_alloc_params_t {
     pub name: *const c_char,
     pub sys_device: ucs_sys_device_t,
 }
+pub type uct_mem_alloc_params_t = uct_mem_alloc_params;

@@ -20,7 +20,9 @@ pub const UCT_TAG_PRIV_LEN: usize = 32;
 pub const UCT_AM_ID_BITS: c_uint = 5;
 /// Number of active-message ids (ids are `0..UCT_AM_ID_MAX`).
 pub const UCT_AM_ID_MAX: c_uint = 32;
-/// A remote key value that names no key.
+/// A remote key value that names no key. (The C header defines it as a
+/// macro, `((uintptr_t)(-1))`.)
+/// cbindgen:ignore
 pub const UCT_INVALID_RKEY: uct_rkey_t = usize::MAX;
 /// "No dmabuf file descriptor".
 pub const UCT_DMABUF_FD_INVALID: c_int = -1;
@@ -54,7 +56,7 @@ pub type uct_device_ep_h = *mut uct_device_ep;
 /// Registered memory handle (transport-defined).
 pub type uct_mem_h = *mut c_void;
 /// A remote key as used by the data path (transport-defined).
-pub type uct_rkey_t = usize;
+pub type uct_rkey_t = libc::uintptr_t;
 pub type uct_rkey_ctx_h = *mut c_void;
 /// A connection request handed to a server's callback.
 pub type uct_conn_request_h = *mut c_void;
@@ -326,7 +328,7 @@ pub type uct_cm_ep_priv_data_pack_callback_t = Option<
         arg: *mut c_void,
         pack_args: *const uct_cm_ep_priv_data_pack_args_t,
         priv_data: *mut c_void,
-    ) -> isize,
+    ) -> libc::ssize_t,
 >;
 
 /// The address of a client endpoint was resolved.

@@ -25,7 +25,7 @@ pub type uct_ep_put_bcopy_func_t = Option<
         arg: *mut c_void,
         remote_addr: u64,
         rkey: uct_rkey_t,
-    ) -> isize,
+    ) -> libc::ssize_t,
 >;
 pub type uct_ep_put_zcopy_func_t = Option<
     unsafe extern "C" fn(
@@ -91,7 +91,7 @@ pub type uct_ep_am_bcopy_func_t = Option<
         pack_cb: uct_pack_callback_t,
         arg: *mut c_void,
         flags: c_uint,
-    ) -> isize,
+    ) -> libc::ssize_t,
 >;
 pub type uct_ep_am_zcopy_func_t = Option<
     unsafe extern "C" fn(
@@ -183,7 +183,7 @@ pub type uct_ep_tag_eager_bcopy_func_t = Option<
         pack_cb: uct_pack_callback_t,
         arg: *mut c_void,
         flags: c_uint,
-    ) -> isize,
+    ) -> libc::ssize_t,
 >;
 pub type uct_ep_tag_eager_zcopy_func_t = Option<
     unsafe extern "C" fn(
@@ -398,10 +398,6 @@ pub struct uct_listener {
 }
 pub type uct_listener_t = uct_listener;
 
-/// Releases a received descriptor the user kept.
-pub type uct_desc_release_callback_t =
-    Option<unsafe extern "C" fn(self_: *mut uct_recv_desc_t, desc: *mut c_void)>;
-
 /// The release hook of a receive descriptor: a pointer to one of these sits
 /// in the 8 bytes just before the data pointer handed to an AM callback with
 /// `UCT_CB_PARAM_FLAG_DESC`.
@@ -411,3 +407,7 @@ pub struct uct_recv_desc {
     pub cb: uct_desc_release_callback_t,
 }
 pub type uct_recv_desc_t = uct_recv_desc;
+
+/// Releases a received descriptor the user kept.
+pub type uct_desc_release_callback_t =
+    Option<unsafe extern "C" fn(self_: *mut uct_recv_desc_t, desc: *mut c_void)>;

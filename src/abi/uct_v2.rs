@@ -53,7 +53,7 @@ pub const UCT_PERF_ATTR_FLAGS_TX_RX_SHARED: uct_perf_attr_flags_t = 0x1;
 /// In/out parameters of `uct_iface_estimate_perf`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct uct_perf_attr_t {
+pub struct uct_perf_attr {
     pub field_mask: u64,
     pub operation: uct_ep_operation_t,
     pub local_memory_type: ucs_memory_type_t,
@@ -69,6 +69,7 @@ pub struct uct_perf_attr_t {
     pub max_inflight_eps: usize,
     pub flags: u64,
 }
+pub type uct_perf_attr_t = uct_perf_attr;
 
 pub type uct_md_mem_reg_field_mask_t = c_uint;
 pub const UCT_MD_MEM_REG_FIELD_FLAGS: uct_md_mem_reg_field_mask_t = 0x1;
@@ -236,11 +237,12 @@ pub const UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS: c_uint = 0x1;
 /// Parameters of `uct_ep_invalidate`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct uct_ep_invalidate_params_t {
+pub struct uct_ep_invalidate_params {
     pub field_mask: u64,
     /// `UCT_EP_INVALIDATE_FLAG_*`.
     pub flags: c_uint,
 }
+pub type uct_ep_invalidate_params_t = uct_ep_invalidate_params;
 
 /// Parameters of `uct_rkey_compare`.
 #[repr(C)]
@@ -311,7 +313,7 @@ pub const UCT_MD_ATTR_FIELD_REQUIRED_MEM_FLAGS: uct_md_attr_field_t = 0x4_0000;
 /// What `uct_md_query_v2` reports; members valid per `field_mask`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct uct_md_attr_v2_t {
+pub struct uct_md_attr_v2 {
     pub field_mask: u64,
     pub max_alloc: u64,
     pub max_reg: usize,
@@ -333,6 +335,7 @@ pub struct uct_md_attr_v2_t {
     pub reg_alignment: usize,
     pub required_mem_flags: u8,
 }
+pub type uct_md_attr_v2_t = uct_md_attr_v2;
 
 /// More `uct_md_attr_v2_t::flags` bits, after the `UCT_MD_FLAG_*` ones.
 pub type uct_md_flags_v2_t = u64;
@@ -370,7 +373,7 @@ pub struct uct_iface_attr_v2_cap {
 /// a caller buffer of `rx_token_length` bytes.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct uct_iface_attr_v2_t {
+pub struct uct_iface_attr_v2 {
     pub field_mask: u64,
     pub max_put_sgl_zcopy_count: usize,
     pub max_get_sgl_zcopy_count: usize,
@@ -380,6 +383,7 @@ pub struct uct_iface_attr_v2_t {
     pub tx_token: *const c_void,
     pub rx_token: *mut c_void,
 }
+pub type uct_iface_attr_v2_t = uct_iface_attr_v2;
 
 /// `uct_ep_op_info_t::field_mask` bits.
 pub type uct_ep_op_info_field_t = u64;
@@ -560,10 +564,11 @@ pub const UCT_EP_OUTSTANDING_FIELD_ARG: uct_ep_outstanding_purge_field_t = 0x4;
 /// Parameters of `uct_ep_outstanding_purge`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct uct_ep_outstanding_purge_params_t {
+pub struct uct_ep_outstanding_purge_params {
     pub field_mask: u64,
     /// The peer's RX token for this connection.
     pub rx_token: *const c_void,
     pub cb: uct_ep_outstanding_purge_callback_t,
     pub arg: *mut c_void,
 }
+pub type uct_ep_outstanding_purge_params_t = uct_ep_outstanding_purge_params;
