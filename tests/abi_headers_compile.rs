@@ -46,25 +46,38 @@ fn compile(compiler: &str, flags: &[&str], source: &Path, include: &Path) -> Res
 fn headers_compile_as_c99_and_cxx() {
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
     let all = headers(&include);
-    assert!(all.len() >= 15, "expected the generated headers under include/, found {all:?}");
+    assert!(
+        all.len() >= 15,
+        "expected the generated headers under include/, found {all:?}"
+    );
     let work = std::env::temp_dir().join(format!("uct-header-compile-{}", std::process::id()));
     std::fs::create_dir_all(&work).expect("scratch dir");
 
     // One translation unit per header (each must be self-contained), plus
     // one with all of them (no conflicts between headers).
-    let mut units: Vec<(String, Vec<String>)> =
-        all.iter().map(|h| (h.replace(['/', '.'], "_"), vec![h.clone()])).collect();
+    let mut units: Vec<(String, Vec<String>)> = all
+        .iter()
+        .map(|h| (h.replace(['/', '.'], "_"), vec![h.clone()]))
+        .collect();
     units.push(("all".to_string(), all.clone()));
 
     let mut failures = Vec::new();
     for (name, included) in &units {
-        let body: String = included.iter().map(|h| format!("#include <{h}>\n")).collect();
+        let body: String = included
+            .iter()
+            .map(|h| format!("#include <{h}>\n"))
+            .collect();
         let body = format!("{body}int main(void) {{ return 0; }}\n");
         let c_file: PathBuf = work.join(format!("{name}.c"));
         let cxx_file: PathBuf = work.join(format!("{name}.cpp"));
         std::fs::write(&c_file, &body).expect("write C file");
         std::fs::write(&cxx_file, &body).expect("write C++ file");
-        if let Err(e) = compile("gcc", &["-std=c99", "-Wall", "-Wextra", "-Werror"], &c_file, &include) {
+        if let Err(e) = compile(
+            "gcc",
+            &["-std=c99", "-Wall", "-Wextra", "-Werror"],
+            &c_file,
+            &include,
+        ) {
             failures.push(e);
         }
         if let Err(e) = compile("g++", &["-Wall", "-Wextra", "-Werror"], &cxx_file, &include) {
@@ -72,5 +85,9 @@ fn headers_compile_as_c99_and_cxx() {
         }
     }
     let _ = std::fs::remove_dir_all(&work);
-    assert!(failures.is_empty(), "headers do not compile:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "headers do not compile:\n{}",
+        failures.join("\n")
+    );
 }

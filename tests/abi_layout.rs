@@ -32,14 +32,21 @@ macro_rules! field {
 }
 
 fn report(errors: Vec<String>) {
-    assert!(errors.is_empty(), "layout differs from UCX master:\n{}", errors.join("\n"));
+    assert!(
+        errors.is_empty(),
+        "layout differs from UCX master:\n{}",
+        errors.join("\n")
+    );
 }
 
 #[test]
 fn layout_ucs_callbackq() {
     let mut errors = Vec::new();
     if size_of::<abi::ucs_callbackq_t>() != 136 {
-        errors.push(format!("sizeof(ucs_callbackq): expected 136, ours {}", size_of::<abi::ucs_callbackq_t>()));
+        errors.push(format!(
+            "sizeof(ucs_callbackq): expected 136, ours {}",
+            size_of::<abi::ucs_callbackq_t>()
+        ));
     }
     field!(errors, abi::ucs_callbackq_t, 0, 128, fast_elems);
     field!(errors, abi::ucs_callbackq_t, 128, 8, priv_);
@@ -50,7 +57,10 @@ fn layout_ucs_callbackq() {
 fn layout_ucs_callbackq_elem() {
     let mut errors = Vec::new();
     if size_of::<abi::ucs_callbackq_elem>() != 16 {
-        errors.push(format!("sizeof(ucs_callbackq_elem): expected 16, ours {}", size_of::<abi::ucs_callbackq_elem>()));
+        errors.push(format!(
+            "sizeof(ucs_callbackq_elem): expected 16, ours {}",
+            size_of::<abi::ucs_callbackq_elem>()
+        ));
     }
     field!(errors, abi::ucs_callbackq_elem, 0, 8, cb);
     field!(errors, abi::ucs_callbackq_elem, 8, 8, arg);
@@ -61,7 +71,10 @@ fn layout_ucs_callbackq_elem() {
 fn layout_uct_allocated_memory_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_allocated_memory_t>() != 48 {
-        errors.push(format!("sizeof(uct_allocated_memory_t): expected 48, ours {}", size_of::<abi::uct_allocated_memory_t>()));
+        errors.push(format!(
+            "sizeof(uct_allocated_memory_t): expected 48, ours {}",
+            size_of::<abi::uct_allocated_memory_t>()
+        ));
     }
     field!(errors, abi::uct_allocated_memory_t, 0, 8, address);
     field!(errors, abi::uct_allocated_memory_t, 8, 8, length);
@@ -77,7 +90,10 @@ fn layout_uct_allocated_memory_t() {
 fn layout_uct_cm_attr() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_cm_attr>() != 16 {
-        errors.push(format!("sizeof(uct_cm_attr): expected 16, ours {}", size_of::<abi::uct_cm_attr>()));
+        errors.push(format!(
+            "sizeof(uct_cm_attr): expected 16, ours {}",
+            size_of::<abi::uct_cm_attr>()
+        ));
     }
     field!(errors, abi::uct_cm_attr, 0, 8, field_mask);
     field!(errors, abi::uct_cm_attr, 8, 8, max_conn_priv);
@@ -88,10 +104,25 @@ fn layout_uct_cm_attr() {
 fn layout_uct_cm_ep_client_connect_args_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_cm_ep_client_connect_args_t>() != 24 {
-        errors.push(format!("sizeof(uct_cm_ep_client_connect_args_t): expected 24, ours {}", size_of::<abi::uct_cm_ep_client_connect_args_t>()));
+        errors.push(format!(
+            "sizeof(uct_cm_ep_client_connect_args_t): expected 24, ours {}",
+            size_of::<abi::uct_cm_ep_client_connect_args_t>()
+        ));
     }
-    field!(errors, abi::uct_cm_ep_client_connect_args_t, 0, 8, field_mask);
-    field!(errors, abi::uct_cm_ep_client_connect_args_t, 8, 8, remote_data);
+    field!(
+        errors,
+        abi::uct_cm_ep_client_connect_args_t,
+        0,
+        8,
+        field_mask
+    );
+    field!(
+        errors,
+        abi::uct_cm_ep_client_connect_args_t,
+        8,
+        8,
+        remote_data
+    );
     field!(errors, abi::uct_cm_ep_client_connect_args_t, 16, 1, status);
     report(errors);
 }
@@ -100,10 +131,25 @@ fn layout_uct_cm_ep_client_connect_args_t() {
 fn layout_uct_cm_ep_priv_data_pack_args_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_cm_ep_priv_data_pack_args_t>() != 40 {
-        errors.push(format!("sizeof(uct_cm_ep_priv_data_pack_args_t): expected 40, ours {}", size_of::<abi::uct_cm_ep_priv_data_pack_args_t>()));
+        errors.push(format!(
+            "sizeof(uct_cm_ep_priv_data_pack_args_t): expected 40, ours {}",
+            size_of::<abi::uct_cm_ep_priv_data_pack_args_t>()
+        ));
     }
-    field!(errors, abi::uct_cm_ep_priv_data_pack_args_t, 0, 8, field_mask);
-    field!(errors, abi::uct_cm_ep_priv_data_pack_args_t, 8, 32, dev_name);
+    field!(
+        errors,
+        abi::uct_cm_ep_priv_data_pack_args_t,
+        0,
+        8,
+        field_mask
+    );
+    field!(
+        errors,
+        abi::uct_cm_ep_priv_data_pack_args_t,
+        8,
+        32,
+        dev_name
+    );
     report(errors);
 }
 
@@ -111,7 +157,10 @@ fn layout_uct_cm_ep_priv_data_pack_args_t() {
 fn layout_uct_cm_ep_resolve_args_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_cm_ep_resolve_args_t>() != 48 {
-        errors.push(format!("sizeof(uct_cm_ep_resolve_args_t): expected 48, ours {}", size_of::<abi::uct_cm_ep_resolve_args_t>()));
+        errors.push(format!(
+            "sizeof(uct_cm_ep_resolve_args_t): expected 48, ours {}",
+            size_of::<abi::uct_cm_ep_resolve_args_t>()
+        ));
     }
     field!(errors, abi::uct_cm_ep_resolve_args_t, 0, 8, field_mask);
     field!(errors, abi::uct_cm_ep_resolve_args_t, 8, 32, dev_name);
@@ -123,10 +172,25 @@ fn layout_uct_cm_ep_resolve_args_t() {
 fn layout_uct_cm_ep_server_conn_notify_args_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_cm_ep_server_conn_notify_args_t>() != 16 {
-        errors.push(format!("sizeof(uct_cm_ep_server_conn_notify_args_t): expected 16, ours {}", size_of::<abi::uct_cm_ep_server_conn_notify_args_t>()));
+        errors.push(format!(
+            "sizeof(uct_cm_ep_server_conn_notify_args_t): expected 16, ours {}",
+            size_of::<abi::uct_cm_ep_server_conn_notify_args_t>()
+        ));
     }
-    field!(errors, abi::uct_cm_ep_server_conn_notify_args_t, 0, 8, field_mask);
-    field!(errors, abi::uct_cm_ep_server_conn_notify_args_t, 8, 1, status);
+    field!(
+        errors,
+        abi::uct_cm_ep_server_conn_notify_args_t,
+        0,
+        8,
+        field_mask
+    );
+    field!(
+        errors,
+        abi::uct_cm_ep_server_conn_notify_args_t,
+        8,
+        1,
+        status
+    );
     report(errors);
 }
 
@@ -134,13 +198,46 @@ fn layout_uct_cm_ep_server_conn_notify_args_t() {
 fn layout_uct_cm_listener_conn_request_args_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_cm_listener_conn_request_args_t>() != 72 {
-        errors.push(format!("sizeof(uct_cm_listener_conn_request_args_t): expected 72, ours {}", size_of::<abi::uct_cm_listener_conn_request_args_t>()));
+        errors.push(format!(
+            "sizeof(uct_cm_listener_conn_request_args_t): expected 72, ours {}",
+            size_of::<abi::uct_cm_listener_conn_request_args_t>()
+        ));
     }
-    field!(errors, abi::uct_cm_listener_conn_request_args_t, 0, 8, field_mask);
-    field!(errors, abi::uct_cm_listener_conn_request_args_t, 8, 32, dev_name);
-    field!(errors, abi::uct_cm_listener_conn_request_args_t, 40, 8, conn_request);
-    field!(errors, abi::uct_cm_listener_conn_request_args_t, 48, 8, remote_data);
-    field!(errors, abi::uct_cm_listener_conn_request_args_t, 56, 16, client_address);
+    field!(
+        errors,
+        abi::uct_cm_listener_conn_request_args_t,
+        0,
+        8,
+        field_mask
+    );
+    field!(
+        errors,
+        abi::uct_cm_listener_conn_request_args_t,
+        8,
+        32,
+        dev_name
+    );
+    field!(
+        errors,
+        abi::uct_cm_listener_conn_request_args_t,
+        40,
+        8,
+        conn_request
+    );
+    field!(
+        errors,
+        abi::uct_cm_listener_conn_request_args_t,
+        48,
+        8,
+        remote_data
+    );
+    field!(
+        errors,
+        abi::uct_cm_listener_conn_request_args_t,
+        56,
+        16,
+        client_address
+    );
     report(errors);
 }
 
@@ -148,13 +245,22 @@ fn layout_uct_cm_listener_conn_request_args_t() {
 fn layout_uct_cm_remote_data_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_cm_remote_data_t>() != 40 {
-        errors.push(format!("sizeof(uct_cm_remote_data_t): expected 40, ours {}", size_of::<abi::uct_cm_remote_data_t>()));
+        errors.push(format!(
+            "sizeof(uct_cm_remote_data_t): expected 40, ours {}",
+            size_of::<abi::uct_cm_remote_data_t>()
+        ));
     }
     field!(errors, abi::uct_cm_remote_data_t, 0, 8, field_mask);
     field!(errors, abi::uct_cm_remote_data_t, 8, 8, dev_addr);
     field!(errors, abi::uct_cm_remote_data_t, 16, 8, dev_addr_length);
     field!(errors, abi::uct_cm_remote_data_t, 24, 8, conn_priv_data);
-    field!(errors, abi::uct_cm_remote_data_t, 32, 8, conn_priv_data_length);
+    field!(
+        errors,
+        abi::uct_cm_remote_data_t,
+        32,
+        8,
+        conn_priv_data_length
+    );
     report(errors);
 }
 
@@ -162,7 +268,10 @@ fn layout_uct_cm_remote_data_t() {
 fn layout_uct_completion() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_completion>() != 16 {
-        errors.push(format!("sizeof(uct_completion): expected 16, ours {}", size_of::<abi::uct_completion>()));
+        errors.push(format!(
+            "sizeof(uct_completion): expected 16, ours {}",
+            size_of::<abi::uct_completion>()
+        ));
     }
     field!(errors, abi::uct_completion, 0, 8, func);
     field!(errors, abi::uct_completion, 8, 4, count);
@@ -174,7 +283,10 @@ fn layout_uct_completion() {
 fn layout_uct_component_attr_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_component_attr_t>() != 48 {
-        errors.push(format!("sizeof(uct_component_attr_t): expected 48, ours {}", size_of::<abi::uct_component_attr_t>()));
+        errors.push(format!(
+            "sizeof(uct_component_attr_t): expected 48, ours {}",
+            size_of::<abi::uct_component_attr_t>()
+        ));
     }
     field!(errors, abi::uct_component_attr_t, 0, 8, field_mask);
     field!(errors, abi::uct_component_attr_t, 8, 16, name);
@@ -188,7 +300,10 @@ fn layout_uct_component_attr_t() {
 fn layout_uct_ep_attr() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_ep_attr>() != 272 {
-        errors.push(format!("sizeof(uct_ep_attr): expected 272, ours {}", size_of::<abi::uct_ep_attr>()));
+        errors.push(format!(
+            "sizeof(uct_ep_attr): expected 272, ours {}",
+            size_of::<abi::uct_ep_attr>()
+        ));
     }
     field!(errors, abi::uct_ep_attr, 0, 8, field_mask);
     field!(errors, abi::uct_ep_attr, 8, 128, local_address);
@@ -201,11 +316,20 @@ fn layout_uct_ep_attr() {
 fn layout_uct_ep_connect_params() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_ep_connect_params>() != 24 {
-        errors.push(format!("sizeof(uct_ep_connect_params): expected 24, ours {}", size_of::<abi::uct_ep_connect_params>()));
+        errors.push(format!(
+            "sizeof(uct_ep_connect_params): expected 24, ours {}",
+            size_of::<abi::uct_ep_connect_params>()
+        ));
     }
     field!(errors, abi::uct_ep_connect_params, 0, 8, field_mask);
     field!(errors, abi::uct_ep_connect_params, 8, 8, private_data);
-    field!(errors, abi::uct_ep_connect_params, 16, 8, private_data_length);
+    field!(
+        errors,
+        abi::uct_ep_connect_params,
+        16,
+        8,
+        private_data_length
+    );
     report(errors);
 }
 
@@ -213,11 +337,26 @@ fn layout_uct_ep_connect_params() {
 fn layout_uct_ep_connect_to_ep_params_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_ep_connect_to_ep_params_t>() != 24 {
-        errors.push(format!("sizeof(uct_ep_connect_to_ep_params_t): expected 24, ours {}", size_of::<abi::uct_ep_connect_to_ep_params_t>()));
+        errors.push(format!(
+            "sizeof(uct_ep_connect_to_ep_params_t): expected 24, ours {}",
+            size_of::<abi::uct_ep_connect_to_ep_params_t>()
+        ));
     }
     field!(errors, abi::uct_ep_connect_to_ep_params_t, 0, 8, field_mask);
-    field!(errors, abi::uct_ep_connect_to_ep_params_t, 8, 8, device_addr_length);
-    field!(errors, abi::uct_ep_connect_to_ep_params_t, 16, 8, ep_addr_length);
+    field!(
+        errors,
+        abi::uct_ep_connect_to_ep_params_t,
+        8,
+        8,
+        device_addr_length
+    );
+    field!(
+        errors,
+        abi::uct_ep_connect_to_ep_params_t,
+        16,
+        8,
+        ep_addr_length
+    );
     report(errors);
 }
 
@@ -225,7 +364,10 @@ fn layout_uct_ep_connect_to_ep_params_t() {
 fn layout_uct_ep_invalidate_params_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_ep_invalidate_params_t>() != 16 {
-        errors.push(format!("sizeof(uct_ep_invalidate_params_t): expected 16, ours {}", size_of::<abi::uct_ep_invalidate_params_t>()));
+        errors.push(format!(
+            "sizeof(uct_ep_invalidate_params_t): expected 16, ours {}",
+            size_of::<abi::uct_ep_invalidate_params_t>()
+        ));
     }
     field!(errors, abi::uct_ep_invalidate_params_t, 0, 8, field_mask);
     field!(errors, abi::uct_ep_invalidate_params_t, 8, 4, flags);
@@ -236,7 +378,10 @@ fn layout_uct_ep_invalidate_params_t() {
 fn layout_uct_ep_is_connected_params_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_ep_is_connected_params_t>() != 32 {
-        errors.push(format!("sizeof(uct_ep_is_connected_params_t): expected 32, ours {}", size_of::<abi::uct_ep_is_connected_params_t>()));
+        errors.push(format!(
+            "sizeof(uct_ep_is_connected_params_t): expected 32, ours {}",
+            size_of::<abi::uct_ep_is_connected_params_t>()
+        ));
     }
     field!(errors, abi::uct_ep_is_connected_params_t, 0, 8, field_mask);
     field!(errors, abi::uct_ep_is_connected_params_t, 8, 8, device_addr);
@@ -249,7 +394,10 @@ fn layout_uct_ep_is_connected_params_t() {
 fn layout_uct_ep_op_info_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_ep_op_info_t>() != 80 {
-        errors.push(format!("sizeof(uct_ep_op_info_t): expected 80, ours {}", size_of::<abi::uct_ep_op_info_t>()));
+        errors.push(format!(
+            "sizeof(uct_ep_op_info_t): expected 80, ours {}",
+            size_of::<abi::uct_ep_op_info_t>()
+        ));
     }
     field!(errors, abi::uct_ep_op_info_t, 0, 8, field_mask);
     field!(errors, abi::uct_ep_op_info_t, 8, 4, operation);
@@ -261,38 +409,170 @@ fn layout_uct_ep_op_info_t() {
     field!(errors, abi::uct_ep_op_info_t, 28, 4, detail.am.flags);
     field!(errors, abi::uct_ep_op_info_t, 32, 16, detail.am.header);
     field!(errors, abi::uct_ep_op_info_t, 32, 8, detail.am.header.value);
-    field!(errors, abi::uct_ep_op_info_t, 32, 16, detail.am.header.zcopy);
-    field!(errors, abi::uct_ep_op_info_t, 32, 8, detail.am.header.zcopy.buffer);
-    field!(errors, abi::uct_ep_op_info_t, 40, 8, detail.am.header.zcopy.length);
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        32,
+        16,
+        detail.am.header.zcopy
+    );
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        32,
+        8,
+        detail.am.header.zcopy.buffer
+    );
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        40,
+        8,
+        detail.am.header.zcopy.length
+    );
     field!(errors, abi::uct_ep_op_info_t, 48, 16, detail.am.payload);
-    field!(errors, abi::uct_ep_op_info_t, 48, 16, detail.am.payload.data);
-    field!(errors, abi::uct_ep_op_info_t, 48, 8, detail.am.payload.data.buffer);
-    field!(errors, abi::uct_ep_op_info_t, 56, 8, detail.am.payload.data.length);
-    field!(errors, abi::uct_ep_op_info_t, 48, 16, detail.am.payload.zcopy);
-    field!(errors, abi::uct_ep_op_info_t, 48, 8, detail.am.payload.zcopy.iov);
-    field!(errors, abi::uct_ep_op_info_t, 56, 8, detail.am.payload.zcopy.iovcnt);
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        48,
+        16,
+        detail.am.payload.data
+    );
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        48,
+        8,
+        detail.am.payload.data.buffer
+    );
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        56,
+        8,
+        detail.am.payload.data.length
+    );
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        48,
+        16,
+        detail.am.payload.zcopy
+    );
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        48,
+        8,
+        detail.am.payload.zcopy.iov
+    );
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        56,
+        8,
+        detail.am.payload.zcopy.iovcnt
+    );
     field!(errors, abi::uct_ep_op_info_t, 24, 48, detail.rma);
     field!(errors, abi::uct_ep_op_info_t, 24, 2, detail.rma.field_mask);
     field!(errors, abi::uct_ep_op_info_t, 32, 8, detail.rma.remote_addr);
     field!(errors, abi::uct_ep_op_info_t, 40, 8, detail.rma.rkey);
     field!(errors, abi::uct_ep_op_info_t, 48, 24, detail.rma.payload);
-    field!(errors, abi::uct_ep_op_info_t, 48, 16, detail.rma.payload.data);
-    field!(errors, abi::uct_ep_op_info_t, 48, 8, detail.rma.payload.data.buffer);
-    field!(errors, abi::uct_ep_op_info_t, 56, 8, detail.rma.payload.data.length);
-    field!(errors, abi::uct_ep_op_info_t, 48, 16, detail.rma.payload.zcopy);
-    field!(errors, abi::uct_ep_op_info_t, 48, 8, detail.rma.payload.zcopy.iov);
-    field!(errors, abi::uct_ep_op_info_t, 56, 8, detail.rma.payload.zcopy.iovcnt);
-    field!(errors, abi::uct_ep_op_info_t, 48, 24, detail.rma.payload.unpack);
-    field!(errors, abi::uct_ep_op_info_t, 48, 8, detail.rma.payload.unpack.unpack_cb);
-    field!(errors, abi::uct_ep_op_info_t, 56, 8, detail.rma.payload.unpack.arg);
-    field!(errors, abi::uct_ep_op_info_t, 64, 8, detail.rma.payload.unpack.length);
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        48,
+        16,
+        detail.rma.payload.data
+    );
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        48,
+        8,
+        detail.rma.payload.data.buffer
+    );
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        56,
+        8,
+        detail.rma.payload.data.length
+    );
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        48,
+        16,
+        detail.rma.payload.zcopy
+    );
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        48,
+        8,
+        detail.rma.payload.zcopy.iov
+    );
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        56,
+        8,
+        detail.rma.payload.zcopy.iovcnt
+    );
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        48,
+        24,
+        detail.rma.payload.unpack
+    );
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        48,
+        8,
+        detail.rma.payload.unpack.unpack_cb
+    );
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        56,
+        8,
+        detail.rma.payload.unpack.arg
+    );
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        64,
+        8,
+        detail.rma.payload.unpack.length
+    );
     field!(errors, abi::uct_ep_op_info_t, 24, 8, detail.flush);
-    field!(errors, abi::uct_ep_op_info_t, 24, 2, detail.flush.field_mask);
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        24,
+        2,
+        detail.flush.field_mask
+    );
     field!(errors, abi::uct_ep_op_info_t, 28, 4, detail.flush.flags);
     field!(errors, abi::uct_ep_op_info_t, 24, 56, detail.atomic);
-    field!(errors, abi::uct_ep_op_info_t, 24, 2, detail.atomic.field_mask);
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        24,
+        2,
+        detail.atomic.field_mask
+    );
     field!(errors, abi::uct_ep_op_info_t, 28, 4, detail.atomic.op);
-    field!(errors, abi::uct_ep_op_info_t, 32, 8, detail.atomic.remote_addr);
+    field!(
+        errors,
+        abi::uct_ep_op_info_t,
+        32,
+        8,
+        detail.atomic.remote_addr
+    );
     field!(errors, abi::uct_ep_op_info_t, 40, 8, detail.atomic.rkey);
     field!(errors, abi::uct_ep_op_info_t, 48, 8, detail.atomic.value);
     field!(errors, abi::uct_ep_op_info_t, 56, 8, detail.atomic.compare);
@@ -305,10 +585,25 @@ fn layout_uct_ep_op_info_t() {
 fn layout_uct_ep_outstanding_purge_params_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_ep_outstanding_purge_params_t>() != 32 {
-        errors.push(format!("sizeof(uct_ep_outstanding_purge_params_t): expected 32, ours {}", size_of::<abi::uct_ep_outstanding_purge_params_t>()));
+        errors.push(format!(
+            "sizeof(uct_ep_outstanding_purge_params_t): expected 32, ours {}",
+            size_of::<abi::uct_ep_outstanding_purge_params_t>()
+        ));
     }
-    field!(errors, abi::uct_ep_outstanding_purge_params_t, 0, 8, field_mask);
-    field!(errors, abi::uct_ep_outstanding_purge_params_t, 8, 8, rx_token);
+    field!(
+        errors,
+        abi::uct_ep_outstanding_purge_params_t,
+        0,
+        8,
+        field_mask
+    );
+    field!(
+        errors,
+        abi::uct_ep_outstanding_purge_params_t,
+        8,
+        8,
+        rx_token
+    );
     field!(errors, abi::uct_ep_outstanding_purge_params_t, 16, 8, cb);
     field!(errors, abi::uct_ep_outstanding_purge_params_t, 24, 8, arg);
     report(errors);
@@ -318,7 +613,10 @@ fn layout_uct_ep_outstanding_purge_params_t() {
 fn layout_uct_ep_params() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_ep_params>() != 160 {
-        errors.push(format!("sizeof(uct_ep_params): expected 160, ours {}", size_of::<abi::uct_ep_params>()));
+        errors.push(format!(
+            "sizeof(uct_ep_params): expected 160, ours {}",
+            size_of::<abi::uct_ep_params>()
+        ));
     }
     field!(errors, abi::uct_ep_params, 0, 8, field_mask);
     field!(errors, abi::uct_ep_params, 8, 8, iface);
@@ -347,7 +645,10 @@ fn layout_uct_ep_params() {
 fn layout_uct_ep_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_ep_t>() != 8 {
-        errors.push(format!("sizeof(uct_ep_t): expected 8, ours {}", size_of::<abi::uct_ep_t>()));
+        errors.push(format!(
+            "sizeof(uct_ep_t): expected 8, ours {}",
+            size_of::<abi::uct_ep_t>()
+        ));
     }
     field!(errors, abi::uct_ep_t, 0, 8, iface);
     report(errors);
@@ -357,7 +658,10 @@ fn layout_uct_ep_t() {
 fn layout_uct_iface_attr() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_iface_attr>() != 536 {
-        errors.push(format!("sizeof(uct_iface_attr): expected 536, ours {}", size_of::<abi::uct_iface_attr>()));
+        errors.push(format!(
+            "sizeof(uct_iface_attr): expected 536, ours {}",
+            size_of::<abi::uct_iface_attr>()
+        ));
     }
     field!(errors, abi::uct_iface_attr, 0, 312, cap);
     field!(errors, abi::uct_iface_attr, 0, 56, cap.put);
@@ -390,7 +694,13 @@ fn layout_uct_iface_attr() {
     field!(errors, abi::uct_iface_attr, 176, 8, cap.tag.recv.min_recv);
     field!(errors, abi::uct_iface_attr, 184, 8, cap.tag.recv.max_zcopy);
     field!(errors, abi::uct_iface_attr, 192, 8, cap.tag.recv.max_iov);
-    field!(errors, abi::uct_iface_attr, 200, 8, cap.tag.recv.max_outstanding);
+    field!(
+        errors,
+        abi::uct_iface_attr,
+        200,
+        8,
+        cap.tag.recv.max_outstanding
+    );
     field!(errors, abi::uct_iface_attr, 208, 32, cap.tag.eager);
     field!(errors, abi::uct_iface_attr, 208, 8, cap.tag.eager.max_short);
     field!(errors, abi::uct_iface_attr, 216, 8, cap.tag.eager.max_bcopy);
@@ -427,11 +737,26 @@ fn layout_uct_iface_attr() {
 fn layout_uct_iface_attr_v2_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_iface_attr_v2_t>() != 64 {
-        errors.push(format!("sizeof(uct_iface_attr_v2_t): expected 64, ours {}", size_of::<abi::uct_iface_attr_v2_t>()));
+        errors.push(format!(
+            "sizeof(uct_iface_attr_v2_t): expected 64, ours {}",
+            size_of::<abi::uct_iface_attr_v2_t>()
+        ));
     }
     field!(errors, abi::uct_iface_attr_v2_t, 0, 8, field_mask);
-    field!(errors, abi::uct_iface_attr_v2_t, 8, 8, max_put_sgl_zcopy_count);
-    field!(errors, abi::uct_iface_attr_v2_t, 16, 8, max_get_sgl_zcopy_count);
+    field!(
+        errors,
+        abi::uct_iface_attr_v2_t,
+        8,
+        8,
+        max_put_sgl_zcopy_count
+    );
+    field!(
+        errors,
+        abi::uct_iface_attr_v2_t,
+        16,
+        8,
+        max_get_sgl_zcopy_count
+    );
     field!(errors, abi::uct_iface_attr_v2_t, 24, 8, cap);
     field!(errors, abi::uct_iface_attr_v2_t, 24, 8, cap.flags);
     field!(errors, abi::uct_iface_attr_v2_t, 32, 8, tx_token_length);
@@ -445,16 +770,61 @@ fn layout_uct_iface_attr_v2_t() {
 fn layout_uct_iface_is_reachable_params_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_iface_is_reachable_params_t>() != 64 {
-        errors.push(format!("sizeof(uct_iface_is_reachable_params_t): expected 64, ours {}", size_of::<abi::uct_iface_is_reachable_params_t>()));
+        errors.push(format!(
+            "sizeof(uct_iface_is_reachable_params_t): expected 64, ours {}",
+            size_of::<abi::uct_iface_is_reachable_params_t>()
+        ));
     }
-    field!(errors, abi::uct_iface_is_reachable_params_t, 0, 8, field_mask);
-    field!(errors, abi::uct_iface_is_reachable_params_t, 8, 8, device_addr);
-    field!(errors, abi::uct_iface_is_reachable_params_t, 16, 8, iface_addr);
-    field!(errors, abi::uct_iface_is_reachable_params_t, 24, 8, info_string);
-    field!(errors, abi::uct_iface_is_reachable_params_t, 32, 8, info_string_length);
+    field!(
+        errors,
+        abi::uct_iface_is_reachable_params_t,
+        0,
+        8,
+        field_mask
+    );
+    field!(
+        errors,
+        abi::uct_iface_is_reachable_params_t,
+        8,
+        8,
+        device_addr
+    );
+    field!(
+        errors,
+        abi::uct_iface_is_reachable_params_t,
+        16,
+        8,
+        iface_addr
+    );
+    field!(
+        errors,
+        abi::uct_iface_is_reachable_params_t,
+        24,
+        8,
+        info_string
+    );
+    field!(
+        errors,
+        abi::uct_iface_is_reachable_params_t,
+        32,
+        8,
+        info_string_length
+    );
     field!(errors, abi::uct_iface_is_reachable_params_t, 40, 4, scope);
-    field!(errors, abi::uct_iface_is_reachable_params_t, 48, 8, device_addr_length);
-    field!(errors, abi::uct_iface_is_reachable_params_t, 56, 8, iface_addr_length);
+    field!(
+        errors,
+        abi::uct_iface_is_reachable_params_t,
+        48,
+        8,
+        device_addr_length
+    );
+    field!(
+        errors,
+        abi::uct_iface_is_reachable_params_t,
+        56,
+        8,
+        iface_addr_length
+    );
     report(errors);
 }
 
@@ -462,7 +832,10 @@ fn layout_uct_iface_is_reachable_params_t() {
 fn layout_uct_iface_ops_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_iface_ops_t>() != 400 {
-        errors.push(format!("sizeof(uct_iface_ops_t): expected 400, ours {}", size_of::<abi::uct_iface_ops_t>()));
+        errors.push(format!(
+            "sizeof(uct_iface_ops_t): expected 400, ours {}",
+            size_of::<abi::uct_iface_ops_t>()
+        ));
     }
     field!(errors, abi::uct_iface_ops_t, 0, 8, ep_put_short);
     field!(errors, abi::uct_iface_ops_t, 8, 8, ep_put_bcopy);
@@ -511,7 +884,13 @@ fn layout_uct_iface_ops_t() {
     field!(errors, abi::uct_iface_ops_t, 352, 8, iface_event_arm);
     field!(errors, abi::uct_iface_ops_t, 360, 8, iface_close);
     field!(errors, abi::uct_iface_ops_t, 368, 8, iface_query);
-    field!(errors, abi::uct_iface_ops_t, 376, 8, iface_get_device_address);
+    field!(
+        errors,
+        abi::uct_iface_ops_t,
+        376,
+        8,
+        iface_get_device_address
+    );
     field!(errors, abi::uct_iface_ops_t, 384, 8, iface_get_address);
     field!(errors, abi::uct_iface_ops_t, 392, 8, iface_is_reachable);
     report(errors);
@@ -521,7 +900,10 @@ fn layout_uct_iface_ops_t() {
 fn layout_uct_iface_params() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_iface_params>() != 304 {
-        errors.push(format!("sizeof(uct_iface_params): expected 304, ours {}", size_of::<abi::uct_iface_params>()));
+        errors.push(format!(
+            "sizeof(uct_iface_params): expected 304, ours {}",
+            size_of::<abi::uct_iface_params>()
+        ));
     }
     field!(errors, abi::uct_iface_params, 0, 8, field_mask);
     field!(errors, abi::uct_iface_params, 8, 128, cpu_mask);
@@ -531,10 +913,34 @@ fn layout_uct_iface_params() {
     field!(errors, abi::uct_iface_params, 144, 8, mode.device.tl_name);
     field!(errors, abi::uct_iface_params, 152, 8, mode.device.dev_name);
     field!(errors, abi::uct_iface_params, 144, 40, mode.sockaddr);
-    field!(errors, abi::uct_iface_params, 144, 16, mode.sockaddr.listen_sockaddr);
-    field!(errors, abi::uct_iface_params, 160, 8, mode.sockaddr.conn_request_arg);
-    field!(errors, abi::uct_iface_params, 168, 8, mode.sockaddr.conn_request_cb);
-    field!(errors, abi::uct_iface_params, 176, 4, mode.sockaddr.cb_flags);
+    field!(
+        errors,
+        abi::uct_iface_params,
+        144,
+        16,
+        mode.sockaddr.listen_sockaddr
+    );
+    field!(
+        errors,
+        abi::uct_iface_params,
+        160,
+        8,
+        mode.sockaddr.conn_request_arg
+    );
+    field!(
+        errors,
+        abi::uct_iface_params,
+        168,
+        8,
+        mode.sockaddr.conn_request_cb
+    );
+    field!(
+        errors,
+        abi::uct_iface_params,
+        176,
+        4,
+        mode.sockaddr.cb_flags
+    );
     field!(errors, abi::uct_iface_params, 144, 1, mode.stub);
     field!(errors, abi::uct_iface_params, 144, 1, mode.stub.status);
     field!(errors, abi::uct_iface_params, 184, 8, stats_root);
@@ -559,7 +965,10 @@ fn layout_uct_iface_params() {
 fn layout_uct_iface_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_iface_t>() != 400 {
-        errors.push(format!("sizeof(uct_iface_t): expected 400, ours {}", size_of::<abi::uct_iface_t>()));
+        errors.push(format!(
+            "sizeof(uct_iface_t): expected 400, ours {}",
+            size_of::<abi::uct_iface_t>()
+        ));
     }
     field!(errors, abi::uct_iface_t, 0, 400, ops);
     report(errors);
@@ -569,7 +978,10 @@ fn layout_uct_iface_t() {
 fn layout_uct_iov_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_iov_t>() != 40 {
-        errors.push(format!("sizeof(uct_iov_t): expected 40, ours {}", size_of::<abi::uct_iov_t>()));
+        errors.push(format!(
+            "sizeof(uct_iov_t): expected 40, ours {}",
+            size_of::<abi::uct_iov_t>()
+        ));
     }
     field!(errors, abi::uct_iov_t, 0, 8, buffer);
     field!(errors, abi::uct_iov_t, 8, 8, length);
@@ -583,7 +995,10 @@ fn layout_uct_iov_t() {
 fn layout_uct_listener_attr() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_listener_attr>() != 136 {
-        errors.push(format!("sizeof(uct_listener_attr): expected 136, ours {}", size_of::<abi::uct_listener_attr>()));
+        errors.push(format!(
+            "sizeof(uct_listener_attr): expected 136, ours {}",
+            size_of::<abi::uct_listener_attr>()
+        ));
     }
     field!(errors, abi::uct_listener_attr, 0, 8, field_mask);
     field!(errors, abi::uct_listener_attr, 8, 128, sockaddr);
@@ -594,7 +1009,10 @@ fn layout_uct_listener_attr() {
 fn layout_uct_listener_params() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_listener_params>() != 32 {
-        errors.push(format!("sizeof(uct_listener_params): expected 32, ours {}", size_of::<abi::uct_listener_params>()));
+        errors.push(format!(
+            "sizeof(uct_listener_params): expected 32, ours {}",
+            size_of::<abi::uct_listener_params>()
+        ));
     }
     field!(errors, abi::uct_listener_params, 0, 8, field_mask);
     field!(errors, abi::uct_listener_params, 8, 4, backlog);
@@ -607,7 +1025,10 @@ fn layout_uct_listener_params() {
 fn layout_uct_listener_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_listener_t>() != 8 {
-        errors.push(format!("sizeof(uct_listener_t): expected 8, ours {}", size_of::<abi::uct_listener_t>()));
+        errors.push(format!(
+            "sizeof(uct_listener_t): expected 8, ours {}",
+            size_of::<abi::uct_listener_t>()
+        ));
     }
     field!(errors, abi::uct_listener_t, 0, 8, cm);
     report(errors);
@@ -617,7 +1038,10 @@ fn layout_uct_listener_t() {
 fn layout_uct_md_attr() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_md_attr>() != 224 {
-        errors.push(format!("sizeof(uct_md_attr): expected 224, ours {}", size_of::<abi::uct_md_attr>()));
+        errors.push(format!(
+            "sizeof(uct_md_attr): expected 224, ours {}",
+            size_of::<abi::uct_md_attr>()
+        ));
     }
     field!(errors, abi::uct_md_attr, 0, 56, cap);
     field!(errors, abi::uct_md_attr, 0, 8, cap.max_alloc);
@@ -638,7 +1062,10 @@ fn layout_uct_md_attr() {
 fn layout_uct_md_attr_v2_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_md_attr_v2_t>() != 544 {
-        errors.push(format!("sizeof(uct_md_attr_v2_t): expected 544, ours {}", size_of::<abi::uct_md_attr_v2_t>()));
+        errors.push(format!(
+            "sizeof(uct_md_attr_v2_t): expected 544, ours {}",
+            size_of::<abi::uct_md_attr_v2_t>()
+        ));
     }
     field!(errors, abi::uct_md_attr_v2_t, 0, 8, field_mask);
     field!(errors, abi::uct_md_attr_v2_t, 8, 8, max_alloc);
@@ -656,7 +1083,13 @@ fn layout_uct_md_attr_v2_t() {
     field!(errors, abi::uct_md_attr_v2_t, 112, 16, component_name);
     field!(errors, abi::uct_md_attr_v2_t, 128, 8, rkey_packed_size);
     field!(errors, abi::uct_md_attr_v2_t, 136, 128, local_cpus);
-    field!(errors, abi::uct_md_attr_v2_t, 264, 8, exported_mkey_packed_size);
+    field!(
+        errors,
+        abi::uct_md_attr_v2_t,
+        264,
+        8,
+        exported_mkey_packed_size
+    );
     field!(errors, abi::uct_md_attr_v2_t, 272, 256, global_id);
     field!(errors, abi::uct_md_attr_v2_t, 528, 8, reg_alignment);
     field!(errors, abi::uct_md_attr_v2_t, 536, 1, required_mem_flags);
@@ -667,7 +1100,10 @@ fn layout_uct_md_attr_v2_t() {
 fn layout_uct_md_mem_attach_params_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_md_mem_attach_params_t>() != 24 {
-        errors.push(format!("sizeof(uct_md_mem_attach_params_t): expected 24, ours {}", size_of::<abi::uct_md_mem_attach_params_t>()));
+        errors.push(format!(
+            "sizeof(uct_md_mem_attach_params_t): expected 24, ours {}",
+            size_of::<abi::uct_md_mem_attach_params_t>()
+        ));
     }
     field!(errors, abi::uct_md_mem_attach_params_t, 0, 8, field_mask);
     field!(errors, abi::uct_md_mem_attach_params_t, 8, 8, flags);
@@ -679,7 +1115,10 @@ fn layout_uct_md_mem_attach_params_t() {
 fn layout_uct_md_mem_attr_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_md_mem_attr_t>() != 48 {
-        errors.push(format!("sizeof(uct_md_mem_attr_t): expected 48, ours {}", size_of::<abi::uct_md_mem_attr_t>()));
+        errors.push(format!(
+            "sizeof(uct_md_mem_attr_t): expected 48, ours {}",
+            size_of::<abi::uct_md_mem_attr_t>()
+        ));
     }
     field!(errors, abi::uct_md_mem_attr_t, 0, 8, field_mask);
     field!(errors, abi::uct_md_mem_attr_t, 8, 4, mem_type);
@@ -695,7 +1134,10 @@ fn layout_uct_md_mem_attr_t() {
 fn layout_uct_md_mem_attr_v2_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_md_mem_attr_v2_t>() != 56 {
-        errors.push(format!("sizeof(uct_md_mem_attr_v2_t): expected 56, ours {}", size_of::<abi::uct_md_mem_attr_v2_t>()));
+        errors.push(format!(
+            "sizeof(uct_md_mem_attr_v2_t): expected 56, ours {}",
+            size_of::<abi::uct_md_mem_attr_v2_t>()
+        ));
     }
     field!(errors, abi::uct_md_mem_attr_v2_t, 0, 8, field_mask);
     field!(errors, abi::uct_md_mem_attr_v2_t, 8, 4, mem_type);
@@ -712,7 +1154,10 @@ fn layout_uct_md_mem_attr_v2_t() {
 fn layout_uct_md_mem_dereg_params_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_md_mem_dereg_params_t>() != 32 {
-        errors.push(format!("sizeof(uct_md_mem_dereg_params_t): expected 32, ours {}", size_of::<abi::uct_md_mem_dereg_params_t>()));
+        errors.push(format!(
+            "sizeof(uct_md_mem_dereg_params_t): expected 32, ours {}",
+            size_of::<abi::uct_md_mem_dereg_params_t>()
+        ));
     }
     field!(errors, abi::uct_md_mem_dereg_params_t, 0, 8, field_mask);
     field!(errors, abi::uct_md_mem_dereg_params_t, 8, 4, flags);
@@ -725,7 +1170,10 @@ fn layout_uct_md_mem_dereg_params_t() {
 fn layout_uct_md_mem_reg_params_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_md_mem_reg_params_t>() != 40 {
-        errors.push(format!("sizeof(uct_md_mem_reg_params_t): expected 40, ours {}", size_of::<abi::uct_md_mem_reg_params_t>()));
+        errors.push(format!(
+            "sizeof(uct_md_mem_reg_params_t): expected 40, ours {}",
+            size_of::<abi::uct_md_mem_reg_params_t>()
+        ));
     }
     field!(errors, abi::uct_md_mem_reg_params_t, 0, 8, field_mask);
     field!(errors, abi::uct_md_mem_reg_params_t, 8, 8, flags);
@@ -739,7 +1187,10 @@ fn layout_uct_md_mem_reg_params_t() {
 fn layout_uct_md_mkey_pack_params_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_md_mkey_pack_params_t>() != 16 {
-        errors.push(format!("sizeof(uct_md_mkey_pack_params_t): expected 16, ours {}", size_of::<abi::uct_md_mkey_pack_params_t>()));
+        errors.push(format!(
+            "sizeof(uct_md_mkey_pack_params_t): expected 16, ours {}",
+            size_of::<abi::uct_md_mkey_pack_params_t>()
+        ));
     }
     field!(errors, abi::uct_md_mkey_pack_params_t, 0, 8, field_mask);
     field!(errors, abi::uct_md_mkey_pack_params_t, 8, 4, flags);
@@ -750,7 +1201,10 @@ fn layout_uct_md_mkey_pack_params_t() {
 fn layout_uct_md_resource_desc_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_md_resource_desc_t>() != 16 {
-        errors.push(format!("sizeof(uct_md_resource_desc_t): expected 16, ours {}", size_of::<abi::uct_md_resource_desc_t>()));
+        errors.push(format!(
+            "sizeof(uct_md_resource_desc_t): expected 16, ours {}",
+            size_of::<abi::uct_md_resource_desc_t>()
+        ));
     }
     field!(errors, abi::uct_md_resource_desc_t, 0, 16, md_name);
     report(errors);
@@ -760,7 +1214,10 @@ fn layout_uct_md_resource_desc_t() {
 fn layout_uct_mem_alloc_params_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_mem_alloc_params_t>() != 64 {
-        errors.push(format!("sizeof(uct_mem_alloc_params_t): expected 64, ours {}", size_of::<abi::uct_mem_alloc_params_t>()));
+        errors.push(format!(
+            "sizeof(uct_mem_alloc_params_t): expected 64, ours {}",
+            size_of::<abi::uct_mem_alloc_params_t>()
+        ));
     }
     field!(errors, abi::uct_mem_alloc_params_t, 0, 8, field_mask);
     field!(errors, abi::uct_mem_alloc_params_t, 8, 4, flags);
@@ -778,7 +1235,10 @@ fn layout_uct_mem_alloc_params_t() {
 fn layout_uct_pending_req() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_pending_req>() != 48 {
-        errors.push(format!("sizeof(uct_pending_req): expected 48, ours {}", size_of::<abi::uct_pending_req>()));
+        errors.push(format!(
+            "sizeof(uct_pending_req): expected 48, ours {}",
+            size_of::<abi::uct_pending_req>()
+        ));
     }
     field!(errors, abi::uct_pending_req, 0, 8, func);
     field!(errors, abi::uct_pending_req, 8, 40, r#priv);
@@ -789,7 +1249,10 @@ fn layout_uct_pending_req() {
 fn layout_uct_perf_attr_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_perf_attr_t>() != 112 {
-        errors.push(format!("sizeof(uct_perf_attr_t): expected 112, ours {}", size_of::<abi::uct_perf_attr_t>()));
+        errors.push(format!(
+            "sizeof(uct_perf_attr_t): expected 112, ours {}",
+            size_of::<abi::uct_perf_attr_t>()
+        ));
     }
     field!(errors, abi::uct_perf_attr_t, 0, 8, field_mask);
     field!(errors, abi::uct_perf_attr_t, 8, 4, operation);
@@ -812,7 +1275,10 @@ fn layout_uct_perf_attr_t() {
 fn layout_uct_ppn_bandwidth_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_ppn_bandwidth_t>() != 16 {
-        errors.push(format!("sizeof(uct_ppn_bandwidth_t): expected 16, ours {}", size_of::<abi::uct_ppn_bandwidth_t>()));
+        errors.push(format!(
+            "sizeof(uct_ppn_bandwidth_t): expected 16, ours {}",
+            size_of::<abi::uct_ppn_bandwidth_t>()
+        ));
     }
     field!(errors, abi::uct_ppn_bandwidth_t, 0, 8, dedicated);
     field!(errors, abi::uct_ppn_bandwidth_t, 8, 8, shared);
@@ -823,7 +1289,10 @@ fn layout_uct_ppn_bandwidth_t() {
 fn layout_uct_recv_desc() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_recv_desc>() != 8 {
-        errors.push(format!("sizeof(uct_recv_desc): expected 8, ours {}", size_of::<abi::uct_recv_desc>()));
+        errors.push(format!(
+            "sizeof(uct_recv_desc): expected 8, ours {}",
+            size_of::<abi::uct_recv_desc>()
+        ));
     }
     field!(errors, abi::uct_recv_desc, 0, 8, cb);
     report(errors);
@@ -833,7 +1302,10 @@ fn layout_uct_recv_desc() {
 fn layout_uct_rkey_bundle_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_rkey_bundle_t>() != 24 {
-        errors.push(format!("sizeof(uct_rkey_bundle_t): expected 24, ours {}", size_of::<abi::uct_rkey_bundle_t>()));
+        errors.push(format!(
+            "sizeof(uct_rkey_bundle_t): expected 24, ours {}",
+            size_of::<abi::uct_rkey_bundle_t>()
+        ));
     }
     field!(errors, abi::uct_rkey_bundle_t, 0, 8, rkey);
     field!(errors, abi::uct_rkey_bundle_t, 8, 8, handle);
@@ -845,7 +1317,10 @@ fn layout_uct_rkey_bundle_t() {
 fn layout_uct_rkey_compare_params_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_rkey_compare_params_t>() != 8 {
-        errors.push(format!("sizeof(uct_rkey_compare_params_t): expected 8, ours {}", size_of::<abi::uct_rkey_compare_params_t>()));
+        errors.push(format!(
+            "sizeof(uct_rkey_compare_params_t): expected 8, ours {}",
+            size_of::<abi::uct_rkey_compare_params_t>()
+        ));
     }
     field!(errors, abi::uct_rkey_compare_params_t, 0, 8, field_mask);
     report(errors);
@@ -855,7 +1330,10 @@ fn layout_uct_rkey_compare_params_t() {
 fn layout_uct_rkey_unpack_params_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_rkey_unpack_params_t>() != 16 {
-        errors.push(format!("sizeof(uct_rkey_unpack_params_t): expected 16, ours {}", size_of::<abi::uct_rkey_unpack_params_t>()));
+        errors.push(format!(
+            "sizeof(uct_rkey_unpack_params_t): expected 16, ours {}",
+            size_of::<abi::uct_rkey_unpack_params_t>()
+        ));
     }
     field!(errors, abi::uct_rkey_unpack_params_t, 0, 8, field_mask);
     field!(errors, abi::uct_rkey_unpack_params_t, 8, 1, sys_device);
@@ -866,7 +1344,10 @@ fn layout_uct_rkey_unpack_params_t() {
 fn layout_uct_tag_context() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_tag_context>() != 56 {
-        errors.push(format!("sizeof(uct_tag_context): expected 56, ours {}", size_of::<abi::uct_tag_context>()));
+        errors.push(format!(
+            "sizeof(uct_tag_context): expected 56, ours {}",
+            size_of::<abi::uct_tag_context>()
+        ));
     }
     field!(errors, abi::uct_tag_context, 0, 8, tag_consumed_cb);
     field!(errors, abi::uct_tag_context, 8, 8, completed_cb);
@@ -879,7 +1360,10 @@ fn layout_uct_tag_context() {
 fn layout_uct_tl_resource_desc_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_tl_resource_desc_t>() != 52 {
-        errors.push(format!("sizeof(uct_tl_resource_desc_t): expected 52, ours {}", size_of::<abi::uct_tl_resource_desc_t>()));
+        errors.push(format!(
+            "sizeof(uct_tl_resource_desc_t): expected 52, ours {}",
+            size_of::<abi::uct_tl_resource_desc_t>()
+        ));
     }
     field!(errors, abi::uct_tl_resource_desc_t, 0, 10, tl_name);
     field!(errors, abi::uct_tl_resource_desc_t, 10, 32, dev_name);
@@ -892,7 +1376,10 @@ fn layout_uct_tl_resource_desc_t() {
 fn layout_uct_worker_t() {
     let mut errors = Vec::new();
     if size_of::<abi::uct_worker_t>() != 136 {
-        errors.push(format!("sizeof(uct_worker_t): expected 136, ours {}", size_of::<abi::uct_worker_t>()));
+        errors.push(format!(
+            "sizeof(uct_worker_t): expected 136, ours {}",
+            size_of::<abi::uct_worker_t>()
+        ));
     }
     field!(errors, abi::uct_worker_t, 0, 136, progress_q);
     report(errors);

@@ -28,7 +28,10 @@ fn result_conversions_keep_the_code() {
     // An unnamed failure must never read as success.
     assert_eq!(result_of(-45), Err(Status::IoError));
     assert_eq!(status_of(&Ok::<u8, Status>(1)), UCS_OK);
-    assert_eq!(status_of(&Err::<u8, Status>(Status::Unsupported)), UCS_ERR_UNSUPPORTED);
+    assert_eq!(
+        status_of(&Err::<u8, Status>(Status::Unsupported)),
+        UCS_ERR_UNSUPPORTED
+    );
     assert!(Status::NoDevice.is_error());
     assert!(!Status::InProgress.is_error());
 }

@@ -69,6 +69,13 @@ fn rc_mlx5_defaults_are_ucx_defaults_with_nested_overrides() {
     assert_eq!(cfg.max_get_zcopy, MemUnits::Auto);
     assert_eq!(cfg.srq_topo, ["cyclic", "cyclic_emulated", "list"]);
     assert_eq!(cfg.failure_log_level, UCS_LOG_LEVEL_DIAG);
+    // The rc_mlx5 table overrides wqe_post of the IB default (0).
+    let overhead = cfg.send_overhead;
+    assert_eq!(
+        (overhead.bcopy, overhead.cqe, overhead.db),
+        (5e-9, 20e-9, 40e-9)
+    );
+    assert_eq!((overhead.wqe_fetch, overhead.wqe_post), (350e-9, 40e-9));
     // Overridden by the RC tables' "IB_" defaults:
     assert_eq!(cfg.rx_queue_len, 4095);
     assert_eq!(cfg.seg_size, MemUnits::Bytes(8256));
@@ -130,6 +137,9 @@ fn more_specific_prefix_wins() {
     assert_eq!(cfg.mmio_mode, MmioMode::DbLock);
     let cfg = rc_mlx5(&[("UCX_RC_MLX5_TX_MAX_BB", "32"), ("UCX_RC_TX_MAX_BB", "16")]).unwrap();
     assert_eq!(cfg.tx_max_bb, 32);
+    let cfg = rc_mlx5(&[("UCX_IB_SEND_OVERHEAD", "1us,db:2us")]).unwrap();
+    assert_eq!(cfg.send_overhead.bcopy, 1e-6);
+    assert_eq!(cfg.send_overhead.db, 2e-6);
 }
 
 #[test]
@@ -299,6 +309,15 @@ fn print_header_doc_hidden_and_comment_default() {
     assert!(text.contains("# inherits:  UCX_RC_ALLOC, UCX_IB_ALLOC, UCX_ALLOC\n"));
     assert!(text.contains("# inherits:  UCX_RC_MMIO_MODE, UCX_IB_MMIO_MODE\n"));
     assert!(text.contains("# syntax:    [bf_post|bf_post_mt|db|db_lock|auto]\n"));
+    let overhead_block = "# Estimated CPU and device costs of a send (performance model)\n\
+        #  bcopy     - taking a send buffer for a copy send\n";
+    assert!(text.contains(overhead_block), "{text}");
+    assert!(text.contains(
+        "#  wqe_post  - writing a work request\n#\n# syntax:    comma-separated list of value"
+    ));
+    assert!(text.contains(
+        "\nUCX_RC_MLX5_SEND_OVERHEAD=bcopy:0.01us,cqe:0.02us,db:0.04us,wqe_fetch:0.35us,wqe_post:0.04us\n"
+    ));
 
     let hidden = config.print(
         "t",

@@ -329,3 +329,36 @@ fn every_kind_round_trips_through_its_printed_form() {
         );
     }
 }
+
+const KEYS: &[(&str, &str)] = &[("bcopy", "b"), ("cqe", "c"), ("db", "d")];
+
+#[test]
+fn keyed_times_take_defaults_and_per_key_values() {
+    let kind = Kind::KeyedTimes(KEYS);
+    let all = kind.parse("bcopy:5ns,cqe:20ns,db:40ns").expect("every key");
+    let Value::KeyedTimes(times) = &all else {
+        panic!("{all:?}")
+    };
+    assert!(close(times[0], 5e-9) && close(times[1], 20e-9) && close(times[2], 40e-9));
+    assert_eq!(kind.format(&all), "bcopy:0.01us,cqe:0.02us,db:0.04us");
+
+    let mixed = kind.parse("1us,db:40e-9").expect("default plus one key");
+    let Value::KeyedTimes(times) = &mixed else {
+        panic!("{mixed:?}")
+    };
+    assert!(close(times[0], 1e-6) && close(times[1], 1e-6) && close(times[2], 40e-9));
+
+    assert_eq!(kind.parse("db:1us"), None, "bcopy and cqe have no value");
+    assert_eq!(kind.parse("1us,dma:2us"), None, "unknown key");
+    assert_eq!(kind.parse("1us,db:fast"), None, "bad time");
+    assert_eq!(kind.parse(""), None);
+    assert_eq!(
+        kind.syntax(),
+        "comma-separated list of value or key:value pairs, where key is one of [bcopy,cqe,db] \
+         and value is: time value: <number>[m|s|ms|us|ns]. A value without a key is the default."
+    );
+    assert_eq!(
+        kind.extra_doc(),
+        " bcopy     - b\n cqe       - c\n db        - d"
+    );
+}

@@ -68,7 +68,10 @@ fn checked_in_headers_match_the_generator() {
         }
     }
     for path in checked_in.keys().filter(|p| !fresh.contains_key(*p)) {
-        problems.push(format!("include/{} is not generated any more", path.display()));
+        problems.push(format!(
+            "include/{} is not generated any more",
+            path.display()
+        ));
     }
     assert!(
         problems.is_empty(),
