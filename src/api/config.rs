@@ -6,36 +6,18 @@
 //! a stale or foreign handle is rejected with `UCS_ERR_INVALID_PARAM`
 //! instead of being dereferenced.
 
-use core::ffi::{c_char, c_void, CStr};
+use core::ffi::{c_char, c_void};
 
 use super::checks::{finish, non_null};
+use super::cstr::c_str_arg;
 use crate::abi::*;
 use crate::core::component::Component;
 use crate::core::config::{self, handle};
 
-/// The text of a C string argument; NULL or non-UTF-8 is `InvalidParam`
-/// with a log line.
-///
-/// # Safety
-/// `ptr` is NULL or points at a NUL-terminated string.
-unsafe fn c_str<'a>(ptr: *const c_char, function: &str, argument: &str) -> Result<&'a str, Status> {
-    if ptr.is_null() {
-        tracing::warn!("{function}: {argument} is NULL");
-        return Err(Status::InvalidParam);
-    }
-    // SAFETY: non-NULL, and the caller promises a NUL-terminated string that
-    // outlives this call.
-    let text = unsafe { CStr::from_ptr(ptr) };
-    text.to_str().map_err(|_| {
-        tracing::warn!("{function}: {argument} is not valid UTF-8");
-        Status::InvalidParam
-    })
-}
-
 /// An optional C string argument (`env_prefix`): NULL is `None`.
 ///
 /// # Safety
-/// As [`c_str`].
+/// As [`c_str_arg`].
 unsafe fn optional_c_str<'a>(
     ptr: *const c_char,
     function: &str,
@@ -45,7 +27,7 @@ unsafe fn optional_c_str<'a>(
         return Ok(None);
     }
     // SAFETY: forwarded contract.
-    unsafe { c_str(ptr, function, argument) }.map(Some)
+    unsafe { c_str_arg(ptr, function, argument) }.map(Some)
 }
 
 /// Reads the memory domain configuration of `component` from the
@@ -110,7 +92,7 @@ pub unsafe extern "C" fn uct_md_iface_config_read(
                 return Err(Status::NoDevice);
             }
             // SAFETY: non-NULL, NUL-terminated per the caller's contract.
-            let tl_name = unsafe { c_str(tl_name, FUNCTION, "tl_name") }?;
+            let tl_name = unsafe { c_str_arg(tl_name, FUNCTION, "tl_name") }?;
             // SAFETY: as above.
             let env_prefix = unsafe { optional_c_str(env_prefix, FUNCTION, "env_prefix") }?;
             let config = config::read_iface_config(tl_name, env_prefix).inspect_err(|status| {
@@ -163,7 +145,7 @@ pub unsafe extern "C" fn uct_config_get(
         (|| {
             non_null(config, FUNCTION, "config")?;
             // SAFETY: NULL or NUL-terminated per the caller's contract.
-            let name = unsafe { c_str(name, FUNCTION, "name") }?;
+            let name = unsafe { c_str_arg(name, FUNCTION, "name") }?;
             if value.is_null() && max > 0 {
                 tracing::warn!("{FUNCTION}: value is NULL but max is {max}");
                 return Err(Status::InvalidParam);
@@ -204,9 +186,9 @@ pub unsafe extern "C" fn uct_config_modify(
         (|| {
             non_null(config, FUNCTION, "config")?;
             // SAFETY: NULL or NUL-terminated per the caller's contract.
-            let name = unsafe { c_str(name, FUNCTION, "name") }?;
+            let name = unsafe { c_str_arg(name, FUNCTION, "name") }?;
             // SAFETY: as above.
-            let value = unsafe { c_str(value, FUNCTION, "value") }?;
+            let value = unsafe { c_str_arg(value, FUNCTION, "value") }?;
             handle::with_config(config, |config| config.modify(name, value))?
         })(),
     )

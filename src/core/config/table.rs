@@ -345,8 +345,13 @@ impl Config {
         let commented = flags & UCS_CONFIG_PRINT_COMMENT_DEFAULT != 0 && env.get(&var).is_none();
         if flags & UCS_CONFIG_PRINT_DOC != 0 {
             out.push_str("#\n");
-            // UCX ends the doc with a newline, which prints as a last "# " line.
-            for line in format!("{}\n", leaf.field.doc).split('\n') {
+            // UCX ends the doc with a newline, which prints as a last "# "
+            // line unless the type appends its own lines (keyed values).
+            let mut doc = format!("{}\n", leaf.field.doc);
+            if let Some(kind) = leaf.kind {
+                doc.push_str(&kind.extra_doc());
+            }
+            for line in doc.split('\n') {
                 let _ = writeln!(out, "# {line}");
             }
             out.push_str("#\n");

@@ -296,6 +296,21 @@ static IB_IFACE_FIELDS: &[Field] = &[
         "Path MTU; 'default' takes the best the port offers.",
         Kind::Enum(PATH_MTU_NAMES),
     ),
+    value(
+        "SEND_OVERHEAD",
+        "bcopy:5ns,cqe:20ns,db:40ns,wqe_fetch:350ns,wqe_post:0",
+        "Estimated CPU and device costs of a send (performance model)",
+        Kind::KeyedTimes(SEND_OVERHEAD_KEYS),
+    ),
+];
+
+/// Parts of the send overhead estimate, in UCX's order.
+pub const SEND_OVERHEAD_KEYS: &[(&str, &str)] = &[
+    ("bcopy", "taking a send buffer for a copy send"),
+    ("cqe", "handling a completion"),
+    ("db", "ringing the doorbell"),
+    ("wqe_fetch", "the device reading a work request"),
+    ("wqe_post", "writing a work request"),
 ];
 
 /// `uct_rc_iface_common_config_table` (nested under `RC_`).
@@ -470,7 +485,11 @@ static RC_MLX5_COMMON_FIELDS: &[Field] = &[
 
 /// `uct_rc_mlx5_iface_config_table`: the `rc_mlx5` transport (prefix `RC_MLX5_`).
 static RC_MLX5_IFACE_FIELDS: &[Field] = &[
-    table("RC_", "", RC_IFACE_FIELDS),
+    table(
+        "RC_",
+        "IB_SEND_OVERHEAD=bcopy:5ns,cqe:20ns,db:40ns,wqe_fetch:350ns,wqe_post:40e-9",
+        RC_IFACE_FIELDS,
+    ),
     table("RC_", "", RC_MLX5_COMMON_FIELDS),
 ];
 

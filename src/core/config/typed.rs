@@ -167,6 +167,16 @@ impl IbMdConfig {
 /// Path MTU setting: `None` is "device default".
 pub type PathMtu = Option<u32>;
 
+/// Estimated costs of a send, in seconds (`UCX_IB_SEND_OVERHEAD`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SendOverhead {
+    pub bcopy: f64,
+    pub cqe: f64,
+    pub db: f64,
+    pub wqe_fetch: f64,
+    pub wqe_post: f64,
+}
+
 /// RC fence mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FenceMode {
@@ -215,6 +225,7 @@ pub struct RcMlx5IfaceConfig {
     pub pkey: Option<u32>,
     /// MTU in bytes; `None` is the device default.
     pub path_mtu: PathMtu,
+    pub send_overhead: SendOverhead,
     // uct_rc_iface_common_config_table
     pub max_rd_atomic: Ulunits,
     pub timeout: Duration,
@@ -299,6 +310,19 @@ impl RcMlx5IfaceConfig {
             num_paths: r.ulunits(&p(IFACE, "NUM_PATHS"))?,
             pkey: r.hex(&p(IFACE, "PKEY"))?,
             path_mtu,
+            send_overhead: match config.value(&p(IFACE, "SEND_OVERHEAD"))? {
+                Value::KeyedTimes(times) => match times.as_slice() {
+                    &[bcopy, cqe, db, wqe_fetch, wqe_post] => SendOverhead {
+                        bcopy,
+                        cqe,
+                        db,
+                        wqe_fetch,
+                        wqe_post,
+                    },
+                    _ => return r.mismatch("SEND_OVERHEAD"),
+                },
+                _ => return r.mismatch("SEND_OVERHEAD"),
+            },
             max_rd_atomic: r.ulunits(&p(RC, "MAX_RD_ATOMIC"))?,
             timeout: r.duration(&p(RC, "TIMEOUT"))?,
             retry_count: r.uint(&p(RC, "RETRY_COUNT"))?,

@@ -115,6 +115,9 @@ pub enum Kind {
     EnumArray(&'static [&'static str]),
     /// Comma separated `name@ipv4` soft HCA devices.
     SoftDevices,
+    /// One time per key: `value` (all keys), `key:value`, or both
+    /// (`5ns,db:40ns`); the list holds each key and its description.
+    KeyedTimes(&'static [(&'static str, &'static str)]),
 }
 
 /// A parsed configuration value.
@@ -140,6 +143,8 @@ pub enum Value {
     StrList(Vec<String>),
     EnumList(Vec<usize>),
     Devices(Vec<SoftDeviceSpec>),
+    /// Seconds per key, in the kind's key order.
+    KeyedTimes(Vec<f64>),
 }
 
 impl Kind {
@@ -170,6 +175,7 @@ impl Kind {
                     .collect::<Option<Vec<_>>>()?,
             ),
             Kind::SoftDevices => Value::Devices(parse_soft_devices(text).ok()?),
+            Kind::KeyedTimes(keys) => Value::KeyedTimes(parse_keyed_times(text, keys)?),
         })
     }
 
@@ -194,6 +200,28 @@ impl Kind {
             Kind::StringArray => "comma-separated list of: string".into(),
             Kind::EnumArray(names) => format!("comma-separated list of: {}", enum_syntax(names)),
             Kind::SoftDevices => "comma-separated list of: <name>@<ipv4 address>".into(),
+            Kind::KeyedTimes(keys) => format!(
+                "comma-separated list of value or key:value pairs, where key is one of [{}] \
+                 and value is: {}. A value without a key is the default.",
+                keys.iter()
+                    .map(|(key, _)| *key)
+                    .collect::<Vec<_>>()
+                    .join(","),
+                Kind::Time.syntax()
+            ),
+        }
+    }
+
+    /// Lines UCX appends to a field's description for this type (the keys
+    /// of a keyed value); empty for the others.
+    pub fn extra_doc(self) -> String {
+        match self {
+            Kind::KeyedTimes(keys) => keys
+                .iter()
+                .map(|(key, doc)| format!(" {key:<10}- {doc}"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
         }
     }
 
@@ -222,6 +250,12 @@ impl Kind {
             (Kind::EnumArray(names), Value::EnumList(indexes)) => indexes
                 .iter()
                 .map(|i| names.get(*i).copied().unwrap_or("?"))
+                .collect::<Vec<_>>()
+                .join(","),
+            (Kind::KeyedTimes(keys), Value::KeyedTimes(times)) => keys
+                .iter()
+                .zip(times)
+                .map(|((key, _), seconds)| format!("{key}:{}", format_time_seconds(*seconds)))
                 .collect::<Vec<_>>()
                 .join(","),
             (_, Value::Devices(devices)) => devices
@@ -487,6 +521,23 @@ pub fn format_memunits(value: MemUnits) -> String {
             out
         }
     }
+}
+
+/// Parses `value`, `key:value` and mixtures (`5ns,db:40ns`): every key must
+/// end up with a time; a later `key:value` for the same key wins, as in UCX.
+pub fn parse_keyed_times(text: &str, keys: &[(&str, &str)]) -> Option<Vec<f64>> {
+    let mut default = None;
+    let mut specific: Vec<Option<f64>> = vec![None; keys.len()];
+    for token in list_items(text) {
+        match token.split_once(':') {
+            None => default = Some(parse_time_seconds(token)?),
+            Some((key, value)) => {
+                let index = keys.iter().position(|(name, _)| *name == key)?;
+                specific[index] = Some(parse_time_seconds(value)?);
+            }
+        }
+    }
+    specific.into_iter().map(|time| time.or(default)).collect()
 }
 
 /// Parses `name@ipv4[,name@ipv4…]`. The error names the bad entry and says
