@@ -5,7 +5,8 @@
 //!
 //! The C headers under `include/` are generated from these files
 //! (`cargo run -p headergen`); the file → header map lives in
-//! `tools/headergen`.
+//! `tools/headergen`. `uct/api/uct.h` maps to `uct_api.rs`: a module named
+//! `uct` would clash with the crate's name in `use uct::abi::*`.
 #![allow(non_camel_case_types)]
 
 pub mod ucs_async;
@@ -19,7 +20,7 @@ pub mod ucs_status;
 pub mod ucs_thread_mode;
 pub mod ucs_time;
 pub mod ucs_topo;
-pub mod uct;
+pub mod uct_api;
 pub mod uct_def;
 pub mod uct_tl;
 pub mod uct_v2;
@@ -35,7 +36,7 @@ pub use ucs_status::*;
 pub use ucs_thread_mode::*;
 pub use ucs_time::*;
 pub use ucs_topo::*;
-pub use uct::*;
+pub use uct_api::*;
 pub use uct_def::*;
 pub use uct_tl::*;
 pub use uct_v2::*;

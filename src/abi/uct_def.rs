@@ -5,7 +5,7 @@ use core::ffi::{c_int, c_uint, c_void};
 
 use super::ucs_config::ucs_sock_addr_t;
 use super::ucs_status::ucs_status_t;
-use super::uct::*;
+use super::uct_api::*;
 use super::uct_tl::{uct_ep, uct_iface, uct_listener};
 
 pub const UCT_COMPONENT_NAME_MAX: usize = 16;

@@ -8,7 +8,7 @@ use super::ucs_cpu_set::ucs_cpu_set_t;
 use super::ucs_linear_func::ucs_linear_func_t;
 use super::ucs_memory_type::ucs_memory_type_t;
 use super::ucs_topo::ucs_sys_device_t;
-use super::uct::{uct_atomic_op_t, uct_ppn_bandwidth_t};
+use super::uct_api::{uct_atomic_op_t, uct_ppn_bandwidth_t};
 use super::uct_def::*;
 
 /// An operation an endpoint can post.

@@ -248,7 +248,7 @@ pub const HEADERS: &[HeaderSpec] = &[
     HeaderSpec {
         path: "uct/api/uct.h",
         sources: &[
-            "src/abi/uct.rs",
+            "src/abi/uct_api.rs",
             "src/api/component.rs",
             "src/api/md.rs",
             "src/api/config.rs",
