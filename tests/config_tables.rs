@@ -421,3 +421,14 @@ fn glob_matching_follows_fnmatch() {
     assert!(glob_match("*", ""));
     assert!(!glob_match("", "x"));
 }
+
+#[test]
+fn glob_matching_is_not_exponential() {
+    let pattern = "*a".repeat(30) + "b";
+    let name = "a".repeat(60);
+    let started = std::time::Instant::now();
+    assert!(!glob_match(&pattern, &name));
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert!(glob_match("*A*B*C", "xxAyyBzzC"));
+    assert!(!glob_match("*A*B*C", "xxAyyBzzCd"));
+}

@@ -457,27 +457,43 @@ fn warn_deprecated(var: &str) {
 pub fn glob_match(pattern: &str, name: &str) -> bool {
     let pattern: Vec<char> = pattern.chars().collect();
     let name: Vec<char> = name.chars().collect();
-    glob_from(&pattern, &name)
-}
-
-fn glob_from(pattern: &[char], name: &[char]) -> bool {
-    let Some((&first, rest)) = pattern.split_first() else {
-        return name.is_empty();
-    };
-    match first {
-        '*' => (0..=name.len()).any(|skip| glob_from(rest, &name[skip..])),
-        '?' => !name.is_empty() && glob_from(rest, &name[1..]),
-        '[' => match (name.first(), bracket_match(rest, name.first().copied())) {
-            (Some(_), Some((true, after))) => glob_from(after, &name[1..]),
-            (_, Some((false, _))) | (None, _) => false,
-            // An unclosed '[' is an ordinary character.
-            (Some(&c), None) => c == '[' && glob_from(rest, &name[1..]),
-        },
-        '\\' if !rest.is_empty() => {
-            name.first() == Some(&rest[0]) && glob_from(&rest[1..], &name[1..])
+    // Classic single-backtrack matcher: on a mismatch, let the last `*`
+    // swallow one more character. Linear in practice, never exponential,
+    // whatever pattern a caller passes.
+    let (mut p, mut n) = (0, 0);
+    let mut last_star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        let step = match pattern.get(p) {
+            Some('*') => {
+                last_star = Some((p + 1, n));
+                p += 1;
+                continue;
+            }
+            Some('?') => Some(1),
+            Some('[') => match bracket_match(&pattern[p + 1..], Some(name[n])) {
+                Some((true, rest)) => Some(pattern.len() - rest.len() - p),
+                Some((false, _)) => None,
+                // An unclosed '[' is an ordinary character.
+                None => (name[n] == '[').then_some(1),
+            },
+            Some('\\') if p + 1 < pattern.len() => (pattern[p + 1] == name[n]).then_some(2),
+            Some(&literal) => (literal == name[n]).then_some(1),
+            None => None,
+        };
+        match (step, last_star) {
+            (Some(width), _) => {
+                p += width;
+                n += 1;
+            }
+            (None, Some((star_p, star_n))) => {
+                p = star_p;
+                n = star_n + 1;
+                last_star = Some((star_p, star_n + 1));
+            }
+            (None, None) => return false,
         }
-        literal => name.first() == Some(&literal) && glob_from(rest, &name[1..]),
     }
+    pattern[p..].iter().all(|&c| c == '*')
 }
 
 /// Matches `c` against the set that starts at `pattern` (just after `[`);
