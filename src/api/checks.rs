@@ -7,6 +7,7 @@ use crate::abi::*;
 /// `Err(InvalidParam)` with a log line when `ptr` is NULL.
 pub(crate) fn non_null<T>(ptr: *const T, function: &str, argument: &str) -> Result<(), Status> {
     if ptr.is_null() {
+        crate::api::enter();
         tracing::warn!("{function}: {argument} is NULL");
         return Err(Status::InvalidParam);
     }
@@ -24,6 +25,7 @@ pub(crate) fn known_fields(
 ) -> Result<(), Status> {
     let unknown = field_mask & !known;
     if unknown != 0 {
+        crate::api::enter();
         tracing::warn!("{function}: {structure}.field_mask has unsupported bits 0x{unknown:x}");
         return Err(Status::InvalidParam);
     }

@@ -10,6 +10,7 @@ use crate::api::cstr::c_str_arg;
 use crate::api::dispatch::{base_iface, export_dispatch};
 use crate::api::md::md_ref;
 use crate::api::worker::worker_ref;
+use crate::core::config::{iface_config_from_handle, read_iface_config, RcMlx5IfaceConfig};
 use crate::core::md::{Md, TlResource};
 
 /// Opens the iface of transport `tl` on `md`. No transport is implemented yet
@@ -19,7 +20,7 @@ fn open_transport_iface(
     _md: &Md,
     _worker: uct_worker_h,
     _params: *const uct_iface_params_t,
-    _config: *const uct_iface_config_t,
+    _config: &RcMlx5IfaceConfig,
     tl: &TlResource,
 ) -> Result<uct_iface_h, Status> {
     tracing::warn!(
@@ -99,7 +100,16 @@ pub unsafe extern "C" fn uct_iface_open(
         non_null(iface_p, FUNCTION, "iface_p")?;
         // SAFETY: params is non-NULL and valid by the caller's contract.
         let resource = unsafe { device_resource(md, params, FUNCTION) }?;
-        let iface = open_transport_iface(md, worker, params, config, &resource)?;
+        let iface_config = if config.is_null() {
+            read_iface_config(resource.tl_name, None)
+                .and_then(|config| RcMlx5IfaceConfig::from_config(&config))
+        } else {
+            iface_config_from_handle(config)
+        }
+        .inspect_err(|status| {
+            tracing::warn!("{FUNCTION}: unusable iface configuration: {status}")
+        })?;
+        let iface = open_transport_iface(md, worker, params, &iface_config, &resource)?;
         // SAFETY: iface_p is non-NULL and writable by the caller's contract.
         unsafe { iface_p.write(iface) };
         Ok(())

@@ -8,6 +8,7 @@ use crate::abi::*;
 use crate::api::checks::{finish, known_fields, non_null};
 use crate::api::component::component_arg;
 use crate::api::cstr::{c_str_arg, fill_c_array};
+use crate::core::config::{md_config_from_handle, read_md_config, IbMdConfig};
 use crate::core::md::{local_cpus, Md, MdCapabilities};
 
 /// Every `uct_md_attr_v2_t` field we fill.
@@ -46,9 +47,8 @@ pub(crate) unsafe fn md_ref<'a>(md: uct_md_h, function: &str) -> Result<&'a Md, 
     Ok(md_ref)
 }
 
-/// Opens the memory domain `md_name` of `component`. `config` (from
-/// `uct_md_config_read`) may be NULL for the defaults; no md option changes
-/// behaviour yet.
+/// Opens the memory domain `md_name` of `component` with `config` (from
+/// `uct_md_config_read`; NULL reads the environment as UCX's defaults would).
 ///
 /// # Safety
 /// `md_name` NULL or NUL-terminated; `md_p` NULL or writable.
@@ -56,7 +56,7 @@ pub(crate) unsafe fn md_ref<'a>(md: uct_md_h, function: &str) -> Result<&'a Md, 
 pub unsafe extern "C" fn uct_md_open(
     component: uct_component_h,
     md_name: *const c_char,
-    _config: *const uct_md_config_t,
+    config: *const uct_md_config_t,
     md_p: *mut uct_md_h,
 ) -> ucs_status_t {
     crate::api::enter();
@@ -73,7 +73,13 @@ pub unsafe extern "C" fn uct_md_open(
             );
             return Err(Status::NoDevice);
         };
-        let md = Box::into_raw(Md::open(component, device));
+        let md_config = if config.is_null() {
+            read_md_config(None).and_then(|config| IbMdConfig::from_config(&config))
+        } else {
+            md_config_from_handle(config)
+        }
+        .inspect_err(|status| tracing::warn!("{FUNCTION}: unusable md configuration: {status}"))?;
+        let md = Box::into_raw(Md::open(component, device, md_config));
         // SAFETY: `md` is a fresh Box allocation; md_p is writable.
         let handle = unsafe { (*md).as_handle() };
         // SAFETY: md_p is non-NULL and writable by the caller's contract.

@@ -19,4 +19,6 @@ pub mod worker;
 
 /// Run at the top of the entry points a program calls first, so that logging
 /// is set up before anything logs.
-pub(crate) fn enter() {}
+pub(crate) fn enter() {
+    crate::core::log::init();
+}

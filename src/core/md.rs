@@ -9,13 +9,11 @@ use std::ffi::c_uint;
 
 use crate::abi::*;
 use crate::core::component::Component;
-use crate::core::devices::HcaDevice;
+use crate::core::config::{IbMdConfig, RC_MLX5_TL_NAME};
+use crate::core::devices::{port_name, HcaDevice};
 
-/// Tag after nothing else: an `Md` is opaque to C, so it starts with this.
+/// First field of every md (opaque to C): catches stale or foreign handles.
 const MD_MAGIC: u64 = 0x7563_745f_6d64_5f5f; // "uct_md__"
-
-/// The transport every HCA device offers.
-pub const RC_MLX5_TL_NAME: &str = "rc_mlx5";
 
 /// Bytes of a packed remote key: the 32-bit rkey plus the 32-bit key index
 /// the soft HCA checks, as one 64-bit word (the size UCX's ib md uses too).
@@ -50,15 +48,26 @@ pub struct Md {
     magic: u64,
     component: &'static Component,
     device: &'static HcaDevice,
+    config: IbMdConfig,
 }
 
 impl Md {
-    pub fn open(component: &'static Component, device: &'static HcaDevice) -> Box<Md> {
+    pub fn open(
+        component: &'static Component,
+        device: &'static HcaDevice,
+        config: IbMdConfig,
+    ) -> Box<Md> {
         Box::new(Md {
             magic: MD_MAGIC,
             component,
             device,
+            config,
         })
+    }
+
+    /// The md options it was opened with (`UCX_IB_*`).
+    pub fn config(&self) -> &IbMdConfig {
+        &self.config
     }
 
     pub fn is_valid(&self) -> bool {
@@ -101,9 +110,11 @@ impl Md {
             alloc_mem_types: 0,
             access_mem_types: host,
             dmabuf_mem_types: 0,
-            // Rough cost of registering with the soft HCA: a fixed part for
-            // the key table update plus a per-byte part for page pinning.
-            reg_cost: ucs_linear_func_t { c: 1e-6, m: 1e-11 },
+            // UCX_IB_MEM_REG_OVERHEAD / UCX_IB_MEM_REG_GROWTH, as UCX reports them.
+            reg_cost: ucs_linear_func_t {
+                c: self.config.mem_reg_overhead.as_secs_f64(),
+                m: self.config.mem_reg_growth,
+            },
             rkey_packed_size: RKEY_PACKED_SIZE,
             exported_mkey_packed_size: 0,
             reg_alignment: 1,
@@ -115,7 +126,7 @@ impl Md {
     pub fn tl_resources(&self) -> Vec<TlResource> {
         vec![TlResource {
             tl_name: RC_MLX5_TL_NAME,
-            dev_name: self.device.port_name(),
+            dev_name: port_name(self.device),
             dev_type: UCT_DEVICE_TYPE_NET,
             sys_device: UCS_SYS_DEVICE_ID_UNKNOWN,
         }]

@@ -1,0 +1,431 @@
+//! Components, memory domains and transport resources, with every bad input.
+//! The process sees two soft devices (set before first use, see `setup`).
+
+use std::ffi::{c_char, c_uint, CStr};
+use std::mem::size_of;
+use std::ptr::null_mut;
+use std::sync::Once;
+
+use uct::abi::*;
+use uct::api::component::*;
+use uct::api::cstr::c_array_to_string;
+use uct::api::md::*;
+
+const DEVICES: &str = "mlx5_0@127.0.0.1,mlx5_1@127.0.0.2";
+
+fn setup() {
+    static SETUP: Once = Once::new();
+    // Every test calls this before touching the library, so the variable is
+    // set before any thread reads the environment.
+    SETUP.call_once(|| std::env::set_var("UCX_SOFT_HCA_DEVICES", DEVICES));
+}
+
+fn ib_component() -> uct_component_h {
+    setup();
+    let mut components: *mut uct_component_h = null_mut();
+    let mut count: c_uint = 0;
+    // SAFETY: valid out-pointers.
+    assert_eq!(
+        unsafe { uct_query_components(&mut components, &mut count) },
+        UCS_OK
+    );
+    assert_eq!(count, 1);
+    // SAFETY: the array has `count` entries.
+    let component = unsafe { *components };
+    // SAFETY: array from uct_query_components.
+    unsafe { uct_release_component_list(components) };
+    component
+}
+
+fn open_md(name: &CStr) -> uct_md_h {
+    let mut md = null_mut();
+    // SAFETY: valid component, name and out-pointer; NULL config = defaults.
+    assert_eq!(
+        unsafe { uct_md_open(ib_component(), name.as_ptr(), std::ptr::null(), &mut md) },
+        UCS_OK
+    );
+    assert!(!md.is_null());
+    md
+}
+
+fn zeroed_component_attr(field_mask: u64) -> uct_component_attr_t {
+    // SAFETY: all-zero is a valid uct_component_attr_t (plain data, NULL pointer).
+    let mut attr: uct_component_attr_t = unsafe { std::mem::zeroed() };
+    attr.field_mask = field_mask;
+    attr
+}
+
+#[test]
+fn component_list_and_query() {
+    let component = ib_component();
+    let mut attr = zeroed_component_attr(
+        UCT_COMPONENT_ATTR_FIELD_NAME
+            | UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT
+            | UCT_COMPONENT_ATTR_FIELD_FLAGS,
+    );
+    attr.flags = u64::MAX;
+    // SAFETY: valid component and attr.
+    assert_eq!(unsafe { uct_component_query(component, &mut attr) }, UCS_OK);
+    assert_eq!(c_array_to_string(&attr.name), "ib");
+    assert_eq!(attr.md_resource_count, 2);
+    assert_eq!(attr.flags, 0, "ib has no CM and no rkey_ptr");
+
+    // Second query, as uct_hello_world does: only MD_RESOURCES, array sized
+    // from the count.
+    let mut resources = vec![
+        uct_md_resource_desc_t {
+            md_name: [0x55; UCT_MD_NAME_MAX]
+        };
+        3
+    ];
+    attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
+    attr.md_resources = resources.as_mut_ptr();
+    attr.md_resource_count = 77;
+    // SAFETY: the array has room for every md (plus a guard entry).
+    assert_eq!(unsafe { uct_component_query(component, &mut attr) }, UCS_OK);
+    assert_eq!(
+        attr.md_resource_count, 77,
+        "fields not asked for are untouched"
+    );
+    let names: Vec<String> = resources[..2]
+        .iter()
+        .map(|r| c_array_to_string(&r.md_name))
+        .collect();
+    assert_eq!(names, ["mlx5_0", "mlx5_1"]);
+    assert!(
+        resources[2].md_name.iter().all(|&c| c == 0x55),
+        "nothing written past the mds"
+    );
+    assert_eq!(
+        resources[0].md_name[6..],
+        [0; 10],
+        "rest of the name zero-filled"
+    );
+
+    // field_mask 0 is a valid no-op.
+    let mut empty = zeroed_component_attr(0);
+    // SAFETY: valid attr.
+    assert_eq!(
+        unsafe { uct_component_query(component, &mut empty) },
+        UCS_OK
+    );
+}
+
+#[test]
+fn component_bad_input() {
+    let component = ib_component();
+    let mut count: c_uint = 0;
+    let mut list: *mut uct_component_h = null_mut();
+    let mut attr = zeroed_component_attr(UCT_COMPONENT_ATTR_FIELD_NAME);
+    let mut foreign = [0u64; 4];
+    // SAFETY: each call passes one bad argument; the rest are valid.
+    unsafe {
+        assert_eq!(
+            uct_query_components(null_mut(), &mut count),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_query_components(&mut list, null_mut()),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_component_query(null_mut(), &mut attr),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_component_query(foreign.as_mut_ptr() as uct_component_h, &mut attr),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_component_query(component, null_mut()),
+            UCS_ERR_INVALID_PARAM
+        );
+        // A bit UCX does not define.
+        let mut unknown = zeroed_component_attr(UCT_COMPONENT_ATTR_FIELD_FLAGS << 1);
+        assert_eq!(
+            uct_component_query(component, &mut unknown),
+            UCS_ERR_INVALID_PARAM
+        );
+        // MD_RESOURCES without an array.
+        let mut no_array = zeroed_component_attr(UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES);
+        assert_eq!(
+            uct_component_query(component, &mut no_array),
+            UCS_ERR_INVALID_PARAM
+        );
+        uct_release_component_list(null_mut());
+    }
+    assert!(list.is_null());
+    assert_eq!(
+        attr.name, [0; UCT_COMPONENT_NAME_MAX],
+        "nothing written on failure"
+    );
+}
+
+#[test]
+fn md_open_close_and_bad_input() {
+    let component = ib_component();
+    let md = open_md(c"mlx5_1");
+    // SAFETY: open md.
+    unsafe { uct_md_close(md) };
+
+    let mut out = null_mut();
+    let mut foreign = [0u64; 4];
+    // SAFETY: each call passes one bad argument.
+    unsafe {
+        assert_eq!(
+            uct_md_open(component, c"mlx5_9".as_ptr(), std::ptr::null(), &mut out),
+            UCS_ERR_NO_DEVICE
+        );
+        assert_eq!(
+            uct_md_open(component, c"".as_ptr(), std::ptr::null(), &mut out),
+            UCS_ERR_NO_DEVICE
+        );
+        assert_eq!(
+            uct_md_open(component, std::ptr::null(), std::ptr::null(), &mut out),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_md_open(component, c"mlx5_0".as_ptr(), std::ptr::null(), null_mut()),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_md_open(null_mut(), c"mlx5_0".as_ptr(), std::ptr::null(), &mut out),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_md_open(
+                foreign.as_mut_ptr() as uct_component_h,
+                c"mlx5_0".as_ptr(),
+                std::ptr::null(),
+                &mut out
+            ),
+            UCS_ERR_INVALID_PARAM
+        );
+        let invalid_utf8 = [0xffu8 as c_char, 0];
+        assert_eq!(
+            uct_md_open(component, invalid_utf8.as_ptr(), std::ptr::null(), &mut out),
+            UCS_ERR_INVALID_PARAM
+        );
+        // A config handle that is not one.
+        assert_ne!(
+            uct_md_open(
+                component,
+                c"mlx5_0".as_ptr(),
+                foreign.as_ptr() as *const uct_md_config_t,
+                &mut out
+            ),
+            UCS_OK
+        );
+        uct_md_close(null_mut());
+    }
+    assert!(out.is_null(), "nothing written on failure");
+}
+
+#[test]
+fn md_open_with_config_from_md_config_read() {
+    let component = ib_component();
+    let mut config: *mut uct_md_config_t = null_mut();
+    // SAFETY: valid component and out-pointer.
+    let status = unsafe {
+        uct::api::config::uct_md_config_read(
+            component,
+            std::ptr::null(),
+            std::ptr::null(),
+            &mut config,
+        )
+    };
+    assert_eq!(status, UCS_OK);
+    let mut md = null_mut();
+    // SAFETY: config from uct_md_config_read.
+    assert_eq!(
+        unsafe { uct_md_open(component, c"mlx5_0".as_ptr(), config, &mut md) },
+        UCS_OK
+    );
+    // SAFETY: open md; config handle released once.
+    unsafe {
+        uct_md_close(md);
+        uct::api::config::uct_config_release(config as *mut _);
+    }
+}
+
+/// Size of `uct_md_attr_t` in UCX 1.13 and in master (identical layouts).
+const MD_ATTR_SIZE: usize = 224;
+const GUARD: u8 = 0xA5;
+
+#[test]
+fn md_query_v1_stays_inside_the_old_struct() {
+    assert_eq!(size_of::<uct_md_attr_t>(), MD_ATTR_SIZE);
+    let md = open_md(c"mlx5_0");
+    // The caller's struct (1.13 size) followed by guard bytes, all pre-filled.
+    #[repr(C, align(8))]
+    struct Guarded {
+        attr: [u8; MD_ATTR_SIZE],
+        guard: [u8; 64],
+    }
+    let mut buffer = Guarded {
+        attr: [GUARD; MD_ATTR_SIZE],
+        guard: [GUARD; 64],
+    };
+    let attr_ptr = buffer.attr.as_mut_ptr() as *mut uct_md_attr_t;
+    // SAFETY: open md; attr_ptr is 8-aligned with room for the struct.
+    assert_eq!(unsafe { uct_md_query(md, attr_ptr) }, UCS_OK);
+    assert!(
+        buffer.guard.iter().all(|&b| b == GUARD),
+        "wrote past sizeof(uct_md_attr_t)"
+    );
+
+    // SAFETY: written by uct_md_query.
+    let attr = unsafe { attr_ptr.read() };
+    assert_eq!(c_array_to_string(&attr.component_name), "ib");
+    assert_eq!(attr.cap.reg_mem_types & (1 << UCS_MEMORY_TYPE_HOST), 1);
+    assert_eq!(
+        attr.cap.flags & UCT_MD_FLAG_REG,
+        0,
+        "registration is not advertised until it works"
+    );
+    assert_eq!(attr.cap.max_alloc, 0);
+    assert_eq!(attr.rkey_packed_size, 8);
+    assert!(attr.reg_cost.c > 0.0, "cost from UCX_IB_MEM_REG_OVERHEAD");
+    assert!(attr.local_cpus.ucs_bits[0] & 1 == 1, "CPU 0 is local");
+
+    // SAFETY: bad arguments.
+    unsafe {
+        assert_eq!(uct_md_query(md, null_mut()), UCS_ERR_INVALID_PARAM);
+        assert_eq!(uct_md_query(null_mut(), attr_ptr), UCS_ERR_INVALID_PARAM);
+        uct_md_close(md);
+    }
+}
+
+fn guarded_v2(field_mask: u64) -> Box<uct_md_attr_v2_t> {
+    // SAFETY: filling a plain-data struct with a byte pattern is valid.
+    let mut attr: Box<uct_md_attr_v2_t> = Box::new(unsafe { std::mem::zeroed() });
+    // SAFETY: writing bytes of a plain-data struct.
+    unsafe {
+        std::ptr::write_bytes(
+            &mut *attr as *mut uct_md_attr_v2_t as *mut u8,
+            GUARD,
+            size_of::<uct_md_attr_v2_t>(),
+        )
+    };
+    attr.field_mask = field_mask;
+    attr
+}
+
+#[test]
+fn md_query_v2_writes_only_requested_fields() {
+    let md = open_md(c"mlx5_1");
+    let pattern = u64::from_ne_bytes([GUARD; 8]);
+
+    let mut attr = guarded_v2(
+        UCT_MD_ATTR_FIELD_FLAGS | UCT_MD_ATTR_FIELD_COMPONENT_NAME | UCT_MD_ATTR_FIELD_GLOBAL_ID,
+    );
+    // SAFETY: open md, valid attr.
+    assert_eq!(unsafe { uct_md_query_v2(md, &mut *attr) }, UCS_OK);
+    assert_eq!(attr.flags, 0);
+    assert_eq!(c_array_to_string(&attr.component_name), "ib");
+    assert_eq!(
+        c_array_to_string(&attr.global_id),
+        "soft-hca:mlx5_1@127.0.0.2"
+    );
+    assert_eq!(attr.max_alloc, pattern, "MAX_ALLOC not asked for");
+    assert_eq!(attr.max_reg as u64, pattern);
+    assert_eq!(attr.reg_alignment as u64, pattern);
+    assert_eq!(attr.required_mem_flags, GUARD);
+
+    let mut all = guarded_v2((UCT_MD_ATTR_FIELD_REQUIRED_MEM_FLAGS << 1) - 1);
+    // SAFETY: open md, valid attr.
+    assert_eq!(unsafe { uct_md_query_v2(md, &mut *all) }, UCS_OK);
+    assert_eq!(all.max_reg, usize::MAX);
+    assert_eq!(all.reg_mem_types, 1 << UCS_MEMORY_TYPE_HOST);
+    assert_eq!(all.rkey_packed_size, 8);
+    assert_eq!(all.reg_alignment, 1);
+    assert_eq!(all.required_mem_flags, 0);
+
+    // The v1 and v2 answers agree.
+    // SAFETY: zeroed plain data, then filled by uct_md_query.
+    let mut v1: uct_md_attr_t = unsafe { std::mem::zeroed() };
+    // SAFETY: open md.
+    assert_eq!(unsafe { uct_md_query(md, &mut v1) }, UCS_OK);
+    assert_eq!(v1.cap.flags, all.flags);
+    assert_eq!(v1.cap.max_reg, all.max_reg);
+    assert_eq!(v1.cap.access_mem_types, all.access_mem_types);
+    assert_eq!(v1.reg_cost, all.reg_cost);
+    assert_eq!(v1.local_cpus.ucs_bits, all.local_cpus.ucs_bits);
+
+    let mut unknown = guarded_v2(UCT_MD_ATTR_FIELD_REQUIRED_MEM_FLAGS << 1);
+    // SAFETY: bad arguments.
+    unsafe {
+        assert_eq!(uct_md_query_v2(md, &mut *unknown), UCS_ERR_INVALID_PARAM);
+        assert_eq!(uct_md_query_v2(md, null_mut()), UCS_ERR_INVALID_PARAM);
+        assert_eq!(
+            uct_md_query_v2(null_mut(), &mut *all),
+            UCS_ERR_INVALID_PARAM
+        );
+        uct_md_close(md);
+    }
+    assert_eq!(unknown.max_alloc, pattern, "nothing written on failure");
+}
+
+#[test]
+fn tl_resources_are_rc_mlx5_on_port_1() {
+    for (md_name, dev_name) in [(c"mlx5_0", "mlx5_0:1"), (c"mlx5_1", "mlx5_1:1")] {
+        let md = open_md(md_name);
+        let mut resources: *mut uct_tl_resource_desc_t = null_mut();
+        let mut count: c_uint = 0;
+        // SAFETY: open md, valid out-pointers.
+        assert_eq!(
+            unsafe { uct_md_query_tl_resources(md, &mut resources, &mut count) },
+            UCS_OK
+        );
+        assert_eq!(count, 1);
+        // SAFETY: the array has `count` entries.
+        let resource = unsafe { *resources };
+        assert_eq!(c_array_to_string(&resource.tl_name), "rc_mlx5");
+        assert_eq!(c_array_to_string(&resource.dev_name), dev_name);
+        assert_eq!(resource.dev_type, UCT_DEVICE_TYPE_NET);
+        assert_eq!(resource.sys_device, UCS_SYS_DEVICE_ID_UNKNOWN);
+        // SAFETY: array from uct_md_query_tl_resources; md open.
+        unsafe {
+            uct_release_tl_resource_list(resources);
+            assert_eq!(
+                uct_md_query_tl_resources(md, null_mut(), &mut count),
+                UCS_ERR_INVALID_PARAM
+            );
+            assert_eq!(
+                uct_md_query_tl_resources(md, &mut resources, null_mut()),
+                UCS_ERR_INVALID_PARAM
+            );
+            assert_eq!(
+                uct_md_query_tl_resources(null_mut(), &mut resources, &mut count),
+                UCS_ERR_INVALID_PARAM
+            );
+            uct_release_tl_resource_list(null_mut());
+            uct_md_close(md);
+        }
+    }
+}
+
+#[test]
+fn memory_registration_is_unsupported_yet() {
+    let md = open_md(c"mlx5_0");
+    let mut buffer = [0u8; 64];
+    let mut memh: uct_mem_h = null_mut();
+    // SAFETY: open md, valid buffer and out-pointer.
+    unsafe {
+        assert_eq!(
+            uct_md_mem_reg(md, buffer.as_mut_ptr().cast(), buffer.len(), 0, &mut memh),
+            UCS_ERR_UNSUPPORTED
+        );
+        assert_eq!(
+            uct_md_mem_reg(md, buffer.as_mut_ptr().cast(), 0, 0, &mut memh),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_md_mem_reg(md, null_mut(), 8, 0, &mut memh),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(uct_md_mem_dereg(md, null_mut()), UCS_ERR_INVALID_PARAM);
+        uct_md_close(md);
+    }
+    assert!(memh.is_null());
+}
