@@ -48,7 +48,11 @@ fn every_opcode_between_two_devices() {
     // SEND from registered memory, multi-packet (MTU 1024), with immediate.
     let big = pattern(10_000, 2);
     a.write_buf(0, &big);
-    let i = a.post(&Op::Send { offset: 0, len: big.len(), imm: Some(0xdead_beef) });
+    let i = a.post(&Op::Send {
+        offset: 0,
+        len: big.len(),
+        imm: Some(0xdead_beef),
+    });
     expect_ok(&mut a, i, mlx5::MLX5_OPCODE_SEND_IMM);
     let rc = b.wait_recv(LONG).expect("recv CQE");
     assert_eq!(rc.opcode, mlx5::MLX5_CQE_RESP_SEND_IMM);
@@ -60,7 +64,11 @@ fn every_opcode_between_two_devices() {
     let header = pattern(12, 3);
     let body = pattern(3000, 4);
     a.write_buf(20_000, &body);
-    let i = a.post(&Op::SendMixed { header: &header, offset: 20_000, len: body.len() });
+    let i = a.post(&Op::SendMixed {
+        header: &header,
+        offset: 20_000,
+        len: body.len(),
+    });
     expect_ok(&mut a, i, mlx5::MLX5_OPCODE_SEND);
     let rc = b.wait_recv(LONG).expect("recv CQE");
     let mut expected = header.clone();
@@ -71,14 +79,30 @@ fn every_opcode_between_two_devices() {
     // RDMA WRITE, multi-packet, then WRITE inline, then WRITE with immediate.
     let data = pattern(5000, 5);
     a.write_buf(40_000, &data);
-    let i = a.post(&Op::Write { offset: 40_000, len: data.len(), remote: b.buf_addr(100_000), rkey, imm: None });
+    let i = a.post(&Op::Write {
+        offset: 40_000,
+        len: data.len(),
+        remote: b.buf_addr(100_000),
+        rkey,
+        imm: None,
+    });
     expect_ok(&mut a, i, mlx5::MLX5_OPCODE_RDMA_WRITE);
     assert_eq!(b.read_buf(100_000, data.len()), data);
     let small = pattern(50, 6);
-    let i = a.post(&Op::WriteInline { data: &small, remote: b.buf_addr(200_000), rkey });
+    let i = a.post(&Op::WriteInline {
+        data: &small,
+        remote: b.buf_addr(200_000),
+        rkey,
+    });
     expect_ok(&mut a, i, mlx5::MLX5_OPCODE_RDMA_WRITE);
     assert_eq!(b.read_buf(200_000, 50), small);
-    let i = a.post(&Op::Write { offset: 40_000, len: 64, remote: b.buf_addr(210_000), rkey, imm: Some(7) });
+    let i = a.post(&Op::Write {
+        offset: 40_000,
+        len: 64,
+        remote: b.buf_addr(210_000),
+        rkey,
+        imm: Some(7),
+    });
     expect_ok(&mut a, i, mlx5::MLX5_OPCODE_RDMA_WRITE_IMM);
     let rc = b.wait_recv(LONG).expect("write-imm CQE");
     assert_eq!(rc.opcode, mlx5::MLX5_CQE_RESP_WR_IMM);
@@ -88,7 +112,12 @@ fn every_opcode_between_two_devices() {
     // RDMA READ, multi-packet.
     let remote_data = pattern(7000, 7);
     b.write_buf(300_000, &remote_data);
-    let i = a.post(&Op::Read { offset: 60_000, len: remote_data.len(), remote: b.buf_addr(300_000), rkey });
+    let i = a.post(&Op::Read {
+        offset: 60_000,
+        len: remote_data.len(),
+        remote: b.buf_addr(300_000),
+        rkey,
+    });
     let cqe = expect_ok(&mut a, i, mlx5::MLX5_OPCODE_RDMA_READ);
     assert_eq!(cqe.byte_cnt, 7000);
     assert_eq!(a.read_buf(60_000, 7000), remote_data);
@@ -96,15 +125,32 @@ fn every_opcode_between_two_devices() {
     // 64-bit compare-swap (hit, then miss) and fetch-add.
     b.write_buf(400_000, &41u64.to_ne_bytes());
     let target = b.buf_addr(400_000);
-    let i = a.post(&Op::CompareSwap { result_offset: 70_000, remote: target, rkey, compare: 41, swap: 99 });
+    let i = a.post(&Op::CompareSwap {
+        result_offset: 70_000,
+        remote: target,
+        rkey,
+        compare: 41,
+        swap: 99,
+    });
     expect_ok(&mut a, i, mlx5::MLX5_OPCODE_ATOMIC_CS);
     assert_eq!(a.read_u64(70_000), 41);
     assert_eq!(b.read_u64(400_000), 99);
-    let i = a.post(&Op::CompareSwap { result_offset: 70_008, remote: target, rkey, compare: 41, swap: 5 });
+    let i = a.post(&Op::CompareSwap {
+        result_offset: 70_008,
+        remote: target,
+        rkey,
+        compare: 41,
+        swap: 5,
+    });
     expect_ok(&mut a, i, mlx5::MLX5_OPCODE_ATOMIC_CS);
     assert_eq!(a.read_u64(70_008), 99);
     assert_eq!(b.read_u64(400_000), 99, "a failed compare leaves the value");
-    let i = a.post(&Op::FetchAdd { result_offset: 70_016, remote: target, rkey, add: 1 });
+    let i = a.post(&Op::FetchAdd {
+        result_offset: 70_016,
+        remote: target,
+        rkey,
+        add: 1,
+    });
     expect_ok(&mut a, i, mlx5::MLX5_OPCODE_ATOMIC_FA);
     assert_eq!(a.read_u64(70_016), 99);
     assert_eq!(b.read_u64(400_000), 100);
@@ -120,8 +166,14 @@ fn every_opcode_between_two_devices() {
         boundary: 0x8000_8000,
     });
     expect_ok(&mut a, i, mlx5::MLX5_OPCODE_ATOMIC_MASKED_FA);
-    assert_eq!(u32::from_ne_bytes(a.read_buf(70_032, 4).try_into().unwrap()), 0x0005_ffff);
-    assert_eq!(u32::from_ne_bytes(b.read_buf(400_064, 4).try_into().unwrap()), 0x0006_0000);
+    assert_eq!(
+        u32::from_ne_bytes(a.read_buf(70_032, 4).try_into().unwrap()),
+        0x0005_ffff
+    );
+    assert_eq!(
+        u32::from_ne_bytes(b.read_buf(400_064, 4).try_into().unwrap()),
+        0x0006_0000
+    );
 
     b.write_buf(400_128, &0x1111_2222_3333_4444u64.to_ne_bytes());
     let i = a.post(&Op::MaskedCompareSwap {
@@ -150,7 +202,10 @@ fn every_opcode_between_two_devices() {
         swap_mask: 0xff00_0000,
     });
     expect_ok(&mut a, i, mlx5::MLX5_OPCODE_ATOMIC_MASKED_CS);
-    assert_eq!(u32::from_ne_bytes(b.read_buf(400_192, 4).try_into().unwrap()), 0x12ff_00ff);
+    assert_eq!(
+        u32::from_ne_bytes(b.read_buf(400_192, 4).try_into().unwrap()),
+        0x12ff_00ff
+    );
 
     let i = a.post(&Op::MaskedFetchAdd {
         size: AtomicSize::Bits64,
@@ -164,7 +219,16 @@ fn every_opcode_between_two_devices() {
     assert_eq!(b.read_u64(400_000), 105);
 
     // NOP, fenced after a READ.
-    let r = a.post_flags(&Op::Read { offset: 80_000, len: 16, remote: b.buf_addr(300_000), rkey }, false, false);
+    let r = a.post_flags(
+        &Op::Read {
+            offset: 80_000,
+            len: 16,
+            remote: b.buf_addr(300_000),
+            rkey,
+        },
+        false,
+        false,
+    );
     let n = a.post_flags(&Op::Nop, true, true);
     let cqe = expect_ok(&mut a, n, mlx5::MLX5_OPCODE_NOP);
     assert_ne!(cqe.wqe_counter, r, "the unsignalled READ has no CQE");
@@ -183,7 +247,10 @@ fn every_opcode_between_two_devices() {
     assert_eq!(info.state, QpState::Rts);
     assert_eq!(info.dest_qpn, b.qp.qpn());
     let peer = b.qp.query().expect("query b");
-    assert_eq!(peer.next_rcv_psn, info.sq_psn, "b expects exactly the PSN a sends next");
+    assert_eq!(
+        peer.next_rcv_psn, info.sq_psn,
+        "b expects exactly the PSN a sends next"
+    );
 }
 
 #[test]
@@ -192,7 +259,13 @@ fn bad_rkey_and_bounds_leave_memory_untouched() {
     let rkey = b.endpoint().rkey;
     a.write_buf(0, &pattern(64, 1));
     // Past the end of the region.
-    let i = a.post(&Op::Write { offset: 0, len: 64, remote: b.buf_addr(BUF_LEN - 32), rkey, imm: None });
+    let i = a.post(&Op::Write {
+        offset: 0,
+        len: 64,
+        remote: b.buf_addr(BUF_LEN - 32),
+        rkey,
+        imm: None,
+    });
     let cqe = a.wait_send(LONG).expect("error CQE");
     assert_eq!(cqe.opcode, mlx5::MLX5_CQE_REQ_ERR);
     assert_eq!(cqe.syndrome, mlx5::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
@@ -210,28 +283,53 @@ fn link_down_retry_exceeded_then_flush() {
     // SAFETY: literal C string.
     let status = unsafe { uct::api::soft_hca::uct_soft_hca_link_set(c"down_a".as_ptr(), 0) };
     assert_eq!(status, 0);
-    let first = a.post(&Op::Write { offset: 0, len: 128, remote: b.buf_addr(0), rkey, imm: None });
-    let second = a.post(&Op::Write { offset: 0, len: 128, remote: b.buf_addr(512), rkey, imm: None });
+    let first = a.post(&Op::Write {
+        offset: 0,
+        len: 128,
+        remote: b.buf_addr(0),
+        rkey,
+        imm: None,
+    });
+    let second = a.post(&Op::Write {
+        offset: 0,
+        len: 128,
+        remote: b.buf_addr(512),
+        rkey,
+        imm: None,
+    });
     let third = a.post_flags(&Op::SendInline(b"late"), false, false);
 
     let cqe = a.wait_send(LONG).expect("retry-exceeded CQE");
     assert_eq!(cqe.opcode, mlx5::MLX5_CQE_REQ_ERR);
-    assert_eq!(cqe.syndrome, mlx5::MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+    assert_eq!(
+        cqe.syndrome,
+        mlx5::MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR
+    );
     assert_eq!(cqe.wqe_counter, first);
     for index in [second, third] {
         let cqe = a.wait_send(LONG).expect("flush CQE");
         assert_eq!(cqe.opcode, mlx5::MLX5_CQE_REQ_ERR);
         assert_eq!(cqe.syndrome, mlx5::MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
-        assert_eq!(cqe.wqe_counter, index, "flushes in posting order, unsignalled ones included");
+        assert_eq!(
+            cqe.wqe_counter, index,
+            "flushes in posting order, unsignalled ones included"
+        );
     }
     assert_eq!(a.qp.query().unwrap().state, QpState::Error);
-    assert_eq!(b.read_buf(0, 128), vec![0u8; 128], "nothing crossed a pulled cable");
+    assert_eq!(
+        b.read_buf(0, 128),
+        vec![0u8; 128],
+        "nothing crossed a pulled cable"
+    );
     let uct::hca::Device::Soft(dev) = &a.device;
     assert!(dev.link_stats().tx_dropped_link_down >= 3);
     // Posting on an errored QP flushes at once.
     let late = a.post(&Op::Nop);
     let cqe = a.wait_send(LONG).expect("flush");
-    assert_eq!((cqe.wqe_counter, cqe.syndrome), (late, mlx5::MLX5_CQE_SYNDROME_WR_FLUSH_ERR));
+    assert_eq!(
+        (cqe.wqe_counter, cqe.syndrome),
+        (late, mlx5::MLX5_CQE_SYNDROME_WR_FLUSH_ERR)
+    );
 }
 
 #[test]
@@ -239,7 +337,10 @@ fn five_percent_loss_completes_everything_exactly_once() {
     let (mut a, mut b) = pair("lossy", 10, 7);
     for name in [c"lossy_a", c"lossy_b"] {
         // SAFETY: literal C strings.
-        assert_eq!(unsafe { uct::api::soft_hca::uct_soft_hca_loss_set(name.as_ptr(), 0.05) }, 0);
+        assert_eq!(
+            unsafe { uct::api::soft_hca::uct_soft_hca_loss_set(name.as_ptr(), 0.05) },
+            0
+        );
     }
     let rkey = b.endpoint().rkey;
     b.post_recvs(200);
@@ -251,9 +352,24 @@ fn five_percent_loss_completes_everything_exactly_once() {
         let offset = round * 4096;
         a.write_buf(offset, &data);
         let op = match round % 3 {
-            0 => Op::Write { offset, len: data.len(), remote: b.buf_addr(offset), rkey, imm: None },
-            1 => Op::Send { offset, len: data.len(), imm: Some(round as u32) },
-            _ => Op::FetchAdd { result_offset: 900_000 + round * 8, remote: counter, rkey, add: 1 },
+            0 => Op::Write {
+                offset,
+                len: data.len(),
+                remote: b.buf_addr(offset),
+                rkey,
+                imm: None,
+            },
+            1 => Op::Send {
+                offset,
+                len: data.len(),
+                imm: Some(round as u32),
+            },
+            _ => Op::FetchAdd {
+                result_offset: 900_000 + round * 8,
+                remote: counter,
+                rkey,
+                add: 1,
+            },
         };
         let index = a.post(&op);
         expected.push((index, round, data));
@@ -274,18 +390,34 @@ fn five_percent_loss_completes_everything_exactly_once() {
     for (k, rc) in sends.iter().enumerate() {
         let round = 1 + 3 * k;
         assert_eq!(rc.imm_inval_pkey, round as u32, "in order");
-        assert_eq!(b.read_recv(rc.wqe_counter, rc.byte_cnt as usize), pattern(1500 + round, round as u8));
+        assert_eq!(
+            b.read_recv(rc.wqe_counter, rc.byte_cnt as usize),
+            pattern(1500 + round, round as u8)
+        );
     }
     for round in (0..rounds).step_by(3) {
-        assert_eq!(b.read_buf(round * 4096, 1500 + round), pattern(1500 + round, round as u8));
+        assert_eq!(
+            b.read_buf(round * 4096, 1500 + round),
+            pattern(1500 + round, round as u8)
+        );
     }
-    assert_eq!(b.read_u64(500_000), (rounds / 3) as u64, "each fetch-add executed exactly once");
-    let mut olds: Vec<u64> = (0..rounds).filter(|r| r % 3 == 2).map(|r| a.read_u64(900_000 + r * 8)).collect();
+    assert_eq!(
+        b.read_u64(500_000),
+        (rounds / 3) as u64,
+        "each fetch-add executed exactly once"
+    );
+    let mut olds: Vec<u64> = (0..rounds)
+        .filter(|r| r % 3 == 2)
+        .map(|r| a.read_u64(900_000 + r * 8))
+        .collect();
     olds.sort_unstable();
     assert_eq!(olds, (0..(rounds / 3) as u64).collect::<Vec<_>>());
     let uct::hca::Device::Soft(dev) = &a.device;
     let stats = dev.link_stats();
-    assert!(stats.tx_dropped_loss + stats.rx_dropped_loss > 0, "the loss really happened: {stats:?}");
+    assert!(
+        stats.tx_dropped_loss + stats.rx_dropped_loss > 0,
+        "the loss really happened: {stats:?}"
+    );
 }
 
 fn check_completion(a: &mut Side, expected: &mut Vec<(u16, usize, Vec<u8>)>) {

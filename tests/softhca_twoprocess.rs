@@ -41,7 +41,13 @@ impl Peer {
     fn spawn() -> Peer {
         let exe = std::env::current_exe().expect("own test binary");
         let mut child = Command::new(exe)
-            .args(["--ignored", "--exact", "softhca_peer_process", "--nocapture", "--test-threads=1"])
+            .args([
+                "--ignored",
+                "--exact",
+                "softhca_peer_process",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(PEER_ENV, "1")
             .env("UCX_SOFT_HCA_SEED", "7")
             .stdin(Stdio::piped())
@@ -62,11 +68,18 @@ impl Peer {
                 }
             }
         });
-        Peer { child, stdin, lines }
+        Peer {
+            child,
+            stdin,
+            lines,
+        }
     }
 
     fn expect(&self, prefix: &str) -> String {
-        let line = self.lines.recv_timeout(LINE_WAIT).unwrap_or_else(|_| panic!("peer did not say {prefix}"));
+        let line = self
+            .lines
+            .recv_timeout(LINE_WAIT)
+            .unwrap_or_else(|_| panic!("peer did not say {prefix}"));
         match line.strip_prefix(prefix) {
             Some(rest) => rest.trim().to_string(),
             None => panic!("peer said '{line}', expected {prefix}"),
@@ -115,26 +128,61 @@ fn two_processes_every_opcode() {
     // One-sided operations while the peer sits in a blocking read.
     let data = pattern(WRITE_LEN, 11);
     me.write_buf(0, &data);
-    let i = me.post(&Op::Write { offset: 0, len: WRITE_LEN, remote: at(WRITE_DST), rkey, imm: None });
+    let i = me.post(&Op::Write {
+        offset: 0,
+        len: WRITE_LEN,
+        remote: at(WRITE_DST),
+        rkey,
+        imm: None,
+    });
     ok(&mut me, i, mlx5::MLX5_OPCODE_RDMA_WRITE);
     let small = pattern(100, 12);
-    let i = me.post(&Op::WriteInline { data: &small, remote: at(INLINE_DST), rkey });
+    let i = me.post(&Op::WriteInline {
+        data: &small,
+        remote: at(INLINE_DST),
+        rkey,
+    });
     ok(&mut me, i, mlx5::MLX5_OPCODE_RDMA_WRITE);
 
-    let i = me.post(&Op::Read { offset: 50_000, len: READ_LEN, remote: at(READ_SRC), rkey });
+    let i = me.post(&Op::Read {
+        offset: 50_000,
+        len: READ_LEN,
+        remote: at(READ_SRC),
+        rkey,
+    });
     ok(&mut me, i, mlx5::MLX5_OPCODE_RDMA_READ);
-    assert_eq!(me.read_buf(50_000, READ_LEN), pattern(READ_LEN, 13), "READ brought the peer's bytes");
+    assert_eq!(
+        me.read_buf(50_000, READ_LEN),
+        pattern(READ_LEN, 13),
+        "READ brought the peer's bytes"
+    );
     // Read back what we wrote: it landed.
-    let i = me.post(&Op::Read { offset: 70_000, len: WRITE_LEN, remote: at(WRITE_DST), rkey });
+    let i = me.post(&Op::Read {
+        offset: 70_000,
+        len: WRITE_LEN,
+        remote: at(WRITE_DST),
+        rkey,
+    });
     ok(&mut me, i, mlx5::MLX5_OPCODE_RDMA_READ);
     assert_eq!(me.read_buf(70_000, WRITE_LEN), data);
 
     for k in 0..10u64 {
-        let i = me.post(&Op::FetchAdd { result_offset: 80_000 + 8 * k as usize, remote: at(COUNTER), rkey, add: 3 });
+        let i = me.post(&Op::FetchAdd {
+            result_offset: 80_000 + 8 * k as usize,
+            remote: at(COUNTER),
+            rkey,
+            add: 3,
+        });
         ok(&mut me, i, mlx5::MLX5_OPCODE_ATOMIC_FA);
         assert_eq!(me.read_u64(80_000 + 8 * k as usize), 1000 + 3 * k);
     }
-    let i = me.post(&Op::CompareSwap { result_offset: 81_000, remote: at(SWAP_CELL), rkey, compare: 77, swap: 88 });
+    let i = me.post(&Op::CompareSwap {
+        result_offset: 81_000,
+        remote: at(SWAP_CELL),
+        rkey,
+        compare: 77,
+        swap: 88,
+    });
     ok(&mut me, i, mlx5::MLX5_OPCODE_ATOMIC_CS);
     assert_eq!(me.read_u64(81_000), 77);
     let i = me.post(&Op::MaskedCompareSwap {
@@ -163,7 +211,11 @@ fn two_processes_every_opcode() {
     ok(&mut me, i, mlx5::MLX5_OPCODE_SEND);
     let big = pattern(12_000, 15);
     me.write_buf(100_000, &big);
-    let i = me.post(&Op::Send { offset: 100_000, len: big.len(), imm: Some(0x1234_5678) });
+    let i = me.post(&Op::Send {
+        offset: 100_000,
+        len: big.len(),
+        imm: Some(0x1234_5678),
+    });
     ok(&mut me, i, mlx5::MLX5_OPCODE_SEND_IMM);
 
     // The peer now checks its memory and receives, and sends one back.
@@ -219,17 +271,30 @@ fn softhca_peer_process() {
             problems.push(what.to_string());
         }
     };
-    check("WRITE data", me.read_buf(WRITE_DST, WRITE_LEN) == pattern(WRITE_LEN, 11));
-    check("inline WRITE data", me.read_buf(INLINE_DST, 100) == pattern(100, 12));
+    check(
+        "WRITE data",
+        me.read_buf(WRITE_DST, WRITE_LEN) == pattern(WRITE_LEN, 11),
+    );
+    check(
+        "inline WRITE data",
+        me.read_buf(INLINE_DST, 100) == pattern(100, 12),
+    );
     check("fetch-add counter", me.read_u64(COUNTER) == 1030);
     check("compare-swap cell", me.read_u64(SWAP_CELL) == 88);
-    check("masked compare-swap", me.read_buf(MASKED_CELL, 4) == 0xab34u32.to_ne_bytes());
-    check("masked fetch-add", me.read_u64(MASKED_CELL + 8) == 0x0000_0006_0000_0000);
+    check(
+        "masked compare-swap",
+        me.read_buf(MASKED_CELL, 4) == 0xab34u32.to_ne_bytes(),
+    );
+    check(
+        "masked fetch-add",
+        me.read_u64(MASKED_CELL + 8) == 0x0000_0006_0000_0000,
+    );
     // The SENDs were delivered by the service thread: poll the CQ only.
     match me.wait_recv_passive(LONG) {
         Some(rc) => check(
             "inline SEND",
-            rc.opcode == mlx5::MLX5_CQE_RESP_SEND && me.read_recv(rc.wqe_counter, 60) == pattern(60, 14),
+            rc.opcode == mlx5::MLX5_CQE_RESP_SEND
+                && me.read_recv(rc.wqe_counter, 60) == pattern(60, 14),
         ),
         None => check("inline SEND arrived", false),
     }
@@ -243,12 +308,23 @@ fn softhca_peer_process() {
         None => check("SEND with immediate arrived", false),
     }
     me.write_buf(0, &pattern(3000, 16));
-    let i = me.post(&Op::Send { offset: 0, len: 3000, imm: None });
+    let i = me.post(&Op::Send {
+        offset: 0,
+        len: 3000,
+        imm: None,
+    });
     match me.wait_send(LONG) {
-        Some(cqe) => check("SEND back", cqe.opcode == mlx5::MLX5_CQE_REQ && cqe.wqe_counter == i),
+        Some(cqe) => check(
+            "SEND back",
+            cqe.opcode == mlx5::MLX5_CQE_REQ && cqe.wqe_counter == i,
+        ),
         None => check("SEND back completed", false),
     }
-    let verdict = if problems.is_empty() { "ok".to_string() } else { problems.join(", ") };
+    let verdict = if problems.is_empty() {
+        "ok".to_string()
+    } else {
+        problems.join(", ")
+    };
     say(format!("RESULT {verdict}"));
     let line = read_line();
     assert_eq!(line, "BYE");

@@ -37,7 +37,12 @@ pub unsafe extern "C" fn uct_soft_hca_link_set(device: *const c_char, up: i32) -
     let result = device_arg(device, FUNCTION).and_then(|name| {
         registry::set_faults(&name, |faults| faults.link_up = up != 0)
             .map_err(|_| unknown_device(FUNCTION, &name))
-            .inspect(|()| tracing::info!("soft hca {name}: link {}", if up != 0 { "up" } else { "down" }))
+            .inspect(|()| {
+                tracing::info!(
+                    "soft hca {name}: link {}",
+                    if up != 0 { "up" } else { "down" }
+                )
+            })
     });
     status_of(&result)
 }
@@ -52,7 +57,10 @@ pub unsafe extern "C" fn uct_soft_hca_link_set(device: *const c_char, up: i32) -
 /// # Safety
 /// `device` must be NULL or a NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn uct_soft_hca_loss_set(device: *const c_char, drop_ratio: f64) -> ucs_status_t {
+pub unsafe extern "C" fn uct_soft_hca_loss_set(
+    device: *const c_char,
+    drop_ratio: f64,
+) -> ucs_status_t {
     const FUNCTION: &str = "uct_soft_hca_loss_set";
     crate::api::enter();
     let result = device_arg(device, FUNCTION).and_then(|name| {
@@ -77,12 +85,30 @@ mod tests {
     fn bad_arguments_are_refused() {
         // SAFETY: NULL and literal C strings.
         unsafe {
-            assert_eq!(uct_soft_hca_link_set(std::ptr::null(), 0), UCS_ERR_INVALID_PARAM);
-            assert_eq!(uct_soft_hca_loss_set(std::ptr::null(), 0.1), UCS_ERR_INVALID_PARAM);
-            assert_eq!(uct_soft_hca_link_set(c"no_such_dev".as_ptr(), 0), UCS_ERR_NO_DEVICE);
-            assert_eq!(uct_soft_hca_loss_set(c"no_such_dev".as_ptr(), 0.5), UCS_ERR_NO_DEVICE);
-            assert_eq!(uct_soft_hca_loss_set(c"no_such_dev".as_ptr(), 1.5), UCS_ERR_INVALID_PARAM);
-            assert_eq!(uct_soft_hca_loss_set(c"no_such_dev".as_ptr(), f64::NAN), UCS_ERR_INVALID_PARAM);
+            assert_eq!(
+                uct_soft_hca_link_set(std::ptr::null(), 0),
+                UCS_ERR_INVALID_PARAM
+            );
+            assert_eq!(
+                uct_soft_hca_loss_set(std::ptr::null(), 0.1),
+                UCS_ERR_INVALID_PARAM
+            );
+            assert_eq!(
+                uct_soft_hca_link_set(c"no_such_dev".as_ptr(), 0),
+                UCS_ERR_NO_DEVICE
+            );
+            assert_eq!(
+                uct_soft_hca_loss_set(c"no_such_dev".as_ptr(), 0.5),
+                UCS_ERR_NO_DEVICE
+            );
+            assert_eq!(
+                uct_soft_hca_loss_set(c"no_such_dev".as_ptr(), 1.5),
+                UCS_ERR_INVALID_PARAM
+            );
+            assert_eq!(
+                uct_soft_hca_loss_set(c"no_such_dev".as_ptr(), f64::NAN),
+                UCS_ERR_INVALID_PARAM
+            );
         }
     }
 
@@ -92,11 +118,20 @@ mod tests {
         // SAFETY: literal C strings.
         unsafe {
             assert_eq!(uct_soft_hca_link_set(c"apitest0".as_ptr(), 0), UCS_OK);
-            assert_eq!(device.port_attr(1).map(|p| p.state), Ok(crate::hca::PortState::Down));
+            assert_eq!(
+                device.port_attr(1).map(|p| p.state),
+                Ok(crate::hca::PortState::Down)
+            );
             assert_eq!(uct_soft_hca_link_set(c"apitest0".as_ptr(), 1), UCS_OK);
-            assert_eq!(device.port_attr(1).map(|p| p.state), Ok(crate::hca::PortState::Active));
+            assert_eq!(
+                device.port_attr(1).map(|p| p.state),
+                Ok(crate::hca::PortState::Active)
+            );
             assert_eq!(uct_soft_hca_loss_set(c"apitest0".as_ptr(), 0.25), UCS_OK);
-            assert_eq!(uct_soft_hca_loss_set(c"apitest0".as_ptr(), -0.1), UCS_ERR_INVALID_PARAM);
+            assert_eq!(
+                uct_soft_hca_loss_set(c"apitest0".as_ptr(), -0.1),
+                UCS_ERR_INVALID_PARAM
+            );
         }
         assert!((device.loss() - 0.25).abs() < 1e-9);
     }

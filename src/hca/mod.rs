@@ -184,7 +184,9 @@ pub struct RtsAttr {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QpTransition {
     /// RESET→INIT, with the remote access rights the QP grants.
-    Init { access: Access },
+    Init {
+        access: Access,
+    },
     Rtr(RtrAttr),
     Rts(RtsAttr),
     /// Any state → ERR: outstanding and later WQEs complete with flush errors.
@@ -321,7 +323,9 @@ impl Device {
     pub fn create_cq(&self, cqe_count: u32, channel: Option<&EventChannel>) -> Result<Cq, Status> {
         match (self, channel) {
             (Device::Soft(dev), None) => dev.create_cq(cqe_count, None).map(Cq::Soft),
-            (Device::Soft(dev), Some(EventChannel::Soft(ch))) => dev.create_cq(cqe_count, Some(ch)).map(Cq::Soft),
+            (Device::Soft(dev), Some(EventChannel::Soft(ch))) => {
+                dev.create_cq(cqe_count, Some(ch)).map(Cq::Soft)
+            }
         }
     }
 
@@ -358,9 +362,9 @@ impl Pd {
 
     pub fn create_qp(&self, attr: &QpInitAttr<'_>) -> Result<Qp, Status> {
         match (self, attr.send_cq, attr.recv_cq, attr.srq) {
-            (Pd::Soft(pd), Cq::Soft(send_cq), Cq::Soft(recv_cq), Srq::Soft(srq)) => {
-                pd.create_qp(send_cq, recv_cq, srq, attr.sq_wqebb_count).map(Qp::Soft)
-            }
+            (Pd::Soft(pd), Cq::Soft(send_cq), Cq::Soft(recv_cq), Srq::Soft(srq)) => pd
+                .create_qp(send_cq, recv_cq, srq, attr.sq_wqebb_count)
+                .map(Qp::Soft),
         }
     }
 }

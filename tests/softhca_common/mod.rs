@@ -8,11 +8,11 @@ use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
-use uct::hca::{
-    Access, Cq, CqRing, Device, DeviceAddress, Doorbell, Mr, Mtu, Pd, Qp, QpInitAttr, QpTransition, RecvRing,
-    RtrAttr, RtsAttr, SendRing, Srq, SrqInitAttr,
-};
 use uct::hca::soft::SoftDevice;
+use uct::hca::{
+    Access, Cq, CqRing, Device, DeviceAddress, Doorbell, Mr, Mtu, Pd, Qp, QpInitAttr, QpTransition,
+    RecvRing, RtrAttr, RtsAttr, SendRing, Srq, SrqInitAttr,
+};
 use uct::mlx5::{self, AtomicSize, Cqe64, CtrlSeg, DataSeg, RaddrSeg, Seg};
 
 pub const BUF_LEN: usize = 1 << 20;
@@ -26,14 +26,48 @@ pub const RECV_SLOT: usize = 16 * 1024;
 pub enum Op<'a> {
     SendInline(&'a [u8]),
     /// SEND from `len` bytes at `offset` of the local buffer.
-    Send { offset: usize, len: usize, imm: Option<u32> },
+    Send {
+        offset: usize,
+        len: usize,
+        imm: Option<u32>,
+    },
     /// An inline header followed by local-buffer data (as am_zcopy does).
-    SendMixed { header: &'a [u8], offset: usize, len: usize },
-    Write { offset: usize, len: usize, remote: u64, rkey: u32, imm: Option<u32> },
-    WriteInline { data: &'a [u8], remote: u64, rkey: u32 },
-    Read { offset: usize, len: usize, remote: u64, rkey: u32 },
-    CompareSwap { result_offset: usize, remote: u64, rkey: u32, compare: u64, swap: u64 },
-    FetchAdd { result_offset: usize, remote: u64, rkey: u32, add: u64 },
+    SendMixed {
+        header: &'a [u8],
+        offset: usize,
+        len: usize,
+    },
+    Write {
+        offset: usize,
+        len: usize,
+        remote: u64,
+        rkey: u32,
+        imm: Option<u32>,
+    },
+    WriteInline {
+        data: &'a [u8],
+        remote: u64,
+        rkey: u32,
+    },
+    Read {
+        offset: usize,
+        len: usize,
+        remote: u64,
+        rkey: u32,
+    },
+    CompareSwap {
+        result_offset: usize,
+        remote: u64,
+        rkey: u32,
+        compare: u64,
+        swap: u64,
+    },
+    FetchAdd {
+        result_offset: usize,
+        remote: u64,
+        rkey: u32,
+        add: u64,
+    },
     MaskedCompareSwap {
         size: AtomicSize,
         result_offset: usize,
@@ -44,7 +78,14 @@ pub enum Op<'a> {
         swap: u64,
         swap_mask: u64,
     },
-    MaskedFetchAdd { size: AtomicSize, result_offset: usize, remote: u64, rkey: u32, add: u64, boundary: u64 },
+    MaskedFetchAdd {
+        size: AtomicSize,
+        result_offset: usize,
+        remote: u64,
+        rkey: u32,
+        add: u64,
+        boundary: u64,
+    },
     Nop,
 }
 
@@ -82,7 +123,7 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    pub fn to_line(&self) -> String {
+    pub fn to_line(self) -> String {
         let mut packed = [0u8; DeviceAddress::MAX_PACKED_LEN];
         let len = self.address.pack(&mut packed).expect("pack");
         let hex: String = packed[..len].iter().map(|b| format!("{b:02x}")).collect();
@@ -98,7 +139,12 @@ impl Endpoint {
             .collect();
         let address = DeviceAddress::unpack(&bytes).expect("unpack");
         let mut next = || parts.next().expect("field").parse::<u64>().expect("number");
-        Endpoint { address, qpn: next() as u32, rkey: next() as u32, buf_addr: next() }
+        Endpoint {
+            address,
+            qpn: next() as u32,
+            rkey: next() as u32,
+            buf_addr: next(),
+        }
     }
 }
 
@@ -111,15 +157,33 @@ impl Side {
         let pd = device.alloc_pd().expect("pd");
         let send_cq = device.create_cq(CQES, None).expect("send cq");
         let recv_cq = device.create_cq(CQES, None).expect("recv cq");
-        let srq = pd.create_srq(SrqInitAttr { wqe_count: SRQ_WQES, max_sge: 1 }).expect("srq");
+        let srq = pd
+            .create_srq(SrqInitAttr {
+                wqe_count: SRQ_WQES,
+                max_sge: 1,
+            })
+            .expect("srq");
         let qp = pd
-            .create_qp(&QpInitAttr { send_cq: &send_cq, recv_cq: &recv_cq, srq: &srq, sq_wqebb_count: SQ_WQEBBS })
+            .create_qp(&QpInitAttr {
+                send_cq: &send_cq,
+                recv_cq: &recv_cq,
+                srq: &srq,
+                sq_wqebb_count: SQ_WQEBBS,
+            })
             .expect("qp");
         let mut buf = vec![0u64; BUF_LEN / 8].into_boxed_slice();
         let mut recv_buf = vec![0u64; RECV_SLOT * SRQ_WQES as usize / 8].into_boxed_slice();
         let access = Access::ALL;
-        let mr = pd.reg_mr(buf.as_mut_ptr().cast(), BUF_LEN, access).expect("reg buf");
-        let recv_mr = pd.reg_mr(recv_buf.as_mut_ptr().cast(), recv_buf.len() * 8, Access::LOCAL_WRITE).expect("reg recv");
+        let mr = pd
+            .reg_mr(buf.as_mut_ptr().cast(), BUF_LEN, access)
+            .expect("reg buf");
+        let recv_mr = pd
+            .reg_mr(
+                recv_buf.as_mut_ptr().cast(),
+                recv_buf.len() * 8,
+                Access::LOCAL_WRITE,
+            )
+            .expect("reg recv");
         let doorbell = qp.doorbell();
         let sq = qp.send_ring();
         let srq_ring = srq.ring();
@@ -167,14 +231,26 @@ impl Side {
         let mut out = vec![0u8; len];
         // SAFETY: offset+len is inside the buffer (tests use small offsets);
         // a raw copy does not assert exclusive access.
-        unsafe { std::ptr::copy((self.buf.as_ptr() as *const u8).add(offset), out.as_mut_ptr(), len) };
+        unsafe {
+            std::ptr::copy(
+                (self.buf.as_ptr() as *const u8).add(offset),
+                out.as_mut_ptr(),
+                len,
+            )
+        };
         out
     }
 
     pub fn write_buf(&mut self, offset: usize, data: &[u8]) {
         assert!(offset + data.len() <= BUF_LEN);
         // SAFETY: inside the buffer (checked); raw copy.
-        unsafe { std::ptr::copy(data.as_ptr(), (self.buf.as_mut_ptr() as *mut u8).add(offset), data.len()) };
+        unsafe {
+            std::ptr::copy(
+                data.as_ptr(),
+                (self.buf.as_mut_ptr() as *mut u8).add(offset),
+                data.len(),
+            )
+        };
     }
 
     pub fn read_u64(&self, offset: usize) -> u64 {
@@ -185,13 +261,23 @@ impl Side {
         let mut out = vec![0u8; len];
         let offset = (slot as usize % SRQ_WQES as usize) * RECV_SLOT;
         // SAFETY: inside the receive buffer; raw copy.
-        unsafe { std::ptr::copy((self.recv_buf.as_ptr() as *const u8).add(offset), out.as_mut_ptr(), len) };
+        unsafe {
+            std::ptr::copy(
+                (self.recv_buf.as_ptr() as *const u8).add(offset),
+                out.as_mut_ptr(),
+                len,
+            )
+        };
         out
     }
 
     /// RESET→INIT→RTR→RTS towards `peer`.
     pub fn connect(&self, peer: &Endpoint, timeout: u8, retry_cnt: u8) {
-        self.qp.modify(QpTransition::Init { access: Access::ALL }).expect("init");
+        self.qp
+            .modify(QpTransition::Init {
+                access: Access::ALL,
+            })
+            .expect("init");
         self.qp
             .modify(QpTransition::Rtr(RtrAttr {
                 dest_qpn: peer.qpn,
@@ -203,7 +289,13 @@ impl Side {
             }))
             .expect("rtr");
         self.qp
-            .modify(QpTransition::Rts(RtsAttr { sq_psn: 0x100, timeout, retry_cnt, rnr_retry: 7, max_rd_atomic: 16 }))
+            .modify(QpTransition::Rts(RtsAttr {
+                sq_psn: 0x100,
+                timeout,
+                retry_cnt,
+                rnr_retry: 7,
+                max_rd_atomic: 16,
+            }))
             .expect("rts");
     }
 
@@ -216,10 +308,19 @@ impl Side {
             let mut wqe = vec![0u8; ring.stride as usize];
             let next = index.wrapping_add(1) & (ring.wqe_count as u16 - 1);
             let head: &mut Seg = (&mut wqe[..16]).try_into().expect("seg");
-            mlx5::SrqNextSeg { next_wqe_index: next, signature: 0 }.write(head);
+            mlx5::SrqNextSeg {
+                next_wqe_index: next,
+                signature: 0,
+            }
+            .write(head);
             let data: &mut Seg = (&mut wqe[16..32]).try_into().expect("seg");
             let addr = self.recv_buf.as_ptr() as u64 + (index as usize * RECV_SLOT) as u64;
-            DataSeg { byte_count: RECV_SLOT as u32, lkey: self.recv_mr.keys().lkey, addr }.write(data);
+            DataSeg {
+                byte_count: RECV_SLOT as u32,
+                lkey: self.recv_mr.keys().lkey,
+                addr,
+            }
+            .write(data);
             // SAFETY: the WQE lies inside the SRQ ring (index < wqe_count);
             // the device reads a WQE only after the counter below says so.
             unsafe { std::ptr::copy_nonoverlapping(wqe.as_ptr(), ring.buf.add(wqe_at), wqe.len()) };
@@ -247,8 +348,12 @@ impl Side {
         let mut units = 1usize;
         let (opcode, opmod, imm) = {
             let local = |ring: &mut [u8], unit: usize, offset: usize, len: usize| {
-                DataSeg { byte_count: len as u32, lkey, addr: self.buf.as_ptr() as u64 + offset as u64 }
-                    .write(ring_unit(ring, index, unit));
+                DataSeg {
+                    byte_count: len as u32,
+                    lkey,
+                    addr: self.buf.as_ptr() as u64 + offset as u64,
+                }
+                .write(ring_unit(ring, index, unit));
             };
             match *op {
                 Op::SendInline(data) => {
@@ -263,14 +368,28 @@ impl Side {
                         None => (mlx5::MLX5_OPCODE_SEND, 0, 0),
                     }
                 }
-                Op::SendMixed { header, offset, len } => {
+                Op::SendMixed {
+                    header,
+                    offset,
+                    len,
+                } => {
                     units += mlx5::write_inline(ring, index, units, header).expect("inline");
                     local(ring, units, offset, len);
                     units += 1;
                     (mlx5::MLX5_OPCODE_SEND, 0, 0)
                 }
-                Op::Write { offset, len, remote, rkey, imm } => {
-                    RaddrSeg { raddr: remote, rkey }.write(ring_unit(ring, index, 1));
+                Op::Write {
+                    offset,
+                    len,
+                    remote,
+                    rkey,
+                    imm,
+                } => {
+                    RaddrSeg {
+                        raddr: remote,
+                        rkey,
+                    }
+                    .write(ring_unit(ring, index, 1));
                     local(ring, 2, offset, len);
                     units = 3;
                     match imm {
@@ -279,33 +398,91 @@ impl Side {
                     }
                 }
                 Op::WriteInline { data, remote, rkey } => {
-                    RaddrSeg { raddr: remote, rkey }.write(ring_unit(ring, index, 1));
+                    RaddrSeg {
+                        raddr: remote,
+                        rkey,
+                    }
+                    .write(ring_unit(ring, index, 1));
                     units = 2 + mlx5::write_inline(ring, index, 2, data).expect("inline");
                     (mlx5::MLX5_OPCODE_RDMA_WRITE, 0, 0)
                 }
-                Op::Read { offset, len, remote, rkey } => {
-                    RaddrSeg { raddr: remote, rkey }.write(ring_unit(ring, index, 1));
+                Op::Read {
+                    offset,
+                    len,
+                    remote,
+                    rkey,
+                } => {
+                    RaddrSeg {
+                        raddr: remote,
+                        rkey,
+                    }
+                    .write(ring_unit(ring, index, 1));
                     local(ring, 2, offset, len);
                     units = 3;
                     (mlx5::MLX5_OPCODE_RDMA_READ, 0, 0)
                 }
-                Op::CompareSwap { result_offset, remote, rkey, compare, swap } => {
-                    RaddrSeg { raddr: remote, rkey }.write(ring_unit(ring, index, 1));
-                    mlx5::AtomicSeg { swap_add: swap, compare }.write(ring_unit(ring, index, 2));
+                Op::CompareSwap {
+                    result_offset,
+                    remote,
+                    rkey,
+                    compare,
+                    swap,
+                } => {
+                    RaddrSeg {
+                        raddr: remote,
+                        rkey,
+                    }
+                    .write(ring_unit(ring, index, 1));
+                    mlx5::AtomicSeg {
+                        swap_add: swap,
+                        compare,
+                    }
+                    .write(ring_unit(ring, index, 2));
                     local(ring, 3, result_offset, 8);
                     units = 4;
                     (mlx5::MLX5_OPCODE_ATOMIC_CS, 0, 0)
                 }
-                Op::FetchAdd { result_offset, remote, rkey, add } => {
-                    RaddrSeg { raddr: remote, rkey }.write(ring_unit(ring, index, 1));
-                    mlx5::AtomicSeg { swap_add: add, compare: 0 }.write(ring_unit(ring, index, 2));
+                Op::FetchAdd {
+                    result_offset,
+                    remote,
+                    rkey,
+                    add,
+                } => {
+                    RaddrSeg {
+                        raddr: remote,
+                        rkey,
+                    }
+                    .write(ring_unit(ring, index, 1));
+                    mlx5::AtomicSeg {
+                        swap_add: add,
+                        compare: 0,
+                    }
+                    .write(ring_unit(ring, index, 2));
                     local(ring, 3, result_offset, 8);
                     units = 4;
                     (mlx5::MLX5_OPCODE_ATOMIC_FA, 0, 0)
                 }
-                Op::MaskedCompareSwap { size, result_offset, remote, rkey, compare, compare_mask, swap, swap_mask } => {
-                    RaddrSeg { raddr: remote, rkey }.write(ring_unit(ring, index, 1));
-                    let ops = mlx5::MaskedCsSeg { swap, compare, swap_mask, compare_mask };
+                Op::MaskedCompareSwap {
+                    size,
+                    result_offset,
+                    remote,
+                    rkey,
+                    compare,
+                    compare_mask,
+                    swap,
+                    swap_mask,
+                } => {
+                    RaddrSeg {
+                        raddr: remote,
+                        rkey,
+                    }
+                    .write(ring_unit(ring, index, 1));
+                    let ops = mlx5::MaskedCsSeg {
+                        swap,
+                        compare,
+                        swap_mask,
+                        compare_mask,
+                    };
                     match size {
                         AtomicSize::Bits32 => {
                             ops.write32(ring_unit(ring, index, 2));
@@ -324,9 +501,24 @@ impl Side {
                     units += 1;
                     (mlx5::MLX5_OPCODE_ATOMIC_MASKED_CS, size.opmod(), 0)
                 }
-                Op::MaskedFetchAdd { size, result_offset, remote, rkey, add, boundary } => {
-                    RaddrSeg { raddr: remote, rkey }.write(ring_unit(ring, index, 1));
-                    mlx5::MaskedFaSeg { add, field_boundary: boundary }.write(ring_unit(ring, index, 2), size);
+                Op::MaskedFetchAdd {
+                    size,
+                    result_offset,
+                    remote,
+                    rkey,
+                    add,
+                    boundary,
+                } => {
+                    RaddrSeg {
+                        raddr: remote,
+                        rkey,
+                    }
+                    .write(ring_unit(ring, index, 1));
+                    mlx5::MaskedFaSeg {
+                        add,
+                        field_boundary: boundary,
+                    }
+                    .write(ring_unit(ring, index, 2), size);
                     local(ring, 3, result_offset, size.bytes() as usize);
                     units = 4;
                     (mlx5::MLX5_OPCODE_ATOMIC_MASKED_FA, size.opmod(), 0)
@@ -334,7 +526,11 @@ impl Side {
                 Op::Nop => (mlx5::MLX5_OPCODE_NOP, 0, 0),
             }
         };
-        let mut fm_ce_se = if signaled { mlx5::MLX5_WQE_CTRL_CQ_UPDATE } else { 0 };
+        let mut fm_ce_se = if signaled {
+            mlx5::MLX5_WQE_CTRL_CQ_UPDATE
+        } else {
+            0
+        };
         if fence {
             fm_ce_se |= mlx5::MLX5_FENCE_MODE_INITIATOR_SMALL;
         }
@@ -440,7 +636,9 @@ pub fn wait<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
 
 /// A deterministic byte pattern.
 pub fn pattern(len: usize, seed: u8) -> Vec<u8> {
-    (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
 }
 
 pub const LONG: Duration = Duration::from_secs(10);

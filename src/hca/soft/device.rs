@@ -60,13 +60,20 @@ pub(crate) struct State {
 impl Core {
     /// Nanoseconds since the device opened: the engine's clock.
     pub fn now(&self) -> Instant {
-        Instant::from_nanos(self.epoch.elapsed().as_nanos().min(u128::from(u64::MAX - 1)) as u64)
+        Instant::from_nanos(
+            self.epoch
+                .elapsed()
+                .as_nanos()
+                .min(u128::from(u64::MAX - 1)) as u64,
+        )
     }
 
     pub fn lock(&self) -> MutexGuard<'_, State> {
         // A panic under this lock would abort (panic = "abort"), so a
         // poisoned mutex cannot be observed; take the guard regardless.
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn try_lock(&self) -> Option<MutexGuard<'_, State>> {
@@ -108,17 +115,27 @@ impl Core {
 
     /// Reads every datagram waiting on the socket and hands each to its QP.
     fn drain_socket(&self, state: &mut State, now: Instant) {
-        let State { rx_buf, qps, mrs, .. } = state;
+        let State {
+            rx_buf, qps, mrs, ..
+        } = state;
         while let Some((len, from)) = self.link.recv(rx_buf) {
-            let Some(datagram) = rx_buf.get(..len) else { continue };
+            let Some(datagram) = rx_buf.get(..len) else {
+                continue;
+            };
             let Some(dest_qpn) = super::qp::dest_qpn_of(datagram) else {
                 bump(&self.link.counters.rx_malformed);
-                tracing::debug!("soft hca {}: malformed datagram of {len} bytes from {from}", self.name);
+                tracing::debug!(
+                    "soft hca {}: malformed datagram of {len} bytes from {from}",
+                    self.name
+                );
                 continue;
             };
             let Some(qp) = qps.get_mut(&dest_qpn) else {
                 bump(&self.link.counters.rx_unknown_qp);
-                tracing::debug!("soft hca {}: datagram from {from} for unknown QP 0x{dest_qpn:x}", self.name);
+                tracing::debug!(
+                    "soft hca {}: datagram from {from} for unknown QP 0x{dest_qpn:x}",
+                    self.name
+                );
                 continue;
             };
             if qp.peer() != Some(from) {
@@ -175,7 +192,9 @@ impl Core {
     /// that finds nothing), skipped entirely when the service thread is busy
     /// with the device (it is doing the same work).
     pub fn progress(&self) {
-        let Some(mut state) = self.try_lock() else { return };
+        let Some(mut state) = self.try_lock() else {
+            return;
+        };
         let now = self.now();
         self.drain_socket(&mut state, now);
         if self.next_deadline.load(Ordering::Relaxed) <= now.as_nanos() {
@@ -213,12 +232,22 @@ pub(crate) struct Opened {
 
 impl std::fmt::Debug for Opened {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "soft hca {} at {}", self.core.name, self.core.link.local_addr())
+        write!(
+            f,
+            "soft hca {} at {}",
+            self.core.name,
+            self.core.link.local_addr()
+        )
     }
 }
 
 impl Opened {
-    pub fn start(name: &str, ipv4: Ipv4Addr, faults: Faults, loss_seed: u64) -> Result<Arc<Opened>, Status> {
+    pub fn start(
+        name: &str,
+        ipv4: Ipv4Addr,
+        faults: Faults,
+        loss_seed: u64,
+    ) -> Result<Arc<Opened>, Status> {
         let link = Link::bind(ipv4, loss_seed).map_err(|err| {
             tracing::warn!("soft hca {name}: cannot bind a UDP socket to {ipv4}: {err}");
             Status::NoDevice
@@ -253,7 +282,10 @@ impl Opened {
                 tracing::warn!("soft hca {name}: cannot start the service thread: {err}");
                 Status::NoResource
             })?;
-        let opened = Arc::new(Opened { core, thread: Some(thread) });
+        let opened = Arc::new(Opened {
+            core,
+            thread: Some(thread),
+        });
         opened.apply_faults(faults);
         tracing::debug!("soft hca {name}: open at {}", opened.core.link.local_addr());
         Ok(opened)
@@ -275,7 +307,10 @@ impl Drop for Opened {
         self.core.wake.signal();
         if let Some(thread) = self.thread.take() {
             if thread.join().is_err() {
-                tracing::warn!("soft hca {}: service thread ended abnormally", self.core.name);
+                tracing::warn!(
+                    "soft hca {}: service thread ended abnormally",
+                    self.core.name
+                );
             }
         }
     }

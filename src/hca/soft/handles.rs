@@ -14,8 +14,8 @@ use super::queues::{ring_entries, CqShared, SrqShared};
 use super::registry;
 use crate::abi::ucs_status::Status;
 use crate::hca::{
-    CqRing, DeviceAddress, DeviceAttr, LinkLayer, MrKeys, Mtu, PortAttr, PortState, QpInfo, QpTransition,
-    RecvRing, SendRing, SrqInitAttr,
+    CqRing, DeviceAddress, DeviceAttr, LinkLayer, MrKeys, Mtu, PortAttr, PortState, QpInfo,
+    QpTransition, RecvRing, SendRing, SrqInitAttr,
 };
 use crate::mlx5;
 
@@ -75,7 +75,11 @@ impl SoftDevice {
             tracing::warn!("soft hca {}: no port {port}", self.name());
             return Err(Status::NoDevice);
         }
-        let state = if self.core().link.is_up() { PortState::Active } else { PortState::Down };
+        let state = if self.core().link.is_up() {
+            PortState::Active
+        } else {
+            PortState::Down
+        };
         Ok(PortAttr {
             state,
             max_mtu: Mtu::Mtu4096,
@@ -90,7 +94,10 @@ impl SoftDevice {
     }
 
     pub fn alloc_pd(&self) -> SoftPd {
-        SoftPd { device: self.clone(), pdn: self.core().alloc_pd() }
+        SoftPd {
+            device: self.clone(),
+            pdn: self.core().alloc_pd(),
+        }
     }
 
     pub fn create_event_channel(&self) -> Result<SoftEventChannel, Status> {
@@ -101,11 +108,18 @@ impl SoftDevice {
         Ok(SoftEventChannel(Arc::new(fd)))
     }
 
-    pub fn create_cq(&self, cqe_count: u32, channel: Option<&SoftEventChannel>) -> Result<SoftCq, Status> {
+    pub fn create_cq(
+        &self,
+        cqe_count: u32,
+        channel: Option<&SoftEventChannel>,
+    ) -> Result<SoftCq, Status> {
         let cqe_count = ring_entries(cqe_count, MAX_CQE)?;
         let cqn = self.core().alloc_cqn();
         let shared = CqShared::new(cqn, cqe_count, channel.map(|ch| Arc::clone(&ch.0)))?;
-        Ok(SoftCq { _device: self.clone(), shared: Arc::new(shared) })
+        Ok(SoftCq {
+            _device: self.clone(),
+            shared: Arc::new(shared),
+        })
     }
 
     /// Drives the device from the caller's thread.
@@ -133,31 +147,60 @@ pub struct SoftPd {
 }
 
 impl SoftPd {
-    pub fn reg_mr(&self, addr: *mut u8, len: usize, access: crate::hca::Access) -> Result<SoftMr, Status> {
+    pub fn reg_mr(
+        &self,
+        addr: *mut u8,
+        len: usize,
+        access: crate::hca::Access,
+    ) -> Result<SoftMr, Status> {
         if addr.is_null() || len == 0 || (addr as usize).checked_add(len).is_none() {
             tracing::warn!("soft hca {}: bad region {addr:p}+{len}", self.device.name());
             return Err(Status::InvalidParam);
         }
-        let region = Region { addr: addr as usize, len, access, pd: self.pdn };
+        let region = Region {
+            addr: addr as usize,
+            len,
+            access,
+            pd: self.pdn,
+        };
         let key = self.device.core().lock().mrs.insert(region);
-        Ok(SoftMr { device: self.device.clone(), key })
+        Ok(SoftMr {
+            device: self.device.clone(),
+            key,
+        })
     }
 
     pub fn create_srq(&self, attr: SrqInitAttr) -> Result<SoftSrq, Status> {
         let wqe_count = ring_entries(attr.wqe_count, MAX_SRQ_WQE)?;
         if attr.max_sge == 0 || attr.max_sge > MAX_SRQ_SGE {
-            tracing::warn!("soft hca {}: SRQ with {} data segments", self.device.name(), attr.max_sge);
+            tracing::warn!(
+                "soft hca {}: SRQ with {} data segments",
+                self.device.name(),
+                attr.max_sge
+            );
             return Err(Status::InvalidParam);
         }
         let srqn = self.device.core().alloc_srqn();
         let shared = SrqShared::new(srqn, self.pdn, wqe_count, attr.max_sge)?;
-        Ok(SoftSrq { _device: self.device.clone(), shared: Arc::new(shared) })
+        Ok(SoftSrq {
+            _device: self.device.clone(),
+            shared: Arc::new(shared),
+        })
     }
 
-    pub fn create_qp(&self, send_cq: &SoftCq, recv_cq: &SoftCq, srq: &SoftSrq, sq_wqebb_count: u32) -> Result<SoftQp, Status> {
+    pub fn create_qp(
+        &self,
+        send_cq: &SoftCq,
+        recv_cq: &SoftCq,
+        srq: &SoftSrq,
+        sq_wqebb_count: u32,
+    ) -> Result<SoftQp, Status> {
         let wqebb_count = ring_entries(sq_wqebb_count, MAX_QP_WQEBB)?;
         if srq.shared.pd != self.pdn {
-            tracing::warn!("soft hca {}: SRQ of another protection domain", self.device.name());
+            tracing::warn!(
+                "soft hca {}: SRQ of another protection domain",
+                self.device.name()
+            );
             return Err(Status::InvalidParam);
         }
         let ring = Arc::new(DmaBuffer::new(wqebb_count as usize * mlx5::SEND_WQE_BB)?);
@@ -177,7 +220,13 @@ impl SoftPd {
         );
         state.qps.insert(qpn, context);
         drop(state);
-        Ok(SoftQp { device: self.device.clone(), qpn, ring, dbrec, wqebb_count })
+        Ok(SoftQp {
+            device: self.device.clone(),
+            qpn,
+            ring,
+            dbrec,
+            wqebb_count,
+        })
     }
 }
 
@@ -190,7 +239,10 @@ pub struct SoftMr {
 
 impl SoftMr {
     pub fn keys(&self) -> MrKeys {
-        MrKeys { lkey: self.key, rkey: self.key }
+        MrKeys {
+            lkey: self.key,
+            rkey: self.key,
+        }
     }
 }
 
@@ -253,11 +305,19 @@ pub struct SoftQp {
 
 impl SoftQp {
     pub fn send_ring(&self) -> SendRing {
-        SendRing { buf: self.ring.ptr(), wqebb_count: self.wqebb_count, dbrec: self.dbrec.ptr().cast(), qpn: self.qpn }
+        SendRing {
+            buf: self.ring.ptr(),
+            wqebb_count: self.wqebb_count,
+            dbrec: self.dbrec.ptr().cast(),
+            qpn: self.qpn,
+        }
     }
 
     pub fn doorbell(&self) -> SoftDoorbell {
-        SoftDoorbell { device: self.device.clone(), qpn: self.qpn }
+        SoftDoorbell {
+            device: self.device.clone(),
+            qpn: self.qpn,
+        }
     }
 
     pub fn modify(&self, transition: QpTransition) -> Result<(), Status> {
@@ -275,7 +335,11 @@ impl SoftQp {
     pub fn query(&self) -> Result<QpInfo, Status> {
         let core = self.device.core();
         let state = core.lock();
-        state.qps.get(&self.qpn).map(QpContext::query).ok_or(Status::NoElem)
+        state
+            .qps
+            .get(&self.qpn)
+            .map(QpContext::query)
+            .ok_or(Status::NoElem)
     }
 }
 
@@ -300,7 +364,9 @@ impl SoftDoorbell {
         let core = self.device.core();
         let mut state = core.lock();
         let super::device::State { qps, mrs, .. } = &mut *state;
-        let Some(qp) = qps.get_mut(&self.qpn) else { return };
+        let Some(qp) = qps.get_mut(&self.qpn) else {
+            return;
+        };
         qp.doorbell(core.now(), &core.link, mrs);
         let deadline = qp.next_timeout();
         drop(state);

@@ -84,7 +84,10 @@ const SPLITMIX_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
 
 impl LossDice {
     fn new(seed: u64) -> Self {
-        LossDice { state: AtomicU64::new(seed), threshold: AtomicU64::new(0) }
+        LossDice {
+            state: AtomicU64::new(seed),
+            threshold: AtomicU64::new(0),
+        }
     }
 
     fn set_ratio(&self, ratio: f64) {
@@ -111,7 +114,10 @@ impl LossDice {
         if threshold == u64::MAX {
             return true;
         }
-        let mut z = self.state.fetch_add(SPLITMIX_GAMMA, Ordering::Relaxed).wrapping_add(SPLITMIX_GAMMA);
+        let mut z = self
+            .state
+            .fetch_add(SPLITMIX_GAMMA, Ordering::Relaxed)
+            .wrapping_add(SPLITMIX_GAMMA);
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^= z >> 31;
@@ -137,7 +143,7 @@ impl Link {
         let local = match socket.local_addr()? {
             SocketAddr::V4(addr) => addr,
             SocketAddr::V6(_) => {
-                return Err(io::Error::new(io::ErrorKind::Other, "bound an IPv6 address"));
+                return Err(io::Error::other("bound an IPv6 address"));
             }
         };
         Ok(Link {
@@ -241,7 +247,10 @@ mod tests {
         let rolls_b: Vec<bool> = (0..10_000).map(|_| b.roll_drop()).collect();
         assert_eq!(rolls_a, rolls_b);
         let dropped = rolls_a.iter().filter(|d| **d).count();
-        assert!((2_200..2_800).contains(&dropped), "dropped {dropped} of 10000 at 25 %");
+        assert!(
+            (2_200..2_800).contains(&dropped),
+            "dropped {dropped} of 10000 at 25 %"
+        );
     }
 
     #[test]

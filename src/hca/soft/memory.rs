@@ -56,15 +56,29 @@ impl MrTable {
     /// Checks that `[addr, addr + len)` lies inside the region of `key`, in
     /// protection domain `pd`, with `access`; returns the address. A region
     /// of another PD is refused as an invalid key, as hardware does.
-    pub fn locate(&self, pd: u32, key: u32, addr: u64, len: u64, access: Access) -> Result<*mut u8, MemError> {
-        let region = self.regions.get(&key).filter(|r| r.pd == pd).ok_or(MemError::InvalidKey)?;
+    pub fn locate(
+        &self,
+        pd: u32,
+        key: u32,
+        addr: u64,
+        len: u64,
+        access: Access,
+    ) -> Result<*mut u8, MemError> {
+        let region = self
+            .regions
+            .get(&key)
+            .filter(|r| r.pd == pd)
+            .ok_or(MemError::InvalidKey)?;
         if !region.access.contains(access) {
             return Err(MemError::AccessDenied);
         }
         let start = usize::try_from(addr).map_err(|_| MemError::OutOfBounds)?;
         let len = usize::try_from(len).map_err(|_| MemError::OutOfBounds)?;
         let end = start.checked_add(len).ok_or(MemError::OutOfBounds)?;
-        let region_end = region.addr.checked_add(region.len).ok_or(MemError::OutOfBounds)?;
+        let region_end = region
+            .addr
+            .checked_add(region.len)
+            .ok_or(MemError::OutOfBounds)?;
         if len != 0 && (start < region.addr || end > region_end) {
             return Err(MemError::OutOfBounds);
         }
@@ -85,11 +99,15 @@ pub struct ProcessMemory<'a> {
 
 impl Memory for ProcessMemory<'_> {
     fn check(&self, key: u32, addr: u64, len: u64, access: Access) -> Result<(), MemError> {
-        self.table.locate(self.pd, key, addr, len, access).map(|_| ())
+        self.table
+            .locate(self.pd, key, addr, len, access)
+            .map(|_| ())
     }
 
     fn read(&self, key: u32, addr: u64, buf: &mut [u8], access: Access) -> Result<(), MemError> {
-        let src = self.table.locate(self.pd, key, addr, buf.len() as u64, access)?;
+        let src = self
+            .table
+            .locate(self.pd, key, addr, buf.len() as u64, access)?;
         if !buf.is_empty() {
             // SAFETY: `locate` proved `src..src + buf.len()` is inside a
             // registered region, which the registrant keeps valid until it
@@ -102,7 +120,9 @@ impl Memory for ProcessMemory<'_> {
     }
 
     fn write(&mut self, key: u32, addr: u64, data: &[u8], access: Access) -> Result<(), MemError> {
-        let dst = self.table.locate(self.pd, key, addr, data.len() as u64, access)?;
+        let dst = self
+            .table
+            .locate(self.pd, key, addr, data.len() as u64, access)?;
         if !data.is_empty() {
             // SAFETY: as in `read`, the destination range is registered,
             // valid memory with the right granted; `copy` tolerates overlap.
@@ -111,7 +131,13 @@ impl Memory for ProcessMemory<'_> {
         Ok(())
     }
 
-    fn atomic(&mut self, key: u32, addr: u64, op: &AtomicOp, access: Access) -> Result<u64, MemError> {
+    fn atomic(
+        &mut self,
+        key: u32,
+        addr: u64,
+        op: &AtomicOp,
+        access: Access,
+    ) -> Result<u64, MemError> {
         let size = u64::from(op.size_bytes());
         let target = self.table.locate(self.pd, key, addr, size, access)?;
         if (target as usize) % (size as usize) != 0 {
@@ -157,28 +183,75 @@ mod tests {
         let mut buf = vec![0u64; 4];
         let addr = buf.as_mut_ptr() as usize;
         let mut table = MrTable::default();
-        let key = table.insert(Region { addr, len: 32, access: Access::LOCAL_WRITE.union(Access::REMOTE_ATOMIC), pd: 7 });
+        let key = table.insert(Region {
+            addr,
+            len: 32,
+            access: Access::LOCAL_WRITE.union(Access::REMOTE_ATOMIC),
+            pd: 7,
+        });
         let a = addr as u64;
         assert!(table.locate(7, key, a, 32, Access::LOCAL_WRITE).is_ok());
-        assert_eq!(table.locate(7, key, a + 1, 32, Access::LOCAL_READ), Err(MemError::OutOfBounds));
-        assert_eq!(table.locate(7, key, a - 1, 1, Access::LOCAL_READ), Err(MemError::OutOfBounds));
-        assert_eq!(table.locate(7, key, u64::MAX, 2, Access::LOCAL_READ), Err(MemError::OutOfBounds));
-        assert_eq!(table.locate(7, key, a, 8, Access::REMOTE_WRITE), Err(MemError::AccessDenied));
-        assert_eq!(table.locate(8, key, a, 8, Access::LOCAL_READ), Err(MemError::InvalidKey));
+        assert_eq!(
+            table.locate(7, key, a + 1, 32, Access::LOCAL_READ),
+            Err(MemError::OutOfBounds)
+        );
+        assert_eq!(
+            table.locate(7, key, a - 1, 1, Access::LOCAL_READ),
+            Err(MemError::OutOfBounds)
+        );
+        assert_eq!(
+            table.locate(7, key, u64::MAX, 2, Access::LOCAL_READ),
+            Err(MemError::OutOfBounds)
+        );
+        assert_eq!(
+            table.locate(7, key, a, 8, Access::REMOTE_WRITE),
+            Err(MemError::AccessDenied)
+        );
+        assert_eq!(
+            table.locate(8, key, a, 8, Access::LOCAL_READ),
+            Err(MemError::InvalidKey)
+        );
 
-        let mut mem = ProcessMemory { table: &table, pd: 7 };
-        mem.write(key, a + 8, &5u64.to_ne_bytes(), Access::LOCAL_WRITE).unwrap();
-        let old = mem.atomic(key, a + 8, &AtomicOp::FetchAdd { add: 3 }, Access::REMOTE_ATOMIC).unwrap();
+        let mut mem = ProcessMemory {
+            table: &table,
+            pd: 7,
+        };
+        mem.write(key, a + 8, &5u64.to_ne_bytes(), Access::LOCAL_WRITE)
+            .unwrap();
+        let old = mem
+            .atomic(
+                key,
+                a + 8,
+                &AtomicOp::FetchAdd { add: 3 },
+                Access::REMOTE_ATOMIC,
+            )
+            .unwrap();
         assert_eq!(old, 5);
-        assert_eq!(mem.atomic(key, a + 4, &AtomicOp::FetchAdd { add: 3 }, Access::REMOTE_ATOMIC), Err(MemError::OutOfBounds));
+        assert_eq!(
+            mem.atomic(
+                key,
+                a + 4,
+                &AtomicOp::FetchAdd { add: 3 },
+                Access::REMOTE_ATOMIC
+            ),
+            Err(MemError::OutOfBounds)
+        );
         let mut out = [0u8; 8];
         mem.read(key, a + 8, &mut out, Access::LOCAL_READ).unwrap();
         assert_eq!(u64::from_ne_bytes(out), 8);
         assert_eq!(buf[1], 8);
 
         assert!(table.remove(key).is_some());
-        assert_eq!(table.locate(7, key, a, 8, Access::LOCAL_READ), Err(MemError::InvalidKey));
-        let again = table.insert(Region { addr, len: 32, access: Access::ALL, pd: 7 });
+        assert_eq!(
+            table.locate(7, key, a, 8, Access::LOCAL_READ),
+            Err(MemError::InvalidKey)
+        );
+        let again = table.insert(Region {
+            addr,
+            len: 32,
+            access: Access::ALL,
+            pd: 7,
+        });
         assert_ne!(again, key, "a new registration never reuses the old key");
     }
 }

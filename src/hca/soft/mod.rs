@@ -22,7 +22,7 @@ pub mod registry;
 mod translate;
 
 pub use handles::{
-    SoftCq, SoftDevice, SoftDoorbell, SoftEventChannel, SoftMr, SoftPd, SoftQp, SoftSrq, MAX_CQE, MAX_QP_WQEBB,
-    MAX_RD_ATOMIC, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT,
+    SoftCq, SoftDevice, SoftDoorbell, SoftEventChannel, SoftMr, SoftPd, SoftQp, SoftSrq, MAX_CQE,
+    MAX_QP_WQEBB, MAX_RD_ATOMIC, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT,
 };
 pub use link::LinkStats;

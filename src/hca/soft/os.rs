@@ -30,7 +30,8 @@ const PAGE: usize = 4096;
 
 impl DmaBuffer {
     pub fn new(len: usize) -> Result<DmaBuffer, Status> {
-        let layout = Layout::from_size_align(len.max(64), PAGE).map_err(|_| Status::InvalidParam)?;
+        let layout =
+            Layout::from_size_align(len.max(64), PAGE).map_err(|_| Status::InvalidParam)?;
         // SAFETY: the layout has a non-zero size (at least 64 bytes).
         let ptr = unsafe { alloc_zeroed(layout) };
         if ptr.is_null() {
@@ -51,7 +52,9 @@ impl DmaBuffer {
     /// Copies `out.len()` bytes starting at `offset` out of the buffer.
     /// Returns false (copying nothing) if the range is outside the buffer.
     pub fn read(&self, offset: usize, out: &mut [u8]) -> bool {
-        let Some(end) = offset.checked_add(out.len()) else { return false };
+        let Some(end) = offset.checked_add(out.len()) else {
+            return false;
+        };
         if end > self.size() {
             return false;
         }
@@ -76,8 +79,12 @@ impl DmaBuffer {
     /// sees the rest: all bytes but the last are copied, then a release
     /// fence, then the last byte (the owner byte of a CQE64).
     pub fn publish(&self, offset: usize, record: &[u8]) -> bool {
-        let Some(end) = offset.checked_add(record.len()) else { return false };
-        let Some((&last, head)) = record.split_last() else { return false };
+        let Some(end) = offset.checked_add(record.len()) else {
+            return false;
+        };
+        let Some((&last, head)) = record.split_last() else {
+            return false;
+        };
         if end > self.size() {
             return false;
         }
@@ -139,7 +146,11 @@ impl EventFd {
 /// Sleeps until one of `fds` is readable or `timeout` passes (`None`:
 /// forever). Returns which descriptors are readable.
 pub fn poll_readable<const N: usize>(fds: [RawFd; N], timeout: Option<Duration>) -> [bool; N] {
-    let mut pollfds = fds.map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 });
+    let mut pollfds = fds.map(|fd| libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    });
     let timeout_ms: libc::c_int = match timeout {
         None => -1,
         // Round up so a timer 0.3 ms away does not turn into a busy loop.

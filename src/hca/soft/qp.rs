@@ -6,15 +6,15 @@ use std::net::SocketAddrV4;
 use std::sync::Arc;
 
 use super::engine::{
-    ack_timeout_from_ib, Access, Completion, CompletionStatus, Instant, Memory, PathMtu, Qp as Engine, QpConfig,
-    QpState as EngineState, RecvWr, RtrAttrs, RtsAttrs, Sge, WorkQueue,
+    ack_timeout_from_ib, Access, Completion, CompletionStatus, Instant, Memory, PathMtu,
+    Qp as Engine, QpConfig, QpState as EngineState, RecvWr, RtrAttrs, RtsAttrs, Sge, WorkQueue,
 };
 use super::link::{bump, Link, MAX_DATAGRAM};
 use super::memory::{MrTable, ProcessMemory};
 use super::os::DmaBuffer;
 use super::queues::{CqShared, SrqShared, TakenRecv};
-use super::wire::{IcrcContext, Opcode, Packet, PacketRepr};
 use super::translate as wqe;
+use super::wire::{IcrcContext, Opcode, Packet, PacketRepr};
 use crate::abi::ucs_status::Status;
 use crate::hca::{DeviceAddress, QpInfo, QpState, QpTransition};
 use crate::mlx5;
@@ -106,7 +106,13 @@ impl QpContext {
         }
     }
 
-    pub fn modify(&mut self, transition: QpTransition, now: Instant, link: &Link, mrs: &MrTable) -> Result<(), Status> {
+    pub fn modify(
+        &mut self,
+        transition: QpTransition,
+        now: Instant,
+        link: &Link,
+        mrs: &MrTable,
+    ) -> Result<(), Status> {
         let qpn = self.qpn();
         let result = match transition {
             QpTransition::Init { .. } => self.engine.modify_to_init(),
@@ -131,7 +137,10 @@ impl QpContext {
             }
             QpTransition::Rts(attr) => {
                 if attr.timeout > 31 {
-                    tracing::warn!("soft hca: QP 0x{qpn:x}: timeout exponent {} > 31", attr.timeout);
+                    tracing::warn!(
+                        "soft hca: QP 0x{qpn:x}: timeout exponent {} > 31",
+                        attr.timeout
+                    );
                     return Err(Status::InvalidParam);
                 }
                 self.engine.modify_to_rts(RtsAttrs {
@@ -171,30 +180,46 @@ impl QpContext {
         let mut scratch = [0u8; wqe::MAX_WQE_BYTES];
         while self.sq_ci != producer {
             let index = self.sq_ci;
-            let Some(ring) = wqe::copy_from_ring(&self.ring, self.wqebb_count, index, &mut scratch) else {
-                tracing::warn!("soft hca: QP 0x{:x}: WQE at {index} larger than the ring", self.qpn());
+            let Some(ring) = wqe::copy_from_ring(&self.ring, self.wqebb_count, index, &mut scratch)
+            else {
+                tracing::warn!(
+                    "soft hca: QP 0x{:x}: WQE at {index} larger than the ring",
+                    self.qpn()
+                );
                 self.fail_wqe(index, 0, CompletionStatus::LocalQpOperationError);
                 self.sq_ci = producer;
                 self.engine.modify_to_error();
                 break;
             };
-            let memory = ProcessMemory { table: mrs, pd: self.pd };
+            let memory = ProcessMemory {
+                table: mrs,
+                pd: self.pd,
+            };
             let read_local = |sge: &Sge, out: &mut Vec<u8>| {
                 let start = out.len();
                 out.resize(start + sge.len as usize, 0);
-                memory.read(sge.lkey, sge.addr, &mut out[start..], Access::LOCAL_READ).is_ok()
+                memory
+                    .read(sge.lkey, sge.addr, &mut out[start..], Access::LOCAL_READ)
+                    .is_ok()
             };
             match wqe::to_work_request(ring, index, read_local) {
                 Ok((wqebbs, wr)) => {
                     self.sq_ci = self.sq_ci.wrapping_add(wqebbs);
                     let opcode = (wr.wr_id >> 16) as u8;
                     if let Err(err) = self.engine.post_send(wr) {
-                        tracing::warn!("soft hca: QP 0x{:x}: WQE {index} refused: {err}", self.qpn());
+                        tracing::warn!(
+                            "soft hca: QP 0x{:x}: WQE {index} refused: {err}",
+                            self.qpn()
+                        );
                         self.fail_wqe(index, opcode, CompletionStatus::LocalQpOperationError);
                     }
                 }
                 Err(bad) => {
-                    tracing::warn!("soft hca: QP 0x{:x}: bad WQE at {index}: {:?}", self.qpn(), bad.status);
+                    tracing::warn!(
+                        "soft hca: QP 0x{:x}: bad WQE at {index}: {:?}",
+                        self.qpn(),
+                        bad.status
+                    );
                     self.sq_ci = self.sq_ci.wrapping_add(bad.wqebbs);
                     self.fail_wqe(index, bad.opcode, bad.status);
                     self.engine.modify_to_error();
@@ -213,19 +238,32 @@ impl QpContext {
 
     /// One datagram for this QP, whose source the device already matched
     /// against the peer.
-    pub fn receive(&mut self, datagram: &[u8], from: SocketAddrV4, now: Instant, link: &Link, mrs: &MrTable) {
+    pub fn receive(
+        &mut self,
+        datagram: &[u8],
+        from: SocketAddrV4,
+        now: Instant,
+        link: &Link,
+        mrs: &MrTable,
+    ) {
         let Some(local) = self.local else { return };
         let packet = match PacketRepr::parse(datagram, &IcrcContext::new(from, local)) {
             Ok(packet) => packet,
             Err(err) => {
                 bump(&link.counters.rx_malformed);
-                tracing::debug!("soft hca: QP 0x{:x}: bad datagram from {from}: {err}", self.qpn());
+                tracing::debug!(
+                    "soft hca: QP 0x{:x}: bad datagram from {from}: {err}",
+                    self.qpn()
+                );
                 return;
             }
         };
         if self.consumes_receive(&packet) && self.engine.recv_queue_len() == 0 {
             if let Some(recv) = self.srq.take() {
-                let wr = RecvWr { wr_id: u64::from(recv.wqe_index), sgl: recv.sgl.clone() };
+                let wr = RecvWr {
+                    wr_id: u64::from(recv.wqe_index),
+                    sgl: recv.sgl.clone(),
+                };
                 if self.engine.post_recv(wr).is_ok() {
                     self.parked = Some(recv);
                 } else {
@@ -234,7 +272,10 @@ impl QpContext {
             }
         }
         {
-            let mut memory = ProcessMemory { table: mrs, pd: self.pd };
+            let mut memory = ProcessMemory {
+                table: mrs,
+                pd: self.pd,
+            };
             self.engine.handle_packet(now, &packet, &mut memory);
         }
         if self.engine.recv_queue_len() == 0 {
@@ -261,7 +302,10 @@ impl QpContext {
 
     /// Sends every packet the engine has ready and writes every completion.
     fn pump(&mut self, now: Instant, link: &Link, mrs: &MrTable) {
-        let mut memory = ProcessMemory { table: mrs, pd: self.pd };
+        let mut memory = ProcessMemory {
+            table: mrs,
+            pd: self.pd,
+        };
         if let (Some(peer), Some(local)) = (self.peer, self.local) {
             let icrc = IcrcContext::new(local, peer);
             while let Some(transmit) = self.engine.poll_transmit(now, &mut memory) {
@@ -269,7 +313,11 @@ impl QpContext {
                 match repr.emit(&mut self.tx_buf, &icrc) {
                     Ok(len) => link.send(&self.tx_buf[..len], peer),
                     Err(err) => {
-                        tracing::warn!("soft hca: QP 0x{:x}: cannot emit {:?}: {err}", self.qpn(), repr.bth.opcode);
+                        tracing::warn!(
+                            "soft hca: QP 0x{:x}: cannot emit {:?}: {err}",
+                            self.qpn(),
+                            repr.bth.opcode
+                        );
                     }
                 }
             }
@@ -285,7 +333,10 @@ impl QpContext {
                 self.send_cq.push(wqe::send_cqe(completion));
             }
             WorkQueue::Recv => {
-                let parked_here = self.parked.as_ref().is_some_and(|r| u64::from(r.wqe_index) == completion.wr_id);
+                let parked_here = self
+                    .parked
+                    .as_ref()
+                    .is_some_and(|r| u64::from(r.wqe_index) == completion.wr_id);
                 if completion.status == CompletionStatus::WrFlushError && parked_here {
                     // Never used by this QP: other QPs of the SRQ may take it.
                     if let Some(recv) = self.parked.take() {
@@ -293,7 +344,11 @@ impl QpContext {
                     }
                     return;
                 }
-                self.recv_cq.push(wqe::recv_cqe(completion, self.srq.srqn, self.engine.dest_qpn()));
+                self.recv_cq.push(wqe::recv_cqe(
+                    completion,
+                    self.srq.srqn,
+                    self.engine.dest_qpn(),
+                ));
             }
         }
     }

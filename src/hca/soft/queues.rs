@@ -42,7 +42,11 @@ pub(crate) struct CqShared {
 }
 
 impl CqShared {
-    pub fn new(cqn: u32, cqe_count: u32, channel: Option<Arc<EventFd>>) -> Result<CqShared, Status> {
+    pub fn new(
+        cqn: u32,
+        cqe_count: u32,
+        channel: Option<Arc<EventFd>>,
+    ) -> Result<CqShared, Status> {
         let ring = DmaBuffer::new(cqe_count as usize * mlx5::CQE_LEN)?;
         // Every entry starts INVALID, so the transport's first poll of each
         // slot sees "not written yet" whatever its owner bit says.
@@ -95,7 +99,8 @@ impl CqShared {
             cqe[mlx5::CQE_OP_OWN_OFFSET] &= !mlx5::MLX5_CQE_OWNER_MASK;
         }
         self.ring.publish(index as usize * mlx5::CQE_LEN, &cqe);
-        self.producer.store(producer.wrapping_add(1), Ordering::Relaxed);
+        self.producer
+            .store(producer.wrapping_add(1), Ordering::Relaxed);
         if self.armed.swap(false, Ordering::SeqCst) {
             if let Some(channel) = &self.channel {
                 channel.signal();
@@ -185,14 +190,29 @@ impl SrqShared {
         let decoded = match mlx5::decode_recv_wqe(wqe, 0, stride, true) {
             Ok(decoded) => decoded,
             Err(err) => {
-                tracing::warn!("soft hca: SRQ 0x{:x}: bad receive WQE {index}: {err}", self.srqn);
+                tracing::warn!(
+                    "soft hca: SRQ 0x{:x}: bad receive WQE {index}: {err}",
+                    self.srqn
+                );
                 return None;
             }
         };
-        let sgl = decoded.data().map(|d| Sge { addr: d.addr, len: d.byte_count, lkey: d.lkey }).collect();
+        let sgl = decoded
+            .data()
+            .map(|d| Sge {
+                addr: d.addr,
+                len: d.byte_count,
+                lkey: d.lkey,
+            })
+            .collect();
         cursor.taken = cursor.taken.wrapping_add(1);
-        cursor.head = decoded.next.map_or(index.wrapping_add(1), |next| next.next_wqe_index);
-        Some(TakenRecv { wqe_index: index, sgl })
+        cursor.head = decoded
+            .next
+            .map_or(index.wrapping_add(1), |next| next.next_wqe_index);
+        Some(TakenRecv {
+            wqe_index: index,
+            sgl,
+        })
     }
 
     /// Puts back a receive a QP took but did not use.

@@ -50,11 +50,25 @@ fn registry() -> MutexGuard<'static, Registry> {
         let entries = devices
             .into_iter()
             .map(|d| {
-                let faults = Faults { link_up: true, loss };
-                (d.name, Entry { ipv4: d.ipv4, faults, open: Weak::new() })
+                let faults = Faults {
+                    link_up: true,
+                    loss,
+                };
+                (
+                    d.name,
+                    Entry {
+                        ipv4: d.ipv4,
+                        faults,
+                        open: Weak::new(),
+                    },
+                )
             })
             .collect();
-        Mutex::new(Registry { entries, initial_loss: loss, opened: 0 })
+        Mutex::new(Registry {
+            entries,
+            initial_loss: loss,
+            opened: 0,
+        })
     });
     // A panic while holding this lock cannot leave the table inconsistent
     // (every update is a single insert/assign), so poisoning is ignored.
@@ -66,7 +80,9 @@ fn loss_seed(opened: u64) -> u64 {
         Ok(text) => match text.trim().parse::<u64>() {
             Ok(seed) => seed,
             Err(_) => {
-                tracing::warn!("{SOFT_HCA_SEED_ENV}='{text}' is not an integer; using a random seed");
+                tracing::warn!(
+                    "{SOFT_HCA_SEED_ENV}='{text}' is not an integer; using a random seed"
+                );
                 random_seed()
             }
         },
@@ -97,11 +113,17 @@ pub(crate) fn open(name: &str, ipv4: Option<Ipv4Addr>) -> Result<Arc<Opened>, St
     let opened_count = reg.opened;
     let initial_loss = reg.initial_loss;
     if let Some(ip) = ipv4 {
-        let entry = reg.entries.entry(name.to_string()).or_insert_with(|| Entry {
-            ipv4: ip,
-            faults: Faults { link_up: true, loss: initial_loss },
-            open: Weak::new(),
-        });
+        let entry = reg
+            .entries
+            .entry(name.to_string())
+            .or_insert_with(|| Entry {
+                ipv4: ip,
+                faults: Faults {
+                    link_up: true,
+                    loss: initial_loss,
+                },
+                open: Weak::new(),
+            });
         if entry.open.strong_count() == 0 {
             entry.ipv4 = ip;
         } else if entry.ipv4 != ip {

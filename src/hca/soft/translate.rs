@@ -4,7 +4,8 @@
 //! only maps fields.
 
 use super::engine::{
-    AtomicOp, Completion, CompletionOpcode, CompletionStatus, LocalData, RemoteBuf, SendOp, SendWr, Sge,
+    AtomicOp, Completion, CompletionOpcode, CompletionStatus, LocalData, RemoteBuf, SendOp, SendWr,
+    Sge,
 };
 use super::os::DmaBuffer;
 use crate::mlx5::{self, Cqe64, CqeBytes, DataEntry, SendWqe};
@@ -82,23 +83,45 @@ pub fn to_work_request(
     let wqe = mlx5::decode_send_wqe(ring, index).map_err(|err| {
         tracing::debug!("soft hca: WQE {index}: {err}");
         let ctrl = ring_ctrl(ring, index);
-        BadWqe { wqebbs: ctrl.wqebbs().max(1) as u16, opcode: ctrl.opcode, status: CompletionStatus::LocalQpOperationError }
+        BadWqe {
+            wqebbs: ctrl.wqebbs().max(1) as u16,
+            opcode: ctrl.opcode,
+            status: CompletionStatus::LocalQpOperationError,
+        }
     })?;
     let wqebbs = wqe.wqebbs().max(1) as u16;
-    let bad = |status| BadWqe { wqebbs, opcode: wqe.ctrl.opcode, status };
-    let remote_of = |r: &mlx5::RaddrSeg| RemoteBuf { va: r.raddr, rkey: r.rkey };
+    let bad = |status| BadWqe {
+        wqebbs,
+        opcode: wqe.ctrl.opcode,
+        status,
+    };
+    let remote_of = |r: &mlx5::RaddrSeg| RemoteBuf {
+        va: r.raddr,
+        rkey: r.rkey,
+    };
     let op = match wqe.op {
         mlx5::SendOp::Nop => SendOp::Nop,
         mlx5::SendOp::Send { imm } => SendOp::Send { imm },
         mlx5::SendOp::SendInval { .. } => return Err(bad(CompletionStatus::LocalQpOperationError)),
-        mlx5::SendOp::RdmaWrite { remote, imm } => SendOp::Write { remote: remote_of(&remote), imm },
-        mlx5::SendOp::RdmaRead { remote } => SendOp::Read { remote: remote_of(&remote) },
-        mlx5::SendOp::AtomicCs { remote, swap, compare } => {
-            SendOp::Atomic { remote: remote_of(&remote), op: AtomicOp::CompareSwap { compare, swap } }
-        }
-        mlx5::SendOp::AtomicFa { remote, add } => {
-            SendOp::Atomic { remote: remote_of(&remote), op: AtomicOp::FetchAdd { add } }
-        }
+        mlx5::SendOp::RdmaWrite { remote, imm } => SendOp::Write {
+            remote: remote_of(&remote),
+            imm,
+        },
+        mlx5::SendOp::RdmaRead { remote } => SendOp::Read {
+            remote: remote_of(&remote),
+        },
+        mlx5::SendOp::AtomicCs {
+            remote,
+            swap,
+            compare,
+        } => SendOp::Atomic {
+            remote: remote_of(&remote),
+            op: AtomicOp::CompareSwap { compare, swap },
+        },
+        mlx5::SendOp::AtomicFa { remote, add } => SendOp::Atomic {
+            remote: remote_of(&remote),
+            op: AtomicOp::FetchAdd { add },
+        },
         mlx5::SendOp::MaskedCs { remote, size, ops } => SendOp::Atomic {
             remote: remote_of(&remote),
             op: AtomicOp::MaskedCompareSwap {
@@ -111,10 +134,15 @@ pub fn to_work_request(
         },
         mlx5::SendOp::MaskedFa { remote, size, ops } => SendOp::Atomic {
             remote: remote_of(&remote),
-            op: AtomicOp::MaskedFetchAdd { size, add: ops.add, field_boundary: ops.field_boundary },
+            op: AtomicOp::MaskedFetchAdd {
+                size,
+                add: ops.add,
+                field_boundary: ops.field_boundary,
+            },
         },
     };
-    let local = local_data(&wqe, read_local).ok_or_else(|| bad(CompletionStatus::LocalProtectionError))?;
+    let local =
+        local_data(&wqe, read_local).ok_or_else(|| bad(CompletionStatus::LocalProtectionError))?;
     let ctrl = &wqe.ctrl;
     let wr = SendWr {
         wr_id: wr_id(ctrl),
@@ -128,20 +156,29 @@ pub fn to_work_request(
 }
 
 fn ring_ctrl(ring: &[u8], index: u16) -> mlx5::CtrlSeg {
-    mlx5::ring_seg(ring, index, 0).map(mlx5::CtrlSeg::read).unwrap_or_default()
+    mlx5::ring_seg(ring, index, 0)
+        .map(mlx5::CtrlSeg::read)
+        .unwrap_or_default()
 }
 
 /// The engine's local data: a pointer list as is, inline bytes as is, and a
 /// mix of both (an AM header inline followed by zero-copy data) gathered
 /// into one inline buffer now, which is what the HCA would read later: the
 /// buffers may not change before the WQE completes anyway.
-fn local_data(wqe: &SendWqe<'_>, read_local: impl Fn(&Sge, &mut Vec<u8>) -> bool) -> Option<LocalData> {
+fn local_data(
+    wqe: &SendWqe<'_>,
+    read_local: impl Fn(&Sge, &mut Vec<u8>) -> bool,
+) -> Option<LocalData> {
     let has_inline = wqe.data().any(|e| matches!(e, DataEntry::Inline(_)));
     if !has_inline {
         let sgl = wqe
             .data()
             .filter_map(|e| match e {
-                DataEntry::Pointer(d) => Some(Sge { addr: d.addr, len: d.byte_count, lkey: d.lkey }),
+                DataEntry::Pointer(d) => Some(Sge {
+                    addr: d.addr,
+                    len: d.byte_count,
+                    lkey: d.lkey,
+                }),
                 DataEntry::Inline(_) => None,
             })
             .collect();
@@ -155,7 +192,11 @@ fn local_data(wqe: &SendWqe<'_>, read_local: impl Fn(&Sge, &mut Vec<u8>) -> bool
                 bytes.extend_from_slice(inline.tail);
             }
             DataEntry::Pointer(d) => {
-                let sge = Sge { addr: d.addr, len: d.byte_count, lkey: d.lkey };
+                let sge = Sge {
+                    addr: d.addr,
+                    len: d.byte_count,
+                    lkey: d.lkey,
+                };
                 if !read_local(&sge, &mut bytes) {
                     return None;
                 }
