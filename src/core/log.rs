@@ -1,5 +1,7 @@
 //! Logging: a `tracing` subscriber writing UCX's log line format, level from
-//! `UCX_LOG_LEVEL`, destination stderr or `UCX_LOG_FILE`.
+//! `UCX_LOG_LEVEL`, destination stderr or `UCX_LOG_FILE` (both also from
+//! `ucx.conf`). UCX itself logs to stdout; we use stderr so that log lines
+//! never mix with a program's output.
 //!
 //! A line looks like UCX's:
 //! `[1700000000.123456] [host:4242 :0]        table.rs:212  UCX  WARN  message`
@@ -19,6 +21,7 @@ use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::registry::LookupSpan;
 
 use super::config::value::{parse_enum, LOG_LEVEL_NAMES};
+use super::config::{Env, ProcessEnv};
 
 /// The level used when `UCX_LOG_LEVEL` is unset or invalid (UCX's default).
 pub const DEFAULT_LOG_LEVEL: &str = "warn";
@@ -31,7 +34,7 @@ pub fn init() {
 }
 
 fn install() {
-    let level_text = std::env::var("UCX_LOG_LEVEL").ok();
+    let level_text = ProcessEnv.get("UCX_LOG_LEVEL");
     let level = level_text.as_deref().map(parse_ucx_level);
     let filter = match level {
         Some(Some(filter)) => filter,
@@ -75,7 +78,7 @@ pub fn parse_ucx_level(text: &str) -> Option<LevelFilter> {
 
 /// stderr, or the file `UCX_LOG_FILE` names (with `%p` → pid, `%h` → host).
 fn make_writer() -> (BoxMakeWriter, Option<String>) {
-    let Some(template) = std::env::var("UCX_LOG_FILE").ok().filter(|t| !t.is_empty()) else {
+    let Some(template) = ProcessEnv.get("UCX_LOG_FILE").filter(|t| !t.is_empty()) else {
         return (BoxMakeWriter::new(std::io::stderr), None);
     };
     let path = expand_log_file_name(&template, std::process::id(), &host_name());

@@ -12,14 +12,17 @@ pub trait Env {
     fn names_with_prefix(&self, prefix: &str) -> Vec<String>;
 }
 
-/// The process environment. Values that are not UTF-8 are treated as unset
-/// (no valid UCX value needs anything else).
+/// The process environment, backed by UCX's `ucx.conf` files (the
+/// environment wins). Values that are not UTF-8 are treated as unset (no
+/// valid UCX value needs anything else).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ProcessEnv;
 
 impl Env for ProcessEnv {
     fn get(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok()
+        std::env::var(name)
+            .ok()
+            .or_else(|| super::file::config_file_vars().get(name).cloned())
     }
 
     fn names_with_prefix(&self, prefix: &str) -> Vec<String> {

@@ -6,10 +6,10 @@
 //! * [`tables`]: our tables (IB md, `rc_mlx5` iface, soft HCA, logging).
 //! * [`typed`]: typed structs the rest of the library reads.
 //! * [`handle`]: configurations behind C handles.
-//!
-//! Not supported (yet): UCX's `ucx.conf` configuration files.
+//! * [`file`]: UCX's `ucx.conf` configuration files.
 
 pub mod env;
+pub mod file;
 pub mod handle;
 pub mod table;
 pub mod tables;
