@@ -62,8 +62,13 @@ pub trait Memory {
     /// Executes `op` on the `op.size()`-byte value at `addr` (aligned, checked
     /// by the engine) atomically with respect to other users of this memory,
     /// and returns the value it held before.
-    fn atomic(&mut self, key: u32, addr: u64, op: &AtomicOp, access: Access)
-        -> Result<u64, MemError>;
+    fn atomic(
+        &mut self,
+        key: u32,
+        addr: u64,
+        op: &AtomicOp,
+        access: Access,
+    ) -> Result<u64, MemError>;
 
     /// Stores the value an atomic fetched into the requester's local buffer.
     /// The default writes it in host byte order, `size` bytes wide (the
@@ -77,7 +82,12 @@ pub trait Memory {
         size: u8,
     ) -> Result<(), MemError> {
         if size == 4 {
-            self.write(key, addr, &(value as u32).to_ne_bytes(), Access::LOCAL_WRITE)
+            self.write(
+                key,
+                addr,
+                &(value as u32).to_ne_bytes(),
+                Access::LOCAL_WRITE,
+            )
         } else {
             self.write(key, addr, &value.to_ne_bytes(), Access::LOCAL_WRITE)
         }
@@ -235,7 +245,13 @@ impl SimMemory {
         self.atomics_executed
     }
 
-    fn locate(&self, key: u32, addr: u64, len: u64, access: Access) -> Result<(usize, usize), MemError> {
+    fn locate(
+        &self,
+        key: u32,
+        addr: u64,
+        len: u64,
+        access: Access,
+    ) -> Result<(usize, usize), MemError> {
         let (index, region) = self
             .regions
             .iter()
@@ -331,11 +347,26 @@ mod tests {
     fn bounds_and_rights() {
         let mut m = mem();
         assert_eq!(m.check(1, 0x1000, 16, Access::LOCAL_WRITE), Ok(()));
-        assert_eq!(m.check(1, 0x1001, 16, Access::LOCAL_READ), Err(MemError::OutOfBounds));
-        assert_eq!(m.check(1, 0xfff, 1, Access::LOCAL_READ), Err(MemError::OutOfBounds));
-        assert_eq!(m.check(1, u64::MAX, 2, Access::LOCAL_READ), Err(MemError::OutOfBounds));
-        assert_eq!(m.check(3, 0x1000, 1, Access::LOCAL_READ), Err(MemError::InvalidKey));
-        assert_eq!(m.write(2, 0x9000, &[1], Access::LOCAL_WRITE), Err(MemError::AccessDenied));
+        assert_eq!(
+            m.check(1, 0x1001, 16, Access::LOCAL_READ),
+            Err(MemError::OutOfBounds)
+        );
+        assert_eq!(
+            m.check(1, 0xfff, 1, Access::LOCAL_READ),
+            Err(MemError::OutOfBounds)
+        );
+        assert_eq!(
+            m.check(1, u64::MAX, 2, Access::LOCAL_READ),
+            Err(MemError::OutOfBounds)
+        );
+        assert_eq!(
+            m.check(3, 0x1000, 1, Access::LOCAL_READ),
+            Err(MemError::InvalidKey)
+        );
+        assert_eq!(
+            m.write(2, 0x9000, &[1], Access::LOCAL_WRITE),
+            Err(MemError::AccessDenied)
+        );
         assert_eq!(m.region(2), Some(&[0u8; 8][..]));
     }
 
@@ -343,16 +374,30 @@ mod tests {
     fn scatter_gather_across_elements() {
         let mut m = mem();
         let sgl = [
-            Sge { addr: 0x1000, len: 3, lkey: 1 },
-            Sge { addr: 0x1008, len: 5, lkey: 1 },
+            Sge {
+                addr: 0x1000,
+                len: 3,
+                lkey: 1,
+            },
+            Sge {
+                addr: 0x1008,
+                len: 5,
+                lkey: 1,
+            },
         ];
         scatter(&mut m, &sgl, 1, &[1, 2, 3, 4, 5]).unwrap();
-        assert_eq!(&m.region(1).unwrap()[..12], &[0, 1, 2, 0, 0, 0, 0, 0, 3, 4, 5, 0]);
+        assert_eq!(
+            &m.region(1).unwrap()[..12],
+            &[0, 1, 2, 0, 0, 0, 0, 0, 3, 4, 5, 0]
+        );
         let mut out = [0u8; 4];
         gather(&m, &sgl, 2, &mut out).unwrap();
         assert_eq!(out, [2, 3, 4, 5]);
         // Past the end of the list: refused, nothing written.
-        assert_eq!(scatter(&mut m, &sgl, 6, &[9, 9, 9]), Err(MemError::OutOfBounds));
+        assert_eq!(
+            scatter(&mut m, &sgl, 6, &[9, 9, 9]),
+            Err(MemError::OutOfBounds)
+        );
         assert_eq!(m.region(1).unwrap()[13..16], [0, 0, 0]);
     }
 }

@@ -24,6 +24,6 @@ pub use memory::{check_sgl, gather, scatter, sgl_len, Access, MemError, Memory, 
 pub use qp::{PathMtu, Qp, QpConfig, QpError, QpState, QpStats, RtrAttrs, RtsAttrs, Transmit};
 pub use time::{ack_timeout_from_ib, rnr_timer_duration, Instant};
 pub use wr::{
-    AtomicOp, Completion, CompletionOpcode, CompletionStatus, LocalData, RecvWr, RemoteBuf,
-    SendOp, SendWr, Sge, WorkQueue,
+    AtomicOp, Completion, CompletionOpcode, CompletionStatus, LocalData, RecvWr, RemoteBuf, SendOp,
+    SendWr, Sge, WorkQueue,
 };

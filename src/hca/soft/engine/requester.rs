@@ -113,6 +113,13 @@ impl Qp {
     fn go_back_n(&mut self) {
         self.rewind_to(self.una);
         self.retx_deadline = None;
+        tracing::trace!(
+            qpn = self.cfg.qpn,
+            una = self.una,
+            cursor = self.cursor,
+            entry = ?self.sq.get(self.cursor).map(|e| (e.first_psn, e.npkts, e.started, e.responses, e.wr.wr_id)),
+            head = ?self.sq.front().map(|e| (e.first_psn, e.npkts, e.started, e.responses, e.wr.wr_id)),
+            "go back");
     }
 
     /// Everything before `new_una` is acknowledged (never past a READ or
@@ -122,6 +129,8 @@ impl Qp {
             return;
         }
         self.una = new_una;
+        self.last_seq_nak = None;
+        self.note_peer(new_una);
         self.retries_left = self.rts.retry_cnt;
         self.rnr_retries_left = self.rts.rnr_retry;
         if psn_diff(self.tx_psn, self.una) < 0 {
@@ -132,6 +141,16 @@ impl Qp {
         self.retx_deadline = None;
         if self.has_unacked() {
             self.rtx_timeout_arm(now);
+        }
+    }
+
+    /// The responder has received everything before `psn`. Its progress
+    /// counts as progress for the retry counter even when `una` is held back
+    /// by a READ or atomic whose response was lost.
+    fn note_peer(&mut self, psn: u32) {
+        if psn_diff(psn, self.peer_psn) > 0 && psn_diff(self.max_sent, psn) >= 0 {
+            self.peer_psn = psn;
+            self.retries_left = self.rts.retry_cnt;
         }
     }
 
@@ -146,7 +165,9 @@ impl Qp {
             if !finished {
                 break;
             }
-            let Some(entry) = self.sq.pop_front() else { break };
+            let Some(entry) = self.sq.pop_front() else {
+                break;
+            };
             self.cursor = self.cursor.saturating_sub(1);
             if entry.is_rd_atomic() {
                 self.rd_atomic_outstanding = self.rd_atomic_outstanding.saturating_sub(1);
@@ -192,6 +213,13 @@ impl Qp {
             return;
         }
         self.stats.timeouts += 1;
+        tracing::trace!(
+            qpn = self.cfg.qpn,
+            una = self.una,
+            tx = self.tx_psn,
+            left = self.retries_left,
+            "retransmit timeout"
+        );
         if self.retries_left == 0 {
             let index = self.entry_at(self.una);
             self.enter_error(Some((index, CompletionStatus::RetryExceeded)));
@@ -233,6 +261,13 @@ impl Qp {
     }
 
     fn handle_ack(&mut self, now: Instant, psn: u32, syndrome: AethSyndrome) {
+        tracing::trace!(
+            qpn = self.cfg.qpn,
+            psn,
+            ?syndrome,
+            una = self.una,
+            "ACK/NAK received"
+        );
         match syndrome {
             AethSyndrome::Ack { .. } => {
                 // `psn` is the last PSN acknowledged: `una - 1` is a repeat.
@@ -244,6 +279,7 @@ impl Qp {
                     return;
                 }
                 self.ack_through(now, psn);
+                self.note_peer(psn_add(psn, 1));
             }
             AethSyndrome::RnrNak { timer } => {
                 if !self.in_flight(psn) {
@@ -271,9 +307,25 @@ impl Qp {
                     return;
                 }
                 self.stats.sequence_naks_received += 1;
-                let before = self.una;
+                tracing::trace!(
+                    qpn = self.cfg.qpn,
+                    psn,
+                    una = self.una,
+                    left = self.retries_left,
+                    "sequence NAK"
+                );
+                // Older than what the responder has told us since (the link
+                // reordered it), or a copy of the NAK already acted on.
+                let behind = psn_diff(psn, self.peer_psn);
+                if behind < 0 || (behind == 0 && self.last_seq_nak == Some(psn)) {
+                    self.stats.stale_responses += 1;
+                    return;
+                }
+                let (una_before, peer_before) = (self.una, self.peer_psn);
                 self.ack_through(now, psn_prev(psn));
-                if self.una == before {
+                self.note_peer(psn);
+                self.last_seq_nak = Some(psn);
+                if self.una == una_before && self.peer_psn == peer_before {
                     // No progress: counts like a timeout, so forged or
                     // looping NAKs cannot keep the QP busy forever.
                     if self.retries_left == 0 {
@@ -326,7 +378,10 @@ impl Qp {
             self.stats.stale_responses += 1;
             return;
         }
-        let Some(entry) = self.sq.get(index) else { return };
+        self.note_peer(psn_add(psn, 1));
+        let Some(entry) = self.sq.get(index) else {
+            return;
+        };
         let SendOp::Read { .. } = entry.wr.op else {
             self.stats.stale_responses += 1;
             return;
@@ -334,26 +389,36 @@ impl Qp {
         // Responses arrive in order; anything else is a duplicate or follows
         // a lost one (the retransmission timer re-requests from the gap).
         if !entry.started || psn != psn_add(entry.first_psn, entry.responses) {
+            tracing::trace!(
+                qpn = self.cfg.qpn,
+                psn,
+                expected = psn_add(entry.first_psn, entry.responses),
+                "READ response out of order"
+            );
             self.stats.stale_responses += 1;
             return;
         }
         let k = entry.responses;
         let is_last = k + 1 == entry.npkts;
-        let expected_opcode = match (k == 0, is_last) {
-            (true, true) => Opcode::ReadResponseOnly,
-            (true, false) => Opcode::ReadResponseFirst,
-            (false, true) => Opcode::ReadResponseLast,
-            (false, false) => Opcode::ReadResponseMiddle,
-        };
+        // The PSN places the data. First/Middle/Last/Only are relative to the
+        // request that produced the response, and a re-request after lost
+        // responses restarts at First, so only "last or not" is checked.
+        let says_last = matches!(
+            packet.bth.opcode,
+            Opcode::ReadResponseLast | Opcode::ReadResponseOnly
+        );
         let offset = u64::from(k) * u64::from(mtu);
         let expected_len = u64::from(entry.byte_len())
             .saturating_sub(offset)
             .min(u64::from(mtu));
-        if packet.bth.opcode != expected_opcode || packet.payload.len() as u64 != expected_len {
+        if says_last != is_last || packet.payload.len() as u64 != expected_len {
+            tracing::debug!(qpn = self.cfg.qpn, psn, opcode = ?packet.bth.opcode, len = packet.payload.len(), "READ response does not fit its request");
             self.stats.stale_responses += 1;
             return;
         }
-        let LocalData::Sgl(sgl) = &entry.wr.local else { return };
+        let LocalData::Sgl(sgl) = &entry.wr.local else {
+            return;
+        };
         if scatter(mem, sgl, offset, packet.payload).is_err() {
             self.enter_error(Some((index, CompletionStatus::LocalProtectionError)));
             return;
@@ -375,19 +440,28 @@ impl Qp {
             self.stats.stale_responses += 1;
             return;
         };
-        let Some(entry) = self.sq.get(index) else { return };
+        let Some(entry) = self.sq.get(index) else {
+            return;
+        };
         let SendOp::Atomic { op, .. } = entry.wr.op else {
             self.stats.stale_responses += 1;
             return;
         };
-        if !entry.started || psn != entry.first_psn || !self.in_flight(psn) {
+        if !self.in_flight(psn) {
             self.stats.stale_responses += 1;
             return;
         }
-        let Some(sge) = (match &entry.wr.local {
+        let (started, first_psn) = (entry.started, entry.first_psn);
+        let first_sge = match &entry.wr.local {
             LocalData::Sgl(sgl) => sgl.first().copied(),
             LocalData::Inline(_) => None,
-        }) else {
+        };
+        self.note_peer(psn_add(psn, 1));
+        if !started || psn != first_psn {
+            self.stats.stale_responses += 1;
+            return;
+        }
+        let Some(sge) = first_sge else {
             return;
         };
         let size = op.size_bytes();

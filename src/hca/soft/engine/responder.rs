@@ -7,9 +7,7 @@ use super::memory::{check_sgl, scatter, sgl_len, Access, Memory};
 use super::psn::{psn_add, psn_diff, psn_prev, PSN_MASK};
 use super::qp::{Inbound, Qp, ReadJob, Response, Transmit, MAX_QUEUED_RESPONSES};
 use super::wr::{AtomicOp, Completion, CompletionOpcode, CompletionStatus, RecvWr, WorkQueue};
-use crate::hca::soft::wire::{
-    Aeth, AethSyndrome, AtomicAckEth, Bth, NakCode, Opcode, PacketRepr,
-};
+use crate::hca::soft::wire::{Aeth, AethSyndrome, AtomicAckEth, Bth, NakCode, Opcode, PacketRepr};
 
 /// Why an in-order request was not executed.
 enum Reject {
@@ -31,16 +29,24 @@ impl Qp {
         self.rtr.path_mtu.bytes()
     }
 
-    pub(super) fn handle_request<M: Memory + ?Sized>(&mut self, packet: &PacketRepr<'_>, mem: &mut M) {
+    pub(super) fn handle_request<M: Memory + ?Sized>(
+        &mut self,
+        packet: &PacketRepr<'_>,
+        mem: &mut M,
+    ) {
         let psn = packet.bth.psn;
         let d = psn_diff(psn, self.expected_psn);
+        tracing::trace!(qpn = self.cfg.qpn, psn, expected = self.expected_psn, opcode = ?packet.bth.opcode, "request");
         if d > 0 {
             // A gap: NAK once, then wait for the requester to go back.
             self.stats.out_of_sequence_requests += 1;
             if !self.nak_sent {
                 self.nak_sent = true;
                 self.stats.sequence_naks_sent += 1;
-                self.queue_nak(self.expected_psn, AethSyndrome::Nak(NakCode::PsnSequenceError));
+                self.queue_nak(
+                    self.expected_psn,
+                    AethSyndrome::Nak(NakCode::PsnSequenceError),
+                );
             }
             return;
         }
@@ -74,7 +80,10 @@ impl Qp {
                 tracing::debug!(qpn = self.cfg.qpn, psn, ?code, "request NAKed");
                 self.queue_nak(psn, AethSyndrome::Nak(code));
             }
-            Err(Reject::Drop) => self.stats.packets_dropped += 1,
+            Err(Reject::Drop) => {
+                tracing::debug!(qpn = self.cfg.qpn, psn, "request dropped");
+                self.stats.packets_dropped += 1;
+            }
         }
     }
 
@@ -88,10 +97,16 @@ impl Qp {
             let npkts = reth.dma_len.div_ceil(self.mtu()).max(1);
             if psn_diff(self.expected_psn, psn_add(psn, npkts)) < 0
                 || mem
-                    .check(reth.rkey, reth.va, u64::from(reth.dma_len), Access::REMOTE_READ)
+                    .check(
+                        reth.rkey,
+                        reth.va,
+                        u64::from(reth.dma_len),
+                        Access::REMOTE_READ,
+                    )
                     .is_err()
                 || self.responses.len() >= MAX_QUEUED_RESPONSES
             {
+                tracing::debug!(qpn = self.cfg.qpn, psn, "duplicate READ refused");
                 self.stats.packets_dropped += 1;
                 return;
             }
@@ -121,7 +136,14 @@ impl Qp {
                         msn: self.msn,
                     });
                 }
-                _ => self.stats.packets_dropped += 1,
+                _ => {
+                    tracing::debug!(
+                        qpn = self.cfg.qpn,
+                        psn,
+                        "duplicate atomic without saved result"
+                    );
+                    self.stats.packets_dropped += 1;
+                }
             }
         } else {
             // SEND/WRITE already executed: acknowledge again so a requester
@@ -138,7 +160,11 @@ impl Qp {
         self.msn = psn_add(self.msn, 1);
     }
 
-    fn execute<M: Memory + ?Sized>(&mut self, packet: &PacketRepr<'_>, mem: &mut M) -> Result<(), Reject> {
+    fn execute<M: Memory + ?Sized>(
+        &mut self,
+        packet: &PacketRepr<'_>,
+        mem: &mut M,
+    ) -> Result<(), Reject> {
         let opcode = packet.bth.opcode;
         let mtu = u64::from(self.mtu());
         let len = packet.payload.len() as u64;
@@ -219,7 +245,12 @@ impl Qp {
                     self.message_done();
                     if opcode == Opcode::WriteOnlyImm {
                         if let Some(recv) = self.rq.pop_front() {
-                            self.complete_recv(&recv, CompletionOpcode::RecvRdmaWithImm, total, packet);
+                            self.complete_recv(
+                                &recv,
+                                CompletionOpcode::RecvRdmaWithImm,
+                                total,
+                                packet,
+                            );
                         }
                     }
                 } else {
@@ -285,7 +316,12 @@ impl Qp {
                     return Err(Reject::Nak(NakCode::InvalidRequest));
                 }
                 if mem
-                    .check(reth.rkey, reth.va, u64::from(reth.dma_len), Access::REMOTE_READ)
+                    .check(
+                        reth.rkey,
+                        reth.va,
+                        u64::from(reth.dma_len),
+                        Access::REMOTE_READ,
+                    )
                     .is_err()
                 {
                     return Err(Reject::Nak(NakCode::RemoteAccessError));
@@ -313,7 +349,8 @@ impl Qp {
                 if !matches!(self.inbound, Inbound::Idle) {
                     return Err(Reject::Nak(NakCode::InvalidRequest));
                 }
-                let (va, rkey, op) = atomic_of(packet).ok_or(Reject::Nak(NakCode::InvalidRequest))?;
+                let (va, rkey, op) =
+                    atomic_of(packet).ok_or(Reject::Nak(NakCode::InvalidRequest))?;
                 if va % u64::from(op.size_bytes()) != 0 {
                     return Err(Reject::Nak(NakCode::InvalidRequest));
                 }
@@ -420,7 +457,8 @@ impl Qp {
     fn queue_nak(&mut self, psn: u32, syndrome: AethSyndrome) {
         if self.responses.len() < MAX_QUEUED_RESPONSES {
             let msn = self.msn;
-            self.responses.push_back(Response::Nak { psn, syndrome, msn });
+            self.responses
+                .push_back(Response::Nak { psn, syndrome, msn });
         }
     }
 
@@ -449,20 +487,41 @@ impl Qp {
                 let (psn, msn) = (*psn, *msn);
                 let mut header = self.response_header(Opcode::Acknowledge, psn);
                 header.aeth = Some(Self::ack_aeth(msn));
-                (Transmit { header, payload: Vec::new() }, true)
+                (
+                    Transmit {
+                        header,
+                        payload: Vec::new(),
+                    },
+                    true,
+                )
             }
             Response::Nak { psn, syndrome, msn } => {
                 let (psn, syndrome, msn) = (*psn, *syndrome, *msn);
                 let mut header = self.response_header(Opcode::Acknowledge, psn);
-                header.aeth = Some(Aeth { syndrome, msn: msn & PSN_MASK });
-                (Transmit { header, payload: Vec::new() }, true)
+                header.aeth = Some(Aeth {
+                    syndrome,
+                    msn: msn & PSN_MASK,
+                });
+                (
+                    Transmit {
+                        header,
+                        payload: Vec::new(),
+                    },
+                    true,
+                )
             }
             Response::AtomicAck { psn, orig, msn } => {
                 let (psn, orig, msn) = (*psn, *orig, *msn);
                 let mut header = self.response_header(Opcode::AtomicAcknowledge, psn);
                 header.aeth = Some(Self::ack_aeth(msn));
                 header.atomic_ack = Some(AtomicAckEth { orig });
-                (Transmit { header, payload: Vec::new() }, true)
+                (
+                    Transmit {
+                        header,
+                        payload: Vec::new(),
+                    },
+                    true,
+                )
             }
             Response::Read(job) => {
                 let k = job.next;
@@ -470,10 +529,15 @@ impl Qp {
                 let job = job.clone();
                 let psn = psn_add(job.first_psn, k);
                 let offset = u64::from(k) * u64::from(mtu);
-                let chunk = u64::from(job.len).saturating_sub(offset).min(u64::from(mtu)) as usize;
+                let chunk = u64::from(job.len)
+                    .saturating_sub(offset)
+                    .min(u64::from(mtu)) as usize;
                 let mut payload = vec![0u8; chunk];
                 let addr = job.va.wrapping_add(offset);
-                if mem.read(job.rkey, addr, &mut payload, Access::REMOTE_READ).is_err() {
+                if mem
+                    .read(job.rkey, addr, &mut payload, Access::REMOTE_READ)
+                    .is_err()
+                {
                     // Deregistered since the request was checked.
                     self.stats.access_naks_sent += 1;
                     let mut header = self.response_header(Opcode::Acknowledge, psn);
@@ -482,7 +546,10 @@ impl Qp {
                         msn: job.msn & PSN_MASK,
                     });
                     self.responses.pop_front();
-                    return Some(Transmit { header, payload: Vec::new() });
+                    return Some(Transmit {
+                        header,
+                        payload: Vec::new(),
+                    });
                 }
                 let is_last = k + 1 >= job.npkts;
                 let opcode = match (k == 0, is_last) {
@@ -510,7 +577,14 @@ fn atomic_of(packet: &PacketRepr<'_>) -> Option<(u64, u32, AtomicOp)> {
     match packet.bth.opcode {
         Opcode::CompareSwap => {
             let a = packet.atomic?;
-            Some((a.va, a.rkey, AtomicOp::CompareSwap { compare: a.compare, swap: a.swap_add }))
+            Some((
+                a.va,
+                a.rkey,
+                AtomicOp::CompareSwap {
+                    compare: a.compare,
+                    swap: a.swap_add,
+                },
+            ))
         }
         Opcode::FetchAdd => {
             let a = packet.atomic?;

@@ -167,15 +167,23 @@ impl SimPair {
                     continue;
                 }
             }
+            tracing::trace!(from_a, psn = repr.bth.psn, opcode = ?repr.bth.opcode, "link: sent");
             if self.link.cut_at.is_some_and(|cut| now >= cut) || self.rng.chance(self.link.loss) {
+                tracing::trace!(from_a, psn = repr.bth.psn, "link: lost");
                 self.dropped += 1;
                 continue;
             }
-            let copies = if self.rng.chance(self.link.duplicate) { 2 } else { 1 };
+            let copies = if self.rng.chance(self.link.duplicate) {
+                2
+            } else {
+                1
+            };
             for _ in 0..copies {
                 let mut arrival = now + self.link.delay;
                 if self.rng.chance(self.link.reorder) {
-                    let extra = self.rng.below(self.link.reorder_delay.as_nanos() as u64 + 1);
+                    let extra = self
+                        .rng
+                        .below(self.link.reorder_delay.as_nanos() as u64 + 1);
                     arrival = arrival + Duration::from_nanos(extra);
                 }
                 self.seq += 1;
@@ -229,7 +237,11 @@ impl SimPair {
                 return false;
             }
             self.now = self.now.max(next);
-            while self.in_flight.peek().is_some_and(|p| p.arrival.0 <= self.now) {
+            while self
+                .in_flight
+                .peek()
+                .is_some_and(|p| p.arrival.0 <= self.now)
+            {
                 let Some(p) = self.in_flight.pop() else { break };
                 self.deliver(p);
             }
@@ -266,4 +278,81 @@ impl SimPair {
     pub fn in_flight(&self) -> usize {
         self.in_flight.len()
     }
+}
+
+/// How [`connected_pair`] sets up two QPs.
+#[derive(Clone, Copy, Debug)]
+pub struct PairSetup {
+    pub mtu: super::PathMtu,
+    /// Initial send PSN of A (B's responder expects it).
+    pub a_sq_psn: u32,
+    /// Initial send PSN of B (A's responder expects it).
+    pub b_sq_psn: u32,
+    pub rts: super::RtsAttrs,
+    pub min_rnr_timer: u8,
+    pub max_rd_atomic: u8,
+    pub send_window: u32,
+}
+
+impl Default for PairSetup {
+    fn default() -> Self {
+        PairSetup {
+            mtu: super::PathMtu::Mtu1024,
+            a_sq_psn: 100,
+            b_sq_psn: 5_000,
+            rts: super::RtsAttrs {
+                sq_psn: 0,
+                ack_timeout: Some(Duration::from_micros(100)),
+                retry_cnt: 7,
+                rnr_retry: 7,
+                max_rd_atomic: 4,
+            },
+            // 10 µs.
+            min_rnr_timer: 1,
+            max_rd_atomic: 4,
+            send_window: 64,
+        }
+    }
+}
+
+/// QPN of host A in a [`connected_pair`].
+pub const QPN_A: u32 = 0x11;
+/// QPN of host B in a [`connected_pair`].
+pub const QPN_B: u32 = 0x22;
+
+fn rts_qp(qpn: u32, dest: u32, rq_psn: u32, sq_psn: u32, setup: &PairSetup) -> Qp {
+    let mut cfg = super::QpConfig::new(qpn);
+    cfg.send_window = setup.send_window;
+    let mut qp = Qp::new(cfg);
+    // These transitions only fail on out-of-range attributes, which a
+    // caller's PairSetup can produce; the QP then stays where it stopped
+    // and every post is refused, which the test sees.
+    let _ = qp.modify_to_init();
+    let _ = qp.modify_to_rtr(super::RtrAttrs {
+        dest_qpn: dest,
+        rq_psn,
+        path_mtu: setup.mtu,
+        min_rnr_timer: setup.min_rnr_timer,
+        max_dest_rd_atomic: setup.max_rd_atomic,
+    });
+    let _ = qp.modify_to_rts(super::RtsAttrs {
+        sq_psn,
+        max_rd_atomic: setup.max_rd_atomic,
+        ..setup.rts
+    });
+    qp
+}
+
+/// Two QPs in RTS connected to each other over a link, with the given
+/// memories.
+pub fn connected_pair(
+    setup: PairSetup,
+    mem_a: SimMemory,
+    mem_b: SimMemory,
+    link: LinkConfig,
+    seed: u64,
+) -> SimPair {
+    let a = rts_qp(QPN_A, QPN_B, setup.b_sq_psn, setup.a_sq_psn, &setup);
+    let b = rts_qp(QPN_B, QPN_A, setup.a_sq_psn, setup.b_sq_psn, &setup);
+    SimPair::new(Host::new(a, mem_a), Host::new(b, mem_b), link, seed)
 }

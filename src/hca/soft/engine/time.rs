@@ -87,7 +87,10 @@ mod tests {
         assert_eq!(ack_timeout_from_ib(0), None);
         assert_eq!(ack_timeout_from_ib(1), Some(Duration::from_nanos(8_192)));
         // 14 is UCX's default: 4.096 µs × 16384 ≈ 67 ms.
-        assert_eq!(ack_timeout_from_ib(14), Some(Duration::from_nanos(67_108_864)));
+        assert_eq!(
+            ack_timeout_from_ib(14),
+            Some(Duration::from_nanos(67_108_864))
+        );
         assert_eq!(ack_timeout_from_ib(200), ack_timeout_from_ib(31));
     }
 

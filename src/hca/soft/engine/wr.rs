@@ -113,7 +113,11 @@ impl AtomicOp {
                 for bit in 0..bits {
                     let s = ((old >> bit) & 1) + ((add >> bit) & 1) + carry;
                     sum |= (s & 1) << bit;
-                    carry = if (field_boundary >> bit) & 1 == 1 { 0 } else { s >> 1 };
+                    carry = if (field_boundary >> bit) & 1 == 1 {
+                        0
+                    } else {
+                        s >> 1
+                    };
                 }
                 sum
             }
@@ -124,11 +128,21 @@ impl AtomicOp {
 /// What a send work request does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SendOp {
-    Send { imm: Option<u32> },
-    Write { remote: RemoteBuf, imm: Option<u32> },
-    Read { remote: RemoteBuf },
+    Send {
+        imm: Option<u32>,
+    },
+    Write {
+        remote: RemoteBuf,
+        imm: Option<u32>,
+    },
+    Read {
+        remote: RemoteBuf,
+    },
     /// The fetched value lands in the first bytes of the local list.
-    Atomic { remote: RemoteBuf, op: AtomicOp },
+    Atomic {
+        remote: RemoteBuf,
+        op: AtomicOp,
+    },
     /// Nothing on the wire; completes in order once earlier requests have.
     Nop,
 }
@@ -256,7 +270,10 @@ mod tests {
 
     #[test]
     fn atomic_semantics() {
-        let cs = AtomicOp::CompareSwap { compare: 5, swap: 9 };
+        let cs = AtomicOp::CompareSwap {
+            compare: 5,
+            swap: 9,
+        };
         assert_eq!(cs.apply(5), 9);
         assert_eq!(cs.apply(6), 6);
         assert_eq!(AtomicOp::FetchAdd { add: 2 }.apply(u64::MAX), 1);
