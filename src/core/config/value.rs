@@ -444,7 +444,10 @@ pub fn parse_time_seconds(text: &str) -> Option<f64> {
         "ns" => value / 1e9,
         _ => return None,
     };
-    (seconds >= 0.0 && seconds.is_finite()).then_some(seconds)
+    // Times beyond what a Duration holds (~584 billion years) are typos.
+    Duration::try_from_secs_f64(seconds)
+        .is_ok()
+        .then_some(seconds)
 }
 
 /// A time as a [`Duration`]; `None` when it does not fit.
