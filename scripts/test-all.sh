@@ -40,7 +40,7 @@ run_step() {
     return 1
 }
 
-if ! run_step prerequisites uct_ensure_prerequisites; then
+if ! run_step prerequisites uct_ensure_prerequisites --for-tests; then
     echo "test-all: FAIL (could not install prerequisites)"
     exit 1
 fi

@@ -1,9 +1,12 @@
 # Sourced by scripts/test-all.sh and scripts/demo.sh: installs what a fresh
 # Debian machine with only Rust and gcc lacks, and nothing that is present.
 
-# Debian packages the build and the tests use. libucx-dev/ucx-utils: UCX 1.13
-# itself, for the drop-in tests (binaries built against UCX's headers).
+# Debian packages the build and the demo use. libucx-dev/ucx-utils: UCX 1.13
+# itself, for the drop-in programs (built against UCX's own headers).
 UCT_APT_PACKAGES=(cmake make pkg-config gcc g++ libc6-dev binutils libucx-dev ucx-utils)
+# Only the tests need these. tshark: the wire test checks our RoCEv2 packets
+# with Wireshark's dissector.
+UCT_TEST_APT_PACKAGES=(tshark)
 # Cargo subcommands/tools (installed with `cargo install --locked` if missing).
 UCT_CARGO_TOOLS=()
 # rustup components.
@@ -21,13 +24,14 @@ uct_as_root() {
     fi
 }
 
+# uct_ensure_apt_packages <package>...
 uct_ensure_apt_packages() {
     if ! command -v dpkg-query >/dev/null; then
-        echo "prerequisites: not a Debian system; make sure these are installed: ${UCT_APT_PACKAGES[*]}"
+        echo "prerequisites: not a Debian system; make sure these are installed: $*"
         return 0
     fi
     local missing=() package
-    for package in "${UCT_APT_PACKAGES[@]}"; do
+    for package in "$@"; do
         dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
             missing+=("$package")
     done
@@ -54,6 +58,9 @@ uct_ensure_rust_tools() {
     done
 }
 
+# uct_ensure_prerequisites [--for-tests]
 uct_ensure_prerequisites() {
-    uct_ensure_apt_packages && uct_ensure_rust_tools
+    local packages=("${UCT_APT_PACKAGES[@]}")
+    [[ ${1:-} == --for-tests ]] && packages+=("${UCT_TEST_APT_PACKAGES[@]}")
+    uct_ensure_apt_packages "${packages[@]}" && uct_ensure_rust_tools
 }
