@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use uct::hca::soft::SoftDevice;
 use uct::hca::{
-    Access, Cq, CqRing, Device, DeviceAddress, Doorbell, Mr, Mtu, Pd, Qp, QpInitAttr, QpTransition,
+    Access, Cq, CqRing, Device, DeviceAddress, Doorbell, EventChannel, Mr, Mtu, Pd, Qp, QpInitAttr, QpTransition,
     RecvRing, RtrAttr, RtsAttr, SendRing, Srq, SrqInitAttr,
 };
 use uct::mlx5::{self, AtomicSize, Cqe64, CtrlSeg, DataSeg, RaddrSeg, Seg};
@@ -154,9 +154,14 @@ pub fn open_soft(name: &str, ip: Ipv4Addr) -> Device {
 
 impl Side {
     pub fn new(device: Device) -> Side {
+        Side::with_channel(device, None)
+    }
+
+    /// Both CQs attached to `channel` (for blocking waits).
+    pub fn with_channel(device: Device, channel: Option<&EventChannel>) -> Side {
         let pd = device.alloc_pd().expect("pd");
-        let send_cq = device.create_cq(CQES, None).expect("send cq");
-        let recv_cq = device.create_cq(CQES, None).expect("recv cq");
+        let send_cq = device.create_cq(CQES, channel).expect("send cq");
+        let recv_cq = device.create_cq(CQES, channel).expect("recv cq");
         let srq = pd
             .create_srq(SrqInitAttr {
                 wqe_count: SRQ_WQES,
