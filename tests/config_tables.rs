@@ -432,3 +432,36 @@ fn glob_matching_is_not_exponential() {
     assert!(glob_match("*A*B*C", "xxAyyBzzC"));
     assert!(!glob_match("*A*B*C", "xxAyyBzzCd"));
 }
+
+#[test]
+fn iface_checks_match_ucx_iface_init() {
+    let mut cfg = RcMlx5IfaceConfig::defaults().unwrap();
+    assert_eq!(cfg, rc_mlx5(&[]).unwrap());
+    assert_eq!(cfg.check(), Ok(()));
+
+    let mut cfg = rc_mlx5(&[
+        ("UCX_RC_RETRY_COUNT", "20"),
+        ("UCX_RC_RNR_RETRY_COUNT", "8"),
+    ])
+    .unwrap();
+    assert_eq!(cfg.check(), Ok(()));
+    assert_eq!(
+        (cfg.retry_count, cfg.rnr_retry_count),
+        (7, 7),
+        "lowered to the QP maximum"
+    );
+
+    for env in [
+        [("UCX_RC_FC_HARD_THRESH", "0")],
+        [("UCX_RC_FC_HARD_THRESH", "1")],
+        [("UCX_RC_FC_HARD_THRESH", "0.6")],
+        [("UCX_RC_FC_SOFT_THRESH", "1.0")],
+        [("UCX_RC_FC_SOFT_THRESH", "0.2")],
+        [("UCX_IB_PKEY", "0x8000")],
+    ] {
+        let mut cfg = rc_mlx5(&env).unwrap();
+        assert_eq!(cfg.check(), Err(Status::InvalidParam), "{env:?}");
+    }
+    let mut cfg = rc_mlx5(&[("UCX_IB_PKEY", "0x7fff")]).unwrap();
+    assert_eq!(cfg.check(), Ok(()));
+}

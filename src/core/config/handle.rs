@@ -87,12 +87,14 @@ pub fn md_config_from_handle(handle: *const uct_md_config_t) -> Result<IbMdConfi
 }
 
 /// The typed `rc_mlx5` settings behind a `uct_iface_config_t *` (for
-/// `uct_iface_open`).
+/// `uct_iface_open`), after [`RcMlx5IfaceConfig::check`].
 pub fn iface_config_from_handle(
     handle: *const uct_iface_config_t,
 ) -> Result<RcMlx5IfaceConfig, Status> {
     with_config(handle.cast(), |config| {
         check_table(config, RC_MLX5_IFACE_CONFIG.name)?;
-        RcMlx5IfaceConfig::from_config(config)
+        let mut typed = RcMlx5IfaceConfig::from_config(config)?;
+        typed.check()?;
+        Ok(typed)
     })?
 }

@@ -353,6 +353,59 @@ impl RcMlx5IfaceConfig {
     }
 }
 
+/// Largest value of the 3-bit retry counters of an RC QP.
+pub const MAX_QP_RETRY_COUNT: u32 = 7;
+/// Largest partition key index value a user may ask for.
+pub const MAX_PKEY: u32 = 0x7fff;
+
+impl RcMlx5IfaceConfig {
+    /// The configuration with every default and no environment.
+    pub fn defaults() -> Result<RcMlx5IfaceConfig, Status> {
+        RcMlx5IfaceConfig::from_config(&Config::with_defaults(
+            &super::tables::RC_MLX5_IFACE_CONFIG,
+        )?)
+    }
+
+    /// The checks UCX makes when an interface is created from this
+    /// configuration: flow-control thresholds must be fractions with
+    /// hard < soft (`InvalidParam` otherwise), a PKEY must be at most 0x7fff,
+    /// and retry counters above what the QP holds are lowered to 7 with a
+    /// warning.
+    pub fn check(&mut self) -> Result<(), Status> {
+        if !(self.fc_hard_thresh > 0.0 && self.fc_hard_thresh < 1.0) {
+            tracing::error!(
+                "UCX_RC_FC_HARD_THRESH must be above 0 and below 1 (it is {})",
+                self.fc_hard_thresh
+            );
+            return Err(Status::InvalidParam);
+        }
+        if !(self.fc_soft_thresh > self.fc_hard_thresh && self.fc_soft_thresh < 1.0) {
+            tracing::error!(
+                "UCX_RC_FC_SOFT_THRESH must be above FC_HARD_THRESH and below 1 (soft {}, hard {})",
+                self.fc_soft_thresh,
+                self.fc_hard_thresh
+            );
+            return Err(Status::InvalidParam);
+        }
+        if let Some(pkey) = self.pkey.filter(|pkey| *pkey > MAX_PKEY) {
+            tracing::error!("UCX_IB_PKEY 0x{pkey:x} is out of range 0..0x{MAX_PKEY:x}");
+            return Err(Status::InvalidParam);
+        }
+        for (name, value) in [
+            ("RETRY_COUNT", &mut self.retry_count),
+            ("RNR_RETRY_COUNT", &mut self.rnr_retry_count),
+        ] {
+            if *value > MAX_QP_RETRY_COUNT {
+                tracing::warn!(
+                    "UCX_RC_{name} {value} is above the maximum, using {MAX_QP_RETRY_COUNT}"
+                );
+                *value = MAX_QP_RETRY_COUNT;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Whether to use the software HCA.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SoftHcaMode {
