@@ -83,11 +83,12 @@ pub unsafe extern "C" fn uct_iface_query_v2(
             "uct_iface_attr_v2_t",
         )?;
         if field_mask & UCT_IFACE_ATTR_FIELD_RX_TOKEN != 0 {
+            // An RX token is derived from the peer's TX token.
             required_fields(
                 field_mask,
                 UCT_IFACE_ATTR_FIELD_TX_TOKEN,
                 FUNCTION,
-                "uct_iface_attr_v2_t (an RX token is derived from a peer's TX token)",
+                "uct_iface_attr_v2_t",
             )?;
             // SAFETY: set by the caller together with the RX_TOKEN bit.
             let rx_token = unsafe { addr_of!((*iface_attr).rx_token).read() };

@@ -121,7 +121,7 @@ pub unsafe fn query_v2_defaults(attr: *mut uct_iface_attr_v2_t) -> Result<(), St
 
 /// Internal operations that all report "not supported": the starting point of
 /// a transport's table.
-pub static UNSUPPORTED_INTERNAL_OPS: IfaceInternalOps = IfaceInternalOps {
+pub const UNSUPPORTED_INTERNAL_OPS: IfaceInternalOps = IfaceInternalOps {
     iface_query_v2: unsupported::iface_query_v2,
     iface_is_reachable_v2: unsupported::iface_is_reachable_v2,
     ep_query: unsupported::ep_query,
