@@ -212,8 +212,8 @@ impl SimPair {
         self.collect_completions();
     }
 
-    /// Runs until `done(self)` holds (true) or nothing is left to happen or
-    /// virtual time passes `limit` from now (false).
+    /// Runs until `done(self)` holds (true), or for `limit` of virtual time
+    /// (false; when nothing is left to happen the clock jumps to the end).
     pub fn run_until(&mut self, limit: Duration, mut done: impl FnMut(&SimPair) -> bool) -> bool {
         let deadline = self.now + limit;
         loop {
@@ -230,6 +230,8 @@ impl SimPair {
             .flatten()
             .min();
             let Some(next) = next else {
+                // Nothing can happen any more: the time passes idle.
+                self.now = self.now.max(deadline);
                 return false;
             };
             if next > deadline {
