@@ -6,10 +6,7 @@
  * what 1.13 does not have). abi_compare checks the two tables and
  * master_layout.txt against each other.
  *
- * The list covers every public struct member of UCX master's uct.h, uct_def.h,
- * tl.h, v2/uct_v2.h and the UCS headers they use, and every integer constant
- * our headers define; it was produced mechanically from UCX's layout data
- * (gdb `ptype /o`) and our include/.
+ * Generated from the UCX layout data by the h1 tooling; edit by regenerating.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -540,6 +537,101 @@ int main(void)
     FIELD("uct_tl_resource_desc_t", uct_tl_resource_desc_t, sys_device);
     SIZE("uct_worker_t", uct_worker_t);
     FIELD("uct_worker_t", uct_worker_t, progress_q);
+    SIZE("ucs_async_mode_t", ucs_async_mode_t);
+    SIZE("ucs_config_print_flags_t", ucs_config_print_flags_t);
+    SIZE("ucs_cpu_mask_t", ucs_cpu_mask_t);
+    SIZE("ucs_log_level_t", ucs_log_level_t);
+#ifndef UCT_ABI_UCX113
+    SIZE("ucs_mem_flags_t", ucs_mem_flags_t);
+#endif
+    SIZE("ucs_memory_type_t", ucs_memory_type_t);
+    SIZE("ucs_status_ptr_t", ucs_status_ptr_t);
+    SIZE("ucs_status_t", ucs_status_t);
+    SIZE("ucs_sys_device_t", ucs_sys_device_t);
+    SIZE("ucs_thread_mode_t", ucs_thread_mode_t);
+    SIZE("ucs_time_t", ucs_time_t);
+    SIZE("uct_alloc_method_t", uct_alloc_method_t);
+    SIZE("uct_am_trace_type_t", uct_am_trace_type_t);
+    SIZE("uct_atomic_op_t", uct_atomic_op_t);
+    SIZE("uct_conn_request_h", uct_conn_request_h);
+    SIZE("uct_device_type_t", uct_device_type_t);
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_ep_connect_to_ep_param_field_t", uct_ep_connect_to_ep_param_field_t);
+#endif
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_ep_is_connected_field_mask_t", uct_ep_is_connected_field_mask_t);
+#endif
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_ep_op_info_am_field_t", uct_ep_op_info_am_field_t);
+#endif
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_ep_op_info_atomic_field_t", uct_ep_op_info_atomic_field_t);
+#endif
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_ep_op_info_field_t", uct_ep_op_info_field_t);
+#endif
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_ep_op_info_flush_field_t", uct_ep_op_info_flush_field_t);
+#endif
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_ep_op_info_rma_field_t", uct_ep_op_info_rma_field_t);
+#endif
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_ep_operation_t", uct_ep_operation_t);
+#endif
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_ep_outstanding_purge_field_t", uct_ep_outstanding_purge_field_t);
+#endif
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_iface_is_reachable_field_mask_t", uct_iface_is_reachable_field_mask_t);
+#endif
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_iface_reachability_scope_t", uct_iface_reachability_scope_t);
+#endif
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_md_attr_field_t", uct_md_attr_field_t);
+#endif
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_md_flags_v2_t", uct_md_flags_v2_t);
+#endif
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_md_mem_attach_field_mask_t", uct_md_mem_attach_field_mask_t);
+#endif
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_md_mem_attach_flags_t", uct_md_mem_attach_flags_t);
+#endif
+    SIZE("uct_md_mem_attr_field_t", uct_md_mem_attr_field_t);
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_md_mem_attr_v2_field_t", uct_md_mem_attr_v2_field_t);
+#endif
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_md_mem_dereg_field_mask_t", uct_md_mem_dereg_field_mask_t);
+#endif
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_md_mem_dereg_flags_t", uct_md_mem_dereg_flags_t);
+#endif
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_md_mem_reg_field_mask_t", uct_md_mem_reg_field_mask_t);
+#endif
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_md_mkey_pack_field_mask_t", uct_md_mkey_pack_field_mask_t);
+#endif
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_md_mkey_pack_flags_t", uct_md_mkey_pack_flags_t);
+#endif
+    SIZE("uct_mem_advice_t", uct_mem_advice_t);
+    SIZE("uct_mem_alloc_params_field_t", uct_mem_alloc_params_field_t);
+    SIZE("uct_mem_h", uct_mem_h);
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_perf_attr_flags_t", uct_perf_attr_flags_t);
+#endif
+    SIZE("uct_rkey_t", uct_rkey_t);
+#ifndef UCT_ABI_UCX113
+    SIZE("uct_rkey_unpack_field_mask_t", uct_rkey_unpack_field_mask_t);
+#endif
+    SIZE("uct_sockaddr_accessibility_t", uct_sockaddr_accessibility_t);
+    SIZE("uct_tag_t", uct_tag_t);
+    SIZE("uct_worker_cb_id_t", uct_worker_cb_id_t);
     CONST(UCS_ASYNC_MODE_LAST);
     CONST(UCS_ASYNC_MODE_POLL);
     CONST(UCS_ASYNC_MODE_SIGNAL);

@@ -289,26 +289,28 @@ pub struct uct_md_mem_attr_v2 {
 pub type uct_md_mem_attr_v2_t = uct_md_mem_attr_v2;
 
 /// `uct_md_attr_v2_t::field_mask` bits.
-pub type uct_md_attr_field_t = u64;
-pub const UCT_MD_ATTR_FIELD_MAX_ALLOC: uct_md_attr_field_t = 0x1;
-pub const UCT_MD_ATTR_FIELD_MAX_REG: uct_md_attr_field_t = 0x2;
-pub const UCT_MD_ATTR_FIELD_FLAGS: uct_md_attr_field_t = 0x4;
-pub const UCT_MD_ATTR_FIELD_REG_MEM_TYPES: uct_md_attr_field_t = 0x8;
-pub const UCT_MD_ATTR_FIELD_REG_NONBLOCK_MEM_TYPES: uct_md_attr_field_t = 0x10;
-pub const UCT_MD_ATTR_FIELD_CACHE_MEM_TYPES: uct_md_attr_field_t = 0x20;
-pub const UCT_MD_ATTR_FIELD_DETECT_MEM_TYPES: uct_md_attr_field_t = 0x40;
-pub const UCT_MD_ATTR_FIELD_ALLOC_MEM_TYPES: uct_md_attr_field_t = 0x80;
-pub const UCT_MD_ATTR_FIELD_ACCESS_MEM_TYPES: uct_md_attr_field_t = 0x100;
-pub const UCT_MD_ATTR_FIELD_DMABUF_MEM_TYPES: uct_md_attr_field_t = 0x200;
-pub const UCT_MD_ATTR_FIELD_REG_COST: uct_md_attr_field_t = 0x400;
-pub const UCT_MD_ATTR_FIELD_COMPONENT_NAME: uct_md_attr_field_t = 0x800;
-pub const UCT_MD_ATTR_FIELD_RKEY_PACKED_SIZE: uct_md_attr_field_t = 0x1000;
-pub const UCT_MD_ATTR_FIELD_LOCAL_CPUS: uct_md_attr_field_t = 0x2000;
-pub const UCT_MD_ATTR_FIELD_EXPORTED_MKEY_PACKED_SIZE: uct_md_attr_field_t = 0x4000;
-pub const UCT_MD_ATTR_FIELD_GLOBAL_ID: uct_md_attr_field_t = 0x8000;
-pub const UCT_MD_ATTR_FIELD_REG_ALIGNMENT: uct_md_attr_field_t = 0x1_0000;
-pub const UCT_MD_ATTR_FIELD_GVA_MEM_TYPES: uct_md_attr_field_t = 0x2_0000;
-pub const UCT_MD_ATTR_FIELD_REQUIRED_MEM_FLAGS: uct_md_attr_field_t = 0x4_0000;
+/// (The C enum type; the constants below have the type of the
+/// `field_mask`/`flags` member they are used with.)
+pub type uct_md_attr_field_t = c_uint;
+pub const UCT_MD_ATTR_FIELD_MAX_ALLOC: u64 = 0x1;
+pub const UCT_MD_ATTR_FIELD_MAX_REG: u64 = 0x2;
+pub const UCT_MD_ATTR_FIELD_FLAGS: u64 = 0x4;
+pub const UCT_MD_ATTR_FIELD_REG_MEM_TYPES: u64 = 0x8;
+pub const UCT_MD_ATTR_FIELD_REG_NONBLOCK_MEM_TYPES: u64 = 0x10;
+pub const UCT_MD_ATTR_FIELD_CACHE_MEM_TYPES: u64 = 0x20;
+pub const UCT_MD_ATTR_FIELD_DETECT_MEM_TYPES: u64 = 0x40;
+pub const UCT_MD_ATTR_FIELD_ALLOC_MEM_TYPES: u64 = 0x80;
+pub const UCT_MD_ATTR_FIELD_ACCESS_MEM_TYPES: u64 = 0x100;
+pub const UCT_MD_ATTR_FIELD_DMABUF_MEM_TYPES: u64 = 0x200;
+pub const UCT_MD_ATTR_FIELD_REG_COST: u64 = 0x400;
+pub const UCT_MD_ATTR_FIELD_COMPONENT_NAME: u64 = 0x800;
+pub const UCT_MD_ATTR_FIELD_RKEY_PACKED_SIZE: u64 = 0x1000;
+pub const UCT_MD_ATTR_FIELD_LOCAL_CPUS: u64 = 0x2000;
+pub const UCT_MD_ATTR_FIELD_EXPORTED_MKEY_PACKED_SIZE: u64 = 0x4000;
+pub const UCT_MD_ATTR_FIELD_GLOBAL_ID: u64 = 0x8000;
+pub const UCT_MD_ATTR_FIELD_REG_ALIGNMENT: u64 = 0x1_0000;
+pub const UCT_MD_ATTR_FIELD_GVA_MEM_TYPES: u64 = 0x2_0000;
+pub const UCT_MD_ATTR_FIELD_REQUIRED_MEM_FLAGS: u64 = 0x4_0000;
 
 /// What `uct_md_query_v2` reports; members valid per `field_mask`.
 #[repr(C)]
@@ -338,11 +340,13 @@ pub struct uct_md_attr_v2 {
 pub type uct_md_attr_v2_t = uct_md_attr_v2;
 
 /// More `uct_md_attr_v2_t::flags` bits, after the `UCT_MD_FLAG_*` ones.
-pub type uct_md_flags_v2_t = u64;
-pub const UCT_MD_FLAG_V2_FIRST: uct_md_flags_v2_t = 0x800;
-pub const UCT_MD_FLAG_INVALIDATE_RMA: uct_md_flags_v2_t = 0x800;
-pub const UCT_MD_FLAG_INVALIDATE_AMO: uct_md_flags_v2_t = 0x1000;
-pub const UCT_MD_FLAG_MEMTYPE_COPY: uct_md_flags_v2_t = 0x2000;
+/// (The C enum type; the constants below have the type of the
+/// `field_mask`/`flags` member they are used with.)
+pub type uct_md_flags_v2_t = c_uint;
+pub const UCT_MD_FLAG_V2_FIRST: u64 = 0x800;
+pub const UCT_MD_FLAG_INVALIDATE_RMA: u64 = 0x800;
+pub const UCT_MD_FLAG_INVALIDATE_AMO: u64 = 0x1000;
+pub const UCT_MD_FLAG_MEMTYPE_COPY: u64 = 0x2000;
 
 // uct_iface_attr_v2_t::field_mask bits.
 pub const UCT_IFACE_ATTR_FIELD_MAX_PUT_SGL_ZCOPY_COUNT: u64 = 0x1;
@@ -386,44 +390,54 @@ pub struct uct_iface_attr_v2 {
 pub type uct_iface_attr_v2_t = uct_iface_attr_v2;
 
 /// `uct_ep_op_info_t::field_mask` bits.
-pub type uct_ep_op_info_field_t = u64;
-pub const UCT_EP_OP_INFO_FIELD_OPERATION: uct_ep_op_info_field_t = 0x1;
-pub const UCT_EP_OP_INFO_FIELD_COMP: uct_ep_op_info_field_t = 0x2;
-pub const UCT_EP_OP_INFO_FIELD_AM: uct_ep_op_info_field_t = 0x4;
-pub const UCT_EP_OP_INFO_FIELD_RMA: uct_ep_op_info_field_t = 0x8;
-pub const UCT_EP_OP_INFO_FIELD_FLUSH: uct_ep_op_info_field_t = 0x10;
-pub const UCT_EP_OP_INFO_FIELD_ATOMIC: uct_ep_op_info_field_t = 0x20;
+/// (The C enum type; the constants below have the type of the
+/// `field_mask`/`flags` member they are used with.)
+pub type uct_ep_op_info_field_t = c_uint;
+pub const UCT_EP_OP_INFO_FIELD_OPERATION: u64 = 0x1;
+pub const UCT_EP_OP_INFO_FIELD_COMP: u64 = 0x2;
+pub const UCT_EP_OP_INFO_FIELD_AM: u64 = 0x4;
+pub const UCT_EP_OP_INFO_FIELD_RMA: u64 = 0x8;
+pub const UCT_EP_OP_INFO_FIELD_FLUSH: u64 = 0x10;
+pub const UCT_EP_OP_INFO_FIELD_ATOMIC: u64 = 0x20;
 
 /// `uct_ep_op_info_t::am.field_mask` bits.
-pub type uct_ep_op_info_am_field_t = u16;
-pub const UCT_EP_OP_INFO_AM_FIELD_AM_ID: uct_ep_op_info_am_field_t = 0x1;
-pub const UCT_EP_OP_INFO_AM_FIELD_FLAGS: uct_ep_op_info_am_field_t = 0x2;
-pub const UCT_EP_OP_INFO_AM_FIELD_HEADER_VALUE: uct_ep_op_info_am_field_t = 0x4;
-pub const UCT_EP_OP_INFO_AM_FIELD_HEADER_ZCOPY: uct_ep_op_info_am_field_t = 0x8;
-pub const UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_DATA: uct_ep_op_info_am_field_t = 0x10;
-pub const UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_ZCOPY: uct_ep_op_info_am_field_t = 0x20;
+/// (The C enum type; the constants below have the type of the
+/// `field_mask`/`flags` member they are used with.)
+pub type uct_ep_op_info_am_field_t = c_uint;
+pub const UCT_EP_OP_INFO_AM_FIELD_AM_ID: u16 = 0x1;
+pub const UCT_EP_OP_INFO_AM_FIELD_FLAGS: u16 = 0x2;
+pub const UCT_EP_OP_INFO_AM_FIELD_HEADER_VALUE: u16 = 0x4;
+pub const UCT_EP_OP_INFO_AM_FIELD_HEADER_ZCOPY: u16 = 0x8;
+pub const UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_DATA: u16 = 0x10;
+pub const UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_ZCOPY: u16 = 0x20;
 
 /// `uct_ep_op_info_t::rma.field_mask` bits.
-pub type uct_ep_op_info_rma_field_t = u16;
-pub const UCT_EP_OP_INFO_RMA_FIELD_REMOTE_ADDR: uct_ep_op_info_rma_field_t = 0x1;
-pub const UCT_EP_OP_INFO_RMA_FIELD_RKEY: uct_ep_op_info_rma_field_t = 0x2;
-pub const UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_DATA: uct_ep_op_info_rma_field_t = 0x4;
-pub const UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_ZCOPY: uct_ep_op_info_rma_field_t = 0x8;
-pub const UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_UNPACK: uct_ep_op_info_rma_field_t = 0x10;
+/// (The C enum type; the constants below have the type of the
+/// `field_mask`/`flags` member they are used with.)
+pub type uct_ep_op_info_rma_field_t = c_uint;
+pub const UCT_EP_OP_INFO_RMA_FIELD_REMOTE_ADDR: u16 = 0x1;
+pub const UCT_EP_OP_INFO_RMA_FIELD_RKEY: u16 = 0x2;
+pub const UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_DATA: u16 = 0x4;
+pub const UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_ZCOPY: u16 = 0x8;
+pub const UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_UNPACK: u16 = 0x10;
 
 /// `uct_ep_op_info_t::flush.field_mask` bits.
-pub type uct_ep_op_info_flush_field_t = u16;
-pub const UCT_EP_OP_INFO_FLUSH_FIELD_FLAGS: uct_ep_op_info_flush_field_t = 0x1;
+/// (The C enum type; the constants below have the type of the
+/// `field_mask`/`flags` member they are used with.)
+pub type uct_ep_op_info_flush_field_t = c_uint;
+pub const UCT_EP_OP_INFO_FLUSH_FIELD_FLAGS: u16 = 0x1;
 
 /// `uct_ep_op_info_t::atomic.field_mask` bits.
-pub type uct_ep_op_info_atomic_field_t = u16;
-pub const UCT_EP_OP_INFO_ATOMIC_FIELD_OP: uct_ep_op_info_atomic_field_t = 0x1;
-pub const UCT_EP_OP_INFO_ATOMIC_FIELD_REMOTE_ADDR: uct_ep_op_info_atomic_field_t = 0x2;
-pub const UCT_EP_OP_INFO_ATOMIC_FIELD_RKEY: uct_ep_op_info_atomic_field_t = 0x4;
-pub const UCT_EP_OP_INFO_ATOMIC_FIELD_VALUE: uct_ep_op_info_atomic_field_t = 0x8;
-pub const UCT_EP_OP_INFO_ATOMIC_FIELD_COMPARE: uct_ep_op_info_atomic_field_t = 0x10;
-pub const UCT_EP_OP_INFO_ATOMIC_FIELD_RESULT: uct_ep_op_info_atomic_field_t = 0x20;
-pub const UCT_EP_OP_INFO_ATOMIC_FIELD_SIZE: uct_ep_op_info_atomic_field_t = 0x40;
+/// (The C enum type; the constants below have the type of the
+/// `field_mask`/`flags` member they are used with.)
+pub type uct_ep_op_info_atomic_field_t = c_uint;
+pub const UCT_EP_OP_INFO_ATOMIC_FIELD_OP: u16 = 0x1;
+pub const UCT_EP_OP_INFO_ATOMIC_FIELD_REMOTE_ADDR: u16 = 0x2;
+pub const UCT_EP_OP_INFO_ATOMIC_FIELD_RKEY: u16 = 0x4;
+pub const UCT_EP_OP_INFO_ATOMIC_FIELD_VALUE: u16 = 0x8;
+pub const UCT_EP_OP_INFO_ATOMIC_FIELD_COMPARE: u16 = 0x10;
+pub const UCT_EP_OP_INFO_ATOMIC_FIELD_RESULT: u16 = 0x20;
+pub const UCT_EP_OP_INFO_ATOMIC_FIELD_SIZE: u16 = 0x40;
 
 /// A contiguous buffer of an operation.
 #[repr(C)]
@@ -556,10 +570,12 @@ pub type uct_ep_op_info_t = uct_ep_op_info;
 pub type uct_ep_outstanding_purge_callback_t =
     Option<unsafe extern "C" fn(op_info: *const uct_ep_op_info_t, arg: *mut c_void)>;
 
-pub type uct_ep_outstanding_purge_field_t = u64;
-pub const UCT_EP_OUTSTANDING_FIELD_RX_TOKEN: uct_ep_outstanding_purge_field_t = 0x1;
-pub const UCT_EP_OUTSTANDING_FIELD_CB: uct_ep_outstanding_purge_field_t = 0x2;
-pub const UCT_EP_OUTSTANDING_FIELD_ARG: uct_ep_outstanding_purge_field_t = 0x4;
+/// (The C enum type; the constants below have the type of the
+/// `field_mask`/`flags` member they are used with.)
+pub type uct_ep_outstanding_purge_field_t = c_uint;
+pub const UCT_EP_OUTSTANDING_FIELD_RX_TOKEN: u64 = 0x1;
+pub const UCT_EP_OUTSTANDING_FIELD_CB: u64 = 0x2;
+pub const UCT_EP_OUTSTANDING_FIELD_ARG: u64 = 0x4;
 
 /// Parameters of `uct_ep_outstanding_purge`.
 #[repr(C)]

@@ -59,6 +59,52 @@
  */
 #define UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS 1
 
+#define UCT_MD_ATTR_FIELD_MAX_ALLOC 1
+
+#define UCT_MD_ATTR_FIELD_MAX_REG 2
+
+#define UCT_MD_ATTR_FIELD_FLAGS 4
+
+#define UCT_MD_ATTR_FIELD_REG_MEM_TYPES 8
+
+#define UCT_MD_ATTR_FIELD_REG_NONBLOCK_MEM_TYPES 16
+
+#define UCT_MD_ATTR_FIELD_CACHE_MEM_TYPES 32
+
+#define UCT_MD_ATTR_FIELD_DETECT_MEM_TYPES 64
+
+#define UCT_MD_ATTR_FIELD_ALLOC_MEM_TYPES 128
+
+#define UCT_MD_ATTR_FIELD_ACCESS_MEM_TYPES 256
+
+#define UCT_MD_ATTR_FIELD_DMABUF_MEM_TYPES 512
+
+#define UCT_MD_ATTR_FIELD_REG_COST 1024
+
+#define UCT_MD_ATTR_FIELD_COMPONENT_NAME 2048
+
+#define UCT_MD_ATTR_FIELD_RKEY_PACKED_SIZE 4096
+
+#define UCT_MD_ATTR_FIELD_LOCAL_CPUS 8192
+
+#define UCT_MD_ATTR_FIELD_EXPORTED_MKEY_PACKED_SIZE 16384
+
+#define UCT_MD_ATTR_FIELD_GLOBAL_ID 32768
+
+#define UCT_MD_ATTR_FIELD_REG_ALIGNMENT 65536
+
+#define UCT_MD_ATTR_FIELD_GVA_MEM_TYPES 131072
+
+#define UCT_MD_ATTR_FIELD_REQUIRED_MEM_FLAGS 262144
+
+#define UCT_MD_FLAG_V2_FIRST 2048
+
+#define UCT_MD_FLAG_INVALIDATE_RMA 2048
+
+#define UCT_MD_FLAG_INVALIDATE_AMO 4096
+
+#define UCT_MD_FLAG_MEMTYPE_COPY 8192
+
 #define UCT_IFACE_ATTR_FIELD_MAX_PUT_SGL_ZCOPY_COUNT 1
 
 #define UCT_IFACE_ATTR_FIELD_MAX_GET_SGL_ZCOPY_COUNT 2
@@ -84,6 +130,62 @@
  * TX/RX token queries and `uct_ep_outstanding_purge` are supported.
  */
 #define UCT_IFACE_FLAG_V2_QUERY_TOKEN 4
+
+#define UCT_EP_OP_INFO_FIELD_OPERATION 1
+
+#define UCT_EP_OP_INFO_FIELD_COMP 2
+
+#define UCT_EP_OP_INFO_FIELD_AM 4
+
+#define UCT_EP_OP_INFO_FIELD_RMA 8
+
+#define UCT_EP_OP_INFO_FIELD_FLUSH 16
+
+#define UCT_EP_OP_INFO_FIELD_ATOMIC 32
+
+#define UCT_EP_OP_INFO_AM_FIELD_AM_ID 1
+
+#define UCT_EP_OP_INFO_AM_FIELD_FLAGS 2
+
+#define UCT_EP_OP_INFO_AM_FIELD_HEADER_VALUE 4
+
+#define UCT_EP_OP_INFO_AM_FIELD_HEADER_ZCOPY 8
+
+#define UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_DATA 16
+
+#define UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_ZCOPY 32
+
+#define UCT_EP_OP_INFO_RMA_FIELD_REMOTE_ADDR 1
+
+#define UCT_EP_OP_INFO_RMA_FIELD_RKEY 2
+
+#define UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_DATA 4
+
+#define UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_ZCOPY 8
+
+#define UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_UNPACK 16
+
+#define UCT_EP_OP_INFO_FLUSH_FIELD_FLAGS 1
+
+#define UCT_EP_OP_INFO_ATOMIC_FIELD_OP 1
+
+#define UCT_EP_OP_INFO_ATOMIC_FIELD_REMOTE_ADDR 2
+
+#define UCT_EP_OP_INFO_ATOMIC_FIELD_RKEY 4
+
+#define UCT_EP_OP_INFO_ATOMIC_FIELD_VALUE 8
+
+#define UCT_EP_OP_INFO_ATOMIC_FIELD_COMPARE 16
+
+#define UCT_EP_OP_INFO_ATOMIC_FIELD_RESULT 32
+
+#define UCT_EP_OP_INFO_ATOMIC_FIELD_SIZE 64
+
+#define UCT_EP_OUTSTANDING_FIELD_RX_TOKEN 1
+
+#define UCT_EP_OUTSTANDING_FIELD_CB 2
+
+#define UCT_EP_OUTSTANDING_FIELD_ARG 4
 
 /**
  * `uct_iface_attr_v2_t::cap`.
@@ -409,43 +511,6 @@ typedef unsigned int uct_rkey_unpack_field_mask_t;
 typedef unsigned int uct_md_mem_attr_v2_field_t;
 
 /**
- * `uct_md_attr_v2_t::field_mask` bits.
- */
-typedef uint64_t uct_md_attr_field_t;
-
-/**
- * More `uct_md_attr_v2_t::flags` bits, after the `UCT_MD_FLAG_*` ones.
- */
-typedef uint64_t uct_md_flags_v2_t;
-
-/**
- * `uct_ep_op_info_t::field_mask` bits.
- */
-typedef uint64_t uct_ep_op_info_field_t;
-
-/**
- * `uct_ep_op_info_t::am.field_mask` bits.
- */
-typedef uint16_t uct_ep_op_info_am_field_t;
-
-/**
- * `uct_ep_op_info_t::rma.field_mask` bits.
- */
-typedef uint16_t uct_ep_op_info_rma_field_t;
-
-/**
- * `uct_ep_op_info_t::flush.field_mask` bits.
- */
-typedef uint16_t uct_ep_op_info_flush_field_t;
-
-/**
- * `uct_ep_op_info_t::atomic.field_mask` bits.
- */
-typedef uint16_t uct_ep_op_info_atomic_field_t;
-
-typedef uint64_t uct_ep_outstanding_purge_field_t;
-
-/**
  * What `uct_ep_query` reports. `tx_token` is an input: the caller points it
  * at a buffer of the iface's `tx_token_length` bytes.
  */
@@ -541,6 +606,61 @@ struct uct_md_mem_attr_v2 {
 };
 
 typedef struct uct_md_mem_attr_v2 uct_md_mem_attr_v2_t;
+
+/**
+ * `uct_md_attr_v2_t::field_mask` bits.
+ * (The C enum type; the constants below have the type of the
+ * `field_mask`/`flags` member they are used with.)
+ */
+typedef unsigned int uct_md_attr_field_t;
+
+/**
+ * More `uct_md_attr_v2_t::flags` bits, after the `UCT_MD_FLAG_*` ones.
+ * (The C enum type; the constants below have the type of the
+ * `field_mask`/`flags` member they are used with.)
+ */
+typedef unsigned int uct_md_flags_v2_t;
+
+/**
+ * `uct_ep_op_info_t::field_mask` bits.
+ * (The C enum type; the constants below have the type of the
+ * `field_mask`/`flags` member they are used with.)
+ */
+typedef unsigned int uct_ep_op_info_field_t;
+
+/**
+ * `uct_ep_op_info_t::am.field_mask` bits.
+ * (The C enum type; the constants below have the type of the
+ * `field_mask`/`flags` member they are used with.)
+ */
+typedef unsigned int uct_ep_op_info_am_field_t;
+
+/**
+ * `uct_ep_op_info_t::rma.field_mask` bits.
+ * (The C enum type; the constants below have the type of the
+ * `field_mask`/`flags` member they are used with.)
+ */
+typedef unsigned int uct_ep_op_info_rma_field_t;
+
+/**
+ * `uct_ep_op_info_t::flush.field_mask` bits.
+ * (The C enum type; the constants below have the type of the
+ * `field_mask`/`flags` member they are used with.)
+ */
+typedef unsigned int uct_ep_op_info_flush_field_t;
+
+/**
+ * `uct_ep_op_info_t::atomic.field_mask` bits.
+ * (The C enum type; the constants below have the type of the
+ * `field_mask`/`flags` member they are used with.)
+ */
+typedef unsigned int uct_ep_op_info_atomic_field_t;
+
+/**
+ * (The C enum type; the constants below have the type of the
+ * `field_mask`/`flags` member they are used with.)
+ */
+typedef unsigned int uct_ep_outstanding_purge_field_t;
 
 #define UCT_EP_OP_AM_SHORT 0
 
@@ -657,108 +777,6 @@ typedef struct uct_md_mem_attr_v2 uct_md_mem_attr_v2_t;
 #define UCT_MD_MEM_ATTR_V2_FIELD_DMABUF_OFFSET 32
 
 #define UCT_MD_MEM_ATTR_V2_FIELD_MEM_FLAGS 64
-
-#define UCT_MD_ATTR_FIELD_MAX_ALLOC 1
-
-#define UCT_MD_ATTR_FIELD_MAX_REG 2
-
-#define UCT_MD_ATTR_FIELD_FLAGS 4
-
-#define UCT_MD_ATTR_FIELD_REG_MEM_TYPES 8
-
-#define UCT_MD_ATTR_FIELD_REG_NONBLOCK_MEM_TYPES 16
-
-#define UCT_MD_ATTR_FIELD_CACHE_MEM_TYPES 32
-
-#define UCT_MD_ATTR_FIELD_DETECT_MEM_TYPES 64
-
-#define UCT_MD_ATTR_FIELD_ALLOC_MEM_TYPES 128
-
-#define UCT_MD_ATTR_FIELD_ACCESS_MEM_TYPES 256
-
-#define UCT_MD_ATTR_FIELD_DMABUF_MEM_TYPES 512
-
-#define UCT_MD_ATTR_FIELD_REG_COST 1024
-
-#define UCT_MD_ATTR_FIELD_COMPONENT_NAME 2048
-
-#define UCT_MD_ATTR_FIELD_RKEY_PACKED_SIZE 4096
-
-#define UCT_MD_ATTR_FIELD_LOCAL_CPUS 8192
-
-#define UCT_MD_ATTR_FIELD_EXPORTED_MKEY_PACKED_SIZE 16384
-
-#define UCT_MD_ATTR_FIELD_GLOBAL_ID 32768
-
-#define UCT_MD_ATTR_FIELD_REG_ALIGNMENT 65536
-
-#define UCT_MD_ATTR_FIELD_GVA_MEM_TYPES 131072
-
-#define UCT_MD_ATTR_FIELD_REQUIRED_MEM_FLAGS 262144
-
-#define UCT_MD_FLAG_V2_FIRST 2048
-
-#define UCT_MD_FLAG_INVALIDATE_RMA 2048
-
-#define UCT_MD_FLAG_INVALIDATE_AMO 4096
-
-#define UCT_MD_FLAG_MEMTYPE_COPY 8192
-
-#define UCT_EP_OP_INFO_FIELD_OPERATION 1
-
-#define UCT_EP_OP_INFO_FIELD_COMP 2
-
-#define UCT_EP_OP_INFO_FIELD_AM 4
-
-#define UCT_EP_OP_INFO_FIELD_RMA 8
-
-#define UCT_EP_OP_INFO_FIELD_FLUSH 16
-
-#define UCT_EP_OP_INFO_FIELD_ATOMIC 32
-
-#define UCT_EP_OP_INFO_AM_FIELD_AM_ID 1
-
-#define UCT_EP_OP_INFO_AM_FIELD_FLAGS 2
-
-#define UCT_EP_OP_INFO_AM_FIELD_HEADER_VALUE 4
-
-#define UCT_EP_OP_INFO_AM_FIELD_HEADER_ZCOPY 8
-
-#define UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_DATA 16
-
-#define UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_ZCOPY 32
-
-#define UCT_EP_OP_INFO_RMA_FIELD_REMOTE_ADDR 1
-
-#define UCT_EP_OP_INFO_RMA_FIELD_RKEY 2
-
-#define UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_DATA 4
-
-#define UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_ZCOPY 8
-
-#define UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_UNPACK 16
-
-#define UCT_EP_OP_INFO_FLUSH_FIELD_FLAGS 1
-
-#define UCT_EP_OP_INFO_ATOMIC_FIELD_OP 1
-
-#define UCT_EP_OP_INFO_ATOMIC_FIELD_REMOTE_ADDR 2
-
-#define UCT_EP_OP_INFO_ATOMIC_FIELD_RKEY 4
-
-#define UCT_EP_OP_INFO_ATOMIC_FIELD_VALUE 8
-
-#define UCT_EP_OP_INFO_ATOMIC_FIELD_COMPARE 16
-
-#define UCT_EP_OP_INFO_ATOMIC_FIELD_RESULT 32
-
-#define UCT_EP_OP_INFO_ATOMIC_FIELD_SIZE 64
-
-#define UCT_EP_OUTSTANDING_FIELD_RX_TOKEN 1
-
-#define UCT_EP_OUTSTANDING_FIELD_CB 2
-
-#define UCT_EP_OUTSTANDING_FIELD_ARG 4
 
 #ifdef __cplusplus
 extern "C" {
