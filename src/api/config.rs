@@ -30,9 +30,9 @@ unsafe fn optional_c_str<'a>(
     unsafe { c_str_arg(ptr, function, argument) }.map(Some)
 }
 
-/// Reads the memory domain configuration of `component` from the
-/// environment (`UCX_IB_*`, and `<env_prefix>_UCX_IB_*` overriding them).
-/// `filename` is ignored, as in UCX.
+/// Reads the memory domain configuration of `component` from `ucx.conf`
+/// files and the environment (`UCX_IB_*`, and `<env_prefix>_UCX_IB_*`
+/// overriding them). `filename` is ignored, as in UCX.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid; strings are NUL-terminated.
@@ -67,7 +67,8 @@ pub unsafe extern "C" fn uct_md_config_read(
 }
 
 /// Reads the interface configuration of transport `tl_name` (only
-/// `rc_mlx5`) from the environment. Unknown or NULL `tl_name` is
+/// `rc_mlx5`) from `ucx.conf` files and the environment (`UCX_RC_MLX5_*`
+/// over `UCX_RC_*` over `UCX_IB_*` over `UCX_*`). Unknown or NULL `tl_name` is
 /// `UCS_ERR_NO_DEVICE`, as in UCX.
 ///
 /// # Safety
