@@ -3,6 +3,12 @@
 //!
 //! Binaries built against UCX's headers walk `fast_elems` inline (calling each
 //! `cb` until one is NULL), so its layout is part of the binary ABI.
+//!
+//! UCX 1.13 differs: its elements are 24 bytes (`cb`, `arg`, `flags`, `id`)
+//! and the queue 264. A 1.13 binary reads element 1's `cb` at byte 24, which
+//! in this (master) layout is element 1's `arg`. Both walks agree only when
+//! element 0 is the single entry and element 1 is all zero, which is how the
+//! worker must use the array.
 
 use core::ffi::{c_int, c_uint, c_void};
 

@@ -461,7 +461,9 @@ pub struct uct_iface_params {
     pub features: u64,
 }
 
-/// Parameters of `uct_ep_create`.
+/// Parameters of `uct_ep_create`. UCX 1.13 callers pass 144 bytes (no
+/// `dev_addr_length`/`iface_addr_length`): read those only when their
+/// `field_mask` bits are set.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct uct_ep_params {
@@ -557,7 +559,9 @@ pub const UCT_MD_MEM_ATTR_FIELD_ALLOC_LENGTH: uct_md_mem_attr_field_t = 0x8;
 pub const UCT_MD_MEM_ATTR_FIELD_DMABUF_FD: uct_md_mem_attr_field_t = 0x10;
 pub const UCT_MD_MEM_ATTR_FIELD_DMABUF_OFFSET: uct_md_mem_attr_field_t = 0x20;
 
-/// What `uct_md_mem_query` reports about an address range.
+/// What `uct_md_mem_query` reports about an address range. UCX 1.13's is 32
+/// bytes (no `dmabuf_fd`/`dmabuf_offset`): write those only when asked for in
+/// `field_mask`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct uct_md_mem_attr {
@@ -572,6 +576,9 @@ pub struct uct_md_mem_attr {
 pub type uct_md_mem_attr_t = uct_md_mem_attr;
 
 /// Memory obtained by `uct_mem_alloc` / `uct_iface_mem_alloc`.
+///
+/// 48 bytes on master, 40 in UCX 1.13 (no `sys_device`), and there is no
+/// field mask: writing `sys_device` would overrun a 1.13 caller's struct.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct uct_allocated_memory {

@@ -396,6 +396,9 @@ typedef unsigned int uct_alloc_method_t;
 
 /**
  * Memory obtained by `uct_mem_alloc` / `uct_iface_mem_alloc`.
+ *
+ * 48 bytes on master, 40 in UCX 1.13 (no `sys_device`), and there is no
+ * field mask: writing `sys_device` would overrun a 1.13 caller's struct.
  */
 struct uct_allocated_memory {
     void *address;
@@ -628,7 +631,9 @@ struct uct_iface_params {
 };
 
 /**
- * Parameters of `uct_ep_create`.
+ * Parameters of `uct_ep_create`. UCX 1.13 callers pass 144 bytes (no
+ * `dev_addr_length`/`iface_addr_length`): read those only when their
+ * `field_mask` bits are set.
  */
 struct uct_ep_params {
     uint64_t field_mask;
@@ -719,7 +724,9 @@ struct uct_md_attr {
 };
 
 /**
- * What `uct_md_mem_query` reports about an address range.
+ * What `uct_md_mem_query` reports about an address range. UCX 1.13's is 32
+ * bytes (no `dmabuf_fd`/`dmabuf_offset`): write those only when asked for in
+ * `field_mask`.
  */
 struct uct_md_mem_attr {
     uint64_t field_mask;
@@ -1024,9 +1031,9 @@ ucs_status_t uct_rkey_release(uct_component_h component,
                               const uct_rkey_bundle_t *rkey_ob);
 
 /**
- * Reads the memory domain configuration of `component` from the
- * environment (`UCX_IB_*`, and `<env_prefix>_UCX_IB_*` overriding them).
- * `filename` is ignored, as in UCX.
+ * Reads the memory domain configuration of `component` from `ucx.conf`
+ * files and the environment (`UCX_IB_*`, and `<env_prefix>_UCX_IB_*`
+ * overriding them). `filename` is ignored, as in UCX.
  *
  * # Safety
  * Pointer arguments are NULL or valid; strings are NUL-terminated.
@@ -1038,7 +1045,8 @@ ucs_status_t uct_md_config_read(uct_component_h component,
 
 /**
  * Reads the interface configuration of transport `tl_name` (only
- * `rc_mlx5`) from the environment. Unknown or NULL `tl_name` is
+ * `rc_mlx5`) from `ucx.conf` files and the environment (`UCX_RC_MLX5_*`
+ * over `UCX_RC_*` over `UCX_IB_*` over `UCX_*`). Unknown or NULL `tl_name` is
  * `UCS_ERR_NO_DEVICE`, as in UCX.
  *
  * # Safety

@@ -23,7 +23,7 @@ extern "C" {
  * # Safety
  * `device` must be NULL or a NUL-terminated string.
  */
-ucs_status_t uct_soft_hca_link_set(const char *device, int32_t up);
+ucs_status_t uct_soft_hca_link_set(const char *device, int up);
 
 /**
  * Makes soft HCA `device` drop each packet it sends or receives with

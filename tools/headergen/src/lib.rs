@@ -759,3 +759,63 @@ pub fn generate_from(root: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, Error>
     }
     Ok(written)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negative_defines_get_parentheses() {
+        let text = "#define A -1\n#define B 2\n#define C (-3)\n#define D -x\n";
+        assert_eq!(
+            parenthesize_negative_defines(text),
+            "#define A (-1)\n#define B 2\n#define C (-3)\n#define D -x\n"
+        );
+    }
+
+    #[test]
+    fn anonymous_member_is_inlined() {
+        let text = "union u_detail {\n    int a;\n    long b;\n};\n\nstruct s {\n    int x;\n    union u_detail detail;\n};\n";
+        let out = inline_anonymous_member(text, "u_detail", "detail").expect("inlined");
+        assert!(
+            out.contains(
+                "struct s {\n    int x;\n    union {\n        int a;\n        long b;\n    };\n};"
+            ),
+            "{out}"
+        );
+        assert!(inline_anonymous_member(text, "missing", "detail").is_err());
+        assert!(inline_anonymous_member(text, "u_detail", "other").is_err());
+    }
+
+    #[test]
+    fn dispatch_macro_becomes_plain_declarations() {
+        let source = r#"
+            export_dispatch! {
+                /// Short put.
+                fn uct_ep_put_short(ep_ops ep: uct_ep_h, buffer: *const c_void, length: c_uint) -> ucs_status_t => ep_put_short;
+                fn uct_ep_am_bcopy(ep_ops ep: uct_ep_h, id: u8) -> isize => ep_am_bcopy;
+            }
+        "#;
+        let dir = std::env::temp_dir().join(format!("headergen-test-{}", std::process::id()));
+        fs::create_dir_all(&dir).expect("scratch");
+        let path = dir.join("ep.rs");
+        fs::write(&path, source).expect("write");
+        let items = scan_file(&path).expect("scan");
+        let _ = fs::remove_dir_all(&dir);
+        assert_eq!(items.exports, ["uct_ep_put_short", "uct_ep_am_bcopy"]);
+        let decls = syn::parse_file(&items.dispatch_source).expect("valid Rust");
+        assert_eq!(decls.items.len(), 2);
+        assert!(items.dispatch_source.contains("/// Short put."));
+        assert!(items.dispatch_source.contains("-> ssize_t"));
+    }
+
+    #[test]
+    fn every_v2_function_is_claimed_by_uct_v2_h_only() {
+        let claimers: Vec<&str> = HEADERS
+            .iter()
+            .filter(|h| !h.claims.is_empty())
+            .map(|h| h.path)
+            .collect();
+        assert_eq!(claimers, ["uct/api/v2/uct_v2.h"]);
+    }
+}
