@@ -29,7 +29,9 @@ fn send_waits_for_a_receive_then_completes() {
     assert!(a.wait_send(Duration::from_millis(100)).is_none());
     assert!(b.poll_recv().is_none());
     b.post_recvs(1);
-    let cqe = a.wait_send(LONG).expect("send completes once a receive exists");
+    let cqe = a
+        .wait_send(LONG)
+        .expect("send completes once a receive exists");
     assert_eq!((cqe.opcode, cqe.wqe_counter), (mlx5::MLX5_CQE_REQ, i));
     let rc = b.wait_recv(LONG).expect("recv CQE");
     assert_eq!(b.read_recv(rc.wqe_counter, 200), msg[..200]);
@@ -47,14 +49,21 @@ fn event_channel_wakes_a_blocked_waiter() {
     b.post_recvs(4);
 
     let readable = |timeout_ms: i32| {
-        let mut pfd = libc::pollfd { fd: channel.fd(), events: libc::POLLIN, revents: 0 };
+        let mut pfd = libc::pollfd {
+            fd: channel.fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
         // SAFETY: one live pollfd.
         unsafe { libc::poll(&mut pfd, 1, timeout_ms) == 1 }
     };
     assert!(!readable(0), "nothing pending yet");
     b.recv_cq.arm();
     let i = a.post(&Op::SendInline(b"wake up"));
-    assert!(readable(5000), "the armed CQ's completion made the fd readable");
+    assert!(
+        readable(5000),
+        "the armed CQ's completion made the fd readable"
+    );
     let rc = b.poll_recv().expect("the CQE is there once the fd fired");
     assert_eq!(b.read_recv(rc.wqe_counter, 7), b"wake up");
     assert_eq!(a.wait_send(LONG).map(|c| c.wqe_counter), Some(i));
@@ -77,16 +86,25 @@ fn forged_source_is_dropped_and_counted() {
     a.connect(&b.endpoint(), 14, 7);
     b.connect(&a.endpoint(), 14, 7);
     let DeviceAddress::Udp(b_addr) = b.endpoint().address;
-    let forger = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 3), 0)).expect("bind forger");
-    let std::net::SocketAddr::V4(forger_addr) = forger.local_addr().expect("addr") else { panic!("v4") };
+    let forger =
+        UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 3), 0)).expect("bind forger");
+    let std::net::SocketAddr::V4(forger_addr) = forger.local_addr().expect("addr") else {
+        panic!("v4")
+    };
 
     // A well-formed WRITE at the PSN b expects, with b's real rkey: only
     // the source address gives it away.
     let payload = [0xeeu8; 32];
     let mut packet = PacketRepr::new(Bth::new(Opcode::WriteOnly, b.qp.qpn(), 0x100), &payload);
-    packet.reth = Some(Reth { va: b.buf_addr(0), rkey: b.endpoint().rkey, dma_len: 32 });
+    packet.reth = Some(Reth {
+        va: b.buf_addr(0),
+        rkey: b.endpoint().rkey,
+        dma_len: 32,
+    });
     let mut datagram = vec![0u8; packet.buffer_len()];
-    let len = packet.emit(&mut datagram, &IcrcContext::new(forger_addr, b_addr)).expect("emit");
+    let len = packet
+        .emit(&mut datagram, &IcrcContext::new(forger_addr, b_addr))
+        .expect("emit");
     forger.send_to(&datagram[..len], b_addr).expect("send");
     // And garbage.
     forger.send_to(&[1, 2, 3], b_addr).expect("send");
@@ -95,20 +113,36 @@ fn forged_source_is_dropped_and_counted() {
         let stats = soft(&b.device).link_stats();
         (stats.rx_forged_source >= 1 && stats.rx_malformed >= 1).then_some(stats)
     });
-    assert!(counted.is_some(), "forged and malformed datagrams counted: {:?}", soft(&b.device).link_stats());
+    assert!(
+        counted.is_some(),
+        "forged and malformed datagrams counted: {:?}",
+        soft(&b.device).link_stats()
+    );
     assert_eq!(b.read_buf(0, 32), vec![0u8; 32], "memory untouched");
-    assert_eq!(b.qp.query().unwrap().next_rcv_psn, 0x100, "the forged packet did not advance the PSN");
+    assert_eq!(
+        b.qp.query().unwrap().next_rcv_psn,
+        0x100,
+        "the forged packet did not advance the PSN"
+    );
 }
 
 #[test]
 fn opens_of_one_name_share_the_device() {
     let first = uct::hca::soft::SoftDevice::open_at("shared0", Ipv4Addr::LOCALHOST).expect("open");
-    let second = uct::hca::soft::SoftDevice::open_at("shared0", Ipv4Addr::LOCALHOST).expect("open again");
-    assert_eq!(first.address(), second.address(), "one socket per device per process");
+    let second =
+        uct::hca::soft::SoftDevice::open_at("shared0", Ipv4Addr::LOCALHOST).expect("open again");
+    assert_eq!(
+        first.address(),
+        second.address(),
+        "one socket per device per process"
+    );
     assert_eq!(
         uct::hca::soft::SoftDevice::open_at("shared0", Ipv4Addr::new(127, 0, 0, 9)).err(),
         Some(uct::abi::ucs_status::Status::Busy),
         "an open device cannot move"
     );
-    assert_eq!(Device::open("no_such_device").err(), Some(uct::abi::ucs_status::Status::NoDevice));
+    assert_eq!(
+        Device::open("no_such_device").err(),
+        Some(uct::abi::ucs_status::Status::NoDevice)
+    );
 }

@@ -3,7 +3,7 @@
 //! fraction of its packets. Settings reach every QP of the device at once
 //! and are kept for a device that is not open yet.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_int};
 
 use crate::abi::ucs_status::{status_of, ucs_status_t, Status};
 use crate::api::cstr::c_str_arg;
@@ -31,7 +31,7 @@ fn unknown_device(function: &str, name: &str) -> Status {
 /// # Safety
 /// `device` must be NULL or a NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn uct_soft_hca_link_set(device: *const c_char, up: i32) -> ucs_status_t {
+pub unsafe extern "C" fn uct_soft_hca_link_set(device: *const c_char, up: c_int) -> ucs_status_t {
     const FUNCTION: &str = "uct_soft_hca_link_set";
     crate::api::enter();
     let result = device_arg(device, FUNCTION).and_then(|name| {

@@ -208,10 +208,12 @@ pub struct QpInfo {
 
 /// A completion queue ring: `cqe_count` CQE64 entries (a power of two) at
 /// `buf`, written by the device with the owner bit of the pass
-/// (`(index / cqe_count) & 1`). `dbrec[0]` is the consumer index the
-/// transport publishes (big-endian, 24 bits) so the device does not overrun
-/// unread entries; `dbrec[1]` is the arm word (unused by the soft device:
-/// arming is [`Cq::arm`]).
+/// (`(index / cqe_count) & 1`); every entry starts with the INVALID opcode,
+/// so `crate::mlx5::cqe_is_sw_owned` tells new entries from old ones. The CQ
+/// does not stop at unread entries (UCX's "overrun ignore"): the transport
+/// sizes it so that it cannot overflow. `dbrec[0]` (consumer index) and
+/// `dbrec[1]` (arm word) are where hardware expects them; the soft device
+/// reads neither: arming is [`Cq::arm`].
 #[derive(Clone, Copy, Debug)]
 pub struct CqRing {
     pub buf: *mut u8,

@@ -2,11 +2,10 @@
 //! memory the transport reads and writes directly, and the device-side
 //! cursors over it.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::engine::Sge;
-use super::link::bump;
 use super::os::{DmaBuffer, EventFd};
 use crate::abi::ucs_status::Status;
 use crate::hca::{CqRing, RecvRing};
@@ -26,8 +25,7 @@ pub(crate) fn ring_entries(requested: u32, max: u32) -> Result<u32, Status> {
 }
 
 /// A CQ: `cqe_count` CQE64 entries. The device is the only producer
-/// (always under the device lock); the transport consumes and publishes its
-/// consumer index in `dbrec[0]`.
+/// (always under the device lock); the transport consumes.
 pub(crate) struct CqShared {
     pub cqn: u32,
     ring: DmaBuffer,
@@ -37,8 +35,6 @@ pub(crate) struct CqShared {
     producer: AtomicU32,
     armed: AtomicBool,
     channel: Option<Arc<EventFd>>,
-    /// CQEs lost because the transport had not consumed enough entries.
-    pub overruns: AtomicU64,
 }
 
 impl CqShared {
@@ -63,7 +59,6 @@ impl CqShared {
             producer: AtomicU32::new(0),
             armed: AtomicBool::new(false),
             channel,
-            overruns: AtomicU64::new(0),
         })
     }
 
@@ -78,20 +73,18 @@ impl CqShared {
 
     pub fn arm(&self) {
         self.armed.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
     }
 
-    /// Writes one CQE (the caller fills everything but the owner bit) at the
-    /// producer index. Returns false, counting an overrun, if the transport
-    /// has not consumed the entry a full ring ago.
-    pub fn push(&self, mut cqe: [u8; mlx5::CQE_LEN]) -> bool {
+    /// Writes one CQE (the caller fills everything but the owner bit) at
+    /// the producer index, and signals the channel if the CQ is armed.
+    ///
+    /// Like the CQs UCX creates (overrun ignore), the device does not read
+    /// the consumer index: UCX publishes it only when arming, and sizes its
+    /// CQs by credits so they cannot overflow. A transport that posts more
+    /// signalled work than the CQ holds loses completions, as on hardware.
+    pub fn push(&self, mut cqe: [u8; mlx5::CQE_LEN]) {
         let producer = self.producer.load(Ordering::Relaxed);
-        let consumer = self.dbrec.load_be32(0) & 0x00ff_ffff;
-        let in_flight = producer.wrapping_sub(consumer) & 0x00ff_ffff;
-        if in_flight >= self.cqe_count {
-            bump(&self.overruns);
-            tracing::warn!("soft hca: CQ 0x{:x} overrun, completion lost", self.cqn);
-            return false;
-        }
         let index = producer & (self.cqe_count - 1);
         if mlx5::cqe_owner_for(producer, self.cqe_count) {
             cqe[mlx5::CQE_OP_OWN_OFFSET] |= mlx5::MLX5_CQE_OWNER_MASK;
@@ -101,12 +94,14 @@ impl CqShared {
         self.ring.publish(index as usize * mlx5::CQE_LEN, &cqe);
         self.producer
             .store(producer.wrapping_add(1), Ordering::Relaxed);
+        // Pairs with the fence in `arm`: either the arming thread sees this
+        // CQE when it polls after arming, or this sees the arm.
+        fence(Ordering::SeqCst);
         if self.armed.swap(false, Ordering::SeqCst) {
             if let Some(channel) = &self.channel {
                 channel.signal();
             }
         }
-        true
     }
 }
 
