@@ -429,3 +429,26 @@ fn memory_registration_is_unsupported_yet() {
     }
     assert!(memh.is_null());
 }
+
+#[test]
+fn unimplemented_functions_exist_and_report_unsupported() {
+    use uct::api::unsupported::*;
+    let md = open_md(c"mlx5_0");
+    let mut cm: uct_cm_h = null_mut();
+    let mut mem_type: ucs_memory_type_t = UCS_MEMORY_TYPE_UNKNOWN;
+    // SAFETY: the stubs read no argument.
+    unsafe {
+        assert_eq!(
+            uct_cm_open(ib_component(), null_mut(), std::ptr::null(), &mut cm),
+            UCS_ERR_UNSUPPORTED
+        );
+        assert_eq!(
+            uct_md_detect_memory_type(md, std::ptr::null(), 0, &mut mem_type),
+            UCS_ERR_UNSUPPORTED
+        );
+        assert_eq!(uct_md_is_sockaddr_accessible(md, std::ptr::null(), 0), 0);
+        uct_md_close(md);
+    }
+    assert!(cm.is_null());
+    assert_eq!(mem_type, UCS_MEMORY_TYPE_UNKNOWN);
+}

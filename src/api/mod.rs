@@ -14,6 +14,7 @@ pub mod config;
 pub mod memory_type;
 pub mod soft_hca;
 pub mod status;
+pub mod unsupported;
 pub mod v2;
 pub mod worker;
 

@@ -1,0 +1,57 @@
+//! UCT functions this library exports but does not implement yet: memory
+//! allocation and the memory-key functions beyond registration, connection
+//! managers and listeners (no sockaddr transport), scatter-gather operations.
+//!
+//! They exist so that a binary linked against UCX's libraries finds every
+//! symbol it references (also with `-z now`), and gets a clear
+//! `UCS_ERR_UNSUPPORTED` plus one log line instead of a crash if it calls one.
+//! None of them reads its arguments. When one gets implemented it moves to
+//! its API group's file.
+
+use std::ffi::{c_int, c_void};
+
+use crate::abi::*;
+
+macro_rules! not_implemented {
+    ($( $name:ident ( $($arg:ty),* ) -> $ret:ty = $value:expr; )*) => {
+        $(
+            /// Not implemented yet: logs one line and reports failure.
+            ///
+            /// # Safety
+            /// None needed: no argument is read.
+            #[no_mangle]
+            pub unsafe extern "C" fn $name($(_: $arg),*) -> $ret {
+                crate::api::enter();
+                tracing::warn!("{}: not implemented yet", stringify!($name));
+                $value
+            }
+        )*
+    };
+}
+
+not_implemented! {
+    uct_md_mem_advise(uct_md_h, uct_mem_h, *mut c_void, usize, uct_mem_advice_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_md_detect_memory_type(uct_md_h, *const c_void, usize, *mut ucs_memory_type_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_md_mem_query(uct_md_h, *const c_void, usize, *mut uct_md_mem_attr_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_mem_alloc(usize, *const uct_alloc_method_t, std::ffi::c_uint, *const uct_mem_alloc_params_t, *mut uct_allocated_memory_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_mem_free(*const uct_allocated_memory_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_md_is_sockaddr_accessible(uct_md_h, *const ucs_sock_addr_t, uct_sockaddr_accessibility_t) -> c_int = 0;
+    uct_rkey_ptr(uct_component_h, *mut uct_rkey_bundle_t, u64, *mut *mut c_void) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_md_mem_reg_v2(uct_md_h, *mut c_void, usize, *const uct_md_mem_reg_params_t, *mut uct_mem_h) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_md_mem_dereg_v2(uct_md_h, *const uct_md_mem_dereg_params_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_md_mem_query_v2(uct_md_h, *const c_void, usize, *mut uct_md_mem_attr_v2_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_md_mkey_pack_v2(uct_md_h, uct_mem_h, *mut c_void, usize, *const uct_md_mkey_pack_params_t, *mut c_void) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_md_mem_attach(uct_md_h, *const c_void, *mut uct_md_mem_attach_params_t, *mut uct_mem_h) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_rkey_compare(uct_component_h, uct_rkey_t, uct_rkey_t, *const uct_rkey_compare_params_t, *mut c_int) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_rkey_unpack_v2(uct_component_h, *const c_void, *const uct_rkey_unpack_params_t, *mut uct_rkey_bundle_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_cm_open(uct_component_h, uct_worker_h, *const uct_cm_config_t, *mut uct_cm_h) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_cm_close(uct_cm_h) -> () = ();
+    uct_cm_query(uct_cm_h, *mut uct_cm_attr_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_cm_config_read(uct_component_h, *const std::ffi::c_char, *const std::ffi::c_char, *mut *mut uct_cm_config_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_listener_create(uct_cm_h, *const libc::sockaddr, libc::socklen_t, *const uct_listener_params_t, *mut uct_listener_h) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_listener_destroy(uct_listener_h) -> () = ();
+    uct_listener_reject(uct_listener_h, uct_conn_request_h) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_listener_query(uct_listener_h, *mut uct_listener_attr_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_ep_put_sgl_zcopy(uct_ep_h, *const *mut c_void, *const usize, *const uct_mem_h, *const u64, *const uct_rkey_t, *const usize, *const usize, usize, *mut uct_completion_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+    uct_ep_get_sgl_zcopy(uct_ep_h, *const *mut c_void, *const usize, *const uct_mem_h, *const u64, *const uct_rkey_t, *const usize, *const usize, usize, *mut uct_completion_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
+}
