@@ -127,6 +127,11 @@ pub struct DeviceAttr {
     pub max_rd_atomic: u8,
     /// 64-bit and masked atomics are supported.
     pub atomics: bool,
+    /// Fetching atomics land in the local buffer big-endian (mlx5 hardware)
+    /// rather than in host order (the soft HCA): the transport byte-swaps
+    /// results only when this is set. The value at the responder is always
+    /// in the responder's host order.
+    pub atomic_results_big_endian: bool,
 }
 
 /// One port (ports are numbered from 1).

@@ -67,6 +67,7 @@ impl SoftDevice {
             max_srq_sge: MAX_SRQ_SGE,
             max_rd_atomic: MAX_RD_ATOMIC,
             atomics: true,
+            atomic_results_big_endian: false,
         }
     }
 

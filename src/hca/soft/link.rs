@@ -15,6 +15,29 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 /// every RoCEv2 header, rounded up generously.
 pub const MAX_DATAGRAM: usize = 4096 + 256;
 
+/// Socket buffer size asked for in each direction.
+const SOCKET_BUFFER_BYTES: libc::c_int = 4 << 20;
+
+fn set_buffer_size(socket: &UdpSocket, option: libc::c_int, bytes: libc::c_int) {
+    // SAFETY: setsockopt on our own socket with a pointer to a live c_int
+    // and its exact size.
+    let rc = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            option,
+            (&bytes as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        tracing::debug!(
+            "soft hca: socket buffer option {option}: {}",
+            io::Error::last_os_error()
+        );
+    }
+}
+
 /// What happened to datagrams at this port, for tests and debugging.
 #[derive(Debug, Default)]
 pub struct LinkCounters {
@@ -140,6 +163,13 @@ impl Link {
     pub fn bind(ip: Ipv4Addr, loss_seed: u64) -> io::Result<Link> {
         let socket = UdpSocket::bind(SocketAddrV4::new(ip, 0))?;
         socket.set_nonblocking(true)?;
+        // A QP keeps up to a few hundred MTU-sized packets in flight; the
+        // default socket buffers (~200 KiB) would drop bursts and turn them
+        // into retransmission timeouts. The kernel caps this at rmem_max /
+        // wmem_max; a smaller buffer only costs speed, so errors are ignored.
+        for option in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
+            set_buffer_size(&socket, option, SOCKET_BUFFER_BYTES);
+        }
         let local = match socket.local_addr()? {
             SocketAddr::V4(addr) => addr,
             SocketAddr::V6(_) => {

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use super::device::Opened;
 use crate::abi::ucs_status::Status;
+use crate::core::config::SoftHcaMode;
 
 /// Environment variable: seed of the loss decisions (random when unset).
 pub const SOFT_HCA_SEED_ENV: &str = "UCX_SOFT_HCA_SEED";
@@ -44,6 +45,8 @@ fn registry() -> MutexGuard<'static, Registry> {
         // the process then has no configured device (tests may still add
         // some with `open_at`).
         let (devices, loss) = match crate::core::config::soft_hca_config() {
+            // `UCX_SOFT_HCA=no`: no configured soft device in this process.
+            Ok(config) if config.mode == SoftHcaMode::No => (Vec::new(), config.loss),
             Ok(config) => (config.devices, config.loss),
             Err(_) => (Vec::new(), 0.0),
         };
