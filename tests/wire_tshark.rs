@@ -1,5 +1,5 @@
 //! Does Wireshark read our packets as RoCEv2? Writes a pcap (raw IPv4 link
-//! type) with one UDP datagram per opcode, then runs
+//! type, through `wire::pcap`) with one UDP datagram per opcode, then runs
 //! `tshark -d udp.port==N,infiniband -V` on it and checks that every packet
 //! is decoded as InfiniBand with the right opcode, nothing is malformed, and
 //! the ICRC Wireshark reports matches ours. Skipped, with a message, where
@@ -8,6 +8,9 @@
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::process::Command;
 
+use std::time::Duration;
+
+use uct::hca::soft::wire::pcap::PcapWriter;
 use uct::hca::soft::wire::*;
 
 /// A UDP port Wireshark does not associate with RoCEv2 by itself, so the
@@ -15,58 +18,6 @@ use uct::hca::soft::wire::*;
 const PORT: u16 = 18515;
 const SRC: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 1), 40000);
 const DST: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 2), PORT);
-/// pcap link type for raw IP packets.
-const LINKTYPE_RAW: u32 = 101;
-
-fn ipv4_checksum(header: &[u8]) -> u16 {
-    let mut sum = 0u32;
-    for pair in header.chunks(2) {
-        sum += u32::from(u16::from_be_bytes([pair[0], *pair.get(1).unwrap_or(&0)]));
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
-}
-
-/// IPv4 + UDP around a RoCE packet, with the IP fields our ICRC assumes
-/// (id 0, DF) and a real TTL and header checksum.
-fn ip_udp(roce: &[u8]) -> Vec<u8> {
-    let total = (20 + 8 + roce.len()) as u16;
-    let mut p = vec![0x45, 0x00];
-    p.extend_from_slice(&total.to_be_bytes());
-    p.extend_from_slice(&[0, 0, 0x40, 0x00, 64, 17, 0, 0]);
-    p.extend_from_slice(&SRC.ip().octets());
-    p.extend_from_slice(&DST.ip().octets());
-    let csum = ipv4_checksum(&p);
-    p[10..12].copy_from_slice(&csum.to_be_bytes());
-    p.extend_from_slice(&SRC.port().to_be_bytes());
-    p.extend_from_slice(&DST.port().to_be_bytes());
-    p.extend_from_slice(&(8 + roce.len() as u16).to_be_bytes());
-    p.extend_from_slice(&[0, 0]); // no UDP checksum (allowed over IPv4)
-    p.extend_from_slice(roce);
-    p
-}
-
-fn pcap(packets: &[Vec<u8>]) -> Vec<u8> {
-    let mut f = Vec::new();
-    f.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes()); // microsecond pcap
-    f.extend_from_slice(&2u16.to_le_bytes());
-    f.extend_from_slice(&4u16.to_le_bytes());
-    f.extend_from_slice(&0i32.to_le_bytes()); // UTC offset
-    f.extend_from_slice(&0u32.to_le_bytes()); // timestamp accuracy
-    f.extend_from_slice(&65535u32.to_le_bytes()); // snap length
-    f.extend_from_slice(&LINKTYPE_RAW.to_le_bytes());
-    for (i, p) in packets.iter().enumerate() {
-        f.extend_from_slice(&(1_700_000_000u32 + i as u32).to_le_bytes());
-        f.extend_from_slice(&0u32.to_le_bytes());
-        f.extend_from_slice(&(p.len() as u32).to_le_bytes());
-        f.extend_from_slice(&(p.len() as u32).to_le_bytes());
-        f.extend_from_slice(p);
-    }
-    f
-}
-
 fn sample(opcode: Opcode, payload: &[u8]) -> PacketRepr<'_> {
     let layout = opcode.layout();
     let mut p = PacketRepr::new(
@@ -174,10 +125,16 @@ fn tshark_decodes_every_opcode() {
         trailer.copy_from_slice(&roce[n - 4..]);
         icrc_bytes.push(trailer);
         reprs.push(repr);
-        frames.push(ip_udp(&roce));
+        frames.push(roce);
     }
     let path = std::env::temp_dir().join(format!("uct-wire-{}.pcap", std::process::id()));
-    std::fs::write(&path, pcap(&frames)).unwrap();
+    let mut pcap = PcapWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+    for (i, roce) in frames.iter().enumerate() {
+        let time = Duration::from_millis(1_700_000_000_000 + i as u64);
+        pcap.write_datagram(time, SRC, DST, roce).unwrap();
+    }
+    pcap.flush().unwrap();
+    drop(pcap);
     let mut cmd = Command::new("tshark");
     cmd.arg("-r")
         .arg(&path)

@@ -19,6 +19,7 @@ mod headers;
 mod icrc;
 mod opcode;
 mod packet;
+pub mod pcap;
 
 pub use bth::{Bth, BTH_LEN, DEFAULT_PKEY};
 pub use headers::{
