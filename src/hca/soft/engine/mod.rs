@@ -12,7 +12,7 @@
 //! the process's registered memory.
 
 mod memory;
-pub mod psn;
+mod psn;
 mod qp;
 mod requester;
 mod responder;
