@@ -762,3 +762,149 @@ fn psn_wraps_at_2_pow_24() {
     assert!(psn_lt(0xff_fffd, 2));
     assert_eq!(psn_distance(2, 0xff_fffd), -5);
 }
+
+#[test]
+fn builder_writes_what_the_layout_says() {
+    let remote = RaddrSeg {
+        raddr: 0x1122_3344_5566_7788,
+        rkey: 0x99,
+    };
+    let d = DataSeg {
+        byte_count: 8,
+        lkey: 3,
+        addr: 0x4000,
+    };
+    let mcs = MaskedCsSeg {
+        swap: 1,
+        compare: 2,
+        swap_mask: 3,
+        compare_mask: 4,
+    };
+    let mfa = MaskedFaSeg {
+        add: 5,
+        field_boundary: 6,
+    };
+    let seg = |f: &dyn Fn(&mut Seg)| {
+        let mut s = [0u8; 16];
+        f(&mut s);
+        s
+    };
+    let r = seg(&|s| remote.write(s));
+    let at = AtomicSeg {
+        swap_add: 7,
+        compare: 8,
+    };
+    let (mut cs64a, mut cs64b) = ([0u8; 16], [0u8; 16]);
+    mcs.write64(&mut cs64a, &mut cs64b);
+    let header = [0xa5u8; 8];
+    let body: Vec<u8> = (0..50u8).collect();
+    let mut joined = header.to_vec();
+    joined.extend_from_slice(&body);
+
+    type Build = Box<dyn Fn(&mut WqeBuilder<'_>)>;
+    let cases: Vec<(u8, u8, Build, Vec<Seg>, Vec<Entry>)> = vec![
+        (
+            MLX5_OPCODE_RDMA_WRITE,
+            0,
+            Box::new(move |b| {
+                b.raddr(remote).data(d);
+            }),
+            vec![r],
+            vec![Entry::Ptr(d)],
+        ),
+        (
+            MLX5_OPCODE_SEND,
+            0,
+            Box::new(move |b| {
+                b.inline(&[&header, &body]);
+            }),
+            vec![],
+            vec![Entry::Inline(joined.clone())],
+        ),
+        (
+            MLX5_OPCODE_ATOMIC_CS,
+            0,
+            Box::new(move |b| {
+                b.raddr(remote).atomic(at).data(d);
+            }),
+            vec![r, seg(&|s| at.write(s))],
+            vec![Entry::Ptr(d)],
+        ),
+        (
+            MLX5_OPCODE_ATOMIC_MASKED_CS,
+            OPMOD_EXT_ATOMIC_64,
+            Box::new(move |b| {
+                b.raddr(remote).masked_cs(AtomicSize::Bits64, mcs).data(d);
+            }),
+            vec![r, cs64a, cs64b],
+            vec![Entry::Ptr(d)],
+        ),
+        (
+            MLX5_OPCODE_ATOMIC_MASKED_CS,
+            OPMOD_EXT_ATOMIC_32,
+            Box::new(move |b| {
+                b.raddr(remote).masked_cs(AtomicSize::Bits32, mcs).data(d);
+            }),
+            vec![r, seg(&|s| mcs.write32(s))],
+            vec![Entry::Ptr(d)],
+        ),
+        (
+            MLX5_OPCODE_ATOMIC_MASKED_FA,
+            OPMOD_EXT_ATOMIC_32,
+            Box::new(move |b| {
+                b.raddr(remote).masked_fa(AtomicSize::Bits32, mfa).data(d);
+            }),
+            vec![r, seg(&|s| mfa.write(s, AtomicSize::Bits32))],
+            vec![Entry::Ptr(d)],
+        ),
+    ];
+    for (opcode, opmod, build, fixed, data) in &cases {
+        for idx in [0u16, 3, 0xffff] {
+            let mut by_hand = vec![0u8; 4 * SEND_WQE_BB];
+            let ds = post(&mut by_hand, idx, *opcode, *opmod, fixed, data);
+            let mut built = vec![0u8; 4 * SEND_WQE_BB];
+            let mut b = WqeBuilder::new(&mut built, idx).unwrap();
+            build(&mut b);
+            let ctrl = b
+                .finish(CtrlSeg {
+                    opcode: *opcode,
+                    opmod: *opmod,
+                    qpn: 0x42,
+                    fm_ce_se: MLX5_WQE_CTRL_CQ_UPDATE,
+                    imm: 0xcafe_f00d,
+                    ..CtrlSeg::default()
+                })
+                .unwrap();
+            assert_eq!(ctrl.ds, ds);
+            assert_eq!(ctrl.wqe_index, idx);
+            assert_eq!(built, by_hand, "opcode {opcode:#x} at {idx}");
+        }
+    }
+}
+
+#[test]
+fn builder_refuses_oversized_wqes() {
+    // 63 units is the most the DS field holds.
+    let mut ring = vec![0u8; 64 * SEND_WQE_BB];
+    let mut b = WqeBuilder::new(&mut ring, 0).unwrap();
+    for _ in 0..62 {
+        b.data(DataSeg::default());
+    }
+    assert_eq!(b.ds(), 63);
+    assert_eq!(b.finish(CtrlSeg::default()).map(|c| c.ds), Ok(63));
+
+    let mut b = WqeBuilder::new(&mut ring, 0).unwrap();
+    for _ in 0..63 {
+        b.data(DataSeg::default());
+    }
+    assert_eq!(b.finish(CtrlSeg::default()), Err(WqeError::TooLarge));
+
+    // A WQE may not be longer than its ring.
+    let mut small = vec![0u8; SEND_WQE_BB];
+    let mut b = WqeBuilder::new(&mut small, 0).unwrap();
+    b.inline(&[&[0u8; 60]]);
+    assert_eq!(b.finish(CtrlSeg::default()), Err(WqeError::TooLarge));
+    assert_eq!(small, vec![0u8; SEND_WQE_BB], "nothing written");
+
+    assert!(WqeBuilder::new(&mut [0u8; 96], 0).is_none());
+}

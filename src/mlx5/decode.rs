@@ -24,6 +24,9 @@ pub enum WqeError {
     BadOpmod(u8),
     /// A data or inline segment runs past the DS count.
     Truncated,
+    /// Building: the segments need more units than the DS field or the ring
+    /// holds.
+    TooLarge,
 }
 
 impl fmt::Display for WqeError {
@@ -37,6 +40,7 @@ impl fmt::Display for WqeError {
             WqeError::UnknownOpcode(op) => write!(f, "unknown send opcode 0x{op:02x}"),
             WqeError::BadOpmod(m) => write!(f, "bad masked-atomic opmod 0x{m:02x}"),
             WqeError::Truncated => write!(f, "segment runs past the WQE"),
+            WqeError::TooLarge => write!(f, "WQE larger than the DS field or the ring"),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! rdma-core's `mlx5dv.h` and the kernel's `include/linux/mlx5/`; everything
 //! multi-byte is big-endian where the device reads or writes it.
 
+pub mod builder;
 pub mod cqe;
 pub mod decode;
 pub mod doorbell;
@@ -11,6 +12,7 @@ pub(crate) mod endian;
 pub mod psn;
 pub mod wqe;
 
+pub use builder::WqeBuilder;
 pub use cqe::*;
 pub use decode::{
     decode_recv_wqe, decode_send_wqe, DataEntry, DataIter, InlineData, RecvWqe, SendOp, SendWqe,

@@ -425,24 +425,47 @@ pub fn ring_seg_mut(ring: &mut [u8], wqe_index: u16, unit: usize) -> Option<&mut
 /// starting at unit `unit` of the WQE at `wqe_index`, wrapping at the ring's
 /// end. Returns the units used, or `None` if the ring length is invalid or
 /// the data is longer than the ring.
+#[inline]
 pub fn write_inline(ring: &mut [u8], wqe_index: u16, unit: usize, data: &[u8]) -> Option<usize> {
-    let units = InlineSeg::units(data.len());
+    write_inline_parts(ring, wqe_index, unit, &[data])
+}
+
+/// Like [`write_inline`], with the data given as consecutive pieces (e.g. an
+/// active-message header and its payload) that form one inline segment.
+pub fn write_inline_parts(
+    ring: &mut [u8],
+    wqe_index: u16,
+    unit: usize,
+    parts: &[&[u8]],
+) -> Option<usize> {
+    let len: usize = parts.iter().map(|p| p.len()).sum();
+    let units = InlineSeg::units(len);
     if !ring_len_is_valid(ring.len()) || units * SEG_LEN > ring.len() {
         return None;
     }
-    let len = u32::try_from(data.len()).ok()?;
-    InlineSeg::write_header(ring_seg_mut(ring, wqe_index, unit)?, len);
-    let start = seg_offset(ring.len(), wqe_index, unit) + 4;
-    let padded = units * SEG_LEN - 4;
-    let mut copied = 0;
-    while copied < padded {
-        let at = (start + copied) & (ring.len() - 1);
-        let chunk = (ring.len() - at).min(padded - copied);
-        let dst = ring.get_mut(at..at + chunk)?;
-        let from_data = data.len().saturating_sub(copied).min(chunk);
-        dst[..from_data].copy_from_slice(data.get(copied..copied + from_data)?);
-        dst[from_data..].fill(0);
-        copied += chunk;
+    InlineSeg::write_header(
+        ring_seg_mut(ring, wqe_index, unit)?,
+        u32::try_from(len).ok()?,
+    );
+    let mask = ring.len() - 1;
+    let mut at = seg_offset(ring.len(), wqe_index, unit) + 4;
+    for part in parts {
+        let mut rest: &[u8] = part;
+        while !rest.is_empty() {
+            let room = ring.len() - at;
+            let (now, later) = rest.split_at(rest.len().min(room));
+            ring.get_mut(at..at + now.len())?.copy_from_slice(now);
+            at = (at + now.len()) & mask;
+            rest = later;
+        }
+    }
+    // Zero the pad up to the end of the last unit.
+    let mut pad = units * SEG_LEN - 4 - len;
+    while pad > 0 {
+        let now = pad.min(ring.len() - at);
+        ring.get_mut(at..at + now)?.fill(0);
+        at = (at + now) & mask;
+        pad -= now;
     }
     Some(units)
 }
