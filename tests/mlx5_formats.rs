@@ -802,7 +802,8 @@ fn builder_writes_what_the_layout_says() {
     joined.extend_from_slice(&body);
 
     type Build = Box<dyn Fn(&mut WqeBuilder<'_>)>;
-    let cases: Vec<(u8, u8, Build, Vec<Seg>, Vec<Entry>)> = vec![
+    type Case = (u8, u8, Build, Vec<Seg>, Vec<Entry>);
+    let cases: Vec<Case> = vec![
         (
             MLX5_OPCODE_RDMA_WRITE,
             0,
