@@ -2,7 +2,7 @@
 # consumer_test.sh <layout|pkgconfig|cmake> <prefix> <libdir> <includedir> <work dir>
 # Checks the installed tree the way a UCX user meets it. Environment (set by
 # c-tests/consumer/CMakeLists.txt): CC, CMAKE, PKG_CONFIG, SMOKE_SOURCE,
-# CONSUMER_PROJECT.
+# CONSUMER_PROJECT, UCX_EXPECTED_VERSION.
 set -euo pipefail
 
 mode=$1
@@ -69,6 +69,8 @@ check_pkgconfig() {
     cflags=$("$PKG_CONFIG" --cflags ucx-uct)
     libs=$("$PKG_CONFIG" --libs ucx-uct)
     echo "pkg-config ucx-uct $version: $cflags $libs"
+    [[ $version == "$UCX_EXPECTED_VERSION" ]] ||
+        fail "ucx-uct.pc says version $version, the headers $UCX_EXPECTED_VERSION"
     [[ $cflags == *"-I$includedir"* ]] || fail "cflags '$cflags' do not name $includedir"
     [[ $libs == *"-L$libdir"* && $libs == *-luct* && $libs == *-lucs* ]] ||
         fail "libs '$libs' lack -L$libdir -luct -lucs"
@@ -89,7 +91,7 @@ check_cmake() {
     "$CMAKE" -S "$CONSUMER_PROJECT" -B "$work/build" -DCMAKE_C_COMPILER="$CC" \
         -DCMAKE_PREFIX_PATH="$prefix" -DSMOKE_SOURCE="$SMOKE_SOURCE" |
         tee "$work/configure.log" || fail "configuring the consumer project failed"
-    grep -q "from $libdir/cmake/ucx" "$work/configure.log" ||
+    grep -q "UCX $UCX_EXPECTED_VERSION from $libdir/cmake/ucx" "$work/configure.log" ||
         fail "find_package(UCX) did not pick the package under $prefix"
     "$CMAKE" --build "$work/build" || fail "building the consumer project failed"
     # CMake puts the library directory in the build RPATH: no environment needed.
