@@ -560,7 +560,7 @@ fn lossy(loss: f64) -> LinkConfig {
 
 #[test]
 fn every_opcode_lossless() {
-    for seed in 0..10 {
+    for seed in 0..20 {
         let pair = run_case(seed, LinkConfig::default(), PathMtu::Mtu1024, 40);
         assert_eq!(
             pair.a.qp.stats().packets_retransmitted,
@@ -573,14 +573,14 @@ fn every_opcode_lossless() {
 
 #[test]
 fn every_opcode_5_percent_loss() {
-    for seed in 100..120 {
+    for seed in 100..150 {
         run_case(seed, lossy(0.05), PathMtu::Mtu1024, 40);
     }
 }
 
 #[test]
 fn every_opcode_15_percent_loss() {
-    for seed in 200..220 {
+    for seed in 200..250 {
         run_case(seed, lossy(0.15), PathMtu::Mtu1024, 40);
     }
 }
@@ -588,7 +588,7 @@ fn every_opcode_15_percent_loss() {
 #[test]
 fn every_opcode_30_percent_loss() {
     let mut retransmitted = 0;
-    for seed in 300..320 {
+    for seed in 300..350 {
         let pair = run_case(seed, lossy(0.30), PathMtu::Mtu1024, 40);
         retransmitted += pair.a.qp.stats().packets_retransmitted;
     }
@@ -604,7 +604,7 @@ fn heavy_duplication_and_reordering() {
         reorder_delay: Duration::from_micros(50),
         ..LinkConfig::default()
     };
-    for seed in 400..415 {
+    for seed in 400..430 {
         let pair = run_case(seed, link, PathMtu::Mtu1024, 40);
         assert!(
             pair.b.qp.stats().duplicate_requests > 0 || pair.a.qp.stats().duplicate_requests > 0
@@ -624,5 +624,27 @@ fn every_mtu() {
     .enumerate()
     {
         run_case(500 + i as u64, lossy(0.05), mtu, 30);
+    }
+}
+
+/// A longer run for finding rare bugs: `cargo test --release --test
+/// engine_ops soak -- --ignored` (ENGINE_SOAK_SEEDS sets the seed count).
+#[test]
+#[ignore]
+fn soak() {
+    let seeds: u64 = std::env::var("ENGINE_SOAK_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(500);
+    for seed in 10_000..10_000 + seeds {
+        let loss = [0.0, 0.05, 0.15, 0.3][(seed % 4) as usize];
+        let link = LinkConfig {
+            loss,
+            duplicate: 0.05,
+            reorder: 0.2,
+            ..LinkConfig::default()
+        };
+        let mtu = [PathMtu::Mtu256, PathMtu::Mtu1024, PathMtu::Mtu4096][(seed % 3) as usize];
+        run_case(seed, link, mtu, 60);
     }
 }
