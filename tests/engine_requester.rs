@@ -367,3 +367,42 @@ fn retransmission_resends_the_same_packets() {
     assert_eq!(qp.stats().packets_retransmitted, 3);
     assert_eq!(qp.stats().timeouts, 1);
 }
+
+#[test]
+fn oversized_messages_fail_locally() {
+    let (mut qp, mut mem) = lone_requester(4, 64);
+    // 2^31 bytes at MTU 256 would need 2^23 PSNs: half the PSN space.
+    let huge = LocalData::Sgl(vec![Sge {
+        addr: BASE,
+        len: 1 << 31,
+        lkey: KEY,
+    }]);
+    qp.post_send(SendWr::new(1, SendOp::Read { remote: remote(0) }, huge))
+        .unwrap();
+    // Over IB's 2^31 limit.
+    let over = LocalData::Sgl(vec![
+        Sge {
+            addr: BASE,
+            len: 1 << 31,
+            lkey: KEY,
+        },
+        Sge {
+            addr: BASE,
+            len: 1,
+            lkey: KEY,
+        },
+    ]);
+    qp.post_send(SendWr::new(2, SendOp::Send { imm: None }, over))
+        .unwrap();
+    assert!(drain(&mut qp, &mut mem).is_empty());
+    let got: Vec<_> = std::iter::from_fn(|| qp.poll_completion())
+        .map(|c| (c.wr_id, c.status))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (1, CompletionStatus::LocalLengthError),
+            (2, CompletionStatus::WrFlushError)
+        ]
+    );
+}

@@ -336,6 +336,9 @@ pub struct Qp {
     pub(super) stats: QpStats,
 }
 
+/// Most PSNs one message may use (a quarter of the PSN space).
+const MAX_MESSAGE_PSNS: u32 = 1 << 22;
+
 /// Most responses (ACKs, NAKs, READ jobs) queued before further requests
 /// needing one are dropped; bounds memory under a flood of duplicate READs.
 pub(super) const MAX_QUEUED_RESPONSES: usize = 4096;
@@ -494,8 +497,13 @@ impl Qp {
             s => return Err(QpError::InvalidState(s)),
         }
         let mtu = self.rtr.path_mtu.bytes();
-        let len = super::requester::message_len(&wr);
-        let npkts = super::requester::psn_count(&wr.op, len.unwrap_or(0), mtu);
+        let mut len = super::requester::message_len(&wr);
+        let mut npkts = super::requester::psn_count(&wr.op, len.unwrap_or(0), mtu);
+        if npkts > MAX_MESSAGE_PSNS {
+            // PSN comparisons only have a direction within half the space.
+            len = Err(CompletionStatus::LocalLengthError);
+            npkts = 1;
+        }
         let entry = SendEntry {
             wr,
             first_psn: self.next_psn,
