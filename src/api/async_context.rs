@@ -1,11 +1,12 @@
-//! `ucs_async_context_create` / `ucs_async_context_destroy` / `ucs_async_poll`.
+//! `ucs_async_*`: async contexts and their event handlers
+//! (`ucs/async/async_fwd.h`).
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_int, c_void};
 
 use crate::abi::*;
 use crate::api::checks::{finish, non_null};
 use crate::api::memory_type::CStringTable;
-use crate::core::async_context::{AsyncContext, AsyncMode};
+use crate::core::async_context::{self, AsyncContext, AsyncMode};
 
 /// Names of the async modes, indexed by `ucs_async_mode_t`, NULL-terminated
 /// (UCX exports this table for configuration printing).
@@ -57,7 +58,7 @@ pub unsafe extern "C" fn ucs_async_context_create(
             tracing::warn!("{FUNCTION}: invalid async mode {mode}");
             return Err(Status::InvalidParam);
         };
-        let context = Box::into_raw(Box::new(AsyncContext::new(mode)));
+        let context = Box::into_raw(Box::new(AsyncContext::new(mode)?));
         // SAFETY: async_p is non-NULL and writable by the caller's contract.
         unsafe { async_p.write(context as *mut ucs_async_context_t) };
         tracing::debug!("{FUNCTION}: created {context:p} in mode {mode:?}");
@@ -66,7 +67,8 @@ pub unsafe extern "C" fn ucs_async_context_create(
     finish(FUNCTION, result)
 }
 
-/// Destroys a context created by `ucs_async_context_create`; NULL is ignored.
+/// Destroys a context created by `ucs_async_context_create`: stops its
+/// service thread and drops its remaining handlers. NULL is ignored.
 ///
 /// # Safety
 /// `async_context` must be NULL or a live context; no worker may still use it.
@@ -81,27 +83,112 @@ pub unsafe extern "C" fn ucs_async_context_destroy(async_context: *mut ucs_async
         return;
     }
     // SAFETY: the pointer came from Box::into_raw in ucs_async_context_create
-    // and the caller destroys it once. Clearing the magic before the memory is
-    // freed makes an accidental second destroy likely to be refused above.
+    // and the caller destroys it once. shut_down clears the magic before the
+    // memory is freed, which makes an accidental second destroy likely to be
+    // refused above.
     let mut context = unsafe { Box::from_raw(async_context as *mut AsyncContext) };
-    context.invalidate();
-    if context.handler_count() != 0 {
-        tracing::warn!(
-            "{FUNCTION}: {async_context:p} destroyed with {} handlers still registered",
-            context.handler_count()
-        );
-    }
+    context.shut_down();
     drop(context);
 }
 
-/// Runs the context's pending event handlers now.
+/// Runs the handlers whose events are pending now, in the calling thread;
+/// NULL polls every poll-mode context.
 ///
 /// # Safety
 /// `async_context` must be NULL or a live context.
 #[no_mangle]
 pub unsafe extern "C" fn ucs_async_poll(async_context: *mut ucs_async_context_t) {
-    // SAFETY: NULL or a live context by the caller's contract.
+    if async_context.is_null() {
+        async_context::poll_all();
+        return;
+    }
+    // SAFETY: live context by the caller's contract.
     if let Ok(context) = unsafe { async_context_ref(async_context, "ucs_async_poll") } {
         context.poll();
     }
+}
+
+/// Calls `cb(event_fd, events, arg)` when `event_fd` has `events`, from the
+/// context's service thread (thread modes) or from `ucs_async_poll` (poll
+/// mode). The handler id is `event_fd`. Unlike UCX, a context is required.
+///
+/// # Safety
+/// `async_context` NULL or live; `cb(…, arg)` must stay callable until the
+/// handler is removed.
+#[no_mangle]
+pub unsafe extern "C" fn ucs_async_set_event_handler(
+    mode: ucs_async_mode_t,
+    event_fd: c_int,
+    events: ucs_event_set_types_t,
+    cb: ucs_async_event_cb_t,
+    arg: *mut c_void,
+    async_context: *mut ucs_async_context_t,
+) -> ucs_status_t {
+    crate::api::enter();
+    const FUNCTION: &str = "ucs_async_set_event_handler";
+    let result = (|| {
+        // SAFETY: NULL or live by the caller's contract.
+        let context = unsafe { async_context_ref(async_context, FUNCTION) }?;
+        if AsyncMode::from_raw(mode) != Some(context.mode()) {
+            tracing::warn!(
+                "{FUNCTION}: mode {mode} differs from the context's {:?}",
+                context.mode()
+            );
+            return Err(Status::InvalidParam);
+        }
+        let Some(cb) = cb else {
+            tracing::warn!("{FUNCTION}: callback is NULL");
+            return Err(Status::InvalidParam);
+        };
+        context.add_fd_handler(event_fd, events, cb, arg)
+    })();
+    finish(FUNCTION, result)
+}
+
+/// Removes handler `id`; with `sync` non-zero, waits until no call of it is
+/// running (except the caller's own). `UCS_ERR_NO_ELEM` for an unknown id.
+#[no_mangle]
+pub extern "C" fn ucs_async_remove_handler(id: c_int, sync: c_int) -> ucs_status_t {
+    const FUNCTION: &str = "ucs_async_remove_handler";
+    let result = async_context::remove_handler(id, sync != 0).inspect_err(|_| {
+        crate::api::enter();
+        tracing::warn!("{FUNCTION}: no async handler with id {id}");
+    });
+    finish(FUNCTION, result)
+}
+
+/// Changes the events the handler of `fd` waits for.
+#[no_mangle]
+pub extern "C" fn ucs_async_modify_handler(
+    fd: c_int,
+    events: ucs_event_set_types_t,
+) -> ucs_status_t {
+    const FUNCTION: &str = "ucs_async_modify_handler";
+    let result = async_context::modify_handler(fd, events).inspect_err(|status| {
+        crate::api::enter();
+        tracing::warn!("{FUNCTION}: cannot modify the handler of fd {fd}: {status}");
+    });
+    finish(FUNCTION, result)
+}
+
+/// Timers are not implemented: `UCS_ERR_UNSUPPORTED`, `*timer_id_p` untouched.
+///
+/// # Safety
+/// No pointer argument is dereferenced.
+#[no_mangle]
+pub unsafe extern "C" fn ucs_async_add_timer(
+    mode: ucs_async_mode_t,
+    interval: ucs_time_t,
+    cb: ucs_async_event_cb_t,
+    arg: *mut c_void,
+    async_context: *mut ucs_async_context_t,
+    timer_id_p: *mut c_int,
+) -> ucs_status_t {
+    crate::api::enter();
+    tracing::warn!(
+        "ucs_async_add_timer: timers are not implemented yet (mode {mode}, interval {interval}, \
+         callback set: {}, arg {arg:p}, context {async_context:p}, id at {timer_id_p:p})",
+        cb.is_some()
+    );
+    UCS_ERR_UNSUPPORTED
 }

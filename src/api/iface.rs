@@ -233,8 +233,8 @@ pub unsafe extern "C" fn uct_iface_set_am_tracer(
 pub unsafe extern "C" fn uct_iface_mem_alloc(
     iface: uct_iface_h,
     length: usize,
-    _flags: c_uint,
-    _name: *const c_char,
+    flags: c_uint,
+    name: *const c_char,
     mem: *mut uct_allocated_memory_t,
 ) -> ucs_status_t {
     const FUNCTION: &str = "uct_iface_mem_alloc";
@@ -245,7 +245,9 @@ pub unsafe extern "C" fn uct_iface_mem_alloc(
             tracing::warn!("{FUNCTION}: length is 0");
             return Err(Status::InvalidParam);
         }
-        tracing::warn!("{FUNCTION}: not implemented yet");
+        tracing::warn!(
+            "{FUNCTION}: not implemented yet ({length} bytes, flags 0x{flags:x}, name at {name:p})"
+        );
         Err(Status::Unsupported)
     })();
     finish(FUNCTION, result)

@@ -353,7 +353,7 @@ pub unsafe extern "C" fn uct_md_mem_reg(
     md: uct_md_h,
     address: *mut c_void,
     length: usize,
-    _flags: c_uint,
+    flags: c_uint,
     memh_p: *mut uct_mem_h,
 ) -> ucs_status_t {
     const FUNCTION: &str = "uct_md_mem_reg";
@@ -366,6 +366,7 @@ pub unsafe extern "C" fn uct_md_mem_reg(
             tracing::warn!("{FUNCTION}: length is 0");
             return Err(Status::InvalidParam);
         }
+        tracing::debug!("{FUNCTION}: {length} bytes at {address:p}, flags 0x{flags:x}");
         md_unsupported(FUNCTION)
     })();
     finish(FUNCTION, result)

@@ -51,7 +51,8 @@ ucs_status_t ucs_async_context_create(ucs_async_mode_t mode,
                                       ucs_async_context_t **async_p);
 
 /**
- * Destroys a context created by `ucs_async_context_create`; NULL is ignored.
+ * Destroys a context created by `ucs_async_context_create`: stops its
+ * service thread and drops its remaining handlers. NULL is ignored.
  *
  * # Safety
  * `async_context` must be NULL or a live context; no worker may still use it.
@@ -59,12 +60,53 @@ ucs_status_t ucs_async_context_create(ucs_async_mode_t mode,
 void ucs_async_context_destroy(ucs_async_context_t *async_context);
 
 /**
- * Runs the context's pending event handlers now.
+ * Runs the handlers whose events are pending now, in the calling thread;
+ * NULL polls every poll-mode context.
  *
  * # Safety
  * `async_context` must be NULL or a live context.
  */
 void ucs_async_poll(ucs_async_context_t *async_context);
+
+/**
+ * Calls `cb(event_fd, events, arg)` when `event_fd` has `events`, from the
+ * context's service thread (thread modes) or from `ucs_async_poll` (poll
+ * mode). The handler id is `event_fd`. Unlike UCX, a context is required.
+ *
+ * # Safety
+ * `async_context` NULL or live; `cb(…, arg)` must stay callable until the
+ * handler is removed.
+ */
+ucs_status_t ucs_async_set_event_handler(ucs_async_mode_t mode,
+                                         int event_fd,
+                                         ucs_event_set_types_t events,
+                                         ucs_async_event_cb_t cb,
+                                         void *arg,
+                                         ucs_async_context_t *async_context);
+
+/**
+ * Removes handler `id`; with `sync` non-zero, waits until no call of it is
+ * running (except the caller's own). `UCS_ERR_NO_ELEM` for an unknown id.
+ */
+ucs_status_t ucs_async_remove_handler(int id, int sync);
+
+/**
+ * Changes the events the handler of `fd` waits for.
+ */
+ucs_status_t ucs_async_modify_handler(int fd, ucs_event_set_types_t events);
+
+/**
+ * Timers are not implemented: `UCS_ERR_UNSUPPORTED`, `*timer_id_p` untouched.
+ *
+ * # Safety
+ * No pointer argument is dereferenced.
+ */
+ucs_status_t ucs_async_add_timer(ucs_async_mode_t mode,
+                                 ucs_time_t interval,
+                                 ucs_async_event_cb_t cb,
+                                 void *arg,
+                                 ucs_async_context_t *async_context,
+                                 int *timer_id_p);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -991,7 +991,7 @@ void uct_release_tl_resource_list(uct_tl_resource_desc_t *resources);
 ucs_status_t uct_md_mem_reg(uct_md_h md,
                             void *address,
                             size_t length,
-                            unsigned int _flags,
+                            unsigned int flags,
                             uct_mem_h *memh_p);
 
 /**
@@ -1208,8 +1208,8 @@ ucs_status_t uct_iface_set_am_tracer(uct_iface_h iface,
  */
 ucs_status_t uct_iface_mem_alloc(uct_iface_h iface,
                                  size_t length,
-                                 unsigned int _flags,
-                                 const char *_name,
+                                 unsigned int flags,
+                                 const char *name,
                                  uct_allocated_memory_t *mem);
 
 /**
