@@ -406,3 +406,67 @@ fn oversized_messages_fail_locally() {
         ]
     );
 }
+
+#[test]
+fn lost_read_responses_are_requested_again_from_the_gap() {
+    let (mut qp, mut mem) = lone_requester(4, 64);
+    let (mut responder, mut rmem) = lone_responder();
+    qp.post_send(SendWr::new(
+        1,
+        SendOp::Read {
+            remote: remote(1000),
+        },
+        sgl(0, 1200),
+    ))
+    .unwrap();
+    qp.post_send(SendWr::new(
+        2,
+        SendOp::Write {
+            remote: remote(9000),
+            imm: None,
+        },
+        sgl(5000, 8),
+    ))
+    .unwrap();
+    let out = drain(&mut qp, &mut mem);
+    assert_eq!(out.len(), 2);
+    for t in &out {
+        responder.handle_packet(Instant::ZERO, &t.repr(), &mut rmem);
+    }
+    let answers = drain(&mut responder, &mut rmem);
+    // Five READ responses (1200 bytes at 256) then the WRITE's ACK; only the
+    // first two responses and the ACK arrive.
+    assert_eq!(answers.len(), 6);
+    for t in answers[..2].iter().chain(&answers[5..]) {
+        qp.handle_packet(Instant::ZERO, &t.repr(), &mut mem);
+    }
+    // The ACK covers the WRITE, but the READ before it is not complete, so
+    // nothing completes and the oldest unacknowledged PSN is the gap.
+    assert!(qp.poll_completion().is_none());
+    assert_eq!(qp.unacked_psn(), 2);
+    let deadline = qp.next_timeout().unwrap();
+    qp.handle_timeout(deadline);
+    let again: Vec<_> = std::iter::from_fn(|| qp.poll_transmit(deadline, &mut mem)).collect();
+    let reth = again[0].header.reth.unwrap();
+    assert_eq!(again[0].header.bth.opcode, Opcode::ReadRequest);
+    assert_eq!(again[0].header.bth.psn, 2);
+    assert_eq!((reth.va, reth.dma_len), (BASE + 1000 + 512, 1200 - 512));
+    // Go-back-N resends the WRITE too (a duplicate the responder re-ACKs).
+    assert_eq!(again.len(), 2);
+    respond(&mut qp, &mut mem, &mut responder, &mut rmem, &again);
+    let got: Vec<_> = std::iter::from_fn(|| qp.poll_completion())
+        .map(|c| (c.wr_id, c.status))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (1, CompletionStatus::Success),
+            (2, CompletionStatus::Success)
+        ]
+    );
+    assert_eq!(
+        &mem.region(KEY).unwrap()[..1200],
+        &rmem.region(KEY).unwrap()[1000..2200]
+    );
+    assert_eq!(responder.stats().reads_replayed, 1);
+}
