@@ -23,6 +23,10 @@ use super::qp::QpContext;
 use super::registry::Faults;
 use crate::abi::ucs_status::Status;
 
+/// How long after the caller's last progress call the service thread leaves
+/// the socket to the caller.
+const CALLER_ACTIVE_NANOS: u64 = 1_000_000;
+
 /// "No timer pending" in the deadline atomics.
 pub(crate) const NO_DEADLINE: u64 = u64::MAX;
 
@@ -38,6 +42,9 @@ pub(crate) struct Core {
     /// Nanoseconds since `epoch` at which the service thread wakes up on its
     /// own; a caller that arms an earlier timer signals `wake`.
     service_deadline: AtomicU64,
+    /// When the caller's thread last called progress (nanoseconds since
+    /// `epoch`; 0 = never).
+    caller_progress_at: AtomicU64,
     /// Earliest timer of any QP (nanoseconds since `epoch`), so that the
     /// caller's progress only takes the lock for timers when one is due.
     next_deadline: AtomicU64,
@@ -192,10 +199,12 @@ impl Core {
     /// that finds nothing), skipped entirely when the service thread is busy
     /// with the device (it is doing the same work).
     pub fn progress(&self) {
+        let now = self.now();
+        self.caller_progress_at
+            .store(now.as_nanos(), Ordering::Relaxed);
         let Some(mut state) = self.try_lock() else {
             return;
         };
-        let now = self.now();
         self.drain_socket(&mut state, now);
         if self.next_deadline.load(Ordering::Relaxed) <= now.as_nanos() {
             self.run_timers(&mut state, now);
@@ -214,8 +223,25 @@ impl Core {
                 (deadline != NO_DEADLINE)
                     .then(|| Duration::from_nanos(deadline.saturating_sub(self.now().as_nanos())))
             };
-            let ready = poll_readable(fds, sleep);
-            if ready[1] {
+            // While the caller's thread progresses the device it reads the
+            // socket itself: do not also wake up for every packet (a context
+            // switch each, on machines with two cores), only for timers and
+            // wake-ups, and look at the socket again once it stops.
+            let now = self.now().as_nanos();
+            let caller_until = self
+                .caller_progress_at
+                .load(Ordering::Relaxed)
+                .saturating_add(CALLER_ACTIVE_NANOS);
+            let woken = if now < caller_until {
+                let window = Duration::from_nanos(caller_until - now);
+                poll_readable(
+                    [self.wake.fd()],
+                    Some(sleep.map_or(window, |s| s.min(window))),
+                )[0]
+            } else {
+                poll_readable(fds, sleep)[1]
+            };
+            if woken {
                 self.wake.drain();
             }
         }
@@ -264,6 +290,7 @@ impl Opened {
             epoch: std::time::Instant::now(),
             service_deadline: AtomicU64::new(NO_DEADLINE),
             next_deadline: AtomicU64::new(NO_DEADLINE),
+            caller_progress_at: AtomicU64::new(0),
             state: Mutex::new(State {
                 mrs: MrTable::default(),
                 qps: HashMap::new(),
