@@ -7,15 +7,19 @@
 //! unregisters itself or another one), the walk could skip an entry, call one
 //! twice, or call one whose `arg` the owner has just freed. So the array holds one
 //! entry forever — [`ProgressQueue::dispatch`] — and that function walks this
-//! list, where removal only marks an entry and the list is compacted when no walk
-//! is running. The cost is one extra indirect call per progress.
+//! list instead. The cost is one extra indirect call per progress.
 //!
-//! Locking: registration is thread safe (UCX promises that), so the list lives
-//! under a mutex. The walk takes the lock briefly per entry and never while a
-//! callback runs, so callbacks may register and unregister freely.
+//! The list is copy-on-write: registration and removal (thread safe, as UCX
+//! promises) build a new snapshot under a mutex; a walk takes the lock once to
+//! grab the current snapshot and then calls its entries without any lock, so
+//! callbacks may register and unregister freely. Removal also clears the
+//! entry's `live` flag, which a running walk checks before each call: a
+//! removed callback is never called again, even by the walk in progress.
+//! Callbacks added during a walk are first called by the next walk.
 
 use std::ffi::{c_uint, c_void};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A progress callback as C passes it (`ucs_callback_t`): returns how much work
 /// it did (0 = none).
@@ -36,7 +40,6 @@ pub enum Lifetime {
     OneShot,
 }
 
-#[derive(Clone, Copy)]
 struct Entry {
     id: CallbackId,
     func: ProgressFn,
@@ -44,26 +47,18 @@ struct Entry {
     /// never dereferences it, only hands it back to `func`.
     arg: usize,
     lifetime: Lifetime,
-    removed: bool,
+    /// Cleared by removal (or by the walk that consumes a one-shot).
+    live: AtomicBool,
 }
 
-#[derive(Default)]
+type Snapshot = Arc<[Arc<Entry>]>;
+
 struct QueueState {
-    entries: Vec<Entry>,
+    entries: Snapshot,
     next_id: CallbackId,
-    /// Number of walks running now (nested progress calls count too); entries
-    /// are only physically removed when this is 0, so indices stay valid.
-    active_walks: u32,
-    has_removed: bool,
 }
 
 impl QueueState {
-    fn find_live(&mut self, id: CallbackId) -> Option<&mut Entry> {
-        self.entries
-            .iter_mut()
-            .find(|entry| entry.id == id && !entry.removed)
-    }
-
     fn allocate_id(&mut self) -> CallbackId {
         // Ids are small non-negative ints like UCX's; after wrap-around skip
         // any id still in use so an old handle never names a new callback.
@@ -80,19 +75,34 @@ impl QueueState {
         }
     }
 
-    fn compact_if_idle(&mut self) {
-        if self.active_walks == 0 && self.has_removed {
-            self.entries.retain(|entry| !entry.removed);
-            self.has_removed = false;
-        }
+    /// Replaces the snapshot with the live entries plus `extra`.
+    fn rebuild(&mut self, extra: Option<Arc<Entry>>) {
+        let entries: Vec<Arc<Entry>> = self
+            .entries
+            .iter()
+            .filter(|entry| entry.live.load(Ordering::SeqCst))
+            .cloned()
+            .chain(extra)
+            .collect();
+        self.entries = entries.into();
     }
 }
 
 /// A thread-safe list of progress callbacks that may be changed from inside
 /// its own callbacks.
-#[derive(Default)]
 pub struct ProgressQueue {
     state: Mutex<QueueState>,
+}
+
+impl Default for ProgressQueue {
+    fn default() -> Self {
+        Self {
+            state: Mutex::new(QueueState {
+                entries: Arc::new([]),
+                next_id: 0,
+            }),
+        }
+    }
 }
 
 impl ProgressQueue {
@@ -113,13 +123,14 @@ impl ProgressQueue {
     pub fn add(&self, func: ProgressFn, arg: *mut c_void, lifetime: Lifetime) -> CallbackId {
         let mut state = self.lock();
         let id = state.allocate_id();
-        state.entries.push(Entry {
+        let entry = Arc::new(Entry {
             id,
             func,
             arg: arg as usize,
             lifetime,
-            removed: false,
+            live: AtomicBool::new(true),
         });
+        state.rebuild(Some(entry));
         id
     }
 
@@ -128,18 +139,22 @@ impl ProgressQueue {
     /// (never added, already removed, or a one-shot that already ran).
     pub fn remove(&self, id: CallbackId) -> bool {
         let mut state = self.lock();
-        let Some(entry) = state.find_live(id) else {
+        let Some(entry) = state.entries.iter().find(|entry| entry.id == id) else {
             return false;
         };
-        entry.removed = true;
-        state.has_removed = true;
-        state.compact_if_idle();
-        true
+        let was_live = entry.live.swap(false, Ordering::SeqCst);
+        state.rebuild(None);
+        was_live
     }
 
     /// Number of callbacks that would run on the next walk.
     pub fn len(&self) -> usize {
-        self.lock().entries.iter().filter(|e| !e.removed).count()
+        let state = self.lock();
+        state
+            .entries
+            .iter()
+            .filter(|entry| entry.live.load(Ordering::SeqCst))
+            .count()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -150,45 +165,27 @@ impl ProgressQueue {
     /// sum of their results. Callbacks added during the walk wait for the next
     /// one; callbacks removed during the walk are not called.
     pub fn dispatch(&self) -> c_uint {
-        let walk_len = {
-            let mut state = self.lock();
-            state.active_walks += 1;
-            state.entries.len()
-        };
-
+        let snapshot = Arc::clone(&self.lock().entries);
         let mut work: c_uint = 0;
-        for index in 0..walk_len {
-            let next = {
-                let mut state = self.lock();
-                // Indices below walk_len stay valid: compaction waits for
-                // active_walks == 0 and additions only append.
-                let mut call = None;
-                let mut consumed_oneshot = false;
-                if let Some(entry) = state.entries.get_mut(index) {
-                    if !entry.removed {
-                        if entry.lifetime == Lifetime::OneShot {
-                            entry.removed = true;
-                            consumed_oneshot = true;
-                        }
-                        call = Some((entry.func, entry.arg));
-                    }
-                }
-                if consumed_oneshot {
-                    state.has_removed = true;
-                }
-                call
+        let mut consumed_oneshot = false;
+        for entry in snapshot.iter() {
+            let callable = match entry.lifetime {
+                Lifetime::Persistent => entry.live.load(Ordering::SeqCst),
+                // Claiming it atomically: only one walk ever calls a one-shot.
+                Lifetime::OneShot => entry.live.swap(false, Ordering::SeqCst),
             };
-            if let Some((func, arg)) = next {
-                // SAFETY: `func` and `arg` were registered together by the
-                // caller, who promised (UCX contract) that `func(arg)` is valid
-                // until it unregisters; removed entries are skipped above.
-                work = work.wrapping_add(unsafe { func(arg as *mut c_void) });
+            if !callable {
+                continue;
             }
+            consumed_oneshot |= entry.lifetime == Lifetime::OneShot;
+            // SAFETY: `func` and `arg` were registered together by the
+            // caller, who promised (UCX contract) that `func(arg)` is valid
+            // until it unregisters; removed entries are skipped above.
+            work = work.wrapping_add(unsafe { (entry.func)(entry.arg as *mut c_void) });
         }
-
-        let mut state = self.lock();
-        state.active_walks -= 1;
-        state.compact_if_idle();
+        if consumed_oneshot {
+            self.lock().rebuild(None);
+        }
         work
     }
 }
