@@ -146,3 +146,53 @@ fn opens_of_one_name_share_the_device() {
         Some(uct::abi::ucs_status::Status::NoDevice)
     );
 }
+
+#[test]
+fn a_lost_request_or_response_is_recovered_exactly_once() {
+    let mut a = Side::new(open_soft("dropone_a", Ipv4Addr::new(127, 0, 0, 1)));
+    let mut b = Side::new(open_soft("dropone_b", Ipv4Addr::new(127, 0, 0, 2)));
+    // timeout 8: about 1 ms before a retransmission.
+    a.connect(&b.endpoint(), 8, 7);
+    b.connect(&a.endpoint(), 8, 7);
+    let rkey = b.endpoint().rkey;
+
+    // The WRITE request itself is lost once.
+    // SAFETY: literal C strings.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"dropone_a".as_ptr(), 1) },
+        0
+    );
+    a.write_buf(0, &pattern(256, 31));
+    let i = a.post(&Op::Write {
+        offset: 0,
+        len: 256,
+        remote: b.buf_addr(0),
+        rkey,
+        imm: None,
+    });
+    let cqe = a.wait_send(LONG).expect("completes after retransmission");
+    assert_eq!((cqe.opcode, cqe.wqe_counter), (mlx5::MLX5_CQE_REQ, i));
+    assert_eq!(b.read_buf(0, 256), pattern(256, 31));
+    assert_eq!(soft(&a.device).link_stats().tx_dropped_loss, 1);
+
+    // The atomic's response is lost once: the retried request is a
+    // duplicate the responder answers from its saved result, without
+    // adding twice.
+    b.write_buf(4096, &10u64.to_ne_bytes());
+    // SAFETY: literal C string.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"dropone_b".as_ptr(), 1) },
+        0
+    );
+    let i = a.post(&Op::FetchAdd {
+        result_offset: 8192,
+        remote: b.buf_addr(4096),
+        rkey,
+        add: 5,
+    });
+    let cqe = a.wait_send(LONG).expect("atomic completes");
+    assert_eq!((cqe.opcode, cqe.wqe_counter), (mlx5::MLX5_CQE_REQ, i));
+    assert_eq!(a.read_u64(8192), 10, "the value before the one execution");
+    assert_eq!(b.read_u64(4096), 15, "executed exactly once");
+    assert_eq!(soft(&b.device).link_stats().tx_dropped_loss, 1);
+}

@@ -3,7 +3,7 @@
 //! fraction of its packets. Settings reach every QP of the device at once
 //! and are kept for a device that is not open yet.
 
-use std::ffi::{c_char, c_int};
+use std::ffi::{c_char, c_int, c_uint};
 
 use crate::abi::ucs_status::{status_of, ucs_status_t, Status};
 use crate::api::cstr::c_str_arg;
@@ -71,6 +71,31 @@ pub unsafe extern "C" fn uct_soft_hca_loss_set(
         registry::set_faults(&name, |faults| faults.loss = drop_ratio)
             .map_err(|_| unknown_device(FUNCTION, &name))
             .inspect(|()| tracing::info!("soft hca {name}: drop ratio {drop_ratio}"))
+    });
+    status_of(&result)
+}
+
+/// Makes the open soft HCA `device` drop the next `count` packets it sends
+/// (on top of any drop ratio), e.g. to lose exactly one request or one
+/// acknowledgement. A new call replaces the count still pending; 0 cancels.
+///
+/// Returns `UCS_ERR_INVALID_PARAM` for a NULL device name and
+/// `UCS_ERR_NO_DEVICE` for a device that is unknown or not open in this
+/// process.
+///
+/// # Safety
+/// `device` must be NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn uct_soft_hca_drop_next(
+    device: *const c_char,
+    count: c_uint,
+) -> ucs_status_t {
+    const FUNCTION: &str = "uct_soft_hca_drop_next";
+    crate::api::enter();
+    let result = device_arg(device, FUNCTION).and_then(|name| {
+        registry::drop_next(&name, u64::from(count))
+            .map_err(|_| unknown_device(FUNCTION, &name))
+            .inspect(|()| tracing::info!("soft hca {name}: dropping the next {count} packets"))
     });
     status_of(&result)
 }

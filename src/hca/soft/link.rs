@@ -155,6 +155,8 @@ pub struct Link {
     local: SocketAddrV4,
     up: AtomicBool,
     dice: LossDice,
+    /// Datagrams still to drop on send, whatever the drop ratio.
+    drop_next: AtomicU64,
     pub counters: LinkCounters,
 }
 
@@ -181,6 +183,7 @@ impl Link {
             local,
             up: AtomicBool::new(true),
             dice: LossDice::new(loss_seed),
+            drop_next: AtomicU64::new(0),
             counters: LinkCounters::default(),
         })
     }
@@ -210,6 +213,19 @@ impl Link {
         self.dice.ratio()
     }
 
+    /// Drops the next `count` datagrams this port sends (on top of the
+    /// drop ratio), replacing any count still pending.
+    pub fn drop_next(&self, count: u64) {
+        self.drop_next.store(count, Ordering::Relaxed);
+    }
+
+    /// Takes one from the pending drop count, if any is left.
+    fn take_forced_drop(&self) -> bool {
+        self.drop_next
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok()
+    }
+
     /// Sends one datagram, unless the link is down or the dice drop it.
     /// A send error is a lost packet like any other: RC retransmits it.
     pub fn send(&self, datagram: &[u8], to: SocketAddrV4) {
@@ -217,7 +233,7 @@ impl Link {
             bump(&self.counters.tx_dropped_link_down);
             return;
         }
-        if self.dice.roll_drop() {
+        if self.take_forced_drop() || self.dice.roll_drop() {
             bump(&self.counters.tx_dropped_loss);
             return;
         }
@@ -314,6 +330,20 @@ mod tests {
         b.send(b"four", a.local_addr());
         assert_eq!(wait_recv(&a, &mut buf), Some((4, b.local_addr())));
         assert_eq!(&buf[..4], b"four");
+    }
+
+    #[test]
+    fn drop_next_drops_exactly_that_many_sends() {
+        let a = Link::bind(Ipv4Addr::LOCALHOST, 1).expect("bind a");
+        let b = Link::bind(Ipv4Addr::LOCALHOST, 2).expect("bind b");
+        a.drop_next(2);
+        for payload in [b"1", b"2", b"3"] {
+            a.send(payload, b.local_addr());
+        }
+        let mut buf = [0u8; 8];
+        assert_eq!(wait_recv(&b, &mut buf), Some((1, a.local_addr())));
+        assert_eq!(&buf[..1], b"3", "the first two were dropped");
+        assert_eq!(a.counters.snapshot().tx_dropped_loss, 2);
     }
 
     fn wait_recv(link: &Link, buf: &mut [u8]) -> Option<(usize, SocketAddrV4)> {

@@ -147,6 +147,15 @@ pub(crate) fn open(name: &str, ipv4: Option<Ipv4Addr>) -> Result<Arc<Opened>, St
     Ok(device)
 }
 
+/// Drops the next `count` datagrams the open device `name` sends.
+pub fn drop_next(name: &str, count: u64) -> Result<(), Status> {
+    let reg = registry();
+    let entry = reg.entries.get(name).ok_or(Status::NoDevice)?;
+    let device = entry.open.upgrade().ok_or(Status::NoDevice)?;
+    device.core.link.drop_next(count);
+    Ok(())
+}
+
 /// Changes the faults of `name`: applied now if it is open, and kept for
 /// later opens.
 pub fn set_faults(name: &str, change: impl FnOnce(&mut Faults)) -> Result<(), Status> {
