@@ -5,7 +5,8 @@
 #      domains and transport resources;
 #   2. the same program built against Debian's UCX 1.13 headers and linked
 #      against UCX's own libuct/libucs, running on our library through
-#      LD_LIBRARY_PATH (the drop-in promise).
+#      LD_LIBRARY_PATH (the drop-in promise);
+#   3. uct_smoke again with two software HCA devices configured.
 #
 # Environment: BUILD_DIR (default build/demo), PREFIX (default $BUILD_DIR/install),
 #              JOBS (default 2).
@@ -41,5 +42,9 @@ if [[ -x $ucx_built_smoke ]]; then
     echo "linked against: $(objdump -p "$ucx_built_smoke" | awk '$1 == "NEEDED" && $2 ~ /^libuc/ { print $2 }' | tr '\n' ' ')"
     LD_LIBRARY_PATH=$libdir "$ucx_built_smoke" --expect-lib "$libdir/libuct.so.0"
 fi
+
+uct_log "3. configuration the UCX way: two software HCA devices from UCX_SOFT_HCA_DEVICES"
+UCX_SOFT_HCA_DEVICES=mlx5_0@127.0.0.1,mlx5_1@127.0.0.1 \
+    "$prefix/bin/uct_smoke" --md mlx5_1 --device mlx5_1:1 --expect-lib "$libdir/libuct.so.0"
 
 uct_log "demo: done (installed tree: $prefix)"
