@@ -16,6 +16,29 @@
 //! memory, destroys the QP, ...). A CQ or SRQ still used by a QP stays alive
 //! inside the device until the QP goes, so destroy order cannot make the
 //! device write into freed memory.
+//!
+//! How a transport drives a device:
+//! 1. `Device::open("mlx5_0")`, `port_attr(1)` (MTU, state, the
+//!    [`DeviceAddress`] to pack into the UCT device address), `alloc_pd()`,
+//!    `pd.reg_mr(addr, len, access)` (keys for zcopy and rkeys).
+//! 2. `create_event_channel()` once, `create_cq(n, Some(&channel))` for send
+//!    and receive, `pd.create_srq(..)`; fill the SRQ ring with receive WQEs
+//!    (`mlx5::SrqNextSeg` + `mlx5::DataSeg`s, `mlx5::decode_recv_wqe` is the
+//!    reader) and publish the count posted in its `dbrec[0]`.
+//! 3. Per endpoint `pd.create_qp(..)`, keep `qp.send_ring()` and a clone of
+//!    `qp.doorbell()`; connect with `modify(Init)`, `modify(Rtr(..))` (peer's
+//!    QPN and address), `modify(Rts(..))`.
+//! 4. Post: write the WQE at `index & (wqebb_count - 1)`, store
+//!    `mlx5::dbrec_word(new_pi)` into `dbrec[1]` with release ordering, call
+//!    `doorbell.ring(ctrl)`. Signalled WQEs (`MLX5_WQE_CTRL_CQ_UPDATE`) get a
+//!    CQE whose `wqe_counter` is the WQE's index; errors always get one, and
+//!    after an error every later WQE completes with a flush error in order.
+//! 5. Progress: `device.progress()` then poll the CQ rings with
+//!    `mlx5::cqe_is_sw_owned`. Receive CQEs name the SRQ WQE index.
+//! 6. Blocking wait: expose `channel.fd()`; to arm, `channel.clear()`, `arm()`
+//!    each CQ, then poll the rings once more (anything found: `UCS_ERR_BUSY`).
+//! 7. Failover: `qp.query()` gives `dest_qpn`, `next_rcv_psn`, `sq_psn`;
+//!    `modify(QpTransition::Error)` flushes.
 
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::fd::RawFd;
@@ -243,8 +266,9 @@ pub struct RecvRing {
 
 /// A send queue ring: `wqebb_count` 64-byte basic blocks (a power of two) at
 /// `buf`. `dbrec[1]` is the send counter the transport publishes
-/// (big-endian; low 16 bits = index of the next WQE to be written) before it
-/// rings the [`Doorbell`].
+/// (`mlx5::dbrec_word(next_index)`, one atomic 32-bit store with release
+/// ordering) before it rings the [`Doorbell`]; the device consumes every WQE
+/// up to that counter.
 #[derive(Clone, Copy, Debug)]
 pub struct SendRing {
     pub buf: *mut u8,
