@@ -23,8 +23,3 @@ pub fn hca_devices() -> &'static [HcaDevice] {
     static DEVICES: OnceLock<Vec<HcaDevice>> = OnceLock::new();
     DEVICES.get_or_init(|| crate::core::config::soft_hca_devices().unwrap_or_default())
 }
-
-/// Looks a device up by its MD name (`mlx5_0`).
-pub fn find_device(name: &str) -> Option<&'static HcaDevice> {
-    hca_devices().iter().find(|device| device.name == name)
-}

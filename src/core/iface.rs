@@ -7,7 +7,7 @@
 //! A transport's iface is `#[repr(C)] struct XIface { base: BaseIface, … }`,
 //! so a `uct_iface_h` of ours is always a `*mut BaseIface`.
 
-use std::ffi::{c_char, c_uint, c_void};
+use std::ffi::{c_uint, c_void};
 
 use crate::abi::*;
 use crate::core::ops::unsupported_iface_ops;
@@ -266,22 +266,5 @@ impl BaseIface {
 
     pub fn am_tracer(&self) -> (uct_am_tracer_t, *mut c_void) {
         (self.am_tracer, self.am_tracer_arg)
-    }
-}
-
-/// Writes `text` into a caller's info-string buffer of `length` bytes
-/// (truncated, always NUL-terminated), as `uct_iface_is_reachable_v2` does.
-///
-/// # Safety
-/// `buffer` must be valid for `length` bytes of writes.
-pub unsafe fn write_info_string(buffer: *mut c_char, length: usize, text: &str) {
-    if buffer.is_null() || length == 0 {
-        return;
-    }
-    let copy = text.len().min(length - 1);
-    // SAFETY: copy + 1 <= length bytes, valid per the contract.
-    unsafe {
-        std::ptr::copy_nonoverlapping(text.as_ptr() as *const c_char, buffer, copy);
-        buffer.add(copy).write(0);
     }
 }

@@ -5,8 +5,6 @@
 //! passed (old `uct_md_attr_t` or `uct_md_attr_v2_t`), so both queries report
 //! the same values from one place.
 
-use std::ffi::c_uint;
-
 use crate::abi::*;
 use crate::core::component::Component;
 use crate::core::config::{IbMdConfig, RC_MLX5_TL_NAME};
@@ -15,8 +13,8 @@ use crate::core::devices::{port_name, HcaDevice};
 /// First field of every md (opaque to C): catches stale or foreign handles.
 const MD_MAGIC: u64 = 0x7563_745f_6d64_5f5f; // "uct_md__"
 
-/// Bytes of a packed remote key: the 32-bit rkey plus the 32-bit key index
-/// the soft HCA checks, as one 64-bit word (the size UCX's ib md uses too).
+/// Bytes of a packed remote key: one 64-bit word, the size UCX's ib md
+/// reports (what goes into it arrives with memory registration).
 pub const RKEY_PACKED_SIZE: usize = 8;
 
 /// What a memory domain can do, in UCX's terms.
@@ -162,9 +160,4 @@ pub fn local_cpus() -> ucs_cpu_set_t {
         set.ucs_bits[cpu / bits_per_word] |= 1 << (cpu % bits_per_word);
     }
     set
-}
-
-/// Number of CPUs set in `set`.
-pub fn cpu_count(set: &ucs_cpu_set_t) -> c_uint {
-    set.ucs_bits.iter().map(|word| word.count_ones()).sum()
 }
