@@ -519,3 +519,52 @@ impl Doorbell {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_can_move_between_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Device>();
+        send_sync::<Pd>();
+        send_sync::<Mr>();
+        send_sync::<Cq>();
+        send_sync::<Srq>();
+        send_sync::<Qp>();
+        send_sync::<Doorbell>();
+        send_sync::<EventChannel>();
+    }
+
+    #[test]
+    fn device_address_round_trips_and_rejects_garbage() {
+        let addr = DeviceAddress::Udp(SocketAddrV4::new(Ipv4Addr::new(10, 1, 2, 3), 0xbeef));
+        let mut packed = [0u8; DeviceAddress::MAX_PACKED_LEN];
+        assert_eq!(addr.pack(&mut packed), Ok(7));
+        assert_eq!(packed, [1, 10, 1, 2, 3, 0xbe, 0xef]);
+        assert_eq!(DeviceAddress::unpack(&packed), Ok(addr));
+        assert_eq!(addr.pack(&mut [0u8; 6]), Err(Status::BufferTooSmall));
+        assert_eq!(
+            DeviceAddress::unpack(&packed[..6]),
+            Err(Status::InvalidAddr)
+        );
+        assert_eq!(
+            DeviceAddress::unpack(&[2, 10, 1, 2, 3, 0xbe, 0xef]),
+            Err(Status::InvalidAddr)
+        );
+        assert_eq!(
+            DeviceAddress::unpack(&[1, 10, 1, 2, 3, 0, 0]),
+            Err(Status::InvalidAddr)
+        );
+        assert_eq!(DeviceAddress::unpack(&[]), Err(Status::InvalidAddr));
+    }
+
+    #[test]
+    fn mtu_encoding() {
+        assert_eq!(Mtu::Mtu1024.bytes(), 1024);
+        assert_eq!(Mtu::from_bytes(4096), Some(Mtu::Mtu4096));
+        assert_eq!(Mtu::from_bytes(1000), None);
+        assert_eq!(Mtu::Mtu256 as u8, 1);
+    }
+}
