@@ -470,3 +470,41 @@ fn lost_read_responses_are_requested_again_from_the_gap() {
     );
     assert_eq!(responder.stats().reads_replayed, 1);
 }
+
+#[test]
+fn a_response_past_a_gap_asks_again_at_once() {
+    let (mut qp, mut mem) = lone_requester(4, 64);
+    let (mut responder, mut rmem) = lone_responder();
+    qp.post_send(SendWr::new(
+        1,
+        SendOp::Read { remote: remote(0) },
+        sgl(0, 1000),
+    ))
+    .unwrap();
+    let out = drain(&mut qp, &mut mem);
+    responder.handle_packet(Instant::ZERO, &out[0].repr(), &mut rmem);
+    let answers = drain(&mut responder, &mut rmem);
+    assert_eq!(answers.len(), 4);
+    // Response 1 is lost; 2 and 3 arrive.
+    qp.handle_packet(Instant::ZERO, &answers[0].repr(), &mut mem);
+    qp.handle_packet(Instant::ZERO, &answers[2].repr(), &mut mem);
+    qp.handle_packet(Instant::ZERO, &answers[3].repr(), &mut mem);
+    let again = drain(&mut qp, &mut mem);
+    assert_eq!(
+        again.len(),
+        1,
+        "one re-request for one gap, before any timeout"
+    );
+    assert_eq!(again[0].header.bth.psn, 1);
+    assert_eq!(again[0].header.reth.unwrap().dma_len, 1000 - 256);
+    assert_eq!(qp.stats().timeouts, 0);
+    respond(&mut qp, &mut mem, &mut responder, &mut rmem, &again);
+    assert_eq!(
+        qp.poll_completion().map(|c| c.status),
+        Some(CompletionStatus::Success)
+    );
+    assert_eq!(
+        &mem.region(KEY).unwrap()[..1000],
+        &rmem.region(KEY).unwrap()[..1000]
+    );
+}

@@ -314,6 +314,9 @@ pub struct Qp {
     pub(super) peer_psn: u32,
     /// The last sequence NAK acted on, to ignore its duplicates.
     pub(super) last_seq_nak: Option<u32>,
+    /// The READ resume PSN last re-requested because a later response
+    /// arrived, so one gap causes one re-request.
+    pub(super) last_read_gap: Option<u32>,
     pub(super) retries_left: u8,
     pub(super) rnr_retries_left: u8,
     pub(super) retx_deadline: Option<Instant>,
@@ -364,6 +367,7 @@ impl Qp {
             cursor: 0,
             peer_psn: 0,
             last_seq_nak: None,
+            last_read_gap: None,
             retries_left: 0,
             rnr_retries_left: 0,
             retx_deadline: None,

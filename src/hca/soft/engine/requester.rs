@@ -387,15 +387,21 @@ impl Qp {
             return;
         };
         // Responses arrive in order; anything else is a duplicate or follows
-        // a lost one (the retransmission timer re-requests from the gap).
-        if !entry.started || psn != psn_add(entry.first_psn, entry.responses) {
+        // a lost one. A response past the gap is an implicit NAK: ask again
+        // for the rest, once per gap (the timer covers a lost re-request).
+        let resume = psn_add(entry.first_psn, entry.responses);
+        if !entry.started || psn != resume {
             tracing::trace!(
                 qpn = self.cfg.qpn,
                 psn,
-                expected = psn_add(entry.first_psn, entry.responses),
+                expected = resume,
                 "READ response out of order"
             );
             self.stats.stale_responses += 1;
+            if entry.started && psn_diff(psn, resume) > 0 && self.last_read_gap != Some(resume) {
+                self.last_read_gap = Some(resume);
+                self.go_back_n();
+            }
             return;
         }
         let k = entry.responses;
