@@ -482,3 +482,143 @@ fn forged_packets_never_panic_nor_touch_private_memory() {
         assert!(s.packets_dropped + s.duplicate_requests + s.out_of_sequence_requests > 0);
     }
 }
+
+/// Real packets with random bytes flipped (the ICRC check skipped, as if a
+/// forger computed it): never a panic, never a write into memory the peer has
+/// no right to.
+#[test]
+fn mutated_real_packets_are_harmless() {
+    use uct::hca::soft::engine::{AtomicOp, LocalData, RemoteBuf, SendOp, SendWr};
+    use uct::hca::soft::wire::{IcrcContext, Packet};
+    let ctx = IcrcContext::new("10.0.0.1:1".parse().unwrap(), "10.0.0.2:2".parse().unwrap());
+    // A requester (QPN PEER) talking to the responder under test (QPN).
+    let mut requester = Qp::new(QpConfig::new(PEER));
+    requester.modify_to_init().unwrap();
+    requester
+        .modify_to_rtr(RtrAttrs {
+            dest_qpn: QPN,
+            rq_psn: 0,
+            path_mtu: PathMtu::Mtu256,
+            ..Default::default()
+        })
+        .unwrap();
+    requester
+        .modify_to_rts(RtsAttrs {
+            sq_psn: RQ_PSN,
+            ..Default::default()
+        })
+        .unwrap();
+    let mut rmem = SimMemory::new();
+    rmem.register(1, 0x100, 8192, Access::LOCAL_WRITE);
+    let local = |len| {
+        LocalData::Sgl(vec![Sge {
+            addr: 0x100,
+            len,
+            lkey: 1,
+        }])
+    };
+    let remote = RemoteBuf {
+        va: BASE,
+        rkey: KEY,
+    };
+    for (i, op) in [
+        SendOp::Send { imm: Some(3) },
+        SendOp::Write { remote, imm: None },
+        SendOp::Write {
+            remote,
+            imm: Some(4),
+        },
+        SendOp::Read { remote },
+        SendOp::Atomic {
+            remote,
+            op: AtomicOp::FetchAdd { add: 1 },
+        },
+        SendOp::Atomic {
+            remote,
+            op: AtomicOp::MaskedCompareSwap {
+                size: AtomicSize::Bits32,
+                compare: 0,
+                compare_mask: 0,
+                swap: 1,
+                swap_mask: 1,
+            },
+        },
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let len = if matches!(op, SendOp::Atomic { .. }) {
+            8
+        } else {
+            700
+        };
+        requester
+            .post_send(SendWr::new(i as u64, op, local(len)))
+            .unwrap();
+    }
+    let (mut qp, mut mem) = responder();
+    for i in 0..3 {
+        qp.post_recv(RecvWr {
+            wr_id: i,
+            sgl: vec![Sge {
+                addr: BASE_PRIVATE,
+                len: 1024,
+                lkey: KEY_PRIVATE,
+            }],
+        })
+        .unwrap();
+    }
+    let mut datagrams = Vec::new();
+    for t in drain(&mut requester, &mut rmem) {
+        qp.handle_packet(Instant::ZERO, &t.repr(), &mut mem);
+        let mut buf = vec![0u8; t.repr().buffer_len()];
+        let n = t.repr().emit(&mut buf, &ctx).unwrap();
+        buf.truncate(n);
+        datagrams.push(buf);
+    }
+    for t in drain(&mut qp, &mut mem) {
+        let mut buf = vec![0u8; t.repr().buffer_len()];
+        let n = t.repr().emit(&mut buf, &ctx).unwrap();
+        buf.truncate(n);
+        datagrams.push(buf);
+    }
+    assert!(datagrams.len() > 10);
+
+    let mut rng = Rng::new(99);
+    let mut parsed = 0;
+    for round in 0..3000 {
+        let (mut target, mut tmem) = responder();
+        tmem.register(KEY_PRIVATE, BASE_PRIVATE, 4096, Access::LOCAL_WRITE);
+        let private_before = tmem.region(KEY_PRIVATE).unwrap().to_vec();
+        for _ in 0..8 {
+            let mut d = datagrams[rng.below(datagrams.len() as u64) as usize].clone();
+            for _ in 0..=rng.below(4) {
+                let at = rng.below(d.len() as u64) as usize;
+                d[at] ^= 1 << rng.below(8);
+            }
+            // Aim most of them at the QP under test and near its PSN.
+            if rng.chance(0.8) && d.len() >= 12 {
+                d[5..8].copy_from_slice(&QPN.to_be_bytes()[1..]);
+            }
+            let Ok(view) = Packet::new_checked(&d[..]) else {
+                continue;
+            };
+            let Ok(repr) = PacketRepr::parse_unverified(&view) else {
+                continue;
+            };
+            parsed += 1;
+            target.handle_packet(Instant::from_micros(round), &repr, &mut tmem);
+            target.handle_timeout(Instant::from_micros(round));
+            let _ = drain(&mut target, &mut tmem);
+        }
+        assert_eq!(
+            tmem.region(KEY_PRIVATE).unwrap(),
+            &private_before[..],
+            "round {round}"
+        );
+    }
+    assert!(
+        parsed > 1000,
+        "the mutations must mostly still parse ({parsed})"
+    );
+}
