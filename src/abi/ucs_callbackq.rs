@@ -18,6 +18,14 @@ pub const UCS_CALLBACKQ_FAST_COUNT: usize = 7;
 /// A callback id that names no callback.
 pub const UCS_CALLBACKQ_ID_NULL: c_int = -1;
 
+// Flags of `uct_worker_progress_register_safe` (UCX's `enum
+// ucs_callbackq_flags`; master moved it to `callbackq_compat.h`, which
+// `uct.h` includes).
+/// A fast-path callback (best effort).
+pub const UCS_CALLBACKQ_FLAG_FAST: c_uint = 0x1;
+/// Call the callback once, then drop it (not together with FAST).
+pub const UCS_CALLBACKQ_FLAG_ONESHOT: c_uint = 0x2;
+
 /// A progress callback: returns how many events it handled.
 pub type ucs_callback_t = Option<unsafe extern "C" fn(arg: *mut c_void) -> c_uint>;
 

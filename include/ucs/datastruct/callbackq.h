@@ -23,6 +23,16 @@
 #define UCS_CALLBACKQ_ID_NULL (-1)
 
 /**
+ * A fast-path callback (best effort).
+ */
+#define UCS_CALLBACKQ_FLAG_FAST 1
+
+/**
+ * Call the callback once, then drop it (not together with FAST).
+ */
+#define UCS_CALLBACKQ_FLAG_ONESHOT 2
+
+/**
  * The implementation's private state behind a callback queue (opaque).
  */
 struct ucs_callbackq_priv;
