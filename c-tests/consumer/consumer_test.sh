@@ -33,11 +33,13 @@ check_layout() {
     soname=$(objdump -p "$libdir/libuct.so.0.0.0" | awk '$1 == "SONAME" { print $2 }')
     [[ $soname == libuct.so.0 ]] || fail "soname is '$soname', expected libuct.so.0"
     # The symbols UCT callers bind to must be exported (dynamic symbol table).
-    local symbol
+    # (Read nm's output whole: `nm | grep -q` under pipefail fails at random
+    # when grep exits early and nm gets SIGPIPE.)
+    local exported symbol
+    exported=$(nm -D --defined-only "$libdir/libuct.so.0.0.0" | awk '{ print $NF }')
     for symbol in uct_query_components uct_md_open uct_worker_create \
         ucs_async_context_create ucs_status_string; do
-        nm -D --defined-only "$libdir/libuct.so.0.0.0" | grep -qw "$symbol" ||
-            fail "$symbol is not exported"
+        grep -qx "$symbol" <<<"$exported" || fail "$symbol is not exported"
     done
     local file
     for file in "$includedir/uct/api/uct.h" \

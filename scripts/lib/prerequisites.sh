@@ -32,7 +32,7 @@ uct_ensure_apt_packages() {
     fi
     local missing=() package
     for package in "$@"; do
-        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+        [[ $(dpkg-query -W -f='${Status}' "$package" 2>/dev/null) == "install ok installed" ]] ||
             missing+=("$package")
     done
     if [[ ${#missing[@]} -eq 0 ]]; then
@@ -48,8 +48,10 @@ uct_ensure_rust_tools() {
     command -v cargo >/dev/null || { echo "prerequisites: cargo not found (install Rust)" >&2; return 1; }
     local component tool
     if command -v rustup >/dev/null; then
+        local installed
+        installed=$(rustup component list --installed 2>/dev/null)
         for component in "${UCT_RUSTUP_COMPONENTS[@]}"; do
-            rustup component list --installed 2>/dev/null | grep -q "^$component" ||
+            grep -q "^$component" <<<"$installed" ||
                 rustup component add "$component" </dev/null || return 1
         done
     fi
