@@ -196,3 +196,72 @@ fn a_lost_request_or_response_is_recovered_exactly_once() {
     assert_eq!(b.read_u64(4096), 15, "executed exactly once");
     assert_eq!(soft(&b.device).link_stats().tx_dropped_loss, 1);
 }
+
+/// A small deterministic generator for test inputs.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+#[test]
+fn malformed_wqes_fail_cleanly() {
+    let mut a = Side::new(open_soft("garbage_a", Ipv4Addr::new(127, 0, 0, 1)));
+    let mut b = Side::new(open_soft("garbage_b", Ipv4Addr::new(127, 0, 0, 2)));
+    a.connect(&b.endpoint(), 10, 1);
+    b.connect(&a.endpoint(), 10, 1);
+    // Receives for any SEND that happens to be valid, so none waits forever.
+    b.post_recvs(255);
+    let qpn = a.qp.qpn();
+    let mut rng = XorShift(0x5eed_0001);
+    let opcodes = [
+        0x00u8, 0x01, 0x08, 0x09, 0x0a, 0x0b, 0x10, 0x11, 0x12, 0x14, 0x15, 0x3f,
+    ];
+    for round in 0..300 {
+        if round % 10 == 0 {
+            // Pure noise, control segment included: the device must refuse
+            // it and keep going; how many CQEs it yields is up to the noise.
+            let mut noise = vec![0u8; mlx5::SEND_WQE_BB];
+            noise.iter_mut().for_each(|b| *b = rng.next() as u8);
+            a.post_raw(&noise, 1);
+            assert!(
+                a.wait_send(LONG).is_some(),
+                "round {round}: noise gets an error CQE"
+            );
+            while a.wait_send(Duration::from_millis(20)).is_some() {}
+            continue;
+        }
+        // A control segment with the right index and a size that matches
+        // the blocks posted, random opcode, flags and segments.
+        let ds = (rng.next() % 17) as u8;
+        let bbs = (usize::from(ds) * 16).div_ceil(mlx5::SEND_WQE_BB).max(1) as u16;
+        let mut wqe = vec![0u8; bbs as usize * mlx5::SEND_WQE_BB];
+        wqe.iter_mut().for_each(|b| *b = rng.next() as u8);
+        let ctrl = mlx5::CtrlSeg {
+            opcode: opcodes[(rng.next() % opcodes.len() as u64) as usize],
+            opmod: (rng.next() % 12) as u8,
+            wqe_index: a.next_index(),
+            qpn,
+            ds,
+            fm_ce_se: mlx5::MLX5_WQE_CTRL_CQ_UPDATE,
+            imm: rng.next() as u32,
+            ..mlx5::CtrlSeg::default()
+        };
+        let seg: &mut mlx5::Seg = (&mut wqe[..16]).try_into().expect("seg");
+        ctrl.write(seg);
+        let index = a.post_raw(&wqe, bbs);
+        // Exactly one CQE for it: an error, a flush, or (a random NOP or
+        // inline SEND can be valid) a success.
+        let cqe = a
+            .wait_send(LONG)
+            .unwrap_or_else(|| panic!("round {round}: no CQE for {ctrl:?}"));
+        assert_eq!(cqe.wqe_counter, index, "round {round}: {cqe:?}");
+    }
+    // Not one byte reached the peer's registered buffer.
+    assert_eq!(b.read_buf(0, 4096), vec![0u8; 4096]);
+}

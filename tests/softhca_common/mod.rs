@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use uct::hca::soft::SoftDevice;
 use uct::hca::{
-    Access, Cq, CqRing, Device, DeviceAddress, Doorbell, EventChannel, Mr, Mtu, Pd, Qp, QpInitAttr, QpTransition,
-    RecvRing, RtrAttr, RtsAttr, SendRing, Srq, SrqInitAttr,
+    Access, Cq, CqRing, Device, DeviceAddress, Doorbell, EventChannel, Mr, Mtu, Pd, Qp, QpInitAttr,
+    QpTransition, RecvRing, RtrAttr, RtsAttr, SendRing, Srq, SrqInitAttr,
 };
 use uct::mlx5::{self, AtomicSize, Cqe64, CtrlSeg, DataSeg, RaddrSeg, Seg};
 
@@ -304,6 +304,14 @@ impl Side {
             .expect("rts");
     }
 
+    /// Back to RESET (the send ring restarts at index 0), then connected
+    /// again: how a test recovers a QP that went to error.
+    pub fn reset_and_connect(&mut self, peer: &Endpoint, timeout: u8, retry_cnt: u8) {
+        self.qp.modify(QpTransition::Reset).expect("reset");
+        self.sq_pi = 0;
+        self.connect(peer, timeout, retry_cnt);
+    }
+
     /// Posts `count` receive WQEs of `RECV_SLOT` bytes each (slot = index).
     pub fn post_recvs(&mut self, count: u16) {
         let ring = self.srq_ring;
@@ -558,6 +566,33 @@ impl Side {
         counter.store(mlx5::dbrec_word(self.sq_pi), Ordering::Release);
         let ctrl_ptr = mlx5::ring_seg(ring, index, 0).expect("ctrl").as_ptr();
         self.doorbell.ring(ctrl_ptr);
+        index
+    }
+
+    /// Index of the next WQE to be posted.
+    pub fn next_index(&self) -> u16 {
+        self.sq_pi
+    }
+
+    /// Writes `bytes` as the WQE at the next index (the caller chooses every
+    /// byte, control segment included), advances by `bbs` basic blocks and
+    /// rings the doorbell: for feeding the device malformed WQEs.
+    pub fn post_raw(&mut self, bytes: &[u8], bbs: u16) -> u16 {
+        let index = self.sq_pi;
+        let ring_len = self.sq.wqebb_count as usize * mlx5::SEND_WQE_BB;
+        for (k, chunk) in bytes.chunks(mlx5::SEND_WQE_BB).enumerate() {
+            let at = ((index as usize + k) % self.sq.wqebb_count as usize) * mlx5::SEND_WQE_BB;
+            assert!(at + chunk.len() <= ring_len);
+            // SAFETY: inside the ring (checked); only this thread writes it.
+            unsafe {
+                std::ptr::copy_nonoverlapping(chunk.as_ptr(), self.sq.buf.add(at), chunk.len())
+            };
+        }
+        self.sq_pi = self.sq_pi.wrapping_add(bbs);
+        // SAFETY: word 1 of the QP doorbell record, as in `post_flags`.
+        let counter = unsafe { &*((self.sq.dbrec as *const AtomicU32).add(1)) };
+        counter.store(mlx5::dbrec_word(self.sq_pi), Ordering::Release);
+        self.doorbell.ring(self.sq.buf);
         index
     }
 

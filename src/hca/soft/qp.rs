@@ -180,22 +180,34 @@ impl QpContext {
         let mut scratch = [0u8; wqe::MAX_WQE_BYTES];
         while self.sq_ci != producer {
             let index = self.sq_ci;
+            // A WQE never takes the consumer past what was published, even
+            // if its control segment claims more blocks (garbage must not
+            // make the device walk the whole 16-bit index space).
+            let published = producer.wrapping_sub(index);
             let Some(ring) = wqe::copy_from_ring(&self.ring, self.wqebb_count, index, &mut scratch)
             else {
                 tracing::warn!(
                     "soft hca: QP 0x{:x}: WQE at {index} larger than the ring",
                     self.qpn()
                 );
-                self.fail_wqe(index, 0, CompletionStatus::LocalQpOperationError);
-                self.sq_ci = producer;
-                self.engine.modify_to_error();
-                break;
+                self.sq_ci = index.wrapping_add(1);
+                self.fail_wqe_and_flush(index, 0, CompletionStatus::LocalQpOperationError);
+                continue;
             };
             let memory = ProcessMemory {
                 table: mrs,
                 pd: self.pd,
             };
             let read_local = |sge: &Sge, out: &mut Vec<u8>| {
+                // Check before growing the buffer: the length is the
+                // transport's word, the registration is the limit.
+                let len = u64::from(sge.len);
+                if memory
+                    .check(sge.lkey, sge.addr, len, Access::LOCAL_READ)
+                    .is_err()
+                {
+                    return false;
+                }
                 let start = out.len();
                 out.resize(start + sge.len as usize, 0);
                 memory
@@ -204,7 +216,7 @@ impl QpContext {
             };
             match wqe::to_work_request(ring, index, read_local) {
                 Ok((wqebbs, wr)) => {
-                    self.sq_ci = self.sq_ci.wrapping_add(wqebbs);
+                    self.sq_ci = index.wrapping_add(wqebbs.clamp(1, published));
                     let opcode = (wr.wr_id >> 16) as u8;
                     if let Err(err) = self.engine.post_send(wr) {
                         tracing::warn!(
@@ -220,9 +232,8 @@ impl QpContext {
                         self.qpn(),
                         bad.status
                     );
-                    self.sq_ci = self.sq_ci.wrapping_add(bad.wqebbs);
-                    self.fail_wqe(index, bad.opcode, bad.status);
-                    self.engine.modify_to_error();
+                    self.sq_ci = index.wrapping_add(bad.wqebbs.clamp(1, published));
+                    self.fail_wqe_and_flush(index, bad.opcode, bad.status);
                 }
             }
         }
@@ -234,6 +245,14 @@ impl QpContext {
     fn fail_wqe(&mut self, index: u16, mlx5_opcode: u8, status: CompletionStatus) {
         let cqe = wqe::error_cqe(self.qpn(), index, mlx5_opcode, status);
         self.send_cq.push(cqe);
+    }
+
+    /// A WQE that cannot run moves the QP to error: the WQEs before it
+    /// complete (flushed) first, in order, then its own error CQE.
+    fn fail_wqe_and_flush(&mut self, index: u16, mlx5_opcode: u8, status: CompletionStatus) {
+        self.engine.modify_to_error();
+        self.write_completions();
+        self.fail_wqe(index, mlx5_opcode, status);
     }
 
     /// One datagram for this QP, whose source the device already matched
@@ -322,6 +341,10 @@ impl QpContext {
                 }
             }
         }
+        self.write_completions();
+    }
+
+    fn write_completions(&mut self) {
         while let Some(completion) = self.engine.poll_completion() {
             self.complete(&completion);
         }

@@ -184,7 +184,9 @@ fn local_data(
             .collect();
         return Some(LocalData::Sgl(sgl));
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(wqe.data_len).ok()?);
+    // `data_len` comes from the WQE: reserve from it only up to a bound.
+    const RESERVE_LIMIT: u64 = 64 * 1024;
+    let mut bytes = Vec::with_capacity(wqe.data_len.min(RESERVE_LIMIT) as usize);
     for entry in wqe.data() {
         match entry {
             DataEntry::Inline(inline) => {
