@@ -265,3 +265,185 @@ fn malformed_wqes_fail_cleanly() {
     // Not one byte reached the peer's registered buffer.
     assert_eq!(b.read_buf(0, 4096), vec![0u8; 4096]);
 }
+
+#[test]
+fn hostile_peer_never_writes_outside_registered_memory() {
+    use uct::hca::soft::wire::{
+        Aeth, AethSyndrome, AtomicAckEth, AtomicEth, AtomicSize as WireSize, ExtAtomicEth,
+    };
+
+    let mut a = Side::new(open_soft("hostile_a", Ipv4Addr::new(127, 0, 0, 1)));
+    let DeviceAddress::Udp(a_addr) = a.endpoint().address;
+    // The "peer" is a plain socket this test controls: every datagram it
+    // sends comes from the address the QP was connected to, so it reaches
+    // the engine, with a valid ICRC.
+    let fake = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 3), 0)).expect("bind");
+    fake.set_nonblocking(true).expect("nonblocking");
+    let std::net::SocketAddr::V4(fake_addr) = fake.local_addr().expect("addr") else {
+        panic!("v4")
+    };
+    let fake_ep = Endpoint {
+        address: DeviceAddress::Udp(fake_addr),
+        qpn: 0x777,
+        rkey: 0,
+        buf_addr: 0,
+    };
+    a.connect(&fake_ep, 10, 1);
+    a.post_recvs(255);
+
+    // 16 KiB registered in the middle of 48 KiB of guard bytes.
+    const GUARD: u8 = 0xa5;
+    let mut arena = vec![GUARD; 48 * 1024].into_boxed_slice();
+    let base = arena.as_mut_ptr() as u64;
+    let region = base + 16 * 1024;
+    // `arena` outlives the registration (dropped at the end).
+    let mr =
+        a.pd.reg_mr(region as *mut u8, 16 * 1024, uct::hca::Access::ALL)
+            .expect("reg");
+    let rkey = mr.keys().rkey;
+
+    let requests = [
+        Opcode::SendFirst,
+        Opcode::SendMiddle,
+        Opcode::SendLast,
+        Opcode::SendLastImm,
+        Opcode::SendOnly,
+        Opcode::SendOnlyImm,
+        Opcode::WriteFirst,
+        Opcode::WriteMiddle,
+        Opcode::WriteLast,
+        Opcode::WriteLastImm,
+        Opcode::WriteOnly,
+        Opcode::WriteOnlyImm,
+        Opcode::ReadRequest,
+        Opcode::CompareSwap,
+        Opcode::FetchAdd,
+        Opcode::MaskedCompareSwap,
+        Opcode::MaskedFetchAdd,
+        Opcode::ReadResponseOnly,
+        Opcode::Acknowledge,
+        Opcode::AtomicAcknowledge,
+    ];
+    let mut rng = XorShift(0x0bad_cafe);
+    let mut payload_store = vec![0u8; 1100];
+    let mut datagram = vec![0u8; 2048];
+    let mut responses = 0usize;
+    let mut inbox = [0u8; 4096];
+    for round in 0..3000u32 {
+        let info = a.qp.query().expect("query");
+        if info.state == uct::hca::QpState::Error {
+            a.reset_and_connect(&fake_ep, 10, 1);
+        }
+        let opcode = requests[(rng.next() % requests.len() as u64) as usize];
+        let psn = if rng.next() % 8 == 0 {
+            rng.next() as u32 & 0x00ff_ffff
+        } else {
+            a.qp.query().unwrap().next_rcv_psn
+        };
+        // Addresses around (and mostly inside) the registered region.
+        let va = region
+            .wrapping_add((rng.next() % (40 * 1024)) as u64)
+            .wrapping_sub(12 * 1024);
+        let key = if rng.next() % 6 == 0 {
+            rng.next() as u32
+        } else {
+            rkey
+        };
+        let layout = opcode.layout();
+        let len = if layout.payload {
+            (rng.next() % 1100) as usize
+        } else {
+            0
+        };
+        payload_store[..len]
+            .iter_mut()
+            .for_each(|b| *b = rng.next() as u8);
+        let mut packet = PacketRepr::new(Bth::new(opcode, a.qp.qpn(), psn), &payload_store[..len]);
+        if layout.reth {
+            packet.reth = Some(Reth {
+                va,
+                rkey: key,
+                dma_len: (rng.next() % 3000) as u32,
+            });
+        }
+        if layout.atomic {
+            let va = if rng.next() % 4 == 0 { va } else { va & !7 };
+            packet.atomic = Some(AtomicEth {
+                va,
+                rkey: key,
+                swap_add: rng.next(),
+                compare: rng.next(),
+            });
+        }
+        if layout.ext_atomic {
+            let size = if rng.next() % 2 == 0 {
+                WireSize::Bits32
+            } else {
+                WireSize::Bits64
+            };
+            let mask = if size == WireSize::Bits32 {
+                0xffff_ffff
+            } else {
+                u64::MAX
+            };
+            packet.ext_atomic = Some(ExtAtomicEth {
+                va: va & !3,
+                rkey: key,
+                size,
+                swap_add: rng.next() & mask,
+                compare: rng.next() & mask,
+                swap_add_mask: rng.next() & mask,
+                compare_mask: rng.next() & mask,
+            });
+        }
+        if layout.aeth {
+            packet.aeth = Some(Aeth {
+                syndrome: AethSyndrome::Ack {
+                    credits: Aeth::CREDITS_INVALID,
+                },
+                msn: round & 0xff_ffff,
+            });
+        }
+        if layout.atomic_ack {
+            packet.atomic_ack = Some(AtomicAckEth { orig: rng.next() });
+        }
+        if layout.imm {
+            packet.imm = Some(rng.next() as u32);
+        }
+        let Ok(n) = packet.emit(&mut datagram, &IcrcContext::new(fake_addr, a_addr)) else {
+            continue;
+        };
+        fake.send_to(&datagram[..n], a_addr).expect("send");
+        // Whatever the QP answers must itself be a well-formed packet.
+        while let Ok((got, from)) = fake.recv_from(&mut inbox) {
+            assert_eq!(from, std::net::SocketAddr::V4(a_addr));
+            PacketRepr::parse(&inbox[..got], &IcrcContext::new(a_addr, fake_addr))
+                .unwrap_or_else(|err| panic!("the device answered with a bad packet: {err}"));
+            responses += 1;
+        }
+        if round % 64 == 0 {
+            a.device.progress();
+        }
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    a.device.progress();
+    assert!(
+        responses > 100,
+        "the device answered the peer ({responses} packets)"
+    );
+    let outside = arena[..16 * 1024]
+        .iter()
+        .chain(&arena[32 * 1024..])
+        .filter(|b| **b != GUARD)
+        .count();
+    assert_eq!(outside, 0, "bytes changed outside the registered region");
+    let inside_changed = arena[16 * 1024..32 * 1024]
+        .iter()
+        .filter(|b| **b != GUARD)
+        .count();
+    assert!(
+        inside_changed > 0,
+        "some WRITEs/atomics did land inside the region"
+    );
+    drop(mr);
+}
