@@ -342,7 +342,7 @@ fn hostile_peer_never_writes_outside_registered_memory() {
         };
         // Addresses around (and mostly inside) the registered region.
         let va = region
-            .wrapping_add((rng.next() % (40 * 1024)) as u64)
+            .wrapping_add(rng.next() % (40 * 1024))
             .wrapping_sub(12 * 1024);
         let key = if rng.next() % 6 == 0 {
             rng.next() as u32
