@@ -14,9 +14,6 @@ use uct::api::async_context::{
 };
 use uct::api::worker::*;
 
-/// UCX's callback flag for one-shot callbacks (`UCS_CALLBACKQ_FLAG_ONESHOT`).
-const FLAG_ONESHOT: c_uint = 2;
-
 struct Fixture {
     async_context: *mut ucs_async_context_t,
     worker: uct_worker_h,
@@ -241,7 +238,11 @@ fn register_progress_unregister() {
 fn oneshot_runs_once_and_late_unregister_is_harmless() {
     let fixture = Fixture::new();
     let hits = AtomicU32::new(0);
-    let mut id = fixture.register(Some(count), &hits as *const _ as *mut c_void, FLAG_ONESHOT);
+    let mut id = fixture.register(
+        Some(count),
+        &hits as *const _ as *mut c_void,
+        UCS_CALLBACKQ_FLAG_ONESHOT,
+    );
     assert_eq!(fixture.progress(), 1);
     assert_eq!(fixture.progress(), 0);
     assert_eq!(hits.load(Ordering::SeqCst), 1);

@@ -21,10 +21,6 @@ use crate::core::callbackq::{CallbackId, Lifetime, ProgressFn, ProgressQueue};
 /// Tag after the C-visible header, to catch stale or foreign worker handles.
 const WORKER_MAGIC: u64 = 0x7563_745f_776f_726b; // "uct_work"
 
-/// The callback flag that makes a registration one-shot
-/// (`UCS_CALLBACKQ_FLAG_ONESHOT`).
-pub const CALLBACK_FLAG_ONESHOT: c_uint = 1 << 1;
-
 #[repr(C)]
 pub struct Worker {
     /// What C code sees through `uct_worker_h`; must stay the first field.
@@ -109,10 +105,10 @@ impl Worker {
         work
     }
 
-    /// Registers `func(arg)`; `flags` may hold `CALLBACK_FLAG_ONESHOT`
+    /// Registers `func(arg)`; `flags` may hold `UCS_CALLBACKQ_FLAG_ONESHOT`
     /// (`UCS_CALLBACKQ_FLAG_FAST` is accepted and means nothing extra here).
     pub fn register(&self, func: ProgressFn, arg: *mut c_void, flags: c_uint) -> CallbackId {
-        let lifetime = if flags & CALLBACK_FLAG_ONESHOT != 0 {
+        let lifetime = if flags & UCS_CALLBACKQ_FLAG_ONESHOT != 0 {
             Lifetime::OneShot
         } else {
             Lifetime::Persistent
