@@ -38,7 +38,8 @@ struct Peer {
 }
 
 impl Peer {
-    fn spawn() -> Peer {
+    /// `loss` reaches the peer as `UCX_SOFT_HCA_LOSS`.
+    fn spawn(loss: f64) -> Peer {
         let exe = std::env::current_exe().expect("own test binary");
         let mut child = Command::new(exe)
             .args([
@@ -50,6 +51,7 @@ impl Peer {
             ])
             .env(PEER_ENV, "1")
             .env("UCX_SOFT_HCA_SEED", "7")
+            .env("UCX_SOFT_HCA_LOSS", loss.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -115,8 +117,24 @@ fn ok(side: &mut Side, index: u16, opcode: u8) -> mlx5::Cqe64 {
 
 #[test]
 fn two_processes_every_opcode() {
-    let mut peer = Peer::spawn();
-    let mut me = Side::new(open_soft("twoproc_init", Ipv4Addr::LOCALHOST));
+    every_opcode_with_peer("twoproc_init", 0.0);
+}
+
+/// The same with 5 % of the packets lost in each direction at each end.
+#[test]
+fn two_processes_every_opcode_under_loss() {
+    every_opcode_with_peer("twoproc_lossy", 0.05);
+}
+
+fn every_opcode_with_peer(device: &str, loss: f64) {
+    let mut peer = Peer::spawn(loss);
+    let mut me = Side::new(open_soft(device, Ipv4Addr::LOCALHOST));
+    let name = std::ffi::CString::new(device).expect("name");
+    // SAFETY: a valid C string.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_loss_set(name.as_ptr(), loss) },
+        0
+    );
     let remote = Endpoint::from_line(&peer.expect("EP"));
     peer.say(&format!("EP {}", me.endpoint().to_line()));
     me.connect(&remote, 12, 7);
@@ -226,7 +244,15 @@ fn two_processes_every_opcode() {
     assert_eq!(rc.byte_cnt, 3000);
     assert_eq!(me.read_recv(rc.wqe_counter, 3000), pattern(3000, 16));
     peer.say("BYE");
-    peer.expect("DONE");
+    let peer_dropped: u64 = peer.expect("DONE").parse().expect("peer's drop count");
+    let uct::hca::Device::Soft(dev) = &me.device;
+    let stats = dev.link_stats();
+    let dropped = peer_dropped + stats.tx_dropped_loss + stats.rx_dropped_loss;
+    if loss > 0.0 {
+        assert!(dropped > 0, "packets were really lost");
+    } else {
+        assert_eq!(dropped, 0);
+    }
 }
 
 /// The peer process: not a test on its own (ignored), run by
@@ -328,5 +354,10 @@ fn softhca_peer_process() {
     say(format!("RESULT {verdict}"));
     let line = read_line();
     assert_eq!(line, "BYE");
-    say("DONE".to_string());
+    let uct::hca::Device::Soft(dev) = &me.device;
+    let stats = dev.link_stats();
+    say(format!(
+        "DONE {}",
+        stats.tx_dropped_loss + stats.rx_dropped_loss
+    ));
 }

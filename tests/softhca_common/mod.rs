@@ -276,6 +276,27 @@ impl Side {
         out
     }
 
+    fn rtr_attr(&self, peer: &Endpoint) -> RtrAttr {
+        RtrAttr {
+            dest_qpn: peer.qpn,
+            peer: peer.address,
+            rq_psn: 0x100,
+            path_mtu: Mtu::Mtu1024,
+            min_rnr_timer: 1,
+            max_dest_rd_atomic: 16,
+        }
+    }
+
+    fn rts_attr(&self, timeout: u8, retry_cnt: u8) -> RtsAttr {
+        RtsAttr {
+            sq_psn: 0x100,
+            timeout,
+            retry_cnt,
+            rnr_retry: 7,
+            max_rd_atomic: 16,
+        }
+    }
+
     /// RESET→INIT→RTR→RTS towards `peer`.
     pub fn connect(&self, peer: &Endpoint, timeout: u8, retry_cnt: u8) {
         self.qp
@@ -284,23 +305,10 @@ impl Side {
             })
             .expect("init");
         self.qp
-            .modify(QpTransition::Rtr(RtrAttr {
-                dest_qpn: peer.qpn,
-                peer: peer.address,
-                rq_psn: 0x100,
-                path_mtu: Mtu::Mtu1024,
-                min_rnr_timer: 1,
-                max_dest_rd_atomic: 16,
-            }))
+            .modify(QpTransition::Rtr(self.rtr_attr(peer)))
             .expect("rtr");
         self.qp
-            .modify(QpTransition::Rts(RtsAttr {
-                sq_psn: 0x100,
-                timeout,
-                retry_cnt,
-                rnr_retry: 7,
-                max_rd_atomic: 16,
-            }))
+            .modify(QpTransition::Rts(self.rts_attr(timeout, retry_cnt)))
             .expect("rts");
     }
 
@@ -310,6 +318,29 @@ impl Side {
         self.qp.modify(QpTransition::Reset).expect("reset");
         self.sq_pi = 0;
         self.connect(peer, timeout, retry_cnt);
+    }
+
+    /// `reset_and_connect` for a QP that packets may push back to error
+    /// between two transitions (a hostile peer): retried until it holds.
+    pub fn reset_and_connect_retrying(&mut self, peer: &Endpoint, timeout: u8, retry_cnt: u8) {
+        for _ in 0..100 {
+            self.qp.modify(QpTransition::Reset).expect("reset");
+            self.sq_pi = 0;
+            let connected = self
+                .qp
+                .modify(QpTransition::Init {
+                    access: Access::ALL,
+                })
+                .and_then(|()| self.qp.modify(QpTransition::Rtr(self.rtr_attr(peer))))
+                .and_then(|()| {
+                    self.qp
+                        .modify(QpTransition::Rts(self.rts_attr(timeout, retry_cnt)))
+                });
+            if connected.is_ok() {
+                return;
+            }
+        }
+        panic!("could not reconnect the QP");
     }
 
     /// Posts `count` receive WQEs of `RECV_SLOT` bytes each (slot = index).
