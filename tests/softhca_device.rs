@@ -457,3 +457,63 @@ fn hostile_peer_never_writes_outside_registered_memory() {
     );
     drop(mr);
 }
+
+#[test]
+fn queues_of_another_device_or_pd_are_refused() {
+    use uct::hca::{QpInitAttr, SrqInitAttr};
+    let one = open_soft("mix_a", Ipv4Addr::new(127, 0, 0, 1));
+    let other = open_soft("mix_b", Ipv4Addr::new(127, 0, 0, 2));
+    let pd = one.alloc_pd().expect("pd");
+    let cq = one.create_cq(64, None).expect("cq");
+    let foreign_cq = other.create_cq(64, None).expect("foreign cq");
+    let srq = pd
+        .create_srq(SrqInitAttr {
+            wqe_count: 16,
+            max_sge: 1,
+        })
+        .expect("srq");
+    let foreign_srq = one
+        .alloc_pd()
+        .and_then(|pd2| {
+            pd2.create_srq(SrqInitAttr {
+                wqe_count: 16,
+                max_sge: 1,
+            })
+        })
+        .expect("srq of another pd");
+    let attr = |send_cq, srq| QpInitAttr {
+        send_cq,
+        recv_cq: &cq,
+        srq,
+        sq_wqebb_count: 64,
+    };
+    let invalid = Some(uct::abi::ucs_status::Status::InvalidParam);
+    assert_eq!(pd.create_qp(&attr(&foreign_cq, &srq)).err(), invalid);
+    assert_eq!(pd.create_qp(&attr(&cq, &foreign_srq)).err(), invalid);
+    assert_eq!(one.create_cq(0, None).err(), invalid);
+    assert_eq!(
+        pd.create_srq(SrqInitAttr {
+            wqe_count: 16,
+            max_sge: 0
+        })
+        .err(),
+        invalid
+    );
+    assert_eq!(
+        pd.reg_mr(std::ptr::null_mut(), 8, uct::hca::Access::ALL)
+            .err(),
+        invalid
+    );
+    let qp = pd.create_qp(&attr(&cq, &srq)).expect("a consistent QP");
+    assert_eq!(qp.send_ring().wqebb_count, 64);
+    assert_eq!(qp.query().map(|q| q.state), Ok(uct::hca::QpState::Reset));
+    // Transitions out of order are refused.
+    let rts = uct::hca::RtsAttr {
+        sq_psn: 0,
+        timeout: 14,
+        retry_cnt: 7,
+        rnr_retry: 7,
+        max_rd_atomic: 1,
+    };
+    assert_eq!(qp.modify(uct::hca::QpTransition::Rts(rts)).err(), invalid);
+}

@@ -118,7 +118,7 @@ impl SoftDevice {
         let cqn = self.core().alloc_cqn();
         let shared = CqShared::new(cqn, cqe_count, channel.map(|ch| Arc::clone(&ch.0)))?;
         Ok(SoftCq {
-            _device: self.clone(),
+            device: self.clone(),
             shared: Arc::new(shared),
         })
     }
@@ -184,7 +184,7 @@ impl SoftPd {
         let srqn = self.device.core().alloc_srqn();
         let shared = SrqShared::new(srqn, self.pdn, wqe_count, attr.max_sge)?;
         Ok(SoftSrq {
-            _device: self.device.clone(),
+            device: self.device.clone(),
             shared: Arc::new(shared),
         })
     }
@@ -197,6 +197,17 @@ impl SoftPd {
         sq_wqebb_count: u32,
     ) -> Result<SoftQp, Status> {
         let wqebb_count = ring_entries(sq_wqebb_count, MAX_QP_WQEBB)?;
+        let same_device = |other: &SoftDevice| Arc::ptr_eq(&other.0, &self.device.0);
+        if !same_device(&send_cq.device)
+            || !same_device(&recv_cq.device)
+            || !same_device(&srq.device)
+        {
+            tracing::warn!(
+                "soft hca {}: CQ or SRQ of another device",
+                self.device.name()
+            );
+            return Err(Status::InvalidParam);
+        }
         if srq.shared.pd != self.pdn {
             tracing::warn!(
                 "soft hca {}: SRQ of another protection domain",
@@ -269,7 +280,7 @@ impl SoftEventChannel {
 
 /// A completion queue.
 pub struct SoftCq {
-    _device: SoftDevice,
+    device: SoftDevice,
     shared: Arc<CqShared>,
 }
 
@@ -285,7 +296,7 @@ impl SoftCq {
 
 /// A shared receive queue.
 pub struct SoftSrq {
-    _device: SoftDevice,
+    device: SoftDevice,
     shared: Arc<SrqShared>,
 }
 
