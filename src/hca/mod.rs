@@ -208,6 +208,24 @@ pub struct RtsAttr {
     pub max_rd_atomic: u8,
 }
 
+/// The IB `timeout` exponent whose local ACK timeout (4.096 µs × 2^t) is
+/// the shortest one not below `wait` (from `UCX_RC_TIMEOUT`); at least 1,
+/// at most 31 (0 would mean "forever").
+pub fn ack_timeout_exponent(wait: std::time::Duration) -> u8 {
+    (1..=31u8)
+        .find(|&t| soft::engine::ack_timeout_from_ib(t).is_some_and(|d| d >= wait))
+        .unwrap_or(31)
+}
+
+/// The RNR timer code (IBTA table 45) of the shortest wait not below `wait`
+/// (from `UCX_RC_RNR_TIMEOUT`); the longest, code 0 (655.36 ms), if none is.
+pub fn rnr_timer_code(wait: std::time::Duration) -> u8 {
+    (1..=31u8)
+        .filter(|&code| soft::engine::rnr_timer_duration(code) >= wait)
+        .min_by_key(|&code| soft::engine::rnr_timer_duration(code))
+        .unwrap_or(0)
+}
+
 /// One `modify QP` call; only the transitions RC uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QpTransition {
@@ -558,6 +576,19 @@ mod tests {
             Err(Status::InvalidAddr)
         );
         assert_eq!(DeviceAddress::unpack(&[]), Err(Status::InvalidAddr));
+    }
+
+    #[test]
+    fn timeouts_from_durations() {
+        use std::time::Duration;
+        // UCX's default UCX_RC_TIMEOUT is 1 s: 4.096 µs × 2^18 ≈ 1.07 s.
+        assert_eq!(ack_timeout_exponent(Duration::from_secs(1)), 18);
+        assert_eq!(ack_timeout_exponent(Duration::from_nanos(1)), 1);
+        assert_eq!(ack_timeout_exponent(Duration::from_secs(100_000)), 31);
+        // 10 µs is code 1; for 1 ms code 13 (0.96 ms) is short, 14 is 1.28 ms.
+        assert_eq!(rnr_timer_code(Duration::from_micros(10)), 1);
+        assert_eq!(rnr_timer_code(Duration::from_millis(1)), 14);
+        assert_eq!(rnr_timer_code(Duration::from_secs(1)), 0);
     }
 
     #[test]
