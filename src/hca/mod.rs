@@ -270,8 +270,13 @@ pub struct CqRing {
 
 /// A shared receive queue ring: `wqe_count` WQEs (a power of two) of
 /// `stride` bytes at `buf`, each a 16-byte SRQ next-segment followed by
-/// `max_sge` data segments. `dbrec[0]` is the receive counter the transport
-/// publishes (big-endian; the low 16 bits are the count of WQEs posted).
+/// `max_sge` data segments (a shorter list ends with lkey
+/// `mlx5::MLX5_INVALID_LKEY`). The device takes WQEs as an mlx5 linked-list
+/// SRQ does: starting at index 0, then following each taken WQE's
+/// `next_wqe_index` (write `index + 1` to use the ring cyclically).
+/// `dbrec[0]` is the receive counter the transport publishes
+/// (`mlx5::dbrec_word(count of WQEs posted so far)`); a receive CQE's
+/// `wqe_counter` is the index of the WQE it consumed.
 #[derive(Clone, Copy, Debug)]
 pub struct RecvRing {
     pub buf: *mut u8,
