@@ -517,3 +517,41 @@ fn queues_of_another_device_or_pd_are_refused() {
     };
     assert_eq!(qp.modify(uct::hca::QpTransition::Rts(rts)).err(), invalid);
 }
+
+#[test]
+fn initiator_blocking_on_its_channel_gets_the_completion() {
+    // The initiator progressed a moment ago (so its service thread had left
+    // the socket to it), then sleeps in poll() on its channel: the service
+    // thread must take over and deliver the ACK's completion.
+    let device = open_soft("block_a", Ipv4Addr::new(127, 0, 0, 1));
+    let channel = device.create_event_channel().expect("channel");
+    let mut a = Side::with_channel(device, Some(&channel));
+    let mut b = Side::new(open_soft("block_b", Ipv4Addr::new(127, 0, 0, 2)));
+    a.connect(&b.endpoint(), 14, 7);
+    b.connect(&a.endpoint(), 14, 7);
+    let rkey = b.endpoint().rkey;
+    for round in 0..20u8 {
+        a.device.progress();
+        channel.clear();
+        a.send_cq.arm();
+        a.write_buf(0, &[round; 32]);
+        let i = a.post(&Op::Write {
+            offset: 0,
+            len: 32,
+            remote: b.buf_addr(64),
+            rkey,
+            imm: None,
+        });
+        let mut pfd = libc::pollfd {
+            fd: channel.fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one live pollfd.
+        let ready = unsafe { libc::poll(&mut pfd, 1, 5000) };
+        assert_eq!(ready, 1, "round {round}: woken by the completion");
+        let cqe = a.poll_send().expect("CQE present when the fd fired");
+        assert_eq!((cqe.opcode, cqe.wqe_counter), (mlx5::MLX5_CQE_REQ, i));
+        assert_eq!(b.read_buf(64, 32), vec![round; 32]);
+    }
+}

@@ -211,6 +211,16 @@ impl Core {
         }
     }
 
+    /// The caller is about to sleep (it armed a CQ): the service thread
+    /// takes the socket back now instead of when the caller's progress
+    /// window runs out, so the completion it waits for is not delayed.
+    pub fn caller_sleeps(&self) {
+        let last = self.caller_progress_at.swap(0, Ordering::Relaxed);
+        if last != 0 && last.saturating_add(CALLER_ACTIVE_NANOS) > self.now().as_nanos() {
+            self.wake.signal();
+        }
+    }
+
     fn service_loop(self: Arc<Core>) {
         let fds = [self.link.raw_fd(), self.wake.fd()];
         while !self.stop.load(Ordering::Acquire) {
@@ -228,11 +238,9 @@ impl Core {
             // switch each, on machines with two cores), only for timers and
             // wake-ups, and look at the socket again once it stops.
             let now = self.now().as_nanos();
-            let caller_until = self
-                .caller_progress_at
-                .load(Ordering::Relaxed)
-                .saturating_add(CALLER_ACTIVE_NANOS);
-            let woken = if now < caller_until {
+            let caller_at = self.caller_progress_at.load(Ordering::Relaxed);
+            let caller_until = caller_at.saturating_add(CALLER_ACTIVE_NANOS);
+            let woken = if caller_at != 0 && now < caller_until {
                 let window = Duration::from_nanos(caller_until - now);
                 poll_readable(
                     [self.wake.fd()],

@@ -291,6 +291,7 @@ impl SoftCq {
 
     pub fn arm(&self) {
         self.shared.arm();
+        self.device.core().caller_sleeps();
     }
 }
 
