@@ -285,7 +285,18 @@ fn cut_during_read_and_atomic_reports_retry_exceeded() {
 /// Runs one request against B and checks it fails with `status` and that
 /// B's memory is exactly as before; a following request is flushed.
 fn remote_error_case(op: SendOp, local: LocalData, status: CompletionStatus) {
-    let mut p = pair(PairSetup::default(), LinkConfig::default());
+    for fatal in [true, false] {
+        remote_error_case_with(op, local.clone(), status, fatal);
+    }
+}
+
+fn remote_error_case_with(op: SendOp, local: LocalData, status: CompletionStatus, fatal: bool) {
+    let setup = PairSetup {
+        responder_errors_fatal: fatal,
+        ..PairSetup::default()
+    };
+    let mut p = pair(setup, LinkConfig::default());
+    p.b.qp.post_recv(recv(50, 64)).unwrap();
     let before_b = snapshot(&p.b.mem);
     p.a.qp.post_send(SendWr::new(1, op, local)).unwrap();
     p.a.qp.post_send(send(2, 10)).unwrap();
@@ -305,8 +316,18 @@ fn remote_error_case(op: SendOp, local: LocalData, status: CompletionStatus) {
         "{op:?} changed the responder's memory"
     );
     assert_eq!(p.b.mem.atomics_executed(), 0);
-    // The responder keeps running.
-    assert_eq!(p.b.qp.state(), QpState::Rts);
+    if fatal {
+        // As on hardware, the responder's QP is in error too, its receive
+        // flushed.
+        assert_eq!(p.b.qp.state(), QpState::Error);
+        assert_eq!(
+            recv_completions(&p.b.completions),
+            vec![(50, CompletionStatus::WrFlushError)]
+        );
+    } else {
+        assert_eq!(p.b.qp.state(), QpState::Rts);
+        assert!(p.b.completions.is_empty());
+    }
 }
 
 #[test]

@@ -21,8 +21,12 @@ const BASE: u64 = 0x7000;
 const KEY_PRIVATE: u32 = 6;
 const BASE_PRIVATE: u64 = 0x9_0000;
 
+/// A responder that survives the bad requests it NAKs, so one QP can be fed
+/// many of them.
 fn responder() -> (Qp, SimMemory) {
-    let mut qp = Qp::new(QpConfig::new(QPN));
+    let mut cfg = QpConfig::new(QPN);
+    cfg.responder_errors_fatal = false;
+    let mut qp = Qp::new(cfg);
     qp.modify_to_init().unwrap();
     qp.modify_to_rtr(RtrAttrs {
         dest_qpn: PEER,
@@ -351,7 +355,9 @@ fn forged_packets_never_panic_nor_touch_private_memory() {
     for seed in 0..40u64 {
         let mut rng = Rng::new(seed);
         let (mut qp, mut mem) = responder();
-        let mut requester = Qp::new(QpConfig::new(QPN));
+        let mut requester_cfg = QpConfig::new(QPN);
+        requester_cfg.responder_errors_fatal = false;
+        let mut requester = Qp::new(requester_cfg);
         requester.modify_to_init().unwrap();
         requester
             .modify_to_rtr(RtrAttrs {
@@ -621,4 +627,53 @@ fn mutated_real_packets_are_harmless() {
         parsed > 1000,
         "the mutations must mostly still parse ({parsed})"
     );
+}
+
+#[test]
+fn a_naked_request_moves_a_default_responder_to_error() {
+    for bad_rkey in [true, false] {
+        let (_, mut mem) = responder();
+        let mut qp = Qp::new(QpConfig::new(QPN));
+        qp.modify_to_init().unwrap();
+        qp.modify_to_rtr(RtrAttrs {
+            dest_qpn: PEER,
+            rq_psn: RQ_PSN,
+            ..Default::default()
+        })
+        .unwrap();
+        qp.post_recv(RecvWr {
+            wr_id: 4,
+            sgl: vec![],
+        })
+        .unwrap();
+        let before = mem.region(KEY).unwrap().to_vec();
+        let data = [5u8; 8];
+        let p = if bad_rkey {
+            let mut p = PacketRepr::new(Bth::new(Opcode::WriteOnly, QPN, RQ_PSN), &data);
+            p.reth = Some(Reth {
+                va: BASE,
+                rkey: 999,
+                dma_len: 8,
+            });
+            p
+        } else {
+            PacketRepr::new(Bth::new(Opcode::SendMiddle, QPN, RQ_PSN), &data)
+        };
+        qp.handle_packet(Instant::ZERO, &p, &mut mem);
+        let out = drain(&mut qp, &mut mem);
+        assert_eq!(out.len(), 1, "the NAK still goes out");
+        let code = if bad_rkey {
+            NakCode::RemoteAccessError
+        } else {
+            NakCode::InvalidRequest
+        };
+        assert_eq!(aeth_of(&out[0]), AethSyndrome::Nak(code));
+        assert_eq!(qp.state(), uct::hca::soft::engine::QpState::Error);
+        let c = qp.poll_completion().unwrap();
+        assert_eq!((c.wr_id, c.status), (4, CompletionStatus::WrFlushError));
+        assert_eq!(mem.region(KEY).unwrap(), &before[..]);
+        // Later requests are dropped.
+        qp.handle_packet(Instant::ZERO, &p, &mut mem);
+        assert!(drain(&mut qp, &mut mem).is_empty());
+    }
 }

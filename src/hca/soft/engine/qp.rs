@@ -83,6 +83,11 @@ pub struct QpConfig {
     /// The requester asks for an ACK at least every this many packets of a
     /// long message (besides the last packet of every message).
     pub ack_req_interval: u32,
+    /// A request the responder NAKs as invalid or as an access violation
+    /// moves this QP to ERROR, as hardware does (the verbs report it as the
+    /// affiliated events `QP_REQ_ERR` / `QP_ACCESS_ERR`). `false` keeps the
+    /// QP running, which lets tests feed it a stream of bad packets.
+    pub responder_errors_fatal: bool,
 }
 
 impl QpConfig {
@@ -92,6 +97,7 @@ impl QpConfig {
             pkey: DEFAULT_PKEY,
             send_window: 256,
             ack_req_interval: 16,
+            responder_errors_fatal: true,
         }
     }
 }

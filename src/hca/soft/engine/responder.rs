@@ -5,7 +5,7 @@
 
 use super::memory::{check_sgl, scatter, sgl_len, Access, Memory};
 use super::psn::{psn_add, psn_diff, psn_prev, PSN_MASK};
-use super::qp::{Inbound, Qp, ReadJob, Response, Transmit, MAX_QUEUED_RESPONSES};
+use super::qp::{Inbound, Qp, QpState, ReadJob, Response, Transmit, MAX_QUEUED_RESPONSES};
 use super::wr::{AtomicOp, Completion, CompletionOpcode, CompletionStatus, RecvWr, WorkQueue};
 use crate::hca::soft::wire::{Aeth, AethSyndrome, AtomicAckEth, Bth, NakCode, Opcode, PacketRepr};
 
@@ -78,6 +78,11 @@ impl Qp {
                     _ => self.stats.invalid_request_naks_sent += 1,
                 }
                 tracing::debug!(qpn = self.cfg.qpn, psn, ?code, "request NAKed");
+                if self.cfg.responder_errors_fatal && self.state != QpState::Error {
+                    // Before queueing the NAK: entering ERROR drops queued
+                    // responses, and this NAK must still go out.
+                    self.enter_error(None);
+                }
                 self.queue_nak(psn, AethSyndrome::Nak(code));
             }
             Err(Reject::Drop) => {

@@ -294,6 +294,8 @@ pub struct PairSetup {
     pub min_rnr_timer: u8,
     pub max_rd_atomic: u8,
     pub send_window: u32,
+    /// See [`super::QpConfig::responder_errors_fatal`].
+    pub responder_errors_fatal: bool,
 }
 
 impl Default for PairSetup {
@@ -313,6 +315,7 @@ impl Default for PairSetup {
             min_rnr_timer: 1,
             max_rd_atomic: 4,
             send_window: 64,
+            responder_errors_fatal: true,
         }
     }
 }
@@ -325,6 +328,7 @@ pub const QPN_B: u32 = 0x22;
 fn rts_qp(qpn: u32, dest: u32, rq_psn: u32, sq_psn: u32, setup: &PairSetup) -> Qp {
     let mut cfg = super::QpConfig::new(qpn);
     cfg.send_window = setup.send_window;
+    cfg.responder_errors_fatal = setup.responder_errors_fatal;
     let mut qp = Qp::new(cfg);
     // These transitions only fail on out-of-range attributes, which a
     // caller's PairSetup can produce; the QP then stays where it stopped
