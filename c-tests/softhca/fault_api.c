@@ -29,6 +29,10 @@ int main(void)
     expect("link_set(up)", uct_soft_hca_link_set("softhca_c0", 1), UCS_OK);
     expect("loss_set(0.05)", uct_soft_hca_loss_set("softhca_c0", 0.05), UCS_OK);
     expect("loss_set(0)", uct_soft_hca_loss_set("softhca_c1", 0.0), UCS_OK);
+    expect("drop_next(NULL)", uct_soft_hca_drop_next(NULL, 1), UCS_ERR_INVALID_PARAM);
+    expect("drop_next(unknown)", uct_soft_hca_drop_next("nosuchdev", 1), UCS_ERR_NO_DEVICE);
+    expect("drop_next(2)", uct_soft_hca_drop_next("softhca_c0", 2), UCS_OK);
+    expect("drop_next(0)", uct_soft_hca_drop_next("softhca_c0", 0), UCS_OK);
     if (failures == 0) {
         printf("soft HCA fault API: ok\n");
     }

@@ -75,13 +75,13 @@ pub unsafe extern "C" fn uct_soft_hca_loss_set(
     status_of(&result)
 }
 
-/// Makes the open soft HCA `device` drop the next `count` packets it sends
-/// (on top of any drop ratio), e.g. to lose exactly one request or one
-/// acknowledgement. A new call replaces the count still pending; 0 cancels.
+/// Makes soft HCA `device` drop the next `count` packets it sends (on top
+/// of any drop ratio), e.g. to lose exactly one request or one
+/// acknowledgement; a device not open yet drops them once it opens. A new
+/// call replaces the count still pending; 0 cancels.
 ///
 /// Returns `UCS_ERR_INVALID_PARAM` for a NULL device name and
-/// `UCS_ERR_NO_DEVICE` for a device that is unknown or not open in this
-/// process.
+/// `UCS_ERR_NO_DEVICE` for an unknown one.
 ///
 /// # Safety
 /// `device` must be NULL or a NUL-terminated string.

@@ -25,6 +25,8 @@ pub struct Faults {
 struct Entry {
     ipv4: Ipv4Addr,
     faults: Faults,
+    /// `drop_next` asked for while the device was closed.
+    pending_drops: u64,
     open: Weak<Opened>,
 }
 
@@ -62,6 +64,7 @@ fn registry() -> MutexGuard<'static, Registry> {
                     Entry {
                         ipv4: d.ipv4,
                         faults,
+                        pending_drops: 0,
                         open: Weak::new(),
                     },
                 )
@@ -125,6 +128,7 @@ pub(crate) fn open(name: &str, ipv4: Option<Ipv4Addr>) -> Result<Arc<Opened>, St
                     link_up: true,
                     loss: initial_loss,
                 },
+                pending_drops: 0,
                 open: Weak::new(),
             });
         if entry.open.strong_count() == 0 {
@@ -142,17 +146,24 @@ pub(crate) fn open(name: &str, ipv4: Option<Ipv4Addr>) -> Result<Arc<Opened>, St
         return Ok(device);
     }
     let device = Opened::start(name, entry.ipv4, entry.faults, loss_seed(opened_count))?;
+    device
+        .core
+        .link
+        .drop_next(std::mem::take(&mut entry.pending_drops));
     entry.open = Arc::downgrade(&device);
     reg.opened += 1;
     Ok(device)
 }
 
-/// Drops the next `count` datagrams the open device `name` sends.
+/// Drops the next `count` datagrams device `name` sends: now if it is
+/// open, else from when it opens.
 pub fn drop_next(name: &str, count: u64) -> Result<(), Status> {
-    let reg = registry();
-    let entry = reg.entries.get(name).ok_or(Status::NoDevice)?;
-    let device = entry.open.upgrade().ok_or(Status::NoDevice)?;
-    device.core.link.drop_next(count);
+    let mut reg = registry();
+    let entry = reg.entries.get_mut(name).ok_or(Status::NoDevice)?;
+    match entry.open.upgrade() {
+        Some(device) => device.core.link.drop_next(count),
+        None => entry.pending_drops = count,
+    }
     Ok(())
 }
 
