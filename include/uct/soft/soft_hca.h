@@ -38,6 +38,20 @@ ucs_status_t uct_soft_hca_link_set(const char *device, int up);
  */
 ucs_status_t uct_soft_hca_loss_set(const char *device, double drop_ratio);
 
+/**
+ * Makes soft HCA `device` drop the next `count` packets it sends (on top
+ * of any drop ratio), e.g. to lose exactly one request or one
+ * acknowledgement; a device not open yet drops them once it opens. A new
+ * call replaces the count still pending; 0 cancels.
+ *
+ * Returns `UCS_ERR_INVALID_PARAM` for a NULL device name and
+ * `UCS_ERR_NO_DEVICE` for an unknown one.
+ *
+ * # Safety
+ * `device` must be NULL or a NUL-terminated string.
+ */
+ucs_status_t uct_soft_hca_drop_next(const char *device, unsigned int count);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
