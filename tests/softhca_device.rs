@@ -526,7 +526,7 @@ fn initiator_blocking_on_its_channel_gets_the_completion() {
     let device = open_soft("block_a", Ipv4Addr::new(127, 0, 0, 1));
     let channel = device.create_event_channel().expect("channel");
     let mut a = Side::with_channel(device, Some(&channel));
-    let mut b = Side::new(open_soft("block_b", Ipv4Addr::new(127, 0, 0, 2)));
+    let b = Side::new(open_soft("block_b", Ipv4Addr::new(127, 0, 0, 2)));
     a.connect(&b.endpoint(), 14, 7);
     b.connect(&a.endpoint(), 14, 7);
     let rkey = b.endpoint().rkey;
