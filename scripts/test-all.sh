@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every check of the project, in the order CI runs them (.ci/run):
-#   cargo fmt --check, cargo clippy -D warnings, cargo test,
+#   cargo fmt --check, cargo clippy -D warnings, cargo build, cargo test,
 #   CMake configure + build (library through cargo, C tests), ctest.
 # Installs missing prerequisites first (Debian packages, rustup components).
 # Runs all steps even after a failure, then prints one summary line; the exit
@@ -50,6 +50,9 @@ mkdir -p "$log_dir"
 
 run_step fmt cargo fmt --all -- --check
 run_step clippy cargo clippy --workspace --all-targets -- -D warnings
+# Some tests inspect the built shared object (target/debug/libuct.so), which
+# `cargo test` alone does not link: build it first.
+run_step cargo-build cargo build --workspace
 # --no-fail-fast: one failing test binary must not hide the others' results.
 run_step cargo-test cargo test --workspace --no-fail-fast
 
