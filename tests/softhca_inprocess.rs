@@ -334,18 +334,33 @@ fn link_down_retry_exceeded_then_flush() {
 
 #[test]
 fn five_percent_loss_completes_everything_exactly_once() {
-    let (mut a, mut b) = pair("lossy", 10, 7);
-    for name in [c"lossy_a", c"lossy_b"] {
-        // SAFETY: literal C strings.
+    lossy_exchange("lossy", 0.05, 150);
+}
+
+#[test]
+fn twelve_percent_loss_completes_everything_exactly_once() {
+    // Bounded by retry_cnt = 7: a request/ACK round trip fails with
+    // p = 1 - 0.88² ≈ 0.23, eight failures in a row with p ≈ 7e-6, so the
+    // run does not hit "retry exceeded" by chance. Timeout 8 (about 1 ms)
+    // keeps the many retransmissions quick.
+    lossy_exchange("verylossy", 0.12, 90);
+}
+
+/// `rounds` operations (WRITE, SEND with immediate, fetch-add in turn) with
+/// `ratio` of the packets lost at each device, in and out.
+fn lossy_exchange(tag: &str, ratio: f64, rounds: usize) {
+    let (mut a, mut b) = pair(tag, if ratio > 0.1 { 8 } else { 10 }, 7);
+    for side in ["a", "b"] {
+        let name = std::ffi::CString::new(format!("{tag}_{side}")).expect("name");
+        // SAFETY: a valid C string.
         assert_eq!(
-            unsafe { uct::api::soft_hca::uct_soft_hca_loss_set(name.as_ptr(), 0.05) },
+            unsafe { uct::api::soft_hca::uct_soft_hca_loss_set(name.as_ptr(), ratio) },
             0
         );
     }
     let rkey = b.endpoint().rkey;
     b.post_recvs(200);
     let counter = b.buf_addr(500_000);
-    let rounds = 150usize;
     let mut expected = Vec::new();
     for round in 0..rounds {
         let data = pattern(1500 + round, round as u8);
