@@ -14,6 +14,13 @@ UCT_RUSTUP_COMPONENTS=(rustfmt clippy)
 
 uct_log() { printf '\n=== %s\n' "$*"; }
 
+# rustup installs into ~/.cargo/bin, which a non-login shell (CI) may not
+# have on its PATH.
+if ! command -v cargo >/dev/null && [[ -x ${CARGO_HOME:-$HOME/.cargo}/bin/cargo ]]; then
+    PATH=${CARGO_HOME:-$HOME/.cargo}/bin:$PATH
+    export PATH
+fi
+
 # Runs a command as root: directly when we are root (CI), else through sudo
 # without a password prompt (no stdin in CI).
 uct_as_root() {
