@@ -555,3 +555,38 @@ fn initiator_blocking_on_its_channel_gets_the_completion() {
         assert_eq!(b.read_buf(64, 32), vec![round; 32]);
     }
 }
+
+#[test]
+fn destroyed_qp_and_closed_device() {
+    let mut a = Side::new(open_soft("close_a", Ipv4Addr::new(127, 0, 0, 1)));
+    let b = Side::new(open_soft("close_b", Ipv4Addr::new(127, 0, 0, 2)));
+    a.connect(&b.endpoint(), 8, 1);
+    b.connect(&a.endpoint(), 8, 1);
+    let b_endpoint = b.endpoint();
+    let DeviceAddress::Udp(b_addr) = b_endpoint.address;
+    let b_device = b.device.clone();
+    // Destroy b's QP (and everything else of that side but the device).
+    drop(b);
+    let i = a.post(&Op::SendInline(b"anyone there?"));
+    let cqe = a.wait_send(LONG).expect("the requester gives up");
+    assert_eq!(
+        (cqe.wqe_counter, cqe.syndrome),
+        (i, mlx5::MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR)
+    );
+    assert!(
+        soft(&b_device).link_stats().rx_unknown_qp >= 1,
+        "datagrams for a destroyed QP are counted"
+    );
+
+    // The last handle gone, the device closes its socket (its port can be
+    // bound again) and opening the name again starts a fresh device.
+    drop(b_device);
+    drop(UdpSocket::bind(b_addr).expect("the closed device released its port"));
+    let again = uct::hca::soft::SoftDevice::open_at("close_b", Ipv4Addr::new(127, 0, 0, 2))
+        .expect("reopen");
+    assert_eq!(
+        again.link_stats().rx_unknown_qp,
+        0,
+        "a new device, new counters"
+    );
+}
