@@ -8,3 +8,4 @@ pub mod api;
 pub mod core;
 pub mod hca;
 pub mod mlx5;
+pub mod rc;

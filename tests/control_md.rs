@@ -279,9 +279,9 @@ fn md_query_v1_stays_inside_the_old_struct() {
     assert_eq!(c_array_to_string(&attr.component_name), "ib");
     assert_eq!(attr.cap.reg_mem_types & (1 << UCS_MEMORY_TYPE_HOST), 1);
     assert_eq!(
-        attr.cap.flags & UCT_MD_FLAG_REG,
-        0,
-        "registration is not advertised until it works"
+        attr.cap.flags,
+        UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_MEMH | UCT_MD_FLAG_NEED_RKEY,
+        "registration works (rc::domain), handles and rkeys are needed"
     );
     assert_eq!(attr.cap.max_alloc, 0);
     assert_eq!(attr.rkey_packed_size, 8);
@@ -321,7 +321,10 @@ fn md_query_v2_writes_only_requested_fields() {
     );
     // SAFETY: open md, valid attr.
     assert_eq!(unsafe { uct_md_query_v2(md, &mut *attr) }, UCS_OK);
-    assert_eq!(attr.flags, 0);
+    assert_eq!(
+        attr.flags,
+        UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_MEMH | UCT_MD_FLAG_NEED_RKEY
+    );
     assert_eq!(c_array_to_string(&attr.component_name), "ib");
     assert_eq!(
         c_array_to_string(&attr.global_id),
@@ -405,30 +408,7 @@ fn tl_resources_are_rc_mlx5_on_port_1() {
     }
 }
 
-#[test]
-fn memory_registration_is_unsupported_yet() {
-    let md = open_md(c"mlx5_0");
-    let mut buffer = [0u8; 64];
-    let mut memh: uct_mem_h = null_mut();
-    // SAFETY: open md, valid buffer and out-pointer.
-    unsafe {
-        assert_eq!(
-            uct_md_mem_reg(md, buffer.as_mut_ptr().cast(), buffer.len(), 0, &mut memh),
-            UCS_ERR_UNSUPPORTED
-        );
-        assert_eq!(
-            uct_md_mem_reg(md, buffer.as_mut_ptr().cast(), 0, 0, &mut memh),
-            UCS_ERR_INVALID_PARAM
-        );
-        assert_eq!(
-            uct_md_mem_reg(md, null_mut(), 8, 0, &mut memh),
-            UCS_ERR_INVALID_PARAM
-        );
-        assert_eq!(uct_md_mem_dereg(md, null_mut()), UCS_ERR_INVALID_PARAM);
-        uct_md_close(md);
-    }
-    assert!(memh.is_null());
-}
+// Memory registration (success and bad input) is tested in rc_md.rs.
 
 #[test]
 fn unimplemented_functions_exist_and_report_unsupported() {

@@ -1,6 +1,6 @@
 //! Memory domains: `uct_md_open/close`, `uct_md_query` (v1 and v2),
 //! `uct_md_query_tl_resources`, `uct_release_tl_resource_list`, and the
-//! memory-registration entry points (not implemented yet: UNSUPPORTED).
+//! memory-registration entry points (over `rc::domain`).
 
 use std::ffi::{c_char, c_uint, c_void};
 
@@ -10,6 +10,7 @@ use crate::api::component::component_arg;
 use crate::api::cstr::{c_str_arg, fill_c_array};
 use crate::core::config::{md_config_from_handle, read_md_config, IbMdConfig};
 use crate::core::md::{local_cpus, Md, MdCapabilities};
+use crate::rc::domain::{pack_rkey, Domain, MemHandle};
 
 /// Every `uct_md_attr_v2_t` field we fill.
 const MD_ATTR_V2_FIELDS: u64 = UCT_MD_ATTR_FIELD_MAX_ALLOC
@@ -337,17 +338,12 @@ pub unsafe extern "C" fn uct_release_tl_resource_list(resources: *mut uct_tl_res
     unsafe { libc::free(resources as *mut c_void) };
 }
 
-/// Logs and returns `Unsupported` for an md operation nothing implements yet.
-fn md_unsupported(function: &str) -> Result<(), Status> {
-    tracing::warn!("{function}: memory registration is not implemented yet");
-    Err(Status::Unsupported)
-}
-
-/// Registers memory with the md. Not implemented yet (the md does not
-/// advertise `UCT_MD_FLAG_REG`).
+/// Registers `length` bytes at `address` with the md's device (every access
+/// right); the handle's keys serve zcopy operations and `uct_md_mkey_pack`.
 ///
 /// # Safety
-/// Pointers must be NULL or valid as in UCX.
+/// Pointers must be NULL or valid as in UCX; the memory must stay valid until
+/// `uct_md_mem_dereg`.
 #[no_mangle]
 pub unsafe extern "C" fn uct_md_mem_reg(
     md: uct_md_h,
@@ -359,24 +355,31 @@ pub unsafe extern "C" fn uct_md_mem_reg(
     const FUNCTION: &str = "uct_md_mem_reg";
     let result = (|| {
         // SAFETY: NULL or live by the caller's contract.
-        unsafe { md_ref(md, FUNCTION) }?;
+        let md = unsafe { md_ref(md, FUNCTION) }?;
         non_null(address, FUNCTION, "address")?;
         non_null(memh_p, FUNCTION, "memh_p")?;
         if length == 0 {
             tracing::warn!("{FUNCTION}: length is 0");
             return Err(Status::InvalidParam);
         }
-        tracing::debug!("{FUNCTION}: {length} bytes at {address:p}, flags 0x{flags:x}");
-        md_unsupported(FUNCTION)
+        let domain = Domain::get(&md.device().name)?;
+        let memh = MemHandle::register(domain, address.cast(), length)
+            .inspect_err(|status| {
+                tracing::warn!("{FUNCTION}: {length} bytes at {address:p}: {status}")
+            })?
+            .into_handle();
+        tracing::debug!("{FUNCTION}: {length} bytes at {address:p}, flags 0x{flags:x} -> {memh:p}");
+        // SAFETY: memh_p is non-NULL and writable by the caller's contract.
+        unsafe { memh_p.write(memh) };
+        Ok(())
     })();
     finish(FUNCTION, result)
 }
 
-/// Deregisters memory. Nothing can be registered yet, so every handle is
-/// unknown.
+/// Deregisters memory registered by `uct_md_mem_reg`.
 ///
 /// # Safety
-/// `md` must be NULL or live.
+/// `md` must be NULL or live; `memh` a live handle of this md.
 #[no_mangle]
 pub unsafe extern "C" fn uct_md_mem_dereg(md: uct_md_h, memh: uct_mem_h) -> ucs_status_t {
     const FUNCTION: &str = "uct_md_mem_dereg";
@@ -384,15 +387,19 @@ pub unsafe extern "C" fn uct_md_mem_dereg(md: uct_md_h, memh: uct_mem_h) -> ucs_
         // SAFETY: NULL or live by the caller's contract.
         unsafe { md_ref(md, FUNCTION) }?;
         non_null(memh, FUNCTION, "memh")?;
-        md_unsupported(FUNCTION)
+        // SAFETY: a handle from uct_md_mem_reg by the caller's contract.
+        unsafe { MemHandle::release(memh) }
+            .inspect_err(|_| tracing::warn!("{FUNCTION}: {memh:p} is not a live memory handle"))
     })();
     finish(FUNCTION, result)
 }
 
-/// Packs a remote key. Not implemented yet.
+/// Packs the remote key of `memh` into `rkey_buffer` (`rkey_packed_size`
+/// bytes: the 64-bit word of `domain::pack_rkey`, in host order as UCX's ib
+/// md writes it).
 ///
 /// # Safety
-/// `md` must be NULL or live.
+/// `md` must be NULL or live; `rkey_buffer` writable for `rkey_packed_size`.
 #[no_mangle]
 pub unsafe extern "C" fn uct_md_mkey_pack(
     md: uct_md_h,
@@ -405,15 +412,23 @@ pub unsafe extern "C" fn uct_md_mkey_pack(
         unsafe { md_ref(md, FUNCTION) }?;
         non_null(memh, FUNCTION, "memh")?;
         non_null(rkey_buffer, FUNCTION, "rkey_buffer")?;
-        md_unsupported(FUNCTION)
+        // SAFETY: a handle from uct_md_mem_reg by the caller's contract.
+        let handle = unsafe { MemHandle::from_handle(memh) }
+            .inspect_err(|_| tracing::warn!("{FUNCTION}: {memh:p} is not a live memory handle"))?;
+        let packed = pack_rkey(handle.mr.keys().rkey);
+        // SAFETY: writable for RKEY_PACKED_SIZE (8) bytes by the contract;
+        // callers' buffers need not be aligned.
+        unsafe { (rkey_buffer as *mut u64).write_unaligned(packed) };
+        Ok(())
     })();
     finish(FUNCTION, result)
 }
 
-/// Unpacks a remote key. Not implemented yet.
+/// Unpacks a remote key packed by `uct_md_mkey_pack` (possibly in another
+/// process): the bundle's `rkey` is the packed 64-bit word, no handle.
 ///
 /// # Safety
-/// Pointers must be NULL or valid.
+/// `rkey_buffer` readable for `rkey_packed_size` bytes; `rkey_ob` writable.
 #[no_mangle]
 pub unsafe extern "C" fn uct_rkey_unpack(
     component: uct_component_h,
@@ -425,12 +440,22 @@ pub unsafe extern "C" fn uct_rkey_unpack(
         component_arg(component, FUNCTION)?;
         non_null(rkey_buffer, FUNCTION, "rkey_buffer")?;
         non_null(rkey_ob, FUNCTION, "rkey_ob")?;
-        md_unsupported(FUNCTION)
+        // SAFETY: readable for 8 bytes by the contract; may be unaligned.
+        let rkey = unsafe { (rkey_buffer as *const u64).read_unaligned() };
+        // SAFETY: rkey_ob is non-NULL and writable by the contract.
+        unsafe {
+            rkey_ob.write(uct_rkey_bundle_t {
+                rkey: rkey as uct_rkey_t,
+                handle: std::ptr::null_mut(),
+                r#type: component as *mut c_void,
+            })
+        };
+        Ok(())
     })();
     finish(FUNCTION, result)
 }
 
-/// Releases an unpacked remote key. Nothing can be unpacked yet.
+/// Releases an unpacked remote key (nothing was allocated for it).
 ///
 /// # Safety
 /// Pointers must be NULL or valid.
@@ -443,7 +468,7 @@ pub unsafe extern "C" fn uct_rkey_release(
     let result = (|| {
         component_arg(component, FUNCTION)?;
         non_null(rkey_ob, FUNCTION, "rkey_ob")?;
-        md_unsupported(FUNCTION)
+        Ok(())
     })();
     finish(FUNCTION, result)
 }

@@ -89,17 +89,15 @@ impl Md {
         self as *mut Md as uct_md_h
     }
 
-    /// The capabilities of an HCA memory domain today.
-    ///
-    /// Memory registration is not implemented yet (it arrives with the soft
-    /// HCA's memory keys), so `UCT_MD_FLAG_REG` is not advertised: a caller
-    /// must not be told it can register memory and then fail.
+    /// The capabilities of an HCA memory domain: registration (memory
+    /// handles are needed by zcopy and rkeys by RMA/atomics, as UCX's ib md
+    /// reports).
     pub fn capabilities(&self) -> MdCapabilities {
         let host = 1u64 << UCS_MEMORY_TYPE_HOST;
         MdCapabilities {
             max_alloc: 0,
             max_reg: usize::MAX,
-            flags: 0,
+            flags: UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_MEMH | UCT_MD_FLAG_NEED_RKEY,
             reg_mem_types: host,
             reg_nonblock_mem_types: 0,
             cache_mem_types: host,

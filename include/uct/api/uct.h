@@ -982,11 +982,12 @@ ucs_status_t uct_md_query_tl_resources(uct_md_h md,
 void uct_release_tl_resource_list(uct_tl_resource_desc_t *resources);
 
 /**
- * Registers memory with the md. Not implemented yet (the md does not
- * advertise `UCT_MD_FLAG_REG`).
+ * Registers `length` bytes at `address` with the md's device (every access
+ * right); the handle's keys serve zcopy operations and `uct_md_mkey_pack`.
  *
  * # Safety
- * Pointers must be NULL or valid as in UCX.
+ * Pointers must be NULL or valid as in UCX; the memory must stay valid until
+ * `uct_md_mem_dereg`.
  */
 ucs_status_t uct_md_mem_reg(uct_md_h md,
                             void *address,
@@ -995,34 +996,36 @@ ucs_status_t uct_md_mem_reg(uct_md_h md,
                             uct_mem_h *memh_p);
 
 /**
- * Deregisters memory. Nothing can be registered yet, so every handle is
- * unknown.
+ * Deregisters memory registered by `uct_md_mem_reg`.
  *
  * # Safety
- * `md` must be NULL or live.
+ * `md` must be NULL or live; `memh` a live handle of this md.
  */
 ucs_status_t uct_md_mem_dereg(uct_md_h md, uct_mem_h memh);
 
 /**
- * Packs a remote key. Not implemented yet.
+ * Packs the remote key of `memh` into `rkey_buffer` (`rkey_packed_size`
+ * bytes: the 64-bit word of `domain::pack_rkey`, in host order as UCX's ib
+ * md writes it).
  *
  * # Safety
- * `md` must be NULL or live.
+ * `md` must be NULL or live; `rkey_buffer` writable for `rkey_packed_size`.
  */
 ucs_status_t uct_md_mkey_pack(uct_md_h md, uct_mem_h memh, void *rkey_buffer);
 
 /**
- * Unpacks a remote key. Not implemented yet.
+ * Unpacks a remote key packed by `uct_md_mkey_pack` (possibly in another
+ * process): the bundle's `rkey` is the packed 64-bit word, no handle.
  *
  * # Safety
- * Pointers must be NULL or valid.
+ * `rkey_buffer` readable for `rkey_packed_size` bytes; `rkey_ob` writable.
  */
 ucs_status_t uct_rkey_unpack(uct_component_h component,
                              const void *rkey_buffer,
                              uct_rkey_bundle_t *rkey_ob);
 
 /**
- * Releases an unpacked remote key. Nothing can be unpacked yet.
+ * Releases an unpacked remote key (nothing was allocated for it).
  *
  * # Safety
  * Pointers must be NULL or valid.
