@@ -591,3 +591,38 @@ fn send_queue_drain_state() {
         (2, CompletionStatus::Success)
     );
 }
+
+#[test]
+fn modify_to_error_mid_transfer_flushes_the_rest_in_order() {
+    for stop_after_us in [1, 5, 20, 60] {
+        let mut p = pair(PairSetup::default(), LinkConfig::default());
+        for i in 0..20 {
+            p.b.qp.post_recv(recv(100 + i, 4096)).unwrap();
+            p.a.qp.post_send(send(i, 3000)).unwrap();
+        }
+        p.run_until(Duration::from_micros(stop_after_us), |_| false);
+        p.a.qp.modify_to_error();
+        p.run_until(Duration::from_millis(5), |_| false);
+        let got = send_completions(&p.a.completions);
+        assert_eq!(got.len(), 20);
+        let ok = got
+            .iter()
+            .take_while(|c| c.1 == CompletionStatus::Success)
+            .count();
+        assert!(
+            got[ok..]
+                .iter()
+                .all(|c| c.1 == CompletionStatus::WrFlushError),
+            "{got:?}"
+        );
+        assert!(
+            got.iter().enumerate().all(|(i, c)| c.0 == i as u64),
+            "in posting order"
+        );
+        // The peer received at least what A saw acknowledged, and its QP is
+        // unharmed.
+        assert!(recv_completions(&p.b.completions).len() >= ok);
+        assert_eq!(p.b.qp.state(), QpState::Rts);
+        assert!(p.a.qp.next_timeout().is_none(), "no timers in ERROR");
+    }
+}
