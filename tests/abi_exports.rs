@@ -81,6 +81,8 @@ fn every_declared_symbol_is_exported_by_the_library() {
         .and_then(Path::parent)
         .map(|dir| dir.join("libuct.so"))
         .expect("target dir");
+    // Always (re)build: a stale libuct.so would test yesterday's exports.
+    build_shared_library(&library);
     assert!(library.exists(), "{} not built", library.display());
     let path = CString::new(library.to_string_lossy().as_bytes()).expect("path");
     // SAFETY: dlopen with a valid C string; RTLD_LOCAL keeps the library's
@@ -101,4 +103,24 @@ fn every_declared_symbol_is_exported_by_the_library() {
         "declared in include/ but not exported by {}: {missing:?}",
         library.display()
     );
+}
+
+/// `cargo test` builds only the rlib; the cdylib under test comes from a
+/// nested `cargo build --lib` into the same target dir and profile.
+fn build_shared_library(library: &Path) {
+    let profile_dir = library.parent().expect("profile dir");
+    let target_dir = profile_dir.parent().expect("target dir");
+    let mut cargo = std::process::Command::new(env!("CARGO"));
+    cargo
+        .args(["build", "--lib", "--quiet"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("CARGO_TARGET_DIR", target_dir);
+    if profile_dir
+        .file_name()
+        .is_some_and(|name| name == "release")
+    {
+        cargo.arg("--release");
+    }
+    let status = cargo.status().expect("run cargo build");
+    assert!(status.success(), "cargo build --lib failed");
 }

@@ -5,12 +5,12 @@
 pub mod async_context;
 mod checks;
 pub mod component;
+pub mod config;
 pub mod cstr;
 mod dispatch;
 pub mod ep;
 pub mod iface;
 pub mod md;
-pub mod config;
 pub mod memory_type;
 pub mod soft_hca;
 pub mod status;
