@@ -13,22 +13,26 @@ use crate::api::worker::worker_ref;
 use crate::core::config::{iface_config_from_handle, read_iface_config, RcMlx5IfaceConfig};
 use crate::core::md::{Md, TlResource};
 
-/// Opens the iface of transport `tl` on `md`. No transport is implemented yet
-/// (RC-MLX5 fills this in), so it reports `Unsupported` after the generic
-/// checks in `uct_iface_open` have passed.
+/// Opens the iface of transport `tl` (`rc_mlx5`, the only one) on `md`.
 fn open_transport_iface(
-    _md: &Md,
-    _worker: uct_worker_h,
-    _params: *const uct_iface_params_t,
-    _config: &RcMlx5IfaceConfig,
+    md: &Md,
+    worker: uct_worker_h,
+    params: *const uct_iface_params_t,
+    config: &RcMlx5IfaceConfig,
     tl: &TlResource,
 ) -> Result<uct_iface_h, Status> {
-    tracing::warn!(
-        "uct_iface_open: transport '{}' on '{}' is not implemented yet",
-        tl.tl_name,
-        tl.dev_name
-    );
-    Err(Status::Unsupported)
+    let md_handle = md as *const Md as uct_md_h;
+    // SAFETY: `params` was validated by uct_iface_open (non-NULL, device
+    // mode); the transport reads only fields whose bits are set.
+    unsafe { crate::rc::iface::RcIface::open(md, md_handle, worker, params, config) }.inspect_err(
+        |status| {
+            tracing::warn!(
+                "uct_iface_open: {} on {}: {status}",
+                tl.tl_name,
+                tl.dev_name
+            )
+        },
+    )
 }
 
 /// Checks `params` for device mode and finds the transport resource it names.

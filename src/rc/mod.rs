@@ -12,3 +12,7 @@
 //!   layer of argument checks over the core.
 
 pub mod domain;
+pub mod ep;
+pub mod iface;
+pub mod ops;
+pub mod pool;

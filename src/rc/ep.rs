@@ -1,0 +1,712 @@
+//! The rc_mlx5 endpoint: one RC QP, its send ring, and the table of
+//! operations posted and not yet completed.
+//!
+//! # The send-path core, and how to add an operation
+//!
+//! Every data-path operation goes through [`RcEp::post`] (and nothing else
+//! writes the send ring):
+//! 1. validate the arguments (lengths against [`crate::rc::iface::Limits`],
+//!    NULL buffers, keys) and return `InvalidParam` before touching the ep;
+//! 2. call [`RcEp::check_post`] first if the op has side effects that must not
+//!    happen when it cannot be posted (a bcopy pack callback);
+//! 3. call [`RcEp::post`] with a [`PostSpec`] (opcode, op kind, bytes, the
+//!    caller's completion, what to do when it completes) and a closure that
+//!    adds the segments after the control segment with the
+//!    [`crate::mlx5::WqeBuilder`] (remote address, atomic operands, data or
+//!    inline segments). `post` checks the ep state, ring space and CQ
+//!    credits (`NoResource`), builds the WQE at the producer index, decides
+//!    signalling, records the op in the [`OpTable`], advances the PSN,
+//!    publishes the doorbell record and rings the doorbell;
+//! 4. return `UCS_OK` (no completion pending for the caller) or
+//!    `UCS_INPROGRESS` (the caller's `comp` will be called).
+//!
+//! Completions come back through [`RcEp::complete_through`] (a signalled CQE
+//! completes every op up to its WQE, in posting order) or
+//! [`RcEp::fail`] (error CQE). An op that needs work at completion (copying a
+//! READ into the caller's unpack callback, a fetching atomic's result) says
+//! so with a [`CompletionAction`].
+
+use std::collections::VecDeque;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::abi::*;
+use crate::hca::{
+    ack_timeout_exponent, rnr_timer_code, Access, DeviceAddress, Doorbell, Mtu, Qp, QpTransition,
+    RtrAttr, RtsAttr, SendRing,
+};
+use crate::mlx5::{self, psn_add, CtrlSeg, WqeBuilder, PSN_MASK, SEND_WQE_BB};
+use crate::rc::iface::{IfaceState, RcIface};
+use crate::rc::pool::BufferPool;
+
+/// Tag of a live [`RcEp`].
+const EP_MAGIC: u64 = 0x7263_5f65_705f_5f5f; // "rc_ep___"
+
+/// Largest WQE the datapath builds, in basic blocks (UCX's mlx5 limit too);
+/// the ring always keeps this much room before a post is attempted.
+pub const MAX_WQE_BBS: u16 = 4;
+
+/// Bytes of an ep address: QP number and initial PSN, 3 bytes each,
+/// big-endian.
+pub const EP_ADDR_LEN: usize = 6;
+
+/// What kind of operation a WQE carries. Failover uses it to decide whether
+/// an op may be replayed (SEND/WRITE/READ) or must not be (fetching atomics
+/// that executed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    AmShort,
+    AmBcopy,
+    AmZcopy,
+    PutShort,
+    PutBcopy,
+    PutZcopy,
+    GetBcopy,
+    GetZcopy,
+    /// Atomic without a result (post).
+    AtomicPost,
+    /// Atomic whose old value is fetched into the caller's buffer.
+    AtomicFetch,
+    /// A signalled NOP posted by flush to get a completion.
+    Flush,
+}
+
+impl OpKind {
+    /// Whether the op is an RDMA READ or an atomic (what a fence orders).
+    pub fn is_read_like(self) -> bool {
+        matches!(
+            self,
+            OpKind::GetBcopy | OpKind::GetZcopy | OpKind::AtomicPost | OpKind::AtomicFetch
+        )
+    }
+}
+
+/// Work done when an op completes successfully, before the caller's
+/// completion is called.
+#[derive(Clone, Copy, Debug)]
+pub enum CompletionAction {
+    None,
+    /// get_bcopy: hand `length` bytes of the bounce buffer's data to the
+    /// caller's unpack callback.
+    Unpack {
+        unpack_cb: uct_unpack_callback_t,
+        arg: *mut c_void,
+        length: usize,
+    },
+    /// A fetching atomic into a bounce buffer: copy `width` bytes (4 or 8)
+    /// to `result`, byte-swapping when the device writes big-endian.
+    FetchResult { result: *mut c_void, width: u8 },
+}
+
+/// A bounce buffer an op owns until it completes (bcopy data, READ target,
+/// atomic result). `data` is where the op's bytes start.
+#[derive(Clone, Copy, Debug)]
+pub struct Bounce {
+    pub buffer: *mut u8,
+    pub data: *mut u8,
+}
+
+/// One posted WQE not yet known complete. Entries are kept in posting order;
+/// the WQEs occupy the send ring from `wqe_index` for `wqebbs` blocks, and
+/// the op used PSNs `first_psn .. first_psn + psn_count` (24-bit).
+#[derive(Clone, Copy, Debug)]
+pub struct OutstandingOp {
+    pub kind: OpKind,
+    /// Send-ring index (in basic blocks, 16 bits) of the WQE's control
+    /// segment: what a CQE's `wqe_counter` names.
+    pub wqe_index: u16,
+    pub wqebbs: u16,
+    /// The mlx5 opcode and opmod of the WQE.
+    pub opcode: u8,
+    pub opmod: u8,
+    /// Bytes the op moves (the payload on the wire incl. the AM header, the
+    /// READ length, the atomic width).
+    pub length: usize,
+    pub first_psn: u32,
+    /// PSNs the op uses on the wire (NOP: 0).
+    pub psn_count: u32,
+    /// AM id for AM ops.
+    pub am_id: Option<u8>,
+    /// Remote address and rkey for RMA/atomics (0 otherwise).
+    pub remote_addr: u64,
+    pub rkey: u32,
+    /// A CQE was requested for this WQE.
+    pub signaled: bool,
+    /// The caller's completion (NULL: none).
+    pub comp: *mut uct_completion_t,
+    pub bounce: Option<Bounce>,
+    pub action: CompletionAction,
+}
+
+/// The outstanding ops of an ep, oldest first.
+#[derive(Default)]
+pub struct OpTable {
+    pub ops: VecDeque<OutstandingOp>,
+}
+
+impl OpTable {
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &OutstandingOp> {
+        self.ops.iter()
+    }
+}
+
+/// The producer side of the QP's send ring.
+pub struct TxRing {
+    pub ring: SendRing,
+    pub doorbell: Doorbell,
+    /// Next WQE index (in basic blocks; wraps at 2^16).
+    pub pi: u16,
+    /// First block not known to be consumed (end of the last completed op).
+    pub ci: u16,
+    /// Blocks posted since the last signalled WQE.
+    pub unsignaled_bbs: u32,
+    /// Signal at least every this many blocks.
+    pub moderation: u32,
+    /// PSN the next packet will carry.
+    pub next_psn: u32,
+}
+
+impl TxRing {
+    /// Blocks free in the ring.
+    #[inline]
+    pub fn free_bbs(&self) -> u32 {
+        self.ring.wqebb_count - u32::from(self.pi.wrapping_sub(self.ci))
+    }
+}
+
+/// Where the ep is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EpState {
+    /// Created; `uct_ep_connect_to_ep` not called yet.
+    Idle,
+    Connected,
+    /// A transport error: posts fail with this status.
+    Failed(Status),
+}
+
+/// What the peer's ep address says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RemoteEp {
+    pub address: DeviceAddress,
+    pub qpn: u32,
+    /// The PSN the peer's requester starts from (our responder expects it).
+    pub psn: u32,
+}
+
+/// An endpoint (what a `uct_ep_h` points at).
+#[repr(C)]
+pub struct RcEp {
+    /// What C sees: `ep->iface`; must stay the first field.
+    pub uct: uct_ep,
+    magic: u64,
+    pub iface: *mut RcIface,
+    pub qp: Qp,
+    pub tx: TxRing,
+    pub ops: OpTable,
+    pub state: EpState,
+    /// The PSN our requester started from (sent in the ep address).
+    pub initial_psn: u32,
+    pub remote: Option<RemoteEp>,
+    pub path_mtu: Mtu,
+    /// Requests from `uct_ep_pending_add`, oldest first.
+    pub pending: VecDeque<*mut uct_pending_req_t>,
+    /// The next WQE carries the fence flag (`uct_ep_fence`).
+    pub fence_next: bool,
+    /// Set by failover (`uct_ep_failover_enable`): an error keeps the op
+    /// table instead of completing every op with the error.
+    pub keep_ops_on_error: bool,
+    /// The iface's error handler was called for this ep.
+    pub error_reported: bool,
+}
+
+/// What [`RcEp::post`] needs besides the segments.
+pub struct PostSpec {
+    pub kind: OpKind,
+    pub opcode: u8,
+    pub opmod: u8,
+    pub imm: u32,
+    pub length: usize,
+    pub am_id: Option<u8>,
+    pub remote_addr: u64,
+    pub rkey: u32,
+    pub comp: *mut uct_completion_t,
+    /// Request a CQE even without a completion.
+    pub force_signal: bool,
+    pub bounce: Option<Bounce>,
+    pub action: CompletionAction,
+}
+
+impl PostSpec {
+    /// A spec with no remote address, completion, bounce buffer or action.
+    pub fn new(kind: OpKind, opcode: u8, length: usize) -> PostSpec {
+        PostSpec {
+            kind,
+            opcode,
+            opmod: 0,
+            imm: 0,
+            length,
+            am_id: None,
+            remote_addr: 0,
+            rkey: 0,
+            comp: std::ptr::null_mut(),
+            force_signal: false,
+            bounce: None,
+            action: CompletionAction::None,
+        }
+    }
+}
+
+/// Calls a completion the way UCX's `uct_invoke_completion` does: records
+/// the first error, counts down, calls `func` at zero.
+///
+/// # Safety
+/// `comp` must be NULL or a live completion.
+pub unsafe fn invoke_completion(comp: *mut uct_completion_t, status: ucs_status_t) {
+    if comp.is_null() {
+        return;
+    }
+    // SAFETY: live by the contract; the reference ends before the callback.
+    let (remaining, func) = unsafe {
+        let c = &mut *comp;
+        if status != UCS_OK && c.status == UCS_OK {
+            c.status = status;
+        }
+        c.count -= 1;
+        (c.count, c.func)
+    };
+    if remaining == 0 {
+        if let Some(func) = func {
+            // SAFETY: the caller's callback for its completion.
+            unsafe { func(comp) };
+        }
+    }
+}
+
+/// The status an error CQE's syndrome means for the user.
+pub fn syndrome_status(syndrome: u8) -> Status {
+    match syndrome {
+        mlx5::MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR
+        | mlx5::MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR => Status::EndpointTimeout,
+        mlx5::MLX5_CQE_SYNDROME_WR_FLUSH_ERR => Status::Canceled,
+        mlx5::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR
+        | mlx5::MLX5_CQE_SYNDROME_REMOTE_OP_ERR
+        | mlx5::MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR
+        | mlx5::MLX5_CQE_SYNDROME_REMOTE_ABORTED_ERR => Status::ConnectionReset,
+        _ => Status::IoError,
+    }
+}
+
+/// Whether WQE index `a` was posted at or before `b` (16-bit ring counters).
+#[inline]
+fn index_at_or_before(a: u16, b: u16) -> bool {
+    (b.wrapping_sub(a) as i16) >= 0
+}
+
+impl RcEp {
+    /// Creates the QP of a new ep on `iface` (not connected yet).
+    pub fn create(iface: *mut RcIface, state: &mut IfaceState) -> Result<Box<RcEp>, Status> {
+        let qp = state.create_qp()?;
+        let ring = qp.send_ring();
+        let doorbell = qp.doorbell();
+        let qpn = qp.qpn();
+        let initial_psn = initial_psn(qpn);
+        let moderation = state
+            .limits
+            .tx_moderation
+            .min(ring.wqebb_count / 4)
+            .max(1);
+        // An RcIface starts with its BaseIface, which starts with uct_iface.
+        let handle = iface as uct_iface_h;
+        let ep = Box::new(RcEp {
+            uct: uct_ep { iface: handle },
+            magic: EP_MAGIC,
+            iface,
+            qp,
+            tx: TxRing {
+                ring,
+                doorbell,
+                pi: 0,
+                ci: 0,
+                unsignaled_bbs: 0,
+                moderation,
+                next_psn: initial_psn,
+            },
+            ops: OpTable::default(),
+            state: EpState::Idle,
+            initial_psn,
+            remote: None,
+            path_mtu: state.path_mtu,
+            pending: VecDeque::new(),
+            fence_next: false,
+            keep_ops_on_error: false,
+            error_reported: false,
+        });
+        Ok(ep)
+    }
+
+    /// Our ep behind `ep`, or `InvalidParam` with a log line.
+    ///
+    /// # Safety
+    /// `ep` must be NULL or an ep of this transport (destroyed ones are
+    /// caught while their memory is not reused).
+    #[inline]
+    pub unsafe fn from_handle<'a>(ep: uct_ep_h, function: &str) -> Result<&'a mut RcEp, Status> {
+        if ep.is_null() {
+            tracing::warn!("{function}: ep is NULL");
+            return Err(Status::InvalidParam);
+        }
+        // SAFETY: non-NULL and, by the contract, an RcEp.
+        let rc_ep = unsafe { &mut *(ep as *mut RcEp) };
+        if rc_ep.magic != EP_MAGIC {
+            tracing::warn!("{function}: {ep:p} is not a live rc_mlx5 endpoint");
+            return Err(Status::InvalidParam);
+        }
+        Ok(rc_ep)
+    }
+
+    pub fn as_handle(&mut self) -> uct_ep_h {
+        self as *mut RcEp as uct_ep_h
+    }
+
+    /// Marks the ep dead before its memory is released.
+    pub fn invalidate(&mut self) {
+        self.magic = 0;
+    }
+
+    pub fn qpn(&self) -> u32 {
+        self.tx.ring.qpn
+    }
+
+    /// Writes the ep address ([`EP_ADDR_LEN`] bytes).
+    pub fn pack_address(&self, out: &mut [u8; EP_ADDR_LEN]) {
+        out[..3].copy_from_slice(&self.qpn().to_be_bytes()[1..]);
+        out[3..].copy_from_slice(&self.initial_psn.to_be_bytes()[1..]);
+    }
+
+    /// Reads a peer's ep address.
+    pub fn unpack_address(bytes: &[u8; EP_ADDR_LEN]) -> (u32, u32) {
+        let qpn = u32::from_be_bytes([0, bytes[0], bytes[1], bytes[2]]);
+        let psn = u32::from_be_bytes([0, bytes[3], bytes[4], bytes[5]]);
+        (qpn, psn)
+    }
+
+    /// Connects the QP to the peer: RESET (if it was used) → INIT → RTR → RTS.
+    pub fn connect(&mut self, state: &IfaceState, remote: RemoteEp) -> Result<(), Status> {
+        if self.state != EpState::Idle {
+            self.qp.modify(QpTransition::Reset)?;
+            self.tx.pi = 0;
+            self.tx.ci = 0;
+            self.tx.unsignaled_bbs = 0;
+            self.tx.next_psn = self.initial_psn;
+        }
+        let limits = &state.limits;
+        self.qp.modify(QpTransition::Init {
+            access: Access::ALL,
+        })?;
+        self.qp.modify(QpTransition::Rtr(RtrAttr {
+            dest_qpn: remote.qpn,
+            peer: remote.address,
+            rq_psn: remote.psn,
+            path_mtu: self.path_mtu,
+            min_rnr_timer: rnr_timer_code(limits.rnr_timeout),
+            max_dest_rd_atomic: limits.max_rd_atomic,
+        }))?;
+        self.qp.modify(QpTransition::Rts(RtsAttr {
+            sq_psn: self.initial_psn,
+            timeout: ack_timeout_exponent(limits.ack_timeout),
+            retry_cnt: limits.retry_count,
+            rnr_retry: limits.rnr_retry_count,
+            max_rd_atomic: limits.max_rd_atomic,
+        }))?;
+        self.remote = Some(remote);
+        self.state = EpState::Connected;
+        self.error_reported = false;
+        Ok(())
+    }
+
+    /// Whether an op could be posted now: the ep is connected, the ring has
+    /// room for the largest WQE and the iface has a CQ credit. Errors: the
+    /// ep's failure status, `NotConnected`, `NoResource`.
+    #[inline]
+    pub fn check_post(&self, credits: u32) -> Result<(), Status> {
+        match self.state {
+            EpState::Connected => {}
+            EpState::Failed(status) => return Err(status),
+            EpState::Idle => {
+                tracing::warn!("rc_mlx5 ep {:p}: not connected", self);
+                return Err(Status::NotConnected);
+            }
+        }
+        if self.tx.free_bbs() < u32::from(MAX_WQE_BBS) || credits == 0 {
+            return Err(Status::NoResource);
+        }
+        Ok(())
+    }
+
+    /// Posts one WQE (see the module docs). `segments` adds everything after
+    /// the control segment. On error nothing is posted and the ring is
+    /// unchanged.
+    pub fn post(
+        &mut self,
+        credits: &mut u32,
+        spec: PostSpec,
+        segments: impl FnOnce(&mut WqeBuilder<'_>),
+    ) -> Result<(), Status> {
+        self.check_post(*credits)?;
+        let index = self.tx.pi;
+        let ring_len = self.tx.ring.wqebb_count as usize * SEND_WQE_BB;
+        // SAFETY: the send ring is `ring_len` bytes of memory that stays
+        // valid while the QP lives; only this ep writes it, and the device
+        // reads only blocks below the published counter, which the blocks
+        // written here are not yet.
+        let ring = unsafe { std::slice::from_raw_parts_mut(self.tx.ring.buf, ring_len) };
+        let mut builder = WqeBuilder::new(ring, index).ok_or(Status::IoError)?;
+        segments(&mut builder);
+        let wqebbs = (builder.ds() * mlx5::SEG_LEN).div_ceil(SEND_WQE_BB) as u16;
+        if wqebbs > MAX_WQE_BBS {
+            tracing::warn!(
+                "rc_mlx5 ep {:p}: WQE of {wqebbs} blocks exceeds {MAX_WQE_BBS}",
+                self
+            );
+            return Err(Status::InvalidParam);
+        }
+        let signaled = !spec.comp.is_null()
+            || spec.force_signal
+            || self.tx.unsignaled_bbs + u32::from(wqebbs) >= self.tx.moderation;
+        let mut fm_ce_se = if signaled {
+            mlx5::MLX5_WQE_CTRL_CQ_UPDATE
+        } else {
+            0
+        };
+        if self.fence_next {
+            fm_ce_se |= mlx5::MLX5_FENCE_MODE_SMALL_AND_FENCE;
+        }
+        let ctrl = builder
+            .finish(CtrlSeg {
+                opcode: spec.opcode,
+                opmod: spec.opmod,
+                qpn: self.tx.ring.qpn,
+                fm_ce_se,
+                imm: spec.imm,
+                ..CtrlSeg::default()
+            })
+            .map_err(|error| {
+                tracing::warn!("rc_mlx5 ep {:p}: cannot build WQE: {error:?}", self);
+                Status::InvalidParam
+            })?;
+        let psn_count = match spec.opcode {
+            mlx5::MLX5_OPCODE_NOP => 0,
+            mlx5::MLX5_OPCODE_SEND
+            | mlx5::MLX5_OPCODE_SEND_IMM
+            | mlx5::MLX5_OPCODE_RDMA_WRITE
+            | mlx5::MLX5_OPCODE_RDMA_WRITE_IMM
+            | mlx5::MLX5_OPCODE_RDMA_READ => {
+                (spec.length as u64).div_ceil(u64::from(self.path_mtu.bytes())).max(1) as u32
+            }
+            _ => 1,
+        };
+        self.ops.ops.push_back(OutstandingOp {
+            kind: spec.kind,
+            wqe_index: index,
+            wqebbs,
+            opcode: spec.opcode,
+            opmod: spec.opmod,
+            length: spec.length,
+            first_psn: self.tx.next_psn,
+            psn_count,
+            am_id: spec.am_id,
+            remote_addr: spec.remote_addr,
+            rkey: spec.rkey,
+            signaled,
+            comp: spec.comp,
+            bounce: spec.bounce,
+            action: spec.action,
+        });
+        self.fence_next = false;
+        self.tx.unsignaled_bbs = if signaled {
+            0
+        } else {
+            self.tx.unsignaled_bbs + u32::from(wqebbs)
+        };
+        self.tx.next_psn = psn_add(self.tx.next_psn, psn_count);
+        self.tx.pi = index.wrapping_add(wqebbs);
+        *credits -= 1;
+        // SAFETY: dbrec points at the QP's 8-byte, 4-aligned doorbell record,
+        // valid while the QP lives; word 1 is the send counter, stored with
+        // release ordering so the device sees the WQE bytes first.
+        let counter = unsafe { &*(self.tx.ring.dbrec as *const AtomicU32).add(1) };
+        counter.store(mlx5::dbrec_word(self.tx.pi), Ordering::Release);
+        let ctrl_at = (usize::from(index) & (self.tx.ring.wqebb_count as usize - 1)) * SEND_WQE_BB;
+        // SAFETY: ctrl_at is inside the ring (masked index).
+        let ctrl_ptr = unsafe { self.tx.ring.buf.add(ctrl_at) };
+        let _ = ctrl;
+        self.tx.doorbell.ring(ctrl_ptr);
+        Ok(())
+    }
+
+    /// Completes, in order, every op posted at or before WQE `wqe_counter`
+    /// (a signalled CQE: the device completes in order). Returns the number
+    /// of ops completed.
+    ///
+    /// # Safety
+    /// `ep` must be live; user callbacks run from here (they may post on
+    /// this or other eps, so no borrow of the ep is held across them).
+    pub unsafe fn complete_through(ep: *mut RcEp, wqe_counter: u16) -> u32 {
+        let mut done = 0;
+        loop {
+            // SAFETY: live by the contract; the borrow ends before callbacks.
+            let (op, iface) = unsafe {
+                let this = &mut *ep;
+                match this.ops.ops.front() {
+                    Some(op) if index_at_or_before(op.wqe_index, wqe_counter) => {}
+                    _ => break,
+                }
+                let Some(op) = this.ops.ops.pop_front() else {
+                    break;
+                };
+                this.tx.ci = op.wqe_index.wrapping_add(op.wqebbs);
+                (op, this.iface)
+            };
+            // SAFETY: the ep's iface outlives it.
+            unsafe { finish_op(iface, &op, UCS_OK) };
+            done += 1;
+        }
+        done
+    }
+
+    /// An error CQE for WQE `wqe_counter` with `status`: ops before it
+    /// completed, it and every later op did not. The ep fails (posts return
+    /// `status`), the ops are completed with it (unless failover keeps them)
+    /// and the iface's error handler is called once.
+    ///
+    /// # Safety
+    /// As for [`RcEp::complete_through`].
+    pub unsafe fn fail(ep: *mut RcEp, wqe_counter: u16, status: Status) {
+        // SAFETY: live by the contract.
+        let already_failed = unsafe { matches!((*ep).state, EpState::Failed(_)) };
+        if !already_failed {
+            // Everything before the failed WQE was executed.
+            // SAFETY: as above.
+            unsafe { Self::complete_through(ep, wqe_counter.wrapping_sub(1)) };
+            // SAFETY: as above.
+            unsafe { (*ep).state = EpState::Failed(status) };
+        }
+        // SAFETY: as above.
+        let keep = unsafe { (*ep).keep_ops_on_error };
+        if !keep {
+            loop {
+                // SAFETY: as above; the borrow ends before the callback.
+                let next = unsafe {
+                    let this = &mut *ep;
+                    this.ops.ops.pop_front().map(|op| {
+                        this.tx.ci = op.wqe_index.wrapping_add(op.wqebbs);
+                        (op, this.iface)
+                    })
+                };
+                let Some((op, iface)) = next else { break };
+                // SAFETY: the ep's iface outlives it.
+                unsafe { finish_op(iface, &op, status.raw()) };
+            }
+        }
+        // SAFETY: as above.
+        let (report, iface) = unsafe {
+            let this = &mut *ep;
+            let report = !this.error_reported;
+            this.error_reported = true;
+            (report, this.iface)
+        };
+        if report {
+            tracing::debug!("rc_mlx5 ep {ep:p}: failed with {status}");
+            // SAFETY: the ep's iface outlives it.
+            unsafe { RcIface::report_error(iface, ep as uct_ep_h, status) };
+        }
+    }
+}
+
+/// Runs an op's completion work, releases its bounce buffer and credit, and
+/// calls the caller's completion with `status`.
+///
+/// # Safety
+/// `iface` live; `op` just removed from its ep's table.
+unsafe fn finish_op(iface: *mut RcIface, op: &OutstandingOp, status: ucs_status_t) {
+    if status == UCS_OK {
+        match (op.action, op.bounce) {
+            (
+                CompletionAction::Unpack {
+                    unpack_cb: Some(unpack),
+                    arg,
+                    length,
+                },
+                Some(bounce),
+            ) => {
+                // SAFETY: the READ wrote `length` bytes at bounce.data; the
+                // callback is the caller's, with its argument.
+                unsafe { unpack(arg, bounce.data as *const c_void, length) };
+            }
+            (CompletionAction::FetchResult { result, width }, Some(bounce)) => {
+                // SAFETY: the atomic wrote `width` bytes at bounce.data; the
+                // caller's result buffer is valid until completion.
+                unsafe {
+                    let big_endian = (*iface).state.atomic_results_big_endian;
+                    match width {
+                        4 => {
+                            let v = (bounce.data as *const u32).read_unaligned();
+                            let v = if big_endian { u32::from_be(v) } else { v };
+                            (result as *mut u32).write_unaligned(v);
+                        }
+                        _ => {
+                            let v = (bounce.data as *const u64).read_unaligned();
+                            let v = if big_endian { u64::from_be(v) } else { v };
+                            (result as *mut u64).write_unaligned(v);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    // SAFETY: live iface; a short borrow with no callback inside.
+    unsafe {
+        let state = &mut (*iface).state;
+        if let Some(bounce) = op.bounce {
+            state.tx_pool.put(bounce.buffer);
+        }
+        state.tx_credits += 1;
+    }
+    // SAFETY: the caller's completion, live until called.
+    unsafe { invoke_completion(op.comp, status) };
+}
+
+/// A starting PSN that differs between QPs and runs, so that a stale peer
+/// is unlikely to match.
+fn initial_psn(qpn: u32) -> u32 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    (qpn.wrapping_mul(0x9e37_79b9) ^ nanos) & PSN_MASK
+}
+
+/// A bounce buffer for a bcopy op, `offset` bytes into the data area.
+pub fn bounce_from_pool(pool: &mut BufferPool, offset: usize) -> Result<Bounce, Status> {
+    let buffer = pool.get()?;
+    // SAFETY: the data area starts after the lkey word inside the buffer.
+    let data = unsafe { buffer.add(crate::rc::pool::LKEY_BYTES + offset) };
+    Ok(Bounce { buffer, data })
+}
+
+impl BufferPool {
+    /// `lkey` of a bounce's buffer.
+    pub fn bounce_lkey(bounce: &Bounce) -> u32 {
+        // SAFETY: bounce buffers come from a BufferPool.
+        unsafe { BufferPool::lkey(bounce.buffer) }
+    }
+}

@@ -1,0 +1,723 @@
+//! The rc_mlx5 iface: send and receive CQs on one event channel, an SRQ of
+//! registered bounce buffers, a pool of send bounce buffers, the table of
+//! eps by QP number, and progress (send completions, receives, pending).
+//!
+//! Receive buffer layout (one pool buffer, `rx_offset` = payload offset):
+//! `lkey (4) | pad (4) | … | release-desc pointer (8) | user headroom
+//! (rx_headroom) | payload`, where the SRQ entry points one byte before the
+//! payload so the 1-byte AM header lands there. A descriptor kept by an AM
+//! handler (`UCS_INPROGRESS`) has the pointer to the iface's
+//! `uct_recv_desc_t` right before the user headroom, as UCX's
+//! `uct_iface_release_desc` expects.
+
+use std::collections::HashMap;
+use std::ffi::{c_int, c_uint, c_void};
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::abi::*;
+use crate::core::callbackq::CallbackId;
+use crate::core::config::{RcMlx5IfaceConfig, Ulunits};
+use crate::core::iface::BaseIface;
+use crate::core::md::Md;
+use crate::core::worker::Worker;
+use crate::hca::{
+    Cq, CqRing, DeviceAddress, EventChannel, Mtu, Qp, QpInitAttr, RecvRing, Srq, SrqInitAttr,
+};
+use crate::mlx5::{self, Cqe64, DataSeg, SrqNextSeg};
+use crate::rc::domain::Domain;
+use crate::rc::ep::{RcEp, MAX_WQE_BBS};
+use crate::rc::pool::{BufferPool, LKEY_BYTES};
+
+/// Bytes of the AM header in every AM SEND (the AM id).
+pub const AM_HDR_LEN: usize = 1;
+
+/// Data bytes that fit inline in the largest WQE after the control segment
+/// and `extra_units` 16-byte segments.
+const fn inline_room(extra_units: usize) -> usize {
+    (MAX_WQE_BBS as usize * 4 - 1 - extra_units) * mlx5::SEG_LEN - 4
+}
+
+/// Limits and settings derived from the configuration once at open.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Bounce buffer size (`UCX_RC_MLX5_SEG_SIZE`): the largest SEND.
+    pub seg_size: usize,
+    pub rx_headroom: usize,
+    /// AM header + payload of `am_short` (the 8-byte header included).
+    pub am_max_short: usize,
+    pub am_max_bcopy: usize,
+    pub put_max_short: usize,
+    pub put_max_bcopy: usize,
+    pub get_max_bcopy: usize,
+    pub max_zcopy: usize,
+    /// Data segments of a zcopy RMA WQE.
+    pub max_iov: usize,
+    /// Signal at least every this many send blocks.
+    pub tx_moderation: u32,
+    pub tx_ring_bbs: u32,
+    pub ack_timeout: Duration,
+    pub retry_count: u8,
+    pub rnr_timeout: Duration,
+    pub rnr_retry_count: u8,
+    pub max_rd_atomic: u8,
+    pub tx_max_poll: u32,
+    pub rx_max_poll: u32,
+}
+
+/// The `uct_recv_desc_t` of an iface's receive descriptors, with the way
+/// back to the iface (the release callback gets a pointer to this).
+#[repr(C)]
+pub struct ReleaseDesc {
+    pub desc: uct_recv_desc_t,
+    pub iface: *mut RcIface,
+}
+
+/// Everything of the iface beyond the base.
+pub struct IfaceState {
+    pub domain: Arc<Domain>,
+    pub limits: Limits,
+    pub path_mtu: Mtu,
+    pub address: DeviceAddress,
+    pub atomic_results_big_endian: bool,
+    pub channel: EventChannel,
+    pub tx_cq: Cq,
+    tx_cq_ring: CqRing,
+    tx_ci: u32,
+    pub rx_cq: Cq,
+    rx_cq_ring: CqRing,
+    rx_ci: u32,
+    pub srq: Srq,
+    srq_ring: RecvRing,
+    /// Receive WQEs posted so far (the SRQ counter).
+    srq_posted: u16,
+    /// The buffer each SRQ entry points at.
+    srq_buffers: Vec<*mut u8>,
+    pub rx_pool: BufferPool,
+    /// Offset of the payload in a receive buffer.
+    rx_offset: usize,
+    pub tx_pool: BufferPool,
+    /// Send CQEs that may still arrive without overflowing the send CQ: one
+    /// per outstanding WQE (after an error every WQE gets a CQE).
+    pub tx_credits: u32,
+    /// Live eps by QP number.
+    pub eps: HashMap<u32, *mut RcEp>,
+    err_handler: uct_error_handler_t,
+    err_handler_arg: *mut c_void,
+    progress_id: Option<CallbackId>,
+    /// Boxed so its address is stable for descriptors handed out.
+    pub release_desc: Box<ReleaseDesc>,
+}
+
+/// The iface (what a `uct_iface_h` points at).
+#[repr(C)]
+pub struct RcIface {
+    pub base: BaseIface,
+    pub state: IfaceState,
+}
+
+fn ulunits_or(value: Ulunits, auto: u64) -> u64 {
+    match value {
+        Ulunits::Value(v) => v,
+        Ulunits::Inf => u64::MAX,
+        Ulunits::Auto => auto,
+    }
+}
+
+impl Limits {
+    fn new(config: &RcMlx5IfaceConfig, rx_headroom: usize, max_rd_atomic_dev: u8) -> Limits {
+        let seg_size = (config.seg_size.bytes_or(8192) as usize).clamp(256, 1 << 20);
+        let tx_ring_bbs = (config.tx_queue_len.max(16) * u32::from(MAX_WQE_BBS))
+            .next_power_of_two()
+            .min(crate::hca::soft::MAX_QP_WQEBB);
+        Limits {
+            seg_size,
+            rx_headroom,
+            am_max_short: inline_room(0) - AM_HDR_LEN,
+            am_max_bcopy: seg_size - AM_HDR_LEN,
+            put_max_short: inline_room(1),
+            put_max_bcopy: seg_size,
+            get_max_bcopy: seg_size,
+            max_zcopy: 1 << 30,
+            max_iov: MAX_WQE_BBS as usize * 4 - 2,
+            tx_moderation: config.tx_cq_moderation.max(1),
+            tx_ring_bbs,
+            ack_timeout: config.timeout,
+            retry_count: config.retry_count.min(7) as u8,
+            rnr_timeout: config.rnr_timeout,
+            rnr_retry_count: config.rnr_retry_count.min(7) as u8,
+            max_rd_atomic: ulunits_or(config.max_rd_atomic, u64::from(max_rd_atomic_dev))
+                .clamp(1, u64::from(max_rd_atomic_dev.max(1))) as u8,
+            tx_max_poll: config.tx_max_poll.max(1),
+            rx_max_poll: config.rx_max_poll.max(1),
+        }
+    }
+}
+
+/// Tracks whether the worker progresses this iface.
+unsafe extern "C" fn worker_progress(arg: *mut c_void) -> c_uint {
+    // SAFETY: registered with the live iface as argument; unregistered in
+    // close before the iface is freed.
+    unsafe { RcIface::progress(arg as *mut RcIface) }
+}
+
+/// Releases a receive descriptor kept by an AM handler.
+unsafe extern "C" fn release_rx_desc(self_: *mut uct_recv_desc_t, desc: *mut c_void) {
+    // SAFETY: self_ is the iface's ReleaseDesc (repr(C), desc first), which
+    // lives as long as the iface; the user releases before closing it.
+    let iface = unsafe { (*(self_ as *mut ReleaseDesc)).iface };
+    // SAFETY: as above.
+    let state = unsafe { &mut (*iface).state };
+    // `desc` is the payload minus the user headroom.
+    let payload = desc as usize + state.limits.rx_headroom;
+    state.rx_pool.put((payload - state.rx_offset) as *mut u8);
+}
+
+impl RcIface {
+    /// Opens an iface on the md's device.
+    ///
+    /// # Safety
+    /// `params` valid per its field mask (checked by `uct_iface_open`).
+    pub unsafe fn open(
+        md: &Md,
+        md_handle: uct_md_h,
+        worker: uct_worker_h,
+        params: *const uct_iface_params_t,
+        config: &RcMlx5IfaceConfig,
+    ) -> Result<uct_iface_h, Status> {
+        // SAFETY: valid per the contract; only fields whose bits are set.
+        let (rx_headroom, err_handler, err_handler_arg) = unsafe {
+            let p = &*params;
+            (
+                if p.field_mask & UCT_IFACE_PARAM_FIELD_RX_HEADROOM != 0 {
+                    p.rx_headroom
+                } else {
+                    0
+                },
+                if p.field_mask & UCT_IFACE_PARAM_FIELD_ERR_HANDLER != 0 {
+                    p.err_handler
+                } else {
+                    None
+                },
+                if p.field_mask & UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG != 0 {
+                    p.err_handler_arg
+                } else {
+                    std::ptr::null_mut()
+                },
+            )
+        };
+        if rx_headroom > 4096 {
+            tracing::warn!("uct_iface_open: rx_headroom {rx_headroom} is too large");
+            return Err(Status::InvalidParam);
+        }
+        let domain = Domain::get(&md.device().name)?;
+        let device = &domain.device;
+        let device_attr = device.attr();
+        let port = device.port_attr(crate::core::devices::DEVICE_PORT)?;
+        let limits = Limits::new(config, rx_headroom, device_attr.max_rd_atomic);
+        let path_mtu = config
+            .path_mtu
+            .and_then(Mtu::from_bytes)
+            .map_or(port.active_mtu, |mtu| mtu.min(port.active_mtu));
+        let channel = device.create_event_channel()?;
+        let tx_cq_len = config.tx_cq_len.max(64).next_power_of_two();
+        let tx_cq = device.create_cq(tx_cq_len, Some(&channel))?;
+        let rx_queue_len = config.rx_queue_len.clamp(16, device_attr.max_srq_wqe);
+        let srq = domain.pd.create_srq(SrqInitAttr {
+            wqe_count: rx_queue_len,
+            max_sge: 1,
+        })?;
+        let srq_ring = srq.ring();
+        let rx_cq = device.create_cq(srq_ring.wqe_count * 2, Some(&channel))?;
+        let rx_offset = (LKEY_BYTES + 8 + rx_headroom).next_multiple_of(8);
+        let rx_pool = BufferPool::new(
+            Arc::clone(&domain),
+            rx_offset - AM_HDR_LEN + limits.seg_size,
+            256,
+            usize::MAX,
+        );
+        let tx_pool = BufferPool::new(
+            Arc::clone(&domain),
+            LKEY_BYTES + limits.seg_size,
+            64,
+            usize::MAX,
+        );
+        let tx_cq_ring = tx_cq.ring();
+        let rx_cq_ring = rx_cq.ring();
+        let mut iface = Box::new(RcIface {
+            base: BaseIface::with_ops(
+                md_handle,
+                worker,
+                crate::rc::ops::iface_ops(),
+                &crate::rc::ops::INTERNAL_OPS,
+            ),
+            state: IfaceState {
+                address: port.address,
+                atomic_results_big_endian: device_attr.atomic_results_big_endian,
+                limits,
+                path_mtu,
+                channel,
+                tx_credits: tx_cq_ring.cqe_count / 2,
+                tx_cq,
+                tx_cq_ring,
+                tx_ci: 0,
+                rx_cq,
+                rx_cq_ring,
+                rx_ci: 0,
+                srq,
+                srq_ring,
+                srq_posted: 0,
+                srq_buffers: vec![std::ptr::null_mut(); srq_ring.wqe_count as usize],
+                rx_pool,
+                rx_offset,
+                tx_pool,
+                eps: HashMap::new(),
+                err_handler,
+                err_handler_arg,
+                progress_id: None,
+                release_desc: Box::new(ReleaseDesc {
+                    desc: uct_recv_desc_t {
+                        cb: Some(release_rx_desc),
+                    },
+                    iface: std::ptr::null_mut(),
+                }),
+                domain,
+            },
+        });
+        let iface_ptr: *mut RcIface = &mut *iface;
+        iface.state.release_desc.iface = iface_ptr;
+        for index in 0..srq_ring.wqe_count as u16 {
+            let buffer = iface.state.rx_pool.get()?;
+            iface.state.post_recv(index, buffer);
+        }
+        iface.state.publish_srq();
+        tracing::debug!(
+            "rc_mlx5 iface {iface_ptr:p} on {}: mtu {}, seg {}, srq {}, tx cq {}",
+            md.device().name,
+            path_mtu.bytes(),
+            iface.state.limits.seg_size,
+            srq_ring.wqe_count,
+            tx_cq_ring.cqe_count
+        );
+        Ok(Box::into_raw(iface) as uct_iface_h)
+    }
+
+    /// Our iface behind `iface`, or `InvalidParam`.
+    ///
+    /// # Safety
+    /// `iface` NULL or an iface of this library.
+    pub unsafe fn from_handle<'a>(
+        iface: uct_iface_h,
+        function: &str,
+    ) -> Result<&'a mut RcIface, Status> {
+        if iface.is_null() {
+            tracing::warn!("{function}: iface is NULL");
+            return Err(Status::InvalidParam);
+        }
+        // SAFETY: non-NULL; every iface of this library starts with a
+        // BaseIface (its magic and internal-ops table tell an open rc iface).
+        let base = unsafe { &*(iface as *const BaseIface) };
+        if !base.is_valid() || !std::ptr::eq(base.internal_ops, &crate::rc::ops::INTERNAL_OPS) {
+            tracing::warn!("{function}: {iface:p} is not an open rc_mlx5 iface");
+            return Err(Status::InvalidParam);
+        }
+        // SAFETY: an rc iface (checked above) is an RcIface.
+        Ok(unsafe { &mut *(iface as *mut RcIface) })
+    }
+
+    /// Closes the iface: unregisters progress, destroys remaining eps.
+    ///
+    /// # Safety
+    /// A live iface from `open`, closed once.
+    pub unsafe fn close(iface: *mut RcIface) {
+        // SAFETY: live by the contract.
+        let this = unsafe { &mut *iface };
+        this.progress_disable_all();
+        let eps: Vec<*mut RcEp> = this.state.eps.values().copied().collect();
+        for ep in eps {
+            tracing::debug!("rc_mlx5 iface {iface:p}: destroying ep {ep:p} left open");
+            // SAFETY: eps in the table are live.
+            unsafe { Self::destroy_ep(ep) };
+        }
+        this.base.invalidate();
+        // SAFETY: from Box::into_raw in open.
+        drop(unsafe { Box::from_raw(iface) });
+    }
+
+    /// Destroys an ep: removed from the table, QP destroyed, bounce buffers
+    /// of its outstanding ops returned (their completions are not called,
+    /// as in UCX: flush before destroying).
+    ///
+    /// # Safety
+    /// A live ep of a live iface.
+    pub unsafe fn destroy_ep(ep: *mut RcEp) {
+        // SAFETY: live by the contract.
+        let this = unsafe { &mut *ep };
+        // SAFETY: the ep's iface outlives it.
+        let state = unsafe { &mut (*this.iface).state };
+        state.eps.remove(&this.qpn());
+        for op in this.ops.ops.drain(..) {
+            if let Some(bounce) = op.bounce {
+                state.tx_pool.put(bounce.buffer);
+            }
+            state.tx_credits += 1;
+        }
+        this.invalidate();
+        // SAFETY: from Box::into_raw in ep_create.
+        drop(unsafe { Box::from_raw(ep) });
+    }
+
+    /// Calls the user's error handler for `ep`.
+    ///
+    /// # Safety
+    /// Live iface and ep.
+    pub unsafe fn report_error(iface: *mut RcIface, ep: uct_ep_h, status: Status) {
+        // SAFETY: live by the contract.
+        let (handler, arg) = unsafe { ((*iface).state.err_handler, (*iface).state.err_handler_arg) };
+        match handler {
+            Some(handler) => {
+                // SAFETY: the user's handler with its argument.
+                let result = unsafe { handler(arg, ep, status.raw()) };
+                if result != UCS_OK {
+                    tracing::debug!("rc_mlx5: error handler returned {result} for ep {ep:p}");
+                }
+            }
+            None => tracing::error!(
+                "rc_mlx5 ep {ep:p}: transport error {status} and no error handler is set"
+            ),
+        }
+    }
+
+    pub fn progress_enable(&mut self, flags: c_uint) {
+        if flags & (UCT_PROGRESS_SEND | UCT_PROGRESS_RECV) == 0 || self.state.progress_id.is_some()
+        {
+            return;
+        }
+        // SAFETY: the worker handle was validated at open and outlives ifaces.
+        let Ok(worker) = (unsafe { crate::api::worker::worker_ref(self.base.worker, "rc") }) else {
+            return;
+        };
+        let arg = self as *mut RcIface as *mut c_void;
+        self.state.progress_id = Some(worker.register(worker_progress, arg, 0));
+    }
+
+    fn progress_disable_all(&mut self) {
+        if let Some(id) = self.state.progress_id.take() {
+            // SAFETY: as in progress_enable.
+            if let Ok(worker) = unsafe { crate::api::worker::worker_ref(self.base.worker, "rc") } {
+                let worker: &Worker = worker;
+                worker.unregister(id);
+            }
+        }
+    }
+
+    pub fn progress_disable(&mut self, flags: c_uint) {
+        if flags & (UCT_PROGRESS_SEND | UCT_PROGRESS_RECV) != 0 {
+            self.progress_disable_all();
+        }
+    }
+
+    /// One progress pass: the device, send completions, receives, then
+    /// pending requests of eps with room. Returns the events handled.
+    ///
+    /// # Safety
+    /// A live iface. User callbacks run from here.
+    pub unsafe fn progress(iface: *mut RcIface) -> c_uint {
+        // SAFETY: live by the contract; short borrows around callbacks.
+        unsafe {
+            (&(*iface).state.domain).device.progress();
+            let tx = Self::poll_tx(iface);
+            let rx = Self::poll_rx(iface);
+            if tx > 0 {
+                Self::dispatch_pending(iface);
+            }
+            tx + rx
+        }
+    }
+
+    /// Polls the send CQ.
+    ///
+    /// # Safety
+    /// A live iface.
+    unsafe fn poll_tx(iface: *mut RcIface) -> c_uint {
+        let mut count = 0;
+        // SAFETY: live by the contract.
+        let max = unsafe { (*iface).state.limits.tx_max_poll };
+        while count < max {
+            // SAFETY: as above; the borrow ends here.
+            let Some(cqe) = (unsafe { (*iface).state.poll_cq(false) }) else {
+                break;
+            };
+            count += 1;
+            // SAFETY: as above.
+            let ep = unsafe { (*iface).state.eps.get(&cqe.qpn).copied() };
+            let Some(ep) = ep else {
+                tracing::debug!("rc_mlx5: send CQE for unknown QP 0x{:x}", cqe.qpn);
+                continue;
+            };
+            if cqe.is_error() {
+                let status = crate::rc::ep::syndrome_status(cqe.syndrome);
+                if cqe.syndrome != mlx5::MLX5_CQE_SYNDROME_WR_FLUSH_ERR {
+                    tracing::debug!(
+                        "rc_mlx5 ep {ep:p}: error CQE syndrome 0x{:x} (vendor 0x{:x}) at WQE {}",
+                        cqe.syndrome,
+                        cqe.vendor_syndrome,
+                        cqe.wqe_counter
+                    );
+                }
+                // SAFETY: eps in the table are live.
+                unsafe { RcEp::fail(ep, cqe.wqe_counter, status) };
+            } else {
+                // SAFETY: as above.
+                unsafe { RcEp::complete_through(ep, cqe.wqe_counter) };
+            }
+        }
+        count
+    }
+
+    /// Polls the receive CQ and delivers AMs.
+    ///
+    /// # Safety
+    /// A live iface.
+    unsafe fn poll_rx(iface: *mut RcIface) -> c_uint {
+        let mut count = 0;
+        // SAFETY: live by the contract.
+        let max = unsafe { (*iface).state.limits.rx_max_poll };
+        while count < max {
+            // SAFETY: as above; the borrow ends here.
+            let Some(cqe) = (unsafe { (*iface).state.poll_cq(true) }) else {
+                break;
+            };
+            count += 1;
+            // SAFETY: as above; the borrow ends before the handler runs.
+            let (index, buffer, payload, len, am_id) = unsafe {
+                let state = &mut (*iface).state;
+                let index = cqe.wqe_counter & (state.srq_ring.wqe_count as u16 - 1);
+                let buffer = state.srq_buffers[usize::from(index)];
+                let payload = buffer.add(state.rx_offset);
+                let len = cqe.byte_cnt as usize;
+                let valid = !cqe.is_error()
+                    && cqe.opcode == mlx5::MLX5_CQE_RESP_SEND
+                    && (AM_HDR_LEN..=state.limits.seg_size).contains(&len);
+                if !valid {
+                    if cqe.is_error() {
+                        tracing::warn!(
+                            "rc_mlx5: receive error CQE syndrome 0x{:x}",
+                            cqe.syndrome
+                        );
+                    } else {
+                        tracing::warn!(
+                            "rc_mlx5: dropped receive of {len} bytes (opcode {})",
+                            cqe.opcode
+                        );
+                    }
+                    state.post_recv(index, buffer);
+                    state.publish_srq();
+                    continue;
+                }
+                let am_id = payload.sub(AM_HDR_LEN).read();
+                (index, buffer, payload, len - AM_HDR_LEN, am_id)
+            };
+            // SAFETY: the payload is `len` bytes of the receive buffer, which
+            // stays ours (or the handler's, with FLAG_DESC) during the call.
+            let status = unsafe {
+                (*iface).base.invoke_am(
+                    am_id,
+                    payload as *mut c_void,
+                    len,
+                    UCT_CB_PARAM_FLAG_DESC,
+                )
+            };
+            // SAFETY: as above.
+            unsafe {
+                let state = &mut (*iface).state;
+                let next = if status == UCS_INPROGRESS {
+                    // The handler keeps the buffer: put the release hook in
+                    // front of its headroom and give the SRQ a fresh buffer.
+                    let desc_ptr = payload.sub(state.limits.rx_headroom + 8);
+                    let hook: *mut uct_recv_desc_t = &mut state.release_desc.desc;
+                    (desc_ptr as *mut *mut uct_recv_desc_t).write_unaligned(hook);
+                    match state.rx_pool.get() {
+                        Ok(fresh) => fresh,
+                        Err(status) => {
+                            tracing::error!("rc_mlx5: no receive buffer: {status}");
+                            continue;
+                        }
+                    }
+                } else {
+                    buffer
+                };
+                state.post_recv(index, next);
+                state.publish_srq();
+            }
+        }
+        count
+    }
+
+    /// Runs pending requests of every ep that can post again.
+    ///
+    /// # Safety
+    /// A live iface.
+    unsafe fn dispatch_pending(iface: *mut RcIface) {
+        // SAFETY: live by the contract.
+        let eps: Vec<*mut RcEp> = unsafe {
+            (*iface)
+                .state
+                .eps
+                .values()
+                .copied()
+                .filter(|&ep| !(*ep).pending.is_empty())
+                .collect()
+        };
+        for ep in eps {
+            loop {
+                // SAFETY: the ep is live unless a callback destroyed it; a
+                // destroyed ep is no longer in the table.
+                let req = unsafe {
+                    if !(*iface).state.eps.values().any(|&e| e == ep) {
+                        break;
+                    }
+                    let this = &mut *ep;
+                    if this.check_post((*iface).state.tx_credits).is_err() {
+                        break;
+                    }
+                    match this.pending.pop_front() {
+                        Some(req) => req,
+                        None => break,
+                    }
+                };
+                // SAFETY: the user's request, live until dispatched/purged.
+                let status = unsafe {
+                    match (*req).func {
+                        Some(func) => func(req),
+                        None => UCS_OK,
+                    }
+                };
+                if status == UCS_OK {
+                    continue;
+                }
+                // Not done: keep it at the head and try again later.
+                // SAFETY: as above.
+                unsafe {
+                    if (*iface).state.eps.values().any(|&e| e == ep) {
+                        (*ep).pending.push_front(req);
+                    }
+                }
+                break;
+            }
+        }
+    }
+
+    /// Arms the CQs for `events`; `Busy` if completions are already waiting.
+    pub fn event_arm(&mut self, events: c_uint) -> Result<(), Status> {
+        let state = &mut self.state;
+        state.channel.clear();
+        let send = events & UCT_EVENT_SEND_COMP != 0;
+        let recv = events & (UCT_EVENT_RECV | UCT_EVENT_RECV_SIG) != 0;
+        if send {
+            state.tx_cq.arm();
+        }
+        if recv {
+            state.rx_cq.arm();
+        }
+        if (send && state.peek_cq(false)) || (recv && state.peek_cq(true)) {
+            return Err(Status::Busy);
+        }
+        Ok(())
+    }
+
+    pub fn event_fd(&self) -> c_int {
+        self.state.channel.fd()
+    }
+}
+
+impl IfaceState {
+    /// A QP on this iface's CQs and SRQ.
+    pub fn create_qp(&self) -> Result<Qp, Status> {
+        self.domain.pd.create_qp(&QpInitAttr {
+            send_cq: &self.tx_cq,
+            recv_cq: &self.rx_cq,
+            srq: &self.srq,
+            sq_wqebb_count: self.limits.tx_ring_bbs,
+        })
+    }
+
+    /// Writes SRQ entry `index` to receive into `buffer` and counts it.
+    fn post_recv(&mut self, index: u16, buffer: *mut u8) {
+        let ring = self.srq_ring;
+        self.srq_buffers[usize::from(index)] = buffer;
+        let mut wqe = [0u8; 2 * mlx5::SEG_LEN];
+        let next = index.wrapping_add(1) & (ring.wqe_count as u16 - 1);
+        let (head, data) = wqe.split_at_mut(mlx5::SEG_LEN);
+        if let (Ok(head), Ok(data)) = (head.try_into(), data.try_into()) {
+            SrqNextSeg {
+                next_wqe_index: next,
+                signature: 0,
+            }
+            .write(head);
+            DataSeg {
+                byte_count: self.limits.seg_size as u32,
+                // SAFETY: rx buffers come from rx_pool.
+                lkey: unsafe { BufferPool::lkey(buffer) },
+                addr: buffer as u64 + (self.rx_offset - AM_HDR_LEN) as u64,
+            }
+            .write(data);
+        }
+        let at = usize::from(index) * ring.stride as usize;
+        // SAFETY: the entry lies inside the SRQ ring (index < wqe_count,
+        // stride >= 32 bytes for one data segment); the device reads it only
+        // after the counter published below covers it.
+        unsafe { std::ptr::copy_nonoverlapping(wqe.as_ptr(), ring.buf.add(at), wqe.len()) };
+        self.srq_posted = self.srq_posted.wrapping_add(1);
+    }
+
+    fn publish_srq(&self) {
+        // SAFETY: word 0 of the SRQ doorbell record, 4-aligned, valid while
+        // the SRQ lives.
+        let counter = unsafe { &*(self.srq_ring.dbrec as *const AtomicU32) };
+        counter.store(mlx5::dbrec_word(self.srq_posted), Ordering::Release);
+    }
+
+    fn cq_slot(ring: &CqRing, ci: u32) -> (*mut u8, bool) {
+        let slot = (ci & (ring.cqe_count - 1)) as usize * mlx5::CQE_LEN;
+        // SAFETY: slot is inside the CQ ring of cqe_count entries.
+        let entry = unsafe { ring.buf.add(slot) };
+        // SAFETY: the op_own byte of that entry; read with acquire so the
+        // rest of the entry, written before it, is visible.
+        let op_own = unsafe { &*(entry.add(mlx5::CQE_OP_OWN_OFFSET) as *const AtomicU8) }
+            .load(Ordering::Acquire);
+        (entry, mlx5::cqe_is_sw_owned(op_own, ci, ring.cqe_count))
+    }
+
+    /// Whether a CQE is waiting (without consuming it).
+    fn peek_cq(&self, rx: bool) -> bool {
+        let (ring, ci) = if rx {
+            (&self.rx_cq_ring, self.rx_ci)
+        } else {
+            (&self.tx_cq_ring, self.tx_ci)
+        };
+        Self::cq_slot(ring, ci).1
+    }
+
+    /// Takes the next CQE of the send or receive CQ.
+    fn poll_cq(&mut self, rx: bool) -> Option<Cqe64> {
+        let (ring, ci) = if rx {
+            (self.rx_cq_ring, &mut self.rx_ci)
+        } else {
+            (self.tx_cq_ring, &mut self.tx_ci)
+        };
+        let (entry, ready) = Self::cq_slot(&ring, *ci);
+        if !ready {
+            return None;
+        }
+        let mut bytes = [0u8; mlx5::CQE_LEN];
+        // SAFETY: a 64-byte entry inside the ring, handed over by op_own.
+        unsafe { std::ptr::copy_nonoverlapping(entry, bytes.as_mut_ptr(), mlx5::CQE_LEN) };
+        *ci = ci.wrapping_add(1);
+        // SAFETY: word 0 of the CQ doorbell record: the consumer index.
+        let dbrec = unsafe { &*(ring.dbrec as *const AtomicU32) };
+        dbrec.store((*ci & 0x00ff_ffff).to_be(), Ordering::Release);
+        Some(Cqe64::decode(&bytes))
+    }
+}

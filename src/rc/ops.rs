@@ -1,0 +1,1029 @@
+//! The `uct_iface_ops_t` slots of rc_mlx5: control operations (query,
+//! addresses, ep create/connect/destroy, progress, events, flush, pending)
+//! and the data-path operations. Each data-path op validates its arguments,
+//! then hands one WQE to [`RcEp::post`] (see `ep.rs` for how to add one).
+
+use std::ffi::{c_int, c_uint, c_void};
+
+use crate::abi::*;
+use crate::core::iface::{query_v2_defaults, IfaceInternalOps, UNSUPPORTED_INTERNAL_OPS};
+use crate::core::ops::unsupported_iface_ops;
+use crate::hca::DeviceAddress;
+use crate::mlx5::{self, DataSeg, RaddrSeg};
+use crate::rc::domain::{rdma_rkey, MemHandle};
+use crate::rc::ep::{
+    bounce_from_pool, CompletionAction, EpState, OpKind, PostSpec, RcEp, RemoteEp, EP_ADDR_LEN,
+};
+use crate::rc::iface::{RcIface, AM_HDR_LEN};
+use crate::rc::pool::BufferPool;
+
+/// Largest iov count of `am_short_iov`.
+const MAX_SHORT_IOV: usize = 8;
+
+/// The public ops table of an rc_mlx5 iface.
+pub fn iface_ops() -> uct_iface_ops_t {
+    uct_iface_ops_t {
+        ep_put_short: Some(ep_put_short),
+        ep_put_bcopy: Some(ep_put_bcopy),
+        ep_put_zcopy: Some(ep_put_zcopy),
+        ep_get_bcopy: Some(ep_get_bcopy),
+        ep_get_zcopy: Some(ep_get_zcopy),
+        ep_am_short: Some(ep_am_short),
+        ep_am_short_iov: Some(ep_am_short_iov),
+        ep_am_bcopy: Some(ep_am_bcopy),
+        ep_pending_add: Some(ep_pending_add),
+        ep_pending_purge: Some(ep_pending_purge),
+        ep_flush: Some(ep_flush),
+        ep_fence: Some(ep_fence),
+        ep_create: Some(ep_create),
+        ep_destroy: Some(ep_destroy),
+        ep_get_address: Some(ep_get_address),
+        ep_connect_to_ep: Some(ep_connect_to_ep),
+        iface_flush: Some(iface_flush),
+        iface_fence: Some(iface_fence),
+        iface_progress_enable: Some(iface_progress_enable),
+        iface_progress_disable: Some(iface_progress_disable),
+        iface_progress: Some(iface_progress),
+        iface_event_fd_get: Some(iface_event_fd_get),
+        iface_event_arm: Some(iface_event_arm),
+        iface_close: Some(iface_close),
+        iface_query: Some(iface_query),
+        iface_get_device_address: Some(iface_get_device_address),
+        iface_get_address: Some(iface_get_address),
+        iface_is_reachable: Some(iface_is_reachable),
+        ..unsupported_iface_ops()
+    }
+}
+
+/// Operations outside the public table.
+pub static INTERNAL_OPS: IfaceInternalOps = IfaceInternalOps {
+    iface_query_v2,
+    iface_is_reachable_v2,
+    ep_connect_to_ep_v2,
+    ep_is_connected,
+    ..UNSUPPORTED_INTERNAL_OPS
+};
+
+/// The capability flags of what works today.
+pub const CAP_FLAGS: u64 = UCT_IFACE_FLAG_AM_SHORT
+    | UCT_IFACE_FLAG_AM_BCOPY
+    | UCT_IFACE_FLAG_PUT_SHORT
+    | UCT_IFACE_FLAG_PUT_BCOPY
+    | UCT_IFACE_FLAG_PUT_ZCOPY
+    | UCT_IFACE_FLAG_GET_BCOPY
+    | UCT_IFACE_FLAG_GET_ZCOPY
+    | UCT_IFACE_FLAG_PENDING
+    | UCT_IFACE_FLAG_CONNECT_TO_EP
+    | UCT_IFACE_FLAG_CB_SYNC
+    | UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE
+    | UCT_IFACE_FLAG_INTER_NODE;
+
+/// Event capabilities.
+pub const EVENT_FLAGS: u64 =
+    UCT_IFACE_FLAG_EVENT_SEND_COMP | UCT_IFACE_FLAG_EVENT_RECV | UCT_IFACE_FLAG_EVENT_FD;
+
+/// Maps a `Result` to a slot's status.
+#[inline]
+fn status_of(result: Result<(), Status>) -> ucs_status_t {
+    match result {
+        Ok(()) => UCS_OK,
+        Err(status) => status.raw(),
+    }
+}
+
+/// The ep and its iface for a data-path op.
+///
+/// # Safety
+/// `ep` NULL or an ep of this transport.
+#[inline]
+unsafe fn ep_and_iface<'a>(
+    ep: uct_ep_h,
+    function: &str,
+) -> Result<(&'a mut RcEp, &'a mut RcIface), Status> {
+    // SAFETY: by the contract.
+    let rc_ep = unsafe { RcEp::from_handle(ep, function) }?;
+    // SAFETY: the ep's iface outlives it.
+    let iface = unsafe { &mut *rc_ep.iface };
+    Ok((rc_ep, iface))
+}
+
+fn check_len(function: &str, length: usize, max: usize) -> Result<(), Status> {
+    if length > max {
+        tracing::warn!("{function}: length {length} exceeds the limit {max}");
+        return Err(Status::InvalidParam);
+    }
+    Ok(())
+}
+
+fn check_am_id(function: &str, id: u8) -> Result<(), Status> {
+    if u32::from(id) >= UCT_AM_ID_MAX {
+        tracing::warn!("{function}: active message id {id} is not below {UCT_AM_ID_MAX}");
+        return Err(Status::InvalidParam);
+    }
+    Ok(())
+}
+
+/// A byte slice from a C buffer; NULL is allowed only when `length` is 0.
+///
+/// # Safety
+/// `buffer` readable for `length` bytes when non-NULL.
+unsafe fn c_bytes<'a>(function: &str, buffer: *const c_void, length: usize) -> Result<&'a [u8], Status> {
+    if length == 0 {
+        return Ok(&[]);
+    }
+    if buffer.is_null() {
+        tracing::warn!("{function}: NULL buffer with length {length}");
+        return Err(Status::InvalidParam);
+    }
+    // SAFETY: by the contract.
+    Ok(unsafe { std::slice::from_raw_parts(buffer as *const u8, length) })
+}
+
+// ---------------------------------------------------------------- AM
+
+unsafe extern "C" fn ep_am_short(
+    ep: uct_ep_h,
+    id: u8,
+    header: u64,
+    payload: *const c_void,
+    length: c_uint,
+) -> ucs_status_t {
+    const F: &str = "uct_ep_am_short";
+    status_of((|| {
+        // SAFETY: by the caller's contract.
+        let (ep, iface) = unsafe { ep_and_iface(ep, F) }?;
+        check_am_id(F, id)?;
+        let length = length as usize;
+        check_len(F, 8 + length, iface.state.limits.am_max_short)?;
+        // SAFETY: payload readable for length bytes by the caller's contract.
+        let payload = unsafe { c_bytes(F, payload, length) }?;
+        let header = header.to_ne_bytes();
+        let mut spec = PostSpec::new(OpKind::AmShort, mlx5::MLX5_OPCODE_SEND, AM_HDR_LEN + 8 + length);
+        spec.am_id = Some(id);
+        ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+            wqe.inline(&[&[id], &header, payload]);
+        })
+    })())
+}
+
+unsafe extern "C" fn ep_am_short_iov(
+    ep: uct_ep_h,
+    id: u8,
+    iov: *const uct_iov_t,
+    iovcnt: usize,
+) -> ucs_status_t {
+    const F: &str = "uct_ep_am_short_iov";
+    status_of((|| {
+        // SAFETY: by the caller's contract.
+        let (ep, iface) = unsafe { ep_and_iface(ep, F) }?;
+        check_am_id(F, id)?;
+        if iovcnt > MAX_SHORT_IOV || (iovcnt > 0 && iov.is_null()) {
+            tracing::warn!("{F}: bad iov ({iovcnt} entries at {iov:p})");
+            return Err(Status::InvalidParam);
+        }
+        let id_bytes = [id];
+        let mut parts: [&[u8]; MAX_SHORT_IOV + 1] = [&[]; MAX_SHORT_IOV + 1];
+        parts[0] = &id_bytes;
+        let mut total = 0usize;
+        for index in 0..iovcnt {
+            // SAFETY: iov holds iovcnt entries by the caller's contract.
+            let entry = unsafe { &*iov.add(index) };
+            let len = entry.length.saturating_mul(entry.count.max(1) as usize);
+            if entry.count > 1 {
+                tracing::warn!("{F}: iov count {} (strided entries) is not supported", entry.count);
+                return Err(Status::InvalidParam);
+            }
+            // SAFETY: the entry's buffer is readable by the caller's contract.
+            parts[index + 1] = unsafe { c_bytes(F, entry.buffer, len) }?;
+            total = total.saturating_add(len);
+        }
+        check_len(F, total, iface.state.limits.am_max_short)?;
+        let mut spec = PostSpec::new(OpKind::AmShort, mlx5::MLX5_OPCODE_SEND, AM_HDR_LEN + total);
+        spec.am_id = Some(id);
+        ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+            wqe.inline(&parts[..iovcnt + 1]);
+        })
+    })())
+}
+
+unsafe extern "C" fn ep_am_bcopy(
+    ep: uct_ep_h,
+    id: u8,
+    pack_cb: uct_pack_callback_t,
+    arg: *mut c_void,
+    _flags: c_uint,
+) -> isize {
+    const F: &str = "uct_ep_am_bcopy";
+    let result = (|| {
+        // SAFETY: by the caller's contract.
+        let (ep, iface) = unsafe { ep_and_iface(ep, F) }?;
+        check_am_id(F, id)?;
+        let Some(pack) = pack_cb else {
+            tracing::warn!("{F}: pack_cb is NULL");
+            return Err(Status::InvalidParam);
+        };
+        ep.check_post(iface.state.tx_credits)?;
+        let bounce = bounce_from_pool(&mut iface.state.tx_pool, 0)?;
+        // SAFETY: the bounce data area holds seg_size bytes; the id byte
+        // first, the caller packs at most max_bcopy after it.
+        let packed = unsafe {
+            bounce.data.write(id);
+            pack(bounce.data.add(AM_HDR_LEN) as *mut c_void, arg)
+        };
+        if packed > iface.state.limits.am_max_bcopy {
+            tracing::error!("{F}: pack callback wrote {packed} bytes, more than max_bcopy");
+            iface.state.tx_pool.put(bounce.buffer);
+            return Err(Status::InvalidParam);
+        }
+        let total = AM_HDR_LEN + packed;
+        let mut spec = PostSpec::new(OpKind::AmBcopy, mlx5::MLX5_OPCODE_SEND, total);
+        spec.am_id = Some(id);
+        spec.bounce = Some(bounce);
+        let lkey = BufferPool::bounce_lkey(&bounce);
+        ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+            wqe.data(DataSeg {
+                byte_count: total as u32,
+                lkey,
+                addr: bounce.data as u64,
+            });
+        })
+        .inspect_err(|_| iface.state.tx_pool.put(bounce.buffer))?;
+        Ok(packed as isize)
+    })();
+    result.unwrap_or_else(|status| isize::from(status.raw()))
+}
+
+// ---------------------------------------------------------------- RMA
+
+unsafe extern "C" fn ep_put_short(
+    ep: uct_ep_h,
+    buffer: *const c_void,
+    length: c_uint,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+) -> ucs_status_t {
+    const F: &str = "uct_ep_put_short";
+    status_of((|| {
+        // SAFETY: by the caller's contract.
+        let (ep, iface) = unsafe { ep_and_iface(ep, F) }?;
+        let length = length as usize;
+        check_len(F, length, iface.state.limits.put_max_short)?;
+        // SAFETY: buffer readable for length bytes by the caller's contract.
+        let data = unsafe { c_bytes(F, buffer, length) }?;
+        let rkey = rdma_rkey(rkey);
+        let mut spec = PostSpec::new(OpKind::PutShort, mlx5::MLX5_OPCODE_RDMA_WRITE, length);
+        spec.remote_addr = remote_addr;
+        spec.rkey = rkey;
+        ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+            wqe.raddr(RaddrSeg {
+                raddr: remote_addr,
+                rkey,
+            })
+            .inline(&[data]);
+        })
+    })())
+}
+
+unsafe extern "C" fn ep_put_bcopy(
+    ep: uct_ep_h,
+    pack_cb: uct_pack_callback_t,
+    arg: *mut c_void,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+) -> isize {
+    const F: &str = "uct_ep_put_bcopy";
+    let result = (|| {
+        // SAFETY: by the caller's contract.
+        let (ep, iface) = unsafe { ep_and_iface(ep, F) }?;
+        let Some(pack) = pack_cb else {
+            tracing::warn!("{F}: pack_cb is NULL");
+            return Err(Status::InvalidParam);
+        };
+        ep.check_post(iface.state.tx_credits)?;
+        let bounce = bounce_from_pool(&mut iface.state.tx_pool, 0)?;
+        // SAFETY: the data area holds seg_size (= max_bcopy) bytes.
+        let packed = unsafe { pack(bounce.data as *mut c_void, arg) };
+        if packed > iface.state.limits.put_max_bcopy {
+            tracing::error!("{F}: pack callback wrote {packed} bytes, more than max_bcopy");
+            iface.state.tx_pool.put(bounce.buffer);
+            return Err(Status::InvalidParam);
+        }
+        let rkey = rdma_rkey(rkey);
+        let mut spec = PostSpec::new(OpKind::PutBcopy, mlx5::MLX5_OPCODE_RDMA_WRITE, packed);
+        spec.remote_addr = remote_addr;
+        spec.rkey = rkey;
+        spec.bounce = Some(bounce);
+        let lkey = BufferPool::bounce_lkey(&bounce);
+        ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+            wqe.raddr(RaddrSeg {
+                raddr: remote_addr,
+                rkey,
+            });
+            if packed > 0 {
+                wqe.data(DataSeg {
+                    byte_count: packed as u32,
+                    lkey,
+                    addr: bounce.data as u64,
+                });
+            }
+        })
+        .inspect_err(|_| iface.state.tx_pool.put(bounce.buffer))?;
+        Ok(packed as isize)
+    })();
+    result.unwrap_or_else(|status| isize::from(status.raw()))
+}
+
+/// The data segments of a zcopy iov: every entry must lie in its memory
+/// handle's registration.
+///
+/// # Safety
+/// `iov` readable for `iovcnt` entries when non-NULL.
+unsafe fn iov_segments(
+    function: &str,
+    iov: *const uct_iov_t,
+    iovcnt: usize,
+    max_iov: usize,
+    segments: &mut [DataSeg; 16],
+) -> Result<(usize, usize), Status> {
+    if iovcnt == 0 || iovcnt > max_iov.min(segments.len()) || iov.is_null() {
+        tracing::warn!("{function}: bad iov ({iovcnt} entries at {iov:p}, limit {max_iov})");
+        return Err(Status::InvalidParam);
+    }
+    let mut total = 0usize;
+    for (index, segment) in segments.iter_mut().enumerate().take(iovcnt) {
+        // SAFETY: iovcnt entries by the contract.
+        let entry = unsafe { &*iov.add(index) };
+        if entry.count > 1 {
+            tracing::warn!("{function}: iov count {} (strided entries) is not supported", entry.count);
+            return Err(Status::InvalidParam);
+        }
+        let length = if entry.count == 0 { 0 } else { entry.length };
+        if length > 0 && entry.buffer.is_null() {
+            tracing::warn!("{function}: iov[{index}] has a NULL buffer");
+            return Err(Status::InvalidParam);
+        }
+        // SAFETY: memh is NULL or a handle from uct_md_mem_reg.
+        let memh = unsafe { MemHandle::from_handle(entry.memh) }.inspect_err(|_| {
+            tracing::warn!("{function}: iov[{index}] has no valid memory handle")
+        })?;
+        if !memh.covers(entry.buffer as usize, length) {
+            tracing::warn!("{function}: iov[{index}] is outside its registration");
+            return Err(Status::InvalidParam);
+        }
+        *segment = DataSeg {
+            byte_count: length as u32,
+            lkey: memh.mr.keys().lkey,
+            addr: entry.buffer as u64,
+        };
+        total = total.saturating_add(length);
+    }
+    Ok((iovcnt, total))
+}
+
+/// put_zcopy and get_zcopy: one WRITE/READ from/into registered memory.
+///
+/// # Safety
+/// As the slots.
+unsafe fn rma_zcopy(
+    function: &str,
+    kind: OpKind,
+    opcode: u8,
+    ep: uct_ep_h,
+    iov: *const uct_iov_t,
+    iovcnt: usize,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+    comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    let result = (|| {
+        // SAFETY: by the caller's contract.
+        let (ep, iface) = unsafe { ep_and_iface(ep, function) }?;
+        let mut segments = [DataSeg::default(); 16];
+        // SAFETY: by the caller's contract.
+        let (count, total) =
+            unsafe { iov_segments(function, iov, iovcnt, iface.state.limits.max_iov, &mut segments) }?;
+        check_len(function, total, iface.state.limits.max_zcopy)?;
+        let rkey = rdma_rkey(rkey);
+        let mut spec = PostSpec::new(kind, opcode, total);
+        spec.remote_addr = remote_addr;
+        spec.rkey = rkey;
+        spec.comp = comp;
+        ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+            wqe.raddr(RaddrSeg {
+                raddr: remote_addr,
+                rkey,
+            });
+            for segment in &segments[..count] {
+                if segment.byte_count > 0 {
+                    wqe.data(*segment);
+                }
+            }
+        })
+    })();
+    match result {
+        Ok(()) => UCS_INPROGRESS,
+        Err(status) => status.raw(),
+    }
+}
+
+unsafe extern "C" fn ep_put_zcopy(
+    ep: uct_ep_h,
+    iov: *const uct_iov_t,
+    iovcnt: usize,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+    comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    // SAFETY: the slot's contract.
+    unsafe {
+        rma_zcopy(
+            "uct_ep_put_zcopy",
+            OpKind::PutZcopy,
+            mlx5::MLX5_OPCODE_RDMA_WRITE,
+            ep,
+            iov,
+            iovcnt,
+            remote_addr,
+            rkey,
+            comp,
+        )
+    }
+}
+
+unsafe extern "C" fn ep_get_zcopy(
+    ep: uct_ep_h,
+    iov: *const uct_iov_t,
+    iovcnt: usize,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+    comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    // SAFETY: the slot's contract.
+    unsafe {
+        rma_zcopy(
+            "uct_ep_get_zcopy",
+            OpKind::GetZcopy,
+            mlx5::MLX5_OPCODE_RDMA_READ,
+            ep,
+            iov,
+            iovcnt,
+            remote_addr,
+            rkey,
+            comp,
+        )
+    }
+}
+
+unsafe extern "C" fn ep_get_bcopy(
+    ep: uct_ep_h,
+    unpack_cb: uct_unpack_callback_t,
+    arg: *mut c_void,
+    length: usize,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+    comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    const F: &str = "uct_ep_get_bcopy";
+    let result = (|| {
+        // SAFETY: by the caller's contract.
+        let (ep, iface) = unsafe { ep_and_iface(ep, F) }?;
+        if unpack_cb.is_none() {
+            tracing::warn!("{F}: unpack_cb is NULL");
+            return Err(Status::InvalidParam);
+        }
+        check_len(F, length, iface.state.limits.get_max_bcopy)?;
+        ep.check_post(iface.state.tx_credits)?;
+        let bounce = bounce_from_pool(&mut iface.state.tx_pool, 0)?;
+        let rkey = rdma_rkey(rkey);
+        let mut spec = PostSpec::new(OpKind::GetBcopy, mlx5::MLX5_OPCODE_RDMA_READ, length);
+        spec.remote_addr = remote_addr;
+        spec.rkey = rkey;
+        spec.comp = comp;
+        spec.force_signal = true;
+        spec.bounce = Some(bounce);
+        spec.action = CompletionAction::Unpack {
+            unpack_cb,
+            arg,
+            length,
+        };
+        let lkey = BufferPool::bounce_lkey(&bounce);
+        ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+            wqe.raddr(RaddrSeg {
+                raddr: remote_addr,
+                rkey,
+            });
+            if length > 0 {
+                wqe.data(DataSeg {
+                    byte_count: length as u32,
+                    lkey,
+                    addr: bounce.data as u64,
+                });
+            }
+        })
+        .inspect_err(|_| iface.state.tx_pool.put(bounce.buffer))
+    })();
+    match result {
+        Ok(()) => UCS_INPROGRESS,
+        Err(status) => status.raw(),
+    }
+}
+
+// ---------------------------------------------------------------- flush, fence, pending
+
+/// Flushes one ep: `Ok` when nothing is outstanding, `InProgress` after
+/// making sure the last op will produce a CQE (a signalled NOP carrying
+/// `comp` if needed).
+fn flush_ep(ep: &mut RcEp, iface: &mut RcIface, comp: *mut uct_completion_t) -> Result<(), Status> {
+    if let EpState::Failed(status) = ep.state {
+        return Err(status);
+    }
+    let needs_nop = match ep.ops.ops.back() {
+        None => return Ok(()),
+        Some(last) => !last.signaled || !comp.is_null(),
+    };
+    if needs_nop {
+        let mut spec = PostSpec::new(OpKind::Flush, mlx5::MLX5_OPCODE_NOP, 0);
+        spec.comp = comp;
+        spec.force_signal = true;
+        ep.post(&mut iface.state.tx_credits, spec, |_| {})?;
+    }
+    Err(Status::InProgress)
+}
+
+unsafe extern "C" fn ep_flush(ep: uct_ep_h, flags: c_uint, comp: *mut uct_completion_t) -> ucs_status_t {
+    const F: &str = "uct_ep_flush";
+    status_of((|| {
+        // SAFETY: by the caller's contract.
+        let (ep, iface) = unsafe { ep_and_iface(ep, F) }?;
+        if flags & UCT_FLUSH_FLAG_CANCEL != 0 {
+            tracing::debug!("{F}: UCT_FLUSH_FLAG_CANCEL is handled as a plain flush");
+        }
+        if !ep.pending.is_empty() {
+            return Err(Status::NoResource);
+        }
+        flush_ep(ep, iface, comp)
+    })())
+}
+
+unsafe extern "C" fn ep_fence(ep: uct_ep_h, _flags: c_uint) -> ucs_status_t {
+    status_of((|| {
+        // SAFETY: by the caller's contract.
+        let ep = unsafe { RcEp::from_handle(ep, "uct_ep_fence") }?;
+        if let EpState::Failed(status) = ep.state {
+            return Err(status);
+        }
+        ep.fence_next = true;
+        Ok(())
+    })())
+}
+
+unsafe extern "C" fn ep_pending_add(
+    ep: uct_ep_h,
+    req: *mut uct_pending_req_t,
+    _flags: c_uint,
+) -> ucs_status_t {
+    const F: &str = "uct_ep_pending_add";
+    status_of((|| {
+        // SAFETY: by the caller's contract.
+        let (ep, iface) = unsafe { ep_and_iface(ep, F) }?;
+        if req.is_null() {
+            tracing::warn!("{F}: req is NULL");
+            return Err(Status::InvalidParam);
+        }
+        // Resources available now: the caller should just retry (UCX's rule).
+        if ep.pending.is_empty() && ep.check_post(iface.state.tx_credits).is_ok() {
+            return Err(Status::Busy);
+        }
+        if let EpState::Failed(status) = ep.state {
+            return Err(status);
+        }
+        ep.pending.push_back(req);
+        Ok(())
+    })())
+}
+
+unsafe extern "C" fn ep_pending_purge(
+    ep: uct_ep_h,
+    cb: uct_pending_purge_callback_t,
+    arg: *mut c_void,
+) {
+    // SAFETY: by the caller's contract.
+    let Ok(rc_ep) = (unsafe { RcEp::from_handle(ep, "uct_ep_pending_purge") }) else {
+        return;
+    };
+    let ep_ptr: *mut RcEp = rc_ep;
+    loop {
+        // SAFETY: live; the borrow ends before the callback.
+        let Some(req) = (unsafe { (*ep_ptr).pending.pop_front() }) else {
+            break;
+        };
+        if let Some(cb) = cb {
+            // SAFETY: the user's callback with its request and argument.
+            unsafe { cb(req, arg) };
+        }
+    }
+}
+
+unsafe extern "C" fn iface_flush(
+    iface: uct_iface_h,
+    _flags: c_uint,
+    comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    const F: &str = "uct_iface_flush";
+    status_of((|| {
+        // SAFETY: by the caller's contract.
+        let rc = unsafe { RcIface::from_handle(iface, F) }?;
+        if !comp.is_null() {
+            tracing::warn!("{F}: a completion is not supported, poll with comp == NULL");
+            return Err(Status::Unsupported);
+        }
+        let eps: Vec<*mut RcEp> = rc.state.eps.values().copied().collect();
+        let mut in_progress = false;
+        for ep in eps {
+            // SAFETY: eps in the table are live; no callback runs here.
+            let ep = unsafe { &mut *ep };
+            if !ep.pending.is_empty() {
+                return Err(Status::NoResource);
+            }
+            match flush_ep(ep, rc, std::ptr::null_mut()) {
+                Ok(()) | Err(Status::EndpointTimeout | Status::ConnectionReset | Status::IoError | Status::Canceled) => {}
+                Err(Status::InProgress) => in_progress = true,
+                Err(status) => return Err(status),
+            }
+        }
+        if in_progress {
+            Err(Status::InProgress)
+        } else {
+            Ok(())
+        }
+    })())
+}
+
+unsafe extern "C" fn iface_fence(iface: uct_iface_h, _flags: c_uint) -> ucs_status_t {
+    status_of((|| {
+        // SAFETY: by the caller's contract.
+        let rc = unsafe { RcIface::from_handle(iface, "uct_iface_fence") }?;
+        for &ep in rc.state.eps.values() {
+            // SAFETY: eps in the table are live.
+            unsafe { (*ep).fence_next = true };
+        }
+        Ok(())
+    })())
+}
+
+// ---------------------------------------------------------------- ep life
+
+unsafe extern "C" fn ep_create(params: *const uct_ep_params_t, ep_p: *mut uct_ep_h) -> ucs_status_t {
+    const F: &str = "uct_ep_create";
+    status_of((|| {
+        if params.is_null() || ep_p.is_null() {
+            tracing::warn!("{F}: NULL params or ep_p");
+            return Err(Status::InvalidParam);
+        }
+        // SAFETY: non-NULL and valid per its field mask by the contract.
+        let (field_mask, iface) = unsafe { ((*params).field_mask, (*params).iface) };
+        if field_mask & UCT_EP_PARAM_FIELD_IFACE == 0 {
+            tracing::warn!("{F}: UCT_EP_PARAM_FIELD_IFACE is not set");
+            return Err(Status::InvalidParam);
+        }
+        if field_mask & (UCT_EP_PARAM_FIELD_IFACE_ADDR | UCT_EP_PARAM_FIELD_SOCKADDR) != 0 {
+            tracing::warn!("{F}: rc_mlx5 connects ep to ep only (no iface or sockaddr connect)");
+            return Err(Status::Unsupported);
+        }
+        // SAFETY: by the contract.
+        let rc = unsafe { RcIface::from_handle(iface, F) }?;
+        let rc_ptr: *mut RcIface = rc;
+        let ep = RcEp::create(rc_ptr, &mut rc.state)?;
+        let qpn = ep.qpn();
+        let ep = Box::into_raw(ep);
+        rc.state.eps.insert(qpn, ep);
+        // SAFETY: ep_p writable by the contract.
+        unsafe { ep_p.write(ep as uct_ep_h) };
+        tracing::debug!("{F}: ep {ep:p} QP 0x{qpn:x}");
+        Ok(())
+    })())
+}
+
+unsafe extern "C" fn ep_destroy(ep: uct_ep_h) {
+    // SAFETY: by the caller's contract.
+    if let Ok(rc_ep) = unsafe { RcEp::from_handle(ep, "uct_ep_destroy") } {
+        // SAFETY: a live ep, destroyed once.
+        unsafe { RcIface::destroy_ep(rc_ep) };
+    }
+}
+
+unsafe extern "C" fn ep_get_address(ep: uct_ep_h, addr: *mut uct_ep_addr_t) -> ucs_status_t {
+    const F: &str = "uct_ep_get_address";
+    status_of((|| {
+        // SAFETY: by the caller's contract.
+        let ep = unsafe { RcEp::from_handle(ep, F) }?;
+        if addr.is_null() {
+            tracing::warn!("{F}: addr is NULL");
+            return Err(Status::InvalidParam);
+        }
+        let mut packed = [0u8; EP_ADDR_LEN];
+        ep.pack_address(&mut packed);
+        // SAFETY: addr writable for ep_addr_len bytes by the contract.
+        unsafe { std::ptr::copy_nonoverlapping(packed.as_ptr(), addr as *mut u8, EP_ADDR_LEN) };
+        Ok(())
+    })())
+}
+
+/// Connects `ep` to the peer's device and ep address.
+///
+/// # Safety
+/// Addresses readable for their lengths.
+unsafe fn connect_to_ep(
+    function: &str,
+    ep: uct_ep_h,
+    dev_addr: *const uct_device_addr_t,
+    dev_addr_len: usize,
+    ep_addr: *const uct_ep_addr_t,
+) -> Result<(), Status> {
+    // SAFETY: by the caller's contract.
+    let (ep, iface) = unsafe { ep_and_iface(ep, function) }?;
+    if dev_addr.is_null() || ep_addr.is_null() {
+        tracing::warn!("{function}: NULL device or ep address");
+        return Err(Status::InvalidParam);
+    }
+    // SAFETY: readable for their lengths by the contract.
+    let (device, packed_ep) = unsafe {
+        (
+            std::slice::from_raw_parts(dev_addr as *const u8, dev_addr_len),
+            &*(ep_addr as *const [u8; EP_ADDR_LEN]),
+        )
+    };
+    let address = DeviceAddress::unpack(device)
+        .inspect_err(|_| tracing::warn!("{function}: bad device address"))?;
+    let (qpn, psn) = RcEp::unpack_address(packed_ep);
+    ep.connect(&iface.state, RemoteEp { address, qpn, psn })
+        .inspect_err(|status| tracing::warn!("{function}: QP connect failed: {status}"))
+}
+
+unsafe extern "C" fn ep_connect_to_ep(
+    ep: uct_ep_h,
+    dev_addr: *const uct_device_addr_t,
+    ep_addr: *const uct_ep_addr_t,
+) -> ucs_status_t {
+    // SAFETY: the slot's contract: addresses as written by our iface.
+    status_of(unsafe {
+        connect_to_ep(
+            "uct_ep_connect_to_ep",
+            ep,
+            dev_addr,
+            DeviceAddress::MAX_PACKED_LEN,
+            ep_addr,
+        )
+    })
+}
+
+unsafe fn ep_connect_to_ep_v2(
+    ep: uct_ep_h,
+    dev_addr: *const uct_device_addr_t,
+    ep_addr: *const uct_ep_addr_t,
+    params: &uct_ep_connect_to_ep_params_t,
+) -> Result<(), Status> {
+    const F: &str = "uct_ep_connect_to_ep_v2";
+    let mut dev_len = DeviceAddress::MAX_PACKED_LEN;
+    if params.field_mask & u64::from(UCT_EP_CONNECT_TO_EP_PARAM_FIELD_DEVICE_ADDR_LENGTH) != 0 {
+        dev_len = params.device_addr_length;
+    }
+    if params.field_mask & u64::from(UCT_EP_CONNECT_TO_EP_PARAM_FIELD_EP_ADDR_LENGTH) != 0
+        && params.ep_addr_length < EP_ADDR_LEN
+    {
+        tracing::warn!("{F}: ep address of {} bytes is too short", params.ep_addr_length);
+        return Err(Status::InvalidAddr);
+    }
+    // SAFETY: the entry point's contract.
+    unsafe { connect_to_ep(F, ep, dev_addr, dev_len, ep_addr) }
+}
+
+unsafe fn ep_is_connected(ep: uct_ep_h, params: &uct_ep_is_connected_params_t) -> bool {
+    // SAFETY: by the caller's contract.
+    let Ok(ep) = (unsafe { RcEp::from_handle(ep, "uct_ep_is_connected") }) else {
+        return false;
+    };
+    let Some(remote) = ep.remote else {
+        return false;
+    };
+    if params.field_mask & u64::from(UCT_EP_IS_CONNECTED_FIELD_EP_ADDR) != 0 && !params.ep_addr.is_null() {
+        // SAFETY: readable for our ep address length by the contract.
+        let packed = unsafe { &*(params.ep_addr as *const [u8; EP_ADDR_LEN]) };
+        let (qpn, _) = RcEp::unpack_address(packed);
+        if qpn != remote.qpn {
+            return false;
+        }
+    }
+    if params.field_mask & u64::from(UCT_EP_IS_CONNECTED_FIELD_DEVICE_ADDR) != 0 && !params.device_addr.is_null() {
+        // SAFETY: as above.
+        let bytes = unsafe {
+            std::slice::from_raw_parts(params.device_addr as *const u8, DeviceAddress::MAX_PACKED_LEN)
+        };
+        if DeviceAddress::unpack(bytes) != Ok(remote.address) {
+            return false;
+        }
+    }
+    true
+}
+
+// ---------------------------------------------------------------- iface
+
+unsafe extern "C" fn iface_close(iface: uct_iface_h) {
+    // SAFETY: by the caller's contract.
+    if let Ok(rc) = unsafe { RcIface::from_handle(iface, "uct_iface_close") } {
+        // SAFETY: live, closed once.
+        unsafe { RcIface::close(rc) };
+    }
+}
+
+unsafe extern "C" fn iface_progress(iface: uct_iface_h) -> c_uint {
+    // SAFETY: by the caller's contract.
+    match unsafe { RcIface::from_handle(iface, "uct_iface_progress") } {
+        // SAFETY: live iface.
+        Ok(rc) => unsafe { RcIface::progress(rc) },
+        Err(_) => 0,
+    }
+}
+
+unsafe extern "C" fn iface_progress_enable(iface: uct_iface_h, flags: c_uint) {
+    // SAFETY: by the caller's contract.
+    if let Ok(rc) = unsafe { RcIface::from_handle(iface, "uct_iface_progress_enable") } {
+        rc.progress_enable(flags);
+    }
+}
+
+unsafe extern "C" fn iface_progress_disable(iface: uct_iface_h, flags: c_uint) {
+    // SAFETY: by the caller's contract.
+    if let Ok(rc) = unsafe { RcIface::from_handle(iface, "uct_iface_progress_disable") } {
+        rc.progress_disable(flags);
+    }
+}
+
+unsafe extern "C" fn iface_event_fd_get(iface: uct_iface_h, fd_p: *mut c_int) -> ucs_status_t {
+    const F: &str = "uct_iface_event_fd_get";
+    status_of((|| {
+        // SAFETY: by the caller's contract.
+        let rc = unsafe { RcIface::from_handle(iface, F) }?;
+        if fd_p.is_null() {
+            tracing::warn!("{F}: fd_p is NULL");
+            return Err(Status::InvalidParam);
+        }
+        // SAFETY: writable by the contract.
+        unsafe { fd_p.write(rc.event_fd()) };
+        Ok(())
+    })())
+}
+
+unsafe extern "C" fn iface_event_arm(iface: uct_iface_h, events: c_uint) -> ucs_status_t {
+    status_of((|| {
+        // SAFETY: by the caller's contract.
+        let rc = unsafe { RcIface::from_handle(iface, "uct_iface_event_arm") }?;
+        rc.event_arm(events)
+    })())
+}
+
+unsafe extern "C" fn iface_get_device_address(
+    iface: uct_iface_h,
+    addr: *mut uct_device_addr_t,
+) -> ucs_status_t {
+    const F: &str = "uct_iface_get_device_address";
+    status_of((|| {
+        // SAFETY: by the caller's contract.
+        let rc = unsafe { RcIface::from_handle(iface, F) }?;
+        if addr.is_null() {
+            tracing::warn!("{F}: addr is NULL");
+            return Err(Status::InvalidParam);
+        }
+        let mut packed = [0u8; DeviceAddress::MAX_PACKED_LEN];
+        let len = rc.state.address.pack(&mut packed)?;
+        // SAFETY: writable for device_addr_len bytes by the contract.
+        unsafe { std::ptr::copy_nonoverlapping(packed.as_ptr(), addr as *mut u8, len) };
+        Ok(())
+    })())
+}
+
+unsafe extern "C" fn iface_get_address(iface: uct_iface_h, addr: *mut uct_iface_addr_t) -> ucs_status_t {
+    // The iface address is empty (iface_addr_len 0): rc connects ep to ep.
+    status_of((|| {
+        // SAFETY: by the caller's contract.
+        unsafe { RcIface::from_handle(iface, "uct_iface_get_address") }?;
+        let _ = addr;
+        Ok(())
+    })())
+}
+
+/// Whether a peer's device address is one we can reach.
+///
+/// # Safety
+/// `dev_addr` NULL or readable for `len` bytes.
+unsafe fn device_reachable(dev_addr: *const uct_device_addr_t, len: usize) -> bool {
+    if dev_addr.is_null() {
+        return false;
+    }
+    // SAFETY: by the contract.
+    let bytes = unsafe { std::slice::from_raw_parts(dev_addr as *const u8, len) };
+    DeviceAddress::unpack(bytes).is_ok()
+}
+
+unsafe extern "C" fn iface_is_reachable(
+    iface: uct_iface_h,
+    dev_addr: *const uct_device_addr_t,
+    _iface_addr: *const uct_iface_addr_t,
+) -> c_int {
+    // SAFETY: by the caller's contract.
+    if unsafe { RcIface::from_handle(iface, "uct_iface_is_reachable") }.is_err() {
+        return 0;
+    }
+    // SAFETY: a device address of ours is MAX_PACKED_LEN bytes.
+    c_int::from(unsafe { device_reachable(dev_addr, DeviceAddress::MAX_PACKED_LEN) })
+}
+
+unsafe fn iface_is_reachable_v2(iface: uct_iface_h, params: &uct_iface_is_reachable_params_t) -> bool {
+    // SAFETY: by the caller's contract.
+    if unsafe { RcIface::from_handle(iface, "uct_iface_is_reachable_v2") }.is_err() {
+        return false;
+    }
+    if params.field_mask & u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR) == 0 {
+        return false;
+    }
+    let len = if params.field_mask & u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR_LENGTH) != 0 {
+        params.device_addr_length
+    } else {
+        DeviceAddress::MAX_PACKED_LEN
+    };
+    // SAFETY: readable for len bytes by the contract.
+    unsafe { device_reachable(params.device_addr, len) }
+}
+
+/// The `uct_iface_attr_t` of an iface.
+pub fn attributes(rc: &RcIface) -> uct_iface_attr_t {
+    let limits = &rc.state.limits;
+    // SAFETY: uct_iface_attr_t is plain data (numbers, a sockaddr_storage);
+    // all-zero is a valid value of every field.
+    let mut attr: uct_iface_attr_t = unsafe { std::mem::zeroed() };
+    let mtu = rc.state.path_mtu.bytes() as usize;
+    attr.cap.put.max_short = limits.put_max_short;
+    attr.cap.put.max_bcopy = limits.put_max_bcopy;
+    attr.cap.put.min_zcopy = 0;
+    attr.cap.put.max_zcopy = limits.max_zcopy;
+    attr.cap.put.opt_zcopy_align = 512;
+    attr.cap.put.align_mtu = mtu;
+    attr.cap.put.max_iov = limits.max_iov;
+    attr.cap.get.max_short = 0;
+    attr.cap.get.max_bcopy = limits.get_max_bcopy;
+    attr.cap.get.min_zcopy = 0;
+    attr.cap.get.max_zcopy = limits.max_zcopy;
+    attr.cap.get.opt_zcopy_align = 512;
+    attr.cap.get.align_mtu = mtu;
+    attr.cap.get.max_iov = limits.max_iov;
+    attr.cap.am.max_short = limits.am_max_short;
+    attr.cap.am.max_bcopy = limits.am_max_bcopy;
+    attr.cap.am.min_zcopy = 0;
+    attr.cap.am.max_zcopy = 0;
+    attr.cap.am.opt_zcopy_align = 512;
+    attr.cap.am.align_mtu = mtu;
+    attr.cap.am.max_hdr = 0;
+    attr.cap.am.max_iov = MAX_SHORT_IOV;
+    attr.cap.flags = CAP_FLAGS;
+    attr.cap.event_flags = EVENT_FLAGS;
+    attr.device_addr_len = DeviceAddress::MAX_PACKED_LEN;
+    attr.iface_addr_len = 0;
+    attr.ep_addr_len = EP_ADDR_LEN;
+    attr.max_conn_priv = 0;
+    // Estimates for the soft HCA (RoCEv2 over UDP in software).
+    attr.overhead = 40e-9;
+    attr.bandwidth = uct_ppn_bandwidth_t {
+        dedicated: 0.0,
+        shared: 1.0e9,
+    };
+    attr.latency = ucs_linear_func_t { c: 10e-6, m: 1e-9 };
+    attr.priority = 0;
+    attr.max_num_eps = usize::MAX;
+    attr.dev_num_paths = 1;
+    attr.ctl_device = UCS_SYS_DEVICE_ID_UNKNOWN;
+    attr
+}
+
+unsafe extern "C" fn iface_query(iface: uct_iface_h, iface_attr: *mut uct_iface_attr_t) -> ucs_status_t {
+    const F: &str = "uct_iface_query";
+    status_of((|| {
+        // SAFETY: by the caller's contract.
+        let rc = unsafe { RcIface::from_handle(iface, F) }?;
+        if iface_attr.is_null() {
+            tracing::warn!("{F}: iface_attr is NULL");
+            return Err(Status::InvalidParam);
+        }
+        // SAFETY: writable for sizeof(uct_iface_attr_t) (536 bytes in 1.13
+        // and master, our struct's size) by the contract.
+        unsafe { iface_attr.write(attributes(rc)) };
+        Ok(())
+    })())
+}
+
+unsafe fn iface_query_v2(iface: uct_iface_h, attr: *mut uct_iface_attr_v2_t) -> Result<(), Status> {
+    // SAFETY: valid per the entry point's checks.
+    unsafe { query_v2_defaults(attr) }?;
+    // SAFETY: by the caller's contract.
+    unsafe { RcIface::from_handle(iface, "uct_iface_query_v2") }?;
+    Ok(())
+}
