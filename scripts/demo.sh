@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The demo: builds the library (cargo through CMake), installs it into a
 # prefix, and runs programs against the installed tree:
+#   0. uct_info -d (what the library offers, as UCX's ucx_info -d shows it);
 #   1. uct_smoke, built against our headers: lists components, memory
 #      domains and transport resources;
 #   2. the same program built against Debian's UCX 1.13 headers and linked
@@ -33,7 +34,12 @@ prefix=$(cd "$prefix" && pwd)
 libdir=$prefix/lib
 ls -l "$libdir"
 
-uct_log "1. uct_smoke (built against our headers) lists what the library offers"
+if [[ -x $prefix/bin/uct_info ]]; then
+    uct_log "0. uct_info -d: components, memory domains, transports, interface attributes"
+    "$prefix/bin/uct_info" -d
+fi
+
+uct_log "1. uct_smoke (built against our headers) walks the UCT control path"
 "$prefix/bin/uct_smoke" --expect-lib "$libdir/libuct.so.0"
 
 ucx_built_smoke=$build_dir/c-tests/smoke/smoke_ucx_headers

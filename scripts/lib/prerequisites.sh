@@ -6,7 +6,8 @@
 UCT_APT_PACKAGES=(cmake make pkg-config gcc g++ libc6-dev binutils libucx-dev ucx-utils)
 # Only the tests need these. tshark: the wire test checks our RoCEv2 packets
 # with Wireshark's dissector.
-UCT_TEST_APT_PACKAGES=(tshark)
+# dpkg-dev: the rc hello-world test unpacks UCX 1.13.1's source package.
+UCT_TEST_APT_PACKAGES=(tshark dpkg-dev)
 # Cargo subcommands/tools (installed with `cargo install --locked` if missing).
 UCT_CARGO_TOOLS=()
 # rustup components.
