@@ -95,7 +95,10 @@ pub enum CompletionAction {
     },
     /// A fetching atomic into a bounce buffer: copy `width` bytes (4 or 8)
     /// to `result`, byte-swapping when the device writes big-endian.
-    FetchResult { result: *mut c_void, width: u8 },
+    FetchResult {
+        result: *mut c_void,
+        width: u8,
+    },
 }
 
 /// A bounce buffer an op owns until it completes (bcopy data, READ target,
@@ -318,11 +321,7 @@ impl RcEp {
         let doorbell = qp.doorbell();
         let qpn = qp.qpn();
         let initial_psn = initial_psn(qpn);
-        let moderation = state
-            .limits
-            .tx_moderation
-            .min(ring.wqebb_count / 4)
-            .max(1);
+        let moderation = state.limits.tx_moderation.min(ring.wqebb_count / 4).max(1);
         // An RcIface starts with its BaseIface, which starts with uct_iface.
         let handle = iface as uct_iface_h;
         let ep = Box::new(RcEp {
@@ -508,9 +507,9 @@ impl RcEp {
             | mlx5::MLX5_OPCODE_SEND_IMM
             | mlx5::MLX5_OPCODE_RDMA_WRITE
             | mlx5::MLX5_OPCODE_RDMA_WRITE_IMM
-            | mlx5::MLX5_OPCODE_RDMA_READ => {
-                (spec.length as u64).div_ceil(u64::from(self.path_mtu.bytes())).max(1) as u32
-            }
+            | mlx5::MLX5_OPCODE_RDMA_READ => (spec.length as u64)
+                .div_ceil(u64::from(self.path_mtu.bytes()))
+                .max(1) as u32,
             _ => 1,
         };
         self.ops.ops.push_back(OutstandingOp {

@@ -374,7 +374,8 @@ impl RcIface {
     /// Live iface and ep.
     pub unsafe fn report_error(iface: *mut RcIface, ep: uct_ep_h, status: Status) {
         // SAFETY: live by the contract.
-        let (handler, arg) = unsafe { ((*iface).state.err_handler, (*iface).state.err_handler_arg) };
+        let (handler, arg) =
+            unsafe { ((*iface).state.err_handler, (*iface).state.err_handler_arg) };
         match handler {
             Some(handler) => {
                 // SAFETY: the user's handler with its argument.
@@ -426,7 +427,8 @@ impl RcIface {
     pub unsafe fn progress(iface: *mut RcIface) -> c_uint {
         // SAFETY: live by the contract; short borrows around callbacks.
         unsafe {
-            (&(*iface).state.domain).device.progress();
+            let domain: &Arc<Domain> = &(*iface).state.domain;
+            domain.device.progress();
             let tx = Self::poll_tx(iface);
             let rx = Self::poll_rx(iface);
             if tx > 0 {
@@ -502,10 +504,7 @@ impl RcIface {
                     && (AM_HDR_LEN..=state.limits.seg_size).contains(&len);
                 if !valid {
                     if cqe.is_error() {
-                        tracing::warn!(
-                            "rc_mlx5: receive error CQE syndrome 0x{:x}",
-                            cqe.syndrome
-                        );
+                        tracing::warn!("rc_mlx5: receive error CQE syndrome 0x{:x}", cqe.syndrome);
                     } else {
                         tracing::warn!(
                             "rc_mlx5: dropped receive of {len} bytes (opcode {})",
@@ -522,12 +521,9 @@ impl RcIface {
             // SAFETY: the payload is `len` bytes of the receive buffer, which
             // stays ours (or the handler's, with FLAG_DESC) during the call.
             let status = unsafe {
-                (*iface).base.invoke_am(
-                    am_id,
-                    payload as *mut c_void,
-                    len,
-                    UCT_CB_PARAM_FLAG_DESC,
-                )
+                (*iface)
+                    .base
+                    .invoke_am(am_id, payload as *mut c_void, len, UCT_CB_PARAM_FLAG_DESC)
             };
             // SAFETY: as above.
             unsafe {

@@ -127,7 +127,11 @@ fn check_am_id(function: &str, id: u8) -> Result<(), Status> {
 ///
 /// # Safety
 /// `buffer` readable for `length` bytes when non-NULL.
-unsafe fn c_bytes<'a>(function: &str, buffer: *const c_void, length: usize) -> Result<&'a [u8], Status> {
+unsafe fn c_bytes<'a>(
+    function: &str,
+    buffer: *const c_void,
+    length: usize,
+) -> Result<&'a [u8], Status> {
     if length == 0 {
         return Ok(&[]);
     }
@@ -158,7 +162,11 @@ unsafe extern "C" fn ep_am_short(
         // SAFETY: payload readable for length bytes by the caller's contract.
         let payload = unsafe { c_bytes(F, payload, length) }?;
         let header = header.to_ne_bytes();
-        let mut spec = PostSpec::new(OpKind::AmShort, mlx5::MLX5_OPCODE_SEND, AM_HDR_LEN + 8 + length);
+        let mut spec = PostSpec::new(
+            OpKind::AmShort,
+            mlx5::MLX5_OPCODE_SEND,
+            AM_HDR_LEN + 8 + length,
+        );
         spec.am_id = Some(id);
         ep.post(&mut iface.state.tx_credits, spec, |wqe| {
             wqe.inline(&[&[id], &header, payload]);
@@ -190,7 +198,10 @@ unsafe extern "C" fn ep_am_short_iov(
             let entry = unsafe { &*iov.add(index) };
             let len = entry.length.saturating_mul(entry.count.max(1) as usize);
             if entry.count > 1 {
-                tracing::warn!("{F}: iov count {} (strided entries) is not supported", entry.count);
+                tracing::warn!(
+                    "{F}: iov count {} (strided entries) is not supported",
+                    entry.count
+                );
                 return Err(Status::InvalidParam);
             }
             // SAFETY: the entry's buffer is readable by the caller's contract.
@@ -354,7 +365,10 @@ unsafe fn iov_segments(
         // SAFETY: iovcnt entries by the contract.
         let entry = unsafe { &*iov.add(index) };
         if entry.count > 1 {
-            tracing::warn!("{function}: iov count {} (strided entries) is not supported", entry.count);
+            tracing::warn!(
+                "{function}: iov count {} (strided entries) is not supported",
+                entry.count
+            );
             return Err(Status::InvalidParam);
         }
         let length = if entry.count == 0 { 0 } else { entry.length };
@@ -384,6 +398,7 @@ unsafe fn iov_segments(
 ///
 /// # Safety
 /// As the slots.
+#[allow(clippy::too_many_arguments)] // the slot's arguments plus the op
 unsafe fn rma_zcopy(
     function: &str,
     kind: OpKind,
@@ -400,8 +415,15 @@ unsafe fn rma_zcopy(
         let (ep, iface) = unsafe { ep_and_iface(ep, function) }?;
         let mut segments = [DataSeg::default(); 16];
         // SAFETY: by the caller's contract.
-        let (count, total) =
-            unsafe { iov_segments(function, iov, iovcnt, iface.state.limits.max_iov, &mut segments) }?;
+        let (count, total) = unsafe {
+            iov_segments(
+                function,
+                iov,
+                iovcnt,
+                iface.state.limits.max_iov,
+                &mut segments,
+            )
+        }?;
         check_len(function, total, iface.state.limits.max_zcopy)?;
         let rkey = rdma_rkey(rkey);
         let mut spec = PostSpec::new(kind, opcode, total);
@@ -550,7 +572,11 @@ fn flush_ep(ep: &mut RcEp, iface: &mut RcIface, comp: *mut uct_completion_t) -> 
     Err(Status::InProgress)
 }
 
-unsafe extern "C" fn ep_flush(ep: uct_ep_h, flags: c_uint, comp: *mut uct_completion_t) -> ucs_status_t {
+unsafe extern "C" fn ep_flush(
+    ep: uct_ep_h,
+    flags: c_uint,
+    comp: *mut uct_completion_t,
+) -> ucs_status_t {
     const F: &str = "uct_ep_flush";
     status_of((|| {
         // SAFETY: by the caller's contract.
@@ -612,11 +638,8 @@ unsafe extern "C" fn ep_pending_purge(
         return;
     };
     let ep_ptr: *mut RcEp = rc_ep;
-    loop {
-        // SAFETY: live; the borrow ends before the callback.
-        let Some(req) = (unsafe { (*ep_ptr).pending.pop_front() }) else {
-            break;
-        };
+    // SAFETY: live; the borrow ends before the callback.
+    while let Some(req) = unsafe { (*ep_ptr).pending.pop_front() } {
         if let Some(cb) = cb {
             // SAFETY: the user's callback with its request and argument.
             unsafe { cb(req, arg) };
@@ -646,7 +669,13 @@ unsafe extern "C" fn iface_flush(
                 return Err(Status::NoResource);
             }
             match flush_ep(ep, rc, std::ptr::null_mut()) {
-                Ok(()) | Err(Status::EndpointTimeout | Status::ConnectionReset | Status::IoError | Status::Canceled) => {}
+                Ok(())
+                | Err(
+                    Status::EndpointTimeout
+                    | Status::ConnectionReset
+                    | Status::IoError
+                    | Status::Canceled,
+                ) => {}
                 Err(Status::InProgress) => in_progress = true,
                 Err(status) => return Err(status),
             }
@@ -673,7 +702,10 @@ unsafe extern "C" fn iface_fence(iface: uct_iface_h, _flags: c_uint) -> ucs_stat
 
 // ---------------------------------------------------------------- ep life
 
-unsafe extern "C" fn ep_create(params: *const uct_ep_params_t, ep_p: *mut uct_ep_h) -> ucs_status_t {
+unsafe extern "C" fn ep_create(
+    params: *const uct_ep_params_t,
+    ep_p: *mut uct_ep_h,
+) -> ucs_status_t {
     const F: &str = "uct_ep_create";
     status_of((|| {
         if params.is_null() || ep_p.is_null() {
@@ -791,7 +823,10 @@ unsafe fn ep_connect_to_ep_v2(
     if params.field_mask & u64::from(UCT_EP_CONNECT_TO_EP_PARAM_FIELD_EP_ADDR_LENGTH) != 0
         && params.ep_addr_length < EP_ADDR_LEN
     {
-        tracing::warn!("{F}: ep address of {} bytes is too short", params.ep_addr_length);
+        tracing::warn!(
+            "{F}: ep address of {} bytes is too short",
+            params.ep_addr_length
+        );
         return Err(Status::InvalidAddr);
     }
     // SAFETY: the entry point's contract.
@@ -806,7 +841,9 @@ unsafe fn ep_is_connected(ep: uct_ep_h, params: &uct_ep_is_connected_params_t) -
     let Some(remote) = ep.remote else {
         return false;
     };
-    if params.field_mask & u64::from(UCT_EP_IS_CONNECTED_FIELD_EP_ADDR) != 0 && !params.ep_addr.is_null() {
+    if params.field_mask & u64::from(UCT_EP_IS_CONNECTED_FIELD_EP_ADDR) != 0
+        && !params.ep_addr.is_null()
+    {
         // SAFETY: readable for our ep address length by the contract.
         let packed = unsafe { &*(params.ep_addr as *const [u8; EP_ADDR_LEN]) };
         let (qpn, _) = RcEp::unpack_address(packed);
@@ -814,10 +851,15 @@ unsafe fn ep_is_connected(ep: uct_ep_h, params: &uct_ep_is_connected_params_t) -
             return false;
         }
     }
-    if params.field_mask & u64::from(UCT_EP_IS_CONNECTED_FIELD_DEVICE_ADDR) != 0 && !params.device_addr.is_null() {
+    if params.field_mask & u64::from(UCT_EP_IS_CONNECTED_FIELD_DEVICE_ADDR) != 0
+        && !params.device_addr.is_null()
+    {
         // SAFETY: as above.
         let bytes = unsafe {
-            std::slice::from_raw_parts(params.device_addr as *const u8, DeviceAddress::MAX_PACKED_LEN)
+            std::slice::from_raw_parts(
+                params.device_addr as *const u8,
+                DeviceAddress::MAX_PACKED_LEN,
+            )
         };
         if DeviceAddress::unpack(bytes) != Ok(remote.address) {
             return false;
@@ -902,7 +944,10 @@ unsafe extern "C" fn iface_get_device_address(
     })())
 }
 
-unsafe extern "C" fn iface_get_address(iface: uct_iface_h, addr: *mut uct_iface_addr_t) -> ucs_status_t {
+unsafe extern "C" fn iface_get_address(
+    iface: uct_iface_h,
+    addr: *mut uct_iface_addr_t,
+) -> ucs_status_t {
     // The iface address is empty (iface_addr_len 0): rc connects ep to ep.
     status_of((|| {
         // SAFETY: by the caller's contract.
@@ -938,7 +983,10 @@ unsafe extern "C" fn iface_is_reachable(
     c_int::from(unsafe { device_reachable(dev_addr, DeviceAddress::MAX_PACKED_LEN) })
 }
 
-unsafe fn iface_is_reachable_v2(iface: uct_iface_h, params: &uct_iface_is_reachable_params_t) -> bool {
+unsafe fn iface_is_reachable_v2(
+    iface: uct_iface_h,
+    params: &uct_iface_is_reachable_params_t,
+) -> bool {
     // SAFETY: by the caller's contract.
     if unsafe { RcIface::from_handle(iface, "uct_iface_is_reachable_v2") }.is_err() {
         return false;
@@ -946,7 +994,8 @@ unsafe fn iface_is_reachable_v2(iface: uct_iface_h, params: &uct_iface_is_reacha
     if params.field_mask & u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR) == 0 {
         return false;
     }
-    let len = if params.field_mask & u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR_LENGTH) != 0 {
+    let len = if params.field_mask & u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR_LENGTH) != 0
+    {
         params.device_addr_length
     } else {
         DeviceAddress::MAX_PACKED_LEN
@@ -1004,7 +1053,10 @@ pub fn attributes(rc: &RcIface) -> uct_iface_attr_t {
     attr
 }
 
-unsafe extern "C" fn iface_query(iface: uct_iface_h, iface_attr: *mut uct_iface_attr_t) -> ucs_status_t {
+unsafe extern "C" fn iface_query(
+    iface: uct_iface_h,
+    iface_attr: *mut uct_iface_attr_t,
+) -> ucs_status_t {
     const F: &str = "uct_iface_query";
     status_of((|| {
         // SAFETY: by the caller's contract.

@@ -1,0 +1,304 @@
+//! Two rc_mlx5 ifaces on two soft devices in this process (mlx5_0 on
+//! 127.0.0.1, mlx5_1 on 127.0.0.2), each with its own worker, and a
+//! connected ep pair, driven through the C entry points.
+#![allow(dead_code)]
+
+use std::ffi::{c_uint, c_void, CStr};
+use std::ptr::{null, null_mut};
+use std::sync::{Mutex, Once};
+use std::time::{Duration, Instant};
+
+use uct::abi::*;
+use uct::api::async_context::*;
+use uct::api::component::*;
+use uct::api::ep::*;
+use uct::api::iface::*;
+use uct::api::md::*;
+use uct::api::worker::*;
+
+pub fn setup() {
+    static SETUP: Once = Once::new();
+    SETUP.call_once(|| {
+        std::env::set_var("UCX_SOFT_HCA_DEVICES", "mlx5_0@127.0.0.1,mlx5_1@127.0.0.2")
+    });
+}
+
+pub fn component() -> uct_component_h {
+    setup();
+    let mut components: *mut uct_component_h = null_mut();
+    let mut count: c_uint = 0;
+    // SAFETY: valid out-pointers; the array is released after reading.
+    unsafe {
+        assert_eq!(uct_query_components(&mut components, &mut count), UCS_OK);
+        let component = *components;
+        uct_release_component_list(components);
+        component
+    }
+}
+
+/// Messages an AM handler received: (id from the handler arg, bytes).
+pub type Inbox = Mutex<Vec<Vec<u8>>>;
+
+/// Copies the message into the inbox given as `arg`.
+pub unsafe extern "C" fn collect_am(
+    arg: *mut c_void,
+    data: *mut c_void,
+    length: usize,
+    _flags: c_uint,
+) -> ucs_status_t {
+    // SAFETY: arg is a leaked Inbox; data holds length bytes.
+    unsafe {
+        let inbox = &*(arg as *const Inbox);
+        let bytes = std::slice::from_raw_parts(data as *const u8, length).to_vec();
+        inbox.lock().unwrap().push(bytes);
+    }
+    UCS_OK
+}
+
+pub struct Side {
+    pub md: uct_md_h,
+    pub async_context: *mut ucs_async_context_t,
+    pub worker: uct_worker_h,
+    pub iface: uct_iface_h,
+    pub attr: uct_iface_attr_t,
+}
+
+pub fn iface_params() -> uct_iface_params_t {
+    // SAFETY: all-zero is a valid uct_iface_params_t.
+    let mut params: uct_iface_params_t = unsafe { std::mem::zeroed() };
+    params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.open_mode = UCT_IFACE_OPEN_MODE_DEVICE;
+    params
+}
+
+impl Side {
+    pub fn open(md_name: &CStr, port: &CStr, params: Option<uct_iface_params_t>) -> Side {
+        let mut params = params.unwrap_or_else(iface_params);
+        params.mode.device = uct_iface_params_mode_device {
+            tl_name: c"rc_mlx5".as_ptr(),
+            dev_name: port.as_ptr(),
+        };
+        let mut md = null_mut();
+        let mut async_context = null_mut();
+        let mut worker = null_mut();
+        let mut iface = null_mut();
+        // SAFETY: valid arguments and out-pointers throughout.
+        unsafe {
+            assert_eq!(
+                uct_md_open(component(), md_name.as_ptr(), null(), &mut md),
+                UCS_OK
+            );
+            assert_eq!(
+                ucs_async_context_create(UCS_ASYNC_MODE_POLL, &mut async_context),
+                UCS_OK
+            );
+            assert_eq!(
+                uct_worker_create(async_context, UCS_THREAD_MODE_SINGLE, &mut worker),
+                UCS_OK
+            );
+            assert_eq!(
+                uct_iface_open(md, worker, &params, null(), &mut iface),
+                UCS_OK
+            );
+            uct_iface_progress_enable(iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+            let mut attr: uct_iface_attr_t = std::mem::zeroed();
+            assert_eq!(uct_iface_query(iface, &mut attr), UCS_OK);
+            Side {
+                md,
+                async_context,
+                worker,
+                iface,
+                attr,
+            }
+        }
+    }
+
+    pub fn device_address(&self) -> Vec<u8> {
+        let mut addr = vec![0u8; self.attr.device_addr_len];
+        // SAFETY: room for device_addr_len bytes.
+        let status = unsafe { uct_iface_get_device_address(self.iface, addr.as_mut_ptr().cast()) };
+        assert_eq!(status, UCS_OK);
+        addr
+    }
+
+    pub fn create_ep(&self) -> uct_ep_h {
+        // SAFETY: all-zero params plus the iface.
+        let mut params: uct_ep_params_t = unsafe { std::mem::zeroed() };
+        params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+        params.iface = self.iface;
+        let mut ep = null_mut();
+        // SAFETY: valid params and out-pointer.
+        assert_eq!(unsafe { uct_ep_create(&params, &mut ep) }, UCS_OK);
+        ep
+    }
+
+    pub fn ep_address(&self, ep: uct_ep_h) -> Vec<u8> {
+        let mut addr = vec![0u8; self.attr.ep_addr_len];
+        // SAFETY: room for ep_addr_len bytes.
+        assert_eq!(
+            unsafe { uct_ep_get_address(ep, addr.as_mut_ptr().cast()) },
+            UCS_OK
+        );
+        addr
+    }
+
+    pub fn progress(&self) -> c_uint {
+        // SAFETY: live worker.
+        unsafe { uct_worker_progress(self.worker) }
+    }
+
+    /// Registers `len` bytes at `buffer`; returns the memh and the unpacked rkey.
+    pub fn register(&self, buffer: *mut u8, len: usize) -> (uct_mem_h, uct_rkey_t) {
+        let mut memh = null_mut();
+        let mut packed = [0u8; 8];
+        let mut bundle = uct_rkey_bundle_t {
+            rkey: 0,
+            handle: null_mut(),
+            r#type: null_mut(),
+        };
+        // SAFETY: buffer valid for len bytes while registered.
+        unsafe {
+            assert_eq!(
+                uct_md_mem_reg(self.md, buffer.cast(), len, 0, &mut memh),
+                UCS_OK
+            );
+            assert_eq!(
+                uct_md_mkey_pack(self.md, memh, packed.as_mut_ptr().cast()),
+                UCS_OK
+            );
+            assert_eq!(
+                uct_rkey_unpack(component(), packed.as_ptr().cast(), &mut bundle),
+                UCS_OK
+            );
+        }
+        (memh, bundle.rkey)
+    }
+
+    pub fn close(self) {
+        // SAFETY: live handles, closed once, in dependency order.
+        unsafe {
+            uct_iface_close(self.iface);
+            uct_worker_destroy(self.worker);
+            ucs_async_context_destroy(self.async_context);
+            uct_md_close(self.md);
+        }
+    }
+}
+
+/// Two sides with a connected ep pair (`ep_a` on a towards b, `ep_b` back).
+pub struct Pair {
+    pub a: Side,
+    pub b: Side,
+    pub ep_a: uct_ep_h,
+    pub ep_b: uct_ep_h,
+}
+
+impl Pair {
+    pub fn new() -> Pair {
+        Pair::with_params(None, None)
+    }
+
+    pub fn with_params(a: Option<uct_iface_params_t>, b: Option<uct_iface_params_t>) -> Pair {
+        let a = Side::open(c"mlx5_0", c"mlx5_0:1", a);
+        let b = Side::open(c"mlx5_1", c"mlx5_1:1", b);
+        let ep_a = a.create_ep();
+        let ep_b = b.create_ep();
+        let (dev_a, dev_b) = (a.device_address(), b.device_address());
+        let (addr_a, addr_b) = (a.ep_address(ep_a), b.ep_address(ep_b));
+        // SAFETY: addresses from the peer's iface and ep.
+        unsafe {
+            assert_eq!(
+                uct_ep_connect_to_ep(ep_a, dev_b.as_ptr().cast(), addr_b.as_ptr().cast()),
+                UCS_OK
+            );
+            assert_eq!(
+                uct_ep_connect_to_ep(ep_b, dev_a.as_ptr().cast(), addr_a.as_ptr().cast()),
+                UCS_OK
+            );
+        }
+        Pair { a, b, ep_a, ep_b }
+    }
+
+    pub fn progress(&self) {
+        self.a.progress();
+        self.b.progress();
+    }
+
+    /// Progresses both sides until `done` holds; false after 20 s.
+    pub fn wait(&self, mut done: impl FnMut() -> bool) -> bool {
+        let start = Instant::now();
+        while !done() {
+            if start.elapsed() > Duration::from_secs(20) {
+                return false;
+            }
+            self.progress();
+            std::thread::yield_now();
+        }
+        true
+    }
+
+    /// Flushes `ep` to completion.
+    pub fn flush(&self, ep: uct_ep_h) -> ucs_status_t {
+        let start = Instant::now();
+        loop {
+            // SAFETY: live ep; no completion.
+            let status = unsafe { uct_ep_flush(ep, 0, null_mut()) };
+            if status != UCS_INPROGRESS && status != UCS_ERR_NO_RESOURCE {
+                return status;
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                return UCS_ERR_TIMED_OUT;
+            }
+            self.progress();
+            std::thread::yield_now();
+        }
+    }
+
+    pub fn close(self) {
+        // SAFETY: live eps, destroyed once before their ifaces.
+        unsafe {
+            uct_ep_destroy(self.ep_a);
+            uct_ep_destroy(self.ep_b);
+        }
+        self.a.close();
+        self.b.close();
+    }
+}
+
+/// A leaked inbox for a handler argument.
+pub fn inbox() -> &'static Inbox {
+    Box::leak(Box::new(Mutex::new(Vec::new())))
+}
+
+/// Counts completions: a uct_completion_t with a counter of calls.
+#[repr(C)]
+pub struct CountingCompletion {
+    pub comp: uct_completion_t,
+    pub calls: u32,
+    pub last_status: ucs_status_t,
+}
+
+unsafe extern "C" fn count_completion(comp: *mut uct_completion_t) {
+    // SAFETY: comp is the first field of a CountingCompletion.
+    let counting = unsafe { &mut *(comp as *mut CountingCompletion) };
+    counting.calls += 1;
+    counting.last_status = counting.comp.status;
+}
+
+impl CountingCompletion {
+    pub fn new(count: i32) -> Box<CountingCompletion> {
+        Box::new(CountingCompletion {
+            comp: uct_completion_t {
+                func: Some(count_completion),
+                count,
+                status: UCS_OK,
+            },
+            calls: 0,
+            last_status: UCS_OK,
+        })
+    }
+
+    pub fn as_ptr(&mut self) -> *mut uct_completion_t {
+        &mut self.comp
+    }
+}

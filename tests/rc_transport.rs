@@ -1,0 +1,740 @@
+//! rc_mlx5 between two ifaces on two soft devices in one process, through
+//! the C entry points: addresses and connection, AM short/iov/bcopy with
+//! data checked, descriptor retention, put then get with data checked,
+//! completions counted, NO_RESOURCE then pending, flush, errors.
+
+mod rc_common;
+
+use std::ffi::{c_uint, c_void};
+use std::ptr::{null, null_mut};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use rc_common::*;
+use uct::abi::*;
+use uct::api::ep::*;
+use uct::api::iface::*;
+use uct::api::md::*;
+
+#[test]
+fn query_reports_limits_and_working_ops() {
+    let side = Side::open(c"mlx5_0", c"mlx5_0:1", None);
+    let attr = &side.attr;
+    for flag in [
+        UCT_IFACE_FLAG_AM_SHORT,
+        UCT_IFACE_FLAG_AM_BCOPY,
+        UCT_IFACE_FLAG_PUT_SHORT,
+        UCT_IFACE_FLAG_PUT_BCOPY,
+        UCT_IFACE_FLAG_PUT_ZCOPY,
+        UCT_IFACE_FLAG_GET_BCOPY,
+        UCT_IFACE_FLAG_GET_ZCOPY,
+        UCT_IFACE_FLAG_PENDING,
+        UCT_IFACE_FLAG_CONNECT_TO_EP,
+        UCT_IFACE_FLAG_CB_SYNC,
+    ] {
+        assert_ne!(attr.cap.flags & flag, 0, "flag 0x{flag:x}");
+    }
+    // Not implemented yet: not advertised.
+    for flag in [
+        UCT_IFACE_FLAG_AM_ZCOPY,
+        UCT_IFACE_FLAG_GET_SHORT,
+        UCT_IFACE_FLAG_CONNECT_TO_IFACE,
+        UCT_IFACE_FLAG_ATOMIC_DEVICE,
+    ] {
+        assert_eq!(attr.cap.flags & flag, 0, "flag 0x{flag:x}");
+    }
+    assert!(attr.cap.am.max_short >= 64 && attr.cap.am.max_short < 256);
+    assert!(attr.cap.put.max_short >= 64 && attr.cap.put.max_short < attr.cap.am.max_short + 8);
+    assert!(
+        attr.cap.put.max_bcopy >= 8192,
+        "UCX_RC_MLX5_SEG_SIZE default"
+    );
+    assert_eq!(attr.cap.get.max_bcopy, attr.cap.put.max_bcopy);
+    assert_eq!(
+        attr.cap.am.max_bcopy,
+        attr.cap.put.max_bcopy - 1,
+        "1-byte AM header"
+    );
+    assert_eq!(attr.device_addr_len, 7);
+    assert_eq!(attr.iface_addr_len, 0);
+    assert_eq!(attr.ep_addr_len, 6);
+    assert!(attr.latency.c > 0.0 && attr.bandwidth.shared > 0.0);
+
+    // Exactly 536 bytes written (the size in UCX 1.13 and master).
+    let mut guarded = vec![0xa5u8; 536 + 64];
+    // SAFETY: room for the struct plus a guard; the pointer is 8-aligned
+    // (Vec<u8> of this size from the system allocator) — checked.
+    unsafe {
+        assert_eq!(guarded.as_ptr() as usize % 8, 0);
+        assert_eq!(
+            uct_iface_query(side.iface, guarded.as_mut_ptr().cast()),
+            UCS_OK
+        );
+    }
+    assert!(guarded[536..].iter().all(|&b| b == 0xa5));
+    // SAFETY: bad arguments are refused.
+    unsafe {
+        assert_eq!(
+            uct_iface_query(side.iface, null_mut()),
+            UCS_ERR_INVALID_PARAM
+        );
+    }
+    side.close();
+}
+
+#[test]
+fn addresses_and_reachability() {
+    let pair = Pair::new();
+    let dev_b = pair.b.device_address();
+    assert_eq!(dev_b[0], 1, "UDP kind");
+    assert_eq!(&dev_b[1..5], &[127, 0, 0, 2]);
+    let garbage = [9u8; 7];
+    // SAFETY: 7-byte addresses.
+    unsafe {
+        assert_eq!(
+            uct_iface_is_reachable(pair.a.iface, dev_b.as_ptr().cast(), null()),
+            1
+        );
+        assert_eq!(
+            uct_iface_is_reachable(pair.a.iface, garbage.as_ptr().cast(), null()),
+            0
+        );
+        assert_eq!(uct_iface_is_reachable(pair.a.iface, null(), null()), 0);
+    }
+    // Two eps of one iface have different QP numbers (first 3 bytes).
+    let second = pair.a.create_ep();
+    let addr_first = pair.a.ep_address(pair.ep_a);
+    let addr_second = pair.a.ep_address(second);
+    assert_eq!(addr_first.len(), 6);
+    assert_ne!(addr_first[..3], addr_second[..3]);
+    // SAFETY: live, unconnected ep, destroyed once.
+    unsafe { uct_ep_destroy(second) };
+    pair.close();
+}
+
+#[test]
+fn am_short_iov_and_bcopy_round_trip() {
+    let pair = Pair::new();
+    let at_b = inbox();
+    let at_a = inbox();
+    // SAFETY: live ifaces; the inboxes are leaked (live forever).
+    unsafe {
+        assert_eq!(
+            uct_iface_set_am_handler(
+                pair.b.iface,
+                5,
+                Some(collect_am),
+                at_b as *const _ as *mut c_void,
+                0
+            ),
+            UCS_OK
+        );
+        assert_eq!(
+            uct_iface_set_am_handler(
+                pair.a.iface,
+                31,
+                Some(collect_am),
+                at_a as *const _ as *mut c_void,
+                0
+            ),
+            UCS_OK
+        );
+    }
+    let payload: Vec<u8> = (0..100u8).collect();
+    let header = 0x1122_3344_5566_7788u64;
+    // SAFETY: valid ep and buffers.
+    let status = unsafe {
+        uct_ep_am_short(
+            pair.ep_a,
+            5,
+            header,
+            payload.as_ptr().cast(),
+            payload.len() as c_uint,
+        )
+    };
+    assert_eq!(status, UCS_OK);
+    assert!(pair.wait(|| at_b.lock().unwrap().len() == 1));
+    let got = at_b.lock().unwrap()[0].clone();
+    assert_eq!(&got[..8], &header.to_ne_bytes());
+    assert_eq!(&got[8..], &payload[..]);
+
+    // am_short_iov: two pieces arrive concatenated.
+    let first = b"hello, ";
+    let second = b"world";
+    let iov = [
+        uct_iov_t {
+            buffer: first.as_ptr() as *mut c_void,
+            length: first.len(),
+            memh: null_mut(),
+            stride: 0,
+            count: 1,
+        },
+        uct_iov_t {
+            buffer: second.as_ptr() as *mut c_void,
+            length: second.len(),
+            memh: null_mut(),
+            stride: 0,
+            count: 1,
+        },
+    ];
+    // SAFETY: valid iov.
+    assert_eq!(
+        unsafe { uct_ep_am_short_iov(pair.ep_a, 5, iov.as_ptr(), 2) },
+        UCS_OK
+    );
+    assert!(pair.wait(|| at_b.lock().unwrap().len() == 2));
+    assert_eq!(at_b.lock().unwrap()[1], b"hello, world");
+
+    // am_bcopy back from b to a, 5000 bytes (several packets at MTU 4096).
+    let big: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 251) as u8).collect();
+    unsafe extern "C" fn pack(dest: *mut c_void, arg: *mut c_void) -> usize {
+        // SAFETY: arg is the Vec; dest has max_bcopy bytes.
+        unsafe {
+            let src = &*(arg as *const Vec<u8>);
+            std::ptr::copy_nonoverlapping(src.as_ptr(), dest as *mut u8, src.len());
+            src.len()
+        }
+    }
+    // SAFETY: valid ep, pack callback and argument.
+    let packed = unsafe {
+        uct_ep_am_bcopy(
+            pair.ep_b,
+            31,
+            Some(pack),
+            &big as *const _ as *mut c_void,
+            0,
+        )
+    };
+    assert_eq!(packed, 5000);
+    assert!(pair.wait(|| at_a.lock().unwrap().len() == 1));
+    assert_eq!(at_a.lock().unwrap()[0], big);
+
+    // Order is kept: 50 short messages with a sequence number.
+    for seq in 0..50u64 {
+        loop {
+            // SAFETY: valid ep, no payload.
+            let status = unsafe { uct_ep_am_short(pair.ep_a, 5, seq, null(), 0) };
+            if status == UCS_OK {
+                break;
+            }
+            assert_eq!(status, UCS_ERR_NO_RESOURCE);
+            pair.progress();
+        }
+    }
+    assert!(pair.wait(|| at_b.lock().unwrap().len() == 52));
+    let seqs: Vec<u64> = at_b.lock().unwrap()[2..]
+        .iter()
+        .map(|m| u64::from_ne_bytes(m[..8].try_into().unwrap()))
+        .collect();
+    assert_eq!(seqs, (0..50).collect::<Vec<u64>>());
+    assert_eq!(pair.flush(pair.ep_a), UCS_OK);
+    assert_eq!(pair.flush(pair.ep_b), UCS_OK);
+    pair.close();
+}
+
+/// Descriptors a retaining handler kept.
+static KEPT: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+unsafe extern "C" fn keep_am(
+    _arg: *mut c_void,
+    data: *mut c_void,
+    length: usize,
+    flags: c_uint,
+) -> ucs_status_t {
+    assert_ne!(flags & UCT_CB_PARAM_FLAG_DESC, 0);
+    KEPT.lock().unwrap().push((data as usize, length));
+    UCS_INPROGRESS
+}
+
+#[test]
+fn am_descriptor_retention_and_release() {
+    let pair = Pair::new();
+    // SAFETY: live iface.
+    unsafe {
+        assert_eq!(
+            uct_iface_set_am_handler(pair.b.iface, 7, Some(keep_am), null_mut(), 0),
+            UCS_OK
+        );
+    }
+    for seq in 0..20u64 {
+        // SAFETY: valid ep and payload.
+        let status =
+            unsafe { uct_ep_am_short(pair.ep_a, 7, seq, seq.to_ne_bytes().as_ptr().cast(), 8) };
+        assert_eq!(status, UCS_OK);
+    }
+    assert!(pair.wait(|| KEPT.lock().unwrap().len() == 20));
+    let kept: Vec<(usize, usize)> = KEPT.lock().unwrap().drain(..).collect();
+    // Kept descriptors stay intact while later messages arrive: all
+    // different buffers, each with its own sequence number.
+    for (seq, &(data, length)) in kept.iter().enumerate() {
+        assert_eq!(length, 16);
+        // SAFETY: a kept descriptor holds `length` bytes until released.
+        let bytes = unsafe { std::slice::from_raw_parts(data as *const u8, length) };
+        assert_eq!(&bytes[..8], &(seq as u64).to_ne_bytes());
+        assert_eq!(&bytes[8..], &(seq as u64).to_ne_bytes());
+    }
+    for &(data, _) in &kept {
+        // SAFETY: released once, before the iface closes.
+        unsafe { uct_iface_release_desc(data as *mut c_void) };
+    }
+    pair.close();
+}
+
+#[test]
+fn put_then_get_with_data_checked_and_completions_counted() {
+    let pair = Pair::new();
+    let mut target = vec![0u8; 64 * 1024];
+    let (target_memh, rkey) = pair.b.register(target.as_mut_ptr(), target.len());
+    let base = target.as_ptr() as u64;
+
+    // put_short of 100 bytes at offset 0.
+    let short: Vec<u8> = (0..100u8).map(|i| i ^ 0x5a).collect();
+    // SAFETY: valid ep, buffer, remote address inside the registration.
+    let status = unsafe {
+        uct_ep_put_short(
+            pair.ep_a,
+            short.as_ptr().cast(),
+            short.len() as c_uint,
+            base,
+            rkey,
+        )
+    };
+    assert_eq!(status, UCS_OK);
+
+    // put_bcopy of 3000 bytes at offset 1000.
+    let bcopy: Vec<u8> = (0..3000u32).map(|i| (i % 253) as u8).collect();
+    unsafe extern "C" fn pack(dest: *mut c_void, arg: *mut c_void) -> usize {
+        // SAFETY: arg is the Vec, dest has max_bcopy bytes.
+        unsafe {
+            let src = &*(arg as *const Vec<u8>);
+            std::ptr::copy_nonoverlapping(src.as_ptr(), dest as *mut u8, src.len());
+            src.len()
+        }
+    }
+    // SAFETY: valid pack callback and argument.
+    let packed = unsafe {
+        uct_ep_put_bcopy(
+            pair.ep_a,
+            Some(pack),
+            &bcopy as *const _ as *mut c_void,
+            base + 1000,
+            rkey,
+        )
+    };
+    assert_eq!(packed, 3000);
+
+    // put_zcopy of 20000 bytes (two iov entries) at offset 8192, counted.
+    let mut source: Vec<u8> = (0..20000u32).map(|i| (i * 13 % 256) as u8).collect();
+    let (source_memh, _) = pair.a.register(source.as_mut_ptr(), source.len());
+    let iov = [
+        uct_iov_t {
+            buffer: source.as_mut_ptr().cast(),
+            length: 12000,
+            memh: source_memh,
+            stride: 0,
+            count: 1,
+        },
+        uct_iov_t {
+            // SAFETY: inside `source`.
+            buffer: unsafe { source.as_mut_ptr().add(12000) }.cast(),
+            length: 8000,
+            memh: source_memh,
+            stride: 0,
+            count: 1,
+        },
+    ];
+    let mut comp = CountingCompletion::new(1);
+    // SAFETY: registered iov, live completion.
+    let status =
+        unsafe { uct_ep_put_zcopy(pair.ep_a, iov.as_ptr(), 2, base + 8192, rkey, comp.as_ptr()) };
+    assert_eq!(status, UCS_INPROGRESS);
+    assert!(pair.wait(|| comp.calls == 1));
+    assert_eq!(comp.last_status, UCS_OK);
+    assert_eq!(pair.flush(pair.ep_a), UCS_OK);
+
+    assert_eq!(&target[..100], &short[..]);
+    assert_eq!(&target[1000..4000], &bcopy[..]);
+    assert_eq!(&target[8192..28192], &source[..]);
+    assert!(
+        target[100..1000].iter().all(|&b| b == 0),
+        "nothing else written"
+    );
+
+    // get_bcopy of the put_bcopy region back.
+    let got: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+    unsafe extern "C" fn unpack(arg: *mut c_void, data: *const c_void, length: usize) {
+        // SAFETY: arg is the Mutex; data holds length bytes.
+        unsafe {
+            let out = &*(arg as *const Mutex<Vec<u8>>);
+            out.lock()
+                .unwrap()
+                .extend_from_slice(std::slice::from_raw_parts(data as *const u8, length));
+        }
+    }
+    let mut get_comp = CountingCompletion::new(1);
+    // SAFETY: valid callback and argument; completion live.
+    let status = unsafe {
+        uct_ep_get_bcopy(
+            pair.ep_a,
+            Some(unpack),
+            &got as *const _ as *mut c_void,
+            3000,
+            base + 1000,
+            rkey,
+            get_comp.as_ptr(),
+        )
+    };
+    assert_eq!(status, UCS_INPROGRESS);
+    assert!(pair.wait(|| get_comp.calls == 1));
+    assert_eq!(*got.lock().unwrap(), bcopy);
+
+    // get_zcopy of the put_zcopy region into fresh registered memory, with
+    // one completion counting two ops.
+    let mut back = vec![0u8; 20000];
+    let (back_memh, _) = pair.a.register(back.as_mut_ptr(), back.len());
+    let mut two = CountingCompletion::new(2);
+    for (offset, len) in [(0usize, 10000usize), (10000, 10000)] {
+        let iov = [uct_iov_t {
+            // SAFETY: inside `back`.
+            buffer: unsafe { back.as_mut_ptr().add(offset) }.cast(),
+            length: len,
+            memh: back_memh,
+            stride: 0,
+            count: 1,
+        }];
+        // SAFETY: registered iov, live completion.
+        let status = unsafe {
+            uct_ep_get_zcopy(
+                pair.ep_a,
+                iov.as_ptr(),
+                1,
+                base + 8192 + offset as u64,
+                rkey,
+                two.as_ptr(),
+            )
+        };
+        assert_eq!(status, UCS_INPROGRESS);
+    }
+    assert!(pair.wait(|| two.calls == 1));
+    assert_eq!(two.comp.count, 0);
+    assert_eq!(two.last_status, UCS_OK);
+    assert_eq!(back, source);
+
+    // SAFETY: handles from uct_md_mem_reg, released once.
+    unsafe {
+        assert_eq!(uct_md_mem_dereg(pair.b.md, target_memh), UCS_OK);
+        assert_eq!(uct_md_mem_dereg(pair.a.md, source_memh), UCS_OK);
+        assert_eq!(uct_md_mem_dereg(pair.a.md, back_memh), UCS_OK);
+    }
+    pair.close();
+}
+
+static PENDING_CALLS: AtomicUsize = AtomicUsize::new(0);
+/// The ep the pending callback posts on.
+static PENDING_EP: AtomicUsize = AtomicUsize::new(0);
+
+unsafe extern "C" fn pending_post(_req: *mut uct_pending_req_t) -> ucs_status_t {
+    PENDING_CALLS.fetch_add(1, Ordering::SeqCst);
+    let ep = PENDING_EP.load(Ordering::SeqCst) as uct_ep_h;
+    // SAFETY: the test's live ep.
+    unsafe { uct_ep_am_short(ep, 9, u64::MAX, null(), 0) }
+}
+
+#[test]
+fn no_resource_then_pending() {
+    let pair = Pair::new();
+    let at_b = inbox();
+    // SAFETY: live iface, leaked inbox.
+    unsafe {
+        assert_eq!(
+            uct_iface_set_am_handler(
+                pair.b.iface,
+                9,
+                Some(collect_am),
+                at_b as *const _ as *mut c_void,
+                0
+            ),
+            UCS_OK
+        );
+    }
+    // Without progress on a, completions are never polled: the ring fills.
+    let mut posted = 0u64;
+    let status = loop {
+        // SAFETY: valid ep.
+        let status = unsafe { uct_ep_am_short(pair.ep_a, 9, posted, null(), 0) };
+        if status != UCS_OK {
+            break status;
+        }
+        posted += 1;
+        assert!(posted < 100_000, "the ring never filled");
+    };
+    assert_eq!(status, UCS_ERR_NO_RESOURCE);
+    assert!(posted >= 16);
+
+    PENDING_EP.store(pair.ep_a as usize, Ordering::SeqCst);
+    let mut req = uct_pending_req_t {
+        func: Some(pending_post),
+        r#priv: [0; UCT_PENDING_REQ_PRIV_LEN],
+    };
+    // SAFETY: the request lives until dispatched (the test waits for it).
+    assert_eq!(
+        unsafe { uct_ep_pending_add(pair.ep_a, &mut req, 0) },
+        UCS_OK
+    );
+    assert!(pair.wait(|| PENDING_CALLS.load(Ordering::SeqCst) == 1));
+    assert!(pair.wait(|| at_b.lock().unwrap().len() as u64 == posted + 1));
+    let last = at_b.lock().unwrap().last().unwrap().clone();
+    assert_eq!(
+        &last[..8],
+        &u64::MAX.to_ne_bytes(),
+        "the pending op came last"
+    );
+    // With resources available, pending_add says "retry now".
+    assert_eq!(pair.flush(pair.ep_a), UCS_OK);
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { uct_ep_pending_add(pair.ep_a, &mut req, 0) },
+        UCS_ERR_BUSY
+    );
+    pair.close();
+}
+
+#[test]
+fn bad_input_is_refused_and_nothing_is_posted() {
+    let pair = Pair::new();
+    let at_b = inbox();
+    // SAFETY: live iface, leaked inbox.
+    unsafe {
+        assert_eq!(
+            uct_iface_set_am_handler(
+                pair.b.iface,
+                1,
+                Some(collect_am),
+                at_b as *const _ as *mut c_void,
+                0
+            ),
+            UCS_OK
+        );
+    }
+    let big = vec![0u8; 4096];
+    let max_am = pair.a.attr.cap.am.max_short;
+    let max_put = pair.a.attr.cap.put.max_short;
+    let mut target = vec![0u8; 4096];
+    let (memh, rkey) = pair.b.register(target.as_mut_ptr(), target.len());
+    // SAFETY: each call has one bad argument.
+    unsafe {
+        assert_eq!(
+            uct_ep_am_short(
+                pair.ep_a,
+                1,
+                0,
+                big.as_ptr().cast(),
+                (max_am - 8 + 1) as c_uint
+            ),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_ep_am_short(pair.ep_a, 1, 0, null(), 10),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_ep_am_short(pair.ep_a, 32, 0, null(), 0),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_ep_am_short(null_mut(), 1, 0, null(), 0),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_ep_put_short(
+                pair.ep_a,
+                big.as_ptr().cast(),
+                (max_put + 1) as c_uint,
+                target.as_ptr() as u64,
+                rkey
+            ),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_ep_put_short(pair.ep_a, null(), 8, target.as_ptr() as u64, rkey),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_ep_am_bcopy(pair.ep_a, 1, None, null_mut(), 0),
+            -(UCS_ERR_INVALID_PARAM.unsigned_abs() as isize)
+        );
+        // zcopy from unregistered memory.
+        let iov = [uct_iov_t {
+            buffer: big.as_ptr() as *mut c_void,
+            length: 64,
+            memh: null_mut(),
+            stride: 0,
+            count: 1,
+        }];
+        assert_eq!(
+            uct_ep_put_zcopy(
+                pair.ep_a,
+                iov.as_ptr(),
+                1,
+                target.as_ptr() as u64,
+                rkey,
+                null_mut()
+            ),
+            UCS_ERR_INVALID_PARAM
+        );
+        // zcopy outside its registration.
+        let iov = [uct_iov_t {
+            buffer: target.as_mut_ptr().add(4000).cast(),
+            length: 200,
+            memh,
+            stride: 0,
+            count: 1,
+        }];
+        assert_eq!(
+            uct_ep_get_zcopy(pair.ep_b, iov.as_ptr(), 1, 0, 0, null_mut()),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_ep_get_zcopy(pair.ep_a, null(), 1, 0, 0, null_mut()),
+            UCS_ERR_INVALID_PARAM
+        );
+    }
+    // Nothing was posted: a flush finds no outstanding op right away.
+    // SAFETY: live ep.
+    assert_eq!(unsafe { uct_ep_flush(pair.ep_a, 0, null_mut()) }, UCS_OK);
+    // An ep that is not connected refuses to post.
+    let lonely = pair.a.create_ep();
+    // SAFETY: live, unconnected ep.
+    unsafe {
+        assert_eq!(
+            uct_ep_am_short(lonely, 1, 0, null(), 0),
+            UCS_ERR_NOT_CONNECTED
+        );
+        uct_ep_destroy(lonely);
+    }
+    for _ in 0..100 {
+        pair.progress();
+    }
+    assert!(at_b.lock().unwrap().is_empty());
+    // SAFETY: registered above.
+    unsafe { assert_eq!(uct_md_mem_dereg(pair.b.md, memh), UCS_OK) };
+    pair.close();
+}
+
+static ERRORS: Mutex<Vec<(usize, ucs_status_t)>> = Mutex::new(Vec::new());
+
+unsafe extern "C" fn record_error(
+    _arg: *mut c_void,
+    ep: uct_ep_h,
+    status: ucs_status_t,
+) -> ucs_status_t {
+    ERRORS.lock().unwrap().push((ep as usize, status));
+    UCS_OK
+}
+
+#[test]
+fn remote_access_error_fails_the_ep_once() {
+    let mut params = iface_params();
+    params.field_mask |= UCT_IFACE_PARAM_FIELD_ERR_HANDLER | UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG;
+    params.err_handler = Some(record_error);
+    let pair = Pair::with_params(Some(params), None);
+    let mut target = vec![0u8; 4096];
+    let (memh, rkey) = pair.b.register(target.as_mut_ptr(), target.len());
+    let data = [7u8; 64];
+    let mut comps: Vec<Box<CountingCompletion>> =
+        (0..3).map(|_| CountingCompletion::new(1)).collect();
+    let mut source = vec![1u8; 64];
+    let (source_memh, _) = pair.a.register(source.as_mut_ptr(), 64);
+    let iov = [uct_iov_t {
+        buffer: source.as_mut_ptr().cast(),
+        length: 64,
+        memh: source_memh,
+        stride: 0,
+        count: 1,
+    }];
+    // SAFETY: valid arguments; the second put is outside the registration
+    // (the responder refuses it), the others are fine.
+    unsafe {
+        let base = target.as_ptr() as u64;
+        assert_eq!(
+            uct_ep_put_zcopy(pair.ep_a, iov.as_ptr(), 1, base, rkey, comps[0].as_ptr()),
+            UCS_INPROGRESS
+        );
+        assert_eq!(
+            uct_ep_put_zcopy(
+                pair.ep_a,
+                iov.as_ptr(),
+                1,
+                base + 8192,
+                rkey,
+                comps[1].as_ptr()
+            ),
+            UCS_INPROGRESS
+        );
+        assert_eq!(
+            uct_ep_put_zcopy(
+                pair.ep_a,
+                iov.as_ptr(),
+                1,
+                base + 64,
+                rkey,
+                comps[2].as_ptr()
+            ),
+            UCS_INPROGRESS
+        );
+    }
+    assert!(pair.wait(|| comps.iter().all(|c| c.calls == 1)));
+    assert_eq!(comps[0].last_status, UCS_OK);
+    assert_eq!(comps[1].last_status, UCS_ERR_CONNECTION_RESET);
+    assert_ne!(comps[2].last_status, UCS_OK);
+    assert_eq!(&target[..64], &[1u8; 64][..]);
+    assert!(
+        target[64..].iter().all(|&b| b == 0),
+        "refused and flushed ops wrote nothing"
+    );
+    let errors: Vec<_> = ERRORS
+        .lock()
+        .unwrap()
+        .iter()
+        .copied()
+        .filter(|&(ep, _)| ep == pair.ep_a as usize)
+        .collect();
+    assert_eq!(errors, vec![(pair.ep_a as usize, UCS_ERR_CONNECTION_RESET)]);
+    // New posts fail with the ep's status.
+    // SAFETY: live (failed) ep.
+    unsafe {
+        assert_eq!(
+            uct_ep_put_short(
+                pair.ep_a,
+                data.as_ptr().cast(),
+                8,
+                target.as_ptr() as u64,
+                rkey
+            ),
+            UCS_ERR_CONNECTION_RESET
+        );
+        assert_eq!(
+            uct_ep_am_short(pair.ep_a, 1, 0, null(), 0),
+            UCS_ERR_CONNECTION_RESET
+        );
+    }
+    for _ in 0..50 {
+        pair.progress();
+    }
+    assert_eq!(
+        ERRORS
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|&&(ep, _)| ep == pair.ep_a as usize)
+            .count(),
+        1,
+        "the handler is called once"
+    );
+    // SAFETY: registered above.
+    unsafe {
+        assert_eq!(uct_md_mem_dereg(pair.b.md, memh), UCS_OK);
+        assert_eq!(uct_md_mem_dereg(pair.a.md, source_memh), UCS_OK);
+    }
+    pair.close();
+}
