@@ -6,6 +6,7 @@
 pub mod abi;
 pub mod api;
 pub mod core;
+pub mod failover;
 pub mod hca;
 pub mod mlx5;
 pub mod rc;
