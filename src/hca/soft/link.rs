@@ -18,23 +18,50 @@ pub const MAX_DATAGRAM: usize = 4096 + 256;
 /// Socket buffer size asked for in each direction.
 const SOCKET_BUFFER_BYTES: libc::c_int = 4 << 20;
 
-fn set_buffer_size(socket: &UdpSocket, option: libc::c_int, bytes: libc::c_int) {
-    // SAFETY: setsockopt on our own socket with a pointer to a live c_int
-    // and its exact size.
+/// Sets an integer socket option; returns the OS error if the kernel refuses.
+fn set_int_option(
+    socket: &UdpSocket,
+    level: libc::c_int,
+    option: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
+    // SAFETY: setsockopt on our own open socket with a pointer to a live
+    // c_int and its exact size; the kernel only reads it.
     let rc = unsafe {
         libc::setsockopt(
             socket.as_raw_fd(),
-            libc::SOL_SOCKET,
+            level,
             option,
-            (&bytes as *const libc::c_int).cast(),
+            (&value as *const libc::c_int).cast(),
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
     };
-    if rc != 0 {
-        tracing::debug!(
-            "soft hca: socket buffer option {option}: {}",
-            io::Error::last_os_error()
-        );
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+fn set_buffer_size(socket: &UdpSocket, option: libc::c_int, bytes: libc::c_int) {
+    if let Err(err) = set_int_option(socket, libc::SOL_SOCKET, option, bytes) {
+        tracing::debug!("soft hca: socket buffer option {option}: {err}");
+    }
+}
+
+/// Sends with Don't-Fragment and without fragmenting, as a RoCE NIC does.
+/// Besides matching hardware this makes Linux put identification 0 in the
+/// IPv4 header of an unconnected socket (with the default "want" mode it
+/// sets DF but picks a varying id), which is what the ICRC pseudo header in
+/// `wire::icrc` assumes, so analysers verify our ICRCs.
+fn set_dont_fragment(socket: &UdpSocket) {
+    if let Err(err) = set_int_option(
+        socket,
+        libc::IPPROTO_IP,
+        libc::IP_MTU_DISCOVER,
+        libc::IP_PMTUDISC_DO,
+    ) {
+        tracing::debug!("soft hca: cannot set Don't-Fragment: {err}");
     }
 }
 
@@ -172,6 +199,7 @@ impl Link {
         for option in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
             set_buffer_size(&socket, option, SOCKET_BUFFER_BYTES);
         }
+        set_dont_fragment(&socket);
         let local = match socket.local_addr()? {
             SocketAddr::V4(addr) => addr,
             SocketAddr::V6(_) => {
@@ -236,6 +264,42 @@ impl Link {
         if self.take_forced_drop() || self.dice.roll_drop() {
             bump(&self.counters.tx_dropped_loss);
             return;
+        }
+        match self.socket.send_to(datagram, to) {
+            Ok(_) => bump(&self.counters.tx_packets),
+            Err(err) if err.raw_os_error() == Some(libc::EMSGSIZE) => {
+                self.fall_back_to_fragmenting(datagram, to);
+            }
+            Err(err) => {
+                bump(&self.counters.tx_errors);
+                tracing::debug!("soft hca {}: send to {to} failed: {err}", self.local);
+            }
+        }
+    }
+
+    /// The route's MTU is smaller than the QP's path MTU (e.g. a 1500-byte
+    /// Ethernet under the default 4096-byte path MTU): let the kernel
+    /// fragment from now on rather than lose every large packet. Both our
+    /// ends still agree on the ICRC; only an analyser may flag it, since
+    /// fragments carry a non-zero IP id.
+    #[cold]
+    fn fall_back_to_fragmenting(&self, datagram: &[u8], to: SocketAddrV4) {
+        tracing::warn!(
+            "soft hca {}: a {}-byte datagram exceeds the MTU towards {to}; \
+             sending fragmented IPv4 from now on (use a smaller path MTU to avoid it)",
+            self.local,
+            datagram.len()
+        );
+        if let Err(err) = set_int_option(
+            &self.socket,
+            libc::IPPROTO_IP,
+            libc::IP_MTU_DISCOVER,
+            libc::IP_PMTUDISC_DONT,
+        ) {
+            tracing::debug!(
+                "soft hca {}: cannot clear Don't-Fragment: {err}",
+                self.local
+            );
         }
         match self.socket.send_to(datagram, to) {
             Ok(_) => bump(&self.counters.tx_packets),

@@ -12,11 +12,11 @@
 //! We send through ordinary UDP sockets, so the kernel writes the real IP
 //! header and we never see it. Both ends therefore rebuild it from what they
 //! know (the two socket addresses and the datagram length) under these
-//! assumptions, which hold for an unconnected Linux UDP socket with the
-//! default path-MTU discovery: IPv4 without options, identification 0,
-//! Don't-Fragment set, protocol UDP. If a real capture differs (e.g. a
-//! non-zero IP id), an analyser will flag its ICRC while our two ends still
-//! agree with each other.
+//! assumptions: IPv4 without options, identification 0, Don't-Fragment set,
+//! protocol UDP. The link (`soft::link`) makes them hold: its unconnected
+//! socket sends with `IP_PMTUDISC_DO`, for which Linux sets DF and id 0 (in
+//! the default "want" mode it sets DF but a varying id). The capture test
+//! checks every captured frame's ICRC against its real headers.
 
 use std::net::SocketAddrV4;
 
