@@ -33,6 +33,10 @@ use crate::rc::pool::{BufferPool, LKEY_BYTES};
 /// Bytes of the AM header in every AM SEND (the AM id).
 pub const AM_HDR_LEN: usize = 1;
 
+/// Largest am_zcopy header: with the AM id it fills four inline units,
+/// which leaves room for the iov's data segments in the largest WQE.
+pub const AM_ZCOPY_MAX_HDR: usize = 4 * mlx5::SEG_LEN - 4 - AM_HDR_LEN;
+
 /// Data bytes that fit inline in the largest WQE after the control segment
 /// and `extra_units` 16-byte segments.
 const fn inline_room(extra_units: usize) -> usize {
@@ -48,6 +52,9 @@ pub struct Limits {
     /// AM header + payload of `am_short` (the 8-byte header included).
     pub am_max_short: usize,
     pub am_max_bcopy: usize,
+    /// AM zcopy: header bytes sent inline, and header + payload in total.
+    pub am_max_hdr: usize,
+    pub am_max_zcopy: usize,
     pub put_max_short: usize,
     pub put_max_bcopy: usize,
     pub get_max_bcopy: usize,
@@ -136,6 +143,8 @@ impl Limits {
             rx_headroom,
             am_max_short: inline_room(0) - AM_HDR_LEN,
             am_max_bcopy: seg_size - AM_HDR_LEN,
+            am_max_hdr: AM_ZCOPY_MAX_HDR,
+            am_max_zcopy: seg_size - AM_HDR_LEN,
             put_max_short: inline_room(1),
             put_max_bcopy: seg_size,
             get_max_bcopy: seg_size,

@@ -31,6 +31,8 @@ pub fn iface_ops() -> uct_iface_ops_t {
         ep_am_short: Some(ep_am_short),
         ep_am_short_iov: Some(ep_am_short_iov),
         ep_am_bcopy: Some(ep_am_bcopy),
+        ep_am_zcopy: Some(ep_am_zcopy),
+        ep_check: Some(ep_check),
         ep_pending_add: Some(ep_pending_add),
         ep_pending_purge: Some(ep_pending_purge),
         ep_flush: Some(ep_flush),
@@ -67,6 +69,8 @@ pub static INTERNAL_OPS: IfaceInternalOps = IfaceInternalOps {
 /// The capability flags of what works today.
 pub const CAP_FLAGS: u64 = UCT_IFACE_FLAG_AM_SHORT
     | UCT_IFACE_FLAG_AM_BCOPY
+    | UCT_IFACE_FLAG_AM_ZCOPY
+    | UCT_IFACE_FLAG_EP_CHECK
     | UCT_IFACE_FLAG_PUT_SHORT
     | UCT_IFACE_FLAG_PUT_BCOPY
     | UCT_IFACE_FLAG_PUT_ZCOPY
@@ -262,6 +266,51 @@ unsafe extern "C" fn ep_am_bcopy(
         Ok(packed as isize)
     })();
     result.unwrap_or_else(|status| isize::from(status.raw()))
+}
+
+unsafe extern "C" fn ep_am_zcopy(
+    ep: uct_ep_h,
+    id: u8,
+    header: *const c_void,
+    header_length: c_uint,
+    iov: *const uct_iov_t,
+    iovcnt: usize,
+    _flags: c_uint,
+    comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    const F: &str = "uct_ep_am_zcopy";
+    let result = (|| {
+        // SAFETY: by the caller's contract.
+        let (ep, iface) = unsafe { ep_and_iface(ep, F) }?;
+        check_am_id(F, id)?;
+        let header_length = header_length as usize;
+        check_len(F, header_length, iface.state.limits.am_max_hdr)?;
+        // SAFETY: header readable for header_length bytes by the contract.
+        let header = unsafe { c_bytes(F, header, header_length) }?;
+        let mut segments = [DataSeg::default(); 16];
+        // SAFETY: by the caller's contract.
+        let (count, total) = unsafe { iov_segments(F, iov, iovcnt, MAX_SHORT_IOV, &mut segments) }?;
+        check_len(F, header_length + total, iface.state.limits.am_max_zcopy)?;
+        let mut spec = PostSpec::new(
+            OpKind::AmZcopy,
+            mlx5::MLX5_OPCODE_SEND,
+            AM_HDR_LEN + header_length + total,
+        );
+        spec.am_id = Some(id);
+        spec.comp = comp;
+        ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+            wqe.inline(&[&[id], header]);
+            for segment in &segments[..count] {
+                if segment.byte_count > 0 {
+                    wqe.data(*segment);
+                }
+            }
+        })
+    })();
+    match result {
+        Ok(()) => UCS_INPROGRESS,
+        Err(status) => status.raw(),
+    }
 }
 
 // ---------------------------------------------------------------- RMA
@@ -600,6 +649,30 @@ unsafe extern "C" fn ep_fence(ep: uct_ep_h, _flags: c_uint) -> ucs_status_t {
         }
         ep.fence_next = true;
         Ok(())
+    })())
+}
+
+/// Checks the connection: a failed ep reports its error through the error
+/// handler already; a connected one is fine (the RC transport itself
+/// detects a dead peer by retries).
+unsafe extern "C" fn ep_check(
+    ep: uct_ep_h,
+    flags: c_uint,
+    _comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    const F: &str = "uct_ep_check";
+    status_of((|| {
+        // SAFETY: by the caller's contract.
+        let ep = unsafe { RcEp::from_handle(ep, F) }?;
+        if flags != 0 {
+            tracing::warn!("{F}: flags 0x{flags:x} are not supported");
+            return Err(Status::InvalidParam);
+        }
+        match ep.state {
+            EpState::Connected => Ok(()),
+            EpState::Failed(status) => Err(status),
+            EpState::Idle => Err(Status::NotConnected),
+        }
     })())
 }
 
@@ -1028,10 +1101,10 @@ pub fn attributes(rc: &RcIface) -> uct_iface_attr_t {
     attr.cap.am.max_short = limits.am_max_short;
     attr.cap.am.max_bcopy = limits.am_max_bcopy;
     attr.cap.am.min_zcopy = 0;
-    attr.cap.am.max_zcopy = 0;
+    attr.cap.am.max_zcopy = limits.am_max_zcopy;
     attr.cap.am.opt_zcopy_align = 512;
     attr.cap.am.align_mtu = mtu;
-    attr.cap.am.max_hdr = 0;
+    attr.cap.am.max_hdr = limits.am_max_hdr;
     attr.cap.am.max_iov = MAX_SHORT_IOV;
     attr.cap.flags = CAP_FLAGS;
     attr.cap.event_flags = EVENT_FLAGS;

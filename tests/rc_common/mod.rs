@@ -73,6 +73,17 @@ pub fn iface_params() -> uct_iface_params_t {
 
 impl Side {
     pub fn open(md_name: &CStr, port: &CStr, params: Option<uct_iface_params_t>) -> Side {
+        Side::open_with(md_name, port, params, &[])
+    }
+
+    /// Opens with iface configuration `settings` (`uct_config_modify` names,
+    /// e.g. `("RC_TIMEOUT", "1ms")`).
+    pub fn open_with(
+        md_name: &CStr,
+        port: &CStr,
+        params: Option<uct_iface_params_t>,
+        settings: &[(&CStr, &CStr)],
+    ) -> Side {
         let mut params = params.unwrap_or_else(iface_params);
         params.mode.device = uct_iface_params_mode_device {
             tl_name: c"rc_mlx5".as_ptr(),
@@ -96,10 +107,30 @@ impl Side {
                 uct_worker_create(async_context, UCS_THREAD_MODE_SINGLE, &mut worker),
                 UCS_OK
             );
+            let mut config: *mut uct_iface_config_t = null_mut();
             assert_eq!(
-                uct_iface_open(md, worker, &params, null(), &mut iface),
+                uct::api::config::uct_md_iface_config_read(
+                    md,
+                    c"rc_mlx5".as_ptr(),
+                    null(),
+                    null(),
+                    &mut config
+                ),
                 UCS_OK
             );
+            for (name, value) in settings {
+                let status = uct::api::config::uct_config_modify(
+                    config.cast(),
+                    name.as_ptr(),
+                    value.as_ptr(),
+                );
+                assert_eq!(status, UCS_OK);
+            }
+            assert_eq!(
+                uct_iface_open(md, worker, &params, config, &mut iface),
+                UCS_OK
+            );
+            uct::api::config::uct_config_release(config.cast());
             uct_iface_progress_enable(iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
             let mut attr: uct_iface_attr_t = std::mem::zeroed();
             assert_eq!(uct_iface_query(iface, &mut attr), UCS_OK);
@@ -199,8 +230,17 @@ impl Pair {
     }
 
     pub fn with_params(a: Option<uct_iface_params_t>, b: Option<uct_iface_params_t>) -> Pair {
-        let a = Side::open(c"mlx5_0", c"mlx5_0:1", a);
-        let b = Side::open(c"mlx5_1", c"mlx5_1:1", b);
+        Pair::with_config(a, b, &[])
+    }
+
+    /// Both ifaces opened with `settings`.
+    pub fn with_config(
+        a: Option<uct_iface_params_t>,
+        b: Option<uct_iface_params_t>,
+        settings: &[(&CStr, &CStr)],
+    ) -> Pair {
+        let a = Side::open_with(c"mlx5_0", c"mlx5_0:1", a, settings);
+        let b = Side::open_with(c"mlx5_1", c"mlx5_1:1", b, settings);
         let ep_a = a.create_ep();
         let ep_b = b.create_ep();
         let (dev_a, dev_b) = (a.device_address(), b.device_address());
@@ -300,5 +340,24 @@ impl CountingCompletion {
 
     pub fn as_ptr(&mut self) -> *mut uct_completion_t {
         &mut self.comp
+    }
+
+    /// Calls so far. Read volatile: the library writes through the pointer
+    /// handed out by `as_ptr`, behind the compiler's back.
+    pub fn calls(&self) -> u32 {
+        // SAFETY: a valid, aligned field of self.
+        unsafe { std::ptr::read_volatile(&self.calls) }
+    }
+
+    /// Status at the last call.
+    pub fn status(&self) -> ucs_status_t {
+        // SAFETY: as above.
+        unsafe { std::ptr::read_volatile(&self.last_status) }
+    }
+
+    /// The remaining count.
+    pub fn count(&self) -> i32 {
+        // SAFETY: as above.
+        unsafe { std::ptr::read_volatile(&self.comp.count) }
     }
 }
