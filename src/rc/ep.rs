@@ -27,7 +27,7 @@
 //! so with a [`CompletionAction`].
 
 use std::collections::VecDeque;
-use std::ffi::c_void;
+use std::ffi::{c_uint, c_void};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::abi::*;
@@ -112,7 +112,13 @@ pub struct Bounce {
 /// One posted WQE not yet known complete. Entries are kept in posting order;
 /// the WQEs occupy the send ring from `wqe_index` for `wqebbs` blocks, and
 /// the op used PSNs `first_psn .. first_psn + psn_count` (24-bit).
-#[derive(Clone, Copy, Debug)]
+///
+/// What replaying an op needs and where it is: inline data (am_short
+/// header and payload, put_short data, the am_zcopy header) stays in the
+/// send ring at `wqe_index` until the op completes (`mlx5::decode_send_wqe`
+/// reads it back); bcopy data is in `bounce`; zcopy ops keep a copy of the
+/// caller's iov in `iov`; gets keep their unpack callback in `action`.
+#[derive(Clone, Debug)]
 pub struct OutstandingOp {
     pub kind: OpKind,
     /// Send-ring index (in basic blocks, 16 bits) of the WQE's control
@@ -139,6 +145,11 @@ pub struct OutstandingOp {
     pub comp: *mut uct_completion_t,
     pub bounce: Option<Bounce>,
     pub action: CompletionAction,
+    /// zcopy ops: the caller's iov entries (buffers, lengths, memory
+    /// handles), copied at post time.
+    pub iov: Option<Box<[uct_iov_t]>>,
+    /// `flags` of am_bcopy/am_zcopy.
+    pub am_flags: c_uint,
 }
 
 /// The outstanding ops of an ep, oldest first.
@@ -245,6 +256,9 @@ pub struct PostSpec {
     pub force_signal: bool,
     pub bounce: Option<Bounce>,
     pub action: CompletionAction,
+    /// zcopy ops: a copy of the caller's iov (kept in the op table).
+    pub iov: Option<Box<[uct_iov_t]>>,
+    pub am_flags: c_uint,
 }
 
 impl PostSpec {
@@ -263,6 +277,8 @@ impl PostSpec {
             force_signal: false,
             bounce: None,
             action: CompletionAction::None,
+            iov: None,
+            am_flags: 0,
         }
     }
 }
@@ -528,6 +544,8 @@ impl RcEp {
             comp: spec.comp,
             bounce: spec.bounce,
             action: spec.action,
+            iov: spec.iov,
+            am_flags: spec.am_flags,
         });
         self.fence_next = false;
         self.tx.unsignaled_bbs = if signaled {

@@ -226,7 +226,7 @@ unsafe extern "C" fn ep_am_bcopy(
     id: u8,
     pack_cb: uct_pack_callback_t,
     arg: *mut c_void,
-    _flags: c_uint,
+    flags: c_uint,
 ) -> isize {
     const F: &str = "uct_ep_am_bcopy";
     let result = (|| {
@@ -253,6 +253,7 @@ unsafe extern "C" fn ep_am_bcopy(
         let total = AM_HDR_LEN + packed;
         let mut spec = PostSpec::new(OpKind::AmBcopy, mlx5::MLX5_OPCODE_SEND, total);
         spec.am_id = Some(id);
+        spec.am_flags = flags;
         spec.bounce = Some(bounce);
         let lkey = BufferPool::bounce_lkey(&bounce);
         ep.post(&mut iface.state.tx_credits, spec, |wqe| {
@@ -275,7 +276,7 @@ unsafe extern "C" fn ep_am_zcopy(
     header_length: c_uint,
     iov: *const uct_iov_t,
     iovcnt: usize,
-    _flags: c_uint,
+    flags: c_uint,
     comp: *mut uct_completion_t,
 ) -> ucs_status_t {
     const F: &str = "uct_ep_am_zcopy";
@@ -298,6 +299,9 @@ unsafe extern "C" fn ep_am_zcopy(
         );
         spec.am_id = Some(id);
         spec.comp = comp;
+        spec.am_flags = flags;
+        // SAFETY: iov holds iovcnt entries (checked by iov_segments).
+        spec.iov = Some(unsafe { std::slice::from_raw_parts(iov, iovcnt) }.into());
         ep.post(&mut iface.state.tx_credits, spec, |wqe| {
             wqe.inline(&[&[id], header]);
             for segment in &segments[..count] {
@@ -479,6 +483,8 @@ unsafe fn rma_zcopy(
         spec.remote_addr = remote_addr;
         spec.rkey = rkey;
         spec.comp = comp;
+        // SAFETY: iov holds iovcnt entries (checked by iov_segments).
+        spec.iov = Some(unsafe { std::slice::from_raw_parts(iov, iovcnt) }.into());
         ep.post(&mut iface.state.tx_credits, spec, |wqe| {
             wqe.raddr(RaddrSeg {
                 raddr: remote_addr,
