@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Builds benches/uct_bench.c once against the system's UCX headers
+# (Debian's libucx-dev) and runs the same binary
+#   - on our library: rc_mlx5 on the soft HCA (mlx5_0:1), LD_LIBRARY_PATH=LIB_DIR
+#   - on UCX 1.13 itself: tcp on lo, posix on memory
+# then prints one table, with ratios ours / UCX (for latency lower is
+# better, for rates and bandwidth higher is better).
+#
+#   benches/run.sh LIB_DIR [SCALE]
+#
+# LIB_DIR holds our libuct.so.0/libucs.so.0 (e.g. <build>/lib or an install's
+# lib/). SCALE multiplies the iteration counts (default 1). Raw results stay
+# in $UCT_BENCH_OUT (default a temporary directory, printed at the end).
+set -euo pipefail
+
+[[ $# -ge 1 ]] || { echo "usage: $0 LIB_DIR [SCALE]" >&2; exit 2; }
+lib_dir=$(realpath "$1")
+scale=${2:-1}
+[[ -e "$lib_dir/libuct.so.0" ]] || { echo "no libuct.so.0 in $lib_dir" >&2; exit 1; }
+
+out=${UCT_BENCH_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/uct_bench.XXXXXX")}
+mkdir -p "$out"
+here=$(dirname "$(realpath "$0")")
+cc=${CC:-cc}
+"$cc" -std=gnu99 -O2 -Wall -o "$out/uct_bench" "$here/uct_bench.c" -luct -lucs
+
+# name | environment | transport | device
+configs=(
+    "ours_rc_mlx5|LD_LIBRARY_PATH=$lib_dir|rc_mlx5|mlx5_0:1"
+    "ucx_tcp_lo||tcp|lo"
+    "ucx_posix||posix|memory"
+)
+names=()
+for config in "${configs[@]}"; do
+    IFS='|' read -r name env tl dev <<<"$config"
+    names+=("$name")
+    echo "running $name ($tl/$dev)..." >&2
+    # shellcheck disable=SC2086 # env is one VAR=value word or empty
+    if ! env $env timeout 600 "$out/uct_bench" -t "$tl" -d "$dev" -s "$scale" \
+        >"$out/$name.txt" 2>"$out/$name.err"; then
+        echo "  $name failed: $(tail -n 1 "$out/$name.err")" >&2
+    fi
+done
+
+# Table: one row per (test, size); a missing or n/a value prints as "-".
+awk -v names="${names[*]}" '
+    BEGIN { n = split(names, name, " ") }
+    # Which configuration a line comes from (a failed run leaves an empty file,
+    # so files cannot simply be counted).
+    FNR == 1 {
+        for (i = 1; i <= n; i++) if (FILENAME ~ ("/" name[i] "\\.txt$")) file = i
+    }
+    $1 == "RESULT" {
+        key = $2 " " $3
+        if (!(key in seen)) { seen[key] = 1; order[++rows] = key }
+        value[key, file] = $4
+        if ($4 != "n/a") unit[key] = $5
+    }
+    function ratio(a, b) {
+        if (a == "" || b == "" || a == "n/a" || b == "n/a" || b + 0 == 0) return "-"
+        return sprintf("%.2f", a / b)
+    }
+    function show(v) { return (v == "" || v == "n/a") ? "-" : v }
+    END {
+        printf "%-15s %8s %-7s", "test", "size", "unit"
+        for (i = 1; i <= n; i++) printf " %14s", name[i]
+        for (i = 2; i <= n; i++) printf " %12s", "ours/" substr(name[i], 5)
+        printf "\n"
+        for (r = 1; r <= rows; r++) {
+            split(order[r], parts, " ")
+            printf "%-15s %8s %-7s", parts[1], parts[2], (order[r] in unit) ? unit[order[r]] : "-"
+            for (i = 1; i <= n; i++) printf " %14s", show(value[order[r], i])
+            for (i = 2; i <= n; i++) printf " %12s", ratio(value[order[r], 1], value[order[r], i])
+            printf "\n"
+        }
+    }' $(for name in "${names[@]}"; do echo "$out/$name.txt"; done)
+echo "raw results: $out" >&2
