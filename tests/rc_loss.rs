@@ -1,0 +1,164 @@
+//! rc_mlx5 over lossy soft devices (5 % of packets dropped each way): AMs
+//! arrive exactly once and in order, puts and gets move the right bytes,
+//! every completion is called once with UCS_OK. Its own test binary, since
+//! the loss applies to the whole device.
+
+mod rc_common;
+
+use std::ffi::c_void;
+use std::ptr::null;
+
+use rc_common::*;
+use uct::abi::*;
+use uct::api::ep::*;
+use uct::api::iface::*;
+use uct::api::md::*;
+use uct::api::soft_hca::uct_soft_hca_loss_set;
+
+/// Posts with progress until the op is accepted.
+fn post_retrying(pair: &Pair, mut post: impl FnMut() -> ucs_status_t) -> ucs_status_t {
+    loop {
+        let status = post();
+        if status != UCS_ERR_NO_RESOURCE {
+            return status;
+        }
+        pair.progress();
+    }
+}
+
+#[test]
+fn everything_arrives_once_and_in_order_under_loss() {
+    std::env::set_var("UCX_SOFT_HCA_SEED", "20261201");
+    let settings = [(c"RC_TIMEOUT", c"2ms"), (c"RC_RETRY_COUNT", c"7")];
+    let pair = Pair::with_config(None, None, &settings);
+    // SAFETY: known device names.
+    unsafe {
+        assert_eq!(uct_soft_hca_loss_set(c"mlx5_0".as_ptr(), 0.05), UCS_OK);
+        assert_eq!(uct_soft_hca_loss_set(c"mlx5_1".as_ptr(), 0.05), UCS_OK);
+    }
+    let at_b = inbox();
+    // SAFETY: live iface, leaked inbox.
+    unsafe {
+        assert_eq!(
+            uct_iface_set_am_handler(
+                pair.b.iface,
+                4,
+                Some(collect_am),
+                at_b as *const _ as *mut c_void,
+                0
+            ),
+            UCS_OK
+        );
+    }
+    // 300 short AMs and 30 bcopy AMs of 6000 bytes, interleaved.
+    let big: Vec<u8> = (0..6000u32).map(|i| (i % 239) as u8).collect();
+    unsafe extern "C" fn pack(dest: *mut c_void, arg: *mut c_void) -> usize {
+        // SAFETY: arg is the Vec; dest holds max_bcopy bytes.
+        unsafe {
+            let src = &*(arg as *const Vec<u8>);
+            std::ptr::copy_nonoverlapping(src.as_ptr(), dest as *mut u8, src.len());
+            src.len()
+        }
+    }
+    let mut expected = Vec::new();
+    for seq in 0..300u64 {
+        // SAFETY: valid ep.
+        let status = post_retrying(&pair, || unsafe {
+            uct_ep_am_short(pair.ep_a, 4, seq, null(), 0)
+        });
+        assert_eq!(status, UCS_OK);
+        expected.push(seq.to_ne_bytes().to_vec());
+        if seq % 10 == 0 {
+            let packed = loop {
+                // SAFETY: valid pack callback and argument.
+                let n = unsafe {
+                    uct_ep_am_bcopy(pair.ep_a, 4, Some(pack), &big as *const _ as *mut c_void, 0)
+                };
+                if n != isize::from(UCS_ERR_NO_RESOURCE) {
+                    break n;
+                }
+                pair.progress();
+            };
+            assert_eq!(packed, 6000);
+            expected.push(big.clone());
+        }
+    }
+    assert!(pair.wait(|| at_b.lock().unwrap().len() >= expected.len()));
+    assert_eq!(pair.flush(pair.ep_a), UCS_OK);
+    for _ in 0..100 {
+        pair.progress();
+    }
+    assert_eq!(*at_b.lock().unwrap(), expected, "exactly once, in order");
+
+    // put_zcopy of 200 KiB, then get_zcopy back, under the same loss.
+    let mut target = vec![0u8; 200 * 1024];
+    let (target_memh, rkey) = pair.b.register(target.as_mut_ptr(), target.len());
+    let mut source: Vec<u8> = (0..target.len()).map(|i| (i * 31 % 256) as u8).collect();
+    let (source_memh, _) = pair.a.register(source.as_mut_ptr(), source.len());
+    let mut back = vec![0u8; target.len()];
+    let (back_memh, _) = pair.a.register(back.as_mut_ptr(), back.len());
+    let mut put_done = CountingCompletion::new(1);
+    let iov = [uct_iov_t {
+        buffer: source.as_mut_ptr().cast(),
+        length: source.len(),
+        memh: source_memh,
+        stride: 0,
+        count: 1,
+    }];
+    // SAFETY: registered memory, live completion.
+    let status = unsafe {
+        uct_ep_put_zcopy(
+            pair.ep_a,
+            iov.as_ptr(),
+            1,
+            target.as_ptr() as u64,
+            rkey,
+            put_done.as_ptr(),
+        )
+    };
+    assert_eq!(status, UCS_INPROGRESS);
+    assert!(pair.wait(|| put_done.calls() == 1));
+    assert_eq!(put_done.status(), UCS_OK);
+    assert!(target == source, "put_zcopy data");
+    let mut get_done = CountingCompletion::new(1);
+    let iov = [uct_iov_t {
+        buffer: back.as_mut_ptr().cast(),
+        length: back.len(),
+        memh: back_memh,
+        stride: 0,
+        count: 1,
+    }];
+    // SAFETY: registered memory, live completion.
+    let status = unsafe {
+        uct_ep_get_zcopy(
+            pair.ep_a,
+            iov.as_ptr(),
+            1,
+            target.as_ptr() as u64,
+            rkey,
+            get_done.as_ptr(),
+        )
+    };
+    assert_eq!(status, UCS_INPROGRESS);
+    assert!(pair.wait(|| get_done.calls() == 1));
+    assert_eq!(get_done.status(), UCS_OK);
+    assert!(back == source, "get_zcopy data");
+    // Packets really were lost (and recovered) on both devices.
+    for name in ["mlx5_0", "mlx5_1"] {
+        let device = uct::hca::soft::SoftDevice::open(name).expect("open device");
+        let stats = device.link_stats();
+        assert!(
+            stats.tx_dropped_loss + stats.rx_dropped_loss > 0,
+            "{name}: no packet was dropped: {stats:?}"
+        );
+    }
+    // SAFETY: registered above; loss off again.
+    unsafe {
+        assert_eq!(uct_md_mem_dereg(pair.b.md, target_memh), UCS_OK);
+        assert_eq!(uct_md_mem_dereg(pair.a.md, source_memh), UCS_OK);
+        assert_eq!(uct_md_mem_dereg(pair.a.md, back_memh), UCS_OK);
+        assert_eq!(uct_soft_hca_loss_set(c"mlx5_0".as_ptr(), 0.0), UCS_OK);
+        assert_eq!(uct_soft_hca_loss_set(c"mlx5_1".as_ptr(), 0.0), UCS_OK);
+    }
+    pair.close();
+}
