@@ -231,7 +231,7 @@ pub fn classify(
                     Verdict::Replay
                 } else if earlier_lost {
                     Verdict::FlushAfterLoss
-                } else if complete || accepted(op) {
+                } else if complete || op.psn_count == 0 || accepted(op) {
                     Verdict::Delivered
                 } else {
                     Verdict::Replay
