@@ -11,6 +11,7 @@
 //! - [`ops`]: the `uct_iface_ops_t` slots of the data path, each a thin
 //!   layer of argument checks over the core.
 
+pub mod atomic;
 pub mod domain;
 pub mod ep;
 pub mod iface;

@@ -53,6 +53,13 @@ pub fn iface_ops() -> uct_iface_ops_t {
         iface_get_device_address: Some(iface_get_device_address),
         iface_get_address: Some(iface_get_address),
         iface_is_reachable: Some(iface_is_reachable),
+        // Atomics live in rc::atomic.
+        ep_atomic32_post: Some(crate::rc::atomic::ep_atomic32_post),
+        ep_atomic64_post: Some(crate::rc::atomic::ep_atomic64_post),
+        ep_atomic32_fetch: Some(crate::rc::atomic::ep_atomic32_fetch),
+        ep_atomic64_fetch: Some(crate::rc::atomic::ep_atomic64_fetch),
+        ep_atomic_cswap32: Some(crate::rc::atomic::ep_atomic_cswap32),
+        ep_atomic_cswap64: Some(crate::rc::atomic::ep_atomic_cswap64),
         ..unsupported_iface_ops()
     }
 }
@@ -1113,6 +1120,7 @@ pub fn attributes(rc: &RcIface) -> uct_iface_attr_t {
     attr.cap.am.max_hdr = limits.am_max_hdr;
     attr.cap.am.max_iov = MAX_SHORT_IOV;
     attr.cap.flags = CAP_FLAGS;
+    crate::rc::atomic::advertise(&mut attr, rc.state.domain.device.attr().atomics);
     attr.cap.event_flags = EVENT_FLAGS;
     attr.device_addr_len = DeviceAddress::MAX_PACKED_LEN;
     attr.iface_addr_len = 0;

@@ -1,0 +1,615 @@
+//! Remote atomics of rc_mlx5: `uct_ep_atomic{32,64}_post`,
+//! `uct_ep_atomic{32,64}_fetch` and `uct_ep_atomic_cswap{32,64}`.
+//!
+//! mlx5 has two standard 64-bit atomics (compare-and-swap, fetch-and-add) and
+//! two masked ("extended") atomics of either width. Every UCT operation is
+//! one WQE of one of them, chosen as rc_mlx5 does on real hardware so that a
+//! peer running UCX sees the same wire operations:
+//!
+//! | UCT op      | 64-bit                | 32-bit                          |
+//! |-------------|-----------------------|---------------------------------|
+//! | add         | standard fetch-add    | masked fetch-add, no boundaries |
+//! | and         | masked CS, `swap_mask = !v`, `swap = v`, compare ignored |
+//! | or          | masked CS, `swap_mask = v`, `swap = v`                    |
+//! | xor         | masked fetch-add with a field boundary at every bit (no carries) |
+//! | swap        | masked CS, all bits swapped, compare ignored            |
+//! | cswap       | standard compare-swap | masked CS, both masks full      |
+//!
+//! Every atomic WQE carries a data segment naming where the old value lands:
+//! a bounce buffer of the iface's send pool. For fetching ops the op table
+//! entry records the caller's `result` pointer ([`CompletionAction::FetchResult`]),
+//! and the completion copies the value there, byte-swapped when the device
+//! returns results big-endian (mlx5 hardware; the soft HCA writes host order),
+//! as the device attribute resolved at iface open says.
+
+use std::ffi::{c_uint, c_void};
+
+use crate::abi::*;
+use crate::mlx5::{
+    self, AtomicSeg, AtomicSize, DataSeg, MaskedCsSeg, MaskedFaSeg, RaddrSeg, WqeBuilder,
+};
+use crate::rc::domain::atomic_rkey;
+use crate::rc::ep::{bounce_from_pool, CompletionAction, OpKind, PostSpec, RcEp};
+use crate::rc::iface::RcIface;
+use crate::rc::pool::BufferPool;
+
+/// The non-fetching ops rc_mlx5 executes (bits of `UCT_ATOMIC_OP_*`).
+pub const POST_OPS: u64 = (1 << UCT_ATOMIC_OP_ADD)
+    | (1 << UCT_ATOMIC_OP_AND)
+    | (1 << UCT_ATOMIC_OP_OR)
+    | (1 << UCT_ATOMIC_OP_XOR);
+
+/// The fetching ops, `uct_ep_atomic_cswap*` included (advertised as CSWAP).
+pub const FETCH_OPS: u64 = POST_OPS | (1 << UCT_ATOMIC_OP_SWAP) | (1 << UCT_ATOMIC_OP_CSWAP);
+
+/// One atomic WQE: the opcode and its operand segment(s). Operand values are
+/// in host order, already cut to the operand width; the segment writers
+/// store them big-endian as the device reads them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicWqe {
+    /// Standard 64-bit fetch-and-add.
+    FetchAdd { add: u64 },
+    /// Standard 64-bit compare-and-swap.
+    CompareSwap { compare: u64, swap: u64 },
+    /// Masked compare-and-swap of either width.
+    MaskedCs { size: AtomicSize, seg: MaskedCsSeg },
+    /// Masked fetch-and-add of either width.
+    MaskedFa { size: AtomicSize, seg: MaskedFaSeg },
+}
+
+/// All ones in the operand width.
+#[inline]
+fn width_mask(size: AtomicSize) -> u64 {
+    match size {
+        AtomicSize::Bits32 => u64::from(u32::MAX),
+        AtomicSize::Bits64 => u64::MAX,
+    }
+}
+
+impl AtomicWqe {
+    /// The WQE of `uct_ep_atomic*_post` (`fetch == false`) or
+    /// `uct_ep_atomic*_fetch` (`fetch == true`) with `opcode` on a `size`
+    /// operand. `Unsupported` for ops rc_mlx5 does not offer in that form
+    /// (swap without fetch; cswap through the op code, which has its own
+    /// function; unknown codes).
+    pub fn for_op(
+        opcode: uct_atomic_op_t,
+        size: AtomicSize,
+        value: u64,
+        fetch: bool,
+    ) -> Result<AtomicWqe, Status> {
+        let allowed = if fetch {
+            FETCH_OPS & !(1 << UCT_ATOMIC_OP_CSWAP)
+        } else {
+            POST_OPS
+        };
+        if opcode >= 64 || allowed & (1u64 << opcode) == 0 {
+            return Err(Status::Unsupported);
+        }
+        let all = width_mask(size);
+        let value = value & all;
+        let masked_cs = |swap: u64, swap_mask: u64| AtomicWqe::MaskedCs {
+            size,
+            seg: MaskedCsSeg {
+                swap,
+                compare: 0,
+                swap_mask: swap_mask & all,
+                // Compare nothing: the swap always happens.
+                compare_mask: 0,
+            },
+        };
+        let masked_fa = |field_boundary: u64| AtomicWqe::MaskedFa {
+            size,
+            seg: MaskedFaSeg {
+                add: value,
+                field_boundary,
+            },
+        };
+        Ok(match opcode {
+            UCT_ATOMIC_OP_ADD => match size {
+                AtomicSize::Bits64 => AtomicWqe::FetchAdd { add: value },
+                AtomicSize::Bits32 => masked_fa(0),
+            },
+            // Bits set in `value` keep the old bit (mask clear), bits clear
+            // in it are replaced by the 0 of `swap`.
+            UCT_ATOMIC_OP_AND => masked_cs(value, !value),
+            // Bits set in `value` are replaced by 1, the rest kept.
+            UCT_ATOMIC_OP_OR => masked_cs(value, value),
+            // Every bit its own field: a carry-less add is xor.
+            UCT_ATOMIC_OP_XOR => masked_fa(all),
+            UCT_ATOMIC_OP_SWAP => masked_cs(value, all),
+            _ => return Err(Status::Unsupported),
+        })
+    }
+
+    /// The WQE of `uct_ep_atomic_cswap{32,64}`.
+    pub fn compare_swap(size: AtomicSize, compare: u64, swap: u64) -> AtomicWqe {
+        match size {
+            AtomicSize::Bits64 => AtomicWqe::CompareSwap { compare, swap },
+            AtomicSize::Bits32 => {
+                let all = width_mask(size);
+                AtomicWqe::MaskedCs {
+                    size,
+                    seg: MaskedCsSeg {
+                        swap: swap & all,
+                        compare: compare & all,
+                        swap_mask: all,
+                        compare_mask: all,
+                    },
+                }
+            }
+        }
+    }
+
+    /// Operand width.
+    pub fn size(&self) -> AtomicSize {
+        match *self {
+            AtomicWqe::FetchAdd { .. } | AtomicWqe::CompareSwap { .. } => AtomicSize::Bits64,
+            AtomicWqe::MaskedCs { size, .. } | AtomicWqe::MaskedFa { size, .. } => size,
+        }
+    }
+
+    /// The control segment's opcode and opmod.
+    pub fn opcode_opmod(&self) -> (u8, u8) {
+        match *self {
+            AtomicWqe::FetchAdd { .. } => (mlx5::MLX5_OPCODE_ATOMIC_FA, 0),
+            AtomicWqe::CompareSwap { .. } => (mlx5::MLX5_OPCODE_ATOMIC_CS, 0),
+            AtomicWqe::MaskedCs { size, .. } => (mlx5::MLX5_OPCODE_ATOMIC_MASKED_CS, size.opmod()),
+            AtomicWqe::MaskedFa { size, .. } => (mlx5::MLX5_OPCODE_ATOMIC_MASKED_FA, size.opmod()),
+        }
+    }
+
+    /// Adds the operand segment(s), after the remote-address segment.
+    pub fn add_operands(&self, wqe: &mut WqeBuilder<'_>) {
+        match *self {
+            AtomicWqe::FetchAdd { add } => {
+                wqe.atomic(AtomicSeg {
+                    swap_add: add,
+                    compare: 0,
+                });
+            }
+            AtomicWqe::CompareSwap { compare, swap } => {
+                wqe.atomic(AtomicSeg {
+                    swap_add: swap,
+                    compare,
+                });
+            }
+            AtomicWqe::MaskedCs { size, seg } => {
+                wqe.masked_cs(size, seg);
+            }
+            AtomicWqe::MaskedFa { size, seg } => {
+                wqe.masked_fa(size, seg);
+            }
+        }
+    }
+}
+
+/// Sets the atomic capabilities of an iface whose device executes atomics
+/// (`device_atomics`: 64-bit standard and masked atomics of both widths).
+pub fn advertise(attr: &mut uct_iface_attr_t, device_atomics: bool) {
+    if !device_atomics {
+        return;
+    }
+    for cap in [&mut attr.cap.atomic32, &mut attr.cap.atomic64] {
+        cap.op_flags |= POST_OPS;
+        cap.fop_flags |= FETCH_OPS;
+    }
+    attr.cap.flags |= UCT_IFACE_FLAG_ATOMIC_DEVICE;
+}
+
+/// Where a fetching op's old value goes.
+#[derive(Clone, Copy)]
+enum Fetch {
+    /// A post: the value lands in the bounce buffer and is dropped.
+    No,
+    Into(*mut c_void),
+}
+
+/// Posts one atomic WQE on `ep`. Returns `Ok(())` once posted; the caller
+/// maps that to `UCS_OK` (post) or `UCS_INPROGRESS` (fetch).
+///
+/// # Safety
+/// `ep` NULL or an ep of this transport; a fetch's `result` writable for
+/// the operand width until `comp` is called (or the ep is flushed).
+unsafe fn post(
+    function: &str,
+    ep: uct_ep_h,
+    wqe: AtomicWqe,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+    fetch: Fetch,
+    comp: *mut uct_completion_t,
+) -> Result<(), Status> {
+    // SAFETY: by the caller's contract.
+    let ep: &mut RcEp = unsafe { RcEp::from_handle(ep, function) }?;
+    let size = wqe.size();
+    let width = size.bytes();
+    if remote_addr % u64::from(width) != 0 {
+        tracing::warn!("{function}: remote address 0x{remote_addr:x} is not {width}-byte aligned");
+        return Err(Status::InvalidParam);
+    }
+    if let Fetch::Into(result) = fetch {
+        if result.is_null() {
+            tracing::warn!("{function}: result is NULL");
+            return Err(Status::InvalidParam);
+        }
+    }
+    // SAFETY: an ep's iface outlives it; no other reference to it is live.
+    let iface: &mut RcIface = unsafe { &mut *ep.iface };
+    let state = &mut iface.state;
+    ep.check_post(state.tx_credits)?;
+    let bounce = bounce_from_pool(&mut state.tx_pool, 0)?;
+    let rkey = atomic_rkey(rkey);
+    let (opcode, opmod) = wqe.opcode_opmod();
+    let (kind, action) = match fetch {
+        Fetch::No => (OpKind::AtomicPost, CompletionAction::None),
+        Fetch::Into(result) => (
+            OpKind::AtomicFetch,
+            CompletionAction::FetchResult { result, width },
+        ),
+    };
+    let mut spec = PostSpec::new(kind, opcode, usize::from(width));
+    spec.opmod = opmod;
+    spec.remote_addr = remote_addr;
+    spec.rkey = rkey;
+    spec.comp = comp;
+    // The result must reach the caller without waiting for a later op's CQE.
+    spec.force_signal = matches!(fetch, Fetch::Into(_));
+    spec.bounce = Some(bounce);
+    spec.action = action;
+    let lkey = BufferPool::bounce_lkey(&bounce);
+    ep.post(&mut state.tx_credits, spec, |builder| {
+        builder.raddr(RaddrSeg {
+            raddr: remote_addr,
+            rkey,
+        });
+        wqe.add_operands(builder);
+        builder.data(DataSeg {
+            byte_count: u32::from(width),
+            lkey,
+            addr: bounce.data as u64,
+        });
+    })
+    .inspect_err(|_| state.tx_pool.put(bounce.buffer))
+}
+
+fn post_status(result: Result<(), Status>) -> ucs_status_t {
+    match result {
+        Ok(()) => UCS_OK,
+        Err(status) => status.raw(),
+    }
+}
+
+fn fetch_status(result: Result<(), Status>) -> ucs_status_t {
+    match result {
+        Ok(()) => UCS_INPROGRESS,
+        Err(status) => status.raw(),
+    }
+}
+
+/// The WQE of a post/fetch, with a log line when the op is not offered.
+fn wqe_for(
+    function: &str,
+    opcode: c_uint,
+    size: AtomicSize,
+    value: u64,
+    fetch: bool,
+) -> Result<AtomicWqe, Status> {
+    AtomicWqe::for_op(opcode, size, value, fetch)
+        .inspect_err(|_| tracing::warn!("{function}: atomic op {opcode} is not supported"))
+}
+
+/// `uct_ep_atomic32_post`.
+///
+/// # Safety
+/// The slot's contract.
+pub unsafe extern "C" fn ep_atomic32_post(
+    ep: uct_ep_h,
+    opcode: c_uint,
+    value: u32,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+) -> ucs_status_t {
+    const F: &str = "uct_ep_atomic32_post";
+    post_status(
+        wqe_for(F, opcode, AtomicSize::Bits32, u64::from(value), false).and_then(|wqe| {
+            // SAFETY: the slot's contract.
+            unsafe {
+                post(
+                    F,
+                    ep,
+                    wqe,
+                    remote_addr,
+                    rkey,
+                    Fetch::No,
+                    std::ptr::null_mut(),
+                )
+            }
+        }),
+    )
+}
+
+/// `uct_ep_atomic64_post`.
+///
+/// # Safety
+/// The slot's contract.
+pub unsafe extern "C" fn ep_atomic64_post(
+    ep: uct_ep_h,
+    opcode: c_uint,
+    value: u64,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+) -> ucs_status_t {
+    const F: &str = "uct_ep_atomic64_post";
+    post_status(
+        wqe_for(F, opcode, AtomicSize::Bits64, value, false).and_then(|wqe| {
+            // SAFETY: the slot's contract.
+            unsafe {
+                post(
+                    F,
+                    ep,
+                    wqe,
+                    remote_addr,
+                    rkey,
+                    Fetch::No,
+                    std::ptr::null_mut(),
+                )
+            }
+        }),
+    )
+}
+
+/// `uct_ep_atomic32_fetch`.
+///
+/// # Safety
+/// The slot's contract: `result` writable until `comp` completes.
+pub unsafe extern "C" fn ep_atomic32_fetch(
+    ep: uct_ep_h,
+    opcode: c_uint,
+    value: u32,
+    result: *mut u32,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+    comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    const F: &str = "uct_ep_atomic32_fetch";
+    fetch_status(
+        wqe_for(F, opcode, AtomicSize::Bits32, u64::from(value), true).and_then(|wqe| {
+            // SAFETY: the slot's contract.
+            unsafe {
+                post(
+                    F,
+                    ep,
+                    wqe,
+                    remote_addr,
+                    rkey,
+                    Fetch::Into(result.cast()),
+                    comp,
+                )
+            }
+        }),
+    )
+}
+
+/// `uct_ep_atomic64_fetch`.
+///
+/// # Safety
+/// The slot's contract: `result` writable until `comp` completes.
+pub unsafe extern "C" fn ep_atomic64_fetch(
+    ep: uct_ep_h,
+    opcode: c_uint,
+    value: u64,
+    result: *mut u64,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+    comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    const F: &str = "uct_ep_atomic64_fetch";
+    fetch_status(
+        wqe_for(F, opcode, AtomicSize::Bits64, value, true).and_then(|wqe| {
+            // SAFETY: the slot's contract.
+            unsafe {
+                post(
+                    F,
+                    ep,
+                    wqe,
+                    remote_addr,
+                    rkey,
+                    Fetch::Into(result.cast()),
+                    comp,
+                )
+            }
+        }),
+    )
+}
+
+/// `uct_ep_atomic_cswap32`.
+///
+/// # Safety
+/// The slot's contract: `result` writable until `comp` completes.
+pub unsafe extern "C" fn ep_atomic_cswap32(
+    ep: uct_ep_h,
+    compare: u32,
+    swap: u32,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+    result: *mut u32,
+    comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    let wqe = AtomicWqe::compare_swap(AtomicSize::Bits32, u64::from(compare), u64::from(swap));
+    // SAFETY: the slot's contract.
+    fetch_status(unsafe {
+        post(
+            "uct_ep_atomic_cswap32",
+            ep,
+            wqe,
+            remote_addr,
+            rkey,
+            Fetch::Into(result.cast()),
+            comp,
+        )
+    })
+}
+
+/// `uct_ep_atomic_cswap64`.
+///
+/// # Safety
+/// The slot's contract: `result` writable until `comp` completes.
+pub unsafe extern "C" fn ep_atomic_cswap64(
+    ep: uct_ep_h,
+    compare: u64,
+    swap: u64,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+    result: *mut u64,
+    comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    let wqe = AtomicWqe::compare_swap(AtomicSize::Bits64, compare, swap);
+    // SAFETY: the slot's contract.
+    fetch_status(unsafe {
+        post(
+            "uct_ep_atomic_cswap64",
+            ep,
+            wqe,
+            remote_addr,
+            rkey,
+            Fetch::Into(result.cast()),
+            comp,
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the device computes for a masked/standard atomic (the mlx5
+    /// semantics, written out independently of the soft HCA's engine).
+    fn execute(wqe: &AtomicWqe, old: u64) -> u64 {
+        match *wqe {
+            AtomicWqe::FetchAdd { add } => old.wrapping_add(add),
+            AtomicWqe::CompareSwap { compare, swap } => {
+                if old == compare {
+                    swap
+                } else {
+                    old
+                }
+            }
+            AtomicWqe::MaskedCs { size, seg } => {
+                let all = width_mask(size);
+                if (old ^ seg.compare) & seg.compare_mask & all == 0 {
+                    ((old & !seg.swap_mask) | (seg.swap & seg.swap_mask)) & all
+                } else {
+                    old & all
+                }
+            }
+            AtomicWqe::MaskedFa { size, seg } => {
+                let bits = u32::from(size.bytes()) * 8;
+                let (mut sum, mut carry) = (0u64, 0u64);
+                for bit in 0..bits {
+                    let s = ((old >> bit) & 1) + ((seg.add >> bit) & 1) + carry;
+                    sum |= (s & 1) << bit;
+                    carry = if (seg.field_boundary >> bit) & 1 == 1 {
+                        0
+                    } else {
+                        s >> 1
+                    };
+                }
+                sum
+            }
+        }
+    }
+
+    #[test]
+    fn every_op_computes_what_uct_defines() {
+        let old64 = 0xf0f0_1234_8000_0001u64;
+        let v64 = 0x0ff0_ffff_8000_0003u64;
+        for (size, old, v) in [
+            (AtomicSize::Bits64, old64, v64),
+            (AtomicSize::Bits32, old64 & 0xffff_ffff, v64 & 0xffff_ffff),
+        ] {
+            let all = width_mask(size);
+            let cases = [
+                (UCT_ATOMIC_OP_ADD, old.wrapping_add(v) & all),
+                (UCT_ATOMIC_OP_AND, old & v),
+                (UCT_ATOMIC_OP_OR, old | v),
+                (UCT_ATOMIC_OP_XOR, old ^ v),
+                (UCT_ATOMIC_OP_SWAP, v),
+            ];
+            for (op, expected) in cases {
+                let wqe = AtomicWqe::for_op(op, size, v, true).unwrap();
+                assert_eq!(execute(&wqe, old), expected, "op {op} {size:?}");
+            }
+            let hit = AtomicWqe::compare_swap(size, old, v);
+            assert_eq!(execute(&hit, old), v);
+            let miss = AtomicWqe::compare_swap(size, old ^ 1, v);
+            assert_eq!(execute(&miss, old), old);
+        }
+    }
+
+    #[test]
+    fn opcodes_follow_rc_mlx5() {
+        let op = |code, size| {
+            AtomicWqe::for_op(code, size, 5, true)
+                .unwrap()
+                .opcode_opmod()
+        };
+        use AtomicSize::*;
+        assert_eq!(
+            op(UCT_ATOMIC_OP_ADD, Bits64),
+            (mlx5::MLX5_OPCODE_ATOMIC_FA, 0)
+        );
+        assert_eq!(
+            op(UCT_ATOMIC_OP_ADD, Bits32),
+            (
+                mlx5::MLX5_OPCODE_ATOMIC_MASKED_FA,
+                mlx5::OPMOD_EXT_ATOMIC_32
+            )
+        );
+        for code in [UCT_ATOMIC_OP_AND, UCT_ATOMIC_OP_OR, UCT_ATOMIC_OP_SWAP] {
+            assert_eq!(
+                op(code, Bits64),
+                (
+                    mlx5::MLX5_OPCODE_ATOMIC_MASKED_CS,
+                    mlx5::OPMOD_EXT_ATOMIC_64
+                )
+            );
+        }
+        assert_eq!(
+            op(UCT_ATOMIC_OP_XOR, Bits32),
+            (
+                mlx5::MLX5_OPCODE_ATOMIC_MASKED_FA,
+                mlx5::OPMOD_EXT_ATOMIC_32
+            )
+        );
+        assert_eq!(
+            AtomicWqe::compare_swap(Bits64, 1, 2).opcode_opmod(),
+            (mlx5::MLX5_OPCODE_ATOMIC_CS, 0)
+        );
+        assert_eq!(
+            AtomicWqe::compare_swap(Bits32, 1, 2).opcode_opmod(),
+            (
+                mlx5::MLX5_OPCODE_ATOMIC_MASKED_CS,
+                mlx5::OPMOD_EXT_ATOMIC_32
+            )
+        );
+    }
+
+    #[test]
+    fn ops_outside_the_table_are_unsupported() {
+        use AtomicSize::*;
+        assert_eq!(
+            AtomicWqe::for_op(UCT_ATOMIC_OP_SWAP, Bits64, 1, false),
+            Err(Status::Unsupported)
+        );
+        for fetch in [false, true] {
+            for code in [UCT_ATOMIC_OP_CSWAP, UCT_ATOMIC_OP_LAST, 63, 64, c_uint::MAX] {
+                assert_eq!(
+                    AtomicWqe::for_op(code, Bits32, 1, fetch),
+                    Err(Status::Unsupported),
+                    "code {code}"
+                );
+            }
+        }
+    }
+}

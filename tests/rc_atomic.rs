@@ -1,0 +1,591 @@
+//! rc_mlx5 atomics between two ifaces on two soft devices in one process,
+//! through the C entry points: every op and width with the value at the
+//! target and the fetched value checked, compare-and-swap hit and miss, a
+//! counter bumped concurrently from both sides, ordering after a put, and
+//! refused input that posts nothing.
+
+mod rc_common;
+
+use std::ffi::c_uint;
+use std::ptr::null_mut;
+use std::time::{Duration, Instant};
+
+use rc_common::*;
+use uct::abi::*;
+use uct::api::ep::*;
+use uct::api::md::*;
+
+/// Target memory the devices write behind Rust's back: accessed only
+/// through volatile reads and writes of raw pointers.
+struct Target {
+    words: Box<[u64]>,
+}
+
+impl Target {
+    fn new(words: usize) -> Target {
+        Target {
+            words: vec![0u64; words].into_boxed_slice(),
+        }
+    }
+
+    fn base(&mut self) -> *mut u8 {
+        self.words.as_mut_ptr().cast()
+    }
+
+    fn len(&self) -> usize {
+        self.words.len() * 8
+    }
+
+    fn addr(&mut self, byte_offset: usize) -> u64 {
+        self.base() as u64 + byte_offset as u64
+    }
+
+    fn read64(&mut self, byte_offset: usize) -> u64 {
+        assert!(byte_offset % 8 == 0 && byte_offset + 8 <= self.len());
+        // SAFETY: in bounds and aligned (checked); no op is in flight when
+        // tests read.
+        unsafe { (self.base().add(byte_offset) as *const u64).read_volatile() }
+    }
+
+    fn write64(&mut self, byte_offset: usize, value: u64) {
+        assert!(byte_offset % 8 == 0 && byte_offset + 8 <= self.len());
+        // SAFETY: as in read64.
+        unsafe { (self.base().add(byte_offset) as *mut u64).write_volatile(value) }
+    }
+
+    fn read32(&mut self, byte_offset: usize) -> u32 {
+        assert!(byte_offset % 4 == 0 && byte_offset + 4 <= self.len());
+        // SAFETY: as in read64, for an aligned u32.
+        unsafe { (self.base().add(byte_offset) as *const u32).read_volatile() }
+    }
+
+    fn write32(&mut self, byte_offset: usize, value: u32) {
+        assert!(byte_offset % 4 == 0 && byte_offset + 4 <= self.len());
+        // SAFETY: as in read32.
+        unsafe { (self.base().add(byte_offset) as *mut u32).write_volatile(value) }
+    }
+}
+
+/// Waits for `comp` to have been called once.
+fn wait_done(pair: &Pair, comp: &CountingCompletion) {
+    // The completion is written by progress on this thread only.
+    let calls = &comp.calls as *const u32;
+    // SAFETY: comp outlives the wait; progress calls the callback on this
+    // thread, so a volatile read sees its update.
+    assert!(
+        pair.wait(|| unsafe { calls.read_volatile() } >= 1),
+        "completion not called"
+    );
+}
+
+const OPS_POST: [uct_atomic_op_t; 4] = [
+    UCT_ATOMIC_OP_ADD,
+    UCT_ATOMIC_OP_AND,
+    UCT_ATOMIC_OP_OR,
+    UCT_ATOMIC_OP_XOR,
+];
+
+const OPS_FETCH: [uct_atomic_op_t; 5] = [
+    UCT_ATOMIC_OP_ADD,
+    UCT_ATOMIC_OP_AND,
+    UCT_ATOMIC_OP_OR,
+    UCT_ATOMIC_OP_XOR,
+    UCT_ATOMIC_OP_SWAP,
+];
+
+fn expected64(op: uct_atomic_op_t, old: u64, value: u64) -> u64 {
+    match op {
+        UCT_ATOMIC_OP_ADD => old.wrapping_add(value),
+        UCT_ATOMIC_OP_AND => old & value,
+        UCT_ATOMIC_OP_OR => old | value,
+        UCT_ATOMIC_OP_XOR => old ^ value,
+        UCT_ATOMIC_OP_SWAP => value,
+        _ => unreachable!("op {op}"),
+    }
+}
+
+fn expected32(op: uct_atomic_op_t, old: u32, value: u32) -> u32 {
+    expected64(op, u64::from(old), u64::from(value)) as u32
+}
+
+#[test]
+fn atomic_capabilities_are_advertised() {
+    let side = Side::open(c"mlx5_0", c"mlx5_0:1", None);
+    let bit = |op: uct_atomic_op_t| 1u64 << op;
+    let post = bit(UCT_ATOMIC_OP_ADD)
+        | bit(UCT_ATOMIC_OP_AND)
+        | bit(UCT_ATOMIC_OP_OR)
+        | bit(UCT_ATOMIC_OP_XOR);
+    let fetch = post | bit(UCT_ATOMIC_OP_SWAP) | bit(UCT_ATOMIC_OP_CSWAP);
+    for cap in [side.attr.cap.atomic32, side.attr.cap.atomic64] {
+        assert_eq!(cap.op_flags, post);
+        assert_eq!(cap.fop_flags, fetch);
+    }
+    assert_ne!(side.attr.cap.flags & UCT_IFACE_FLAG_ATOMIC_DEVICE, 0);
+    assert_eq!(side.attr.cap.flags & UCT_IFACE_FLAG_ATOMIC_CPU, 0);
+    side.close();
+}
+
+#[test]
+fn every_post_op_and_width_changes_the_target() {
+    let pair = Pair::new();
+    let mut target = Target::new(4);
+    let (memh, rkey) = pair.b.register(target.base(), target.len());
+    let old64 = 0xf0f0_1234_8000_0001u64;
+    let value64 = 0x0ff0_ffff_8000_0003u64;
+    let (old32, value32) = (0x8001_f0f1u32, 0x8000_ff13u32);
+    for op in OPS_POST {
+        target.write64(8, old64);
+        // SAFETY: live ep; aligned, registered target.
+        let status = unsafe { uct_ep_atomic64_post(pair.ep_a, op, value64, target.addr(8), rkey) };
+        assert_eq!(status, UCS_OK, "op {op}");
+        assert_eq!(pair.flush(pair.ep_a), UCS_OK);
+        assert_eq!(target.read64(8), expected64(op, old64, value64), "op {op}");
+
+        // The 32-bit op on the upper half of a word leaves the lower half.
+        target.write32(16, 0x5a5a_5a5a);
+        target.write32(20, old32);
+        // SAFETY: as above.
+        let status = unsafe { uct_ep_atomic32_post(pair.ep_a, op, value32, target.addr(20), rkey) };
+        assert_eq!(status, UCS_OK, "op {op}");
+        assert_eq!(pair.flush(pair.ep_a), UCS_OK);
+        assert_eq!(target.read32(20), expected32(op, old32, value32), "op {op}");
+        assert_eq!(
+            target.read32(16),
+            0x5a5a_5a5a,
+            "op {op}: neighbour untouched"
+        );
+    }
+    // SAFETY: registered above, nothing in flight.
+    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    pair.close();
+}
+
+#[test]
+fn every_fetch_op_and_width_returns_the_old_value() {
+    let pair = Pair::new();
+    let mut target = Target::new(4);
+    let (memh, rkey) = pair.b.register(target.base(), target.len());
+    let old64 = 0x8765_4321_ffff_0000u64;
+    let value64 = 0x0000_ffff_0001_ffffu64;
+    let (old32, value32) = (0xffff_0000u32, 0x0001_ffffu32);
+    for op in OPS_FETCH {
+        target.write64(0, old64);
+        let mut result64 = 0u64;
+        let mut comp = CountingCompletion::new(1);
+        // SAFETY: live ep; result and comp outlive the op (waited below).
+        let status = unsafe {
+            uct_ep_atomic64_fetch(
+                pair.ep_a,
+                op,
+                value64,
+                &mut result64,
+                target.addr(0),
+                rkey,
+                comp.as_ptr(),
+            )
+        };
+        assert_eq!(status, UCS_INPROGRESS, "op {op}");
+        wait_done(&pair, &comp);
+        assert_eq!(comp.last_status, UCS_OK);
+        assert_eq!(comp.calls, 1);
+        // SAFETY: written by the completion on this thread.
+        assert_eq!(
+            unsafe { std::ptr::read_volatile(&result64) },
+            old64,
+            "op {op}"
+        );
+        assert_eq!(target.read64(0), expected64(op, old64, value64), "op {op}");
+
+        target.write32(8, 0x1111_1111);
+        target.write32(12, old32);
+        let mut result32 = 0u32;
+        let mut comp = CountingCompletion::new(1);
+        // SAFETY: as above.
+        let status = unsafe {
+            uct_ep_atomic32_fetch(
+                pair.ep_a,
+                op,
+                value32,
+                &mut result32,
+                target.addr(12),
+                rkey,
+                comp.as_ptr(),
+            )
+        };
+        assert_eq!(status, UCS_INPROGRESS, "op {op}");
+        wait_done(&pair, &comp);
+        assert_eq!(comp.last_status, UCS_OK);
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { std::ptr::read_volatile(&result32) },
+            old32,
+            "op {op}"
+        );
+        assert_eq!(target.read32(12), expected32(op, old32, value32), "op {op}");
+        assert_eq!(
+            target.read32(8),
+            0x1111_1111,
+            "op {op}: neighbour untouched"
+        );
+    }
+    // SAFETY: registered above, nothing in flight.
+    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    pair.close();
+}
+
+#[test]
+fn compare_and_swap_hits_and_misses() {
+    let pair = Pair::new();
+    let mut target = Target::new(2);
+    let (memh, rkey) = pair.b.register(target.base(), target.len());
+    // (compare matches?, width)
+    for hit in [true, false] {
+        let old64 = 0x0123_4567_89ab_cdefu64;
+        target.write64(0, old64);
+        let compare = if hit { old64 } else { old64 ^ (1 << 63) };
+        let mut result64 = 0u64;
+        let mut comp = CountingCompletion::new(1);
+        // SAFETY: live ep; result and comp outlive the op.
+        let status = unsafe {
+            uct_ep_atomic_cswap64(
+                pair.ep_a,
+                compare,
+                42,
+                target.addr(0),
+                rkey,
+                &mut result64,
+                comp.as_ptr(),
+            )
+        };
+        assert_eq!(status, UCS_INPROGRESS);
+        wait_done(&pair, &comp);
+        // SAFETY: written by the completion on this thread.
+        assert_eq!(unsafe { std::ptr::read_volatile(&result64) }, old64);
+        assert_eq!(target.read64(0), if hit { 42 } else { old64 }, "hit {hit}");
+
+        let old32 = 0xdead_beefu32;
+        target.write32(8, 0x7777_7777);
+        target.write32(12, old32);
+        let compare = if hit { old32 } else { old32 ^ 1 };
+        let mut result32 = 0u32;
+        let mut comp = CountingCompletion::new(1);
+        // SAFETY: as above.
+        let status = unsafe {
+            uct_ep_atomic_cswap32(
+                pair.ep_a,
+                compare,
+                0x0bad_cafe,
+                target.addr(12),
+                rkey,
+                &mut result32,
+                comp.as_ptr(),
+            )
+        };
+        assert_eq!(status, UCS_INPROGRESS);
+        wait_done(&pair, &comp);
+        // SAFETY: as above.
+        assert_eq!(unsafe { std::ptr::read_volatile(&result32) }, old32);
+        assert_eq!(
+            target.read32(12),
+            if hit { 0x0bad_cafe } else { old32 },
+            "hit {hit}"
+        );
+        assert_eq!(target.read32(8), 0x7777_7777);
+    }
+    // SAFETY: registered above, nothing in flight.
+    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    pair.close();
+}
+
+/// Posts `attempt` until it is not `UCS_ERR_NO_RESOURCE`, progressing both
+/// sides in between.
+fn post_retrying(pair: &Pair, mut attempt: impl FnMut() -> ucs_status_t) -> ucs_status_t {
+    let start = Instant::now();
+    loop {
+        let status = attempt();
+        if status != UCS_ERR_NO_RESOURCE || start.elapsed() > Duration::from_secs(20) {
+            return status;
+        }
+        pair.progress();
+    }
+}
+
+#[test]
+fn counter_bumped_from_both_sides_counts_every_add() {
+    const PER_SIDE: usize = 300;
+    let pair = Pair::new();
+    // One counter (64-bit at 0, 32-bit at 8), registered with both devices:
+    // a's ep reaches it through b's registration and b's ep through a's.
+    let mut target = Target::new(2);
+    let (memh_b, rkey_via_b) = pair.b.register(target.base(), target.len());
+    let (memh_a, rkey_via_a) = pair.a.register(target.base(), target.len());
+    let counter64 = target.addr(0);
+    let counter32 = target.addr(8);
+    let mut fetched64 = vec![u64::MAX; 2 * PER_SIDE];
+    let mut fetched32 = vec![u32::MAX; 2 * PER_SIDE];
+    let mut comps = [
+        CountingCompletion::new((2 * PER_SIDE) as i32),
+        CountingCompletion::new((2 * PER_SIDE) as i32),
+    ];
+    let (results64, results32) = (fetched64.as_mut_ptr(), fetched32.as_mut_ptr());
+    for i in 0..PER_SIDE {
+        for (side, (ep, rkey)) in [(pair.ep_a, rkey_via_b), (pair.ep_b, rkey_via_a)]
+            .into_iter()
+            .enumerate()
+        {
+            let slot = 2 * i + side;
+            let comp = comps[side].as_ptr();
+            // SAFETY: live eps; the result slots and completions outlive the
+            // ops (waited for below).
+            let status = post_retrying(&pair, || unsafe {
+                uct_ep_atomic64_fetch(
+                    ep,
+                    UCT_ATOMIC_OP_ADD,
+                    1,
+                    results64.add(slot),
+                    counter64,
+                    rkey,
+                    comp,
+                )
+            });
+            assert_eq!(status, UCS_INPROGRESS);
+            // SAFETY: as above.
+            let status = post_retrying(&pair, || unsafe {
+                uct_ep_atomic32_fetch(
+                    ep,
+                    UCT_ATOMIC_OP_ADD,
+                    1,
+                    results32.add(slot),
+                    counter32,
+                    rkey,
+                    comp,
+                )
+            });
+            assert_eq!(status, UCS_INPROGRESS);
+        }
+    }
+    for comp in &comps {
+        wait_done(&pair, comp);
+        assert_eq!(comp.last_status, UCS_OK);
+        assert_eq!(comp.calls, 1);
+    }
+    assert_eq!(target.read64(0), (2 * PER_SIDE) as u64);
+    assert_eq!(target.read64(8) as u32, (2 * PER_SIDE) as u32);
+    // Every add saw a different old value: exactly 0 .. 2N-1 once each.
+    // SAFETY: completed; read through the raw pointers the device wrote.
+    let mut seen64: Vec<u64> = (0..2 * PER_SIDE)
+        .map(|i| unsafe { results64.add(i).read_volatile() })
+        .collect();
+    // SAFETY: as above.
+    let mut seen32: Vec<u32> = (0..2 * PER_SIDE)
+        .map(|i| unsafe { results32.add(i).read_volatile() })
+        .collect();
+    seen64.sort_unstable();
+    seen32.sort_unstable();
+    assert!(seen64.iter().enumerate().all(|(i, &v)| v == i as u64));
+    assert!(seen32.iter().enumerate().all(|(i, &v)| v == i as u32));
+    // SAFETY: registered above, nothing in flight.
+    unsafe {
+        uct_md_mem_dereg(pair.b.md, memh_b);
+        uct_md_mem_dereg(pair.a.md, memh_a);
+    }
+    pair.close();
+}
+
+#[test]
+fn posted_atomics_then_flush_and_an_atomic_sees_an_earlier_put() {
+    const N: u64 = 100;
+    let pair = Pair::new();
+    let mut target = Target::new(2);
+    let (memh, rkey) = pair.b.register(target.base(), target.len());
+    for _ in 0..N {
+        // SAFETY: live ep, registered target.
+        let status = post_retrying(&pair, || unsafe {
+            uct_ep_atomic64_post(
+                pair.ep_a,
+                UCT_ATOMIC_OP_ADD,
+                3,
+                target_addr(&target, 0),
+                rkey,
+            )
+        });
+        assert_eq!(status, UCS_OK);
+    }
+    assert_eq!(pair.flush(pair.ep_a), UCS_OK);
+    assert_eq!(target.read64(0), 3 * N);
+
+    // RC executes in order at the responder: a fetch after a put reads it.
+    let stamp = 0x5151_5151_0000_0007u64;
+    let bytes = stamp.to_ne_bytes();
+    // SAFETY: live ep; the source buffer is inlined before the call returns.
+    let status = unsafe {
+        uct_ep_put_short(
+            pair.ep_a,
+            bytes.as_ptr().cast(),
+            bytes.len() as c_uint,
+            target.addr(8),
+            rkey,
+        )
+    };
+    assert_eq!(status, UCS_OK);
+    let mut result = 0u64;
+    let mut comp = CountingCompletion::new(1);
+    // SAFETY: as in the other fetch tests.
+    let status = unsafe {
+        uct_ep_atomic64_fetch(
+            pair.ep_a,
+            UCT_ATOMIC_OP_XOR,
+            0xff,
+            &mut result,
+            target.addr(8),
+            rkey,
+            comp.as_ptr(),
+        )
+    };
+    assert_eq!(status, UCS_INPROGRESS);
+    wait_done(&pair, &comp);
+    // SAFETY: written by the completion on this thread.
+    assert_eq!(unsafe { std::ptr::read_volatile(&result) }, stamp);
+    assert_eq!(target.read64(8), stamp ^ 0xff);
+    // SAFETY: registered above, nothing in flight.
+    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    pair.close();
+}
+
+/// The address of a target word without a mutable borrow (for closures).
+fn target_addr(target: &Target, byte_offset: usize) -> u64 {
+    target.words.as_ptr() as u64 + byte_offset as u64
+}
+
+#[test]
+fn refused_atomics_post_nothing() {
+    let pair = Pair::new();
+    let mut target = Target::new(2);
+    let (memh, rkey) = pair.b.register(target.base(), target.len());
+    target.write64(0, 1000);
+    target.write64(8, 2000);
+    let mut result64 = 0u64;
+    let mut result32 = 0u32;
+    let ep = pair.ep_a;
+    let (at0, at8) = (target.addr(0), target.addr(8));
+    // SAFETY: live ep; every call is refused before anything is posted.
+    unsafe {
+        // Misaligned remote addresses.
+        assert_eq!(
+            uct_ep_atomic64_post(ep, UCT_ATOMIC_OP_ADD, 1, at0 + 4, rkey),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_ep_atomic32_post(ep, UCT_ATOMIC_OP_ADD, 1, at0 + 2, rkey),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_ep_atomic64_fetch(
+                ep,
+                UCT_ATOMIC_OP_ADD,
+                1,
+                &mut result64,
+                at0 + 1,
+                rkey,
+                null_mut()
+            ),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_ep_atomic_cswap64(ep, 1000, 5, at8 + 4, rkey, &mut result64, null_mut()),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_ep_atomic_cswap32(ep, 1000, 5, at8 + 1, rkey, &mut result32, null_mut()),
+            UCS_ERR_INVALID_PARAM
+        );
+        // Ops not offered in that form.
+        for op in [
+            UCT_ATOMIC_OP_SWAP,
+            UCT_ATOMIC_OP_CSWAP,
+            UCT_ATOMIC_OP_LAST,
+            77,
+        ] {
+            assert_eq!(
+                uct_ep_atomic64_post(ep, op, 1, at0, rkey),
+                UCS_ERR_UNSUPPORTED,
+                "op {op}"
+            );
+            assert_eq!(
+                uct_ep_atomic32_post(ep, op, 1, at0, rkey),
+                UCS_ERR_UNSUPPORTED,
+                "op {op}"
+            );
+        }
+        for op in [UCT_ATOMIC_OP_CSWAP, UCT_ATOMIC_OP_LAST, 1000] {
+            assert_eq!(
+                uct_ep_atomic64_fetch(ep, op, 1, &mut result64, at0, rkey, null_mut()),
+                UCS_ERR_UNSUPPORTED,
+                "op {op}"
+            );
+            assert_eq!(
+                uct_ep_atomic32_fetch(ep, op, 1, &mut result32, at0, rkey, null_mut()),
+                UCS_ERR_UNSUPPORTED,
+                "op {op}"
+            );
+        }
+        // No result buffer for a fetch.
+        assert_eq!(
+            uct_ep_atomic64_fetch(ep, UCT_ATOMIC_OP_ADD, 1, null_mut(), at0, rkey, null_mut()),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_ep_atomic_cswap32(ep, 1, 2, at0, rkey, null_mut(), null_mut()),
+            UCS_ERR_INVALID_PARAM
+        );
+        // No ep.
+        assert_eq!(
+            uct_ep_atomic64_post(null_mut(), UCT_ATOMIC_OP_ADD, 1, at0, rkey),
+            UCS_ERR_INVALID_PARAM
+        );
+        // Nothing outstanding: flush completes at once.
+        assert_eq!(uct_ep_flush(ep, 0, null_mut()), UCS_OK);
+    }
+    assert_eq!(target.read64(0), 1000);
+    assert_eq!(target.read64(8), 2000);
+
+    // The ep still works afterwards.
+    // SAFETY: live ep, aligned registered target.
+    let status = unsafe { uct_ep_atomic64_post(ep, UCT_ATOMIC_OP_ADD, 1, at0, rkey) };
+    assert_eq!(status, UCS_OK);
+    assert_eq!(pair.flush(ep), UCS_OK);
+    assert_eq!(target.read64(0), 1001);
+    // SAFETY: registered above, nothing in flight.
+    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    pair.close();
+}
+
+#[test]
+fn a_fetch_without_completion_is_known_done_after_flush() {
+    let pair = Pair::new();
+    let mut target = Target::new(1);
+    let (memh, rkey) = pair.b.register(target.base(), target.len());
+    target.write64(0, 9);
+    let mut result = 0u64;
+    // SAFETY: live ep; result outlives the op (flushed below).
+    let status = unsafe {
+        uct_ep_atomic64_fetch(
+            pair.ep_a,
+            UCT_ATOMIC_OP_SWAP,
+            10,
+            &mut result,
+            target.addr(0),
+            rkey,
+            null_mut(),
+        )
+    };
+    assert_eq!(status, UCS_INPROGRESS);
+    assert_eq!(pair.flush(pair.ep_a), UCS_OK);
+    // SAFETY: written by completion processing on this thread.
+    assert_eq!(unsafe { std::ptr::read_volatile(&result) }, 9);
+    assert_eq!(target.read64(0), 10);
+    // SAFETY: registered above, nothing in flight.
+    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    pair.close();
+}
