@@ -11,6 +11,12 @@
 # LIB_DIR holds our libuct.so.0/libucs.so.0 (e.g. <build>/lib or an install's
 # lib/). SCALE multiplies the iteration counts (default 1). Raw results stay
 # in $UCT_BENCH_OUT (default a temporary directory, printed at the end).
+#
+# A second table gives the cost of posting put_short and am_short alone:
+# ns/op from a native run of `uct_bench -P`, instructions/op from callgrind
+# counting inside the post loop only (--toggle-collect). With
+# UCT_BENCH_DOORBELL=<regex of function names>, the share of those functions
+# (the doorbell) is reported separately from the rest (the WQE build).
 set -euo pipefail
 
 [[ $# -ge 1 ]] || { echo "usage: $0 LIB_DIR [SCALE]" >&2; exit 2; }
@@ -74,4 +80,42 @@ awk -v names="${names[*]}" '
             printf "\n"
         }
     }' $(for name in "${names[@]}"; do echo "$out/$name.txt"; done)
+
+# --- posting cost -----------------------------------------------------------
+"$cc" -std=gnu99 -O2 -g -Wall -o "$out/uct_bench_g" "$here/uct_bench.c" -luct -lucs
+echo
+printf "%-15s %-14s %10s %10s %12s\n" "post cost" "config" "ns/op" "instr/op" "doorbell/op"
+for config in "${configs[@]}"; do
+    IFS='|' read -r name env tl dev <<<"$config"
+    for op in put_short am_short; do
+        ns="-" ir="-" bell="-"
+        # shellcheck disable=SC2086
+        if env $env timeout 600 "$out/uct_bench" -t "$tl" -d "$dev" -P "$op" -s "$scale" \
+            >"$out/post.$name.$op.txt" 2>"$out/post.$name.$op.err"; then
+            ns=$(awk '$1 == "RESULT" && $4 != "n/a" { print $4 }' "$out/post.$name.$op.txt")
+            ns=${ns:--}
+        fi
+        # shellcheck disable=SC2086
+        if [[ -n "$ns" && "$ns" != "-" ]] && command -v valgrind >/dev/null &&
+            env $env timeout 900 valgrind --tool=callgrind --toggle-collect="post_burst_$op" \
+                --callgrind-out-file="$out/callgrind.$name.$op" \
+                "$out/uct_bench_g" -t "$tl" -d "$dev" -P "$op" \
+                >"$out/cg.$name.$op.txt" 2>"$out/cg.$name.$op.err"; then
+            posted=$(awk '$1 == "POSTED" { print $2 }' "$out/cg.$name.$op.txt")
+            total=$(awk '$1 == "summary:" { print $2 }' "$out/callgrind.$name.$op")
+            if [[ -n "$posted" && -n "$total" && "$posted" -gt 0 ]]; then
+                ir=$(awk -v t="$total" -v p="$posted" 'BEGIN { printf "%.1f", t / p }')
+                if [[ -n "${UCT_BENCH_DOORBELL:-}" ]]; then
+                    # Inclusive cost per function: "<Ir> (<pct>)  file:function [object]".
+                    bell=$(callgrind_annotate --inclusive=yes --threshold=100 --auto=no \
+                            "$out/callgrind.$name.$op" 2>/dev/null |
+                        awk -v re="$UCT_BENCH_DOORBELL" -v p="$posted" '
+                            $1 ~ /^[0-9,]+$/ && $2 ~ /^\(/ && $3 ~ re { gsub(",", "", $1); s += $1 }
+                            END { printf "%.1f", s / p }')
+                fi
+            fi
+        fi
+        printf "%-15s %-14s %10s %10s %12s\n" "$op" "$name" "$ns" "$ir" "$bell"
+    done
+done
 echo "raw results: $out" >&2

@@ -3,7 +3,7 @@
  * public UCT API of UCX 1.13 (built against UCX's own headers, so the same
  * binary runs on UCX and, through LD_LIBRARY_PATH, on our library).
  *
- *   uct_bench -t TL -d DEV [-s SCALE] [-m MAX_SIZE]
+ *   uct_bench -t TL -d DEV [-s SCALE] [-m MAX_SIZE] [-P put_short|am_short]
  *
  * The process starts a copy of itself (fork + exec, so that each loads and
  * initializes its libraries afresh: UCX keeps per-process state from load
@@ -15,6 +15,9 @@
  *   put_short_rate  8-byte put_short per second, flushed at the end
  *   put_zcopy_bw    put_zcopy bandwidth (MB/s) from 8 B to MAX_SIZE
  * A test the interface does not offer prints "RESULT <test> <size> n/a".
+ * -P OP measures only the cost of posting OP (bursts of 16, drained by a
+ * flush outside the measurement): "RESULT post_OP 8 <ns> ns/op" and
+ * "POSTED <n>", for dividing a callgrind instruction count by.
  * SCALE multiplies the iteration counts (default 1).
  */
 
@@ -587,10 +590,76 @@ static void bench_put_zcopy(bench_t *b, int initiator, unsigned scale, size_t ma
     oob_barrier_progress(b);
 }
 
+/* --- posting cost (-P) ------------------------------------------------------ */
+/* Posts up to `count` operations back to back and returns how many the
+ * transport took before it ran out of resources. Kept out of line so that
+ * `valgrind --tool=callgrind --toggle-collect=<this function>` counts the
+ * instructions of the posts alone (run.sh -P does that). */
+__attribute__((noinline)) unsigned post_burst_put_short(bench_t *b, const remote_region_t *remote,
+                                                        const uint64_t *value, unsigned count)
+{
+    unsigned i;
+    for (i = 0; i < count; ++i) {
+        if (uct_ep_put_short(b->ep, value, sizeof(*value), remote->address,
+                             remote->rkey.rkey) != UCS_OK) {
+            break;
+        }
+    }
+    return i;
+}
+
+__attribute__((noinline)) unsigned post_burst_am_short(bench_t *b, unsigned count)
+{
+    unsigned i;
+    for (i = 0; i < count; ++i) {
+        if (uct_ep_am_short(b->ep, AM_RATE, i, NULL, 0) != UCS_OK) {
+            break;
+        }
+    }
+    return i;
+}
+
+static void bench_post_cost(bench_t *b, int initiator, unsigned scale, const char *op,
+                            const remote_region_t *remote)
+{
+    const uint64_t wanted = 20000ull * scale;
+    const unsigned burst  = 16;
+    int is_put            = !strcmp(op, "put_short");
+    uint64_t posted = 0, value = 42;
+    double elapsed  = 0, start;
+    unsigned n;
+
+    oob_barrier(b);
+    if (!initiator) {
+        oob_barrier_progress(b);
+        return;
+    }
+    CHECK(is_put || !strcmp(op, "am_short"), "-P takes put_short or am_short");
+    if (is_put && (!(b->iface_attr.cap.flags & UCT_IFACE_FLAG_PUT_SHORT) || !remote->valid)) {
+        result_na("post_put_short", 8, "no-put_short");
+    } else if (!is_put && !(b->iface_attr.cap.flags & UCT_IFACE_FLAG_AM_SHORT)) {
+        result_na("post_am_short", 8, "no-am_short");
+    } else {
+        while (posted < wanted) {
+            start = now_sec();
+            n     = is_put ? post_burst_put_short(b, remote, &value, burst) :
+                             post_burst_am_short(b, burst);
+            elapsed += now_sec() - start;
+            posted  += n;
+            /* Drain outside the measured function: completions, credits. */
+            flush_ep(b);
+        }
+        result(is_put ? "post_put_short" : "post_am_short", 8, elapsed / posted * 1e9,
+               "ns/op");
+        printf("POSTED %" PRIu64 "\n", posted);
+    }
+    oob_barrier_progress(b);
+}
+
 /* --- main ------------------------------------------------------------------ */
 
 static void run(int oob, int initiator, const char *tl, const char *dev, unsigned scale,
-                size_t max_size)
+                size_t max_size, const char *post_op)
 {
     bench_t b;
     region_t region;
@@ -605,14 +674,18 @@ static void run(int oob, int initiator, const char *tl, const char *dev, unsigne
                  "uct_worker_create");
     CHECK(open_iface(&b, tl, dev) == 0, "no resource %s/%s", tl, dev);
     connect_peer(&b);
-
-    bench_am_short(&b, initiator, scale);
     if (!initiator) {
         have_region = region_create(&b, max_size, &region) == 0;
     }
     exchange_region(&b, initiator, &region, have_region, &remote);
-    bench_put_short(&b, initiator, scale, &remote);
-    bench_put_zcopy(&b, initiator, scale, max_size, &remote);
+
+    if (post_op != NULL) {
+        bench_post_cost(&b, initiator, scale, post_op, &remote);
+    } else {
+        bench_am_short(&b, initiator, scale);
+        bench_put_short(&b, initiator, scale, &remote);
+        bench_put_zcopy(&b, initiator, scale, max_size, &remote);
+    }
 
     oob_barrier_progress(&b);
     uct_ep_destroy(b.ep);
@@ -629,10 +702,11 @@ int main(int argc, char **argv)
     int fds[2], c, status;
     pid_t child;
 
-    int target_fd = -1;
+    int target_fd       = -1;
+    const char *post_op = NULL;
     char fd_arg[16], scale_arg[16], size_arg[32];
 
-    while ((c = getopt(argc, argv, "t:d:s:m:T:h")) != -1) {
+    while ((c = getopt(argc, argv, "t:d:s:m:P:T:h")) != -1) {
         switch (c) {
         case 't':
             tl = optarg;
@@ -646,11 +720,14 @@ int main(int argc, char **argv)
         case 'm':
             max_size = strtoull(optarg, NULL, 0);
             break;
+        case 'P':
+            post_op = optarg;
+            break;
         case 'T': /* internal: run as the target on this socket */
             target_fd = atoi(optarg);
             break;
         default:
-            fprintf(stderr, "usage: uct_bench -t TL -d DEV [-s SCALE] [-m MAX_SIZE]\n");
+            fprintf(stderr, "usage: uct_bench -t TL -d DEV [-s SCALE] [-m MAX_SIZE] [-P OP]\n");
             return 2;
         }
     }
@@ -659,7 +736,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (target_fd >= 0) {
-        run(target_fd, 0, tl, dev, scale, max_size);
+        run(target_fd, 0, tl, dev, scale, max_size, post_op);
         return 0;
     }
 
@@ -671,13 +748,15 @@ int main(int argc, char **argv)
         snprintf(fd_arg, sizeof(fd_arg), "%d", fds[1]);
         snprintf(scale_arg, sizeof(scale_arg), "%u", scale);
         snprintf(size_arg, sizeof(size_arg), "%zu", max_size);
-        execl("/proc/self/exe", argv[0], "-T", fd_arg, "-t", tl, "-d", dev, "-s", scale_arg,
-              "-m", size_arg, (char *)NULL);
+        /* argv[0] rather than /proc/self/exe: under valgrind the latter is
+         * the valgrind tool, and the target should run natively. */
+        execl(strchr(argv[0], '/') ? argv[0] : "/proc/self/exe", argv[0], "-T", fd_arg, "-t", tl, "-d", dev, "-s", scale_arg,
+              "-m", size_arg, post_op ? "-P" : (char *)NULL, post_op, (char *)NULL);
         fprintf(stderr, "uct_bench: exec of the target failed: %s\n", strerror(errno));
         _exit(1);
     }
     close(fds[1]);
-    run(fds[0], 1, tl, dev, scale, max_size);
+    run(fds[0], 1, tl, dev, scale, max_size, post_op);
     CHECK(waitpid(child, &status, 0) == child, "waitpid");
     CHECK(WIFEXITED(status) && (WEXITSTATUS(status) == 0), "the target process failed");
     return 0;
