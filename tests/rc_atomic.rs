@@ -68,14 +68,7 @@ impl Target {
 
 /// Waits for `comp` to have been called once.
 fn wait_done(pair: &Pair, comp: &CountingCompletion) {
-    // The completion is written by progress on this thread only.
-    let calls = &comp.calls as *const u32;
-    // SAFETY: comp outlives the wait; progress calls the callback on this
-    // thread, so a volatile read sees its update.
-    assert!(
-        pair.wait(|| unsafe { calls.read_volatile() } >= 1),
-        "completion not called"
-    );
+    assert!(pair.wait(|| comp.calls() >= 1), "completion not called");
 }
 
 const OPS_POST: [uct_atomic_op_t; 4] = [
@@ -187,8 +180,8 @@ fn every_fetch_op_and_width_returns_the_old_value() {
         };
         assert_eq!(status, UCS_INPROGRESS, "op {op}");
         wait_done(&pair, &comp);
-        assert_eq!(comp.last_status, UCS_OK);
-        assert_eq!(comp.calls, 1);
+        assert_eq!(comp.status(), UCS_OK);
+        assert_eq!(comp.calls(), 1);
         // SAFETY: written by the completion on this thread.
         assert_eq!(
             unsafe { std::ptr::read_volatile(&result64) },
@@ -215,7 +208,7 @@ fn every_fetch_op_and_width_returns_the_old_value() {
         };
         assert_eq!(status, UCS_INPROGRESS, "op {op}");
         wait_done(&pair, &comp);
-        assert_eq!(comp.last_status, UCS_OK);
+        assert_eq!(comp.status(), UCS_OK);
         // SAFETY: as above.
         assert_eq!(
             unsafe { std::ptr::read_volatile(&result32) },
@@ -367,8 +360,8 @@ fn counter_bumped_from_both_sides_counts_every_add() {
     }
     for comp in &comps {
         wait_done(&pair, comp);
-        assert_eq!(comp.last_status, UCS_OK);
-        assert_eq!(comp.calls, 1);
+        assert_eq!(comp.status(), UCS_OK);
+        assert_eq!(comp.calls(), 1);
     }
     assert_eq!(target.read64(0), (2 * PER_SIDE) as u64);
     assert_eq!(target.read64(8) as u32, (2 * PER_SIDE) as u32);

@@ -1,0 +1,98 @@
+//! rc_mlx5 atomics over lossy soft devices: a fetch-and-add whose request or
+//! response is lost and retried still executes exactly once (the responder
+//! answers a duplicate from its saved result), so a counter bumped from both
+//! sides ends at the number of adds and every fetched value is distinct. Its
+//! own test binary, since the loss applies to the whole device.
+
+mod rc_common;
+
+use rc_common::*;
+use uct::abi::*;
+use uct::api::ep::*;
+use uct::api::md::*;
+use uct::api::soft_hca::uct_soft_hca_loss_set;
+
+/// Posts with progress until the op is accepted.
+fn post_retrying(pair: &Pair, mut post: impl FnMut() -> ucs_status_t) -> ucs_status_t {
+    loop {
+        let status = post();
+        if status != UCS_ERR_NO_RESOURCE {
+            return status;
+        }
+        pair.progress();
+    }
+}
+
+#[test]
+fn fetch_add_executes_once_per_op_under_loss() {
+    const PER_SIDE: usize = 400;
+    std::env::set_var("UCX_SOFT_HCA_SEED", "20261202");
+    let settings = [(c"RC_TIMEOUT", c"2ms"), (c"RC_RETRY_COUNT", c"7")];
+    let pair = Pair::with_config(None, None, &settings);
+    // SAFETY: known device names.
+    unsafe {
+        assert_eq!(uct_soft_hca_loss_set(c"mlx5_0".as_ptr(), 0.05), UCS_OK);
+        assert_eq!(uct_soft_hca_loss_set(c"mlx5_1".as_ptr(), 0.05), UCS_OK);
+    }
+    // The counter is registered with both devices (one process), so each
+    // side's ep reaches the same word.
+    let mut counter = Box::new(0u64);
+    let counter_ptr: *mut u64 = &mut *counter;
+    let (memh_b, rkey_via_b) = pair.b.register(counter_ptr.cast(), 8);
+    let (memh_a, rkey_via_a) = pair.a.register(counter_ptr.cast(), 8);
+    let mut fetched = vec![u64::MAX; 2 * PER_SIDE];
+    let results = fetched.as_mut_ptr();
+    let mut comp = CountingCompletion::new((2 * PER_SIDE) as i32);
+    let comp_ptr = comp.as_ptr();
+    for i in 0..PER_SIDE {
+        for (side, (ep, rkey)) in [(pair.ep_a, rkey_via_b), (pair.ep_b, rkey_via_a)]
+            .into_iter()
+            .enumerate()
+        {
+            // SAFETY: live eps; result slots and the completion outlive the
+            // ops (waited for below).
+            let status = post_retrying(&pair, || unsafe {
+                uct_ep_atomic64_fetch(
+                    ep,
+                    UCT_ATOMIC_OP_ADD,
+                    1,
+                    results.add(2 * i + side),
+                    counter_ptr as u64,
+                    rkey,
+                    comp_ptr,
+                )
+            });
+            assert_eq!(status, UCS_INPROGRESS);
+        }
+    }
+    assert!(pair.wait(|| comp.calls() == 1), "not every add completed");
+    assert_eq!(comp.status(), UCS_OK);
+    // SAFETY: every op completed; the devices no longer write these.
+    let total = unsafe { counter_ptr.read_volatile() };
+    assert_eq!(total, (2 * PER_SIDE) as u64);
+    // SAFETY: as above.
+    let mut seen: Vec<u64> = (0..2 * PER_SIDE)
+        .map(|i| unsafe { results.add(i).read_volatile() })
+        .collect();
+    seen.sort_unstable();
+    assert!(
+        seen.iter().enumerate().all(|(i, &v)| v == i as u64),
+        "fetched values are not 0..{}",
+        2 * PER_SIDE
+    );
+    let mut dropped = 0;
+    for name in ["mlx5_0", "mlx5_1"] {
+        let device = uct::hca::soft::SoftDevice::open(name).expect("open device");
+        let stats = device.link_stats();
+        dropped += stats.tx_dropped_loss + stats.rx_dropped_loss;
+    }
+    assert!(dropped > 0, "no packet was dropped");
+    // SAFETY: registered above; loss off again.
+    unsafe {
+        assert_eq!(uct_md_mem_dereg(pair.b.md, memh_b), UCS_OK);
+        assert_eq!(uct_md_mem_dereg(pair.a.md, memh_a), UCS_OK);
+        assert_eq!(uct_soft_hca_loss_set(c"mlx5_0".as_ptr(), 0.0), UCS_OK);
+        assert_eq!(uct_soft_hca_loss_set(c"mlx5_1".as_ptr(), 0.0), UCS_OK);
+    }
+    pair.close();
+}
