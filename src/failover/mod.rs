@@ -11,6 +11,8 @@
 pub mod classify;
 pub mod error;
 pub mod purge;
+pub mod query;
+pub mod state;
 pub mod token;
 
 pub use classify::{classify, packets_for, Action, OpClass, OpPsns, Verdict, FETCH_LOST_STATUS};
@@ -19,6 +21,8 @@ pub use purge::{
     report_op, run_purge, AtomicWidth, OpDescriptor, PurgeCallback, PurgeSink, PurgeSummary,
     RemoteTarget,
 };
+pub use query::{ep_query_tx_token, iface_query_tokens, prepare_purge, ResponderLookup};
+pub use state::{EpFailover, HoldReason, OnError};
 pub use token::{
     derive_rx_token, ConnectionId, DeviceId, QpIdentity, ResponderState, RxToken, TxToken,
     RX_TOKEN_LENGTH, TX_TOKEN_LENGTH,
