@@ -110,8 +110,8 @@ for config in "${configs[@]}"; do
                     bell=$(callgrind_annotate --inclusive=yes --threshold=100 --auto=no \
                             "$out/callgrind.$name.$op" 2>/dev/null |
                         awk -v re="$UCT_BENCH_DOORBELL" -v p="$posted" '
-                            $1 ~ /^[0-9,]+$/ && $2 ~ /^\(/ && $3 ~ re { gsub(",", "", $1); s += $1 }
-                            END { printf "%.1f", s / p }')
+                            $1 ~ /^[0-9,]+$/ && $2 ~ /^\(/ && $3 ~ re { gsub(",", "", $1); s += $1; n++ }
+                            END { if (n) printf "%.1f", s / p; else printf "-" }')
                 fi
             fi
         fi
