@@ -384,3 +384,54 @@ fn receiver_passes_on_unknown_connection_and_refuses_bad_input_before_lookup() {
         Err(FailoverError::OutputTooSmall { .. })
     ));
 }
+
+#[test]
+fn every_single_bit_flip_anywhere_is_refused() {
+    for (original, is_rx) in [(tx_bytes().to_vec(), false), (rx_bytes(77).to_vec(), true)] {
+        for byte in 0..original.len() {
+            for bit in 0..8 {
+                let mut token = original.clone();
+                token[byte] ^= 1 << bit;
+                let refused = if is_rx {
+                    RxToken::decode(&token).is_err()
+                } else {
+                    TxToken::decode(&token).is_err()
+                };
+                assert!(refused, "rx={is_rx} byte {byte} bit {bit} accepted");
+            }
+        }
+    }
+}
+
+/// Seeded random buffers of every length up to past the token size: never a
+/// panic, always a refusal.
+#[test]
+fn random_input_never_panics_and_is_refused() {
+    let mut seed: u64 = 0x0123_4567_89ab_cdef;
+    let mut byte = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed as u8
+    };
+    for round in 0..20_000 {
+        let length = round % (RX_TOKEN_LENGTH + 8);
+        let mut buffer: Vec<u8> = (0..length).map(|_| byte()).collect();
+        // Half the rounds start with a valid header, so the deeper checks
+        // (length, checksum, ranges, identity) see random input too.
+        if round % 2 == 0 && length >= 8 {
+            let (magic, token_length) = if round % 4 == 0 {
+                (b"rcTX", TX_TOKEN_LENGTH as u16)
+            } else {
+                (b"rcRX", RX_TOKEN_LENGTH as u16)
+            };
+            buffer[..4].copy_from_slice(magic);
+            buffer[4] = 1;
+            buffer[5] = 0;
+            buffer[6..8].copy_from_slice(&token_length.to_be_bytes());
+        }
+        assert!(TxToken::decode(&buffer).is_err(), "round {round}");
+        assert!(RxToken::decode(&buffer).is_err(), "round {round}");
+        assert!(RxToken::decode_for(&buffer, &connection()).is_err());
+    }
+}
