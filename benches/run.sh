@@ -36,10 +36,11 @@ configs=(
     "ucx_tcp_lo||tcp|lo"
     "ucx_posix||posix|memory"
 )
-names=()
+names=() files=()
 for config in "${configs[@]}"; do
     IFS='|' read -r name env tl dev <<<"$config"
     names+=("$name")
+    files+=("$out/$name.txt")
     echo "running $name ($tl/$dev)..." >&2
     # shellcheck disable=SC2086 # env is one VAR=value word or empty
     if ! env $env timeout 600 "$out/uct_bench" -t "$tl" -d "$dev" -s "$scale" \
@@ -79,7 +80,7 @@ awk -v names="${names[*]}" '
             for (i = 2; i <= n; i++) printf " %12s", ratio(value[order[r], 1], value[order[r], i])
             printf "\n"
         }
-    }' $(for name in "${names[@]}"; do echo "$out/$name.txt"; done)
+    }' "${files[@]}"
 
 # --- posting cost -----------------------------------------------------------
 "$cc" -std=gnu99 -O2 -g -Wall -o "$out/uct_bench_g" "$here/uct_bench.c" -luct -lucs

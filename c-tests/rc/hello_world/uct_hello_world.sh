@@ -114,7 +114,8 @@ fetch_example() {
 check_header_origin() {
     local cc=$1 include_dir=$2 source=$3
     local foreign
-    foreign=$("$cc" -M -I"$include_dir" "$source" | tr ' \\' '\n\n' |
+    # -M lists the dependencies on continued lines: one path per line.
+    foreign=$("$cc" -M -I"$include_dir" "$source" | tr -s ' \\\n' '\n' |
               grep -E '/(uct|ucs)/' | grep -v "^$include_dir/" || true)
     if [[ -n "$foreign" ]]; then
         die "the build against $include_dir includes headers from elsewhere:"$'\n'"$foreign"
@@ -184,7 +185,7 @@ expected_string() {
 # once and ldd may list only libuct.so.0; any UCX library (libuc*) it lists
 # must come from `lib_dir`.
 check_resolved_lib() {
-    local binary=$1 lib_dir want name path
+    local binary=$1 want name path
     want=$(realpath "$2")
     local resolved
     resolved=$(ldd "$binary" | awk '$1 ~ /^libuc[a-z]*\.so/ { print $1, $3 }')
