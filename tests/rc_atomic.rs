@@ -582,3 +582,126 @@ fn a_fetch_without_completion_is_known_done_after_flush() {
     unsafe { uct_md_mem_dereg(pair.b.md, memh) };
     pair.close();
 }
+
+#[test]
+fn outstanding_atomics_name_their_uct_calls() {
+    use uct::mlx5::AtomicSize::{Bits32, Bits64};
+    use uct::rc::atomic::{outstanding_call, UctAtomic};
+    use uct::rc::ep::{CompletionAction, OpKind, RcEp};
+
+    let pair = Pair::new();
+    let mut target = Target::new(4);
+    let (memh, rkey) = pair.b.register(target.base(), target.len());
+    let (at0, at8, at16, at24) = (
+        target.addr(0),
+        target.addr(8),
+        target.addr(16),
+        target.addr(24),
+    );
+    let mut result64 = 0u64;
+    let mut result32 = 0u32;
+    let mut result_cs = 0u32;
+    let ep = pair.ep_a;
+    // SAFETY: live ep; results outlive the ops (flushed below). No progress
+    // is made between the posts and the table walk, so nothing completes.
+    unsafe {
+        assert_eq!(
+            uct_ep_atomic64_post(ep, UCT_ATOMIC_OP_ADD, 5, at0, rkey),
+            UCS_OK
+        );
+        assert_eq!(
+            uct_ep_atomic32_fetch(
+                ep,
+                UCT_ATOMIC_OP_AND,
+                0xff00,
+                &mut result32,
+                at8,
+                rkey,
+                null_mut()
+            ),
+            UCS_INPROGRESS
+        );
+        assert_eq!(
+            uct_ep_atomic64_fetch(
+                ep,
+                UCT_ATOMIC_OP_SWAP,
+                77,
+                &mut result64,
+                at16,
+                rkey,
+                null_mut()
+            ),
+            UCS_INPROGRESS
+        );
+        assert_eq!(
+            uct_ep_atomic_cswap32(ep, 0, 9, at24, rkey, &mut result_cs, null_mut()),
+            UCS_INPROGRESS
+        );
+        let rc_ep = RcEp::from_handle(ep, "test").expect("live ep");
+        let table: Vec<_> = rc_ep.ops.iter().cloned().collect();
+        assert_eq!(table.len(), 4);
+        let kinds: Vec<OpKind> = table.iter().map(|op| op.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                OpKind::AtomicPost,
+                OpKind::AtomicFetch,
+                OpKind::AtomicFetch,
+                OpKind::AtomicFetch
+            ]
+        );
+        let calls: Vec<_> = table.iter().map(|op| outstanding_call(rc_ep, op)).collect();
+        assert_eq!(
+            calls,
+            [
+                Some(UctAtomic::Op {
+                    op: UCT_ATOMIC_OP_ADD,
+                    size: Bits64,
+                    value: 5
+                }),
+                Some(UctAtomic::Op {
+                    op: UCT_ATOMIC_OP_AND,
+                    size: Bits32,
+                    value: 0xff00
+                }),
+                Some(UctAtomic::Op {
+                    op: UCT_ATOMIC_OP_SWAP,
+                    size: Bits64,
+                    value: 77
+                }),
+                Some(UctAtomic::Cswap {
+                    size: Bits32,
+                    compare: 0,
+                    swap: 9
+                }),
+            ]
+        );
+        // Remote address and result pointer are in the entries.
+        assert_eq!(
+            table.iter().map(|op| op.remote_addr).collect::<Vec<_>>(),
+            [at0, at8, at16, at24]
+        );
+        let results: Vec<*mut std::ffi::c_void> = table
+            .iter()
+            .filter_map(|op| match op.action {
+                CompletionAction::FetchResult { result, .. } => Some(result),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            results,
+            [
+                (&mut result32 as *mut u32).cast(),
+                (&mut result64 as *mut u64).cast(),
+                (&mut result_cs as *mut u32).cast()
+            ]
+        );
+    }
+    assert_eq!(pair.flush(ep), UCS_OK);
+    assert_eq!(target.read64(0), 5);
+    assert_eq!(target.read64(16), 77);
+    assert_eq!(target.read32(24), 9);
+    // SAFETY: registered above, nothing in flight.
+    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    pair.close();
+}

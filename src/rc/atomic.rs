@@ -184,6 +184,97 @@ impl AtomicWqe {
     }
 }
 
+/// The UCT call an atomic WQE performs: what failover reports (and a peer
+/// path replays) for an atomic it could not finish.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UctAtomic {
+    /// `uct_ep_atomic{32,64}_post/fetch(op, value)`; the op table entry's
+    /// [`OpKind`] says whether it fetches.
+    Op {
+        op: uct_atomic_op_t,
+        size: AtomicSize,
+        value: u64,
+    },
+    /// `uct_ep_atomic_cswap{32,64}(compare, swap)`.
+    Cswap {
+        size: AtomicSize,
+        compare: u64,
+        swap: u64,
+    },
+}
+
+impl AtomicWqe {
+    /// The atomic a decoded send WQE carries (`None` for other opcodes).
+    pub fn from_send_op(op: &mlx5::SendOp) -> Option<AtomicWqe> {
+        Some(match *op {
+            mlx5::SendOp::AtomicFa { add, .. } => AtomicWqe::FetchAdd { add },
+            mlx5::SendOp::AtomicCs { swap, compare, .. } => {
+                AtomicWqe::CompareSwap { compare, swap }
+            }
+            mlx5::SendOp::MaskedCs { size, ops, .. } => AtomicWqe::MaskedCs { size, seg: ops },
+            mlx5::SendOp::MaskedFa { size, ops, .. } => AtomicWqe::MaskedFa { size, seg: ops },
+            _ => return None,
+        })
+    }
+
+    /// The UCT call that builds this WQE ([`AtomicWqe::for_op`] and
+    /// [`AtomicWqe::compare_swap`] backwards). Where two calls build the same
+    /// operands (OR of all ones and SWAP of all ones, AND of 0 and SWAP of 0)
+    /// the one valid without a fetch is named: both have the same effect and
+    /// fetch the same value. `None` for operands this transport never builds.
+    pub fn uct_call(&self) -> Option<UctAtomic> {
+        let op = |op, size, value| Some(UctAtomic::Op { op, size, value });
+        match *self {
+            AtomicWqe::FetchAdd { add } => op(UCT_ATOMIC_OP_ADD, AtomicSize::Bits64, add),
+            AtomicWqe::CompareSwap { compare, swap } => Some(UctAtomic::Cswap {
+                size: AtomicSize::Bits64,
+                compare,
+                swap,
+            }),
+            AtomicWqe::MaskedFa { size, seg } => {
+                let all = width_mask(size);
+                match seg.field_boundary & all {
+                    0 => op(UCT_ATOMIC_OP_ADD, size, seg.add & all),
+                    b if b == all => op(UCT_ATOMIC_OP_XOR, size, seg.add & all),
+                    _ => None,
+                }
+            }
+            AtomicWqe::MaskedCs { size, seg } => {
+                let all = width_mask(size);
+                let (swap, swap_mask) = (seg.swap & all, seg.swap_mask & all);
+                match seg.compare_mask & all {
+                    0 if swap_mask == swap => op(UCT_ATOMIC_OP_OR, size, swap),
+                    0 if swap_mask == !swap & all => op(UCT_ATOMIC_OP_AND, size, swap),
+                    0 if swap_mask == all => op(UCT_ATOMIC_OP_SWAP, size, swap),
+                    c if c == all && swap_mask == all && size == AtomicSize::Bits32 => {
+                        Some(UctAtomic::Cswap {
+                            size,
+                            compare: seg.compare & all,
+                            swap,
+                        })
+                    }
+                    _ => None,
+                }
+            }
+        }
+    }
+}
+
+/// The UCT call of an outstanding atomic of `ep`, read back from its WQE,
+/// which stays in the send ring until the op completes. `None` if `op` is
+/// not an atomic or its WQE does not decode.
+pub fn outstanding_call(ep: &RcEp, op: &crate::rc::ep::OutstandingOp) -> Option<UctAtomic> {
+    if !matches!(op.kind, OpKind::AtomicPost | OpKind::AtomicFetch) {
+        return None;
+    }
+    let ring_len = ep.tx.ring.wqebb_count as usize * mlx5::SEND_WQE_BB;
+    // SAFETY: the send ring is ring_len bytes valid while the QP lives; the
+    // blocks of an outstanding op are not rewritten before it completes.
+    let ring = unsafe { std::slice::from_raw_parts(ep.tx.ring.buf as *const u8, ring_len) };
+    let wqe = mlx5::decode_send_wqe(ring, op.wqe_index).ok()?;
+    AtomicWqe::from_send_op(&wqe.op)?.uct_call()
+}
+
 /// Sets the atomic capabilities of an iface whose device executes atomics
 /// (`device_atomics`: 64-bit standard and masked atomics of both widths).
 pub fn advertise(attr: &mut uct_iface_attr_t, device_atomics: bool) {
@@ -483,6 +574,15 @@ pub unsafe extern "C" fn ep_atomic_cswap64(
 mod tests {
     use super::*;
 
+    const OPS_ALL: [uct_atomic_op_t; 6] = [
+        UCT_ATOMIC_OP_ADD,
+        UCT_ATOMIC_OP_AND,
+        UCT_ATOMIC_OP_OR,
+        UCT_ATOMIC_OP_XOR,
+        UCT_ATOMIC_OP_SWAP,
+        UCT_ATOMIC_OP_CSWAP,
+    ];
+
     /// What the device computes for a masked/standard atomic (the mlx5
     /// semantics, written out independently of the soft HCA's engine).
     fn execute(wqe: &AtomicWqe, old: u64) -> u64 {
@@ -545,6 +645,59 @@ mod tests {
             let miss = AtomicWqe::compare_swap(size, old ^ 1, v);
             assert_eq!(execute(&miss, old), old);
         }
+    }
+
+    #[test]
+    fn every_wqe_names_the_call_that_built_it() {
+        use AtomicSize::*;
+        for size in [Bits32, Bits64] {
+            let all = width_mask(size);
+            for value in [0, 1, 0x8000_0001, 0xdead_beef_0bad_f00d & all, all] {
+                for fetch in [false, true] {
+                    for code in OPS_ALL {
+                        let Ok(wqe) = AtomicWqe::for_op(code, size, value, fetch) else {
+                            continue;
+                        };
+                        let call = wqe.uct_call().expect("decodable");
+                        let UctAtomic::Op {
+                            op,
+                            size: got_size,
+                            value: got_value,
+                        } = call
+                        else {
+                            panic!("{call:?}");
+                        };
+                        assert_eq!(got_size, size);
+                        // The named call is valid in this form and has the
+                        // same effect on every old value.
+                        let again = AtomicWqe::for_op(op, size, got_value, fetch).unwrap();
+                        for old in [0, all, 0x1234_5678_9abc_def0 & all, value] {
+                            assert_eq!(
+                                execute(&again, old),
+                                execute(&wqe, old),
+                                "{code} {value:x}"
+                            );
+                        }
+                        if value != 0 && value != all {
+                            assert_eq!((op, got_value), (code, value));
+                        }
+                    }
+                }
+                let cswap = AtomicWqe::compare_swap(size, value, !value & all);
+                assert_eq!(
+                    cswap.uct_call(),
+                    Some(UctAtomic::Cswap {
+                        size,
+                        compare: value,
+                        swap: !value & all
+                    })
+                );
+            }
+        }
+        assert_eq!(
+            AtomicWqe::from_send_op(&mlx5::SendOp::Send { imm: None }),
+            None
+        );
     }
 
     #[test]
