@@ -705,3 +705,136 @@ fn outstanding_atomics_name_their_uct_calls() {
     unsafe { uct_md_mem_dereg(pair.b.md, memh) };
     pair.close();
 }
+
+#[test]
+fn results_are_byte_swapped_only_for_a_big_endian_device() {
+    use uct::rc::iface::RcIface;
+
+    let pair = Pair::new();
+    let mut target = Target::new(2);
+    let (memh, rkey) = pair.b.register(target.base(), target.len());
+    let old64 = 0x0102_0304_0506_0708u64;
+    let old32 = 0x1122_3344u32;
+    for big_endian in [false, true] {
+        // Pretend the device writes results big-endian as mlx5 hardware
+        // does (the soft HCA writes host order): the transport must then
+        // swap, so the caller sees the host-order value swapped.
+        // SAFETY: a live iface of this library; no op is in flight.
+        unsafe {
+            RcIface::from_handle(pair.a.iface, "test")
+                .expect("live iface")
+                .state
+                .atomic_results_big_endian = big_endian;
+        }
+        target.write64(0, old64);
+        target.write32(8, old32);
+        let mut result64 = 0u64;
+        let mut result32 = 0u32;
+        let mut comp = CountingCompletion::new(2);
+        // SAFETY: live ep; results and comp outlive the ops.
+        unsafe {
+            assert_eq!(
+                uct_ep_atomic64_fetch(
+                    pair.ep_a,
+                    UCT_ATOMIC_OP_ADD,
+                    1,
+                    &mut result64,
+                    target.addr(0),
+                    rkey,
+                    comp.as_ptr()
+                ),
+                UCS_INPROGRESS
+            );
+            assert_eq!(
+                uct_ep_atomic_cswap32(
+                    pair.ep_a,
+                    old32,
+                    5,
+                    target.addr(8),
+                    rkey,
+                    &mut result32,
+                    comp.as_ptr()
+                ),
+                UCS_INPROGRESS
+            );
+        }
+        wait_done(&pair, &comp);
+        // SAFETY: written by the completion on this thread.
+        let (got64, got32) = unsafe {
+            (
+                std::ptr::read_volatile(&result64),
+                std::ptr::read_volatile(&result32),
+            )
+        };
+        if big_endian {
+            assert_eq!(got64, old64.swap_bytes());
+            assert_eq!(got32, old32.swap_bytes());
+        } else {
+            assert_eq!(got64, old64);
+            assert_eq!(got32, old32);
+        }
+        // The target itself is always in host order.
+        assert_eq!(target.read64(0), old64 + 1);
+        assert_eq!(target.read32(8), 5);
+    }
+    // SAFETY: registered above, nothing in flight.
+    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    pair.close();
+}
+
+#[test]
+fn a_refused_atomic_fails_the_ep_and_completes_fetches_with_the_error() {
+    let pair = Pair::new();
+    let mut target = Target::new(2);
+    let (memh, rkey) = pair.b.register(target.base(), target.len());
+    target.write64(0, 50);
+    target.write64(8, 60);
+    let mut results = [u64::MAX; 3];
+    let mut comps: Vec<Box<CountingCompletion>> =
+        (0..3).map(|_| CountingCompletion::new(1)).collect();
+    // The second fetch targets memory outside the registration: the
+    // responder refuses it, the ep fails, the third op is flushed.
+    let outside = target.addr(0) + 4096;
+    let addresses = [target.addr(0), outside, target.addr(8)];
+    for i in 0..3 {
+        // SAFETY: live ep; results and comps outlive the ops.
+        let status = unsafe {
+            uct_ep_atomic64_fetch(
+                pair.ep_a,
+                UCT_ATOMIC_OP_ADD,
+                1,
+                &mut results[i],
+                addresses[i],
+                rkey,
+                comps[i].as_ptr(),
+            )
+        };
+        assert_eq!(status, UCS_INPROGRESS);
+    }
+    assert!(pair.wait(|| comps.iter().all(|c| c.calls() == 1)));
+    assert_eq!(comps[0].status(), UCS_OK);
+    assert_ne!(comps[1].status(), UCS_OK);
+    assert_ne!(comps[2].status(), UCS_OK);
+    // SAFETY: written (or not) by completions on this thread.
+    let got = unsafe { std::ptr::read_volatile(&results) };
+    assert_eq!(got[0], 50);
+    assert_eq!(
+        got[1..],
+        [u64::MAX; 2],
+        "failed fetches leave the result alone"
+    );
+    assert_eq!(target.read64(0), 51);
+    assert_eq!(target.read64(8), 60, "the flushed op did not execute");
+    // Posts on the failed ep report the error.
+    // SAFETY: live (failed) ep.
+    let status =
+        unsafe { uct_ep_atomic64_post(pair.ep_a, UCT_ATOMIC_OP_ADD, 1, target.addr(0), rkey) };
+    assert!(
+        status < 0 && status != UCS_ERR_NO_RESOURCE,
+        "status {status}"
+    );
+    assert_eq!(target.read64(0), 51);
+    // SAFETY: registered above, nothing in flight.
+    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    pair.close();
+}
