@@ -435,3 +435,17 @@ fn random_input_never_panics_and_is_refused() {
         assert!(RxToken::decode_for(&buffer, &connection()).is_err());
     }
 }
+
+#[test]
+fn both_ends_name_the_same_connection() {
+    let sender_qp = connection().requester;
+    let receiver_qp = connection().responder;
+    let seen_by_sender = ConnectionId::as_requester(sender_qp, receiver_qp);
+    let seen_by_receiver = ConnectionId::as_responder(receiver_qp, sender_qp);
+    assert_eq!(seen_by_sender, seen_by_receiver);
+    assert_eq!(seen_by_sender, connection());
+    // Swapping the roles is another connection (the other direction).
+    assert!(ConnectionId::as_requester(receiver_qp, sender_qp)
+        .check_matches(&connection())
+        .is_err());
+}

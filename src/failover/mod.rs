@@ -1,12 +1,47 @@
 //! Failover, the transport-independent part: the TX/RX token formats
-//! ([`token`]), the per-op delivery decision from PSNs ([`classify`]), and
-//! the purge driver with the `uct_ep_op_info_t` builder ([`purge`]).
+//! ([`token`]), the per-op delivery decision from PSNs ([`classify`](mod@classify)), the
+//! `uct_ep_op_info_t` builder and purge driver ([`purge`]), the token parts
+//! of the C queries ([`query`]) and the per-ep state ([`state`]).
 //!
-//! The rc transport supplies the facts (its connection identity, the
-//! responder QP's `next_rcv_psn`, the op table with PSNs) and the effects
-//! (completing, reporting, releasing ops); everything decided in between
-//! lives here and is tested without a device. See DESIGN §5 for the
-//! promises and [`classify`] for the exact rules.
+//! The transport supplies the facts (its connection identity, the responder
+//! QP's `next_rcv_psn`, the op table with PSNs) and the effects (completing,
+//! reporting, releasing ops); everything decided in between lives here and
+//! is tested without a device. DESIGN §5 has the promises, [`classify`](mod@classify) the
+//! exact rules.
+//!
+//! # What a transport calls
+//!
+//! Identity: each ep knows its own QP ([`QpIdentity`]: device id from its
+//! [`crate::hca::DeviceAddress`] via [`DeviceId::from_address`], QPN, and a
+//! generation, the QP's initial PSN) and the peer's (from the peer's ep
+//! address: device, QPN, initial PSN). The sender names the connection
+//! [`ConnectionId::as_requester`]`(own, peer)`, the receiver the same one
+//! [`ConnectionId::as_responder`]`(own, peer)`.
+//!
+//! - `uct_ep_failover_enable` → [`EpFailover::enable`]; on an error CQE,
+//!   [`EpFailover::on_transport_error`] says whether to keep the op table
+//!   (and suppress completions: [`EpFailover::is_holding`]) or complete it
+//!   with the error. The iface error handler is called either way, once.
+//! - `uct_ep_invalidate(flags)` → move the QP to ERROR, then
+//!   [`EpFailover::on_invalidate`]`(flags & NO_COMPLETIONS != 0)`.
+//! - `uct_ep_query` → [`ep_query_tx_token`]`(attr, Some(&connection))`
+//!   (`None` before `connect_to_ep`).
+//! - `uct_iface_query_v2` → fill the other fields, then
+//!   [`iface_query_tokens`]`(attr, Some(&mut lookup))`, where `lookup` finds
+//!   the ep whose QPN is `claimed.responder.qpn` (else
+//!   [`FailoverError::UnknownConnection`]) and answers its own
+//!   `as_responder` view plus `qp.query()?.next_rcv_psn`.
+//! - `uct_ep_outstanding_purge` → [`EpFailover::check_purge`]; build one
+//!   [`OpPsns`] per op-table entry (class from the op kind, `first_psn`,
+//!   `psn_count`, `cqe_seen`); [`prepare_purge`]`(params, &connection, &ops,
+//!   tx.next_psn)`; on `Err` return it untouched. Then take the ops out of
+//!   the table, map each to an [`OpDescriptor`] (data it borrows must stay
+//!   valid until the callback returns: copy inline data out of the ring
+//!   first if it wraps), and [`run_purge`] them with a [`PurgeSink`]:
+//!   `complete` runs the op's completion action only for `Ok` and calls
+//!   `comp`; `report` calls [`report_op`] with
+//!   [`PurgeCallback::from_params`]; every method releases the op's bounce
+//!   buffer, ring blocks and CQ credit. Finally [`EpFailover::purged`].
 
 pub mod classify;
 pub mod error;

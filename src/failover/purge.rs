@@ -1,7 +1,7 @@
 //! The transport-neutral half of `uct_ep_outstanding_purge`: what an
 //! outstanding op looks like to the caller ([`OpDescriptor`] →
 //! `uct_ep_op_info_t`), and the driver that applies the verdicts of
-//! [`crate::failover::classify`] in posting order.
+//! [`crate::failover::classify`](mod@crate::failover::classify) in posting order.
 //!
 //! A transport's purge is then:
 //! 1. decode and check the RX token against the ep's connection

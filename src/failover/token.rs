@@ -95,6 +95,24 @@ pub struct ConnectionId {
 }
 
 impl ConnectionId {
+    /// The connection as the sending ep sees it: `local` is its own QP,
+    /// `remote` the peer QP it is connected to (from the peer's ep address).
+    pub fn as_requester(local: QpIdentity, remote: QpIdentity) -> ConnectionId {
+        ConnectionId {
+            requester: local,
+            responder: remote,
+        }
+    }
+
+    /// The same connection as the receiving ep sees it: `local` is its own
+    /// QP (the responder), `remote` the sender's QP.
+    pub fn as_responder(local: QpIdentity, remote: QpIdentity) -> ConnectionId {
+        ConnectionId {
+            requester: remote,
+            responder: local,
+        }
+    }
+
     /// `Ok` when `token` names exactly this connection; otherwise the first
     /// field that differs, for the log line.
     pub fn check_matches(&self, token: &ConnectionId) -> Result<(), FailoverError> {
