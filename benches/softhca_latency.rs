@@ -14,7 +14,6 @@
 //! `SOFTHCA_BENCH_MSGS` (messages per rate run, default 200000).
 
 #[path = "../tests/softhca_common/mod.rs"]
-#[allow(dead_code, unused_imports)]
 mod softhca_common;
 
 use std::io::{BufRead, BufReader, Write};
@@ -373,8 +372,7 @@ fn perftest(args: &[&str], port: u16) -> Option<Vec<f64>> {
         let text = String::from_utf8_lossy(&out.stdout);
         result = text
             .lines()
-            .filter(|l| !l.starts_with('[') && l.contains(','))
-            .next_back()
+            .rfind(|l| !l.starts_with('[') && l.contains(','))
             .map(|l| l.split(',').filter_map(|f| f.trim().parse().ok()).collect());
         break;
     }

@@ -6,9 +6,11 @@
 //! - `wire/`: RoCEv2 packet parse/emit with ICRC;
 //! - `device`, `qp`, `queues`, `translate`: rings, doorbells, CQ writing, the
 //!   service thread;
-//! - `link`: the UDP port and its faults; `registry`: process-wide devices.
+//! - `link`: the UDP port and its faults; `registry`: process-wide devices;
+//! - `engine_fuzzing`: the checks of the engine fuzz target (tests only).
 
 pub mod engine;
+pub mod engine_fuzzing;
 pub mod wire;
 
 mod device;

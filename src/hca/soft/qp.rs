@@ -320,7 +320,11 @@ impl QpContext {
     }
 
     /// Sends every packet the engine has ready and writes every completion.
+    /// Completions go first: a receive's CQE must not wait for the
+    /// `sendto` of its ACK (one system call off the latency path). Starting
+    /// a request can fail it locally, so completions are written again after.
     fn pump(&mut self, now: Instant, link: &Link, mrs: &MrTable) {
+        self.write_completions();
         let mut memory = ProcessMemory {
             table: mrs,
             pd: self.pd,
