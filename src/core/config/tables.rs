@@ -523,6 +523,12 @@ static SOFT_HCA_FIELDS: &[Field] = &[
         "Fraction of packets the software HCA's link drops, 0..1 (fault injection).",
         Kind::Fraction,
     ),
+    value(
+        "SOFT_HCA_SEED",
+        "auto",
+        "Seed of the software HCA's packet drop decisions, for reproducible lossy\nruns; 'auto' picks a random one.",
+        Kind::Ulunits,
+    ),
 ];
 
 pub static SOFT_HCA_CONFIG: ConfigTable = ConfigTable {

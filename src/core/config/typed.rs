@@ -422,6 +422,8 @@ pub struct SoftHcaConfig {
     pub devices: Vec<SoftDeviceSpec>,
     /// Fraction of packets dropped, 0..=1.
     pub loss: f64,
+    /// Seed of the drop decisions; `None` (`auto`) means random.
+    pub seed: Option<u64>,
 }
 
 impl SoftHcaConfig {
@@ -440,6 +442,10 @@ impl SoftHcaConfig {
             mode,
             devices,
             loss: r.double("SOFT_HCA_LOSS")?,
+            seed: match r.ulunits("SOFT_HCA_SEED")? {
+                Ulunits::Value(seed) => Some(seed),
+                Ulunits::Auto | Ulunits::Inf => None,
+            },
         })
     }
 }

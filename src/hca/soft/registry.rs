@@ -11,9 +11,6 @@ use super::device::Opened;
 use crate::abi::ucs_status::Status;
 use crate::core::config::SoftHcaMode;
 
-/// Environment variable: seed of the loss decisions (random when unset).
-pub const SOFT_HCA_SEED_ENV: &str = "UCX_SOFT_HCA_SEED";
-
 /// Faults of one device name.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Faults {
@@ -82,18 +79,13 @@ fn registry() -> MutexGuard<'static, Registry> {
 }
 
 fn loss_seed(opened: u64) -> u64 {
-    let base = match std::env::var(SOFT_HCA_SEED_ENV) {
-        Ok(text) => match text.trim().parse::<u64>() {
-            Ok(seed) => seed,
-            Err(_) => {
-                tracing::warn!(
-                    "{SOFT_HCA_SEED_ENV}='{text}' is not an integer; using a random seed"
-                );
-                random_seed()
-            }
-        },
-        Err(_) => random_seed(),
-    };
+    // Read at each open (not once with the device table) so that a test
+    // may set `UCX_SOFT_HCA_SEED` after the first device of the process
+    // opened. A bad value was reported by the config module.
+    let configured = crate::core::config::soft_hca_config()
+        .ok()
+        .and_then(|config| config.seed);
+    let base = configured.unwrap_or_else(random_seed);
     base ^ opened.wrapping_mul(0x2545_f491_4f6c_dd1d)
 }
 
