@@ -7,7 +7,9 @@
 //! first PSN it used and how many (an RC requester numbers packets, not
 //! messages: SEND/WRITE/READ use `max(1, ceil(len / path MTU))`, an atomic
 //! 1, a NOP 0; [`packets_for`] is that rule), what kind of op it is, and
-//! whether a completion (CQE) covering it was polled. `next_psn` is the PSN
+//! whether a *successful* completion (CQE) covering it was polled (an error
+//! CQE and the flush errors after it say nothing about delivery: the op that
+//! failed may or may not have reached the peer). `next_psn` is the PSN
 //! the ep would give its next packet. The RX token's `next_rcv_psn` is the
 //! first PSN the responder has *not* accepted: every packet before it was
 //! received in order and acted on (data placed, message delivered, atomic
@@ -16,7 +18,7 @@
 //! # The rules, and why
 //!
 //! An op is *accepted* when `next_rcv_psn` is past its last PSN. An op is
-//! *locally complete* when it or any op after it has its CQE polled: an RC
+//! *locally complete* when it or any op after it has a successful CQE: an RC
 //! send queue completes in order, and a CQE covers every WQE before it.
 //!
 //! | op | locally complete | accepted, no CQE | not (fully) accepted |
@@ -133,7 +135,8 @@ pub struct OpPsns {
     /// packet would carry when it was posted.
     pub first_psn: u32,
     pub psn_count: u32,
-    /// A CQE covering this op was polled.
+    /// A successful CQE covering this op was polled (not an error or flush
+    /// CQE).
     pub cqe_seen: bool,
 }
 
