@@ -389,6 +389,7 @@ fn verdicts_match_what_the_responder_really_got() {
     }
     // The cut times are spread so that all three outcomes occur; if one
     // never did, the test would not be testing it.
+    eprintln!("delivered/replayed/lost over all trials: {totals:?}");
     assert!(
         totals.iter().all(|&n| n > 0),
         "delivered/replayed/lost: {totals:?}"
