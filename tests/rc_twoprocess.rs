@@ -1,0 +1,349 @@
+//! rc_mlx5 between two processes: this test binary starts itself again as
+//! the peer (`child_side`, selected by an environment variable), and the two
+//! exchange addresses over the child's stdin/stdout. The parent sends AMs
+//! (short, bcopy), puts into the child's memory and reads it back; the child
+//! reports what it received, and both sides check the data.
+
+mod rc_common;
+
+use std::ffi::{c_uint, c_void};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::ptr::null_mut;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rc_common::*;
+use uct::abi::*;
+use uct::api::ep::*;
+use uct::api::iface::*;
+use uct::api::md::*;
+
+const ROLE_ENV: &str = "RC_TWOPROCESS_CHILD";
+const PREFIX: &str = "RCTEST";
+const BUF_LEN: usize = 64 * 1024;
+const AM_DATA: u8 = 1;
+const AM_DONE: u8 = 2;
+const AM_REPORT: u8 = 3;
+const SHORT_COUNT: u64 = 100;
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex"))
+        .collect()
+}
+
+/// `RCTEST <dev> <ep> <rkey> <buffer address>`.
+fn address_line(side: &Side, ep: uct_ep_h, rkey: uct_rkey_t, buffer: u64) -> String {
+    format!(
+        "{PREFIX} {} {} {rkey} {buffer}",
+        hex(&side.device_address()),
+        hex(&side.ep_address(ep))
+    )
+}
+
+struct Peer {
+    device: Vec<u8>,
+    ep: Vec<u8>,
+    rkey: uct_rkey_t,
+    buffer: u64,
+}
+
+fn parse_peer(line: &str) -> Peer {
+    let mut parts = line.split_whitespace();
+    assert_eq!(parts.next(), Some(PREFIX));
+    let device = unhex(parts.next().expect("device address"));
+    let ep = unhex(parts.next().expect("ep address"));
+    let rkey = parts.next().expect("rkey").parse().expect("rkey number");
+    let buffer = parts
+        .next()
+        .expect("buffer")
+        .parse()
+        .expect("buffer number");
+    Peer {
+        device,
+        ep,
+        rkey,
+        buffer,
+    }
+}
+
+fn connect(ep: uct_ep_h, peer: &Peer) {
+    // SAFETY: the peer's addresses, of the lengths its iface reported.
+    let status =
+        unsafe { uct_ep_connect_to_ep(ep, peer.device.as_ptr().cast(), peer.ep.as_ptr().cast()) };
+    assert_eq!(status, UCS_OK);
+}
+
+fn progress_until(side: &Side, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < Duration::from_secs(30), "timed out");
+        side.progress();
+        std::thread::yield_now();
+    }
+}
+
+fn send_am_short(side: &Side, ep: uct_ep_h, id: u8, header: u64, payload: &[u8]) {
+    loop {
+        // SAFETY: valid ep and payload.
+        let status = unsafe {
+            uct_ep_am_short(
+                ep,
+                id,
+                header,
+                payload.as_ptr().cast(),
+                payload.len() as c_uint,
+            )
+        };
+        if status == UCS_OK {
+            return;
+        }
+        assert_eq!(status, UCS_ERR_NO_RESOURCE);
+        side.progress();
+    }
+}
+
+fn flush(side: &Side, ep: uct_ep_h) {
+    let start = Instant::now();
+    loop {
+        // SAFETY: live ep.
+        match unsafe { uct_ep_flush(ep, 0, null_mut()) } {
+            UCS_OK => return,
+            UCS_INPROGRESS | UCS_ERR_NO_RESOURCE => side.progress(),
+            status => panic!("flush failed: {status}"),
+        };
+        assert!(start.elapsed() < Duration::from_secs(30), "flush timed out");
+    }
+}
+
+/// The child: receives AMs until AM_DONE, then reports the count and a
+/// checksum of them and of its buffer (which the parent wrote into).
+#[test]
+fn child_side() {
+    if std::env::var_os(ROLE_ENV).is_none() {
+        return; // only meaningful when started by `two_processes`
+    }
+    let side = Side::open(c"mlx5_1", c"mlx5_1:1", None);
+    let ep = side.create_ep();
+    let mut buffer = vec![0u8; BUF_LEN];
+    let (memh, rkey) = side.register(buffer.as_mut_ptr(), BUF_LEN);
+    println!("{}", address_line(&side, ep, rkey, buffer.as_ptr() as u64));
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .expect("parent's address");
+    connect(ep, &parse_peer(&line));
+
+    let received = inbox();
+    let done = inbox();
+    // SAFETY: live iface, leaked inboxes.
+    unsafe {
+        let status = uct_iface_set_am_handler(
+            side.iface,
+            AM_DATA,
+            Some(collect_am),
+            received as *const Mutex<_> as *mut c_void,
+            0,
+        );
+        assert_eq!(status, UCS_OK);
+        let status = uct_iface_set_am_handler(
+            side.iface,
+            AM_DONE,
+            Some(collect_am),
+            done as *const Mutex<_> as *mut c_void,
+            0,
+        );
+        assert_eq!(status, UCS_OK);
+    }
+    progress_until(&side, || !done.lock().unwrap().is_empty());
+    let messages = received.lock().unwrap();
+    let checksum = messages.iter().flatten().fold(0u64, |acc, &b| {
+        acc.wrapping_mul(31).wrapping_add(u64::from(b))
+    });
+    let buffer_sum = buffer.iter().fold(0u64, |acc, &b| {
+        acc.wrapping_mul(31).wrapping_add(u64::from(b))
+    });
+    let report = [
+        (messages.len() as u64).to_ne_bytes(),
+        checksum.to_ne_bytes(),
+        buffer_sum.to_ne_bytes(),
+    ]
+    .concat();
+    send_am_short(&side, ep, AM_REPORT, 0, &report);
+    flush(&side, ep);
+    // SAFETY: registered above; the ep and iface are closed after.
+    unsafe {
+        assert_eq!(uct_md_mem_dereg(side.md, memh), UCS_OK);
+        uct_ep_destroy(ep);
+    }
+    side.close();
+}
+
+#[test]
+fn two_processes() {
+    setup();
+    let mut child = Command::new(std::env::current_exe().expect("test binary"))
+        .args(["--exact", "child_side", "--nocapture", "--test-threads=1"])
+        .env(ROLE_ENV, "1")
+        .env("UCX_SOFT_HCA_DEVICES", "mlx5_0@127.0.0.1,mlx5_1@127.0.0.2")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the child");
+    // The child's address line, read by a thread so that a child that
+    // never answers fails the test instead of hanging it. libtest may print
+    // "test child_side ... " in front of it on the same line.
+    let child_out = BufReader::new(child.stdout.take().expect("stdout"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in child_out.lines().map_while(Result::ok) {
+            if let Some(at) = line.find(PREFIX) {
+                let _ = tx.send(line[at..].to_string());
+            }
+        }
+    });
+    let peer = match rx.recv_timeout(Duration::from_secs(30)) {
+        Ok(line) => parse_peer(&line),
+        Err(_) => {
+            let _ = child.kill();
+            panic!("the child sent no address");
+        }
+    };
+
+    let side = Side::open(c"mlx5_0", c"mlx5_0:1", None);
+    let ep = side.create_ep();
+    let mut local = vec![0u8; BUF_LEN];
+    let (local_memh, local_rkey) = side.register(local.as_mut_ptr(), BUF_LEN);
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(
+        stdin,
+        "{}",
+        address_line(&side, ep, local_rkey, local.as_ptr() as u64)
+    )
+    .expect("send address");
+    connect(ep, &peer);
+    let reports = inbox();
+    // SAFETY: live iface, leaked inbox.
+    unsafe {
+        let status = uct_iface_set_am_handler(
+            side.iface,
+            AM_REPORT,
+            Some(collect_am),
+            reports as *const Mutex<_> as *mut c_void,
+            0,
+        );
+        assert_eq!(status, UCS_OK);
+    }
+
+    // AMs: short ones with a sequence number and a payload, then bcopy.
+    let mut sent: Vec<Vec<u8>> = Vec::new();
+    for seq in 0..SHORT_COUNT {
+        let payload = vec![seq as u8; (seq % 40) as usize];
+        send_am_short(&side, ep, AM_DATA, seq, &payload);
+        sent.push([seq.to_ne_bytes().to_vec(), payload].concat());
+    }
+    let big: Vec<u8> = (0..7000u32).map(|i| (i % 251) as u8).collect();
+    unsafe extern "C" fn pack(dest: *mut c_void, arg: *mut c_void) -> usize {
+        // SAFETY: arg is the Vec; dest holds max_bcopy bytes.
+        unsafe {
+            let src = &*(arg as *const Vec<u8>);
+            std::ptr::copy_nonoverlapping(src.as_ptr(), dest as *mut u8, src.len());
+            src.len()
+        }
+    }
+    loop {
+        // SAFETY: valid pack callback and argument.
+        let n =
+            unsafe { uct_ep_am_bcopy(ep, AM_DATA, Some(pack), &big as *const _ as *mut c_void, 0) };
+        if n == 7000 {
+            break;
+        }
+        assert_eq!(n, isize::from(UCS_ERR_NO_RESOURCE));
+        side.progress();
+    }
+    sent.push(big.clone());
+
+    // put_zcopy into the child's buffer, then get_bcopy it back.
+    for (i, b) in local.iter_mut().enumerate() {
+        *b = (i * 7 % 256) as u8;
+    }
+    let iov = [uct_iov_t {
+        buffer: local.as_mut_ptr().cast(),
+        length: BUF_LEN,
+        memh: local_memh,
+        stride: 0,
+        count: 1,
+    }];
+    let mut put_done = CountingCompletion::new(1);
+    // SAFETY: registered memory, the child's registered buffer, live comp.
+    let status = unsafe {
+        uct_ep_put_zcopy(
+            ep,
+            iov.as_ptr(),
+            1,
+            peer.buffer,
+            peer.rkey,
+            put_done.as_ptr(),
+        )
+    };
+    assert_eq!(status, UCS_INPROGRESS);
+    progress_until(&side, || put_done.calls() == 1);
+    assert_eq!(put_done.status(), UCS_OK);
+    let got: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+    unsafe extern "C" fn unpack(arg: *mut c_void, data: *const c_void, length: usize) {
+        // SAFETY: arg is the Mutex; data holds length bytes.
+        unsafe {
+            (*(arg as *const Mutex<Vec<u8>>))
+                .lock()
+                .unwrap()
+                .extend_from_slice(std::slice::from_raw_parts(data as *const u8, length));
+        }
+    }
+    let mut get_done = CountingCompletion::new(1);
+    // SAFETY: valid callback, argument and completion.
+    let status = unsafe {
+        uct_ep_get_bcopy(
+            ep,
+            Some(unpack),
+            &got as *const _ as *mut c_void,
+            4096,
+            peer.buffer + 8192,
+            peer.rkey,
+            get_done.as_ptr(),
+        )
+    };
+    assert_eq!(status, UCS_INPROGRESS);
+    progress_until(&side, || get_done.calls() == 1);
+    assert_eq!(*got.lock().unwrap(), local[8192..8192 + 4096]);
+
+    // Done: the child reports what it saw.
+    send_am_short(&side, ep, AM_DONE, 0, &[]);
+    progress_until(&side, || !reports.lock().unwrap().is_empty());
+    let report = reports.lock().unwrap()[0].clone();
+    let word = |i: usize| u64::from_ne_bytes(report[8 + 8 * i..16 + 8 * i].try_into().unwrap());
+    let checksum = sent.iter().flatten().fold(0u64, |acc, &b| {
+        acc.wrapping_mul(31).wrapping_add(u64::from(b))
+    });
+    let buffer_sum = local.iter().fold(0u64, |acc, &b| {
+        acc.wrapping_mul(31).wrapping_add(u64::from(b))
+    });
+    assert_eq!(word(0), sent.len() as u64, "AMs received by the child");
+    assert_eq!(word(1), checksum, "AM contents, in order");
+    assert_eq!(word(2), buffer_sum, "the child's buffer holds what was put");
+
+    let status = child.wait().expect("child exit");
+    assert!(status.success(), "child failed: {status}");
+    flush(&side, ep);
+    // SAFETY: registered above; ep destroyed before the iface closes.
+    unsafe {
+        assert_eq!(uct_md_mem_dereg(side.md, local_memh), UCS_OK);
+        uct_ep_destroy(ep);
+    }
+    side.close();
+}
