@@ -14,6 +14,11 @@
 #       `-d -r` of UCT_INFO and of OTHER_UCT_INFO (built against UCX's own
 #       headers, run with LD_LIBRARY_PATH=LIB_DIR) print the same attributes:
 #       UCX's and our struct layouts agree on every field.
+#   check_uct_info.sh reference UCT_INFO UCX_INFO
+#       UCT_INFO (built against UCX's headers) run on UCX itself prints every
+#       "label: value" line `UCX_INFO -d` prints for each memory domain and
+#       transport, with the same value: uct_info reads and shows the
+#       attributes as UCX's own tool does.
 set -euo pipefail
 
 die() {
@@ -123,7 +128,38 @@ check_same_raw() {
     echo "OK: $(wc -l <<<"$a") attribute lines identical through both sets of headers"
 }
 
-[[ $# -ge 2 ]] || die "usage: check_uct_info.sh devices|capabilities|config|same-raw UCT_INFO ..."
+# "section|label|value" for each attribute line of a -d listing; a section is
+# "md <name>" or "<transport>/<device>".
+attribute_records() {
+    awk '
+        /^# Memory domain: / { section = "md " $4; next }
+        /^# Component: |^# Connection manager/ { section = ""; next }
+        /^# +Transport: / { tl = $3; next }
+        /^# +Device: / { section = tl "/" $3; next }
+        section != "" && /^# +[^ :<][^:]*: / {
+            line = $0; sub(/^# +/, "", line)
+            label = line; sub(/: .*/, "", label)
+            value = line; sub(/^[^:]*: /, "", value)
+            print section "|" label "|" value
+        }' <<<"$1"
+}
+
+check_reference() {
+    local uct_info=$1 ucx_info=$2 ours theirs missing
+    ours=$(attribute_records "$("$uct_info" -d 2>/dev/null)")
+    theirs=$(attribute_records "$("$ucx_info" -d 2>/dev/null)")
+    [[ $(wc -l <<<"$theirs") -ge 10 ]] || die "$ucx_info -d printed almost nothing"
+    grep -q '|bandwidth|' <<<"$ours" || die "uct_info printed no interface attributes"
+    missing=$(grep -vxF -f <(printf '%s\n' "$ours") <<<"$theirs" || true)
+    if [[ -n "$missing" ]]; then
+        echo "lines of ucx_info -d that uct_info does not print the same way:" >&2
+        echo "$missing" >&2
+        die "uct_info disagrees with ucx_info"
+    fi
+    echo "OK: all $(wc -l <<<"$theirs") attribute lines of ucx_info -d printed identically"
+}
+
+[[ $# -ge 2 ]] || die "usage: check_uct_info.sh devices|capabilities|config|same-raw|reference UCT_INFO ..."
 command=$1
 shift
 case $command in
@@ -131,5 +167,6 @@ devices) check_devices "$@" ;;
 capabilities) check_capabilities "$@" ;;
 config) check_config "$@" ;;
 same-raw) check_same_raw "$@" ;;
+reference) check_reference "$@" ;;
 *) die "unknown check $command" ;;
 esac

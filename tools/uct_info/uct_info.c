@@ -98,6 +98,18 @@ static void print_flag_names(uint64_t flags, const flag_name_t *names,
     printf("\n");
 }
 
+static void print_limit(const char *label, uint64_t value)
+{
+    char buf[32];
+
+    print_label(label);
+    if ((value == SIZE_MAX) || (value == UINT64_MAX)) {
+        printf("unlimited\n");
+    } else {
+        printf("<= %s\n", size_string(value, buf, sizeof(buf)));
+    }
+}
+
 /* A linear cost c + m * x given in seconds, shown in nanoseconds. */
 static void print_linear_nsec(ucs_linear_func_t func)
 {
@@ -200,11 +212,13 @@ static void print_md_attr(const char *md_name, const uct_md_attr_t *attr)
     printf("#\n# Memory domain: %s\n", md_name);
     printf("#     Component: %s\n", attr->component_name);
     if (attr->cap.flags & UCT_MD_FLAG_ALLOC) {
-        print_label("allocate");
-        printf("%s\n", size_string(attr->cap.max_alloc, buf, sizeof(buf)));
+        print_limit("allocate", attr->cap.max_alloc);
     }
     if (attr->cap.flags & UCT_MD_FLAG_REG) {
         print_label("register");
+        if (attr->cap.max_reg != SIZE_MAX) {
+            printf("<= ");
+        }
         printf("%s, cost: ", size_string(attr->cap.max_reg, buf, sizeof(buf)));
         print_linear_nsec(attr->reg_cost);
     }
@@ -289,18 +303,6 @@ static const char *device_type_name(uct_device_type_t type)
     }
 }
 
-static void print_limit(const char *label, size_t value)
-{
-    char buf[32];
-
-    print_label(label);
-    if ((value == SIZE_MAX) || (value == UINT64_MAX)) {
-        printf("unlimited\n");
-    } else {
-        printf("<= %s\n", size_string(value, buf, sizeof(buf)));
-    }
-}
-
 static void print_zcopy(const char *op, size_t min, size_t max, size_t max_iov,
                         size_t opt_align, size_t align_mtu)
 {
@@ -310,7 +312,7 @@ static void print_zcopy(const char *op, size_t min, size_t max, size_t max_iov,
     print_label(label);
     if (min > 0) {
         printf("%s..", size_string(min, lo, sizeof(lo)));
-    } else {
+    } else if ((max != SIZE_MAX) && (max != UINT64_MAX)) {
         printf("<= ");
     }
     printf("%s, up to %zu iov\n", size_string(max, hi, sizeof(hi)), max_iov);
