@@ -232,12 +232,7 @@ run() {
 
     local logs
     logs=$(mktemp -d "${TMPDIR:-/tmp}/uct_hello_world.XXXXXX")
-    local port
-    port=$(free_tcp_port)
-    local args=(-"$mode" -t "$tl" -d "$dev" -p "$port" -s "$size")
-    echo "server: $binary ${args[*]}"
-    timeout -k 5 "$limit" "$binary" "${args[@]}" >"$logs/server.out" 2>"$logs/server.err" &
-    local server=$!
+    local port args server=""
 
     show_logs() {
         local f
@@ -248,21 +243,51 @@ run() {
         done
     }
     fail() {
-        kill "$server" 2>/dev/null || true
-        wait "$server" 2>/dev/null || true
+        if [[ -n "$server" ]]; then
+            kill "$server" 2>/dev/null || true
+            wait "$server" 2>/dev/null || true
+        fi
         show_logs
         rm -rf "$logs"
         die "$*"
     }
 
-    # The server accepts exactly one connection, so readiness is watched from
-    # the outside (a probing connect would be taken as the client).
-    local waited=0
-    until ss -ltnH "sport = :$port" | grep -q .; do
-        kill -0 "$server" 2>/dev/null || fail "the server exited before listening on port $port"
-        ((waited++ < 200)) || fail "the server did not listen on port $port within 20 s"
-        sleep 0.1
+    # The free port is only free when it was probed: if another process takes
+    # it before the server binds, the server says so and we try another one.
+    local attempt listening
+    for attempt in 1 2 3 4 5; do
+        port=$(free_tcp_port)
+        args=(-"$mode" -t "$tl" -d "$dev" -p "$port" -s "$size")
+        echo "server: $binary ${args[*]}"
+        timeout -k 5 "$limit" "$binary" "${args[@]}" >"$logs/server.out" 2>"$logs/server.err" &
+        server=$!
+        # The server accepts exactly one connection, so readiness is watched
+        # from the outside (a probing connect would be taken as the client),
+        # and the listening socket must be the server's own (`timeout` runs
+        # it as a child), not another process's on the same port.
+        listening=0
+        local waited=0 server_pid
+        while ((waited++ < 200)); do
+            server_pid=$(pgrep -P "$server" | head -n1 || true)
+            if [[ -n "$server_pid" ]] &&
+                ss -ltnpH "sport = :$port" | grep -q "pid=$server_pid,"; then
+                listening=1
+                break
+            fi
+            kill -0 "$server" 2>/dev/null || break
+            sleep 0.1
+        done
+        ((listening)) && break
+        if kill -0 "$server" 2>/dev/null; then
+            fail "the server did not listen on port $port within 20 s"
+        fi
+        wait "$server" 2>/dev/null || true
+        server=""
+        grep -q "open server socket" "$logs/server.err" ||
+            fail "the server exited before listening on port $port"
+        echo "port $port was taken (attempt $attempt), trying another"
     done
+    ((listening)) || fail "no free port for the server after $attempt attempts"
 
     echo "client: $binary ${args[*]} -n 127.0.0.1"
     local client_status=0
