@@ -730,9 +730,8 @@ static int print_md_resources(uct_component_h component, const char *md_name,
     return 0;
 }
 
+/* uct_config_print is declared (see the top of the file) */
 #ifdef UCS_CONFIG_PRINT_CONFIG
-#define HAVE_CONFIG_PRINT 1
-
 static int print_md_config(uct_component_h component, const char *component_name,
                            const char *md_name, ucs_config_print_flags_t flags,
                            char (*printed_tls)[UCT_TL_NAME_MAX], unsigned *num_printed)
@@ -828,8 +827,6 @@ static int print_component_config(uct_component_h component, const char *name,
 }
 
 #else
-#define HAVE_CONFIG_PRINT 0
-
 static int print_component_config(uct_component_h component, const char *name,
                                   const uct_component_attr_t *attr,
                                   ucs_config_print_flags_t flags)
