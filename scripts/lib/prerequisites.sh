@@ -6,8 +6,9 @@
 UCT_APT_PACKAGES=(cmake make pkg-config gcc g++ libc6-dev binutils libucx-dev ucx-utils)
 # Only the tests need these. tshark: the wire test checks our RoCEv2 packets
 # with Wireshark's dissector.
-# dpkg-dev: the rc hello-world test unpacks UCX 1.13.1's source package.
-UCT_TEST_APT_PACKAGES=(tshark dpkg-dev)
+# dpkg-dev, iproute2 (ss), procps (pgrep): the rc hello-world test unpacks
+# UCX 1.13.1's source package and watches its server's listening socket.
+UCT_TEST_APT_PACKAGES=(tshark dpkg-dev iproute2 procps)
 # Cargo subcommands/tools (installed with `cargo install --locked` if missing).
 UCT_CARGO_TOOLS=()
 # rustup components.
