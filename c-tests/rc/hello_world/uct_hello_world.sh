@@ -20,7 +20,8 @@
 #       must resolve libuct.so.0 and libucs.so.0 inside DIR.
 set -euo pipefail
 
-readonly UCX_SOURCE_VERSION="1.13.1-1"
+readonly UCX_UPSTREAM_VERSION="1.13.1"
+readonly UCX_SOURCE_VERSION="$UCX_UPSTREAM_VERSION-1"
 readonly EXAMPLE_FILES=(uct_hello_world.c hello_world_util.h)
 
 die() {
@@ -66,7 +67,7 @@ ensure_dpkg_source() {
 # the system's sources, lists and caches are neither read nor changed.
 fetch_example() {
     local cache=$1
-    local dest="$cache/ucx-$UCX_SOURCE_VERSION-examples"
+    local dest="$cache/ucx-$UCX_UPSTREAM_VERSION-examples"
     if [[ -f "$dest/.complete" ]]; then
         echo "using cached $dest"
         return
@@ -90,9 +91,18 @@ fetch_example() {
     echo "fetching Debian source package ucx=$UCX_SOURCE_VERSION ($(cat "$work/sources.list"))"
     apt-get "${apt_options[@]}" -q update >"$work/update.log" 2>&1 ||
         { cat "$work/update.log" >&2; die "apt-get update (private deb-src list) failed"; }
-    (cd "$work/src" && apt-get "${apt_options[@]}" -q source "ucx=$UCX_SOURCE_VERSION") \
-        >"$work/source.log" 2>&1 ||
-        { cat "$work/source.log" >&2; die "apt-get source ucx=$UCX_SOURCE_VERSION failed"; }
+    # The Debian revision we know first; if the archive moved to another
+    # revision of the same upstream release, that one (checked below).
+    if ! (cd "$work/src" && apt-get "${apt_options[@]}" -q source "ucx=$UCX_SOURCE_VERSION") \
+        >"$work/source.log" 2>&1; then
+        echo "ucx=$UCX_SOURCE_VERSION is not in the archive; trying its current ucx"
+        (cd "$work/src" && apt-get "${apt_options[@]}" -q source ucx) >>"$work/source.log" 2>&1 ||
+            { cat "$work/source.log" >&2; die "apt-get source ucx failed"; }
+    fi
+    local dsc_version
+    dsc_version=$(awk '$1 == "Version:" { print $2; exit }' "$work"/src/ucx_*.dsc)
+    [[ "$dsc_version" == "${UCX_UPSTREAM_VERSION}-"* ]] ||
+        die "the archive's ucx is $dsc_version, not UCX $UCX_UPSTREAM_VERSION"
     local tree
     tree=$(find "$work/src" -mindepth 1 -maxdepth 1 -type d -name 'ucx-*' | head -n1)
     [[ -n "$tree" ]] || die "apt-get source produced no ucx-* directory"
@@ -106,7 +116,8 @@ fetch_example() {
     (cd "$dest" && sha256sum "${EXAMPLE_FILES[@]}" >SHA256SUMS)
     touch "$dest/.complete"
     rm -rf "$work"
-    echo "cached ${EXAMPLE_FILES[*]} of ucx $UCX_SOURCE_VERSION in $dest"
+    echo "$dsc_version" >"$dest/DEBIAN_VERSION"
+    echo "cached ${EXAMPLE_FILES[*]} of ucx $dsc_version in $dest"
 }
 
 # A uct/ or ucs/ header missing from `include_dir` would be taken silently
@@ -147,7 +158,7 @@ prepare() {
     fetch_example "$cache"
     flock -u 9
 
-    local src="$cache/ucx-$UCX_SOURCE_VERSION-examples"
+    local src="$cache/ucx-$UCX_UPSTREAM_VERSION-examples"
     (cd "$src" && sha256sum --quiet -c SHA256SUMS) || die "cached example in $src was modified"
     local example="$src/uct_hello_world.c"
     local our_include="$prefix/include" our_lib="$prefix/$libdir"
