@@ -1,16 +1,53 @@
 #!/bin/sh
-# Runs each fuzz target for a bounded time (default 60 s each), as CI does.
-# Needs a nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`);
-# without them it says so and exits 0: the seeded property test
-# `cargo test --test wire_fuzz` runs the same checks on stable.
+# Runs every fuzz target for a bounded time (default 60 s each), as CI does;
+# exits non-zero when a target finds a crash (the input is left in
+# fuzz/artifacts/<target>/).
+#
+# cargo-fuzz needs nightly-only compiler flags. With a nightly toolchain it
+# uses that; otherwise it runs the stable toolchain with RUSTC_BOOTSTRAP=1
+# (which unlocks those flags); if neither builds, it says so and exits 0:
+# the seeded tests `cargo test --test wire_fuzz --test softhca_engine_fuzz`
+# run the same checks on stable. cargo-fuzz is installed when missing.
+#
+# Environment: CARGO_TARGET_DIR (builds go to $CARGO_TARGET_DIR/fuzz).
 set -eu
 seconds="${1:-60}"
 cd "$(dirname "$0")"
-if ! cargo +nightly --version >/dev/null 2>&1 || ! cargo fuzz --version >/dev/null 2>&1; then
-    echo "fuzz: SKIPPED (needs a nightly toolchain and cargo-fuzz); run 'cargo test --test wire_fuzz' instead"
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "fuzz: installing cargo-fuzz"
+    if ! cargo install cargo-fuzz --locked; then
+        echo "fuzz: SKIPPED (cannot install cargo-fuzz); run the seeded tests instead"
+        exit 0
+    fi
+fi
+
+target_dir=""
+if [ -n "${CARGO_TARGET_DIR:-}" ]; then
+    target_dir="--target-dir=$CARGO_TARGET_DIR/fuzz"
+fi
+
+if cargo +nightly --version >/dev/null 2>&1; then
+    toolchain="+nightly"
+    bootstrap=""
+else
+    toolchain=""
+    bootstrap="1"
+    echo "fuzz: no nightly toolchain; building with stable and RUSTC_BOOTSTRAP=1"
+fi
+
+# Build first, so that a toolchain that cannot build fuzz targets is a skip
+# with a reason rather than a failure.
+# shellcheck disable=SC2086 # $toolchain / $target_dir are empty or one word
+if ! RUSTC_BOOTSTRAP="$bootstrap" cargo $toolchain fuzz build $target_dir; then
+    echo "fuzz: SKIPPED (this toolchain cannot build the fuzz targets); run the seeded tests instead"
     exit 0
 fi
+
 for target in $(cargo fuzz list); do
     echo "fuzz: $target for ${seconds}s"
-    cargo +nightly fuzz run "$target" -j1 -- -max_total_time="$seconds" -max_len=2048
+    # shellcheck disable=SC2086
+    RUSTC_BOOTSTRAP="$bootstrap" cargo $toolchain fuzz run $target_dir "$target" -j1 -- \
+        -max_total_time="$seconds" -max_len=4096
 done
+echo "fuzz: all targets clean"

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Every check of the project, in the order CI runs them (.ci/run):
 #   cargo fmt --check, cargo clippy -D warnings, cargo build, cargo test,
-#   CMake configure + build (library through cargo, C tests), ctest.
+#   the fuzz targets (fuzz/run.sh), CMake configure + build (library
+#   through cargo, C tests), ctest.
 # Installs missing prerequisites first (Debian packages, rustup components).
 # Runs all steps even after a failure, then prints one summary line; the exit
 # status is non-zero if any step failed.
 #
 # Environment: BUILD_DIR (default build/test-all), JOBS (default 2),
+#              FUZZ_SECONDS (per fuzz target, default 60),
 #              FRESH=1 to start from an empty build directory.
 set -uo pipefail
 
@@ -55,6 +57,9 @@ run_step clippy cargo clippy --workspace --all-targets -- -D warnings
 run_step cargo-build cargo build --workspace
 # --no-fail-fast: one failing test binary must not hide the others' results.
 run_step cargo-test cargo test --workspace --no-fail-fast
+# Every cargo-fuzz target for a bounded time (FUZZ_SECONDS each, default 60);
+# fails on a crash, skips with a message where no toolchain can build them.
+run_step fuzz ./fuzz/run.sh "${FUZZ_SECONDS:-60}"
 
 ctest_summary=""
 ctest_note=""

@@ -155,6 +155,12 @@ impl Core {
                 continue;
             }
             qp.receive(datagram, from, now, &self.link, mrs);
+            // A packet can arm a timer (RNR wait, retransmission of what it
+            // let go out): whoever progresses next must see it due.
+            if let Some(deadline) = qp.next_timeout() {
+                self.next_deadline
+                    .fetch_min(deadline.as_nanos(), Ordering::Relaxed);
+            }
         }
     }
 
@@ -221,9 +227,28 @@ impl Core {
         }
     }
 
+    /// How long the caller's thread still counts as progressing the device
+    /// (it called progress less than `CALLER_ACTIVE_NANOS` ago), if it does.
+    fn caller_window(&self) -> Option<Duration> {
+        let caller_at = self.caller_progress_at.load(Ordering::Relaxed);
+        let caller_until = caller_at.saturating_add(CALLER_ACTIVE_NANOS);
+        let now = self.now().as_nanos();
+        (caller_at != 0 && now < caller_until).then(|| Duration::from_nanos(caller_until - now))
+    }
+
     fn service_loop(self: Arc<Core>) {
         let fds = [self.link.raw_fd(), self.wake.fd()];
         while !self.stop.load(Ordering::Acquire) {
+            // While the caller's thread progresses the device it also runs
+            // the timers: stay out of its way (no lock, no socket read, which
+            // on two cores would preempt a spinning caller every window) and
+            // only watch for the caller to stop or to wake us.
+            if let Some(window) = self.caller_window() {
+                if poll_readable([self.wake.fd()], Some(window))[0] {
+                    self.wake.drain();
+                }
+                continue;
+            }
             let sleep = {
                 let mut state = self.lock();
                 let deadline = self.service(&mut state);
@@ -237,17 +262,12 @@ impl Core {
             // socket itself: do not also wake up for every packet (a context
             // switch each, on machines with two cores), only for timers and
             // wake-ups, and look at the socket again once it stops.
-            let now = self.now().as_nanos();
-            let caller_at = self.caller_progress_at.load(Ordering::Relaxed);
-            let caller_until = caller_at.saturating_add(CALLER_ACTIVE_NANOS);
-            let woken = if caller_at != 0 && now < caller_until {
-                let window = Duration::from_nanos(caller_until - now);
-                poll_readable(
+            let woken = match self.caller_window() {
+                Some(window) => poll_readable(
                     [self.wake.fd()],
                     Some(sleep.map_or(window, |s| s.min(window))),
-                )[0]
-            } else {
-                poll_readable(fds, sleep)[1]
+                )[0],
+                None => poll_readable(fds, sleep)[1],
             };
             if woken {
                 self.wake.drain();
