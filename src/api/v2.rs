@@ -95,6 +95,14 @@ pub unsafe extern "C" fn uct_iface_query_v2(
             non_null(rx_token, FUNCTION, "iface_attr->rx_token")?;
         }
         if field_mask & UCT_IFACE_ATTR_FIELD_TX_TOKEN != 0 {
+            // The peer's TX token is only an input for deriving an RX token;
+            // refused alike by every transport, with or without tokens.
+            required_fields(
+                field_mask,
+                UCT_IFACE_ATTR_FIELD_RX_TOKEN,
+                FUNCTION,
+                "uct_iface_attr_v2_t",
+            )?;
             // SAFETY: set by the caller together with the TX_TOKEN bit.
             let tx_token = unsafe { addr_of!((*iface_attr).tx_token).read() };
             non_null(tx_token, FUNCTION, "iface_attr->tx_token")?;

@@ -330,7 +330,7 @@ unsafe fn post(
     let state = &mut iface.state;
     ep.check_post(state.tx_credits)?;
     let bounce = bounce_from_pool(&mut state.tx_pool, 0)?;
-    let rkey = atomic_rkey(rkey);
+    let (uct_rkey, rkey) = (rkey, atomic_rkey(rkey));
     let (opcode, opmod) = wqe.opcode_opmod();
     let (kind, action) = match fetch {
         Fetch::No => (OpKind::AtomicPost, CompletionAction::None),
@@ -343,6 +343,7 @@ unsafe fn post(
     spec.opmod = opmod;
     spec.remote_addr = remote_addr;
     spec.rkey = rkey;
+    spec.uct_rkey = uct_rkey;
     spec.comp = comp;
     // The result must reach the caller without waiting for a later op's CQE.
     spec.force_signal = matches!(fetch, Fetch::Into(_));

@@ -139,6 +139,11 @@ pub struct OutstandingOp {
     /// Remote address and rkey for RMA/atomics (0 otherwise).
     pub remote_addr: u64,
     pub rkey: u32,
+    /// The caller's `uct_rkey_t` as passed to the posting call (failover
+    /// reports it, not the device key).
+    pub uct_rkey: uct_rkey_t,
+    /// `flags` of the `uct_ep_flush` that posted a flush NOP.
+    pub flush_flags: c_uint,
     /// A CQE was requested for this WQE.
     pub signaled: bool,
     /// The caller's completion (NULL: none).
@@ -239,6 +244,13 @@ pub struct RcEp {
     pub keep_ops_on_error: bool,
     /// The iface's error handler was called for this ep.
     pub error_reported: bool,
+    /// `uct_ep_flush(UCT_FLUSH_FLAG_CANCEL)` moved the QP to error: the
+    /// flushed ops complete with `UCS_ERR_CANCELED` and the error handler is
+    /// not called (the caller asked for it).
+    pub canceled: bool,
+    /// Failover state (`crate::rc::failover`): whether an error or
+    /// invalidation keeps the op table for `uct_ep_outstanding_purge`.
+    pub failover: crate::failover::EpFailover,
 }
 
 /// What [`RcEp::post`] needs besides the segments.
@@ -251,6 +263,8 @@ pub struct PostSpec {
     pub am_id: Option<u8>,
     pub remote_addr: u64,
     pub rkey: u32,
+    pub uct_rkey: uct_rkey_t,
+    pub flush_flags: c_uint,
     pub comp: *mut uct_completion_t,
     /// Request a CQE even without a completion.
     pub force_signal: bool,
@@ -273,6 +287,8 @@ impl PostSpec {
             am_id: None,
             remote_addr: 0,
             rkey: 0,
+            uct_rkey: 0,
+            flush_flags: 0,
             comp: std::ptr::null_mut(),
             force_signal: false,
             bounce: None,
@@ -363,6 +379,8 @@ impl RcEp {
             fence_next: false,
             keep_ops_on_error: false,
             error_reported: false,
+            canceled: false,
+            failover: crate::failover::EpFailover::default(),
         });
         Ok(ep)
     }
@@ -444,6 +462,7 @@ impl RcEp {
         self.remote = Some(remote);
         self.state = EpState::Connected;
         self.error_reported = false;
+        self.canceled = false;
         Ok(())
     }
 
@@ -540,6 +559,8 @@ impl RcEp {
             am_id: spec.am_id,
             remote_addr: spec.remote_addr,
             rkey: spec.rkey,
+            uct_rkey: spec.uct_rkey,
+            flush_flags: spec.flush_flags,
             signaled,
             comp: spec.comp,
             bounce: spec.bounce,
@@ -567,6 +588,18 @@ impl RcEp {
         let _ = ctrl;
         self.tx.doorbell.ring(ctrl_ptr);
         Ok(())
+    }
+
+    /// Starts `uct_ep_flush(UCT_FLUSH_FLAG_CANCEL)`: the QP goes to error, so
+    /// the device completes every outstanding WQE with a flush error, which
+    /// completes its op with `UCS_ERR_CANCELED`. The ep stays failed
+    /// (posts return `UCS_ERR_CANCELED`) until it is connected again.
+    pub fn cancel(&mut self) -> Result<(), Status> {
+        if self.state != EpState::Connected {
+            return Ok(());
+        }
+        self.canceled = true;
+        self.qp.modify(QpTransition::Error)
     }
 
     /// Completes, in order, every op posted at or before WQE `wqe_counter`
@@ -608,7 +641,9 @@ impl RcEp {
     /// As for [`RcEp::complete_through`].
     pub unsafe fn fail(ep: *mut RcEp, wqe_counter: u16, status: Status) {
         // SAFETY: live by the contract.
-        let already_failed = unsafe { matches!((*ep).state, EpState::Failed(_)) };
+        let (already_failed, canceled) =
+            unsafe { (matches!((*ep).state, EpState::Failed(_)), (*ep).canceled) };
+        let status = if canceled { Status::Canceled } else { status };
         if !already_failed {
             // Everything before the failed WQE was executed.
             // SAFETY: as above.
@@ -617,7 +652,11 @@ impl RcEp {
             unsafe { (*ep).state = EpState::Failed(status) };
         }
         // SAFETY: as above.
-        let keep = unsafe { (*ep).keep_ops_on_error };
+        let keep = unsafe {
+            (*ep).keep_ops_on_error
+                || (!canceled
+                    && (*ep).failover.on_transport_error(status) == crate::failover::OnError::Keep)
+        };
         if !keep {
             loop {
                 // SAFETY: as above; the borrow ends before the callback.
@@ -636,7 +675,7 @@ impl RcEp {
         // SAFETY: as above.
         let (report, iface) = unsafe {
             let this = &mut *ep;
-            let report = !this.error_reported;
+            let report = !this.error_reported && !canceled;
             this.error_reported = true;
             (report, this.iface)
         };
@@ -653,7 +692,7 @@ impl RcEp {
 ///
 /// # Safety
 /// `iface` live; `op` just removed from its ep's table.
-unsafe fn finish_op(iface: *mut RcIface, op: &OutstandingOp, status: ucs_status_t) {
+pub(crate) unsafe fn finish_op(iface: *mut RcIface, op: &OutstandingOp, status: ucs_status_t) {
     if status == UCS_OK {
         match (op.action, op.bounce) {
             (

@@ -13,6 +13,7 @@
 
 pub mod atomic;
 pub mod domain;
+pub mod failover;
 pub mod ep;
 pub mod iface;
 pub mod ops;

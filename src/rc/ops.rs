@@ -66,7 +66,12 @@ pub fn iface_ops() -> uct_iface_ops_t {
 
 /// Operations outside the public table.
 pub static INTERNAL_OPS: IfaceInternalOps = IfaceInternalOps {
-    iface_query_v2,
+    // Failover and tokens live in rc::failover (which calls iface_query_v2).
+    iface_query_v2: crate::rc::failover::iface_query_v2,
+    ep_query: crate::rc::failover::ep_query,
+    ep_invalidate: crate::rc::failover::ep_invalidate,
+    ep_failover_enable: crate::rc::failover::ep_failover_enable,
+    ep_outstanding_purge: crate::rc::failover::ep_outstanding_purge,
     iface_is_reachable_v2,
     ep_connect_to_ep_v2,
     ep_is_connected,
@@ -341,10 +346,11 @@ unsafe extern "C" fn ep_put_short(
         check_len(F, length, iface.state.limits.put_max_short)?;
         // SAFETY: buffer readable for length bytes by the caller's contract.
         let data = unsafe { c_bytes(F, buffer, length) }?;
-        let rkey = rdma_rkey(rkey);
+        let (uct_rkey, rkey) = (rkey, rdma_rkey(rkey));
         let mut spec = PostSpec::new(OpKind::PutShort, mlx5::MLX5_OPCODE_RDMA_WRITE, length);
         spec.remote_addr = remote_addr;
         spec.rkey = rkey;
+        spec.uct_rkey = uct_rkey;
         ep.post(&mut iface.state.tx_credits, spec, |wqe| {
             wqe.raddr(RaddrSeg {
                 raddr: remote_addr,
@@ -379,10 +385,11 @@ unsafe extern "C" fn ep_put_bcopy(
             iface.state.tx_pool.put(bounce.buffer);
             return Err(Status::InvalidParam);
         }
-        let rkey = rdma_rkey(rkey);
+        let (uct_rkey, rkey) = (rkey, rdma_rkey(rkey));
         let mut spec = PostSpec::new(OpKind::PutBcopy, mlx5::MLX5_OPCODE_RDMA_WRITE, packed);
         spec.remote_addr = remote_addr;
         spec.rkey = rkey;
+        spec.uct_rkey = uct_rkey;
         spec.bounce = Some(bounce);
         let lkey = BufferPool::bounce_lkey(&bounce);
         ep.post(&mut iface.state.tx_credits, spec, |wqe| {
@@ -485,10 +492,11 @@ unsafe fn rma_zcopy(
             )
         }?;
         check_len(function, total, iface.state.limits.max_zcopy)?;
-        let rkey = rdma_rkey(rkey);
+        let (uct_rkey, rkey) = (rkey, rdma_rkey(rkey));
         let mut spec = PostSpec::new(kind, opcode, total);
         spec.remote_addr = remote_addr;
         spec.rkey = rkey;
+        spec.uct_rkey = uct_rkey;
         spec.comp = comp;
         // SAFETY: iov holds iovcnt entries (checked by iov_segments).
         spec.iov = Some(unsafe { std::slice::from_raw_parts(iov, iovcnt) }.into());
@@ -578,10 +586,11 @@ unsafe extern "C" fn ep_get_bcopy(
         check_len(F, length, iface.state.limits.get_max_bcopy)?;
         ep.check_post(iface.state.tx_credits)?;
         let bounce = bounce_from_pool(&mut iface.state.tx_pool, 0)?;
-        let rkey = rdma_rkey(rkey);
+        let (uct_rkey, rkey) = (rkey, rdma_rkey(rkey));
         let mut spec = PostSpec::new(OpKind::GetBcopy, mlx5::MLX5_OPCODE_RDMA_READ, length);
         spec.remote_addr = remote_addr;
         spec.rkey = rkey;
+        spec.uct_rkey = uct_rkey;
         spec.comp = comp;
         spec.force_signal = true;
         spec.bounce = Some(bounce);
@@ -644,7 +653,26 @@ unsafe extern "C" fn ep_flush(
         // SAFETY: by the caller's contract.
         let (ep, iface) = unsafe { ep_and_iface(ep, F) }?;
         if flags & UCT_FLUSH_FLAG_CANCEL != 0 {
-            tracing::debug!("{F}: UCT_FLUSH_FLAG_CANCEL is handled as a plain flush");
+            if ep.state == EpState::Connected {
+                if ep.ops.is_empty() {
+                    ep.cancel()?;
+                    ep.state = EpState::Failed(Status::Canceled);
+                    return Ok(());
+                }
+                // Signalled NOP first (it is flushed like the rest and
+                // carries `comp`), then the QP goes to error.
+                let mut spec = PostSpec::new(OpKind::Flush, mlx5::MLX5_OPCODE_NOP, 0);
+                spec.comp = comp;
+                spec.force_signal = true;
+                ep.post(&mut iface.state.tx_credits, spec, |_| {})?;
+                ep.cancel()?;
+                return Err(Status::InProgress);
+            }
+            return match ep.state {
+                EpState::Failed(_) if ep.ops.is_empty() => Ok(()),
+                EpState::Failed(_) => Err(Status::InProgress),
+                _ => Ok(()),
+            };
         }
         if !ep.pending.is_empty() {
             return Err(Status::NoResource);
@@ -1159,7 +1187,7 @@ unsafe extern "C" fn iface_query(
     })())
 }
 
-unsafe fn iface_query_v2(iface: uct_iface_h, attr: *mut uct_iface_attr_v2_t) -> Result<(), Status> {
+pub(crate) unsafe fn iface_query_v2(iface: uct_iface_h, attr: *mut uct_iface_attr_v2_t) -> Result<(), Status> {
     // SAFETY: valid per the entry point's checks.
     unsafe { query_v2_defaults(attr) }?;
     // SAFETY: by the caller's contract.

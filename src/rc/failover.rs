@@ -1,0 +1,478 @@
+//! rc_mlx5's side of failover: the facts the transport-neutral core in
+//! [`crate::failover`] needs (connection identities, the responder's
+//! `next_rcv_psn`, the op table as [`OpPsns`] and [`OpDescriptor`]s) and
+//! the effects it asks for (completing, reporting, releasing ops). These
+//! are the failover slots of [`crate::rc::ops::INTERNAL_OPS`].
+//!
+//! Identity: an ep's QP is (its iface's device, its QPN, its initial PSN as
+//! the generation); the peer's comes from the peer's ep address. The
+//! sending ep names the connection as requester, the receiving iface finds
+//! its ep by the responder QPN a TX token names.
+//!
+//! An op left in the table has had no successful CQE (a successful CQE
+//! removes every op up to its WQE, and an error CQE first completes the ops
+//! before the failed WQE), so every op purge sees has `cqe_seen == false`.
+
+use std::ffi::c_uint;
+use std::ptr::{addr_of, addr_of_mut};
+
+use crate::abi::*;
+use crate::failover::{
+    ep_query_tx_token, iface_query_tokens, prepare_purge, report_op, run_purge, AtomicWidth,
+    ConnectionId, DeviceId, FailoverError, OnError, OpDescriptor, OpPsns, PurgeCallback, PurgeSink,
+    QpIdentity, RemoteTarget, ResponderState,
+};
+use crate::hca::QpTransition;
+use crate::mlx5::{self, AtomicSize, DataEntry};
+use crate::rc::atomic::{outstanding_call, UctAtomic};
+use crate::rc::ep::{finish_op, CompletionAction, EpState, OpKind, OutstandingOp, RcEp};
+use crate::rc::iface::{RcIface, AM_HDR_LEN};
+
+const TOKEN_FIELDS: u64 = UCT_IFACE_ATTR_FIELD_TX_TOKEN_LENGTH
+    | UCT_IFACE_ATTR_FIELD_RX_TOKEN_LENGTH
+    | UCT_IFACE_ATTR_FIELD_TX_TOKEN
+    | UCT_IFACE_ATTR_FIELD_RX_TOKEN;
+
+/// This ep's own QP and its peer's, or `None` before `connect_to_ep`.
+fn ends(ep: &RcEp) -> Option<(QpIdentity, QpIdentity)> {
+    let remote = ep.remote?;
+    // SAFETY: an ep's iface outlives it; only the address is read.
+    let address = unsafe { &(*ep.iface).state.address };
+    let own = QpIdentity {
+        device: DeviceId::from_address(address),
+        qpn: ep.qpn(),
+        generation: ep.initial_psn,
+    };
+    let peer = QpIdentity {
+        device: DeviceId::from_address(&remote.address),
+        qpn: remote.qpn,
+        generation: remote.psn,
+    };
+    Some((own, peer))
+}
+
+/// The connection with this ep as the sender (whose ops are purged).
+pub fn requester_connection(ep: &RcEp) -> Option<ConnectionId> {
+    ends(ep).map(|(own, peer)| ConnectionId::as_requester(own, peer))
+}
+
+/// The connection with this ep as the receiver (whose `next_rcv_psn` an RX
+/// token carries).
+pub fn responder_connection(ep: &RcEp) -> Option<ConnectionId> {
+    ends(ep).map(|(own, peer)| ConnectionId::as_responder(own, peer))
+}
+
+/// What the receiving iface knows of the connection a TX token names.
+fn responder_state(rc: &RcIface, claimed: &ConnectionId) -> Result<ResponderState, FailoverError> {
+    let responder_qpn = claimed.responder.qpn;
+    let unknown = FailoverError::UnknownConnection { responder_qpn };
+    let Some(&ep) = rc.state.eps.get(&responder_qpn) else {
+        return Err(unknown);
+    };
+    // SAFETY: eps in the iface's table are live.
+    let ep = unsafe { &*ep };
+    let Some(connection) = responder_connection(ep) else {
+        return Err(unknown);
+    };
+    let info = ep.qp.query().map_err(|status| {
+        tracing::warn!("uct_iface_query_v2: query of QP 0x{responder_qpn:x} failed: {status}");
+        unknown
+    })?;
+    Ok(ResponderState {
+        connection,
+        next_rcv_psn: info.next_rcv_psn,
+    })
+}
+
+/// `uct_iface_query_v2`: the generic fields, then the tokens.
+///
+/// # Safety
+/// As `IfaceInternalOps::iface_query_v2`: arguments checked by the entry
+/// point.
+pub unsafe fn iface_query_v2(
+    iface: uct_iface_h,
+    attr: *mut uct_iface_attr_v2_t,
+) -> Result<(), Status> {
+    // The generic part refuses token fields (transports without failover):
+    // hide them from it, then restore the caller's mask.
+    // SAFETY: attr valid per the entry point; field_mask is always set.
+    let field_mask = unsafe { addr_of!((*attr).field_mask).read() };
+    // SAFETY: as above; only the mask member is written.
+    unsafe { addr_of_mut!((*attr).field_mask).write(field_mask & !TOKEN_FIELDS) };
+    // SAFETY: by the caller's contract.
+    let generic = unsafe { crate::rc::ops::iface_query_v2(iface, attr) };
+    // SAFETY: as above.
+    unsafe { addr_of_mut!((*attr).field_mask).write(field_mask) };
+    generic?;
+    // SAFETY: checked to be an rc iface by the generic part.
+    let rc = unsafe { RcIface::from_handle(iface, "uct_iface_query_v2") }?;
+    let mut lookup = |claimed: &ConnectionId| responder_state(rc, claimed);
+    // SAFETY: attr valid per the entry point (token buffers non-NULL when
+    // their bits are set).
+    unsafe { iface_query_tokens(attr, Some(&mut lookup)) }
+}
+
+/// `uct_ep_query`: only the TX token (sockaddrs do not exist for rc).
+///
+/// # Safety
+/// As `IfaceInternalOps::ep_query`.
+pub unsafe fn ep_query(ep: uct_ep_h, attr: *mut uct_ep_attr_t) -> Result<(), Status> {
+    const F: &str = "uct_ep_query";
+    // SAFETY: by the caller's contract.
+    let ep = unsafe { RcEp::from_handle(ep, F) }?;
+    // SAFETY: attr valid per the entry point; field_mask is always set.
+    let field_mask = unsafe { addr_of!((*attr).field_mask).read() };
+    if field_mask & (UCT_EP_ATTR_FIELD_LOCAL_SOCKADDR | UCT_EP_ATTR_FIELD_REMOTE_SOCKADDR) != 0 {
+        tracing::debug!("{F}: rc_mlx5 eps have no socket addresses");
+        return Err(Status::Unsupported);
+    }
+    // SAFETY: as above.
+    unsafe { ep_query_tx_token(attr, requester_connection(ep).as_ref()) }
+}
+
+/// `uct_ep_failover_enable`.
+///
+/// # Safety
+/// As `IfaceInternalOps::ep_failover_enable`.
+pub unsafe fn ep_failover_enable(ep: uct_ep_h) -> Result<(), Status> {
+    // SAFETY: by the caller's contract.
+    let ep = unsafe { RcEp::from_handle(ep, "uct_ep_failover_enable") }?;
+    ep.failover.enable();
+    Ok(())
+}
+
+/// `uct_ep_invalidate`: the QP goes to error. With `NO_COMPLETIONS` the
+/// outstanding ops are kept for purge; without it they complete with
+/// `UCS_ERR_CANCELED` as the device flushes them (as `uct_ep_flush` with
+/// `CANCEL`). The error handler is not called: the caller asked for it.
+///
+/// # Safety
+/// As `IfaceInternalOps::ep_invalidate`.
+pub unsafe fn ep_invalidate(ep: uct_ep_h, flags: c_uint) -> Result<(), Status> {
+    const F: &str = "uct_ep_invalidate";
+    // SAFETY: by the caller's contract.
+    let ep = unsafe { RcEp::from_handle(ep, F) }?;
+    let no_completions = flags & UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS != 0;
+    match ep.failover.on_invalidate(no_completions) {
+        OnError::Keep => {
+            ep.error_reported = true;
+            if ep.state == EpState::Connected {
+                ep.qp.modify(QpTransition::Error)?;
+            }
+            if !matches!(ep.state, EpState::Failed(_)) {
+                ep.state = EpState::Failed(Status::Canceled);
+            }
+            tracing::debug!(
+                "{F}: ep {:p} holds {} outstanding ops for purge",
+                ep as *const RcEp,
+                ep.ops.len()
+            );
+        }
+        OnError::CompleteWithError => {
+            ep.error_reported = true;
+            ep.cancel()?;
+            if ep.ops.is_empty() && !matches!(ep.state, EpState::Failed(_)) {
+                ep.state = EpState::Failed(Status::Canceled);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An outstanding op taken out of the table with copies of what purge
+/// reports from the send ring (inline data, the atomic call).
+struct PurgedOp {
+    op: OutstandingOp,
+    /// The WQE's inline bytes, contiguous (copied before the ring can wrap
+    /// or be reused).
+    inline: Vec<u8>,
+    atomic: Option<UctAtomic>,
+}
+
+/// Reads what `op` needs from the send ring; `None` if its WQE does not
+/// decode (a bug: the ring holds outstanding WQEs unchanged).
+fn capture(ep: &RcEp, op: &OutstandingOp) -> Option<(Vec<u8>, Option<UctAtomic>)> {
+    let has_inline = matches!(
+        op.kind,
+        OpKind::AmShort | OpKind::AmZcopy | OpKind::PutShort
+    );
+    let mut inline = Vec::new();
+    if has_inline {
+        let ring_len = ep.tx.ring.wqebb_count as usize * mlx5::SEND_WQE_BB;
+        // SAFETY: the send ring is ring_len bytes valid while the QP lives;
+        // an outstanding op's blocks are not rewritten (the ep is failed).
+        let ring = unsafe { std::slice::from_raw_parts(ep.tx.ring.buf as *const u8, ring_len) };
+        let wqe = mlx5::decode_send_wqe(ring, op.wqe_index).ok()?;
+        for entry in wqe.data() {
+            if let DataEntry::Inline(data) = entry {
+                inline.extend_from_slice(data.head);
+                inline.extend_from_slice(data.tail);
+            }
+        }
+    }
+    let atomic = match op.kind {
+        OpKind::AtomicPost | OpKind::AtomicFetch => Some(outstanding_call(ep, op)?),
+        _ => None,
+    };
+    Some((inline, atomic))
+}
+
+fn width(size: AtomicSize) -> AtomicWidth {
+    match size {
+        AtomicSize::Bits32 => AtomicWidth::Bits32,
+        AtomicSize::Bits64 => AtomicWidth::Bits64,
+    }
+}
+
+impl PurgedOp {
+    /// The op as the caller posted it; `None` if the table entry lacks
+    /// what its kind needs (a bug, logged by the caller).
+    fn descriptor(&self) -> Option<OpDescriptor<'_>> {
+        let op = &self.op;
+        let remote = RemoteTarget {
+            address: op.remote_addr,
+            rkey: op.uct_rkey,
+        };
+        let iov = || op.iov.as_deref();
+        let bounce = |offset: usize, length: usize| -> Option<&[u8]> {
+            let bounce = op.bounce?;
+            // SAFETY: the op owns its bounce buffer until it is released
+            // after the callback; its data area holds the op's bytes.
+            Some(unsafe { std::slice::from_raw_parts(bounce.data.add(offset), length) })
+        };
+        let after_am_id = || self.inline.get(AM_HDR_LEN..);
+        Some(match op.kind {
+            OpKind::AmShort => OpDescriptor::AmShortIov {
+                am_id: op.am_id?,
+                data: after_am_id()?,
+            },
+            OpKind::AmBcopy => OpDescriptor::AmBcopy {
+                am_id: op.am_id?,
+                flags: op.am_flags,
+                payload: bounce(AM_HDR_LEN, op.length.checked_sub(AM_HDR_LEN)?)?,
+            },
+            OpKind::AmZcopy => OpDescriptor::AmZcopy {
+                am_id: op.am_id?,
+                flags: op.am_flags,
+                header: after_am_id()?,
+                iov: iov()?,
+                comp: op.comp,
+            },
+            OpKind::PutShort => OpDescriptor::PutShort {
+                remote,
+                payload: &self.inline,
+            },
+            OpKind::PutBcopy => OpDescriptor::PutBcopy {
+                remote,
+                payload: bounce(0, op.length)?,
+            },
+            OpKind::PutZcopy => OpDescriptor::PutZcopy {
+                remote,
+                iov: iov()?,
+                comp: op.comp,
+            },
+            OpKind::GetBcopy => match op.action {
+                CompletionAction::Unpack {
+                    unpack_cb,
+                    arg,
+                    length,
+                } => OpDescriptor::GetBcopy {
+                    remote,
+                    unpack_cb,
+                    arg,
+                    length,
+                    comp: op.comp,
+                },
+                _ => return None,
+            },
+            OpKind::GetZcopy => OpDescriptor::GetZcopy {
+                remote,
+                iov: iov()?,
+                comp: op.comp,
+            },
+            OpKind::AtomicPost => match self.atomic? {
+                UctAtomic::Op {
+                    op: atomic,
+                    size,
+                    value,
+                } => OpDescriptor::AtomicPost {
+                    op: atomic,
+                    width: width(size),
+                    value,
+                    remote,
+                },
+                UctAtomic::Cswap { .. } => return None,
+            },
+            OpKind::AtomicFetch => {
+                let CompletionAction::FetchResult { result, .. } = op.action else {
+                    return None;
+                };
+                match self.atomic? {
+                    UctAtomic::Op {
+                        op: atomic,
+                        size,
+                        value,
+                    } => OpDescriptor::AtomicFetch {
+                        op: atomic,
+                        width: width(size),
+                        value,
+                        result,
+                        remote,
+                        comp: op.comp,
+                    },
+                    UctAtomic::Cswap {
+                        size,
+                        compare,
+                        swap,
+                    } => OpDescriptor::AtomicCswap {
+                        width: width(size),
+                        compare,
+                        swap,
+                        result,
+                        remote,
+                        comp: op.comp,
+                    },
+                }
+            }
+            OpKind::Flush => OpDescriptor::Flush {
+                flags: op.flush_flags,
+                comp: op.comp,
+            },
+        })
+    }
+}
+
+/// Completes, reports or drops purged ops of one ep on its iface.
+struct RcPurgeSink {
+    iface: *mut RcIface,
+    callback: PurgeCallback,
+}
+
+impl RcPurgeSink {
+    /// Returns the op's bounce buffer and CQ credit without completing it.
+    fn release(&mut self, purged: &PurgedOp) {
+        // SAFETY: the iface outlives its eps; a short borrow, no callback.
+        let state = unsafe { &mut (*self.iface).state };
+        if let Some(bounce) = purged.op.bounce {
+            state.tx_pool.put(bounce.buffer);
+        }
+        state.tx_credits += 1;
+    }
+}
+
+impl PurgeSink<PurgedOp> for RcPurgeSink {
+    fn complete(&mut self, purged: PurgedOp, status: Result<(), Status>) {
+        let raw = match status {
+            Ok(()) => UCS_OK,
+            Err(status) => status.raw(),
+        };
+        // SAFETY: the op was taken out of its ep's table; the iface is live.
+        unsafe { finish_op(self.iface, &purged.op, raw) };
+    }
+
+    fn report(&mut self, purged: PurgedOp) {
+        match purged.descriptor() {
+            // SAFETY: the descriptor borrows `purged`, alive until after
+            // the callback; the callback is the caller's with its arg.
+            Some(descriptor) => unsafe {
+                report_op(&descriptor, &self.callback);
+            },
+            None => tracing::error!(
+                "uct_ep_outstanding_purge: op {:?} at WQE {} cannot be described, not reported",
+                purged.op.kind,
+                purged.op.wqe_index
+            ),
+        }
+        self.release(&purged);
+    }
+
+    fn drop_internal(&mut self, purged: PurgedOp) {
+        self.release(&purged);
+    }
+}
+
+/// `uct_ep_outstanding_purge` (see the module docs of
+/// [`crate::failover`]).
+///
+/// # Safety
+/// As `IfaceInternalOps::ep_outstanding_purge`: `params` checked by the
+/// entry point (RX token non-NULL, callback set).
+pub unsafe fn ep_outstanding_purge(
+    ep: uct_ep_h,
+    params: &uct_ep_outstanding_purge_params_t,
+) -> Result<(), Status> {
+    const F: &str = "uct_ep_outstanding_purge";
+    // SAFETY: by the caller's contract.
+    let rc_ep = unsafe { RcEp::from_handle(ep, F) }?;
+    rc_ep.failover.check_purge()?;
+    let Some(connection) = requester_connection(rc_ep) else {
+        tracing::warn!("{F}: the ep was never connected");
+        return Err(Status::InvalidParam);
+    };
+    let Some(callback) = PurgeCallback::from_params(params) else {
+        tracing::warn!("{F}: params->cb is NULL");
+        return Err(Status::InvalidParam);
+    };
+    let psns: Vec<OpPsns> = rc_ep
+        .ops
+        .iter()
+        .map(|op| OpPsns {
+            class: class_of(op.kind),
+            first_psn: op.first_psn,
+            psn_count: op.psn_count,
+            cqe_seen: false,
+        })
+        .collect();
+    // SAFETY: rx_token non-NULL (entry point), RX_TOKEN_LENGTH readable.
+    let (_, verdicts) = unsafe { prepare_purge(params, &connection, &psns, rc_ep.tx.next_psn) }?;
+    // Copy everything reported out of the ring before any op is touched,
+    // so a failure leaves the ep as it was.
+    let mut captured = Vec::with_capacity(rc_ep.ops.len());
+    for op in rc_ep.ops.iter() {
+        let Some(copy) = capture(rc_ep, op) else {
+            tracing::error!(
+                "{F}: the WQE of outstanding op {:?} at {} does not decode",
+                op.kind,
+                op.wqe_index
+            );
+            return Err(Status::IoError);
+        };
+        captured.push(copy);
+    }
+    let ops: Vec<PurgedOp> = rc_ep
+        .ops
+        .ops
+        .drain(..)
+        .zip(captured)
+        .map(|(op, (inline, atomic))| PurgedOp { op, inline, atomic })
+        .collect();
+    rc_ep.tx.ci = rc_ep.tx.pi;
+    rc_ep.failover.purged();
+    let mut sink = RcPurgeSink {
+        iface: rc_ep.iface,
+        callback,
+    };
+    // No borrow of the ep is held from here on: callbacks may post on
+    // other eps of this iface or destroy nothing of ours.
+    let summary = run_purge(ops.into_iter().zip(verdicts), &mut sink);
+    tracing::debug!(
+        "{F}: ep {ep:p}: {} delivered, {} reported, {} failed, {} dropped",
+        summary.delivered,
+        summary.reported,
+        summary.failed,
+        summary.dropped
+    );
+    Ok(())
+}
+
+fn class_of(kind: OpKind) -> crate::failover::OpClass {
+    use crate::failover::OpClass;
+    match kind {
+        OpKind::AmShort | OpKind::AmBcopy | OpKind::AmZcopy => OpClass::Am,
+        OpKind::PutShort | OpKind::PutBcopy | OpKind::PutZcopy => OpClass::Put,
+        OpKind::GetBcopy | OpKind::GetZcopy => OpClass::Get,
+        OpKind::AtomicPost => OpClass::AtomicPost,
+        OpKind::AtomicFetch => OpClass::AtomicFetch,
+        OpKind::Flush => OpClass::Flush,
+    }
+}
