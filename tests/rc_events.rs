@@ -410,3 +410,87 @@ fn unanswered_peer_fails_the_ep_with_endpoint_timeout() {
     a.close();
     b.close();
 }
+
+static CANCEL_ERRORS: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+unsafe extern "C" fn record_cancel_error(
+    _arg: *mut c_void,
+    ep: uct_ep_h,
+    _status: ucs_status_t,
+) -> ucs_status_t {
+    CANCEL_ERRORS.lock().unwrap().push(ep as usize);
+    UCS_OK
+}
+
+#[test]
+fn flush_cancel_completes_outstanding_ops_with_canceled() {
+    let mut params = iface_params();
+    params.field_mask |= UCT_IFACE_PARAM_FIELD_ERR_HANDLER;
+    params.err_handler = Some(record_cancel_error);
+    let a = Side::open(c"mlx5_0", c"mlx5_0:1", Some(params));
+    let b = Side::open(c"mlx5_1", c"mlx5_1:1", None);
+    let ep_a = a.create_ep();
+    let ep_b = b.create_ep();
+    // A peer that never answers (a port nobody listens on), with the default
+    // 1 s ACK timeout: the ops stay outstanding until canceled.
+    let mut dead = b.device_address();
+    dead[5] = 0;
+    dead[6] = 9;
+    let addr_b = b.ep_address(ep_b);
+    let mut source = vec![3u8; 256];
+    let (memh, _) = a.register(source.as_mut_ptr(), source.len());
+    let iov = [uct_iov_t {
+        buffer: source.as_mut_ptr().cast(),
+        length: 256,
+        memh,
+        stride: 0,
+        count: 1,
+    }];
+    let mut puts: Vec<Box<CountingCompletion>> =
+        (0..4).map(|_| CountingCompletion::new(1)).collect();
+    let mut flushed = CountingCompletion::new(1);
+    // SAFETY: valid addresses, registered memory, live completions.
+    unsafe {
+        assert_eq!(
+            uct_ep_connect_to_ep(ep_a, dead.as_ptr().cast(), addr_b.as_ptr().cast()),
+            UCS_OK
+        );
+        for put in puts.iter_mut() {
+            let status = uct_ep_put_zcopy(ep_a, iov.as_ptr(), 1, 0x1000, 0x77, put.as_ptr());
+            assert_eq!(status, UCS_INPROGRESS);
+        }
+        assert_eq!(
+            uct_ep_flush(ep_a, UCT_FLUSH_FLAG_CANCEL, flushed.as_ptr()),
+            UCS_INPROGRESS
+        );
+    }
+    let start = Instant::now();
+    while flushed.calls() == 0 || puts.iter().any(|p| p.calls() == 0) {
+        a.progress();
+        std::thread::yield_now();
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "cancel did not complete"
+        );
+    }
+    assert!(
+        start.elapsed() < Duration::from_millis(900),
+        "canceled, not timed out"
+    );
+    for put in &puts {
+        assert_eq!(put.status(), UCS_ERR_CANCELED);
+    }
+    assert!(
+        !CANCEL_ERRORS.lock().unwrap().contains(&(ep_a as usize)),
+        "no error handler call for a requested cancel"
+    );
+    // SAFETY: the canceled ep refuses posts; cleanup.
+    unsafe {
+        assert_eq!(uct_ep_am_short(ep_a, 0, 0, null(), 0), UCS_ERR_CANCELED);
+        assert_eq!(uct_md_mem_dereg(a.md, memh), UCS_OK);
+        uct_ep_destroy(ep_a);
+        uct_ep_destroy(ep_b);
+    }
+    a.close();
+    b.close();
+}
