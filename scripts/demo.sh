@@ -7,7 +7,8 @@
 #   2. the same program built against Debian's UCX 1.13 headers and linked
 #      against UCX's own libuct/libucs, running on our library through
 #      LD_LIBRARY_PATH (the drop-in promise);
-#   3. uct_smoke again with two software HCA devices configured.
+#   3. uct_smoke again with two software HCA devices configured;
+#   4. failover_demo: rail 0 cut mid-stream, lost 0 and duplicated 0.
 #
 # Environment: BUILD_DIR (default build/demo), PREFIX (default $BUILD_DIR/install),
 #              JOBS (default 2).
@@ -52,5 +53,8 @@ fi
 uct_log "3. configuration the UCX way: two software HCA devices from UCX_SOFT_HCA_DEVICES"
 UCX_SOFT_HCA_DEVICES=mlx5_0@127.0.0.1,mlx5_1@127.0.0.1 \
     "$prefix/bin/uct_smoke" --md mlx5_1 --device mlx5_1:1 --expect-lib "$libdir/libuct.so.0"
+
+uct_log "4. failover_demo: two processes, two rails, rail 0 cut mid-stream, replay on rail 1"
+"$prefix/bin/failover_demo"
 
 uct_log "demo: done (installed tree: $prefix)"

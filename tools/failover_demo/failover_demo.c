@@ -1672,10 +1672,11 @@ static int print_verdict(struct side *s, const struct sender_stats *st,
     uint64_t bad  = st->bad + rv->bad;
     printf("[%s] posted %" PRIu64 ", delivered-before-cut %" PRIu64 ", replayed %" PRIu64
            ", lost %" PRIu64 ", duplicated %" PRIu64 ", cut-to-last-replay %.1f ms"
-           " (rail-0 AMs %" PRIu64 ", rail-1 AMs %" PRIu64 ", counter %" PRIu64 "/%" PRIu64
+           " (posted on rail 1 after failover %" PRIu64 ", rail-0 AMs %" PRIu64
+           ", rail-1 AMs %" PRIu64 ", counter %" PRIu64 "/%" PRIu64
            ", fetch results lost %" PRIu64 ", other errors %" PRIu64 ")\n",
            s->name, st->posted, st->delivered_before_cut, st->replayed, lost, dup,
-           st->cut_to_last_replay_us / 1000.0, rv->am_rail[0], rv->am_rail[1], rv->counter,
+           st->cut_to_last_replay_us / 1000.0, st->posted - st->posted_rail0, rv->am_rail[0], rv->am_rail[1], rv->counter,
            rv->counter_expect, st->fetch_result_lost, bad);
     fflush(stdout);
     return (lost == 0 && dup == 0 && bad == 0) ? 0 : 1;
