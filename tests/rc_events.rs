@@ -495,3 +495,90 @@ fn flush_cancel_completes_outstanding_ops_with_canceled() {
     a.close();
     b.close();
 }
+
+/// The ep the destroying completion destroys.
+static DOOMED_EP: Mutex<usize> = Mutex::new(0);
+static DESTROYING_CALLS: Mutex<u32> = Mutex::new(0);
+
+unsafe extern "C" fn destroy_on_completion(_comp: *mut uct_completion_t) {
+    *DESTROYING_CALLS.lock().unwrap() += 1;
+    let ep = std::mem::take(&mut *DOOMED_EP.lock().unwrap());
+    if ep != 0 {
+        // SAFETY: the test's live ep, destroyed once (the slot is cleared).
+        unsafe { uct_ep_destroy(ep as uct_ep_h) };
+    }
+}
+
+#[test]
+fn ep_destroyed_from_a_completion_callback() {
+    // A peer that never answers and a 1 ms ACK timeout: the ep fails and
+    // every outstanding op is completed in one go; the first completion
+    // destroys the ep, so the others must not be touched afterwards.
+    let settings = [(c"RC_TIMEOUT", c"1ms"), (c"RC_RETRY_COUNT", c"1")];
+    let a = Side::open_with(c"mlx5_0", c"mlx5_0:1", None, &settings);
+    let b = Side::open(c"mlx5_1", c"mlx5_1:1", None);
+    let doomed = a.create_ep();
+    let peer = b.create_ep();
+    let mut dead = b.device_address();
+    dead[5] = 0;
+    dead[6] = 9;
+    let addr_b = b.ep_address(peer);
+    let mut source = vec![5u8; 64];
+    let (memh, _) = a.register(source.as_mut_ptr(), 64);
+    let iov = [uct_iov_t {
+        buffer: source.as_mut_ptr().cast(),
+        length: 64,
+        memh,
+        stride: 0,
+        count: 1,
+    }];
+    *DOOMED_EP.lock().unwrap() = doomed as usize;
+    let mut comps: Vec<uct_completion_t> = (0..3)
+        .map(|_| uct_completion_t {
+            func: Some(destroy_on_completion),
+            count: 1,
+            status: UCS_OK,
+        })
+        .collect();
+    // SAFETY: valid addresses and memory; completions live until the end.
+    unsafe {
+        assert_eq!(
+            uct_ep_connect_to_ep(doomed, dead.as_ptr().cast(), addr_b.as_ptr().cast()),
+            UCS_OK
+        );
+        for comp in comps.iter_mut() {
+            let status = uct_ep_put_zcopy(doomed, iov.as_ptr(), 1, 0x1000, 0x5, comp);
+            assert_eq!(status, UCS_INPROGRESS);
+        }
+        // A connected ep with outstanding ops cannot be connected again.
+        assert_eq!(
+            uct_ep_connect_to_ep(doomed, dead.as_ptr().cast(), addr_b.as_ptr().cast()),
+            UCS_ERR_BUSY
+        );
+    }
+    let start = Instant::now();
+    while *DESTROYING_CALLS.lock().unwrap() == 0 {
+        a.progress();
+        std::thread::yield_now();
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the ep never failed"
+        );
+    }
+    for _ in 0..200 {
+        a.progress();
+    }
+    // The first completion destroyed the ep: the later ones went with it.
+    assert_eq!(*DESTROYING_CALLS.lock().unwrap(), 1);
+    assert_ne!(comps[0].status, UCS_OK);
+    // The iface still works: a new ep can be created and destroyed.
+    let fresh = a.create_ep();
+    // SAFETY: registered above; eps destroyed once.
+    unsafe {
+        uct_ep_destroy(fresh);
+        assert_eq!(uct_md_mem_dereg(a.md, memh), UCS_OK);
+        uct_ep_destroy(peer);
+    }
+    a.close();
+    b.close();
+}

@@ -433,6 +433,17 @@ impl RcEp {
 
     /// Connects the QP to the peer: RESET (if it was used) → INIT → RTR → RTS.
     pub fn connect(&mut self, state: &IfaceState, remote: RemoteEp) -> Result<(), Status> {
+        if !self.ops.is_empty() || !self.pending.is_empty() {
+            // Reusing the ring would orphan them: flush, purge (failover) or
+            // destroy the ep first.
+            tracing::warn!(
+                "rc_mlx5 ep {:p}: cannot reconnect with {} outstanding and {} pending ops",
+                self,
+                self.ops.len(),
+                self.pending.len()
+            );
+            return Err(Status::Busy);
+        }
         if self.state != EpState::Idle {
             self.qp.modify(QpTransition::Reset)?;
             self.tx.pi = 0;
@@ -610,8 +621,15 @@ impl RcEp {
     /// `ep` must be live; user callbacks run from here (they may post on
     /// this or other eps, so no borrow of the ep is held across them).
     pub unsafe fn complete_through(ep: *mut RcEp, wqe_counter: u16) -> u32 {
+        // SAFETY: live by the contract.
+        let (iface, qpn) = unsafe { ((*ep).iface, (*ep).qpn()) };
         let mut done = 0;
         loop {
+            // A callback may have destroyed the ep: stop touching it then.
+            // SAFETY: the iface outlives its eps' callbacks.
+            if done > 0 && !unsafe { still_live(iface, ep, qpn) } {
+                break;
+            }
             // SAFETY: live by the contract; the borrow ends before callbacks.
             let (op, iface) = unsafe {
                 let this = &mut *ep;
@@ -641,13 +659,23 @@ impl RcEp {
     /// As for [`RcEp::complete_through`].
     pub unsafe fn fail(ep: *mut RcEp, wqe_counter: u16, status: Status) {
         // SAFETY: live by the contract.
-        let (already_failed, canceled) =
-            unsafe { (matches!((*ep).state, EpState::Failed(_)), (*ep).canceled) };
+        let (already_failed, canceled, iface, qpn) = unsafe {
+            (
+                matches!((*ep).state, EpState::Failed(_)),
+                (*ep).canceled,
+                (*ep).iface,
+                (*ep).qpn(),
+            )
+        };
         let status = if canceled { Status::Canceled } else { status };
         if !already_failed {
             // Everything before the failed WQE was executed.
             // SAFETY: as above.
             unsafe { Self::complete_through(ep, wqe_counter.wrapping_sub(1)) };
+            // SAFETY: the iface outlives its eps' callbacks.
+            if !unsafe { still_live(iface, ep, qpn) } {
+                return;
+            }
             // SAFETY: as above.
             unsafe { (*ep).state = EpState::Failed(status) };
         }
@@ -670,6 +698,10 @@ impl RcEp {
                 let Some((op, iface)) = next else { break };
                 // SAFETY: the ep's iface outlives it.
                 unsafe { finish_op(iface, &op, status.raw()) };
+                // SAFETY: as above.
+                if !unsafe { still_live(iface, ep, qpn) } {
+                    return;
+                }
             }
         }
         // SAFETY: as above.
@@ -685,6 +717,18 @@ impl RcEp {
             unsafe { RcIface::report_error(iface, ep as uct_ep_h, status) };
         }
     }
+}
+
+/// Whether `ep` (QP `qpn`) is still an ep of `iface`: a user callback run
+/// during completion may have destroyed it.
+///
+/// # Safety
+/// `iface` live.
+#[inline]
+unsafe fn still_live(iface: *mut RcIface, ep: *mut RcEp, qpn: u32) -> bool {
+    // SAFETY: live by the contract; a short shared borrow of the table.
+    let eps: &std::collections::HashMap<u32, *mut RcEp> = unsafe { &(*iface).state.eps };
+    eps.get(&qpn) == Some(&ep)
 }
 
 /// Runs an op's completion work, releases its bounce buffer and credit, and

@@ -13,8 +13,8 @@
 
 pub mod atomic;
 pub mod domain;
-pub mod failover;
 pub mod ep;
+pub mod failover;
 pub mod iface;
 pub mod ops;
 pub mod pool;

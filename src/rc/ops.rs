@@ -6,7 +6,7 @@
 use std::ffi::{c_int, c_uint, c_void};
 
 use crate::abi::*;
-use crate::core::iface::{query_v2_defaults, IfaceInternalOps, UNSUPPORTED_INTERNAL_OPS};
+use crate::core::iface::{query_v2_defaults, IfaceInternalOps};
 use crate::core::ops::unsupported_iface_ops;
 use crate::hca::DeviceAddress;
 use crate::mlx5::{self, DataSeg, RaddrSeg};
@@ -75,7 +75,6 @@ pub static INTERNAL_OPS: IfaceInternalOps = IfaceInternalOps {
     iface_is_reachable_v2,
     ep_connect_to_ep_v2,
     ep_is_connected,
-    ..UNSUPPORTED_INTERNAL_OPS
 };
 
 /// The capability flags of what works today.
@@ -1187,7 +1186,10 @@ unsafe extern "C" fn iface_query(
     })())
 }
 
-pub(crate) unsafe fn iface_query_v2(iface: uct_iface_h, attr: *mut uct_iface_attr_v2_t) -> Result<(), Status> {
+pub(crate) unsafe fn iface_query_v2(
+    iface: uct_iface_h,
+    attr: *mut uct_iface_attr_v2_t,
+) -> Result<(), Status> {
     // SAFETY: valid per the entry point's checks.
     unsafe { query_v2_defaults(attr) }?;
     // SAFETY: by the caller's contract.
