@@ -17,6 +17,7 @@ tag=fo$$
 ns_s=${tag}s
 ns_r=${tag}r
 ip netns add "$ns_s" 2>/dev/null || skip "'ip netns add' is not allowed here (needs root / CAP_SYS_ADMIN)"
+# shellcheck disable=SC2317  # runs from the EXIT trap
 cleanup() {
     ip netns del "$ns_s" 2>/dev/null || true
     ip netns del "$ns_r" 2>/dev/null || true

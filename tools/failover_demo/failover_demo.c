@@ -392,6 +392,9 @@ static size_t boot_recv(struct side *s, uint8_t *msg, size_t cap, int timeout_ms
         return 0;
     }
     n = recv(s->boot_fd, msg, cap, 0);
+    if (n == 0 && s->bye) {
+        return 0; /* the sender said goodbye and left: an orderly end */
+    }
     if (n <= 0) {
         s->boot_fd = -1;
         die(s, "the peer closed the bootstrap socket (it exited or crashed)");
@@ -1494,7 +1497,15 @@ static int run_sender(struct side *s)
         }
         progress(s);
     }
-    boot_send(s, BOOT_BYE, NULL, 0);
+    /* the receiver says goodbye once its verdict is acknowledged on rail 1;
+     * leaving earlier would fail its flush */
+    while (!s->bye) {
+        uint8_t msg[MAX_BOOT_MSG];
+        size_t n = boot_recv(s, msg, sizeof(msg), -1); /* bounded by the alarm */
+        if (n > 0) {
+            handle_boot_message(s, msg, n);
+        }
+    }
     return 0;
 }
 
@@ -1653,13 +1664,7 @@ static int run_receiver(struct side *s)
     s->verdict.bad        = bad + s->am_bad;
     send_ctl(s, AM_VERDICT, &s->verdict, sizeof(s->verdict));
     flush_ep(s, 1);
-    while (!s->bye) {
-        uint8_t msg[MAX_BOOT_MSG];
-        size_t n = boot_recv(s, msg, sizeof(msg), -1); /* bounded by the alarm */
-        if (n > 0) {
-            handle_boot_message(s, msg, n);
-        }
-    }
+    boot_send(s, BOOT_BYE, NULL, 0);
     return 0;
 }
 
