@@ -23,12 +23,15 @@ use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::iface::uct_iface_set_am_handler;
-use uct::api::soft_hca::uct_soft_hca_link_set;
+use uct::api::soft_hca::{uct_soft_hca_link_set, uct_soft_hca_loss_set};
 
 const AM_ID: u8 = 1;
 const SLOT: usize = 64;
 const GET_LEN: usize = 32;
 const OPS: usize = 320;
+/// Op kinds in the stream: AM short/bcopy/zcopy, put short/bcopy/zcopy,
+/// get bcopy, atomic post, atomic fetch, flush.
+const KINDS: usize = 10;
 
 /// AM sequence numbers received on either rail, with their counts.
 static RECEIVED: Mutex<Option<HashMap<u64, u32>>> = Mutex::new(None);
@@ -172,9 +175,11 @@ impl Rig {
         params.err_handler = Some(on_error);
         let settings: [(&CStr, &CStr); 2] = [(c"RC_TIMEOUT", c"1ms"), (c"RC_RETRY_COUNT", c"2")];
         let s0 = Side::open_with(c"mlx5_0", c"mlx5_0:1", Some(params), &settings);
-        let s1 = Side::open_with(c"mlx5_2", c"mlx5_2:1", Some(params), &settings);
+        // Rail 1 keeps the default timeout: the test progresses it only
+        // now and then while the purge replays.
+        let s1 = Side::open_with(c"mlx5_2", c"mlx5_2:1", Some(params), &[]);
         let r0 = Side::open_with(c"mlx5_1", c"mlx5_1:1", Some(params), &settings);
-        let r1 = Side::open_with(c"mlx5_3", c"mlx5_3:1", Some(params), &settings);
+        let r1 = Side::open_with(c"mlx5_3", c"mlx5_3:1", Some(params), &[]);
         for side in [&r0, &r1] {
             // SAFETY: live iface; the handler needs no argument.
             let status =
@@ -258,7 +263,7 @@ impl Rig {
         // SAFETY: live eps; every buffer named lives in the rig until the op
         // completes (the rig outlives the stream).
         let status = unsafe {
-            match op % 9 {
+            match op % KINDS {
                 0 => {
                     let payload = [op as u8; 4];
                     uct_ep_am_short(ep, AM_ID, seq, payload.as_ptr().cast(), 4)
@@ -339,7 +344,7 @@ impl Rig {
                     comp,
                 ),
                 7 => uct_ep_atomic64_post(ep, UCT_ATOMIC_OP_ADD, 1, counter, rkey),
-                _ => uct_ep_atomic64_fetch(
+                8 => uct_ep_atomic64_fetch(
                     ep,
                     UCT_ATOMIC_OP_ADD,
                     1,
@@ -348,12 +353,13 @@ impl Rig {
                     rkey,
                     comp,
                 ),
+                _ => uct_ep_flush(ep, 0, comp),
             }
         };
         if status == UCS_OK {
             // Ops that took no completion (or finished at once) count as
             // completed: drop their counter so the checks skip them.
-            if !matches!(op % 9, 2 | 5 | 6 | 8) {
+            if !matches!(op % KINDS, 2 | 5 | 6 | 8 | 9) {
                 self.comps[op] = None;
             } else if let Some(c) = self.comps[op].as_mut() {
                 // Completed at once: mark as one call with OK.
@@ -595,9 +601,16 @@ unsafe extern "C" fn replay_op(info: *const uct_ep_op_info_t, arg: *mut c_void) 
     }
 }
 
-/// One trial: posts `OPS` ops, pulls rail 0's cable after `cut_after`
-/// of them, fails over to rail 1, and checks the target.
-fn trial(cut_after: usize) {
+/// One trial: posts `OPS` ops with `loss` on rail 0's receiving device,
+/// pulls `cut_device`'s cable (a rail-0 device) after `cut_after` of them,
+/// fails over to rail 1, and checks the target.
+fn trial(cut_after: usize, cut_device: &CStr, loss: f64) {
+    // Trials share the devices' fault settings and the statics: one at a
+    // time.
+    static SERIAL: Mutex<()> = Mutex::new(());
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     *RECEIVED.lock().unwrap() = Some(HashMap::new());
     ERRORS.lock().unwrap().clear();
     let mut rig = Rig::open();
@@ -607,6 +620,11 @@ fn trial(cut_after: usize) {
         unsafe { uct::api::v2::uct_ep_failover_enable(rig.ep_s0) },
         UCS_OK
     );
+    // SAFETY: a NUL-terminated device name.
+    assert_eq!(
+        unsafe { uct_soft_hca_loss_set(c"mlx5_1".as_ptr(), loss) },
+        UCS_OK
+    );
 
     // The stream on rail 0 until the ep fails.
     let mut posted_on_rail0 = 0;
@@ -614,10 +632,10 @@ fn trial(cut_after: usize) {
     'stream: while posted_on_rail0 < OPS {
         if posted_on_rail0 == cut_after {
             // SAFETY: a NUL-terminated device name.
-            assert_eq!(
-                unsafe { uct_soft_hca_link_set(c"mlx5_0".as_ptr(), 0) },
-                UCS_OK
-            );
+            unsafe {
+                assert_eq!(uct_soft_hca_link_set(cut_device.as_ptr(), 0), UCS_OK);
+                assert_eq!(uct_soft_hca_loss_set(c"mlx5_1".as_ptr(), 0.0), UCS_OK);
+            }
         }
         loop {
             let status = rig.post(posted_on_rail0, 0);
@@ -644,7 +662,7 @@ fn trial(cut_after: usize) {
     if cut_after >= OPS {
         // SAFETY: as above.
         assert_eq!(
-            unsafe { uct_soft_hca_link_set(c"mlx5_0".as_ptr(), 0) },
+            unsafe { uct_soft_hca_link_set(cut_device.as_ptr(), 0) },
             UCS_OK
         );
     }
@@ -736,7 +754,7 @@ fn trial(cut_after: usize) {
     let mut fetched = Vec::new();
     for op in 0..OPS {
         let slot = &rig.target[op * SLOT..(op + 1) * SLOT];
-        match op % 9 {
+        match op % KINDS {
             0..=2 => assert_eq!(received.get(&(op as u64)), Some(&1), "AM {op}"),
             3 => assert_eq!(slot[..16], put_pattern(op, 16)[..], "put_short {op}"),
             4 | 5 => assert_eq!(slot, &put_pattern(op, SLOT)[..], "put {op}"),
@@ -746,22 +764,25 @@ fn trial(cut_after: usize) {
                     .collect();
                 assert_eq!(rig.gets[op][..], expected[..], "get {op}");
             }
-            _ => atomics += 1,
+            7 | 8 => atomics += 1,
+            _ => {}
         }
         if let Some(comp) = &rig.comps[op] {
             assert_eq!(comp.calls(), 1, "op {op} completions");
-            if op % 9 == 8 {
+            if op % KINDS == 8 || op % KINDS == 9 {
                 match comp.status() {
-                    UCS_OK => fetched.push(rig.results[op]),
-                    UCS_ERR_IO_ERROR => lost_fetches += 1,
-                    other => panic!("fetch {op} completed with {other}"),
+                    UCS_OK if op % KINDS == 8 => fetched.push(rig.results[op]),
+                    UCS_OK => {}
+                    UCS_ERR_IO_ERROR if op % KINDS == 8 => lost_fetches += 1,
+                    UCS_ERR_IO_ERROR if op % KINDS == 9 => {}
+                    other => panic!("fetch/flush {op} completed with {other}"),
                 }
             } else {
                 assert_eq!(comp.status(), UCS_OK, "op {op} status");
             }
         }
     }
-    let am_ops = (0..OPS).filter(|op| op % 9 <= 2).count();
+    let am_ops = (0..OPS).filter(|op| op % KINDS <= 2).count();
     assert_eq!(received.len(), am_ops, "no stray AMs");
     // SAFETY: the counter is 8-byte aligned inside target.
     let counter =
@@ -774,7 +795,7 @@ fn trial(cut_after: usize) {
     assert_eq!(fetched.len(), before, "a fetch-add applied twice");
     assert!(fetched.iter().all(|&v| v < atomics));
     println!(
-        "cut after {cut_after}: rail 0 posted {posted_on_rail0}, reported {}, lost fetches {lost_fetches}, \
+        "cut {cut_device:?} after {cut_after}, loss {loss}: rail 0 posted {posted_on_rail0}, reported {}, lost fetches {lost_fetches}, \
          AMs {}, counter {counter}",
         replay.reported.len(),
         received.len()
@@ -782,7 +803,7 @@ fn trial(cut_after: usize) {
 
     // SAFETY: a NUL-terminated device name.
     assert_eq!(
-        unsafe { uct_soft_hca_link_set(c"mlx5_0".as_ptr(), 1) },
+        unsafe { uct_soft_hca_link_set(cut_device.as_ptr(), 1) },
         UCS_OK
     );
     // SAFETY: live eps, destroyed once; then the ifaces.
@@ -804,6 +825,17 @@ fn trial(cut_after: usize) {
 #[test]
 fn link_cut_mid_stream_purge_and_replay_on_the_other_rail_is_exactly_once() {
     for cut_after in [OPS / 3, 17, OPS - 5] {
-        trial(cut_after);
+        trial(cut_after, c"mlx5_0", 0.0);
+    }
+}
+
+#[test]
+fn cut_on_the_receiver_side_or_after_loss_is_exactly_once() {
+    for (cut_after, device, loss) in [
+        (OPS / 2, c"mlx5_1", 0.0),
+        (OPS / 4, c"mlx5_0", 0.03),
+        (OPS / 2, c"mlx5_1", 0.05),
+    ] {
+        trial(cut_after, device, loss);
     }
 }

@@ -178,8 +178,12 @@ fn purge_refuses_bad_parameters_and_eps_that_hold_nothing() {
     pair.close();
 }
 
+/// Tests that send traffic (and drop packets on mlx5_0) run one at a time.
+static TRAFFIC: Mutex<()> = Mutex::new(());
+
 #[test]
 fn invalidate_without_no_completions_does_not_allow_purge() {
+    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
     let pair = Pair::new();
     let (_, tx_len, rx_len) = token_caps(pair.a.iface);
     let tx = tx_token(pair.ep_a, tx_len).unwrap();
@@ -204,6 +208,7 @@ fn invalidate_without_no_completions_does_not_allow_purge() {
 
 #[test]
 fn invalidated_ep_reports_undelivered_ams_in_posting_order() {
+    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
     let pair = Pair::new();
     let (_, tx_len, rx_len) = token_caps(pair.a.iface);
     let inbox = inbox();
@@ -221,6 +226,13 @@ fn invalidated_ep_reports_undelivered_ams_in_posting_order() {
         );
     }
     let count = 6u64;
+    // Nothing a leaves arrives (retransmissions included) until the ep is
+    // invalidated: every AM is undelivered.
+    // SAFETY: a NUL-terminated device name.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 1000) },
+        UCS_OK
+    );
     for seq in 0..count {
         let payload = [seq as u8; 3];
         // SAFETY: live ep, payload of 3 bytes.
@@ -253,6 +265,11 @@ fn invalidated_ep_reports_undelivered_ams_in_posting_order() {
         ),
         UCS_OK
     );
+    // Handlers of AMs the responder accepted before the token may run only
+    // now.
+    for _ in 0..200 {
+        pair.progress();
+    }
     let received: Vec<u64> = inbox
         .lock()
         .unwrap()
@@ -271,6 +288,12 @@ fn invalidated_ep_reports_undelivered_ams_in_posting_order() {
         assert_eq!(payload, &vec![*header as u8; 3]);
     }
     println!("received {}, reported {}", received.len(), reported.len());
+    assert_eq!(reported.len(), count as usize, "all dropped, all reported");
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 0) },
+        UCS_OK
+    );
     // The ep can be destroyed right away.
     pair.close();
 }

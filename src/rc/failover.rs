@@ -65,18 +65,26 @@ pub fn responder_connection(ep: &RcEp) -> Option<ConnectionId> {
 /// What the receiving iface knows of the connection a TX token names.
 fn responder_state(rc: &RcIface, claimed: &ConnectionId) -> Result<ResponderState, FailoverError> {
     let responder_qpn = claimed.responder.qpn;
-    let unknown = FailoverError::UnknownConnection { responder_qpn };
+    let unknown = || FailoverError::UnknownConnection { responder_qpn };
     let Some(&ep) = rc.state.eps.get(&responder_qpn) else {
-        return Err(unknown);
+        return Err(unknown());
     };
     // SAFETY: eps in the iface's table are live.
     let ep = unsafe { &*ep };
     let Some(connection) = responder_connection(ep) else {
-        return Err(unknown);
+        return Err(unknown());
     };
+    // Freeze the responder first: a packet of this connection still in
+    // flight must not be accepted after the RX token promised it was not
+    // (purge will report it for replay on another rail). The connection
+    // is being failed over; its QP is of no further use.
+    ep.qp.modify(QpTransition::Error).map_err(|status| {
+        tracing::warn!("uct_iface_query_v2: QP 0x{responder_qpn:x} cannot be stopped: {status}");
+        unknown()
+    })?;
     let info = ep.qp.query().map_err(|status| {
         tracing::warn!("uct_iface_query_v2: query of QP 0x{responder_qpn:x} failed: {status}");
-        unknown
+        unknown()
     })?;
     Ok(ResponderState {
         connection,
