@@ -838,3 +838,71 @@ fn a_refused_atomic_fails_the_ep_and_completes_fetches_with_the_error() {
     unsafe { uct_md_mem_dereg(pair.b.md, memh) };
     pair.close();
 }
+
+/// What the pending callback of the next test posts: ep, remote address,
+/// rkey, and how often it ran.
+static PENDING_TARGET: std::sync::Mutex<(usize, u64, uct_rkey_t)> =
+    std::sync::Mutex::new((0, 0, 0));
+static PENDING_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+unsafe extern "C" fn pending_atomic(_req: *mut uct_pending_req_t) -> ucs_status_t {
+    PENDING_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let (ep, addr, rkey) = *PENDING_TARGET.lock().unwrap();
+    // SAFETY: the test's live ep and registered target.
+    unsafe { uct_ep_atomic64_post(ep as uct_ep_h, UCT_ATOMIC_OP_XOR, 1 << 40, addr, rkey) }
+}
+
+#[test]
+fn a_full_ring_refuses_atomics_until_the_pending_one_runs() {
+    use std::sync::atomic::Ordering;
+
+    let pair = Pair::new();
+    let mut target = Target::new(1);
+    let (memh, rkey) = pair.b.register(target.base(), target.len());
+    let at0 = target.addr(0);
+    // Without progress on a, completions are never polled: the ring fills.
+    let mut posted = 0u64;
+    let status = loop {
+        // SAFETY: live ep, registered target.
+        let status = unsafe { uct_ep_atomic64_post(pair.ep_a, UCT_ATOMIC_OP_ADD, 1, at0, rkey) };
+        if status != UCS_OK {
+            break status;
+        }
+        posted += 1;
+        assert!(posted < 100_000, "the ring never filled");
+    };
+    assert_eq!(status, UCS_ERR_NO_RESOURCE);
+    assert!(posted >= 16, "posted {posted}");
+    // A fetch is refused the same way, and leaves its result alone.
+    let mut result = 7u64;
+    // SAFETY: as above.
+    let status = unsafe {
+        uct_ep_atomic64_fetch(
+            pair.ep_a,
+            UCT_ATOMIC_OP_ADD,
+            1,
+            &mut result,
+            at0,
+            rkey,
+            null_mut(),
+        )
+    };
+    assert_eq!(status, UCS_ERR_NO_RESOURCE);
+    *PENDING_TARGET.lock().unwrap() = (pair.ep_a as usize, at0, rkey);
+    let mut req = uct_pending_req_t {
+        func: Some(pending_atomic),
+        r#priv: [0; UCT_PENDING_REQ_PRIV_LEN],
+    };
+    // SAFETY: the request lives until dispatched (waited for below).
+    assert_eq!(
+        unsafe { uct_ep_pending_add(pair.ep_a, &mut req, 0) },
+        UCS_OK
+    );
+    assert!(pair.wait(|| PENDING_CALLS.load(Ordering::SeqCst) == 1));
+    assert_eq!(pair.flush(pair.ep_a), UCS_OK);
+    assert_eq!(target.read64(0), posted | (1 << 40));
+    assert_eq!(result, 7);
+    // SAFETY: registered above, nothing in flight.
+    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    pair.close();
+}
