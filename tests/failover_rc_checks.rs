@@ -297,3 +297,294 @@ fn invalidated_ep_reports_undelivered_ams_in_posting_order() {
     // The ep can be destroyed right away.
     pair.close();
 }
+
+/// An op_info as the callback saw it, with copies of what its pointers
+/// named (valid only during the callback).
+struct Reported {
+    info: uct_ep_op_info_t,
+    data: Vec<u8>,
+    header: Vec<u8>,
+    iov: Vec<uct_iov_t>,
+}
+
+unsafe extern "C" fn copy_op(info: *const uct_ep_op_info_t, arg: *mut c_void) {
+    // SAFETY: a valid op_info during the call; arg is a Vec<Reported>; the
+    // union members read are the ones the field masks name.
+    unsafe {
+        let info = *info;
+        let out = &mut *(arg as *mut Vec<Reported>);
+        let bytes = |ptr: *const c_void, len: usize| {
+            std::slice::from_raw_parts(ptr as *const u8, len).to_vec()
+        };
+        let mut reported = Reported {
+            info,
+            data: Vec::new(),
+            header: Vec::new(),
+            iov: Vec::new(),
+        };
+        if info.field_mask & UCT_EP_OP_INFO_FIELD_AM != 0 {
+            let am = info.detail.am;
+            if am.field_mask & UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_DATA != 0 {
+                reported.data = bytes(am.payload.data.buffer, am.payload.data.length);
+            }
+            if am.field_mask & UCT_EP_OP_INFO_AM_FIELD_HEADER_ZCOPY != 0 {
+                reported.header = bytes(am.header.zcopy.buffer, am.header.zcopy.length);
+            }
+            if am.field_mask & UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_ZCOPY != 0 {
+                let z = am.payload.zcopy;
+                reported.iov = std::slice::from_raw_parts(z.iov, z.iovcnt).to_vec();
+            }
+        }
+        if info.field_mask & UCT_EP_OP_INFO_FIELD_RMA != 0 {
+            let rma = info.detail.rma;
+            if rma.field_mask & UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_DATA != 0 {
+                reported.data = bytes(rma.payload.data.buffer, rma.payload.data.length);
+            }
+            if rma.field_mask & UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_ZCOPY != 0 {
+                let z = rma.payload.zcopy;
+                reported.iov = std::slice::from_raw_parts(z.iov, z.iovcnt).to_vec();
+            }
+        }
+        out.push(reported);
+    }
+}
+
+unsafe extern "C" fn pack_fixed(dest: *mut c_void, _: *mut c_void) -> usize {
+    // SAFETY: dest has room for max_bcopy >= 5 bytes.
+    unsafe { std::ptr::copy_nonoverlapping(b"bcopy".as_ptr(), dest.cast(), 5) };
+    5
+}
+
+unsafe extern "C" fn unpack_none(_: *mut c_void, _: *const c_void, _: usize) {}
+
+#[test]
+fn op_info_of_every_op_kind_is_what_was_posted() {
+    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
+    let pair = Pair::new();
+    let (_, tx_len, rx_len) = token_caps(pair.a.iface);
+    let mut remote = vec![0u64; 64];
+    let (remote_memh, rkey) = pair.b.register(remote.as_mut_ptr().cast(), 512);
+    let raddr = remote.as_ptr() as u64;
+    let mut local = vec![7u8; 256];
+    let (local_memh, _) = pair.a.register(local.as_mut_ptr(), local.len());
+    let iov = |offset: usize, length: usize| uct_iov_t {
+        // SAFETY: inside `local`.
+        buffer: unsafe { local.as_ptr().add(offset) } as *mut c_void,
+        length,
+        memh: local_memh,
+        stride: 0,
+        count: 1,
+    };
+    let am_iov = [iov(0, 16)];
+    let put_iov = [iov(16, 24), iov(64, 8)];
+    let get_iov = [iov(128, 32)];
+    let short_iov_parts: [&[u8]; 2] = [b"0123456789", b"ab"];
+    let short_iov: Vec<uct_iov_t> = short_iov_parts
+        .iter()
+        .map(|part| uct_iov_t {
+            buffer: part.as_ptr() as *mut c_void,
+            length: part.len(),
+            memh: null_mut(),
+            stride: 0,
+            count: 1,
+        })
+        .collect();
+    let header = *b"zhdr";
+    let mut comps: Vec<Box<CountingCompletion>> =
+        (0..8).map(|_| CountingCompletion::new(1)).collect();
+    let comp_ptrs: Vec<*mut uct_completion_t> = comps.iter_mut().map(|c| c.as_ptr()).collect();
+    let mut results = [0u64; 2];
+    let (result0, result1) = (&mut results[0] as *mut u64, &mut results[1] as *mut u64);
+    // Nothing leaves a until the ep is invalidated: every op is reported.
+    // SAFETY: a NUL-terminated device name.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 1000) },
+        UCS_OK
+    );
+    let ep = pair.ep_a;
+    // SAFETY: live ep; every buffer lives until the purge is done.
+    unsafe {
+        let payload = *b"short";
+        assert_eq!(
+            uct_ep_am_short(ep, 2, 0x1122_3344_5566_7788, payload.as_ptr().cast(), 5),
+            UCS_OK
+        );
+        assert_eq!(uct_ep_am_short_iov(ep, 3, short_iov.as_ptr(), 2), UCS_OK);
+        assert_eq!(uct_ep_am_bcopy(ep, 4, Some(pack_fixed), null_mut(), 0), 5);
+        assert_eq!(
+            uct_ep_am_zcopy(
+                ep,
+                5,
+                header.as_ptr().cast(),
+                4,
+                am_iov.as_ptr(),
+                1,
+                0,
+                comp_ptrs[0]
+            ),
+            UCS_INPROGRESS
+        );
+        assert_eq!(
+            uct_ep_put_short(ep, b"putshort".as_ptr().cast(), 8, raddr, rkey),
+            UCS_OK
+        );
+        assert_eq!(
+            uct_ep_put_bcopy(ep, Some(pack_fixed), null_mut(), raddr + 8, rkey),
+            5
+        );
+        assert_eq!(
+            uct_ep_put_zcopy(ep, put_iov.as_ptr(), 2, raddr + 64, rkey, comp_ptrs[1]),
+            UCS_INPROGRESS
+        );
+        assert_eq!(
+            uct_ep_get_bcopy(
+                ep,
+                Some(unpack_none),
+                0x55 as *mut c_void,
+                24,
+                raddr + 128,
+                rkey,
+                comp_ptrs[2]
+            ),
+            UCS_INPROGRESS
+        );
+        assert_eq!(
+            uct_ep_get_zcopy(ep, get_iov.as_ptr(), 1, raddr + 192, rkey, comp_ptrs[3]),
+            UCS_INPROGRESS
+        );
+        assert_eq!(
+            uct_ep_atomic32_post(ep, UCT_ATOMIC_OP_XOR, 0xf0f0, raddr + 256, rkey),
+            UCS_OK
+        );
+        assert_eq!(
+            uct_ep_atomic64_fetch(
+                ep,
+                UCT_ATOMIC_OP_ADD,
+                9,
+                result0,
+                raddr + 264,
+                rkey,
+                comp_ptrs[4]
+            ),
+            UCS_INPROGRESS
+        );
+        assert_eq!(
+            uct_ep_atomic_cswap64(ep, 1, 2, raddr + 272, rkey, result1, comp_ptrs[5]),
+            UCS_INPROGRESS
+        );
+        assert_eq!(uct_ep_flush(ep, 0, comp_ptrs[6]), UCS_INPROGRESS);
+    }
+    assert_eq!(
+        invalidate(ep, UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS),
+        UCS_OK
+    );
+    let tx = tx_token(ep, tx_len).unwrap();
+    let rx = rx_token(pair.b.iface, &tx, rx_len).unwrap();
+    let mut seen: Vec<Reported> = Vec::new();
+    assert_eq!(
+        purge(
+            ep,
+            &rx,
+            copy_op,
+            &mut seen as *mut Vec<Reported> as *mut c_void
+        ),
+        UCS_OK
+    );
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 0) },
+        UCS_OK
+    );
+    let ops: Vec<uct_ep_operation_t> = seen.iter().map(|r| r.info.operation).collect();
+    assert_eq!(
+        ops,
+        vec![
+            UCT_EP_OP_AM_SHORT,
+            UCT_EP_OP_AM_SHORT,
+            UCT_EP_OP_AM_BCOPY,
+            UCT_EP_OP_AM_ZCOPY,
+            UCT_EP_OP_PUT_SHORT,
+            UCT_EP_OP_PUT_BCOPY,
+            UCT_EP_OP_PUT_ZCOPY,
+            UCT_EP_OP_GET_BCOPY,
+            UCT_EP_OP_GET_ZCOPY,
+            UCT_EP_OP_ATOMIC_POST,
+            UCT_EP_OP_ATOMIC_FETCH,
+            UCT_EP_OP_ATOMIC_FETCH,
+            UCT_EP_OP_FLUSH,
+        ]
+    );
+    // SAFETY: each union member read is the one the operation names.
+    unsafe {
+        let am = seen[0].info.detail.am;
+        assert_eq!((am.am_id, am.header.value), (2, 0x1122_3344_5566_7788));
+        assert_eq!(seen[0].data, b"short");
+        let am = seen[1].info.detail.am;
+        assert_eq!(am.am_id, 3);
+        assert_eq!(am.header.value.to_ne_bytes(), *b"01234567");
+        assert_eq!(seen[1].data, b"89ab");
+        let am = seen[2].info.detail.am;
+        assert_eq!((am.am_id, am.flags), (4, 0));
+        assert_eq!(seen[2].data, b"bcopy");
+        let am = seen[3].info.detail.am;
+        assert_eq!(am.am_id, 5);
+        assert_eq!(seen[3].header, header);
+        assert_eq!(seen[3].iov.len(), 1);
+        assert_eq!(seen[3].iov[0].buffer, am_iov[0].buffer);
+        assert_eq!(seen[3].info.comp, comp_ptrs[0]);
+        let rma = seen[4].info.detail.rma;
+        assert_eq!((rma.remote_addr, rma.rkey), (raddr, rkey));
+        assert_eq!(seen[4].data, b"putshort");
+        let rma = seen[5].info.detail.rma;
+        assert_eq!((rma.remote_addr, rma.rkey), (raddr + 8, rkey));
+        assert_eq!(seen[5].data, b"bcopy");
+        let rma = seen[6].info.detail.rma;
+        assert_eq!((rma.remote_addr, rma.rkey), (raddr + 64, rkey));
+        assert_eq!(seen[6].iov.len(), 2);
+        assert_eq!(seen[6].iov[1].buffer, put_iov[1].buffer);
+        assert_eq!(seen[6].iov[1].memh, local_memh);
+        assert_eq!(seen[6].info.comp, comp_ptrs[1]);
+        let rma = seen[7].info.detail.rma;
+        assert_ne!(rma.field_mask & UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_UNPACK, 0);
+        assert_eq!((rma.remote_addr, rma.rkey), (raddr + 128, rkey));
+        assert_eq!(rma.payload.unpack.arg, 0x55 as *mut c_void);
+        assert_eq!(rma.payload.unpack.length, 24);
+        assert_eq!(seen[7].info.comp, comp_ptrs[2]);
+        let rma = seen[8].info.detail.rma;
+        assert_eq!((rma.remote_addr, rma.rkey), (raddr + 192, rkey));
+        assert_eq!(seen[8].info.comp, comp_ptrs[3]);
+        let atomic = seen[9].info.detail.atomic;
+        assert_eq!(
+            (
+                atomic.op,
+                atomic.value,
+                atomic.size,
+                atomic.remote_addr,
+                atomic.rkey
+            ),
+            (UCT_ATOMIC_OP_XOR, 0xf0f0, 4, raddr + 256, rkey)
+        );
+        let atomic = seen[10].info.detail.atomic;
+        assert_eq!(
+            (atomic.op, atomic.value, atomic.size, atomic.result),
+            (UCT_ATOMIC_OP_ADD, 9, 8, result0.cast())
+        );
+        assert_eq!(seen[10].info.comp, comp_ptrs[4]);
+        let atomic = seen[11].info.detail.atomic;
+        assert_ne!(atomic.field_mask & UCT_EP_OP_INFO_ATOMIC_FIELD_COMPARE, 0);
+        assert_eq!(
+            (atomic.op, atomic.compare, atomic.value, atomic.result),
+            (UCT_ATOMIC_OP_CSWAP, 1, 2, result1.cast())
+        );
+        assert_eq!(seen[12].info.detail.flush.flags, 0);
+        assert_eq!(seen[12].info.comp, comp_ptrs[6]);
+    }
+    // Reported ops are the caller's now: no completion was called.
+    assert!(comps.iter().all(|c| c.calls() == 0));
+    // SAFETY: registrations of live mds.
+    unsafe {
+        uct::api::md::uct_md_mem_dereg(pair.b.md, remote_memh);
+        uct::api::md::uct_md_mem_dereg(pair.a.md, local_memh);
+    }
+    pair.close();
+}
