@@ -119,6 +119,14 @@ fn connect(a: &Side, ep_a: uct_ep_h, b: &Side, ep_b: uct_ep_h) {
     }
 }
 
+/// Send bounce buffers in use and free send-CQ credits of an rc iface.
+fn send_resources(iface: uct_iface_h) -> (usize, u32) {
+    // SAFETY: an open rc_mlx5 iface of this library is an RcIface; nothing
+    // else runs on it while the test reads.
+    let rc = unsafe { &*(iface as *const uct::rc::iface::RcIface) };
+    (rc.state.tx_pool.in_use(), rc.state.tx_credits)
+}
+
 /// Everything the stream and the replay need.
 struct Rig {
     s0: Side,
@@ -615,6 +623,8 @@ fn trial(cut_after: usize, cut_device: &CStr, loss: f64) {
     ERRORS.lock().unwrap().clear();
     let mut rig = Rig::open();
     let (_, tx_len, rx_len) = token_caps(rig.s0.iface);
+    let idle = send_resources(rig.s0.iface);
+    assert_eq!(idle.0, 0);
     // SAFETY: live ep.
     assert_eq!(
         unsafe { uct::api::v2::uct_ep_failover_enable(rig.ep_s0) },
@@ -697,6 +707,11 @@ fn trial(cut_after: usize, cut_device: &CStr, loss: f64) {
 
     // Token exchange: TX token from the sender's ep, RX token from the
     // receiving iface.
+    let held = send_resources(rig.s0.iface);
+    assert!(
+        held.1 < idle.1,
+        "the failed ep holds its ops (and their credits)"
+    );
     let tx = tx_token(rig.ep_s0, tx_len).expect("TX token");
     let rx = rx_token(rig.r0.iface, &tx, rx_len).expect("RX token");
 
@@ -717,9 +732,14 @@ fn trial(cut_after: usize, cut_device: &CStr, loss: f64) {
     );
     assert_eq!(status, UCS_OK);
     assert!(replay.problems.is_empty(), "{:?}", replay.problems);
+    let after_purge = send_resources(rig.s0.iface);
     // The purged ep can go at once.
     // SAFETY: live ep, destroyed once.
     unsafe { uct_ep_destroy(rig.ep_s0) };
+    assert_eq!(
+        after_purge, idle,
+        "bounce buffers in use and CQ credits after purge"
+    );
 
     // The rest of the stream on rail 1.
     for op in posted_on_rail0..OPS {

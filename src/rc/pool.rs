@@ -99,6 +99,12 @@ impl BufferPool {
         self.free.push(buffer);
     }
 
+    /// Buffers handed out and not returned (tests check that purge and
+    /// destroy give every one back).
+    pub fn in_use(&self) -> usize {
+        self.allocated.saturating_sub(self.free.len())
+    }
+
     /// The lkey of a buffer from this pool.
     ///
     /// # Safety
