@@ -588,3 +588,122 @@ fn op_info_of_every_op_kind_is_what_was_posted() {
     }
     pair.close();
 }
+
+/// Replays AM shorts on the ep `arg` points at (same iface as the purged one).
+unsafe extern "C" fn replay_am_short(info: *const uct_ep_op_info_t, arg: *mut c_void) {
+    // SAFETY: valid op_info during the call; arg is a live uct_ep_h; the
+    // AM member is the one AM_SHORT names.
+    unsafe {
+        let info = &*info;
+        let ep = *(arg as *const uct_ep_h);
+        assert_eq!(info.operation, UCT_EP_OP_AM_SHORT);
+        let am = info.detail.am;
+        let data = am.payload.data;
+        let status = uct_ep_am_short(
+            ep,
+            am.am_id,
+            am.header.value,
+            data.buffer,
+            data.length as u32,
+        );
+        assert_eq!(status, UCS_OK);
+    }
+}
+
+#[test]
+fn purge_callback_replays_on_another_ep_of_the_same_iface() {
+    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
+    let pair = Pair::new();
+    let (_, tx_len, rx_len) = token_caps(pair.a.iface);
+    let inbox = inbox();
+    // SAFETY: live iface; the inbox is leaked.
+    unsafe {
+        assert_eq!(
+            uct::api::iface::uct_iface_set_am_handler(
+                pair.b.iface,
+                6,
+                Some(collect_am),
+                inbox as *const Inbox as *mut c_void,
+                0
+            ),
+            UCS_OK
+        );
+    }
+    // A second connection between the same two ifaces.
+    let ep_a2 = pair.a.create_ep();
+    let ep_b2 = pair.b.create_ep();
+    let (dev_a, dev_b) = (pair.a.device_address(), pair.b.device_address());
+    let (addr_a2, addr_b2) = (pair.a.ep_address(ep_a2), pair.b.ep_address(ep_b2));
+    // SAFETY: addresses from the peer's iface and ep.
+    unsafe {
+        assert_eq!(
+            uct_ep_connect_to_ep(ep_a2, dev_b.as_ptr().cast(), addr_b2.as_ptr().cast()),
+            UCS_OK
+        );
+        assert_eq!(
+            uct_ep_connect_to_ep(ep_b2, dev_a.as_ptr().cast(), addr_a2.as_ptr().cast()),
+            UCS_OK
+        );
+    }
+    let count = 20u64;
+    // SAFETY: a NUL-terminated device name.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 1000) },
+        UCS_OK
+    );
+    for seq in 0..count {
+        // SAFETY: live ep, no payload.
+        assert_eq!(
+            unsafe { uct_ep_am_short(pair.ep_a, 6, seq, null(), 0) },
+            UCS_OK
+        );
+    }
+    assert_eq!(
+        invalidate(pair.ep_a, UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS),
+        UCS_OK
+    );
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 0) },
+        UCS_OK
+    );
+    let tx = tx_token(pair.ep_a, tx_len).unwrap();
+    let rx = rx_token(pair.b.iface, &tx, rx_len).unwrap();
+    let mut target = ep_a2;
+    assert_eq!(
+        purge(
+            pair.ep_a,
+            &rx,
+            replay_am_short,
+            &mut target as *mut uct_ep_h as *mut c_void
+        ),
+        UCS_OK
+    );
+    // SAFETY: the purged ep, destroyed at once.
+    unsafe { uct_ep_destroy(pair.ep_a) };
+    assert_eq!(pair.flush(ep_a2), UCS_OK);
+    assert!(pair.wait(|| inbox.lock().unwrap().len() >= count as usize));
+    for _ in 0..100 {
+        pair.progress();
+    }
+    let received: Vec<u64> = inbox
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|m| u64::from_ne_bytes(m[..8].try_into().unwrap()))
+        .collect();
+    assert_eq!(
+        received,
+        (0..count).collect::<Vec<_>>(),
+        "each once, in order"
+    );
+    // SAFETY: live eps, destroyed once, before the ifaces.
+    unsafe {
+        uct_ep_destroy(ep_a2);
+        uct_ep_destroy(ep_b2);
+        uct_ep_destroy(pair.ep_b);
+    }
+    let Pair { a, b, .. } = pair;
+    a.close();
+    b.close();
+}
