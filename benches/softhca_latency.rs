@@ -53,7 +53,12 @@ fn spin<T>(side: &mut Side, mut f: impl FnMut(&mut Side) -> Option<T>) -> T {
         }
         n = n.wrapping_add(1);
         if n % 4096 == 0 && start.elapsed() > GIVE_UP {
-            eprintln!("softhca bench: no progress for {GIVE_UP:?}, giving up");
+            let uct::hca::Device::Soft(dev) = &side.device;
+            eprintln!(
+                "softhca bench: no progress for {GIVE_UP:?}, giving up; link {:?}, QP {:?}",
+                dev.link_stats(),
+                side.qp.query()
+            );
             std::process::exit(2);
         }
     }
@@ -419,10 +424,15 @@ fn main() {
     me.post_recvs(SRQ_WQES as u16 - 1);
     peer.expect("READY");
 
+    eprintln!("softhca bench: SEND ping-pong, {iters} round trips");
     let send_lat = send_pingpong(&mut me, &mut peer, iters);
+    eprintln!("softhca bench: WRITE ping-pong, {iters} round trips");
     let write_lat = write_pingpong(&mut me, &mut peer, &remote, iters);
+    eprintln!("softhca bench: SEND rate, {msgs} messages");
     let send_mr = send_rate(&mut me, &mut peer, msgs);
+    eprintln!("softhca bench: WRITE rate, {msgs} messages");
     let write_mr = write_rate(&mut me, &mut peer, &remote, msgs);
+    eprintln!("softhca bench: idle CPU, then ucx_perftest");
     let idle = idle_cpu_percent(3);
     drop(peer);
 
@@ -449,6 +459,10 @@ fn main() {
     println!(
         "latency = one way (half the ping-pong round trip); tcp = ucx_perftest am_lat / am_bw"
     );
+    // Both columns share the machine with whatever else runs: say how busy.
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load: Vec<&str> = load.split_whitespace().take(3).collect();
+    println!("load average at the end: {}", load.join(" "));
     println!(
         "{:<26} {:>12} {:>12} {:>12}",
         "", "soft HCA", "tcp (lo)", "soft/tcp"
@@ -488,9 +502,9 @@ fn main() {
         tl.map(|l| l.p99_us),
         "us",
     );
-    let tr = tcp.map(|t| t.msg_rate / 1e6);
-    row("SEND message rate", send_mr / 1e6, tr, "Mmsg/s");
-    row("WRITE message rate", write_mr / 1e6, tr, "Mmsg/s");
+    let tr = tcp.map(|t| t.msg_rate / 1e3);
+    row("SEND message rate", send_mr / 1e3, tr, "kmsg/s");
+    row("WRITE message rate", write_mr / 1e3, tr, "kmsg/s");
     println!(
         "{:<26} {:>12}  % of one CPU (3 s, device with a connected QP)",
         "idle device CPU",
