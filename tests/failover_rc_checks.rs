@@ -707,3 +707,42 @@ fn purge_callback_replays_on_another_ep_of_the_same_iface() {
     a.close();
     b.close();
 }
+
+#[test]
+fn a_token_of_another_connection_leaves_the_named_qp_alone() {
+    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
+    let pair = Pair::new();
+    let (_, tx_len, rx_len) = token_caps(pair.a.iface);
+    let tx = tx_token(pair.ep_a, tx_len).unwrap();
+    // Same responder QP, another requester incarnation: well formed,
+    // correctly checksummed, but not this connection.
+    let mut other = uct::failover::TxToken::decode(&tx).unwrap();
+    other.connection.requester.generation ^= 1;
+    let mut forged = vec![0u8; tx_len];
+    other.encode(&mut forged).unwrap();
+    assert_eq!(
+        rx_token(pair.b.iface, &forged, rx_len),
+        Err(UCS_ERR_INVALID_PARAM)
+    );
+    // The connection still works.
+    let inbox = inbox();
+    // SAFETY: live iface; the inbox is leaked.
+    unsafe {
+        assert_eq!(
+            uct::api::iface::uct_iface_set_am_handler(
+                pair.b.iface,
+                7,
+                Some(collect_am),
+                inbox as *const Inbox as *mut c_void,
+                0
+            ),
+            UCS_OK
+        );
+        assert_eq!(uct_ep_am_short(pair.ep_a, 7, 42, null(), 0), UCS_OK);
+    }
+    assert_eq!(pair.flush(pair.ep_a), UCS_OK);
+    assert!(pair.wait(|| inbox.lock().unwrap().len() == 1));
+    // The genuine token is still accepted.
+    assert!(rx_token(pair.b.iface, &tx, rx_len).is_ok());
+    pair.close();
+}

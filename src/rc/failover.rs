@@ -74,6 +74,10 @@ fn responder_state(rc: &RcIface, claimed: &ConnectionId) -> Result<ResponderStat
     let Some(connection) = responder_connection(ep) else {
         return Err(unknown());
     };
+    // Only the connection the token names may be stopped: a well-formed
+    // token of another connection whose QPN happens to match is refused
+    // before it can touch this one.
+    connection.check_matches(claimed)?;
     // Freeze the responder first: a packet of this connection still in
     // flight must not be accepted after the RX token promised it was not
     // (purge will report it for replay on another rail). The connection
