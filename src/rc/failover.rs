@@ -425,18 +425,6 @@ pub unsafe fn ep_outstanding_purge(
         tracing::warn!("{F}: params->cb is NULL");
         return Err(Status::InvalidParam);
     };
-    let psns: Vec<OpPsns> = rc_ep
-        .ops
-        .iter()
-        .map(|op| OpPsns {
-            class: class_of(op.kind),
-            first_psn: op.first_psn,
-            psn_count: op.psn_count,
-            cqe_seen: false,
-        })
-        .collect();
-    // SAFETY: rx_token non-NULL (entry point), RX_TOKEN_LENGTH readable.
-    let (_, verdicts) = unsafe { prepare_purge(params, &connection, &psns, rc_ep.tx.next_psn) }?;
     // Copy everything reported out of the ring before any op is touched,
     // so a failure leaves the ep as it was.
     let mut captured = Vec::with_capacity(rc_ep.ops.len());
@@ -451,6 +439,19 @@ pub unsafe fn ep_outstanding_purge(
         };
         captured.push(copy);
     }
+    let psns: Vec<OpPsns> = rc_ep
+        .ops
+        .iter()
+        .zip(&captured)
+        .map(|(op, (_, atomic))| OpPsns {
+            class: class_of(op.kind, atomic.as_ref()),
+            first_psn: op.first_psn,
+            psn_count: op.psn_count,
+            cqe_seen: false,
+        })
+        .collect();
+    // SAFETY: rx_token non-NULL (entry point), RX_TOKEN_LENGTH readable.
+    let (_, verdicts) = unsafe { prepare_purge(params, &connection, &psns, rc_ep.tx.next_psn) }?;
     let ops: Vec<PurgedOp> = rc_ep
         .ops
         .ops
@@ -477,9 +478,12 @@ pub unsafe fn ep_outstanding_purge(
     Ok(())
 }
 
-fn class_of(kind: OpKind) -> crate::failover::OpClass {
+fn class_of(kind: OpKind, atomic: Option<&UctAtomic>) -> crate::failover::OpClass {
     use crate::failover::OpClass;
     match kind {
+        OpKind::AtomicFetch if matches!(atomic, Some(UctAtomic::Cswap { .. })) => {
+            OpClass::AtomicCswap
+        }
         OpKind::AmShort | OpKind::AmBcopy | OpKind::AmZcopy => OpClass::Am,
         OpKind::PutShort | OpKind::PutBcopy | OpKind::PutZcopy => OpClass::Put,
         OpKind::GetBcopy | OpKind::GetZcopy => OpClass::Get,
