@@ -12,6 +12,13 @@
 //! An op left in the table has had no successful CQE (a successful CQE
 //! removes every op up to its WQE, and an error CQE first completes the ops
 //! before the failed WQE), so every op purge sees has `cqe_seen == false`.
+//!
+//! Deriving an RX token moves the named responder QP to ERROR before
+//! reading its `next_rcv_psn`: a packet still in flight could otherwise be
+//! accepted after the token said it was not, and be applied again when
+//! purge reports it for replay. The connection is being failed over, so
+//! its receiving QP is not needed any more (its own outstanding sends, if
+//! any, are flushed like any QP error).
 
 use std::ffi::c_uint;
 use std::ptr::{addr_of, addr_of_mut};
@@ -465,8 +472,8 @@ pub unsafe fn ep_outstanding_purge(
         iface: rc_ep.iface,
         callback,
     };
-    // No borrow of the ep is held from here on: callbacks may post on
-    // other eps of this iface or destroy nothing of ours.
+    // No borrow of the ep is used from here on: the callback may post on
+    // any other ep, of this iface too.
     let summary = run_purge(ops.into_iter().zip(verdicts), &mut sink);
     tracing::debug!(
         "{F}: ep {ep:p}: {} delivered, {} reported, {} failed, {} dropped",
