@@ -8,7 +8,9 @@ UCT_APT_PACKAGES=(cmake make pkg-config gcc g++ libc6-dev binutils libucx-dev uc
 # with Wireshark's dissector.
 # dpkg-dev, iproute2 (ss), procps (pgrep): the rc hello-world test unpacks
 # UCX 1.13.1's source package and watches its server's listening socket.
-UCT_TEST_APT_PACKAGES=(tshark dpkg-dev iproute2 procps)
+# libibverbs-dev (pulls libibverbs1, ibverbs-providers): the verbs tests
+# check our FFI against its headers and load rdma-core with no device.
+UCT_TEST_APT_PACKAGES=(tshark dpkg-dev iproute2 procps libibverbs-dev)
 # Cargo subcommands/tools (installed with `cargo install --locked` if missing).
 UCT_CARGO_TOOLS=()
 # rustup components.

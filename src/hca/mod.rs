@@ -46,6 +46,7 @@ use std::os::fd::RawFd;
 use crate::abi::ucs_status::Status;
 
 pub mod soft;
+pub mod verbs;
 
 /// Memory access rights of a registration (the verbs `IBV_ACCESS_*` bits);
 /// one type shared with the soft HCA's engine.

@@ -1,0 +1,323 @@
+//! Which real mlx5 devices this machine has: rdma-core's device list, kept
+//! to mlx5 devices (`mlx5dv_is_supported`) with at least one active port,
+//! each port with its link layer and, for RoCE, the GID to use.
+//!
+//! Discovery never fails: no rdma-core, no device, a device that does not
+//! open or a port that is down each give fewer entries and one debug line,
+//! so the caller falls back to the soft HCA.
+
+use std::ffi::CStr;
+use std::net::Ipv4Addr;
+use std::path::Path;
+
+use super::ffi;
+use crate::hca::{LinkLayer, Mtu};
+
+/// Where the kernel describes RDMA devices (GID types live below it).
+pub const SYSFS_INFINIBAND: &str = "/sys/class/infiniband";
+
+/// The RoCE version of a GID table entry, as sysfs names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GidType {
+    /// "IB/RoCE v1": RoCE v1 frames (or an InfiniBand GID).
+    RoceV1,
+    /// "RoCE v2": UDP/IP encapsulation, routable; what we prefer.
+    RoceV2,
+}
+
+impl GidType {
+    /// Parses the content of `gid_attrs/types/<index>`; unknown text is None.
+    pub fn parse(text: &str) -> Option<GidType> {
+        match text.trim() {
+            "RoCE v2" => Some(GidType::RoceV2),
+            "IB/RoCE v1" | "RoCE v1" => Some(GidType::RoceV1),
+            _ => None,
+        }
+    }
+}
+
+/// One readable entry of a port's GID table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GidEntry {
+    pub index: u8,
+    pub gid: [u8; 16],
+    pub kind: GidType,
+}
+
+impl GidEntry {
+    /// The IPv4 address of an IPv4-mapped GID (`::ffff:a.b.c.d`).
+    pub fn ipv4(&self) -> Option<Ipv4Addr> {
+        let (prefix, addr) = self.gid.split_at(12);
+        let mapped = prefix[..10].iter().all(|&b| b == 0) && prefix[10..] == [0xff, 0xff];
+        mapped.then(|| Ipv4Addr::new(addr[0], addr[1], addr[2], addr[3]))
+    }
+
+    fn is_zero(&self) -> bool {
+        self.gid.iter().all(|&b| b == 0)
+    }
+}
+
+/// The GID a RoCE port should use: RoCE v2 with an IPv4-mapped address
+/// first (routable, and what IPv4 fabrics configure), then any RoCE v2 GID,
+/// then RoCE v1; the lowest index wins within a rank. Empty (all-zero)
+/// entries are never chosen.
+pub fn select_roce_gid(entries: &[GidEntry]) -> Option<GidEntry> {
+    let rank = |e: &GidEntry| match (e.kind, e.ipv4().is_some()) {
+        (GidType::RoceV2, true) => 0,
+        (GidType::RoceV2, false) => 1,
+        (GidType::RoceV1, _) => 2,
+    };
+    entries
+        .iter()
+        .filter(|e| !e.is_zero())
+        .min_by_key(|e| (rank(e), e.index))
+        .copied()
+}
+
+/// The GID type of `device`'s `port` entry `index` from sysfs below `root`,
+/// None when the file is absent or unreadable (the entry is then skipped).
+pub fn read_gid_type(root: &Path, device: &str, port: u8, index: u8) -> Option<GidType> {
+    let path = root
+        .join(device)
+        .join("ports")
+        .join(port.to_string())
+        .join("gid_attrs/types")
+        .join(index.to_string());
+    GidType::parse(&std::fs::read_to_string(path).ok()?)
+}
+
+/// An active port of a real device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerbsPort {
+    pub number: u8,
+    pub link_layer: LinkLayer,
+    pub active_mtu: Mtu,
+    /// The port's LID (InfiniBand; 0 on RoCE).
+    pub lid: u16,
+    /// The GID chosen for RoCE (None on InfiniBand).
+    pub gid: Option<GidEntry>,
+}
+
+/// A real mlx5 device with at least one active port.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerbsDevice {
+    pub name: String,
+    pub ports: Vec<VerbsPort>,
+}
+
+/// The real mlx5 devices of this machine through the process-wide rdma-core
+/// (empty when rdma-core is not installed).
+pub fn discover() -> Vec<VerbsDevice> {
+    match ffi::Verbs::get() {
+        Ok(verbs) => discover_with(verbs, Path::new(SYSFS_INFINIBAND)),
+        Err(_) => Vec::new(), // logged once by Verbs::get
+    }
+}
+
+/// [`discover`] through `verbs`, reading GID types below `sysfs_root`.
+pub fn discover_with(verbs: &ffi::Verbs, sysfs_root: &Path) -> Vec<VerbsDevice> {
+    let mut count = 0;
+    // SAFETY: get_device_list writes the count through a valid pointer and
+    // returns NULL or a NULL-terminated array we free below.
+    let list = unsafe { (verbs.ibv.get_device_list)(&mut count) };
+    if list.is_null() {
+        tracing::debug!(
+            "verbs: no RDMA devices (ibv_get_device_list: {})",
+            std::io::Error::last_os_error()
+        );
+        return Vec::new();
+    }
+    let mut found = Vec::new();
+    for slot in 0..usize::try_from(count).unwrap_or(0) {
+        // SAFETY: the array holds `count` device pointers before its NULL.
+        let device = unsafe { *list.add(slot) };
+        if device.is_null() {
+            break;
+        }
+        if let Some(dev) = probe_device(verbs, device, sysfs_root) {
+            found.push(dev);
+        }
+    }
+    // SAFETY: `list` came from get_device_list and is freed once; the device
+    // pointers in it are not used after this (devices opened in
+    // probe_device were closed there).
+    unsafe { (verbs.ibv.free_device_list)(list) };
+    if found.is_empty() {
+        tracing::debug!("verbs: rdma-core lists {count} device(s), none is an active mlx5 device");
+    }
+    found
+}
+
+fn probe_device(
+    verbs: &ffi::Verbs,
+    device: *mut ffi::ibv_device,
+    sysfs_root: &Path,
+) -> Option<VerbsDevice> {
+    // SAFETY: `device` is a live entry of the device list.
+    let name_ptr = unsafe { (verbs.ibv.get_device_name)(device) };
+    if name_ptr.is_null() {
+        return None;
+    }
+    // SAFETY: device names are NUL-terminated strings owned by the device.
+    let name = unsafe { CStr::from_ptr(name_ptr) }
+        .to_string_lossy()
+        .into_owned();
+    // SAFETY: as above.
+    if !unsafe { (verbs.mlx5.is_supported)(device) } {
+        tracing::debug!("verbs: {name} is not an mlx5 device, skipped");
+        return None;
+    }
+    // SAFETY: as above; the context is closed before returning.
+    let context = unsafe { (verbs.ibv.open_device)(device) };
+    if context.is_null() {
+        tracing::debug!(
+            "verbs: cannot open {name}: {}, skipped",
+            std::io::Error::last_os_error()
+        );
+        return None;
+    }
+    let ports = probe_ports(verbs, context, &name, sysfs_root);
+    // SAFETY: `context` came from open_device and nothing made from it
+    // outlives this call.
+    unsafe { (verbs.ibv.close_device)(context) };
+    if ports.is_empty() {
+        tracing::debug!("verbs: {name} has no active port, skipped");
+        return None;
+    }
+    Some(VerbsDevice { name, ports })
+}
+
+fn probe_ports(
+    verbs: &ffi::Verbs,
+    context: *mut ffi::ibv_context,
+    name: &str,
+    sysfs_root: &Path,
+) -> Vec<VerbsPort> {
+    // SAFETY: ibv_device_attr is plain data for which all-zero is valid.
+    let mut attr: ffi::ibv_device_attr = unsafe { std::mem::zeroed() };
+    // SAFETY: `context` is open and `attr` is a writable ibv_device_attr.
+    if unsafe { (verbs.ibv.query_device)(context, &mut attr) } != 0 {
+        tracing::debug!("verbs: ibv_query_device({name}) failed, skipped");
+        return Vec::new();
+    }
+    let mut ports = Vec::new();
+    for number in 1..=attr.phys_port_cnt {
+        let mut port = ffi::ibv_port_attr::default();
+        // SAFETY: `port` is a zeroed full-size ibv_port_attr; the exported
+        // query_port writes only its compat prefix (see ffi's module doc).
+        if unsafe { (verbs.ibv.query_port)(context, number, &mut port) } != 0 {
+            tracing::debug!("verbs: ibv_query_port({name}:{number}) failed, skipped");
+            continue;
+        }
+        if port.state != ffi::IBV_PORT_ACTIVE {
+            tracing::debug!(
+                "verbs: {name}:{number} is not active (state {}), skipped",
+                port.state
+            );
+            continue;
+        }
+        let Some(active_mtu) = u8::try_from(port.active_mtu).ok().and_then(mtu_from_ibv) else {
+            tracing::debug!(
+                "verbs: {name}:{number} reports MTU code {}, skipped",
+                port.active_mtu
+            );
+            continue;
+        };
+        let (link_layer, gid) = match port.link_layer {
+            ffi::IBV_LINK_LAYER_ETHERNET => {
+                let entries = read_gid_table(verbs, context, name, number, &port, sysfs_root);
+                match select_roce_gid(&entries) {
+                    Some(gid) => (LinkLayer::Ethernet, Some(gid)),
+                    None => {
+                        tracing::debug!("verbs: {name}:{number} (RoCE) has no usable GID, skipped");
+                        continue;
+                    }
+                }
+            }
+            // An unspecified link layer is InfiniBand (older kernels).
+            _ => (LinkLayer::InfiniBand, None),
+        };
+        ports.push(VerbsPort {
+            number,
+            link_layer,
+            active_mtu,
+            lid: port.lid,
+            gid,
+        });
+    }
+    ports
+}
+
+fn read_gid_table(
+    verbs: &ffi::Verbs,
+    context: *mut ffi::ibv_context,
+    name: &str,
+    port_number: u8,
+    port: &ffi::ibv_port_attr,
+    sysfs_root: &Path,
+) -> Vec<GidEntry> {
+    let table_len = u8::try_from(port.gid_tbl_len.clamp(0, 255)).unwrap_or(u8::MAX);
+    let mut entries = Vec::new();
+    for index in 0..table_len {
+        let Some(kind) = read_gid_type(sysfs_root, name, port_number, index) else {
+            continue;
+        };
+        let mut gid = ffi::ibv_gid::default();
+        // SAFETY: `context` is open and `gid` is a writable ibv_gid.
+        if unsafe { (verbs.ibv.query_gid)(context, port_number, index.into(), &mut gid) } != 0 {
+            continue;
+        }
+        // SAFETY: every bit pattern is a valid `raw` array.
+        let raw = unsafe { gid.raw };
+        entries.push(GidEntry {
+            index,
+            gid: raw,
+            kind,
+        });
+    }
+    entries
+}
+
+fn mtu_from_ibv(code: u8) -> Option<Mtu> {
+    Some(match u32::from(code) {
+        ffi::IBV_MTU_256 => Mtu::Mtu256,
+        ffi::IBV_MTU_512 => Mtu::Mtu512,
+        ffi::IBV_MTU_1024 => Mtu::Mtu1024,
+        ffi::IBV_MTU_2048 => Mtu::Mtu2048,
+        ffi::IBV_MTU_4096 => Mtu::Mtu4096,
+        _ => return None,
+    })
+}
+
+/// Where a listed device comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceOrigin {
+    Verbs,
+    Soft,
+}
+
+/// The device names listed when real and soft devices are shown together.
+/// Real devices keep their kernel names. A soft device keeps its configured
+/// name unless a real device has it; then it is listed as `soft_<name>`
+/// (with a warning), so `UCX_NET_DEVICES=mlx5_0:1` always means the NIC.
+/// With `UCX_SOFT_HCA=auto` the soft devices are used only when `real` is
+/// empty, so no renaming happens then.
+pub fn combined_device_names(real: &[String], soft: &[String]) -> Vec<(DeviceOrigin, String)> {
+    let mut names: Vec<(DeviceOrigin, String)> = real
+        .iter()
+        .map(|n| (DeviceOrigin::Verbs, n.clone()))
+        .collect();
+    for name in soft {
+        let mut listed = name.clone();
+        while names.iter().any(|(_, n)| *n == listed) {
+            listed = format!("soft_{listed}");
+        }
+        if listed != *name {
+            tracing::warn!(
+                "soft HCA device {name} is listed as {listed}: a real device has that name"
+            );
+        }
+        names.push((DeviceOrigin::Soft, listed));
+    }
+    names
+}

@@ -1,0 +1,264 @@
+//! The verbs backend's loading and device discovery on a machine without a
+//! NIC: rdma-core present but no device, libraries or symbols missing, the
+//! RoCE GID choice from a fake sysfs tree, the name rule for soft devices,
+//! and that the built library does not link rdma-core.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use uct::abi::ucs_status::Status;
+use uct::hca::verbs::discovery::{
+    self, combined_device_names, read_gid_type, select_roce_gid, DeviceOrigin, GidEntry, GidType,
+};
+use uct::hca::verbs::ffi::{LoadError, Verbs, LIBIBVERBS, LIBMLX5};
+
+/// Collects formatted log output of the closure's thread.
+fn capture_logs<T>(f: impl FnOnce() -> T) -> (T, String) {
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+    impl Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buffer = Buffer::default();
+    let writer = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let result = tracing::subscriber::with_default(subscriber, f);
+    let text = String::from_utf8_lossy(&buffer.0.lock().unwrap()).into_owned();
+    (result, text)
+}
+
+fn rdma_core() -> Verbs {
+    Verbs::load_from(LIBIBVERBS, LIBMLX5).unwrap_or_else(|e| {
+        panic!("rdma-core must be installed for this test (libibverbs-dev): {e}")
+    })
+}
+
+#[test]
+fn installed_rdma_core_without_devices_lists_none_with_a_debug_line() {
+    let verbs = rdma_core();
+    let sysfs = Path::new(discovery::SYSFS_INFINIBAND);
+    let (devices, logs) = capture_logs(|| discovery::discover_with(&verbs, sysfs));
+    if sysfs.exists() {
+        // A machine with RDMA devices: whatever is listed must be real.
+        for device in &devices {
+            assert!(
+                sysfs.join(&device.name).exists(),
+                "{} is not in sysfs",
+                device.name
+            );
+            assert!(!device.ports.is_empty());
+        }
+    } else {
+        assert!(
+            devices.is_empty(),
+            "no /sys/class/infiniband, yet found {devices:?}"
+        );
+        assert!(
+            logs.contains("verbs:"),
+            "no debug line about the empty list: {logs:?}"
+        );
+        println!("discovery said: {logs}");
+    }
+}
+
+#[test]
+fn missing_libibverbs_is_no_device_naming_the_library() {
+    let err = Verbs::load_from(c"libibverbs-not-installed.so.1", LIBMLX5)
+        .err()
+        .expect("a library that does not exist cannot load");
+    match &err {
+        LoadError::LibraryMissing { library, .. } => {
+            assert_eq!(library, "libibverbs-not-installed.so.1")
+        }
+        other => panic!("wrong error {other:?}"),
+    }
+    assert_eq!(err.status(), Status::NoDevice);
+    assert!(err.to_string().contains("libibverbs-not-installed.so.1"));
+}
+
+#[test]
+fn missing_libmlx5_is_no_device() {
+    let err = Verbs::load_from(LIBIBVERBS, c"libmlx5-not-installed.so.1")
+        .err()
+        .expect("must fail");
+    assert!(
+        matches!(err, LoadError::LibraryMissing { ref library, .. } if library == "libmlx5-not-installed.so.1")
+    );
+    assert_eq!(err.status(), Status::NoDevice);
+}
+
+#[test]
+fn library_without_the_verbs_symbols_is_unsupported_naming_the_symbol() {
+    // libc is a real library that has none of the verbs entry points: as a
+    // too-old or foreign libibverbs would, it fails on the first symbol.
+    let err = Verbs::load_from(c"libc.so.6", LIBMLX5)
+        .err()
+        .expect("must fail");
+    match &err {
+        LoadError::SymbolMissing {
+            library, symbol, ..
+        } => {
+            assert_eq!(library, "libc.so.6");
+            assert_eq!(symbol, "ibv_get_device_list@IBVERBS_1.1");
+        }
+        other => panic!("wrong error {other:?}"),
+    }
+    assert_eq!(err.status(), Status::Unsupported);
+    assert!(err.to_string().contains("ibv_get_device_list"));
+
+    // libibverbs in place of libmlx5: the first direct-verbs symbol is named.
+    let err = Verbs::load_from(LIBIBVERBS, LIBIBVERBS)
+        .err()
+        .expect("must fail");
+    assert!(
+        matches!(err, LoadError::SymbolMissing { ref symbol, .. } if symbol == "mlx5dv_init_obj@MLX5_1.2"),
+        "{err:?}"
+    );
+}
+
+fn entry(index: u8, kind: GidType, gid: [u8; 16]) -> GidEntry {
+    GidEntry { index, gid, kind }
+}
+
+fn ipv4_gid(a: [u8; 4]) -> [u8; 16] {
+    let mut gid = [0u8; 16];
+    gid[10] = 0xff;
+    gid[11] = 0xff;
+    gid[12..].copy_from_slice(&a);
+    gid
+}
+
+fn link_local_gid(last: u8) -> [u8; 16] {
+    let mut gid = [0u8; 16];
+    gid[0] = 0xfe;
+    gid[1] = 0x80;
+    gid[15] = last;
+    gid
+}
+
+#[test]
+fn roce_gid_prefers_v2_ipv4_then_v2_then_v1_and_skips_empty_entries() {
+    let v1_ll = entry(0, GidType::RoceV1, link_local_gid(1));
+    let v2_ll = entry(1, GidType::RoceV2, link_local_gid(1));
+    let v1_ip = entry(2, GidType::RoceV1, ipv4_gid([10, 0, 0, 1]));
+    let v2_ip = entry(3, GidType::RoceV2, ipv4_gid([10, 0, 0, 1]));
+    let v2_zero = entry(4, GidType::RoceV2, [0; 16]);
+
+    assert_eq!(
+        select_roce_gid(&[v1_ll, v2_ll, v1_ip, v2_ip, v2_zero]),
+        Some(v2_ip)
+    );
+    assert_eq!(select_roce_gid(&[v1_ll, v2_ll, v1_ip]), Some(v2_ll));
+    assert_eq!(
+        select_roce_gid(&[v1_ip, v1_ll]),
+        Some(v1_ll),
+        "lowest index within a rank"
+    );
+    assert_eq!(select_roce_gid(&[v2_zero]), None);
+    assert_eq!(select_roce_gid(&[]), None);
+    assert_eq!(v2_ip.ipv4(), Some(std::net::Ipv4Addr::new(10, 0, 0, 1)));
+    assert_eq!(v2_ll.ipv4(), None);
+}
+
+#[test]
+fn gid_types_are_read_from_sysfs_layout() {
+    let root = std::env::temp_dir().join(format!("uct-verbs-sysfs-{}", std::process::id()));
+    let types = root.join("mlx5_0/ports/1/gid_attrs/types");
+    std::fs::create_dir_all(&types).unwrap();
+    std::fs::write(types.join("0"), "IB/RoCE v1\n").unwrap();
+    std::fs::write(types.join("1"), "RoCE v2\n").unwrap();
+    std::fs::write(types.join("2"), "something else\n").unwrap();
+
+    assert_eq!(read_gid_type(&root, "mlx5_0", 1, 0), Some(GidType::RoceV1));
+    assert_eq!(read_gid_type(&root, "mlx5_0", 1, 1), Some(GidType::RoceV2));
+    assert_eq!(read_gid_type(&root, "mlx5_0", 1, 2), None);
+    assert_eq!(read_gid_type(&root, "mlx5_0", 1, 3), None, "absent entry");
+    assert_eq!(read_gid_type(&root, "mlx5_0", 2, 0), None, "absent port");
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn soft_device_names_never_clash_with_real_ones() {
+    let real = vec!["mlx5_0".to_string(), "mlx5_1".to_string()];
+    let soft = vec!["mlx5_0".to_string(), "mlx5_7".to_string()];
+    let names = combined_device_names(&real, &soft);
+    assert_eq!(
+        names,
+        vec![
+            (DeviceOrigin::Verbs, "mlx5_0".to_string()),
+            (DeviceOrigin::Verbs, "mlx5_1".to_string()),
+            (DeviceOrigin::Soft, "soft_mlx5_0".to_string()),
+            (DeviceOrigin::Soft, "mlx5_7".to_string()),
+        ]
+    );
+    // A soft device already called soft_mlx5_0 pushes the renamed one further.
+    let soft = vec!["soft_mlx5_0".to_string(), "mlx5_0".to_string()];
+    let names: Vec<String> = combined_device_names(&real, &soft)
+        .into_iter()
+        .map(|(_, n)| n)
+        .collect();
+    assert_eq!(
+        names,
+        ["mlx5_0", "mlx5_1", "soft_mlx5_0", "soft_soft_mlx5_0"]
+    );
+    // Without real devices the soft names are kept as configured.
+    let names = combined_device_names(&[], &["mlx5_0".to_string()]);
+    assert_eq!(names, vec![(DeviceOrigin::Soft, "mlx5_0".to_string())]);
+}
+
+/// The cdylib cargo built next to this test's `deps/` directory.
+fn built_library() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().and_then(Path::parent).unwrap();
+    let lib = profile_dir.join("libuct.so");
+    assert!(lib.exists(), "{} not built", lib.display());
+    lib
+}
+
+#[test]
+fn built_library_does_not_link_rdma_core() {
+    let lib = built_library();
+    let output = std::process::Command::new("readelf")
+        .arg("-d")
+        .arg(&lib)
+        .output()
+        .expect("readelf (binutils) must be installed");
+    assert!(output.status.success());
+    let dynamic = String::from_utf8_lossy(&output.stdout);
+    let needed: Vec<&str> = dynamic.lines().filter(|l| l.contains("(NEEDED)")).collect();
+    assert!(
+        needed.iter().any(|l| l.contains("libc.so")),
+        "no NEEDED list read: {dynamic}"
+    );
+    for line in &needed {
+        assert!(
+            !line.contains("ibverbs") && !line.contains("mlx5") && !line.contains("rdma"),
+            "libuct.so links rdma-core: {line}"
+        );
+    }
+    // And no undefined verbs symbol waits for some other object to supply it.
+    let output = std::process::Command::new("nm")
+        .args(["-D", "--undefined-only"])
+        .arg(&lib)
+        .output()
+        .expect("nm (binutils) must be installed");
+    let undefined = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        undefined.contains("memcpy"),
+        "no import list read: {undefined}"
+    );
+    for symbol in ["ibv_", "mlx5dv_"] {
+        assert!(!undefined.contains(symbol), "libuct.so imports {symbol}*");
+    }
+}
