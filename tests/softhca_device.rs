@@ -590,3 +590,40 @@ fn destroyed_qp_and_closed_device() {
         "a new device, new counters"
     );
 }
+
+/// A caller that never stops calling progress (as a busy-polling UCX
+/// worker does) keeps the service thread away from the device, so its own
+/// progress must run the retransmission timer: a lost request and a lost
+/// ACK are both recovered without it ever pausing.
+#[test]
+fn a_spinning_caller_runs_its_own_retransmissions() {
+    let mut a = Side::new(open_soft("spin_a", Ipv4Addr::new(127, 0, 0, 1)));
+    let b = Side::new(open_soft("spin_b", Ipv4Addr::new(127, 0, 0, 2)));
+    a.connect(&b.endpoint(), 8, 7);
+    b.connect(&a.endpoint(), 8, 7);
+    let rkey = b.endpoint().rkey;
+    for (round, device) in [c"spin_a", c"spin_b"].into_iter().enumerate() {
+        // SAFETY: literal C string.
+        assert_eq!(
+            unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(device.as_ptr(), 1) },
+            0
+        );
+        let i = a.post(&Op::WriteInline {
+            data: &[round as u8 + 1; 8],
+            remote: b.buf_addr(64 * round),
+            rkey,
+        });
+        let start = std::time::Instant::now();
+        let cqe = loop {
+            a.device.progress();
+            if let Some(cqe) = a.poll_send() {
+                break cqe;
+            }
+            assert!(start.elapsed() < LONG, "no retransmission in round {round}");
+        };
+        assert_eq!((cqe.opcode, cqe.wqe_counter), (mlx5::MLX5_CQE_REQ, i));
+        assert_eq!(b.read_buf(64 * round, 8), vec![round as u8 + 1; 8]);
+    }
+    assert_eq!(soft(&a.device).link_stats().tx_dropped_loss, 1);
+    assert_eq!(soft(&b.device).link_stats().tx_dropped_loss, 1);
+}
