@@ -599,8 +599,10 @@ fn destroyed_qp_and_closed_device() {
 fn a_spinning_caller_runs_its_own_retransmissions() {
     let mut a = Side::new(open_soft("spin_a", Ipv4Addr::new(127, 0, 0, 1)));
     let b = Side::new(open_soft("spin_b", Ipv4Addr::new(127, 0, 0, 2)));
-    a.connect(&b.endpoint(), 8, 7);
-    b.connect(&a.endpoint(), 8, 7);
+    // Timeout exponent 12 (about 17 ms): long enough that a loaded CI
+    // machine does not turn scheduling delays into "retry exceeded".
+    a.connect(&b.endpoint(), 12, 7);
+    b.connect(&a.endpoint(), 12, 7);
     let rkey = b.endpoint().rkey;
     for (round, device) in [c"spin_a", c"spin_b"].into_iter().enumerate() {
         // SAFETY: literal C string.
