@@ -189,6 +189,11 @@ pub struct TxRing {
     pub unsignaled_bbs: u32,
     /// Signal at least every this many blocks.
     pub moderation: u32,
+    /// Signal every WQE while the iface has at most this many CQ credits
+    /// left: unsignaled WQEs hold credits until a later CQE, so when
+    /// credits run low every ep's newest WQE must produce one (otherwise
+    /// an idle ep's unsignaled tail could starve the others forever).
+    pub credit_low_water: u32,
     /// PSN the next packet will carry.
     pub next_psn: u32,
 }
@@ -368,6 +373,7 @@ impl RcEp {
                 ci: 0,
                 unsignaled_bbs: 0,
                 moderation,
+                credit_low_water: (state.tx_credits_max / 2).max(1),
                 next_psn: initial_psn,
             },
             ops: OpTable::default(),
@@ -525,7 +531,8 @@ impl RcEp {
         }
         let signaled = !spec.comp.is_null()
             || spec.force_signal
-            || self.tx.unsignaled_bbs + u32::from(wqebbs) >= self.tx.moderation;
+            || self.tx.unsignaled_bbs + u32::from(wqebbs) >= self.tx.moderation
+            || *credits <= self.tx.credit_low_water;
         let mut fm_ce_se = if signaled {
             mlx5::MLX5_WQE_CTRL_CQ_UPDATE
         } else {

@@ -108,6 +108,8 @@ pub struct IfaceState {
     /// Send CQEs that may still arrive without overflowing the send CQ: one
     /// per outstanding WQE (after an error every WQE gets a CQE).
     pub tx_credits: u32,
+    /// `tx_credits` when nothing is outstanding.
+    pub tx_credits_max: u32,
     /// Live eps by QP number.
     pub eps: HashMap<u32, *mut RcEp>,
     err_handler: uct_error_handler_t,
@@ -268,6 +270,7 @@ impl RcIface {
                 path_mtu,
                 channel,
                 tx_credits: tx_cq_ring.cqe_count / 2,
+                tx_credits_max: tx_cq_ring.cqe_count / 2,
                 tx_cq,
                 tx_cq_ring,
                 tx_ci: 0,
