@@ -9,7 +9,17 @@
 //!   outstanding operations ([`ep::OpTable`], what failover walks), the
 //!   send-path core ([`ep::RcEp::post`]) and completion handling.
 //! - [`ops`]: the `uct_iface_ops_t` slots of the data path, each a thin
-//!   layer of argument checks over the core.
+//!   layer of argument checks over the core; [`atomic`]: the atomics;
+//!   [`failover`]: tokens, invalidate and purge over the op table.
+//! - [`pool`]: registered bounce buffers (receive segments, bcopy data).
+//!
+//! Resources and their bounds: each ep's send ring holds
+//! `UCX_RC_MLX5_TX_QUEUE_LEN` × 4 basic blocks; the iface's send CQ has
+//! `UCX_RC_TX_CQ_LEN` entries and half of them are credits (one per posted
+//! WQE, since after an error every WQE gets a CQE); a post needs room for
+//! the largest WQE and one credit, else `UCS_ERR_NO_RESOURCE`. A CQE is
+//! requested every `UCX_RC_TX_CQ_MODERATION` blocks, for every op with a
+//! completion, and for every WQE while credits are low.
 
 pub mod atomic;
 pub mod domain;
