@@ -6,11 +6,12 @@
 UCT_APT_PACKAGES=(cmake make pkg-config gcc g++ libc6-dev binutils libucx-dev ucx-utils)
 # Only the tests need these. tshark: the wire test checks our RoCEv2 packets
 # with Wireshark's dissector.
+# valgrind: the leak tests (c-tests/leak).
 # dpkg-dev, iproute2 (ss), procps (pgrep): the rc hello-world test unpacks
 # UCX 1.13.1's source package and watches its server's listening socket.
 # libibverbs-dev (pulls libibverbs1, ibverbs-providers): the verbs tests
 # check our FFI against its headers and load rdma-core with no device.
-UCT_TEST_APT_PACKAGES=(tshark dpkg-dev iproute2 procps libibverbs-dev)
+UCT_TEST_APT_PACKAGES=(tshark dpkg-dev iproute2 procps libibverbs-dev valgrind)
 # Cargo subcommands/tools (installed with `cargo install --locked` if missing).
 UCT_CARGO_TOOLS=()
 # rustup components.
