@@ -738,3 +738,71 @@ fn remote_access_error_fails_the_ep_once() {
     }
     pair.close();
 }
+
+/// Descriptors kept with a user headroom: (data, length).
+static KEPT_HEADROOM: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+unsafe extern "C" fn keep_with_headroom(
+    _arg: *mut c_void,
+    data: *mut c_void,
+    length: usize,
+    _flags: c_uint,
+) -> ucs_status_t {
+    // The headroom in front of the data is the caller's to write.
+    // SAFETY: rx_headroom (24) bytes before data belong to the descriptor.
+    unsafe { std::ptr::write_bytes((data as *mut u8).sub(24), 0xee, 24) };
+    KEPT_HEADROOM.lock().unwrap().push((data as usize, length));
+    UCS_INPROGRESS
+}
+
+#[test]
+fn rx_headroom_descriptors_keep_data_and_release() {
+    let mut params = iface_params();
+    params.field_mask |= UCT_IFACE_PARAM_FIELD_RX_HEADROOM;
+    params.rx_headroom = 24;
+    let pair = Pair::with_params(None, Some(params));
+    // SAFETY: live iface.
+    unsafe {
+        assert_eq!(
+            uct_iface_set_am_handler(pair.b.iface, 8, Some(keep_with_headroom), null_mut(), 0),
+            UCS_OK
+        );
+    }
+    for round in 0..3u64 {
+        for seq in 0..10u64 {
+            let payload = [(round * 10 + seq) as u8; 32];
+            // SAFETY: valid ep and payload.
+            let status = unsafe {
+                uct_ep_am_short(
+                    pair.ep_a,
+                    8,
+                    seq,
+                    payload.as_ptr().cast(),
+                    payload.len() as c_uint,
+                )
+            };
+            assert_eq!(status, UCS_OK);
+        }
+        assert!(pair.wait(|| KEPT_HEADROOM.lock().unwrap().len() == 10));
+        let kept: Vec<(usize, usize)> = KEPT_HEADROOM.lock().unwrap().drain(..).collect();
+        for (seq, &(data, length)) in kept.iter().enumerate() {
+            assert_eq!(length, 40);
+            // SAFETY: a kept descriptor holds `length` bytes until released.
+            let bytes = unsafe { std::slice::from_raw_parts(data as *const u8, length) };
+            assert_eq!(
+                &bytes[..8],
+                &(seq as u64).to_ne_bytes(),
+                "headroom writes left the data alone"
+            );
+            assert!(bytes[8..]
+                .iter()
+                .all(|&b| b == (round * 10 + seq as u64) as u8));
+        }
+        // UCP releases with the start of its headroom, not the data.
+        for &(data, _) in &kept {
+            // SAFETY: released once, before the iface closes.
+            unsafe { uct_iface_release_desc((data - 24) as *mut c_void) };
+        }
+    }
+    pair.close();
+}
