@@ -8,3 +8,4 @@
 
 pub mod discovery;
 pub mod ffi;
+pub mod objects;
