@@ -475,8 +475,8 @@ fn flush_cancel_completes_outstanding_ops_with_canceled() {
         );
     }
     assert!(
-        start.elapsed() < Duration::from_millis(900),
-        "canceled, not timed out"
+        start.elapsed() < Duration::from_secs(4),
+        "canceled, not timed out (8 s: 1 s ACK timeout, 7 retries)"
     );
     for put in &puts {
         assert_eq!(put.status(), UCS_ERR_CANCELED);
