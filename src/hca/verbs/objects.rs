@@ -694,3 +694,76 @@ impl Drop for VerbsQp {
         }
     }
 }
+
+/// Rings a real QP's doorbell: the first 8 bytes of the last WQE's control
+/// segment go to the QP's BlueFlame register, alternating between its two
+/// halves as mlx5 expects (each ring uses the other buffer). Clones share
+/// the alternation.
+#[derive(Clone)]
+pub struct VerbsDoorbell {
+    reg: *mut u8,
+    size: u32,
+    next_offset: Arc<std::sync::atomic::AtomicU32>,
+}
+
+// SAFETY: `reg` is a device register mapped for the life of the QP; writes
+// to it from any thread are what the device expects, and the alternating
+// offset is atomic.
+unsafe impl Send for VerbsDoorbell {}
+// SAFETY: as above.
+unsafe impl Sync for VerbsDoorbell {}
+
+impl VerbsQp {
+    /// The doorbell of this QP; it must not outlive the QP.
+    pub fn doorbell(&self) -> VerbsDoorbell {
+        VerbsDoorbell {
+            reg: self.bf_reg,
+            size: self.bf_size,
+            next_offset: Arc::new(std::sync::atomic::AtomicU32::new(0)),
+        }
+    }
+}
+
+/// Orders earlier stores (the WQE, the doorbell record) before a
+/// following store to device memory, and pushes write-combined stores out.
+#[inline]
+fn device_store_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: sfence has no preconditions (SSE is baseline on x86_64).
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+}
+
+impl VerbsDoorbell {
+    /// Call after the WQEs and the doorbell record are written (see
+    /// `hca::Doorbell::ring`). `last_wqe` must point at a control segment.
+    #[inline]
+    pub fn ring(&self, last_wqe: *const u8) {
+        if self.reg.is_null() {
+            return;
+        }
+        // The doorbell record must be visible to the device before the
+        // register write makes it look.
+        device_store_fence();
+        let offset = if self.size > 0 {
+            self.next_offset
+                .fetch_xor(self.size, std::sync::atomic::Ordering::Relaxed)
+        } else {
+            0
+        };
+        // SAFETY: `last_wqe` points at a control segment in the send ring
+        // (at least 16 readable bytes); `reg + offset` is inside the QP's
+        // mapped BlueFlame register (offset is 0 or bf.size, and the
+        // register spans two halves of bf.size bytes). An 8-byte aligned
+        // volatile store is one MMIO write.
+        unsafe {
+            let ctrl = std::ptr::read_unaligned(last_wqe.cast::<u64>());
+            std::ptr::write_volatile(self.reg.add(offset as usize).cast::<u64>(), ctrl);
+        }
+        // Flush the write-combining buffer so the doorbell leaves now.
+        device_store_fence();
+    }
+}
