@@ -222,6 +222,10 @@ fn rust_table() -> BTreeMap<String, u64> {
     offset!(out, ibv_mr, handle);
     offset!(out, ibv_mr, lkey);
     offset!(out, ibv_mr, rkey);
+    size!(out, ibv_comp_channel);
+    offset!(out, ibv_comp_channel, context);
+    offset!(out, ibv_comp_channel, fd);
+    offset!(out, ibv_comp_channel, refcnt);
     size!(out, ibv_cq);
     offset!(out, ibv_cq, context);
     offset!(out, ibv_cq, channel);

@@ -155,6 +155,10 @@ int main(void)
     OFFSET(ibv_mr, handle);
     OFFSET(ibv_mr, lkey);
     OFFSET(ibv_mr, rkey);
+    SIZE(ibv_comp_channel);
+    OFFSET(ibv_comp_channel, context);
+    OFFSET(ibv_comp_channel, fd);
+    OFFSET(ibv_comp_channel, refcnt);
     SIZE(ibv_cq);
     OFFSET(ibv_cq, context);
     OFFSET(ibv_cq, channel);

@@ -41,14 +41,7 @@ macro_rules! opaque {
         }
     )*};
 }
-opaque!(
-    ibv_device,
-    ibv_context,
-    ibv_comp_channel,
-    ibv_wq,
-    ibv_dm,
-    ibv_ah
-);
+opaque!(ibv_device, ibv_context, ibv_wq, ibv_dm, ibv_ah);
 
 // ------------------------------------------------------------- constants --
 
@@ -326,6 +319,15 @@ pub struct ibv_mr {
     pub handle: u32,
     pub lkey: u32,
     pub rkey: u32,
+}
+
+/// A completion channel: `fd` becomes readable when an armed CQ of the
+/// channel gets a completion.
+#[repr(C)]
+pub struct ibv_comp_channel {
+    pub context: *mut ibv_context,
+    pub fd: c_int,
+    pub refcnt: c_int,
 }
 
 /// A CQ; only its address is used (the ring comes from `mlx5dv_init_obj`),

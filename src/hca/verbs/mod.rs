@@ -9,7 +9,7 @@
 //!   exposing the mlx5 rings in the `hca` ring types.
 //!
 //! Not yet: the `Verbs` variants of the `hca` handle enums (so the transport
-//! still runs only on the soft HCA), completion channels, and any run on a
+//! still runs only on the soft HCA), CQ arming, and any run on a
 //! device or on a stand-in library; nothing here has touched hardware.
 
 pub mod discovery;

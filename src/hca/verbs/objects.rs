@@ -160,20 +160,37 @@ impl VerbsDevice {
         })
     }
 
-    /// A CQ of at least `cqe_count` entries, without completion channel
-    /// (event channels are not done yet), with its mlx5 ring.
-    pub fn create_cq(&self, cqe_count: u32) -> Result<VerbsCq, Status> {
+    /// A completion channel (its fd is what the transport exposes for
+    /// blocking waits).
+    pub fn create_event_channel(&self) -> Result<VerbsChannel, Status> {
+        let verbs = self.context.verbs;
+        // SAFETY: open context.
+        let raw = unsafe { (verbs.ibv.create_comp_channel)(self.context.raw) };
+        if raw.is_null() {
+            tracing::error!("verbs: ibv_create_comp_channel failed: {}", os_error());
+            return Err(Status::IoError);
+        }
+        Ok(VerbsChannel {
+            context: self.context.clone(),
+            raw,
+        })
+    }
+
+    /// A CQ of at least `cqe_count` entries, reporting to `channel` if
+    /// given, with its mlx5 ring. (Arming it is the transport's write of the
+    /// mlx5 arm doorbell; not done yet.)
+    pub fn create_cq(
+        &self,
+        cqe_count: u32,
+        channel: Option<&VerbsChannel>,
+    ) -> Result<VerbsCq, Status> {
         let verbs = self.context.verbs;
         let cqe = c_int::try_from(cqe_count).map_err(|_| Status::InvalidParam)?;
-        // SAFETY: open context; NULL channel and context are allowed.
+        let channel_raw = channel.map_or(std::ptr::null_mut(), |c| c.raw);
+        // SAFETY: open context; the channel (if any) is of this context and
+        // outlives the CQ (the hca layer keeps it alive); NULL is allowed.
         let raw = unsafe {
-            (verbs.ibv.create_cq)(
-                self.context.raw,
-                cqe,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                0,
-            )
+            (verbs.ibv.create_cq)(self.context.raw, cqe, std::ptr::null_mut(), channel_raw, 0)
         };
         if raw.is_null() {
             tracing::error!("verbs: ibv_create_cq({cqe}) failed: {}", os_error());
@@ -210,6 +227,34 @@ impl VerbsDevice {
             cqn: dv.cqn,
         });
         Ok(cq)
+    }
+}
+
+/// A completion channel.
+pub struct VerbsChannel {
+    context: Arc<Context>,
+    raw: *mut ffi::ibv_comp_channel,
+}
+
+// SAFETY: see Context.
+unsafe impl Send for VerbsChannel {}
+// SAFETY: see Context.
+unsafe impl Sync for VerbsChannel {}
+
+impl VerbsChannel {
+    pub fn fd(&self) -> std::os::fd::RawFd {
+        // SAFETY: `raw` is a live channel; `fd` is set at creation.
+        unsafe { (*self.raw).fd }
+    }
+}
+
+impl Drop for VerbsChannel {
+    fn drop(&mut self) {
+        // SAFETY: `raw` came from create_comp_channel; destroyed once, after
+        // its CQs (they hold it through the hca layer).
+        if unsafe { (self.context.verbs.ibv.destroy_comp_channel)(self.raw) } != 0 {
+            tracing::warn!("verbs: ibv_destroy_comp_channel failed: {}", os_error());
+        }
     }
 }
 
