@@ -281,7 +281,7 @@ run() {
         while ((waited++ < 200)); do
             server_pid=$(pgrep -P "$server" | head -n1 || true)
             if [[ -n "$server_pid" ]] &&
-                ss -ltnpH "sport = :$port" | grep -q "pid=$server_pid,"; then
+                [[ $(ss -ltnpH "sport = :$port") == *"pid=$server_pid,"* ]]; then
                 listening=1
                 break
             fi
