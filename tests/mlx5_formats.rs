@@ -909,3 +909,113 @@ fn builder_refuses_oversized_wqes() {
 
     assert!(WqeBuilder::new(&mut [0u8; 96], 0).is_none());
 }
+
+/// The posting fast path (`write_inline_wqe`) writes exactly the bytes of the
+/// general builder for every ring position, with and without a remote
+/// address, with an empty and a 9-byte head, for every data length up to the
+/// DS limit; where it declines (the WQE wraps the ring or exceeds the DS
+/// field) it leaves the ring untouched.
+#[test]
+fn inline_wqe_fast_path_matches_builder() {
+    fn check<const H: usize>(
+        rng: &mut Rng,
+        head: &[u8; H],
+        taken: &mut usize,
+        declined: &mut usize,
+    ) {
+        for bbs in [4usize, 8] {
+            let ring_len = bbs * SEND_WQE_BB;
+            for index in 0..(2 * bbs as u16) {
+                for with_raddr in [false, true] {
+                    for len in 0..=(usize::from(MAX_DS) * SEG_LEN) {
+                        let garbage: Vec<u8> = (0..ring_len).map(|_| rng.next() as u8).collect();
+                        let data: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+                        let raddr = with_raddr.then(|| RaddrSeg {
+                            raddr: rng.next(),
+                            rkey: rng.next() as u32,
+                        });
+                        let ctrl = CtrlSeg {
+                            opcode: MLX5_OPCODE_RDMA_WRITE,
+                            opmod: 0,
+                            qpn: rng.next() as u32 & 0x00ff_ffff,
+                            fm_ce_se: MLX5_WQE_CTRL_CQ_UPDATE,
+                            imm: rng.next() as u32,
+                            ..CtrlSeg::default()
+                        };
+                        let mut fast = garbage.clone();
+                        let fast_ctrl =
+                            write_inline_wqe(&mut fast, index, ctrl, raddr, head, &data);
+                        let ds = inline_wqe_ds(with_raddr, H + len);
+                        let start = usize::from(index) * SEND_WQE_BB % ring_len;
+                        let fits = ds <= usize::from(MAX_DS) && start + ds * SEG_LEN <= ring_len;
+                        let Some(fast_ctrl) = fast_ctrl else {
+                            assert!(!fits, "declined a WQE that fits: index {index} len {len}");
+                            assert_eq!(fast, garbage, "a declined WQE changed the ring");
+                            *declined += 1;
+                            continue;
+                        };
+                        assert!(
+                            fits,
+                            "wrote a WQE that does not fit: index {index} len {len}"
+                        );
+                        let mut general = garbage.clone();
+                        let mut builder = WqeBuilder::new(&mut general, index).unwrap();
+                        if let Some(raddr) = raddr {
+                            builder.raddr(raddr);
+                        }
+                        builder.inline(&[head, &data]);
+                        let general_ctrl = builder.finish(ctrl).unwrap();
+                        assert_eq!(fast_ctrl, general_ctrl);
+                        assert_eq!(usize::from(fast_ctrl.ds), ds);
+                        assert_eq!(
+                            fast, general,
+                            "bytes differ: index {index} len {len} raddr {with_raddr} head {H}"
+                        );
+                        *taken += 1;
+                    }
+                }
+            }
+        }
+    }
+    let mut rng = Rng(0x5eed_f00d);
+    let (mut taken, mut declined) = (0, 0);
+    check(&mut rng, &[], &mut taken, &mut declined);
+    check(
+        &mut rng,
+        &[7, 1, 2, 3, 4, 5, 6, 7, 8],
+        &mut taken,
+        &mut declined,
+    );
+    // Both outcomes were exercised.
+    assert!(taken > 1000, "fast path taken {taken} times");
+    assert!(declined > 1000, "fast path declined {declined} times");
+}
+
+/// `write_inline_parts` (contiguous fast path when the segment does not
+/// cross the ring's end) writes the same bytes as its general, wrapping form
+/// for random pieces at every unit of a small ring.
+#[test]
+fn write_inline_parts_fast_path_matches_wrapping_form() {
+    let mut rng = Rng(0x1a2b_3c4d);
+    let ring_len = 4 * SEND_WQE_BB;
+    for _ in 0..3000 {
+        let garbage: Vec<u8> = (0..ring_len).map(|_| rng.next() as u8).collect();
+        let pieces: Vec<Vec<u8>> = (0..rng.below(4))
+            .map(|_| (0..rng.below(70)).map(|_| rng.next() as u8).collect())
+            .collect();
+        let parts: Vec<&[u8]> = pieces.iter().map(|p| p.as_slice()).collect();
+        let index = rng.below(8) as u16;
+        let unit = rng.below(4) as usize;
+        let (mut fast, mut general) = (garbage.clone(), garbage);
+        let fast_units = write_inline_parts(&mut fast, index, unit, &parts);
+        let general_units = write_inline_parts_wrapping(&mut general, index, unit, &parts);
+        assert_eq!(fast_units, general_units);
+        assert!(fast_units.is_some());
+        assert_eq!(
+            fast,
+            general,
+            "index {index} unit {unit} parts {:?}",
+            parts.iter().map(|p| p.len()).collect::<Vec<_>>()
+        );
+    }
+}

@@ -12,6 +12,11 @@ use super::wqe::*;
 pub struct WqeBuilder<'a> {
     ring: &'a mut [u8],
     wqe_index: u16,
+    /// Byte offset of the control segment in the ring.
+    base: usize,
+    /// Units that may be used: the 6-bit DS field and the ring both bound
+    /// it (computed once, not per segment).
+    unit_limit: usize,
     /// Next free 16-byte unit; unit 0 is the control segment.
     unit: usize,
     overflow: bool,
@@ -24,29 +29,34 @@ impl<'a> WqeBuilder<'a> {
         if !ring_len_is_valid(ring.len()) {
             return None;
         }
+        let base = seg_offset(ring.len(), wqe_index, 0);
+        let unit_limit = usize::from(MAX_DS).min(ring.len() / SEG_LEN);
         Some(WqeBuilder {
             ring,
             wqe_index,
+            base,
+            unit_limit,
             unit: 1,
             overflow: false,
         })
     }
 
-    /// Units that may be used: the 6-bit DS field and the ring both bound it.
+    /// The 16-byte unit at `at` (a multiple of 16 below the ring's length,
+    /// which is a multiple of 64, so it is always whole).
     #[inline]
-    fn unit_limit(&self) -> usize {
-        usize::from(MAX_DS).min(self.ring.len() / SEG_LEN)
+    fn seg_at(&mut self, at: usize) -> Option<&mut Seg> {
+        self.ring.get_mut(at..at + SEG_LEN)?.try_into().ok()
     }
 
     #[inline]
     fn next_seg(&mut self) -> Option<&mut Seg> {
-        if self.overflow || self.unit >= self.unit_limit() {
+        if self.overflow || self.unit >= self.unit_limit {
             self.overflow = true;
             return None;
         }
-        let unit = self.unit;
+        let at = (self.base + self.unit * SEG_LEN) & (self.ring.len() - 1);
         self.unit += 1;
-        ring_seg_mut(self.ring, self.wqe_index, unit)
+        self.seg_at(at)
     }
 
     #[inline]
@@ -111,7 +121,7 @@ impl<'a> WqeBuilder<'a> {
     #[inline]
     pub fn inline(&mut self, parts: &[&[u8]]) -> &mut Self {
         let len: usize = parts.iter().map(|p| p.len()).sum();
-        if self.overflow || self.unit + InlineSeg::units(len) > self.unit_limit() {
+        if self.overflow || self.unit + InlineSeg::units(len) > self.unit_limit {
             self.overflow = true;
             return self;
         }
@@ -133,7 +143,7 @@ impl<'a> WqeBuilder<'a> {
     /// Fails, leaving the control segment unwritten, if the segments did not
     /// fit the DS field or the ring.
     #[inline]
-    pub fn finish(self, ctrl: CtrlSeg) -> Result<CtrlSeg, WqeError> {
+    pub fn finish(mut self, ctrl: CtrlSeg) -> Result<CtrlSeg, WqeError> {
         if self.overflow {
             return Err(WqeError::TooLarge);
         }
@@ -142,8 +152,71 @@ impl<'a> WqeBuilder<'a> {
             ds: self.unit as u8, // <= MAX_DS, checked as units were added
             ..ctrl
         };
-        let seg = ring_seg_mut(self.ring, self.wqe_index, 0).ok_or(WqeError::BadRing)?;
+        let base = self.base;
+        let seg = self.seg_at(base).ok_or(WqeError::BadRing)?;
         ctrl.write(seg);
         Ok(ctrl)
     }
+}
+
+/// Units of a WQE made of a control segment, an optional remote address
+/// segment and one inline segment of `inline_len` data bytes.
+#[inline(always)]
+pub const fn inline_wqe_ds(with_raddr: bool, inline_len: usize) -> usize {
+    1 + with_raddr as usize + InlineSeg::units(inline_len)
+}
+
+/// The posting fast path for the most common WQE shape: control segment,
+/// optional remote address segment, one inline segment holding `head`
+/// (a fixed-size prefix such as an active-message header; may be empty)
+/// then `data`. Writes exactly the bytes [`WqeBuilder`] writes for
+/// `raddr` + `inline(&[head, data])` + `finish(ctrl)`, but only when the
+/// WQE does not cross the ring's end: then it is one contiguous run of bytes,
+/// written with fixed-size stores and one copy of `data`.
+///
+/// `ctrl.wqe_index` and `ctrl.ds` are filled in. Returns the control
+/// segment as written, or `None` — having written nothing — when the WQE
+/// would wrap, does not fit the DS field, or `ring` is not a valid ring; the
+/// caller then uses [`WqeBuilder`], which handles (or reports) all of these.
+#[inline(always)]
+pub fn write_inline_wqe<const H: usize>(
+    ring: &mut [u8],
+    wqe_index: u16,
+    ctrl: CtrlSeg,
+    raddr: Option<RaddrSeg>,
+    head: &[u8; H],
+    data: &[u8],
+) -> Option<CtrlSeg> {
+    let inline_len = H + data.len();
+    let ds = inline_wqe_ds(raddr.is_some(), inline_len);
+    if ds > usize::from(MAX_DS) || !ring_len_is_valid(ring.len()) {
+        return None;
+    }
+    let at = seg_offset(ring.len(), wqe_index, 0);
+    // `None` when the WQE runs past the ring's end.
+    let wqe = ring.get_mut(at..at + ds * SEG_LEN)?;
+    // Zero the last unit first so the inline padding needs no variable-length
+    // fill; the data written below overwrites what it covers.
+    *wqe.last_chunk_mut::<SEG_LEN>()? = [0; SEG_LEN];
+    let (ctrl_seg, rest) = wqe.split_first_chunk_mut::<SEG_LEN>()?;
+    let ctrl = CtrlSeg {
+        wqe_index,
+        ds: ds as u8, // <= MAX_DS, checked above
+        ..ctrl
+    };
+    let rest = match raddr {
+        Some(raddr) => {
+            let (seg, rest) = rest.split_first_chunk_mut::<SEG_LEN>()?;
+            raddr.write(seg);
+            rest
+        }
+        None => rest,
+    };
+    let (header, rest) = rest.split_first_chunk_mut::<4>()?;
+    *header = (u32::try_from(inline_len).ok()? | MLX5_INLINE_SEG).to_be_bytes();
+    let (head_bytes, rest) = rest.split_first_chunk_mut::<H>()?;
+    *head_bytes = *head;
+    rest.get_mut(..data.len())?.copy_from_slice(data);
+    ctrl.write(ctrl_seg);
+    Some(ctrl)
 }

@@ -35,7 +35,7 @@ use crate::hca::{
     ack_timeout_exponent, rnr_timer_code, Access, DeviceAddress, Doorbell, Mtu, Qp, QpTransition,
     RtrAttr, RtsAttr, SendRing,
 };
-use crate::mlx5::{self, psn_add, CtrlSeg, WqeBuilder, PSN_MASK, SEND_WQE_BB};
+use crate::mlx5::{self, psn_add, CtrlSeg, RaddrSeg, WqeBuilder, PSN_MASK, SEND_WQE_BB};
 use crate::rc::iface::{IfaceState, RcIface};
 use crate::rc::pool::BufferPool;
 
@@ -344,6 +344,27 @@ pub fn syndrome_status(syndrome: u8) -> Status {
     }
 }
 
+/// The logging half of [`RcEp::from_handle`], kept out of the posting path.
+#[cold]
+#[inline(never)]
+fn bad_ep_handle(function: &str, ep: uct_ep_h) -> Status {
+    if ep.is_null() {
+        tracing::warn!("{function}: ep is NULL");
+    } else {
+        tracing::warn!("{function}: {ep:p} is not a live rc_mlx5 endpoint");
+    }
+    Status::InvalidParam
+}
+
+/// Rings the send doorbell for the WQE at `ctrl`. Never inlined, so that
+/// profiles show the doorbell (with the soft HCA: the whole device) apart
+/// from the transport's own posting cost (`benches/BENCHMARKS.md`); the call
+/// costs a few instructions.
+#[inline(never)]
+fn ring_doorbell(doorbell: &crate::hca::Doorbell, ctrl: *const u8) {
+    doorbell.ring(ctrl);
+}
+
 /// Whether WQE index `a` was posted at or before `b` (16-bit ring counters).
 #[inline]
 fn index_at_or_before(a: u16, b: u16) -> bool {
@@ -355,6 +376,7 @@ impl RcEp {
     pub fn create(iface: *mut RcIface, state: &mut IfaceState) -> Result<Box<RcEp>, Status> {
         let qp = state.create_qp()?;
         let ring = qp.send_ring();
+        let op_capacity = ring.wqebb_count as usize;
         let doorbell = qp.doorbell();
         let qpn = qp.qpn();
         let initial_psn = initial_psn(qpn);
@@ -376,7 +398,10 @@ impl RcEp {
                 credit_low_water: (state.tx_credits_max / 2).max(1),
                 next_psn: initial_psn,
             },
-            ops: OpTable::default(),
+            // One op per WQE at most, so posting never grows it.
+            ops: OpTable {
+                ops: VecDeque::with_capacity(op_capacity),
+            },
             state: EpState::Idle,
             initial_psn,
             remote: None,
@@ -396,17 +421,15 @@ impl RcEp {
     /// # Safety
     /// `ep` must be NULL or an ep of this transport (destroyed ones are
     /// caught while their memory is not reused).
-    #[inline]
+    #[inline(always)]
     pub unsafe fn from_handle<'a>(ep: uct_ep_h, function: &str) -> Result<&'a mut RcEp, Status> {
         if ep.is_null() {
-            tracing::warn!("{function}: ep is NULL");
-            return Err(Status::InvalidParam);
+            return Err(bad_ep_handle(function, ep));
         }
         // SAFETY: non-NULL and, by the contract, an RcEp.
         let rc_ep = unsafe { &mut *(ep as *mut RcEp) };
         if rc_ep.magic != EP_MAGIC {
-            tracing::warn!("{function}: {ep:p} is not a live rc_mlx5 endpoint");
-            return Err(Status::InvalidParam);
+            return Err(bad_ep_handle(function, ep));
         }
         Ok(rc_ep)
     }
@@ -513,7 +536,7 @@ impl RcEp {
     ) -> Result<(), Status> {
         self.check_post(*credits)?;
         let index = self.tx.pi;
-        let ring_len = self.tx.ring.wqebb_count as usize * SEND_WQE_BB;
+        let ring_len = self.ring_len();
         // SAFETY: the send ring is `ring_len` bytes of memory that stays
         // valid while the QP lives; only this ep writes it, and the device
         // reads only blocks below the published counter, which the blocks
@@ -529,10 +552,67 @@ impl RcEp {
             );
             return Err(Status::InvalidParam);
         }
+        let (signaled, fm_ce_se) = self.completion_flags(&spec, wqebbs, *credits);
+        builder
+            .finish(self.ctrl_template(&spec, fm_ce_se))
+            .map_err(|error| {
+                tracing::warn!("rc_mlx5 ep {:p}: cannot build WQE: {error:?}", self);
+                Status::InvalidParam
+            })?;
+        self.commit(credits, spec, index, wqebbs, signaled);
+        Ok(())
+    }
+
+    /// Posts a WQE of control, optional remote address and one inline
+    /// segment (`head` then `data`): `put_short`, `am_short`. Same effect as
+    /// [`RcEp::post`] with those segments, through
+    /// [`mlx5::write_inline_wqe`] when the WQE does not wrap the ring.
+    #[inline]
+    pub fn post_inline<const H: usize>(
+        &mut self,
+        credits: &mut u32,
+        spec: PostSpec,
+        raddr: Option<RaddrSeg>,
+        head: &[u8; H],
+        data: &[u8],
+    ) -> Result<(), Status> {
+        self.check_post(*credits)?;
+        let index = self.tx.pi;
+        let ds = mlx5::inline_wqe_ds(raddr.is_some(), H + data.len());
+        let wqebbs = (ds * mlx5::SEG_LEN).div_ceil(SEND_WQE_BB) as u16;
+        if wqebbs <= MAX_WQE_BBS {
+            let (signaled, fm_ce_se) = self.completion_flags(&spec, wqebbs, *credits);
+            let ctrl = self.ctrl_template(&spec, fm_ce_se);
+            // SAFETY: as in `post`: the ring is valid, written only by this
+            // ep, and these blocks are not yet published to the device.
+            let ring = unsafe { std::slice::from_raw_parts_mut(self.tx.ring.buf, self.ring_len()) };
+            if mlx5::write_inline_wqe(ring, index, ctrl, raddr, head, data).is_some() {
+                self.commit(credits, spec, index, wqebbs, signaled);
+                return Ok(());
+            }
+        }
+        // Wraps the ring's end (or is too large: `post` reports it).
+        self.post(credits, spec, |wqe| {
+            if let Some(raddr) = raddr {
+                wqe.raddr(raddr);
+            }
+            wqe.inline(&[head, data]);
+        })
+    }
+
+    #[inline]
+    fn ring_len(&self) -> usize {
+        self.tx.ring.wqebb_count as usize * SEND_WQE_BB
+    }
+
+    /// Whether the WQE requests a CQE (selective signalling: a completion,
+    /// the moderation count or low CQ credits), and its `fm_ce_se` byte.
+    #[inline]
+    fn completion_flags(&self, spec: &PostSpec, wqebbs: u16, credits: u32) -> (bool, u8) {
         let signaled = !spec.comp.is_null()
             || spec.force_signal
             || self.tx.unsignaled_bbs + u32::from(wqebbs) >= self.tx.moderation
-            || *credits <= self.tx.credit_low_water;
+            || credits <= self.tx.credit_low_water;
         let mut fm_ce_se = if signaled {
             mlx5::MLX5_WQE_CTRL_CQ_UPDATE
         } else {
@@ -541,19 +621,34 @@ impl RcEp {
         if self.fence_next {
             fm_ce_se |= mlx5::MLX5_FENCE_MODE_SMALL_AND_FENCE;
         }
-        let ctrl = builder
-            .finish(CtrlSeg {
-                opcode: spec.opcode,
-                opmod: spec.opmod,
-                qpn: self.tx.ring.qpn,
-                fm_ce_se,
-                imm: spec.imm,
-                ..CtrlSeg::default()
-            })
-            .map_err(|error| {
-                tracing::warn!("rc_mlx5 ep {:p}: cannot build WQE: {error:?}", self);
-                Status::InvalidParam
-            })?;
+        (signaled, fm_ce_se)
+    }
+
+    /// The control segment of the WQE `spec` describes (index and DS are
+    /// filled in by whoever writes it).
+    #[inline]
+    fn ctrl_template(&self, spec: &PostSpec, fm_ce_se: u8) -> CtrlSeg {
+        CtrlSeg {
+            opcode: spec.opcode,
+            opmod: spec.opmod,
+            qpn: self.tx.ring.qpn,
+            fm_ce_se,
+            imm: spec.imm,
+            ..CtrlSeg::default()
+        }
+    }
+
+    /// Records the op of the WQE just written at `index`, advances the ring
+    /// and rings the doorbell.
+    #[inline]
+    fn commit(
+        &mut self,
+        credits: &mut u32,
+        spec: PostSpec,
+        index: u16,
+        wqebbs: u16,
+        signaled: bool,
+    ) {
         let psn_count = match spec.opcode {
             mlx5::MLX5_OPCODE_NOP => 0,
             mlx5::MLX5_OPCODE_SEND
@@ -603,9 +698,7 @@ impl RcEp {
         let ctrl_at = (usize::from(index) & (self.tx.ring.wqebb_count as usize - 1)) * SEND_WQE_BB;
         // SAFETY: ctrl_at is inside the ring (masked index).
         let ctrl_ptr = unsafe { self.tx.ring.buf.add(ctrl_at) };
-        let _ = ctrl;
-        self.tx.doorbell.ring(ctrl_ptr);
-        Ok(())
+        ring_doorbell(&self.tx.doorbell, ctrl_ptr);
     }
 
     /// Starts `uct_ep_flush(UCT_FLUSH_FLAG_CANCEL)`: the QP goes to error, so

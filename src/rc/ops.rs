@@ -122,12 +122,20 @@ unsafe fn ep_and_iface<'a>(
     Ok((rc_ep, iface))
 }
 
+#[inline(always)]
 fn check_len(function: &str, length: usize, max: usize) -> Result<(), Status> {
     if length > max {
-        tracing::warn!("{function}: length {length} exceeds the limit {max}");
-        return Err(Status::InvalidParam);
+        return Err(length_exceeded(function, length, max));
     }
     Ok(())
+}
+
+/// The logging half of [`check_len`], kept out of the posting path.
+#[cold]
+#[inline(never)]
+fn length_exceeded(function: &str, length: usize, max: usize) -> Status {
+    tracing::warn!("{function}: length {length} exceeds the limit {max}");
+    Status::InvalidParam
 }
 
 fn check_am_id(function: &str, id: u8) -> Result<(), Status> {
@@ -138,10 +146,18 @@ fn check_am_id(function: &str, id: u8) -> Result<(), Status> {
     Ok(())
 }
 
+#[cold]
+#[inline(never)]
+fn null_buffer(function: &str, length: usize) -> Status {
+    tracing::warn!("{function}: NULL buffer with length {length}");
+    Status::InvalidParam
+}
+
 /// A byte slice from a C buffer; NULL is allowed only when `length` is 0.
 ///
 /// # Safety
 /// `buffer` readable for `length` bytes when non-NULL.
+#[inline(always)]
 unsafe fn c_bytes<'a>(
     function: &str,
     buffer: *const c_void,
@@ -151,8 +167,7 @@ unsafe fn c_bytes<'a>(
         return Ok(&[]);
     }
     if buffer.is_null() {
-        tracing::warn!("{function}: NULL buffer with length {length}");
-        return Err(Status::InvalidParam);
+        return Err(null_buffer(function, length));
     }
     // SAFETY: by the contract.
     Ok(unsafe { std::slice::from_raw_parts(buffer as *const u8, length) })
@@ -176,16 +191,18 @@ unsafe extern "C" fn ep_am_short(
         check_len(F, 8 + length, iface.state.limits.am_max_short)?;
         // SAFETY: payload readable for length bytes by the caller's contract.
         let payload = unsafe { c_bytes(F, payload, length) }?;
-        let header = header.to_ne_bytes();
+        // The AM header byte then the user's 8-byte header: one fixed-size
+        // prefix of the inline data.
+        let mut head = [0u8; AM_HDR_LEN + 8];
+        head[0] = id;
+        head[AM_HDR_LEN..].copy_from_slice(&header.to_ne_bytes());
         let mut spec = PostSpec::new(
             OpKind::AmShort,
             mlx5::MLX5_OPCODE_SEND,
             AM_HDR_LEN + 8 + length,
         );
         spec.am_id = Some(id);
-        ep.post(&mut iface.state.tx_credits, spec, |wqe| {
-            wqe.inline(&[&[id], &header, payload]);
-        })
+        ep.post_inline(&mut iface.state.tx_credits, spec, None, &head, payload)
     })())
 }
 
@@ -350,13 +367,11 @@ unsafe extern "C" fn ep_put_short(
         spec.remote_addr = remote_addr;
         spec.rkey = rkey;
         spec.uct_rkey = uct_rkey;
-        ep.post(&mut iface.state.tx_credits, spec, |wqe| {
-            wqe.raddr(RaddrSeg {
-                raddr: remote_addr,
-                rkey,
-            })
-            .inline(&[data]);
-        })
+        let raddr = RaddrSeg {
+            raddr: remote_addr,
+            rkey,
+        };
+        ep.post_inline(&mut iface.state.tx_credits, spec, Some(raddr), &[], data)
     })())
 }
 
