@@ -640,7 +640,7 @@ impl RcEp {
 
     /// Records the op of the WQE just written at `index`, advances the ring
     /// and rings the doorbell.
-    #[inline]
+    #[inline(always)]
     fn commit(
         &mut self,
         credits: &mut u32,
