@@ -138,12 +138,20 @@ fn length_exceeded(function: &str, length: usize, max: usize) -> Status {
     Status::InvalidParam
 }
 
+#[inline(always)]
 fn check_am_id(function: &str, id: u8) -> Result<(), Status> {
     if u32::from(id) >= UCT_AM_ID_MAX {
-        tracing::warn!("{function}: active message id {id} is not below {UCT_AM_ID_MAX}");
-        return Err(Status::InvalidParam);
+        return Err(bad_am_id(function, id));
     }
     Ok(())
+}
+
+/// The logging half of [`check_am_id`], kept out of the posting path.
+#[cold]
+#[inline(never)]
+fn bad_am_id(function: &str, id: u8) -> Status {
+    tracing::warn!("{function}: active message id {id} is not below {UCT_AM_ID_MAX}");
+    Status::InvalidParam
 }
 
 #[cold]
