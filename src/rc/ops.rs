@@ -341,9 +341,7 @@ unsafe extern "C" fn ep_am_zcopy(
         ep.post(&mut iface.state.tx_credits, spec, |wqe| {
             wqe.inline(&[&[id], header]);
             for segment in &segments[..count] {
-                if segment.byte_count > 0 {
-                    wqe.data(*segment);
-                }
+                wqe.data(*segment);
             }
         })
     })();
@@ -433,8 +431,9 @@ unsafe extern "C" fn ep_put_bcopy(
     result.unwrap_or_else(|status| isize::from(status.raw()))
 }
 
-/// The data segments of a zcopy iov: every entry must lie in its memory
-/// handle's registration.
+/// The data segments of a zcopy iov, empty entries left out: returns how
+/// many were written to `segments` and the total length. Every entry must
+/// lie in its memory handle's registration.
 ///
 /// # Safety
 /// `iov` readable for `iovcnt` entries when non-NULL.
@@ -450,7 +449,8 @@ unsafe fn iov_segments(
         return Err(Status::InvalidParam);
     }
     let mut total = 0usize;
-    for (index, segment) in segments.iter_mut().enumerate().take(iovcnt) {
+    let mut count = 0usize;
+    for index in 0..iovcnt {
         // SAFETY: iovcnt entries by the contract.
         let entry = unsafe { &*iov.add(index) };
         if entry.count > 1 {
@@ -473,14 +473,19 @@ unsafe fn iov_segments(
             tracing::warn!("{function}: iov[{index}] is outside its registration");
             return Err(Status::InvalidParam);
         }
-        *segment = DataSeg {
-            byte_count: length as u32,
-            lkey: memh.mr.keys().lkey,
-            addr: entry.buffer as u64,
-        };
+        // An empty entry needs no data segment (and a byte count of 0 is not
+        // "nothing" to every mlx5 device).
+        if length > 0 {
+            segments[count] = DataSeg {
+                byte_count: length as u32,
+                lkey: memh.mr.keys().lkey,
+                addr: entry.buffer as u64,
+            };
+            count += 1;
+        }
         total = total.saturating_add(length);
     }
-    Ok((iovcnt, total))
+    Ok((count, total))
 }
 
 /// put_zcopy and get_zcopy: one WRITE/READ from/into registered memory.
@@ -528,9 +533,7 @@ unsafe fn rma_zcopy(
                 rkey,
             });
             for segment in &segments[..count] {
-                if segment.byte_count > 0 {
-                    wqe.data(*segment);
-                }
+                wqe.data(*segment);
             }
         })
     })();
