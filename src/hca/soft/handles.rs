@@ -67,8 +67,16 @@ impl SoftDevice {
             max_srq_sge: MAX_SRQ_SGE,
             max_rd_atomic: MAX_RD_ATOMIC,
             atomics: true,
-            atomic_results_big_endian: false,
+            atomic_results_big_endian: self.core().lock().mrs.atomic_results_big_endian,
         }
+    }
+
+    /// Makes fetching atomics store their results big-endian, as mlx5
+    /// hardware does (default: host order). Only the test stand-in for
+    /// libibverbs/libmlx5 (`c-tests/verbs/standin`) sets this, so that the
+    /// verbs backend sees the hardware's byte order.
+    pub fn set_atomic_results_big_endian(&self, big_endian: bool) {
+        self.core().lock().mrs.atomic_results_big_endian = big_endian;
     }
 
     pub fn port_attr(&self, port: u8) -> Result<PortAttr, Status> {

@@ -29,6 +29,11 @@ pub struct MrTable {
     regions: HashMap<u32, Region>,
     next_index: u32,
     generation: u8,
+    /// Fetching-atomic results are stored big-endian in the requester's
+    /// buffer, as mlx5 hardware stores them. Off by default (host order);
+    /// set only by the test stand-in for libibverbs/libmlx5, whose users
+    /// expect the hardware's byte order.
+    pub atomic_results_big_endian: bool,
 }
 
 impl MrTable {
@@ -129,6 +134,30 @@ impl Memory for ProcessMemory<'_> {
             unsafe { std::ptr::copy(data.as_ptr(), dst, data.len()) };
         }
         Ok(())
+    }
+
+    fn store_atomic_result(
+        &mut self,
+        key: u32,
+        addr: u64,
+        value: u64,
+        size: u8,
+    ) -> Result<(), MemError> {
+        let width = if size == 4 { 4 } else { 8 };
+        let narrowed = if width == 4 {
+            u64::from(value as u32)
+        } else {
+            value
+        };
+        let mut bytes = [0u8; 8];
+        if self.table.atomic_results_big_endian {
+            bytes[..width].copy_from_slice(&narrowed.to_be_bytes()[8 - width..]);
+        } else if width == 4 {
+            bytes[..4].copy_from_slice(&(narrowed as u32).to_ne_bytes());
+        } else {
+            bytes.copy_from_slice(&narrowed.to_ne_bytes());
+        }
+        self.write(key, addr, &bytes[..width], Access::LOCAL_WRITE)
     }
 
     fn atomic(
@@ -253,5 +282,40 @@ mod tests {
             pd: 7,
         });
         assert_ne!(again, key, "a new registration never reuses the old key");
+    }
+
+    #[test]
+    fn atomic_results_in_host_or_big_endian_order() {
+        let mut buf = [0u8; 16];
+        let addr = buf.as_mut_ptr() as usize;
+        let mut table = MrTable::default();
+        let key = table.insert(Region {
+            addr,
+            len: 16,
+            access: Access::LOCAL_WRITE,
+            pd: 1,
+        });
+        let a = addr as u64;
+        let value = 0x0102_0304_0506_0708u64;
+        let mut mem = ProcessMemory {
+            table: &table,
+            pd: 1,
+        };
+        mem.store_atomic_result(key, a, value, 8).unwrap();
+        mem.store_atomic_result(key, a + 8, value, 4).unwrap();
+        assert_eq!(buf[..8], value.to_ne_bytes());
+        assert_eq!(buf[8..12], 0x0506_0708u32.to_ne_bytes());
+        assert_eq!(buf[12..], [0; 4], "a 32-bit result writes 4 bytes");
+
+        table.atomic_results_big_endian = true;
+        let mut mem = ProcessMemory {
+            table: &table,
+            pd: 1,
+        };
+        mem.store_atomic_result(key, a, value, 8).unwrap();
+        mem.store_atomic_result(key, a + 8, value, 4).unwrap();
+        assert_eq!(buf[..8], [1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(buf[8..12], [5, 6, 7, 8]);
+        assert_eq!(buf[12..], [0; 4]);
     }
 }
