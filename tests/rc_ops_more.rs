@@ -2,7 +2,7 @@
 //! process: am_zcopy at its limits (largest header, most iov entries, empty
 //! entries, many messages in order with one completion), refused am_zcopy
 //! input that posts nothing, put_zcopy gathering and get_zcopy scattering
-//! the most iov entries, and get_short, which rc_mlx5 does not offer.
+//! the most iov entries (get_short: `rc_get_short.rs`).
 
 mod rc_common;
 
@@ -59,31 +59,6 @@ fn split(buffer: &mut [u8], parts: usize, memh: uct_mem_h) -> Vec<uct_iov_t> {
             entry
         })
         .collect()
-}
-
-#[test]
-fn get_short_is_not_offered() {
-    let pair = Pair::new();
-    assert_eq!(pair.a.attr.cap.flags & UCT_IFACE_FLAG_GET_SHORT, 0);
-    assert_eq!(pair.a.attr.cap.get.max_short, 0);
-    let mut target = vec![7u8; 64];
-    let (memh, rkey) = pair.b.register(target.as_mut_ptr(), target.len());
-    let mut buffer = [0u8; 8];
-    // SAFETY: live ep, valid buffer.
-    let status = unsafe {
-        uct_ep_get_short(
-            pair.ep_a,
-            buffer.as_mut_ptr().cast(),
-            8,
-            target.as_ptr() as u64,
-            rkey,
-        )
-    };
-    assert_eq!(status, UCS_ERR_UNSUPPORTED);
-    assert_eq!(buffer, [0u8; 8]);
-    // SAFETY: registered above.
-    unsafe { assert_eq!(uct_md_mem_dereg(pair.b.md, memh), UCS_OK) };
-    pair.close();
 }
 
 #[test]

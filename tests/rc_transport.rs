@@ -27,6 +27,7 @@ fn query_reports_limits_and_working_ops() {
         UCT_IFACE_FLAG_PUT_SHORT,
         UCT_IFACE_FLAG_PUT_BCOPY,
         UCT_IFACE_FLAG_PUT_ZCOPY,
+        UCT_IFACE_FLAG_GET_SHORT,
         UCT_IFACE_FLAG_GET_BCOPY,
         UCT_IFACE_FLAG_GET_ZCOPY,
         UCT_IFACE_FLAG_PENDING,
@@ -37,7 +38,6 @@ fn query_reports_limits_and_working_ops() {
     }
     // Not implemented yet: not advertised.
     for flag in [
-        UCT_IFACE_FLAG_GET_SHORT,
         UCT_IFACE_FLAG_CONNECT_TO_IFACE,
         UCT_IFACE_FLAG_TAG_EAGER_SHORT,
     ] {
@@ -50,6 +50,7 @@ fn query_reports_limits_and_working_ops() {
         "UCX_RC_MLX5_SEG_SIZE default"
     );
     assert_eq!(attr.cap.get.max_bcopy, attr.cap.put.max_bcopy);
+    assert_eq!(attr.cap.get.max_short, attr.cap.put.max_short);
     assert_eq!(
         attr.cap.am.max_bcopy,
         attr.cap.put.max_bcopy - 1,

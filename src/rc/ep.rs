@@ -61,6 +61,9 @@ pub enum OpKind {
     PutShort,
     PutBcopy,
     PutZcopy,
+    /// A READ into a bounce buffer, copied to the caller's buffer when it
+    /// completes.
+    GetShort,
     GetBcopy,
     GetZcopy,
     /// Atomic without a result (post).
@@ -76,7 +79,11 @@ impl OpKind {
     pub fn is_read_like(self) -> bool {
         matches!(
             self,
-            OpKind::GetBcopy | OpKind::GetZcopy | OpKind::AtomicPost | OpKind::AtomicFetch
+            OpKind::GetShort
+                | OpKind::GetBcopy
+                | OpKind::GetZcopy
+                | OpKind::AtomicPost
+                | OpKind::AtomicFetch
         )
     }
 }
@@ -91,6 +98,12 @@ pub enum CompletionAction {
     Unpack {
         unpack_cb: uct_unpack_callback_t,
         arg: *mut c_void,
+        length: usize,
+    },
+    /// get_short: copy `length` bytes of the bounce buffer's data to the
+    /// caller's `buffer` (valid until the op completes, by UCT's contract).
+    CopyOut {
+        buffer: *mut u8,
         length: usize,
     },
     /// A fetching atomic into a bounce buffer: copy `width` bytes (4 or 8)
@@ -850,6 +863,12 @@ pub(crate) unsafe fn finish_op(iface: *mut RcIface, op: &OutstandingOp, status: 
                 // SAFETY: the READ wrote `length` bytes at bounce.data; the
                 // callback is the caller's, with its argument.
                 unsafe { unpack(arg, bounce.data as *const c_void, length) };
+            }
+            (CompletionAction::CopyOut { buffer, length }, Some(bounce)) => {
+                // SAFETY: the READ wrote `length` bytes at bounce.data (at
+                // most the data area); the caller's buffer holds `length`
+                // bytes until the op completes, and the two never overlap.
+                unsafe { std::ptr::copy_nonoverlapping(bounce.data, buffer, length) };
             }
             (CompletionAction::FetchResult { result, width }, Some(bounce)) => {
                 // SAFETY: the atomic wrote `width` bytes at bounce.data; the

@@ -290,6 +290,14 @@ impl PurgedOp {
                 iov: iov()?,
                 comp: op.comp,
             },
+            OpKind::GetShort => match op.action {
+                CompletionAction::CopyOut { buffer, length } => OpDescriptor::GetShort {
+                    remote,
+                    buffer: buffer.cast(),
+                    length,
+                },
+                _ => return None,
+            },
             OpKind::GetBcopy => match op.action {
                 CompletionAction::Unpack {
                     unpack_cb,
@@ -493,7 +501,7 @@ fn class_of(kind: OpKind, atomic: Option<&UctAtomic>) -> crate::failover::OpClas
         }
         OpKind::AmShort | OpKind::AmBcopy | OpKind::AmZcopy => OpClass::Am,
         OpKind::PutShort | OpKind::PutBcopy | OpKind::PutZcopy => OpClass::Put,
-        OpKind::GetBcopy | OpKind::GetZcopy => OpClass::Get,
+        OpKind::GetShort | OpKind::GetBcopy | OpKind::GetZcopy => OpClass::Get,
         OpKind::AtomicPost => OpClass::AtomicPost,
         OpKind::AtomicFetch => OpClass::AtomicFetch,
         OpKind::Flush => OpClass::Flush,

@@ -57,6 +57,10 @@ pub struct Limits {
     pub am_max_zcopy: usize,
     pub put_max_short: usize,
     pub put_max_bcopy: usize,
+    /// get_short: a READ into a bounce buffer copied out on completion.
+    /// As large as put_short, so the short protocols of both directions
+    /// switch to bcopy at the same size and the copy stays small.
+    pub get_max_short: usize,
     pub get_max_bcopy: usize,
     pub max_zcopy: usize,
     /// Data segments of a zcopy RMA WQE.
@@ -149,6 +153,7 @@ impl Limits {
             am_max_zcopy: seg_size - AM_HDR_LEN,
             put_max_short: inline_room(1),
             put_max_bcopy: seg_size,
+            get_max_short: inline_room(1).min(seg_size),
             get_max_bcopy: seg_size,
             max_zcopy: 1 << 30,
             max_iov: MAX_WQE_BBS as usize * 4 - 2,

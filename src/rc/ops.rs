@@ -26,6 +26,7 @@ pub fn iface_ops() -> uct_iface_ops_t {
         ep_put_short: Some(ep_put_short),
         ep_put_bcopy: Some(ep_put_bcopy),
         ep_put_zcopy: Some(ep_put_zcopy),
+        ep_get_short: Some(ep_get_short),
         ep_get_bcopy: Some(ep_get_bcopy),
         ep_get_zcopy: Some(ep_get_zcopy),
         ep_am_short: Some(ep_am_short),
@@ -85,6 +86,7 @@ pub const CAP_FLAGS: u64 = UCT_IFACE_FLAG_AM_SHORT
     | UCT_IFACE_FLAG_PUT_SHORT
     | UCT_IFACE_FLAG_PUT_BCOPY
     | UCT_IFACE_FLAG_PUT_ZCOPY
+    | UCT_IFACE_FLAG_GET_SHORT
     | UCT_IFACE_FLAG_GET_BCOPY
     | UCT_IFACE_FLAG_GET_ZCOPY
     | UCT_IFACE_FLAG_PENDING
@@ -589,6 +591,56 @@ unsafe extern "C" fn ep_get_zcopy(
             comp,
         )
     }
+}
+
+/// get_short: an RDMA READ into a bounce buffer, copied into `buffer` when
+/// its completion is processed. Returns `UCS_OK` once posted: as UCT
+/// specifies for get_short, the data is in `buffer` when a later flush
+/// completes (the flush's CQE completes this op first, in posting order).
+unsafe extern "C" fn ep_get_short(
+    ep: uct_ep_h,
+    buffer: *mut c_void,
+    length: c_uint,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+) -> ucs_status_t {
+    const F: &str = "uct_ep_get_short";
+    status_of((|| {
+        // SAFETY: by the caller's contract.
+        let (ep, iface) = unsafe { ep_and_iface(ep, F) }?;
+        let length = length as usize;
+        check_len(F, length, iface.state.limits.get_max_short)?;
+        if length > 0 && buffer.is_null() {
+            return Err(null_buffer(F, length));
+        }
+        ep.check_post(iface.state.tx_credits)?;
+        let bounce = bounce_from_pool(&mut iface.state.tx_pool, 0)?;
+        let (uct_rkey, rkey) = (rkey, rdma_rkey(rkey));
+        let mut spec = PostSpec::new(OpKind::GetShort, mlx5::MLX5_OPCODE_RDMA_READ, length);
+        spec.remote_addr = remote_addr;
+        spec.rkey = rkey;
+        spec.uct_rkey = uct_rkey;
+        spec.bounce = Some(bounce);
+        spec.action = CompletionAction::CopyOut {
+            buffer: buffer.cast(),
+            length,
+        };
+        let lkey = BufferPool::bounce_lkey(&bounce);
+        ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+            wqe.raddr(RaddrSeg {
+                raddr: remote_addr,
+                rkey,
+            });
+            if length > 0 {
+                wqe.data(DataSeg {
+                    byte_count: length as u32,
+                    lkey,
+                    addr: bounce.data as u64,
+                });
+            }
+        })
+        .inspect_err(|_| iface.state.tx_pool.put(bounce.buffer))
+    })())
 }
 
 unsafe extern "C" fn ep_get_bcopy(
@@ -1157,7 +1209,7 @@ pub fn attributes(rc: &RcIface) -> uct_iface_attr_t {
     attr.cap.put.opt_zcopy_align = 512;
     attr.cap.put.align_mtu = mtu;
     attr.cap.put.max_iov = limits.max_iov;
-    attr.cap.get.max_short = 0;
+    attr.cap.get.max_short = limits.get_max_short;
     attr.cap.get.max_bcopy = limits.get_max_bcopy;
     attr.cap.get.min_zcopy = 0;
     attr.cap.get.max_zcopy = limits.max_zcopy;
