@@ -8,63 +8,11 @@ mod rc_common;
 
 use std::ffi::c_uint;
 use std::ptr::null_mut;
-use std::time::{Duration, Instant};
 
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::md::*;
-
-/// Target memory the devices write behind Rust's back: accessed only
-/// through volatile reads and writes of raw pointers.
-struct Target {
-    words: Box<[u64]>,
-}
-
-impl Target {
-    fn new(words: usize) -> Target {
-        Target {
-            words: vec![0u64; words].into_boxed_slice(),
-        }
-    }
-
-    fn base(&mut self) -> *mut u8 {
-        self.words.as_mut_ptr().cast()
-    }
-
-    fn len(&self) -> usize {
-        self.words.len() * 8
-    }
-
-    fn addr(&mut self, byte_offset: usize) -> u64 {
-        self.base() as u64 + byte_offset as u64
-    }
-
-    fn read64(&mut self, byte_offset: usize) -> u64 {
-        assert!(byte_offset % 8 == 0 && byte_offset + 8 <= self.len());
-        // SAFETY: in bounds and aligned (checked); no op is in flight when
-        // tests read.
-        unsafe { (self.base().add(byte_offset) as *const u64).read_volatile() }
-    }
-
-    fn write64(&mut self, byte_offset: usize, value: u64) {
-        assert!(byte_offset % 8 == 0 && byte_offset + 8 <= self.len());
-        // SAFETY: as in read64.
-        unsafe { (self.base().add(byte_offset) as *mut u64).write_volatile(value) }
-    }
-
-    fn read32(&mut self, byte_offset: usize) -> u32 {
-        assert!(byte_offset % 4 == 0 && byte_offset + 4 <= self.len());
-        // SAFETY: as in read64, for an aligned u32.
-        unsafe { (self.base().add(byte_offset) as *const u32).read_volatile() }
-    }
-
-    fn write32(&mut self, byte_offset: usize, value: u32) {
-        assert!(byte_offset % 4 == 0 && byte_offset + 4 <= self.len());
-        // SAFETY: as in read32.
-        unsafe { (self.base().add(byte_offset) as *mut u32).write_volatile(value) }
-    }
-}
 
 /// Waits for `comp` to have been called once.
 fn wait_done(pair: &Pair, comp: &CountingCompletion) {
@@ -291,19 +239,6 @@ fn compare_and_swap_hits_and_misses() {
     pair.close();
 }
 
-/// Posts `attempt` until it is not `UCS_ERR_NO_RESOURCE`, progressing both
-/// sides in between.
-fn post_retrying(pair: &Pair, mut attempt: impl FnMut() -> ucs_status_t) -> ucs_status_t {
-    let start = Instant::now();
-    loop {
-        let status = attempt();
-        if status != UCS_ERR_NO_RESOURCE || start.elapsed() > Duration::from_secs(20) {
-            return status;
-        }
-        pair.progress();
-    }
-}
-
 #[test]
 fn counter_bumped_from_both_sides_counts_every_add() {
     const PER_SIDE: usize = 300;
@@ -331,7 +266,7 @@ fn counter_bumped_from_both_sides_counts_every_add() {
             let comp = comps[side].as_ptr();
             // SAFETY: live eps; the result slots and completions outlive the
             // ops (waited for below).
-            let status = post_retrying(&pair, || unsafe {
+            let status = pair.post_retrying(|| unsafe {
                 uct_ep_atomic64_fetch(
                     ep,
                     UCT_ATOMIC_OP_ADD,
@@ -344,7 +279,7 @@ fn counter_bumped_from_both_sides_counts_every_add() {
             });
             assert_eq!(status, UCS_INPROGRESS);
             // SAFETY: as above.
-            let status = post_retrying(&pair, || unsafe {
+            let status = pair.post_retrying(|| unsafe {
                 uct_ep_atomic32_fetch(
                     ep,
                     UCT_ATOMIC_OP_ADD,
@@ -394,14 +329,8 @@ fn posted_atomics_then_flush_and_an_atomic_sees_an_earlier_put() {
     let (memh, rkey) = pair.b.register(target.base(), target.len());
     for _ in 0..N {
         // SAFETY: live ep, registered target.
-        let status = post_retrying(&pair, || unsafe {
-            uct_ep_atomic64_post(
-                pair.ep_a,
-                UCT_ATOMIC_OP_ADD,
-                3,
-                target_addr(&target, 0),
-                rkey,
-            )
+        let status = pair.post_retrying(|| unsafe {
+            uct_ep_atomic64_post(pair.ep_a, UCT_ATOMIC_OP_ADD, 3, target.addr(0), rkey)
         });
         assert_eq!(status, UCS_OK);
     }
@@ -444,11 +373,6 @@ fn posted_atomics_then_flush_and_an_atomic_sees_an_earlier_put() {
     // SAFETY: registered above, nothing in flight.
     unsafe { uct_md_mem_dereg(pair.b.md, memh) };
     pair.close();
-}
-
-/// The address of a target word without a mutable borrow (for closures).
-fn target_addr(target: &Target, byte_offset: usize) -> u64 {
-    target.words.as_ptr() as u64 + byte_offset as u64
 }
 
 #[test]

@@ -12,17 +12,6 @@ use uct::api::ep::*;
 use uct::api::md::*;
 use uct::api::soft_hca::uct_soft_hca_loss_set;
 
-/// Posts with progress until the op is accepted.
-fn post_retrying(pair: &Pair, mut post: impl FnMut() -> ucs_status_t) -> ucs_status_t {
-    loop {
-        let status = post();
-        if status != UCS_ERR_NO_RESOURCE {
-            return status;
-        }
-        pair.progress();
-    }
-}
-
 #[test]
 fn fetch_add_executes_once_per_op_under_loss() {
     const PER_SIDE: usize = 400;
@@ -51,7 +40,7 @@ fn fetch_add_executes_once_per_op_under_loss() {
         {
             // SAFETY: live eps; result slots and the completion outlive the
             // ops (waited for below).
-            let status = post_retrying(&pair, || unsafe {
+            let status = pair.post_retrying(|| unsafe {
                 uct_ep_atomic64_fetch(
                     ep,
                     UCT_ATOMIC_OP_ADD,

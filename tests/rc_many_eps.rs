@@ -43,24 +43,7 @@ fn many_eps_share_the_send_cq() {
             UCS_OK
         );
     }
-    let mut eps = Vec::new();
-    for _ in 0..EPS {
-        let (ep_a, ep_b) = (a.create_ep(), b.create_ep());
-        let (dev_a, dev_b) = (a.device_address(), b.device_address());
-        let (addr_a, addr_b) = (a.ep_address(ep_a), b.ep_address(ep_b));
-        // SAFETY: the peers' addresses.
-        unsafe {
-            assert_eq!(
-                uct_ep_connect_to_ep(ep_a, dev_b.as_ptr().cast(), addr_b.as_ptr().cast()),
-                UCS_OK
-            );
-            assert_eq!(
-                uct_ep_connect_to_ep(ep_b, dev_a.as_ptr().cast(), addr_a.as_ptr().cast()),
-                UCS_OK
-            );
-        }
-        eps.push((ep_a, ep_b));
-    }
+    let eps: Vec<_> = (0..EPS).map(|_| connect_eps(&a, &b)).collect();
     let progress = || {
         a.progress();
         b.progress();

@@ -16,7 +16,9 @@
 //! | cswap       | standard compare-swap | masked CS, both masks full      |
 //!
 //! Every atomic WQE carries a data segment naming where the old value lands:
-//! a bounce buffer of the iface's send pool. For fetching ops the op table
+//! a small slot (one cache line) of the iface's send pool, a class of its own
+//! so that atomics and bcopy never take each other's buffers (see
+//! [`result_slot`] for its bound). For fetching ops the op table
 //! entry records the caller's `result` pointer ([`CompletionAction::FetchResult`]),
 //! and the completion copies the value there, byte-swapped when the device
 //! returns results big-endian (mlx5 hardware; the soft HCA writes host order),
@@ -29,9 +31,9 @@ use crate::mlx5::{
     self, AtomicSeg, AtomicSize, DataSeg, MaskedCsSeg, MaskedFaSeg, RaddrSeg, WqeBuilder,
 };
 use crate::rc::domain::atomic_rkey;
-use crate::rc::ep::{bounce_from_pool, CompletionAction, OpKind, PostSpec, RcEp};
-use crate::rc::iface::RcIface;
-use crate::rc::pool::BufferPool;
+use crate::rc::ep::{Bounce, CompletionAction, OpKind, PostSpec, RcEp};
+use crate::rc::iface::{IfaceState, RcIface};
+use crate::rc::pool::{BufferPool, LKEY_BYTES};
 
 /// The non-fetching ops rc_mlx5 executes (bits of `UCT_ATOMIC_OP_*`).
 pub const POST_OPS: u64 = (1 << UCT_ATOMIC_OP_ADD)
@@ -288,6 +290,22 @@ pub fn advertise(attr: &mut uct_iface_attr_t, device_atomics: bool) {
     attr.cap.flags |= UCT_IFACE_FLAG_ATOMIC_DEVICE;
 }
 
+/// A small slot of the send pool for an atomic's old value (posts need one
+/// too: the WQE's data segment must name registered memory).
+///
+/// Bound: one slot per send-CQ credit. Every atomic holds a credit and its
+/// slot until it completes, so a correct post never finds the slots gone
+/// before the credits (both give `UCS_ERR_NO_RESOURCE`, and the pending
+/// queue retries once completions return them); the bound turns a leak into
+/// `NO_RESOURCE` instead of unbounded growth. bcopy segments are another
+/// class with their own free list, untouched by atomics.
+fn result_slot(state: &mut IfaceState) -> Result<Bounce, Status> {
+    let buffer = state.tx_pool.get_small(state.tx_credits_max as usize)?;
+    // SAFETY: the data area starts after the header, inside the slot.
+    let data = unsafe { buffer.add(LKEY_BYTES) };
+    Ok(Bounce { buffer, data })
+}
+
 /// Where a fetching op's old value goes.
 #[derive(Clone, Copy)]
 enum Fetch {
@@ -329,7 +347,7 @@ unsafe fn post(
     let iface: &mut RcIface = unsafe { &mut *ep.iface };
     let state = &mut iface.state;
     ep.check_post(state.tx_credits)?;
-    let bounce = bounce_from_pool(&mut state.tx_pool, 0)?;
+    let bounce = result_slot(state)?;
     let (uct_rkey, rkey) = (rkey, atomic_rkey(rkey));
     let (opcode, opmod) = wqe.opcode_opmod();
     let (kind, action) = match fetch {

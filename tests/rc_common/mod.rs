@@ -15,6 +15,7 @@ use uct::api::ep::*;
 use uct::api::iface::*;
 use uct::api::md::*;
 use uct::api::worker::*;
+pub use uct::rc::pool::BufferClass;
 
 pub fn setup() {
     static SETUP: Once = Once::new();
@@ -216,6 +217,100 @@ impl Side {
     }
 }
 
+/// A new ep on each side, connected to each other: `(a -> b, b -> a)`.
+pub fn connect_eps(a: &Side, b: &Side) -> (uct_ep_h, uct_ep_h) {
+    let (ep_a, ep_b) = (a.create_ep(), b.create_ep());
+    let (dev_a, dev_b) = (a.device_address(), b.device_address());
+    let (addr_a, addr_b) = (a.ep_address(ep_a), b.ep_address(ep_b));
+    // SAFETY: addresses from the peer's iface and ep.
+    unsafe {
+        assert_eq!(
+            uct_ep_connect_to_ep(ep_a, dev_b.as_ptr().cast(), addr_b.as_ptr().cast()),
+            UCS_OK
+        );
+        assert_eq!(
+            uct_ep_connect_to_ep(ep_b, dev_a.as_ptr().cast(), addr_a.as_ptr().cast()),
+            UCS_OK
+        );
+    }
+    (ep_a, ep_b)
+}
+
+/// Send bounce buffers of `class` an rc_mlx5 iface has handed out and not
+/// got back.
+pub fn send_buffers_in_use(iface: uct_iface_h, class: BufferClass) -> usize {
+    // SAFETY: an open rc_mlx5 iface of this library is an RcIface; the
+    // test thread is the only one using it while it reads.
+    let rc = unsafe { &*(iface as *const uct::rc::iface::RcIface) };
+    rc.state.tx_pool.in_use_of(class)
+}
+
+/// Send bounce buffers of `class` an rc_mlx5 iface has made so far.
+pub fn send_buffers_made(iface: uct_iface_h, class: BufferClass) -> usize {
+    // SAFETY: as in send_buffers_in_use.
+    let rc = unsafe { &*(iface as *const uct::rc::iface::RcIface) };
+    rc.state.tx_pool.allocated_of(class)
+}
+
+/// Free send-CQ credits of an rc_mlx5 iface, and the most it has.
+pub fn send_credits(iface: uct_iface_h) -> (u32, u32) {
+    // SAFETY: as in send_buffers_in_use.
+    let rc = unsafe { &*(iface as *const uct::rc::iface::RcIface) };
+    (rc.state.tx_credits, rc.state.tx_credits_max)
+}
+
+/// Target memory the devices write behind Rust's back: accessed only
+/// through volatile reads and writes of raw pointers.
+pub struct Target {
+    words: Box<[u64]>,
+}
+
+impl Target {
+    pub fn new(words: usize) -> Target {
+        Target {
+            words: vec![0u64; words].into_boxed_slice(),
+        }
+    }
+
+    pub fn base(&mut self) -> *mut u8 {
+        self.words.as_mut_ptr().cast()
+    }
+
+    pub fn len(&self) -> usize {
+        self.words.len() * 8
+    }
+
+    /// The address of a target word (`&self`, so closures can hold it).
+    pub fn addr(&self, byte_offset: usize) -> u64 {
+        self.words.as_ptr() as u64 + byte_offset as u64
+    }
+
+    pub fn read64(&mut self, byte_offset: usize) -> u64 {
+        assert!(byte_offset % 8 == 0 && byte_offset + 8 <= self.len());
+        // SAFETY: in bounds and aligned (checked); no op is in flight when
+        // tests read.
+        unsafe { (self.base().add(byte_offset) as *const u64).read_volatile() }
+    }
+
+    pub fn write64(&mut self, byte_offset: usize, value: u64) {
+        assert!(byte_offset % 8 == 0 && byte_offset + 8 <= self.len());
+        // SAFETY: as in read64.
+        unsafe { (self.base().add(byte_offset) as *mut u64).write_volatile(value) }
+    }
+
+    pub fn read32(&mut self, byte_offset: usize) -> u32 {
+        assert!(byte_offset % 4 == 0 && byte_offset + 4 <= self.len());
+        // SAFETY: as in read64, for an aligned u32.
+        unsafe { (self.base().add(byte_offset) as *const u32).read_volatile() }
+    }
+
+    pub fn write32(&mut self, byte_offset: usize, value: u32) {
+        assert!(byte_offset % 4 == 0 && byte_offset + 4 <= self.len());
+        // SAFETY: as in read32.
+        unsafe { (self.base().add(byte_offset) as *mut u32).write_volatile(value) }
+    }
+}
+
 /// Two sides with a connected ep pair (`ep_a` on a towards b, `ep_b` back).
 pub struct Pair {
     pub a: Side,
@@ -241,22 +336,21 @@ impl Pair {
     ) -> Pair {
         let a = Side::open_with(c"mlx5_0", c"mlx5_0:1", a, settings);
         let b = Side::open_with(c"mlx5_1", c"mlx5_1:1", b, settings);
-        let ep_a = a.create_ep();
-        let ep_b = b.create_ep();
-        let (dev_a, dev_b) = (a.device_address(), b.device_address());
-        let (addr_a, addr_b) = (a.ep_address(ep_a), b.ep_address(ep_b));
-        // SAFETY: addresses from the peer's iface and ep.
-        unsafe {
-            assert_eq!(
-                uct_ep_connect_to_ep(ep_a, dev_b.as_ptr().cast(), addr_b.as_ptr().cast()),
-                UCS_OK
-            );
-            assert_eq!(
-                uct_ep_connect_to_ep(ep_b, dev_a.as_ptr().cast(), addr_a.as_ptr().cast()),
-                UCS_OK
-            );
-        }
+        let (ep_a, ep_b) = connect_eps(&a, &b);
         Pair { a, b, ep_a, ep_b }
+    }
+
+    /// Posts `attempt` until it is not `UCS_ERR_NO_RESOURCE`, progressing
+    /// both sides in between; gives up (returning the last status) after 20 s.
+    pub fn post_retrying(&self, mut attempt: impl FnMut() -> ucs_status_t) -> ucs_status_t {
+        let start = Instant::now();
+        loop {
+            let status = attempt();
+            if status != UCS_ERR_NO_RESOURCE || start.elapsed() > Duration::from_secs(20) {
+                return status;
+            }
+            self.progress();
+        }
     }
 
     pub fn progress(&self) {
