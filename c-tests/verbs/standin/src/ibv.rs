@@ -1,0 +1,1202 @@
+//! The libibverbs entry points the backend resolves (`Verbs::load_from`),
+//! implemented on the soft HCA, plus `ops.req_notify_cq` of each context.
+//!
+//! Errors follow rdma-core: functions returning a pointer return NULL and
+//! set errno; functions returning int return the errno value (and set
+//! errno), except `ibv_query_gid` and `ibv_get_cq_event` which return -1.
+//! A NULL or unknown handle, an unsupported attribute or mask bit is
+//! EINVAL (or EOPNOTSUPP), logged, never a crash.
+
+use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::ptr::null_mut;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
+
+use uct::abi::ucs_status::Status;
+use uct::hca::soft::{MAX_CQE, MAX_QP_WQEBB, MAX_RD_ATOMIC, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT};
+use uct::hca::verbs::ffi::*;
+use uct::hca::{
+    Access, DeviceAddress, Mtu, PortState, QpState, QpTransition, RtrAttr, RtsAttr, SrqInitAttr,
+};
+
+use crate::devices::{self, trace};
+use crate::layout::{ContextHead, ContextOps, OPS_AFTER_REQ_NOTIFY, OPS_BEFORE_REQ_NOTIFY};
+use crate::objects::{
+    self, adopt, get, release, Channel, Context, Cq, Kind, Mr, Page, Pd, Qp, Srq,
+};
+use crate::watcher;
+
+pub fn set_errno(errno: c_int) {
+    // SAFETY: __errno_location returns this thread's errno slot.
+    unsafe { *libc::__errno_location() = errno };
+}
+
+/// Sets errno and returns NULL.
+fn null_errno<T>(errno: c_int) -> *mut T {
+    set_errno(errno);
+    null_mut()
+}
+
+/// Sets errno and returns it (rdma-core's int convention).
+fn fail(errno: c_int) -> c_int {
+    set_errno(errno);
+    errno
+}
+
+fn errno_of(status: Status) -> c_int {
+    match status {
+        Status::NoMemory => libc::ENOMEM,
+        Status::InvalidParam => libc::EINVAL,
+        Status::NoDevice => libc::ENODEV,
+        Status::Busy => libc::EBUSY,
+        Status::NoResource => libc::ENOSPC,
+        Status::Unsupported => libc::EOPNOTSUPP,
+        _ => libc::EIO,
+    }
+}
+
+/// Logs a refused call (one line, the function and why).
+macro_rules! refuse {
+    ($function:literal, $($why:tt)+) => {
+        tracing::warn!("verbs stand-in: {}: {}", $function, format_args!($($why)+))
+    };
+}
+
+fn dec(counter: &AtomicU32) {
+    counter.fetch_sub(1, Ordering::AcqRel);
+}
+
+fn inc(counter: &AtomicU32) {
+    counter.fetch_add(1, Ordering::AcqRel);
+}
+
+// ------------------------------------------------------------- devices --
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_get_device_list(num_devices: *mut c_int) -> *mut *mut ibv_device {
+    uct::core::log::init();
+    let devices = devices::all();
+    devices::write_sysfs_gid_types(devices);
+    // SAFETY: calloc of (n + 1) pointers, checked; NULL-terminated array.
+    let list = unsafe { libc::calloc(devices.len() + 1, std::mem::size_of::<*mut ibv_device>()) }
+        .cast::<*mut ibv_device>();
+    if list.is_null() {
+        return null_errno(libc::ENOMEM);
+    }
+    for (slot, device) in devices.iter().enumerate() {
+        // SAFETY: `slot < len`, inside the allocation.
+        unsafe { *list.add(slot) = device.as_ibv() };
+    }
+    objects::register(list.cast_const().cast(), Kind::DeviceList);
+    if !num_devices.is_null() {
+        // SAFETY: the caller passes NULL or a writable int.
+        unsafe { *num_devices = c_int::try_from(devices.len()).unwrap_or(c_int::MAX) };
+    }
+    list
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_free_device_list(list: *mut *mut ibv_device) {
+    if !objects::unregister(list.cast_const().cast(), Kind::DeviceList) {
+        refuse!("ibv_free_device_list", "{list:p} is not a device list");
+        return;
+    }
+    // SAFETY: made by calloc in ibv_get_device_list, freed once (the table
+    // entry is gone).
+    unsafe { libc::free(list.cast()) };
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_get_device_name(device: *mut ibv_device) -> *const c_char {
+    match devices::find(device) {
+        Some(device) => device.head.name.as_ptr(),
+        None => {
+            refuse!("ibv_get_device_name", "unknown device {device:p}");
+            null_errno(libc::EINVAL)
+        }
+    }
+}
+
+unsafe extern "C" fn req_notify_cq(cq: *mut ibv_cq, _solicited_only: c_int) -> c_int {
+    // SAFETY: live-handle lookup.
+    let Some(cq) = (unsafe { get::<Cq, _>(cq) }) else {
+        refuse!("req_notify_cq", "unknown CQ {cq:p}");
+        return fail(libc::EINVAL);
+    };
+    // Solicited-only arming is not distinguished: an event for every
+    // completion is a superset (a spurious wake-up at worst).
+    cq.soft.arm();
+    0
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_open_device(device: *mut ibv_device) -> *mut ibv_context {
+    uct::core::log::init();
+    let Some(device) = devices::find(device) else {
+        refuse!("ibv_open_device", "unknown device {device:p}");
+        return null_errno(libc::ENODEV);
+    };
+    let soft = match device.soft() {
+        Ok(soft) => soft,
+        Err(status) => {
+            refuse!(
+                "ibv_open_device",
+                "{}: soft device does not open",
+                device.name
+            );
+            return null_errno(errno_of(status));
+        }
+    };
+    let context = adopt(Context {
+        head: ContextHead {
+            device: device.as_ibv(),
+            ops: ContextOps {
+                before: [null_mut(); OPS_BEFORE_REQ_NOTIFY],
+                req_notify_cq: Some(req_notify_cq),
+                after: [null_mut(); OPS_AFTER_REQ_NOTIFY],
+            },
+            cmd_fd: -1,
+            async_fd: -1,
+            num_comp_vectors: 1,
+            mutex: [0; 5],
+            abi_compat: null_mut(),
+        },
+        device,
+        soft,
+        children: AtomicU32::new(0),
+    });
+    trace(format_args!("open {}", device.name));
+    context.cast()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_close_device(context: *mut ibv_context) -> c_int {
+    // SAFETY: live-handle lookup.
+    let Some(ctx) = (unsafe { get::<Context, _>(context) }) else {
+        refuse!("ibv_close_device", "unknown context {context:p}");
+        return fail(libc::EINVAL);
+    };
+    if ctx.children.load(Ordering::Acquire) != 0 {
+        refuse!(
+            "ibv_close_device",
+            "{} still has PDs, CQs or channels",
+            ctx.device.name
+        );
+        return fail(libc::EBUSY);
+    }
+    // SAFETY: no reference to the context is used after this.
+    drop(unsafe { release::<Context, _>(context) });
+    0
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_query_device(
+    context: *mut ibv_context,
+    attr: *mut ibv_device_attr,
+) -> c_int {
+    // SAFETY: live-handle lookup.
+    let Some(ctx) = (unsafe { get::<Context, _>(context) }) else {
+        refuse!("ibv_query_device", "unknown context {context:p}");
+        return fail(libc::EINVAL);
+    };
+    if attr.is_null() {
+        refuse!("ibv_query_device", "NULL attr");
+        return fail(libc::EINVAL);
+    }
+    let soft = ctx.soft.attr();
+    let int = |v: u32| c_int::try_from(v).unwrap_or(c_int::MAX);
+    let ip = ctx.device.ipv4.octets();
+    let guid = u64::from_be_bytes([0x02, 0xc9, 0xff, 0xfe, ip[0], ip[1], ip[2], ip[3]]);
+    // SAFETY: all-zero is a valid ibv_device_attr.
+    let mut out: ibv_device_attr = unsafe { std::mem::zeroed() };
+    for (slot, byte) in out.fw_ver.iter_mut().zip(b"0.0.0 (verbs stand-in)".iter()) {
+        *slot = *byte as c_char;
+    }
+    out.node_guid = guid.to_be();
+    out.sys_image_guid = guid.to_be();
+    out.max_mr_size = u64::MAX;
+    out.page_size_cap = 0xffff_f000;
+    out.vendor_id = 0x02c9;
+    out.vendor_part_id = 4119;
+    out.max_qp = 1 << 16;
+    out.max_qp_wr = int(MAX_QP_WQEBB);
+    out.max_sge = 1;
+    out.max_sge_rd = 1;
+    out.max_cq = 1 << 16;
+    out.max_cqe = int(MAX_CQE);
+    out.max_mr = 1 << 20;
+    out.max_pd = 1 << 16;
+    out.max_qp_rd_atom = c_int::from(MAX_RD_ATOMIC);
+    out.max_res_rd_atom = c_int::from(MAX_RD_ATOMIC) << 16;
+    out.max_qp_init_rd_atom = c_int::from(MAX_RD_ATOMIC);
+    out.atomic_cap = if soft.atomics {
+        IBV_ATOMIC_HCA
+    } else {
+        IBV_ATOMIC_NONE
+    };
+    out.max_srq = 1 << 16;
+    out.max_srq_wr = int(MAX_SRQ_WQE);
+    out.max_srq_sge = int(MAX_SRQ_SGE);
+    out.max_pkeys = 1;
+    out.local_ca_ack_delay = 16;
+    out.phys_port_cnt = soft.port_count;
+    // SAFETY: `attr` is a writable ibv_device_attr (the caller's contract).
+    unsafe { attr.write(out) };
+    0
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_query_port(
+    context: *mut ibv_context,
+    port: u8,
+    attr: *mut ibv_port_attr,
+) -> c_int {
+    // SAFETY: live-handle lookup.
+    let Some(ctx) = (unsafe { get::<Context, _>(context) }) else {
+        refuse!("ibv_query_port", "unknown context {context:p}");
+        return fail(libc::EINVAL);
+    };
+    if attr.is_null() {
+        refuse!("ibv_query_port", "NULL attr");
+        return fail(libc::EINVAL);
+    }
+    let soft = match ctx.soft.port_attr(port) {
+        Ok(soft) => soft,
+        Err(_) => {
+            refuse!("ibv_query_port", "{} has no port {port}", ctx.device.name);
+            return fail(libc::EINVAL);
+        }
+    };
+    let up = soft.state == PortState::Active;
+    let out = ibv_port_attr {
+        state: if up { IBV_PORT_ACTIVE } else { IBV_PORT_DOWN },
+        max_mtu: soft.max_mtu as u32,
+        active_mtu: soft.active_mtu as u32,
+        gid_tbl_len: 1,
+        port_cap_flags: 0,
+        max_msg_sz: 1 << 30,
+        pkey_tbl_len: 1,
+        lid: 0,
+        active_width: 2,
+        active_speed: 32,
+        // 5 = LinkUp, 3 = Disabled (IBTA port physical state).
+        phys_state: if up { 5 } else { 3 },
+        link_layer: IBV_LINK_LAYER_ETHERNET,
+        ..Default::default()
+    };
+    // The exported symbol fills rdma-core's compat struct: everything up
+    // to and including `flags`, never `port_cap_flags2`.
+    let prefix = std::mem::offset_of!(ibv_port_attr, flags) + 1;
+    // SAFETY: the caller's struct holds at least the compat prefix; `out`
+    // is a distinct local.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            (&out as *const ibv_port_attr).cast::<u8>(),
+            attr.cast::<u8>(),
+            prefix,
+        )
+    };
+    0
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_query_gid(
+    context: *mut ibv_context,
+    port: u8,
+    index: c_int,
+    gid: *mut ibv_gid,
+) -> c_int {
+    // SAFETY: live-handle lookup.
+    let Some(ctx) = (unsafe { get::<Context, _>(context) }) else {
+        refuse!("ibv_query_gid", "unknown context {context:p}");
+        set_errno(libc::EINVAL);
+        return -1;
+    };
+    if gid.is_null() || port != PORT || index != 0 {
+        refuse!(
+            "ibv_query_gid",
+            "no GID {index} on port {port} (or NULL gid)"
+        );
+        set_errno(libc::EINVAL);
+        return -1;
+    }
+    let raw = devices::gid_of(devices::endpoint(&ctx.soft));
+    // SAFETY: writable ibv_gid (checked non-NULL).
+    unsafe { gid.write(ibv_gid { raw }) };
+    0
+}
+
+// ------------------------------------------------------------ PD and MR --
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_alloc_pd(context: *mut ibv_context) -> *mut ibv_pd {
+    // SAFETY: live-handle lookup.
+    let Some(ctx) = (unsafe { get::<Context, _>(context) }) else {
+        refuse!("ibv_alloc_pd", "unknown context {context:p}");
+        return null_errno(libc::EINVAL);
+    };
+    let soft = ctx.soft.alloc_pd();
+    inc(&ctx.children);
+    let pd = adopt(Pd {
+        head: ibv_pd { context, handle: 0 },
+        context: ctx,
+        soft,
+        children: AtomicU32::new(0),
+    });
+    // SAFETY: just made; the handle number only needs to be distinct.
+    unsafe { (*pd).head.handle = (pd as usize as u32) >> 4 };
+    pd.cast()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_dealloc_pd(pd: *mut ibv_pd) -> c_int {
+    // SAFETY: live-handle lookup.
+    let Some(object) = (unsafe { get::<Pd, _>(pd) }) else {
+        refuse!("ibv_dealloc_pd", "unknown PD {pd:p}");
+        return fail(libc::EINVAL);
+    };
+    if object.children.load(Ordering::Acquire) != 0 {
+        refuse!("ibv_dealloc_pd", "PD still has MRs, SRQs or QPs");
+        return fail(libc::EBUSY);
+    }
+    // SAFETY: the context outlives its children (close refuses while any).
+    unsafe { dec(&(*object.context).children) };
+    // SAFETY: no reference to the PD is used after this.
+    drop(unsafe { release::<Pd, _>(pd) });
+    0
+}
+
+const KNOWN_ACCESS: u32 = IBV_ACCESS_LOCAL_WRITE
+    | IBV_ACCESS_REMOTE_WRITE
+    | IBV_ACCESS_REMOTE_READ
+    | IBV_ACCESS_REMOTE_ATOMIC;
+
+/// The soft HCA's access rights of verbs access bits (the same values);
+/// unsupported bits, or remote write/atomic without local write (which
+/// rdma-core refuses too), are EINVAL.
+fn access_of(bits: u32) -> Result<Access, c_int> {
+    if bits & !KNOWN_ACCESS != 0 {
+        return Err(libc::EINVAL);
+    }
+    let needs_local_write = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+    if bits & needs_local_write != 0 && bits & IBV_ACCESS_LOCAL_WRITE == 0 {
+        return Err(libc::EINVAL);
+    }
+    Ok(Access(bits))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_reg_mr(
+    pd: *mut ibv_pd,
+    addr: *mut c_void,
+    length: usize,
+    access: c_int,
+) -> *mut ibv_mr {
+    // SAFETY: live-handle lookup.
+    let Some(object) = (unsafe { get::<Pd, _>(pd) }) else {
+        refuse!("ibv_reg_mr", "unknown PD {pd:p}");
+        return null_errno(libc::EINVAL);
+    };
+    let rights = match u32::try_from(access)
+        .map_err(|_| libc::EINVAL)
+        .and_then(access_of)
+    {
+        Ok(rights) => rights,
+        Err(errno) => {
+            refuse!("ibv_reg_mr", "unsupported access flags {access:#x}");
+            return null_errno(errno);
+        }
+    };
+    let soft = match object.soft.reg_mr(addr.cast(), length, rights) {
+        Ok(soft) => soft,
+        Err(status) => {
+            refuse!("ibv_reg_mr", "cannot register {addr:p}+{length}");
+            return null_errno(errno_of(status));
+        }
+    };
+    let keys = soft.keys();
+    inc(&object.children);
+    let mr = adopt(Mr {
+        head: ibv_mr {
+            context: object.head.context,
+            pd,
+            addr,
+            length,
+            handle: keys.lkey,
+            lkey: keys.lkey,
+            rkey: keys.rkey,
+        },
+        pd: object,
+        soft,
+    });
+    mr.cast()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_dereg_mr(mr: *mut ibv_mr) -> c_int {
+    // SAFETY: live-handle lookup, then release of the same handle.
+    let Some(object) = (unsafe { release::<Mr, _>(mr) }) else {
+        refuse!("ibv_dereg_mr", "unknown MR {mr:p}");
+        return fail(libc::EINVAL);
+    };
+    // SAFETY: a PD outlives its MRs (dealloc refuses while any).
+    unsafe { dec(&(*object.pd).children) };
+    drop(object);
+    0
+}
+
+// ------------------------------------------------------ channels and CQs --
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_create_comp_channel(
+    context: *mut ibv_context,
+) -> *mut ibv_comp_channel {
+    // SAFETY: live-handle lookup.
+    let Some(ctx) = (unsafe { get::<Context, _>(context) }) else {
+        refuse!("ibv_create_comp_channel", "unknown context {context:p}");
+        return null_errno(libc::EINVAL);
+    };
+    // SAFETY: plain syscall, result checked.
+    let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+    if fd < 0 {
+        let errno = std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO);
+        refuse!(
+            "ibv_create_comp_channel",
+            "epoll_create1 failed (errno {errno})"
+        );
+        return null_errno(errno);
+    }
+    // SAFETY: a new descriptor nobody else owns.
+    let epoll = unsafe { OwnedFd::from_raw_fd(fd) };
+    inc(&ctx.children);
+    let channel = adopt(Channel {
+        head: ibv_comp_channel {
+            context,
+            fd,
+            refcnt: 0,
+        },
+        context: ctx,
+        epoll,
+        cqs: AtomicU32::new(0),
+    });
+    channel.cast()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_destroy_comp_channel(channel: *mut ibv_comp_channel) -> c_int {
+    // SAFETY: live-handle lookup.
+    let Some(object) = (unsafe { get::<Channel, _>(channel) }) else {
+        refuse!("ibv_destroy_comp_channel", "unknown channel {channel:p}");
+        return fail(libc::EINVAL);
+    };
+    if object.cqs.load(Ordering::Acquire) != 0 {
+        refuse!("ibv_destroy_comp_channel", "channel still has CQs");
+        return fail(libc::EBUSY);
+    }
+    // SAFETY: the context outlives its children.
+    unsafe { dec(&(*object.context).children) };
+    // SAFETY: no reference is used after this.
+    drop(unsafe { release::<Channel, _>(channel) });
+    0
+}
+
+fn epoll_ctl(epoll: &OwnedFd, op: c_int, fd: c_int, data: u64) -> c_int {
+    let mut event = libc::epoll_event {
+        events: libc::EPOLLIN as u32,
+        u64: data,
+    };
+    // SAFETY: valid descriptors and a live event struct.
+    unsafe { libc::epoll_ctl(epoll.as_raw_fd(), op, fd, &mut event) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_create_cq(
+    context: *mut ibv_context,
+    cqe: c_int,
+    cq_context: *mut c_void,
+    channel: *mut ibv_comp_channel,
+    comp_vector: c_int,
+) -> *mut ibv_cq {
+    // SAFETY: live-handle lookup.
+    let Some(ctx) = (unsafe { get::<Context, _>(context) }) else {
+        refuse!("ibv_create_cq", "unknown context {context:p}");
+        return null_errno(libc::EINVAL);
+    };
+    let channel_object = if channel.is_null() {
+        None
+    } else {
+        // SAFETY: live-handle lookup.
+        match unsafe { get::<Channel, _>(channel) } {
+            Some(ch) if std::ptr::eq(ch.context, ctx) => Some(ch),
+            _ => {
+                refuse!(
+                    "ibv_create_cq",
+                    "unknown channel {channel:p}, or of another context"
+                );
+                return null_errno(libc::EINVAL);
+            }
+        }
+    };
+    let entries = match u32::try_from(cqe) {
+        Ok(n) if (1..=MAX_CQE).contains(&n) && comp_vector == 0 => n,
+        _ => {
+            refuse!(
+                "ibv_create_cq",
+                "{cqe} entries on vector {comp_vector} (1..={MAX_CQE}, vector 0)"
+            );
+            return null_errno(libc::EINVAL);
+        }
+    };
+    let events = match channel_object {
+        None => None,
+        Some(_) => match ctx.soft.create_event_channel() {
+            Ok(events) => Some(events),
+            Err(status) => return null_errno(errno_of(status)),
+        },
+    };
+    let soft = match ctx.soft.create_cq(entries, events.as_ref()) {
+        Ok(soft) => soft,
+        Err(status) => {
+            refuse!("ibv_create_cq", "soft CQ of {entries} entries refused");
+            return null_errno(errno_of(status));
+        }
+    };
+    let Some(uar) = Page::new() else {
+        return null_errno(libc::ENOMEM);
+    };
+    let ring_entries = soft.ring().cqe_count;
+    let cq = adopt(Cq {
+        head: ibv_cq {
+            context,
+            channel,
+            cq_context,
+            handle: soft.ring().cqn,
+            cqe: c_int::try_from(ring_entries).unwrap_or(c_int::MAX),
+        },
+        tail: [0; 12],
+        context: ctx,
+        channel: channel_object.map_or(std::ptr::null(), |c| c as *const Channel),
+        soft,
+        events,
+        uar,
+        users: AtomicU32::new(0),
+        events_delivered: AtomicU32::new(0),
+        events_acked: AtomicU32::new(0),
+    });
+    // SAFETY: just made, live.
+    let object = unsafe { &*cq };
+    if let (Some(ch), Some(events)) = (channel_object, object.events.as_ref()) {
+        if epoll_ctl(
+            &ch.epoll,
+            libc::EPOLL_CTL_ADD,
+            events.fd(),
+            cq as usize as u64,
+        ) != 0
+        {
+            let errno = std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO);
+            refuse!("ibv_create_cq", "epoll_ctl failed (errno {errno})");
+            // SAFETY: not handed out yet.
+            drop(unsafe { release::<Cq, _>(cq) });
+            return null_errno(errno);
+        }
+        inc(&ch.cqs);
+        // The public refcount (CQs on the channel), as rdma-core keeps it.
+        // SAFETY: the channel is live; only the stand-in writes the field.
+        unsafe { (*(ch as *const Channel).cast_mut()).head.refcnt += 1 };
+    }
+    inc(&ctx.children);
+    cq.cast()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_destroy_cq(cq: *mut ibv_cq) -> c_int {
+    // SAFETY: live-handle lookup.
+    let Some(object) = (unsafe { get::<Cq, _>(cq) }) else {
+        refuse!("ibv_destroy_cq", "unknown CQ {cq:p}");
+        return fail(libc::EINVAL);
+    };
+    if object.users.load(Ordering::Acquire) != 0 {
+        refuse!("ibv_destroy_cq", "CQ still used by QPs");
+        return fail(libc::EBUSY);
+    }
+    let delivered = object.events_delivered.load(Ordering::Acquire);
+    let acked = object.events_acked.load(Ordering::Acquire);
+    if delivered != acked {
+        // rdma-core would wait here forever for the missing acks.
+        tracing::warn!(
+            "verbs stand-in: ibv_destroy_cq: {delivered} events delivered, {acked} acked"
+        );
+    }
+    if let (false, Some(events)) = (object.channel.is_null(), object.events.as_ref()) {
+        // SAFETY: a channel outlives its CQs (destroy refuses while any).
+        let ch = unsafe { &*object.channel };
+        epoll_ctl(&ch.epoll, libc::EPOLL_CTL_DEL, events.fd(), 0);
+        dec(&ch.cqs);
+        // SAFETY: as in create.
+        unsafe { (*object.channel.cast_mut()).head.refcnt -= 1 };
+    }
+    // SAFETY: the context outlives its children.
+    unsafe { dec(&(*object.context).children) };
+    // SAFETY: no reference is used after this.
+    drop(unsafe { release::<Cq, _>(cq) });
+    0
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_get_cq_event(
+    channel: *mut ibv_comp_channel,
+    cq: *mut *mut ibv_cq,
+    cq_context: *mut *mut c_void,
+) -> c_int {
+    // SAFETY: live-handle lookup.
+    let Some(ch) = (unsafe { get::<Channel, _>(channel) }) else {
+        refuse!("ibv_get_cq_event", "unknown channel {channel:p}");
+        set_errno(libc::EINVAL);
+        return -1;
+    };
+    if cq.is_null() || cq_context.is_null() {
+        refuse!("ibv_get_cq_event", "NULL output");
+        set_errno(libc::EINVAL);
+        return -1;
+    }
+    // As a read() of rdma-core's channel fd: blocks unless the caller made
+    // the descriptor non-blocking.
+    // SAFETY: plain fcntl on our descriptor.
+    let flags = unsafe { libc::fcntl(ch.epoll.as_raw_fd(), libc::F_GETFL) };
+    let timeout = if flags >= 0 && flags & libc::O_NONBLOCK != 0 {
+        0
+    } else {
+        -1
+    };
+    loop {
+        let mut event = libc::epoll_event { events: 0, u64: 0 };
+        // SAFETY: one live event slot.
+        let n = unsafe { libc::epoll_wait(ch.epoll.as_raw_fd(), &mut event, 1, timeout) };
+        if n < 0 {
+            return -1; // errno from epoll_wait (EINTR)
+        }
+        if n == 0 {
+            set_errno(libc::EAGAIN);
+            return -1;
+        }
+        let fired = event.u64 as usize as *mut ibv_cq;
+        // SAFETY: live-handle lookup (a CQ leaves the set before it dies).
+        let Some(object) = (unsafe { get::<Cq, _>(fired) }) else {
+            continue;
+        };
+        if let Some(events) = &object.events {
+            events.clear();
+        }
+        inc(&object.events_delivered);
+        // SAFETY: both outputs checked non-NULL.
+        unsafe {
+            *cq = fired;
+            *cq_context = object.head.cq_context;
+        }
+        return 0;
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_ack_cq_events(cq: *mut ibv_cq, nevents: c_uint) {
+    // SAFETY: live-handle lookup.
+    match unsafe { get::<Cq, _>(cq) } {
+        Some(object) => {
+            object.events_acked.fetch_add(nevents, Ordering::AcqRel);
+        }
+        None => refuse!("ibv_ack_cq_events", "unknown CQ {cq:p}"),
+    }
+}
+
+// ------------------------------------------------------------------ SRQ --
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_create_srq(
+    pd: *mut ibv_pd,
+    attr: *mut ibv_srq_init_attr,
+) -> *mut ibv_srq {
+    // SAFETY: live-handle lookup.
+    let Some(object) = (unsafe { get::<Pd, _>(pd) }) else {
+        refuse!("ibv_create_srq", "unknown PD {pd:p}");
+        return null_errno(libc::EINVAL);
+    };
+    if attr.is_null() {
+        refuse!("ibv_create_srq", "NULL attr");
+        return null_errno(libc::EINVAL);
+    }
+    // SAFETY: readable (checked non-NULL).
+    let init = unsafe { *attr };
+    let soft = match object.soft.create_srq(SrqInitAttr {
+        wqe_count: init.attr.max_wr,
+        max_sge: init.attr.max_sge,
+    }) {
+        Ok(soft) => soft,
+        Err(status) => {
+            refuse!(
+                "ibv_create_srq",
+                "{} WQEs of {} SGEs refused",
+                init.attr.max_wr,
+                init.attr.max_sge
+            );
+            return null_errno(errno_of(status));
+        }
+    };
+    let ring = soft.ring();
+    link_srq_free_list(&ring);
+    inc(&object.children);
+    let srq = adopt(Srq {
+        head: ibv_srq {
+            context: object.head.context,
+            srq_context: init.srq_context,
+            pd,
+            handle: ring.srqn,
+        },
+        pd: object,
+        soft,
+        users: AtomicU32::new(0),
+    });
+    // The sizes actually made, as the provider reports them.
+    // SAFETY: writable (checked non-NULL).
+    unsafe {
+        (*attr).attr.max_wr = ring.wqe_count;
+        (*attr).attr.max_sge = ring.max_sge;
+    }
+    srq.cast()
+}
+
+/// Links every WQE of a new SRQ ring to the next (the last back to the
+/// first), as the mlx5 provider prepares its free list.
+fn link_srq_free_list(ring: &uct::hca::RecvRing) {
+    for index in 0..ring.wqe_count {
+        let next = uct::mlx5::SrqNextSeg {
+            next_wqe_index: ((index + 1) % ring.wqe_count) as u16,
+            signature: 0,
+        };
+        let mut seg = [0u8; uct::mlx5::SEG_LEN];
+        next.write(&mut seg);
+        // SAFETY: WQE `index` starts `index * stride` bytes into the ring
+        // (wqe_count * stride bytes), and a stride holds at least one
+        // segment; nobody else uses the ring yet.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                seg.as_ptr(),
+                ring.buf.add(index as usize * ring.stride as usize),
+                seg.len(),
+            )
+        };
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_destroy_srq(srq: *mut ibv_srq) -> c_int {
+    // SAFETY: live-handle lookup.
+    let Some(object) = (unsafe { get::<Srq, _>(srq) }) else {
+        refuse!("ibv_destroy_srq", "unknown SRQ {srq:p}");
+        return fail(libc::EINVAL);
+    };
+    if object.users.load(Ordering::Acquire) != 0 {
+        refuse!("ibv_destroy_srq", "SRQ still used by QPs");
+        return fail(libc::EBUSY);
+    }
+    // SAFETY: a PD outlives its SRQs.
+    unsafe { dec(&(*object.pd).children) };
+    // SAFETY: no reference is used after this.
+    drop(unsafe { release::<Srq, _>(srq) });
+    0
+}
+
+// ------------------------------------------------------------------- QP --
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_create_qp(
+    pd: *mut ibv_pd,
+    attr: *mut ibv_qp_init_attr,
+) -> *mut ibv_qp {
+    // SAFETY: live-handle lookup.
+    let Some(pd_object) = (unsafe { get::<Pd, _>(pd) }) else {
+        refuse!("ibv_create_qp", "unknown PD {pd:p}");
+        return null_errno(libc::EINVAL);
+    };
+    if attr.is_null() {
+        refuse!("ibv_create_qp", "NULL attr");
+        return null_errno(libc::EINVAL);
+    }
+    // SAFETY: readable (checked non-NULL).
+    let mut init = unsafe { *attr };
+    if init.qp_type != IBV_QPT_RC {
+        refuse!("ibv_create_qp", "QP type {} (only RC)", init.qp_type);
+        return null_errno(libc::EOPNOTSUPP);
+    }
+    // SAFETY: live-handle lookups.
+    let (send_cq, recv_cq, srq) = unsafe {
+        (
+            get::<Cq, _>(init.send_cq),
+            get::<Cq, _>(init.recv_cq),
+            get::<Srq, _>(init.srq),
+        )
+    };
+    let (Some(send_cq), Some(recv_cq)) = (send_cq, recv_cq) else {
+        refuse!("ibv_create_qp", "unknown send or receive CQ");
+        return null_errno(libc::EINVAL);
+    };
+    let Some(srq) = srq else {
+        refuse!(
+            "ibv_create_qp",
+            "no SRQ: the stand-in makes RC QPs on an SRQ only"
+        );
+        return null_errno(libc::EINVAL);
+    };
+    let context = pd_object.context;
+    if !std::ptr::eq(send_cq.context, context)
+        || !std::ptr::eq(recv_cq.context, context)
+        || !std::ptr::eq(srq.pd, pd_object)
+    {
+        refuse!(
+            "ibv_create_qp",
+            "CQ of another context or SRQ of another PD"
+        );
+        return null_errno(libc::EINVAL);
+    }
+    let soft = match pd_object.soft.create_qp(
+        &send_cq.soft,
+        &recv_cq.soft,
+        &srq.soft,
+        init.cap.max_send_wr,
+    ) {
+        Ok(soft) => soft,
+        Err(status) => {
+            refuse!("ibv_create_qp", "{} send WRs refused", init.cap.max_send_wr);
+            return null_errno(errno_of(status));
+        }
+    };
+    let Some(blueflame) = Page::new() else {
+        return null_errno(libc::ENOMEM);
+    };
+    let ring = soft.send_ring();
+    init.cap.max_send_wr = ring.wqebb_count;
+    init.cap.max_recv_wr = 0;
+    let doorbell = soft.doorbell();
+    let qp = adopt(Qp {
+        head: ibv_qp {
+            context: pd_object.head.context,
+            qp_context: init.qp_context,
+            pd,
+            send_cq: init.send_cq,
+            recv_cq: init.recv_cq,
+            srq: init.srq,
+            handle: ring.qpn,
+            qp_num: ring.qpn,
+            state: IBV_QPS_RESET,
+            qp_type: IBV_QPT_RC,
+        },
+        pd: pd_object,
+        send_cq,
+        recv_cq,
+        srq,
+        soft,
+        blueflame,
+        init,
+        attrs: Mutex::new(ibv_qp_attr::default()),
+    });
+    inc(&pd_object.children);
+    inc(&send_cq.users);
+    inc(&recv_cq.users);
+    inc(&srq.users);
+    // SAFETY: `dbrec` points at the soft QP's two doorbell words, valid
+    // until the QP is dropped; ibv_destroy_qp unwatches before that.
+    unsafe { watcher::watch(qp as usize, ring.dbrec.add(1), doorbell) };
+    // SAFETY: writable (checked non-NULL): the capabilities made.
+    unsafe { (*attr).cap = init.cap };
+    trace(format_args!("qp {:#x}", ring.qpn));
+    qp.cast()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_destroy_qp(qp: *mut ibv_qp) -> c_int {
+    // SAFETY: live-handle lookup.
+    if unsafe { get::<Qp, _>(qp) }.is_none() {
+        refuse!("ibv_destroy_qp", "unknown QP {qp:p}");
+        return fail(libc::EINVAL);
+    }
+    watcher::unwatch(qp as usize);
+    // SAFETY: live (checked above); no reference is used after this.
+    let Some(object) = (unsafe { release::<Qp, _>(qp) }) else {
+        return fail(libc::EINVAL);
+    };
+    // SAFETY: PDs, CQs and SRQs outlive their QPs (their destroy refuses
+    // while a QP uses them).
+    unsafe {
+        dec(&(*object.pd).children);
+        dec(&(*object.send_cq).users);
+        dec(&(*object.recv_cq).users);
+        dec(&(*object.srq).users);
+    }
+    drop(object);
+    0
+}
+
+const KNOWN_QP_MASK: c_uint = IBV_QP_STATE
+    | IBV_QP_CUR_STATE
+    | IBV_QP_ACCESS_FLAGS
+    | IBV_QP_PKEY_INDEX
+    | IBV_QP_PORT
+    | IBV_QP_AV
+    | IBV_QP_PATH_MTU
+    | IBV_QP_TIMEOUT
+    | IBV_QP_RETRY_CNT
+    | IBV_QP_RNR_RETRY
+    | IBV_QP_RQ_PSN
+    | IBV_QP_MAX_QP_RD_ATOMIC
+    | IBV_QP_MIN_RNR_TIMER
+    | IBV_QP_SQ_PSN
+    | IBV_QP_MAX_DEST_RD_ATOMIC
+    | IBV_QP_DEST_QPN;
+
+fn mtu_of(code: ibv_mtu) -> Option<Mtu> {
+    Some(match code {
+        IBV_MTU_256 => Mtu::Mtu256,
+        IBV_MTU_512 => Mtu::Mtu512,
+        IBV_MTU_1024 => Mtu::Mtu1024,
+        IBV_MTU_2048 => Mtu::Mtu2048,
+        IBV_MTU_4096 => Mtu::Mtu4096,
+        _ => return None,
+    })
+}
+
+fn psn24(value: u32) -> Result<u32, String> {
+    if value > 0x00ff_ffff {
+        return Err(format!("{value:#x} does not fit 24 bits"));
+    }
+    Ok(value)
+}
+
+/// The soft transition of a verbs modify: the target state decides which
+/// mask bits are required and which are allowed (as the kernel checks).
+fn transition_of(attr: &ibv_qp_attr, mask: c_uint) -> Result<QpTransition, String> {
+    if mask & !KNOWN_QP_MASK != 0 {
+        return Err(format!(
+            "unsupported mask bits {:#x}",
+            mask & !KNOWN_QP_MASK
+        ));
+    }
+    if mask & IBV_QP_STATE == 0 {
+        return Err("no IBV_QP_STATE (attribute-only changes are not supported)".into());
+    }
+    let (required, optional) = match attr.qp_state {
+        IBV_QPS_INIT => (IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0),
+        IBV_QPS_RTR => (
+            IBV_QP_AV
+                | IBV_QP_PATH_MTU
+                | IBV_QP_DEST_QPN
+                | IBV_QP_RQ_PSN
+                | IBV_QP_MAX_DEST_RD_ATOMIC
+                | IBV_QP_MIN_RNR_TIMER,
+            IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX,
+        ),
+        IBV_QPS_RTS => (
+            IBV_QP_SQ_PSN
+                | IBV_QP_TIMEOUT
+                | IBV_QP_RETRY_CNT
+                | IBV_QP_RNR_RETRY
+                | IBV_QP_MAX_QP_RD_ATOMIC,
+            IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER,
+        ),
+        IBV_QPS_ERR | IBV_QPS_RESET => (0, 0),
+        other => return Err(format!("target state {other} not supported")),
+    };
+    let allowed = IBV_QP_STATE | IBV_QP_CUR_STATE | required | optional;
+    if mask & required != required || mask & !allowed != 0 {
+        return Err(format!(
+            "mask {mask:#x} for state {}: needs {required:#x}, allows {allowed:#x}",
+            attr.qp_state
+        ));
+    }
+    Ok(match attr.qp_state {
+        IBV_QPS_INIT => {
+            if attr.port_num != PORT || attr.pkey_index != 0 {
+                return Err(format!(
+                    "port {} / pkey index {}",
+                    attr.port_num, attr.pkey_index
+                ));
+            }
+            let access = access_of(attr.qp_access_flags)
+                .map_err(|_| format!("access flags {:#x}", attr.qp_access_flags))?;
+            QpTransition::Init { access }
+        }
+        IBV_QPS_RTR => {
+            let ah = &attr.ah_attr;
+            if ah.is_global != 1
+                || ah.grh.sgid_index != 0
+                || (ah.port_num != 0 && ah.port_num != PORT)
+            {
+                return Err(format!(
+                    "address vector: is_global {}, sgid_index {}, port {} (RoCE needs a GRH from GID 0 of port 1)",
+                    ah.is_global, ah.grh.sgid_index, ah.port_num
+                ));
+            }
+            // SAFETY: every bit pattern is a valid `raw` array.
+            let dgid = unsafe { ah.grh.dgid.raw };
+            let peer = devices::endpoint_of(&dgid)
+                .ok_or_else(|| format!("destination GID {dgid:02x?} is not a stand-in GID"))?;
+            QpTransition::Rtr(RtrAttr {
+                dest_qpn: psn24(attr.dest_qp_num)?,
+                peer: DeviceAddress::Udp(peer),
+                rq_psn: psn24(attr.rq_psn)?,
+                path_mtu: mtu_of(attr.path_mtu)
+                    .ok_or_else(|| format!("path MTU code {}", attr.path_mtu))?,
+                min_rnr_timer: attr.min_rnr_timer,
+                max_dest_rd_atomic: attr.max_dest_rd_atomic,
+            })
+        }
+        IBV_QPS_RTS => QpTransition::Rts(RtsAttr {
+            sq_psn: psn24(attr.sq_psn)?,
+            timeout: attr.timeout,
+            retry_cnt: attr.retry_cnt,
+            rnr_retry: attr.rnr_retry,
+            max_rd_atomic: attr.max_rd_atomic,
+        }),
+        IBV_QPS_ERR => QpTransition::Error,
+        _ => QpTransition::Reset,
+    })
+}
+
+/// Copies the attributes named by `mask` into the remembered set.
+fn remember(saved: &mut ibv_qp_attr, attr: &ibv_qp_attr, mask: c_uint) {
+    let has = |bit: c_uint| mask & bit != 0;
+    saved.qp_state = attr.qp_state;
+    if has(IBV_QP_ACCESS_FLAGS) {
+        saved.qp_access_flags = attr.qp_access_flags;
+    }
+    if has(IBV_QP_PKEY_INDEX) {
+        saved.pkey_index = attr.pkey_index;
+    }
+    if has(IBV_QP_PORT) {
+        saved.port_num = attr.port_num;
+    }
+    if has(IBV_QP_AV) {
+        saved.ah_attr = attr.ah_attr;
+    }
+    if has(IBV_QP_PATH_MTU) {
+        saved.path_mtu = attr.path_mtu;
+    }
+    if has(IBV_QP_TIMEOUT) {
+        saved.timeout = attr.timeout;
+    }
+    if has(IBV_QP_RETRY_CNT) {
+        saved.retry_cnt = attr.retry_cnt;
+    }
+    if has(IBV_QP_RNR_RETRY) {
+        saved.rnr_retry = attr.rnr_retry;
+    }
+    if has(IBV_QP_MAX_QP_RD_ATOMIC) {
+        saved.max_rd_atomic = attr.max_rd_atomic;
+    }
+    if has(IBV_QP_MAX_DEST_RD_ATOMIC) {
+        saved.max_dest_rd_atomic = attr.max_dest_rd_atomic;
+    }
+    if has(IBV_QP_MIN_RNR_TIMER) {
+        saved.min_rnr_timer = attr.min_rnr_timer;
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_modify_qp(
+    qp: *mut ibv_qp,
+    attr: *mut ibv_qp_attr,
+    mask: c_int,
+) -> c_int {
+    // SAFETY: live-handle lookup.
+    let Some(object) = (unsafe { get::<Qp, _>(qp) }) else {
+        refuse!("ibv_modify_qp", "unknown QP {qp:p}");
+        return fail(libc::EINVAL);
+    };
+    if attr.is_null() {
+        refuse!("ibv_modify_qp", "NULL attr");
+        return fail(libc::EINVAL);
+    }
+    // SAFETY: readable (checked non-NULL).
+    let attr = unsafe { &*attr };
+    let mask = mask as c_uint;
+    let transition = match transition_of(attr, mask) {
+        Ok(transition) => transition,
+        Err(why) => {
+            refuse!("ibv_modify_qp", "QP {:#x}: {why}", object.head.qp_num);
+            return fail(libc::EINVAL);
+        }
+    };
+    if let Err(status) = object.soft.modify(transition) {
+        refuse!(
+            "ibv_modify_qp",
+            "QP {:#x}: soft QP refused {transition:?} ({status:?})",
+            object.head.qp_num
+        );
+        return fail(libc::EINVAL);
+    }
+    let mut saved = object.attrs.lock().unwrap_or_else(|p| p.into_inner());
+    if attr.qp_state == IBV_QPS_RESET {
+        *saved = ibv_qp_attr::default();
+    }
+    remember(&mut saved, attr, mask);
+    // SAFETY: the public `state` field of our own live object.
+    unsafe { (*qp).state = attr.qp_state };
+    0
+}
+
+fn ibv_state(state: QpState) -> ibv_qp_state {
+    match state {
+        QpState::Reset => IBV_QPS_RESET,
+        QpState::Init => IBV_QPS_INIT,
+        QpState::Rtr => IBV_QPS_RTR,
+        QpState::Rts => IBV_QPS_RTS,
+        QpState::Error => IBV_QPS_ERR,
+    }
+}
+
+/// Bits `ibv_query_qp` accepts (verbs.h defines up to IBV_QP_RATE_LIMIT).
+const QUERYABLE_QP_MASK: c_uint = (1 << 26) - 1;
+
+#[no_mangle]
+pub unsafe extern "C" fn ibv_query_qp(
+    qp: *mut ibv_qp,
+    attr: *mut ibv_qp_attr,
+    mask: c_int,
+    init_attr: *mut ibv_qp_init_attr,
+) -> c_int {
+    // SAFETY: live-handle lookup.
+    let Some(object) = (unsafe { get::<Qp, _>(qp) }) else {
+        refuse!("ibv_query_qp", "unknown QP {qp:p}");
+        return fail(libc::EINVAL);
+    };
+    if attr.is_null() || (mask as c_uint) & !QUERYABLE_QP_MASK != 0 {
+        refuse!(
+            "ibv_query_qp",
+            "NULL attr or unknown mask bits in {mask:#x}"
+        );
+        return fail(libc::EINVAL);
+    }
+    let info = match object.soft.query() {
+        Ok(info) => info,
+        Err(status) => return fail(errno_of(status)),
+    };
+    let mut out = *object.attrs.lock().unwrap_or_else(|p| p.into_inner());
+    out.qp_state = ibv_state(info.state);
+    out.cur_qp_state = out.qp_state;
+    out.rq_psn = info.next_rcv_psn;
+    out.sq_psn = info.sq_psn;
+    out.dest_qp_num = info.dest_qpn;
+    out.cap = object.init.cap;
+    // SAFETY: writable outputs (attr checked; init_attr may be NULL here,
+    // which rdma-core would not allow, and is then skipped).
+    unsafe {
+        attr.write(out);
+        if !init_attr.is_null() {
+            init_attr.write(object.init);
+        }
+    }
+    0
+}

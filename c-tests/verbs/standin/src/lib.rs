@@ -1,0 +1,38 @@
+//! TEST ONLY. A stand-in for `libibverbs.so.1` and `libmlx5.so.1` built on
+//! the soft HCA, so that the verbs backend (`uct::hca::verbs`) runs, through
+//! its real `dlopen` path, on machines without a NIC. The behaviour the
+//! backend may rely on is fixed in the team's verbs contract; in short:
+//!
+//! - devices: one per `UCX_SOFT_HCA_DEVICES` entry (whatever
+//!   `UCX_SOFT_HCA` says), all mlx5, one active RoCE port whose single GID
+//!   (index 0, RoCE v2 in `$UCT_VERBS_SYSFS_ROOT/<dev>/ports/1/gid_attrs/
+//!   types/0`, written by `ibv_get_device_list`) encodes the soft device's
+//!   UDP endpoint: fe80:: prefix, IPv4 in bytes 10..14, port in 14..16;
+//! - objects: PD, MR, completion channel, CQ, SRQ, RC QP, whose mlx5 rings
+//!   (`mlx5dv_init_obj`) are the soft device's; the QP's BlueFlame register
+//!   is a plain page, and a watcher thread rings the soft doorbell when a
+//!   QP's `dbrec[1]` moves (`watcher`);
+//! - events: `ibv_context.ops.req_notify_cq` arms, the channel fd turns
+//!   readable, `ibv_get_cq_event` names the CQ;
+//! - fetching atomics land big-endian, as on mlx5 hardware;
+//! - `UCT_STANDIN_TRACE=<file>`: one line per `ibv_open_device`
+//!   (`open <dev> pid <pid>`) and `ibv_create_qp` (`qp <qpn> pid <pid>`);
+//! - the soft HCA fault API (`uct_soft_hca_link_set`, `_loss_set`,
+//!   `_drop_next`) is exported too and acts on these devices, so our
+//!   libuct can forward its own calls for a verbs device here.
+//!
+//! Never ship it: it is not rdma-core and talks RoCEv2 over UDP sockets.
+
+mod devices;
+mod ibv;
+mod layout;
+mod mlx5dv;
+mod objects;
+mod watcher;
+
+/// The fault API of the soft HCA, acting on this library's soft devices.
+/// Exported from this `.so` because `uct`'s `#[no_mangle]` items are; the
+/// re-export documents that they are meant to be.
+pub use uct::api::soft_hca::{
+    uct_soft_hca_drop_next, uct_soft_hca_link_set, uct_soft_hca_loss_set,
+};

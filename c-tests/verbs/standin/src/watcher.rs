@@ -1,0 +1,129 @@
+//! The "NIC doorbell" of the stand-in (contract point 4): the backend
+//! publishes its send counter in each QP's `dbrec[1]` and writes the
+//! BlueFlame page; a NIC would then fetch the WQEs. Here one thread per
+//! process watches every QP's `dbrec[1]` and, when it moves, rings the soft
+//! device's doorbell for that QP (which consumes WQEs up to the counter).
+//!
+//! CPU cost: after any activity the thread keeps looking (yielding) for
+//! `SPIN`; then it sleeps, doubling the nap from `FIRST_NAP` up to
+//! `LONGEST_NAP`, so an idle process costs ~1000 short wake-ups a second;
+//! with no QP at all it blocks on a condition variable.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use uct::hca::soft::SoftDoorbell;
+
+const SPIN: Duration = Duration::from_micros(50);
+const FIRST_NAP: Duration = Duration::from_micros(10);
+const LONGEST_NAP: Duration = Duration::from_millis(1);
+
+/// One watched QP.
+struct Watched {
+    /// Identifies the entry (the stand-in QP's address).
+    key: usize,
+    /// The QP's send doorbell record word (`dbrec[1]`).
+    send_counter: *const AtomicU32,
+    last_seen: u32,
+    doorbell: SoftDoorbell,
+}
+
+// SAFETY: `send_counter` points into the soft QP's doorbell record, which
+// lives until the QP is destroyed; `unwatch` removes the entry (under the
+// list lock) before that, and the pointer is only read under that lock.
+unsafe impl Send for Watched {}
+
+struct Watcher {
+    list: Mutex<Vec<Watched>>,
+    changed: Condvar,
+}
+
+fn watcher() -> &'static Watcher {
+    static WATCHER: OnceLock<Watcher> = OnceLock::new();
+    static THREAD: OnceLock<bool> = OnceLock::new();
+    let watcher = WATCHER.get_or_init(|| Watcher {
+        list: Mutex::new(Vec::new()),
+        changed: Condvar::new(),
+    });
+    THREAD.get_or_init(|| {
+        let started = std::thread::Builder::new()
+            .name("standin-doorbell".to_string())
+            .spawn(watch_loop);
+        if let Err(err) = &started {
+            tracing::error!("verbs stand-in: cannot start the doorbell thread: {err}");
+        }
+        started.is_ok()
+    });
+    watcher
+}
+
+fn lock(watcher: &Watcher) -> MutexGuard<'_, Vec<Watched>> {
+    watcher.list.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Starts watching a QP's `dbrec[1]` (`send_counter`).
+///
+/// # Safety
+/// `send_counter` must stay valid until `unwatch(key)` returns.
+pub unsafe fn watch(key: usize, send_counter: *mut u32, doorbell: SoftDoorbell) {
+    let send_counter = send_counter.cast_const().cast::<AtomicU32>();
+    // SAFETY: valid per the caller; an aligned u32 in shared memory read as
+    // an AtomicU32 (same layout).
+    let last_seen = unsafe { (*send_counter).load(Ordering::Acquire) };
+    let watcher = watcher();
+    lock(watcher).push(Watched {
+        key,
+        send_counter,
+        last_seen,
+        doorbell,
+    });
+    watcher.changed.notify_all();
+}
+
+/// Stops watching; after this returns the record is never read again.
+pub fn unwatch(key: usize) {
+    lock(watcher()).retain(|w| w.key != key);
+}
+
+/// Rings every QP whose counter moved; true if any did.
+fn scan(list: &mut [Watched]) -> bool {
+    let mut moved = false;
+    for watched in list {
+        // SAFETY: see `Watched`: valid while the entry is in the list, and
+        // we hold the list lock.
+        let now = unsafe { (*watched.send_counter).load(Ordering::Acquire) };
+        if now != watched.last_seen {
+            watched.last_seen = now;
+            watched.doorbell.ring(std::ptr::null());
+            moved = true;
+        }
+    }
+    moved
+}
+
+fn watch_loop() {
+    let watcher = watcher();
+    let mut last_activity = Instant::now();
+    let mut nap = FIRST_NAP;
+    loop {
+        let mut list = lock(watcher);
+        while list.is_empty() {
+            list = watcher
+                .changed
+                .wait(list)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+        let moved = scan(&mut list);
+        drop(list);
+        if moved {
+            last_activity = Instant::now();
+            nap = FIRST_NAP;
+        } else if last_activity.elapsed() < SPIN {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(nap);
+            nap = (nap * 2).min(LONGEST_NAP);
+        }
+    }
+}

@@ -1,0 +1,910 @@
+//! The stand-in libibverbs/libmlx5, loaded the way the verbs backend loads
+//! rdma-core (`Verbs::load_from` / `UCT_VERBS_LIB*`), driven through
+//! `uct::hca::verbs` (discovery and objects): two devices on two loopback
+//! addresses, RC QPs connected INIT/RTR/RTS over RoCE GIDs, WRITE, SEND and
+//! fetch-add WQEs through the mlx5 rings and the BlueFlame doorbell, CQEs,
+//! CQ events, query_qp, the fault API, the trace file, and bad calls.
+//!
+//! Cargo builds this crate's cdylib before its integration tests, so the
+//! library is `target/<profile>/libuct_verbs_standin.so` next to `deps/`.
+
+use std::ffi::{c_int, c_void, CString};
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use uct::hca::verbs::discovery::{self, GidType};
+use uct::hca::verbs::ffi::{self, Verbs};
+use uct::hca::verbs::objects::{
+    AddressVector, VerbsCq, VerbsDevice, VerbsDoorbell, VerbsMr, VerbsPd, VerbsQp, VerbsRtr,
+    VerbsSrq, VerbsTransition,
+};
+use uct::hca::{Access, CqRing, LinkLayer, Mtu, QpState, RecvRing, RtsAttr, SendRing, SrqInitAttr};
+use uct::mlx5::{self, Cqe64, CtrlSeg, DataSeg, RaddrSeg, Seg};
+
+/// mlx5_2 is only for the fault test (its link goes down meanwhile).
+const DEVICES: &str = "mlx5_0@127.0.0.1,mlx5_1@127.0.0.2,mlx5_2@127.0.0.3";
+
+struct Setup {
+    library: PathBuf,
+    sysfs_root: PathBuf,
+    trace: PathBuf,
+}
+
+/// The stand-in next to this test's `deps/` directory.
+fn standin_library() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps/<test>");
+    let library = profile_dir.join("libuct_verbs_standin.so");
+    assert!(
+        library.exists(),
+        "{} missing: cargo builds it before this test (cargo test -p uct-verbs-standin)",
+        library.display()
+    );
+    library
+}
+
+/// Points the backend and the stand-in at their inputs, once per process,
+/// before anything loads the library.
+fn setup() -> &'static Setup {
+    static SETUP: OnceLock<Setup> = OnceLock::new();
+    SETUP.get_or_init(|| {
+        let library = standin_library();
+        let scratch = std::env::temp_dir().join(format!("uct-standin-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        std::fs::create_dir_all(&scratch).expect("scratch dir");
+        let sysfs_root = scratch.join("sysfs");
+        let trace = scratch.join("trace");
+        std::env::set_var(ffi::LIBIBVERBS_OVERRIDE_ENV, &library);
+        std::env::set_var(ffi::LIBMLX5_OVERRIDE_ENV, &library);
+        std::env::set_var("UCX_SOFT_HCA_DEVICES", DEVICES);
+        std::env::set_var("UCT_VERBS_SYSFS_ROOT", &sysfs_root);
+        std::env::set_var("UCT_STANDIN_TRACE", &trace);
+        Setup {
+            library,
+            sysfs_root,
+            trace,
+        }
+    })
+}
+
+fn verbs() -> &'static Verbs {
+    setup();
+    Verbs::get().expect("the stand-in loads through the backend's dlopen path")
+}
+
+fn errno() -> c_int {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+#[test]
+fn discovery_lists_both_devices_with_roce_v2_gids_encoding_their_endpoints() {
+    let setup = setup();
+    let found = discovery::discover_with(verbs(), &setup.sysfs_root);
+    let names: Vec<&str> = found.iter().map(|d| d.name.as_str()).collect();
+    // mlx5_2 may be missing meanwhile: the fault test takes its link down.
+    assert!(names.starts_with(&["mlx5_0", "mlx5_1"]), "{names:?}");
+    assert!(names.len() <= 3);
+    for (device, ip) in found.iter().zip([[127, 0, 0, 1], [127, 0, 0, 2]]) {
+        assert_eq!(device.ports.len(), 1);
+        let port = &device.ports[0];
+        assert_eq!(port.number, 1);
+        assert_eq!(port.link_layer, LinkLayer::Ethernet);
+        assert_eq!(port.active_mtu, Mtu::Mtu4096);
+        let gid = port.gid.expect("a RoCE GID");
+        assert_eq!((gid.index, gid.kind), (0, GidType::RoceV2));
+        assert_eq!(&gid.gid[..10], &[0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(&gid.gid[10..14], &ip);
+        assert_ne!(u16::from_be_bytes([gid.gid[14], gid.gid[15]]), 0);
+        let types = setup
+            .sysfs_root
+            .join(&device.name)
+            .join("ports/1/gid_attrs/types/0");
+        assert_eq!(
+            std::fs::read_to_string(types).expect("gid type"),
+            "RoCE v2\n"
+        );
+    }
+    let device = VerbsDevice::open("mlx5_0").expect("open");
+    let attr = device.attr();
+    assert_eq!(attr.port_count, 1);
+    assert!(attr.atomics && attr.atomic_results_big_endian);
+    assert!(attr.max_qp_wqebb >= 1024 && attr.max_cqe >= 1024);
+}
+
+/// One end of a connection: the backend's objects plus the ring cursors a
+/// transport keeps.
+/// Fields drop in order: QP before what it uses, device last.
+struct Side {
+    doorbell: VerbsDoorbell,
+    qp: VerbsQp,
+    mr: VerbsMr,
+    _recv_mr: VerbsMr,
+    _srq: VerbsSrq,
+    _send_cq: VerbsCq,
+    _recv_cq: VerbsCq,
+    _pd: VerbsPd,
+    device: VerbsDevice,
+    buf: Box<[u64]>,
+    recv_buf: Box<[u64]>,
+    sq: SendRing,
+    sq_pi: u16,
+    srq_ring: RecvRing,
+    srq_pi: u16,
+    send_ring: CqRing,
+    send_ci: u32,
+    recv_ring: CqRing,
+    recv_ci: u32,
+}
+
+const BUF_LEN: usize = 64 * 1024;
+const RECV_SLOT: usize = 4096;
+const SRQ_WQES: u32 = 16;
+
+impl Side {
+    fn new(name: &str) -> Side {
+        verbs();
+        let device = VerbsDevice::open(name).expect("open");
+        let pd = device.alloc_pd().expect("pd");
+        let send_cq = device.create_cq(256, None).expect("send cq");
+        let recv_cq = device.create_cq(256, None).expect("recv cq");
+        let srq = pd
+            .create_srq(SrqInitAttr {
+                wqe_count: SRQ_WQES,
+                max_sge: 1,
+            })
+            .expect("srq");
+        let qp = pd.create_qp(&send_cq, &recv_cq, &srq, 64).expect("qp");
+        let mut buf = vec![0u64; BUF_LEN / 8].into_boxed_slice();
+        let mut recv_buf = vec![0u64; RECV_SLOT * SRQ_WQES as usize / 8].into_boxed_slice();
+        let mr = pd
+            .reg_mr(buf.as_mut_ptr().cast(), BUF_LEN, Access::ALL)
+            .expect("mr");
+        let recv_mr = pd
+            .reg_mr(
+                recv_buf.as_mut_ptr().cast(),
+                recv_buf.len() * 8,
+                Access::LOCAL_WRITE,
+            )
+            .expect("recv mr");
+        let doorbell = qp.doorbell();
+        let sq = qp.send_ring().expect("send ring");
+        let srq_ring = srq.ring().expect("srq ring");
+        let send_ring = send_cq.ring().expect("send cq ring");
+        let recv_ring = recv_cq.ring().expect("recv cq ring");
+        Side {
+            doorbell,
+            qp,
+            mr,
+            _recv_mr: recv_mr,
+            _srq: srq,
+            _send_cq: send_cq,
+            _recv_cq: recv_cq,
+            _pd: pd,
+            device,
+            buf,
+            recv_buf,
+            sq,
+            sq_pi: 0,
+            srq_ring,
+            srq_pi: 0,
+            send_ring,
+            send_ci: 0,
+            recv_ring,
+            recv_ci: 0,
+        }
+    }
+
+    fn gid(&self) -> [u8; 16] {
+        let found = discovery::discover_with(verbs(), &setup().sysfs_root);
+        let device = found
+            .iter()
+            .find(|d| d.name == self.device.name())
+            .expect("discovered");
+        device.ports[0].gid.expect("gid").gid
+    }
+
+    fn buf_addr(&self, offset: usize) -> u64 {
+        self.buf.as_ptr() as u64 + offset as u64
+    }
+
+    fn connect(&self, peer: &Side, peer_gid: [u8; 16]) {
+        self.qp
+            .modify(VerbsTransition::Init {
+                port: 1,
+                access: Access::ALL,
+            })
+            .expect("init");
+        self.qp
+            .modify(VerbsTransition::Rtr(VerbsRtr {
+                dest_qpn: peer.qp.qpn(),
+                av: AddressVector::Roce {
+                    gid: peer_gid,
+                    sgid_index: 0,
+                },
+                port: 1,
+                rq_psn: 0x200,
+                path_mtu: Mtu::Mtu1024,
+                min_rnr_timer: 1,
+                max_dest_rd_atomic: 4,
+            }))
+            .expect("rtr");
+        self.qp
+            .modify(VerbsTransition::Rts(RtsAttr {
+                sq_psn: 0x200,
+                timeout: 14,
+                retry_cnt: 7,
+                rnr_retry: 7,
+                max_rd_atomic: 4,
+            }))
+            .expect("rts");
+    }
+
+    fn post_recvs(&mut self, count: u16) {
+        let ring = self.srq_ring;
+        let lkey = self._recv_mr.keys().lkey;
+        for _ in 0..count {
+            let index = self.srq_pi & (ring.wqe_count as u16 - 1);
+            let mut wqe = vec![0u8; ring.stride as usize];
+            let head: &mut Seg = (&mut wqe[..16]).try_into().expect("seg");
+            mlx5::SrqNextSeg {
+                next_wqe_index: index.wrapping_add(1) & (ring.wqe_count as u16 - 1),
+                signature: 0,
+            }
+            .write(head);
+            let data: &mut Seg = (&mut wqe[16..32]).try_into().expect("seg");
+            DataSeg {
+                byte_count: RECV_SLOT as u32,
+                lkey,
+                addr: self.recv_buf.as_ptr() as u64 + (index as usize * RECV_SLOT) as u64,
+            }
+            .write(data);
+            // SAFETY: WQE `index` lies inside the SRQ ring; the device reads
+            // it only after the counter below says so.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    wqe.as_ptr(),
+                    ring.buf.add(index as usize * ring.stride as usize),
+                    wqe.len(),
+                )
+            };
+            self.srq_pi = self.srq_pi.wrapping_add(1);
+        }
+        // SAFETY: the SRQ's doorbell record, word 0, 4-aligned.
+        let counter = unsafe { &*(ring.dbrec as *const AtomicU32) };
+        counter.store(mlx5::dbrec_word(self.srq_pi), Ordering::Release);
+    }
+
+    /// Writes one signalled WQE (the units after the control segment are
+    /// given) and rings the doorbell the way the backend does: counter in
+    /// dbrec[1], then the control segment to the BlueFlame register.
+    fn post(&mut self, opcode: u8, units: &[Seg]) -> u16 {
+        let index = self.sq_pi;
+        let ring_len = self.sq.wqebb_count as usize * mlx5::SEND_WQE_BB;
+        // SAFETY: the send ring is `ring_len` bytes only this thread writes.
+        let ring = unsafe { std::slice::from_raw_parts_mut(self.sq.buf, ring_len) };
+        for (unit, seg) in units.iter().enumerate() {
+            *mlx5::ring_seg_mut(ring, index, unit + 1).expect("seg") = *seg;
+        }
+        let ctrl = CtrlSeg {
+            opcode,
+            wqe_index: index,
+            qpn: self.sq.qpn,
+            ds: (units.len() + 1) as u8,
+            fm_ce_se: mlx5::MLX5_WQE_CTRL_CQ_UPDATE,
+            ..CtrlSeg::default()
+        };
+        ctrl.write(mlx5::ring_seg_mut(ring, index, 0).expect("ctrl"));
+        self.sq_pi = self.sq_pi.wrapping_add(ctrl.wqebbs() as u16);
+        // SAFETY: the QP's doorbell record, word 1 = send counter.
+        let counter = unsafe { &*((self.sq.dbrec as *const AtomicU32).add(1)) };
+        counter.store(mlx5::dbrec_word(self.sq_pi), Ordering::Release);
+        self.doorbell
+            .ring(mlx5::ring_seg(ring, index, 0).expect("ctrl").as_ptr());
+        index
+    }
+
+    fn data_seg(&self, offset: usize, len: usize) -> Seg {
+        let mut seg = [0u8; 16];
+        DataSeg {
+            byte_count: len as u32,
+            lkey: self.mr.keys().lkey,
+            addr: self.buf_addr(offset),
+        }
+        .write(&mut seg);
+        seg
+    }
+
+    fn write_buf(&mut self, offset: usize, data: &[u8]) {
+        // SAFETY: inside the buffer (tests use small offsets); raw copy, as
+        // the device may access the buffer concurrently.
+        unsafe {
+            std::ptr::copy(
+                data.as_ptr(),
+                self.buf.as_mut_ptr().cast::<u8>().add(offset),
+                data.len(),
+            )
+        };
+    }
+
+    fn read(base: *const u64, offset: usize, len: usize) -> Vec<u8> {
+        let mut out = vec![0u8; len];
+        // SAFETY: inside the buffer; raw copy (see write_buf).
+        unsafe { std::ptr::copy(base.cast::<u8>().add(offset), out.as_mut_ptr(), len) };
+        out
+    }
+
+    fn poll(ring: &CqRing, ci: &mut u32) -> Option<Cqe64> {
+        let slot = (*ci & (ring.cqe_count - 1)) as usize * mlx5::CQE_LEN;
+        // SAFETY: the owner byte of a CQE inside the ring.
+        let op_own = unsafe { &*(ring.buf.add(slot + mlx5::CQE_OP_OWN_OFFSET) as *const AtomicU8) }
+            .load(Ordering::Acquire);
+        if !mlx5::cqe_is_sw_owned(op_own, *ci, ring.cqe_count) {
+            return None;
+        }
+        let mut bytes = [0u8; mlx5::CQE_LEN];
+        // SAFETY: a whole CQE inside the ring, published before its owner byte.
+        unsafe { std::ptr::copy(ring.buf.add(slot), bytes.as_mut_ptr(), mlx5::CQE_LEN) };
+        *ci = ci.wrapping_add(1);
+        Some(Cqe64::decode(&bytes))
+    }
+
+    /// No progress call: on "hardware" the device works by itself.
+    fn wait_send(&mut self) -> Cqe64 {
+        let ring = self.send_ring;
+        wait(|| Self::poll(&ring, &mut self.send_ci)).expect("send completion")
+    }
+
+    fn wait_recv(&mut self) -> Cqe64 {
+        let ring = self.recv_ring;
+        wait(|| Self::poll(&ring, &mut self.recv_ci)).expect("receive completion")
+    }
+}
+
+fn wait<T>(mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        std::thread::sleep(Duration::from_micros(50));
+    }
+    None
+}
+
+fn connected_pair() -> (Side, Side) {
+    let a = Side::new("mlx5_0");
+    let b = Side::new("mlx5_1");
+    let (gid_a, gid_b) = (a.gid(), b.gid());
+    a.connect(&b, gid_b);
+    b.connect(&a, gid_a);
+    (a, b)
+}
+
+#[test]
+fn write_send_and_fetch_add_through_the_rings_between_two_devices() {
+    let (mut a, mut b) = connected_pair();
+    for side in [&a, &b] {
+        let info = side.qp.query().expect("query");
+        assert_eq!(info.state, QpState::Rts);
+        assert_eq!((info.sq_psn, info.next_rcv_psn), (0x200, 0x200));
+    }
+    assert_eq!(a.qp.query().expect("query").dest_qpn, b.qp.qpn());
+    assert_eq!(b.qp.query().expect("query").dest_qpn, a.qp.qpn());
+
+    // RDMA WRITE of 3000 bytes (three 1024-byte packets) into b's buffer.
+    let payload: Vec<u8> = (0..3000u32).map(|i| (i * 7 + 1) as u8).collect();
+    a.write_buf(0, &payload);
+    let mut raddr = [0u8; 16];
+    RaddrSeg {
+        raddr: b.buf_addr(1024),
+        rkey: b.mr.keys().rkey,
+    }
+    .write(&mut raddr);
+    let data = a.data_seg(0, payload.len());
+    let index = a.post(mlx5::MLX5_OPCODE_RDMA_WRITE, &[raddr, data]);
+    let cqe = a.wait_send();
+    assert_eq!((cqe.opcode, cqe.wqe_counter), (mlx5::MLX5_CQE_REQ, index));
+    assert_eq!(Side::read(b.buf.as_ptr(), 1024, payload.len()), payload);
+
+    // SEND of 100 bytes into b's first posted receive.
+    b.post_recvs(4);
+    a.write_buf(8192, &[0x5a; 100]);
+    let data = a.data_seg(8192, 100);
+    let index = a.post(mlx5::MLX5_OPCODE_SEND, &[data]);
+    let cqe = a.wait_send();
+    assert_eq!((cqe.opcode, cqe.wqe_counter), (mlx5::MLX5_CQE_REQ, index));
+    let cqe = b.wait_recv();
+    assert_eq!(cqe.opcode, mlx5::MLX5_CQE_RESP_SEND);
+    assert_eq!((cqe.byte_cnt, cqe.wqe_counter), (100, 0));
+    assert_eq!(cqe.remote_qpn, a.qp.qpn());
+    assert_eq!(Side::read(b.recv_buf.as_ptr(), 0, 100), vec![0x5a; 100]);
+
+    // Fetch-and-add: the old value lands big-endian, as on mlx5 hardware.
+    b.write_buf(16384, &0x1122_3344_5566_7788u64.to_ne_bytes());
+    let mut raddr = [0u8; 16];
+    RaddrSeg {
+        raddr: b.buf_addr(16384),
+        rkey: b.mr.keys().rkey,
+    }
+    .write(&mut raddr);
+    let mut atomic = [0u8; 16];
+    mlx5::AtomicSeg {
+        swap_add: 5,
+        compare: 0,
+    }
+    .write(&mut atomic);
+    let result = a.data_seg(24576, 8);
+    let index = a.post(mlx5::MLX5_OPCODE_ATOMIC_FA, &[raddr, atomic, result]);
+    let cqe = a.wait_send();
+    assert_eq!((cqe.opcode, cqe.wqe_counter), (mlx5::MLX5_CQE_REQ, index));
+    assert_eq!(
+        Side::read(a.buf.as_ptr(), 24576, 8),
+        0x1122_3344_5566_7788u64.to_be_bytes()
+    );
+    assert_eq!(
+        Side::read(b.buf.as_ptr(), 16384, 8),
+        0x1122_3344_5566_778du64.to_ne_bytes()
+    );
+
+    // query_qp follows the PSNs: 3 WRITE packets + 1 SEND + 1 atomic.
+    let sent = a.qp.query().expect("query");
+    assert_eq!(sent.sq_psn, 0x200 + 5);
+    let received = b.qp.query().expect("query");
+    assert_eq!(received.next_rcv_psn, 0x200 + 5);
+
+    // To error: later WQEs flush with an error CQE.
+    a.qp.modify(VerbsTransition::Error).expect("to error");
+    assert_eq!(a.qp.query().expect("query").state, QpState::Error);
+    let data = a.data_seg(0, 8);
+    a.post(mlx5::MLX5_OPCODE_SEND, &[data]);
+    let cqe = a.wait_send();
+    assert_eq!(cqe.opcode, mlx5::MLX5_CQE_REQ_ERR);
+}
+
+/// `ibv_req_notify_cq` is an inline function of verbs.h: it calls
+/// `cq->context->ops.req_notify_cq`, at byte 104 of `struct ibv_context`.
+unsafe fn req_notify_cq(cq: *mut ffi::ibv_cq) -> c_int {
+    type ReqNotify = unsafe extern "C" fn(*mut ffi::ibv_cq, c_int) -> c_int;
+    // SAFETY: `cq` is a live CQ; its context starts with the rdma-core
+    // layout, whose ops slot at byte 104 is req_notify_cq.
+    unsafe {
+        let context = (*cq).context.cast::<u8>();
+        let slot = context.add(104).cast::<Option<ReqNotify>>().read();
+        (slot.expect("req_notify_cq provided"))(cq, 0)
+    }
+}
+
+fn readable(fd: c_int, timeout_ms: c_int) -> bool {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one live pollfd.
+    unsafe { libc::poll(&mut pfd, 1, timeout_ms) == 1 }
+}
+
+#[test]
+fn armed_cq_makes_the_channel_readable_and_get_cq_event_names_it() {
+    // A's QP (backend objects) sends to a raw QP on mlx5_1 whose CQ is on
+    // a completion channel (raw entry points: the backend's objects do not
+    // arm CQs yet).
+    let mut a = Side::new("mlx5_0");
+    let a_gid = a.gid();
+    let found = discovery::discover_with(verbs(), &setup().sysfs_root);
+    let mlx5_1 = found.iter().find(|d| d.name == "mlx5_1").expect("mlx5_1");
+    let b_gid = mlx5_1.ports[0].gid.expect("gid").gid;
+    let v = verbs();
+    let mut count = 0;
+    // SAFETY: raw calls into the stand-in with valid arguments; every
+    // object is destroyed before the test ends.
+    unsafe {
+        let list = (v.ibv.get_device_list)(&mut count);
+        assert_eq!(count, 3);
+        let context = (v.ibv.open_device)(*list.add(1));
+        (v.ibv.free_device_list)(list);
+        assert!(!context.is_null());
+        let channel = (v.ibv.create_comp_channel)(context);
+        assert!(!channel.is_null());
+        let fd = (*channel).fd;
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        assert_eq!(libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK), 0);
+        let marker = 0x1234usize as *mut c_void;
+        let cq = (v.ibv.create_cq)(context, 64, marker, channel, 0);
+        assert!(!cq.is_null());
+        assert_eq!((*cq).channel, channel);
+        assert_eq!((*channel).refcnt, 1);
+        let mut out_cq = std::ptr::null_mut();
+        let mut out_context = std::ptr::null_mut();
+        assert_eq!(
+            (v.ibv.get_cq_event)(channel, &mut out_cq, &mut out_context),
+            -1
+        );
+        assert_eq!(errno(), libc::EAGAIN);
+
+        // Arm, then complete something on it: a SEND from a to a QP of b
+        // whose receive CQ is this one.
+        let pd = (v.ibv.alloc_pd)(context);
+        let mut srq_attr = ffi::ibv_srq_init_attr {
+            srq_context: std::ptr::null_mut(),
+            attr: ffi::ibv_srq_attr {
+                max_wr: 4,
+                max_sge: 1,
+                srq_limit: 0,
+            },
+        };
+        let srq = (v.ibv.create_srq)(pd, &mut srq_attr);
+        assert!(!srq.is_null());
+        let mut init = ffi::ibv_qp_init_attr {
+            qp_context: std::ptr::null_mut(),
+            send_cq: cq,
+            recv_cq: cq,
+            srq,
+            cap: ffi::ibv_qp_cap {
+                max_send_wr: 8,
+                ..Default::default()
+            },
+            qp_type: ffi::IBV_QPT_RC,
+            sq_sig_all: 0,
+        };
+        let qp = (v.ibv.create_qp)(pd, &mut init);
+        assert!(!qp.is_null());
+        let recv_buf = vec![0u8; 256];
+        let mr = (v.ibv.reg_mr)(pd, recv_buf.as_ptr() as *mut c_void, 256, 1);
+        assert!(!mr.is_null());
+        // Post one receive into the raw SRQ.
+        let mut dv_srq: ffi::mlx5dv_srq = std::mem::zeroed();
+        let mut obj = ffi::mlx5dv_obj::default();
+        obj.srq.r#in = srq;
+        obj.srq.out = &mut dv_srq;
+        assert_eq!((v.mlx5.init_obj)(&mut obj, ffi::MLX5DV_OBJ_SRQ), 0);
+        let mut seg = [0u8; 16];
+        DataSeg {
+            byte_count: 256,
+            lkey: (*mr).lkey,
+            addr: recv_buf.as_ptr() as u64,
+        }
+        .write(&mut seg);
+        std::ptr::copy_nonoverlapping(seg.as_ptr(), dv_srq.buf.cast::<u8>().add(16), 16);
+        (*dv_srq.dbrec.cast::<AtomicU32>()).store(mlx5::dbrec_word(1), Ordering::Release);
+
+        let mut attr = ffi::ibv_qp_attr {
+            qp_state: ffi::IBV_QPS_INIT,
+            port_num: 1,
+            qp_access_flags: 1,
+            ..Default::default()
+        };
+        let init_mask = ffi::IBV_QP_STATE
+            | ffi::IBV_QP_PKEY_INDEX
+            | ffi::IBV_QP_PORT
+            | ffi::IBV_QP_ACCESS_FLAGS;
+        assert_eq!((v.ibv.modify_qp)(qp, &mut attr, init_mask as c_int), 0);
+        let mut attr = ffi::ibv_qp_attr {
+            qp_state: ffi::IBV_QPS_RTR,
+            dest_qp_num: a.qp.qpn(),
+            rq_psn: 0x200,
+            path_mtu: ffi::IBV_MTU_1024,
+            min_rnr_timer: 1,
+            max_dest_rd_atomic: 1,
+            ..Default::default()
+        };
+        attr.ah_attr.is_global = 1;
+        attr.ah_attr.port_num = 1;
+        attr.ah_attr.grh.dgid = ffi::ibv_gid { raw: a_gid };
+        let rtr_mask = ffi::IBV_QP_STATE
+            | ffi::IBV_QP_AV
+            | ffi::IBV_QP_PATH_MTU
+            | ffi::IBV_QP_DEST_QPN
+            | ffi::IBV_QP_RQ_PSN
+            | ffi::IBV_QP_MAX_DEST_RD_ATOMIC
+            | ffi::IBV_QP_MIN_RNR_TIMER;
+        assert_eq!((v.ibv.modify_qp)(qp, &mut attr, rtr_mask as c_int), 0);
+        assert_eq!((*qp).state, ffi::IBV_QPS_RTR);
+        let a_qp = &a.qp;
+        a_qp.modify(VerbsTransition::Init {
+            port: 1,
+            access: Access::ALL,
+        })
+        .expect("init");
+        a_qp.modify(VerbsTransition::Rtr(VerbsRtr {
+            dest_qpn: (*qp).qp_num,
+            av: AddressVector::Roce {
+                gid: b_gid,
+                sgid_index: 0,
+            },
+            port: 1,
+            rq_psn: 0x200,
+            path_mtu: Mtu::Mtu1024,
+            min_rnr_timer: 1,
+            max_dest_rd_atomic: 1,
+        }))
+        .expect("rtr");
+        a_qp.modify(VerbsTransition::Rts(RtsAttr {
+            sq_psn: 0x200,
+            timeout: 14,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            max_rd_atomic: 1,
+        }))
+        .expect("rts");
+
+        assert_eq!(req_notify_cq(cq), 0);
+        assert!(!readable(fd, 0), "no event before a completion");
+        a.write_buf(0, b"event!");
+        let data = a.data_seg(0, 6);
+        a.post(mlx5::MLX5_OPCODE_SEND, &[data]);
+        a.wait_send();
+        assert!(
+            readable(fd, 5000),
+            "the armed CQ's completion makes the fd readable"
+        );
+        assert_eq!(
+            (v.ibv.get_cq_event)(channel, &mut out_cq, &mut out_context),
+            0
+        );
+        assert_eq!((out_cq, out_context), (cq, marker));
+        assert_eq!(&recv_buf[..6], b"event!");
+        assert_eq!(
+            (v.ibv.get_cq_event)(channel, &mut out_cq, &mut out_context),
+            -1
+        );
+        assert_eq!(errno(), libc::EAGAIN);
+        assert!(!readable(fd, 0), "one event per arm");
+        (v.ibv.ack_cq_events)(cq, 1);
+
+        // The destroy order is checked like the kernel does.
+        assert_eq!((v.ibv.destroy_cq)(cq), libc::EBUSY);
+        assert_eq!((v.ibv.destroy_comp_channel)(channel), libc::EBUSY);
+        assert_eq!((v.ibv.close_device)(context), libc::EBUSY);
+        assert_eq!((v.ibv.destroy_qp)(qp), 0);
+        assert_eq!((v.ibv.dereg_mr)(mr), 0);
+        assert_eq!((v.ibv.destroy_srq)(srq), 0);
+        assert_eq!((v.ibv.dealloc_pd)(pd), 0);
+        assert_eq!((v.ibv.destroy_cq)(cq), 0);
+        assert_eq!((v.ibv.destroy_comp_channel)(channel), 0);
+        assert_eq!((v.ibv.close_device)(context), 0);
+        drop(recv_buf);
+    }
+}
+
+#[test]
+fn bad_calls_fail_with_errno_and_do_not_crash() {
+    let v = verbs();
+    let mut bogus = [0u64; 64];
+    let junk = bogus.as_mut_ptr().cast::<c_void>();
+    // SAFETY: the stand-in validates every handle against its table, so
+    // NULL and pointers it did not make are refused without dereference.
+    unsafe {
+        assert!((v.ibv.alloc_pd)(std::ptr::null_mut()).is_null());
+        assert_eq!(errno(), libc::EINVAL);
+        assert!((v.ibv.alloc_pd)(junk.cast()).is_null());
+        assert_eq!(errno(), libc::EINVAL);
+        assert!((v.ibv.open_device)(junk.cast()).is_null());
+        assert_eq!(errno(), libc::ENODEV);
+        assert!((v.ibv.get_device_name)(std::ptr::null_mut()).is_null());
+        assert_eq!((v.ibv.close_device)(junk.cast()), libc::EINVAL);
+        assert_eq!((v.ibv.dealloc_pd)(junk.cast()), libc::EINVAL);
+        assert_eq!((v.ibv.dereg_mr)(std::ptr::null_mut()), libc::EINVAL);
+        assert_eq!((v.ibv.destroy_cq)(junk.cast()), libc::EINVAL);
+        assert_eq!((v.ibv.destroy_srq)(junk.cast()), libc::EINVAL);
+        assert_eq!((v.ibv.destroy_qp)(junk.cast()), libc::EINVAL);
+        assert_eq!((v.ibv.destroy_comp_channel)(junk.cast()), libc::EINVAL);
+        let mut attr = ffi::ibv_qp_attr::default();
+        assert_eq!((v.ibv.modify_qp)(junk.cast(), &mut attr, 1), libc::EINVAL);
+        assert_eq!(
+            (v.ibv.query_qp)(junk.cast(), &mut attr, 1, std::ptr::null_mut()),
+            libc::EINVAL
+        );
+        let mut out_cq = std::ptr::null_mut();
+        let mut out_ctx = std::ptr::null_mut();
+        assert_eq!(
+            (v.ibv.get_cq_event)(junk.cast(), &mut out_cq, &mut out_ctx),
+            -1
+        );
+        (v.ibv.ack_cq_events)(junk.cast(), 1);
+        (v.ibv.free_device_list)(junk.cast());
+        let mut obj = ffi::mlx5dv_obj::default();
+        assert_eq!(
+            (v.mlx5.init_obj)(std::ptr::null_mut(), ffi::MLX5DV_OBJ_QP),
+            libc::EINVAL
+        );
+        assert_eq!(
+            (v.mlx5.init_obj)(&mut obj, ffi::MLX5DV_OBJ_QP),
+            libc::EINVAL
+        );
+        assert_eq!((v.mlx5.init_obj)(&mut obj, 1 << 4), libc::EOPNOTSUPP);
+        assert!(!(v.mlx5.is_supported)(junk.cast()));
+
+        // Real objects, bad arguments.
+        let mut count = 0;
+        let list = (v.ibv.get_device_list)(&mut count);
+        let context = (v.ibv.open_device)(*list);
+        (v.ibv.free_device_list)(list);
+        let mut port = ffi::ibv_port_attr::default();
+        assert_eq!((v.ibv.query_port)(context, 2, &mut port), libc::EINVAL);
+        let mut gid = ffi::ibv_gid::default();
+        assert_eq!((v.ibv.query_gid)(context, 1, 1, &mut gid), -1);
+        assert!(
+            (v.ibv.create_cq)(context, 0, std::ptr::null_mut(), std::ptr::null_mut(), 0).is_null()
+        );
+        assert_eq!(errno(), libc::EINVAL);
+        let pd = (v.ibv.alloc_pd)(context);
+        assert!(!pd.is_null());
+        let mut buf = [0u8; 64];
+        // Remote write without local write, and an unknown access bit.
+        assert!((v.ibv.reg_mr)(pd, buf.as_mut_ptr().cast(), 64, 2).is_null());
+        assert_eq!(errno(), libc::EINVAL);
+        assert!((v.ibv.reg_mr)(pd, buf.as_mut_ptr().cast(), 64, 1 << 20).is_null());
+        let cq = (v.ibv.create_cq)(context, 16, std::ptr::null_mut(), std::ptr::null_mut(), 0);
+        let mut init = ffi::ibv_qp_init_attr {
+            qp_context: std::ptr::null_mut(),
+            send_cq: cq,
+            recv_cq: cq,
+            srq: std::ptr::null_mut(),
+            cap: ffi::ibv_qp_cap {
+                max_send_wr: 8,
+                ..Default::default()
+            },
+            qp_type: ffi::IBV_QPT_RC,
+            sq_sig_all: 0,
+        };
+        assert!((v.ibv.create_qp)(pd, &mut init).is_null(), "no SRQ");
+        let mut srq_attr = ffi::ibv_srq_init_attr {
+            srq_context: std::ptr::null_mut(),
+            attr: ffi::ibv_srq_attr {
+                max_wr: 4,
+                max_sge: 1,
+                srq_limit: 0,
+            },
+        };
+        init.srq = (v.ibv.create_srq)(pd, &mut srq_attr);
+        init.qp_type = 3; // UC
+        assert!((v.ibv.create_qp)(pd, &mut init).is_null());
+        assert_eq!(errno(), libc::EOPNOTSUPP);
+        init.qp_type = ffi::IBV_QPT_RC;
+        let qp = (v.ibv.create_qp)(pd, &mut init);
+        assert!(!qp.is_null());
+        // Unsupported mask bit (IBV_QP_QKEY), missing required bits, RTR
+        // without a GRH, a GID that is not one of ours.
+        let mut attr = ffi::ibv_qp_attr {
+            qp_state: ffi::IBV_QPS_INIT,
+            port_num: 1,
+            ..Default::default()
+        };
+        let init_mask = ffi::IBV_QP_STATE
+            | ffi::IBV_QP_PKEY_INDEX
+            | ffi::IBV_QP_PORT
+            | ffi::IBV_QP_ACCESS_FLAGS;
+        assert_eq!(
+            (v.ibv.modify_qp)(qp, &mut attr, (init_mask | 1 << 6) as c_int),
+            libc::EINVAL
+        );
+        assert_eq!(
+            (v.ibv.modify_qp)(qp, &mut attr, ffi::IBV_QP_STATE as c_int),
+            libc::EINVAL
+        );
+        assert_eq!((v.ibv.modify_qp)(qp, &mut attr, init_mask as c_int), 0);
+        let rtr_mask = ffi::IBV_QP_STATE
+            | ffi::IBV_QP_AV
+            | ffi::IBV_QP_PATH_MTU
+            | ffi::IBV_QP_DEST_QPN
+            | ffi::IBV_QP_RQ_PSN
+            | ffi::IBV_QP_MAX_DEST_RD_ATOMIC
+            | ffi::IBV_QP_MIN_RNR_TIMER;
+        let mut attr = ffi::ibv_qp_attr {
+            qp_state: ffi::IBV_QPS_RTR,
+            dest_qp_num: 0x100,
+            path_mtu: ffi::IBV_MTU_1024,
+            ..Default::default()
+        };
+        assert_eq!(
+            (v.ibv.modify_qp)(qp, &mut attr, rtr_mask as c_int),
+            libc::EINVAL
+        );
+        attr.ah_attr.is_global = 1;
+        let mut mapped = [0u8; 16];
+        mapped[10] = 0xff;
+        mapped[11] = 0xff;
+        mapped[12..].copy_from_slice(&[127, 0, 0, 1]);
+        attr.ah_attr.grh.dgid = ffi::ibv_gid { raw: mapped };
+        assert_eq!(
+            (v.ibv.modify_qp)(qp, &mut attr, rtr_mask as c_int),
+            libc::EINVAL
+        );
+        let mut queried = ffi::ibv_qp_attr::default();
+        assert_eq!(
+            (v.ibv.query_qp)(qp, &mut queried, -1, std::ptr::null_mut()),
+            libc::EINVAL
+        );
+        assert_eq!(
+            (v.ibv.query_qp)(
+                qp,
+                &mut queried,
+                ffi::IBV_QP_STATE as c_int,
+                std::ptr::null_mut()
+            ),
+            0
+        );
+        assert_eq!(
+            queried.qp_state,
+            ffi::IBV_QPS_INIT,
+            "the failed RTRs left it in INIT"
+        );
+
+        assert_eq!((v.ibv.destroy_qp)(qp), 0);
+        assert_eq!((v.ibv.destroy_qp)(qp), libc::EINVAL, "twice");
+        assert_eq!((v.ibv.destroy_srq)(init.srq), 0);
+        assert_eq!((v.ibv.destroy_cq)(cq), 0);
+        assert_eq!((v.ibv.dealloc_pd)(pd), 0);
+        assert_eq!((v.ibv.close_device)(context), 0);
+    }
+}
+
+#[test]
+fn fault_api_is_exported_and_acts_on_the_standin_devices() {
+    let setup = setup();
+    let device = VerbsDevice::open("mlx5_2").expect("open");
+    let path = CString::new(setup.library.as_os_str().to_str().expect("utf-8 path")).expect("path");
+    // SAFETY: dlopen/dlsym of the library already loaded by the backend;
+    // the symbol has the C signature of include/uct/soft/soft_hca.h.
+    unsafe {
+        let handle = libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
+        assert!(!handle.is_null());
+        let link_set = libc::dlsym(handle, c"uct_soft_hca_link_set".as_ptr());
+        assert!(!link_set.is_null(), "uct_soft_hca_link_set exported");
+        for name in [c"uct_soft_hca_loss_set", c"uct_soft_hca_drop_next"] {
+            assert!(!libc::dlsym(handle, name.as_ptr()).is_null());
+        }
+        type LinkSet = unsafe extern "C" fn(*const std::ffi::c_char, c_int) -> i8;
+        let link_set: LinkSet = std::mem::transmute::<*mut c_void, LinkSet>(link_set);
+        let port_state = || {
+            let found = discovery::discover_with(verbs(), &setup.sysfs_root);
+            found.iter().any(|d| d.name == "mlx5_2")
+        };
+        assert_eq!(link_set(c"mlx5_2".as_ptr(), 0), 0);
+        assert!(
+            !port_state(),
+            "a device whose link is down has no active port"
+        );
+        assert_eq!(link_set(c"mlx5_2".as_ptr(), 1), 0);
+        assert!(port_state());
+        assert_ne!(link_set(c"no_such_device".as_ptr(), 1), 0);
+    }
+    drop(device);
+}
+
+#[test]
+fn trace_file_records_opens_and_qps_of_this_process() {
+    let setup = setup();
+    let side = Side::new("mlx5_1");
+    let text = std::fs::read_to_string(&setup.trace).expect("trace file");
+    let pid = std::process::id();
+    assert!(
+        text.lines().any(|l| l == format!("open mlx5_1 pid {pid}")),
+        "{text}"
+    );
+    let qp_line = format!("qp {:#x} pid {pid}", side.qp.qpn());
+    assert!(
+        text.lines().any(|l| l == qp_line),
+        "{qp_line} not in {text}"
+    );
+}
+
+#[test]
+fn gid_decodes_to_the_soft_device_endpoint() {
+    let setup = setup();
+    let found = discovery::discover_with(verbs(), &setup.sysfs_root);
+    let gid = found[1].ports[0].gid.expect("gid").gid;
+    let port = u16::from_be_bytes([gid[14], gid[15]]);
+    let endpoint = SocketAddrV4::new(Ipv4Addr::new(gid[10], gid[11], gid[12], gid[13]), port);
+    // Something listens there: a UDP socket bound to the same endpoint
+    // fails with "address in use".
+    let taken = std::net::UdpSocket::bind(endpoint);
+    assert!(taken.is_err(), "the soft device owns {endpoint}");
+}
