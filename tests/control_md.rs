@@ -280,8 +280,8 @@ fn md_query_v1_stays_inside_the_old_struct() {
     assert_eq!(attr.cap.reg_mem_types & (1 << UCS_MEMORY_TYPE_HOST), 1);
     assert_eq!(
         attr.cap.flags,
-        UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_MEMH | UCT_MD_FLAG_NEED_RKEY,
-        "registration works (rc::domain), handles and rkeys are needed"
+        UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_MEMH | UCT_MD_FLAG_NEED_RKEY | UCT_MD_FLAG_ADVISE,
+        "registration works (rc::domain), handles and rkeys are needed, advice is taken"
     );
     assert_eq!(attr.cap.max_alloc, 0);
     assert_eq!(attr.rkey_packed_size, 8);
@@ -323,7 +323,7 @@ fn md_query_v2_writes_only_requested_fields() {
     assert_eq!(unsafe { uct_md_query_v2(md, &mut *attr) }, UCS_OK);
     assert_eq!(
         attr.flags,
-        UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_MEMH | UCT_MD_FLAG_NEED_RKEY
+        UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_MEMH | UCT_MD_FLAG_NEED_RKEY | UCT_MD_FLAG_ADVISE
     );
     assert_eq!(c_array_to_string(&attr.component_name), "ib");
     assert_eq!(
@@ -342,7 +342,7 @@ fn md_query_v2_writes_only_requested_fields() {
     assert_eq!(all.reg_mem_types, 1 << UCS_MEMORY_TYPE_HOST);
     assert_eq!(all.rkey_packed_size, 8);
     assert_eq!(all.reg_alignment, 1);
-    assert_eq!(all.required_mem_flags, 0);
+    assert_eq!(all.required_mem_flags, UCS_MEM_FLAG_REGISTRABLE as u8);
 
     // The v1 and v2 answers agree.
     // SAFETY: zeroed plain data, then filled by uct_md_query.

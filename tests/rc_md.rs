@@ -1,45 +1,25 @@
 //! Memory registration through the md: register, pack the rkey, unpack it
-//! as a peer would, deregister; bad handles and arguments are refused.
+//! as a peer would, deregister; registration flags as UCX's ib md takes
+//! them (every access right granted, atomics on memory registered for them
+//! or not), advice; bad handles, flags and arguments are refused.
 
-use std::ffi::{c_uint, c_void, CStr};
+mod rc_common;
+
+use std::ffi::{c_void, CStr};
 use std::ptr::{null, null_mut};
-use std::sync::Once;
 
+use rc_common::*;
 use uct::abi::*;
-use uct::api::component::*;
+use uct::api::ep::*;
 use uct::api::md::*;
 use uct::hca::Device;
 use uct::rc::domain::{rdma_rkey, MemHandle};
-
-fn setup() {
-    static SETUP: Once = Once::new();
-    SETUP.call_once(|| {
-        std::env::set_var("UCX_SOFT_HCA_DEVICES", "mlx5_0@127.0.0.1,mlx5_1@127.0.0.2")
-    });
-}
-
-fn ib_component() -> uct_component_h {
-    setup();
-    let mut components: *mut uct_component_h = null_mut();
-    let mut count: c_uint = 0;
-    // SAFETY: valid out-pointers.
-    assert_eq!(
-        unsafe { uct_query_components(&mut components, &mut count) },
-        UCS_OK
-    );
-    assert!(count >= 1);
-    // SAFETY: the array holds `count` handles.
-    let component = unsafe { *components };
-    // SAFETY: the array from uct_query_components.
-    unsafe { uct_release_component_list(components) };
-    component
-}
 
 fn open_md(name: &CStr) -> uct_md_h {
     let mut md = null_mut();
     // SAFETY: valid component, name and out-pointer; NULL config = defaults.
     assert_eq!(
-        unsafe { uct_md_open(ib_component(), name.as_ptr(), null(), &mut md) },
+        unsafe { uct_md_open(component(), name.as_ptr(), null(), &mut md) },
         UCS_OK
     );
     md
@@ -70,12 +50,11 @@ fn register_pack_unpack_release() {
         r#type: null_mut(),
     };
     // SAFETY: packed by uct_md_mkey_pack; bundle writable.
-    let status =
-        unsafe { uct_rkey_unpack(ib_component(), packed[1..].as_ptr().cast(), &mut bundle) };
+    let status = unsafe { uct_rkey_unpack(component(), packed[1..].as_ptr().cast(), &mut bundle) };
     assert_eq!(status, UCS_OK);
     assert_eq!(rdma_rkey(bundle.rkey), handle.mr.keys().rkey);
     // SAFETY: a bundle from uct_rkey_unpack.
-    assert_eq!(unsafe { uct_rkey_release(ib_component(), &bundle) }, UCS_OK);
+    assert_eq!(unsafe { uct_rkey_release(component(), &bundle) }, UCS_OK);
 
     // SAFETY: live handle, released once; then the stale one is refused.
     unsafe {
@@ -151,11 +130,11 @@ fn bad_arguments_are_refused() {
         );
         assert_eq!(uct_md_mem_dereg(md, null_mut()), UCS_ERR_INVALID_PARAM);
         assert_eq!(
-            uct_rkey_unpack(ib_component(), null(), &mut bundle),
+            uct_rkey_unpack(component(), null(), &mut bundle),
             UCS_ERR_INVALID_PARAM
         );
         assert_eq!(
-            uct_rkey_unpack(ib_component(), out.as_ptr().cast(), null_mut()),
+            uct_rkey_unpack(component(), out.as_ptr().cast(), null_mut()),
             UCS_ERR_INVALID_PARAM
         );
         // Double deregistration is caught while the memory is not reused.
@@ -164,4 +143,184 @@ fn bad_arguments_are_refused() {
         uct_md_close(md);
     }
     assert_eq!(fake[0], 0);
+}
+
+#[test]
+fn query_advertises_what_ucx_ib_md_does() {
+    let md = open_md(c"mlx5_0");
+    // SAFETY: zeroed plain data, then filled by uct_md_query_v2.
+    let mut attr: uct_md_attr_v2_t = unsafe { std::mem::zeroed() };
+    attr.field_mask = UCT_MD_ATTR_FIELD_FLAGS
+        | UCT_MD_ATTR_FIELD_REG_MEM_TYPES
+        | UCT_MD_ATTR_FIELD_ACCESS_MEM_TYPES
+        | UCT_MD_ATTR_FIELD_ALLOC_MEM_TYPES
+        | UCT_MD_ATTR_FIELD_RKEY_PACKED_SIZE
+        | UCT_MD_ATTR_FIELD_REQUIRED_MEM_FLAGS;
+    // SAFETY: open md, valid attr.
+    assert_eq!(unsafe { uct_md_query_v2(md, &mut attr) }, UCS_OK);
+    let host = 1u64 << UCS_MEMORY_TYPE_HOST;
+    assert_eq!(
+        attr.flags,
+        UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_MEMH | UCT_MD_FLAG_NEED_RKEY | UCT_MD_FLAG_ADVISE
+    );
+    assert_eq!(attr.reg_mem_types, host);
+    assert_eq!(attr.access_mem_types, host);
+    assert_eq!(attr.alloc_mem_types, 0, "no UCT_MD_FLAG_ALLOC");
+    assert_eq!(attr.rkey_packed_size, 8);
+    assert_eq!(attr.required_mem_flags, UCS_MEM_FLAG_REGISTRABLE as u8);
+    // SAFETY: opened above.
+    unsafe { uct_md_close(md) };
+}
+
+/// Registers `len` bytes at `buffer` on `side`'s md with `flags`; returns
+/// the memh and the unpacked rkey.
+fn register_with_flags(
+    side: &Side,
+    buffer: *mut u8,
+    len: usize,
+    flags: std::ffi::c_uint,
+) -> (uct_mem_h, uct_rkey_t) {
+    let mut memh = null_mut();
+    let mut packed = [0u8; 8];
+    let mut bundle = uct_rkey_bundle_t {
+        rkey: 0,
+        handle: null_mut(),
+        r#type: null_mut(),
+    };
+    // SAFETY: buffer valid for len bytes while registered; out-pointers valid.
+    unsafe {
+        assert_eq!(
+            uct_md_mem_reg(side.md, buffer.cast(), len, flags, &mut memh),
+            UCS_OK,
+            "flags 0x{flags:x}"
+        );
+        assert_eq!(
+            uct_md_mkey_pack(side.md, memh, packed.as_mut_ptr().cast()),
+            UCS_OK
+        );
+        assert_eq!(
+            uct_rkey_unpack(component(), packed.as_ptr().cast(), &mut bundle),
+            UCS_OK
+        );
+    }
+    (memh, bundle.rkey)
+}
+
+#[test]
+fn atomics_reach_memory_registered_with_any_access_flags() {
+    let pair = Pair::new();
+    for flags in [
+        UCT_MD_MEM_ACCESS_REMOTE_ATOMIC,
+        UCT_MD_MEM_ACCESS_ALL,
+        UCT_MD_MEM_ACCESS_RMA,
+        UCT_MD_MEM_ACCESS_LOCAL_READ | UCT_MD_MEM_ACCESS_LOCAL_WRITE,
+        UCT_MD_MEM_FLAG_NONBLOCK | UCT_MD_MEM_FLAG_HIDE_ERRORS | UCT_MD_MEM_SYMMETRIC_RKEY,
+        0,
+    ] {
+        let mut target = Target::new(1);
+        target.write64(0, 40);
+        let (memh, rkey) = register_with_flags(&pair.b, target.base(), target.len(), flags);
+        let mut old = 0u64;
+        let mut comp = CountingCompletion::new(1);
+        // SAFETY: live ep, registered aligned target, result and
+        // completion live until waited for.
+        let status = unsafe {
+            uct_ep_atomic64_fetch(
+                pair.ep_a,
+                UCT_ATOMIC_OP_ADD,
+                2,
+                &mut old,
+                target.addr(0),
+                rkey,
+                comp.as_ptr(),
+            )
+        };
+        assert_eq!(status, UCS_INPROGRESS);
+        assert!(pair.wait(|| comp.calls() == 1), "flags 0x{flags:x}");
+        assert_eq!(comp.status(), UCS_OK, "flags 0x{flags:x}");
+        // SAFETY: completed; the device no longer writes it.
+        assert_eq!(unsafe { std::ptr::read_volatile(&old) }, 40);
+        assert_eq!(target.read64(0), 42, "flags 0x{flags:x}");
+        // SAFETY: registered above, nothing in flight.
+        unsafe { assert_eq!(uct_md_mem_dereg(pair.b.md, memh), UCS_OK) };
+    }
+    pair.close();
+}
+
+#[test]
+fn flags_registration_cannot_honour_are_refused() {
+    let md = open_md(c"mlx5_0");
+    let mut buffer = [0u8; 64];
+    let addr = buffer.as_mut_ptr() as *mut c_void;
+    let mut memh: uct_mem_h = null_mut();
+    // SAFETY: valid arguments but for the flags; nothing is registered.
+    unsafe {
+        for unknown in [1 << 4, 1 << 12, 1 << 31] {
+            assert_eq!(
+                uct_md_mem_reg(md, addr, 64, unknown, &mut memh),
+                UCS_ERR_INVALID_PARAM,
+                "flags 0x{unknown:x}"
+            );
+        }
+        assert_eq!(
+            uct_md_mem_reg(md, addr, 64, UCT_MD_MEM_GVA, &mut memh),
+            UCS_ERR_UNSUPPORTED
+        );
+        uct_md_close(md);
+    }
+    assert!(memh.is_null(), "nothing written on failure");
+}
+
+#[test]
+fn advice_is_taken_for_registered_ranges_only() {
+    let md = open_md(c"mlx5_1");
+    let mut buffer = vec![0u8; 4096];
+    let base = buffer.as_mut_ptr();
+    let mut memh: uct_mem_h = null_mut();
+    let mut fake = [0u64; 8];
+    // SAFETY: live md; buffer valid until dereg; the bad calls carry one
+    // bad argument each and read nothing through it.
+    unsafe {
+        assert_eq!(
+            uct_md_mem_reg(md, base.cast(), 4096, UCT_MD_MEM_FLAG_NONBLOCK, &mut memh),
+            UCS_OK
+        );
+        for advice in [UCT_MADV_NORMAL, UCT_MADV_WILLNEED] {
+            assert_eq!(
+                uct_md_mem_advise(md, memh, base.add(1024).cast(), 2048, advice),
+                UCS_OK
+            );
+        }
+        assert_eq!(
+            uct_md_mem_advise(md, memh, base.add(1024).cast(), 4096, UCT_MADV_WILLNEED),
+            UCS_ERR_INVALID_PARAM,
+            "past the registration"
+        );
+        assert_eq!(
+            uct_md_mem_advise(md, memh, base.cast(), 64, 7),
+            UCS_ERR_INVALID_PARAM,
+            "unknown advice"
+        );
+        assert_eq!(
+            uct_md_mem_advise(md, null_mut(), base.cast(), 64, UCT_MADV_NORMAL),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_md_mem_advise(
+                md,
+                fake.as_mut_ptr() as uct_mem_h,
+                base.cast(),
+                64,
+                UCT_MADV_NORMAL
+            ),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(
+            uct_md_mem_advise(null_mut(), memh, base.cast(), 64, UCT_MADV_NORMAL),
+            UCS_ERR_INVALID_PARAM
+        );
+        assert_eq!(uct_md_mem_dereg(md, memh), UCS_OK);
+        uct_md_close(md);
+    }
+    assert_eq!(fake, [0u64; 8]);
 }

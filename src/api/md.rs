@@ -338,8 +338,37 @@ pub unsafe extern "C" fn uct_release_tl_resource_list(resources: *mut uct_tl_res
     unsafe { libc::free(resources as *mut c_void) };
 }
 
-/// Registers `length` bytes at `address` with the md's device (every access
-/// right); the handle's keys serve zcopy operations and `uct_md_mkey_pack`.
+/// `uct_md_mem_reg` flags this md understands: the allocation hints (that
+/// registration ignores), `HIDE_ERRORS`, the access rights and
+/// `SYMMETRIC_RKEY` (a hint). `GVA` is known but refused: no `gva_mem_types`.
+const MEM_REG_FLAGS: c_uint = UCT_MD_MEM_FLAG_NONBLOCK
+    | UCT_MD_MEM_FLAG_FIXED
+    | UCT_MD_MEM_FLAG_LOCK
+    | UCT_MD_MEM_FLAG_HIDE_ERRORS
+    | UCT_MD_MEM_ACCESS_ALL
+    | UCT_MD_MEM_SYMMETRIC_RKEY;
+
+/// `Err` with a log line for flags registration cannot honour.
+fn check_mem_reg_flags(flags: c_uint, function: &str) -> Result<(), Status> {
+    if flags & UCT_MD_MEM_GVA != 0 {
+        tracing::warn!("{function}: global VA registration is not supported");
+        return Err(Status::Unsupported);
+    }
+    let unknown = flags & !MEM_REG_FLAGS;
+    if unknown != 0 {
+        tracing::warn!("{function}: unknown flags 0x{unknown:x}");
+        return Err(Status::InvalidParam);
+    }
+    Ok(())
+}
+
+/// Registers `length` bytes at `address` with the md's device. Every
+/// access right is granted whatever `flags` ask for, as UCX's ib md does
+/// (`UCT_MD_MEM_ACCESS_REMOTE_ATOMIC` included: atomics use the rkey
+/// itself, see `domain::pack_rkey`); the handle's keys serve zcopy
+/// operations and `uct_md_mkey_pack`. `UCT_MD_MEM_FLAG_NONBLOCK` registers
+/// at once (no on-demand paging); `UCT_MD_MEM_FLAG_HIDE_ERRORS` logs a
+/// failure at debug level only.
 ///
 /// # Safety
 /// Pointers must be NULL or valid as in UCX; the memory must stay valid until
@@ -362,15 +391,57 @@ pub unsafe extern "C" fn uct_md_mem_reg(
             tracing::warn!("{FUNCTION}: length is 0");
             return Err(Status::InvalidParam);
         }
+        check_mem_reg_flags(flags, FUNCTION)?;
         let domain = Domain::get(&md.device().name)?;
         let memh = MemHandle::register(domain, address.cast(), length)
             .inspect_err(|status| {
-                tracing::warn!("{FUNCTION}: {length} bytes at {address:p}: {status}")
+                if flags & UCT_MD_MEM_FLAG_HIDE_ERRORS != 0 {
+                    tracing::debug!("{FUNCTION}: {length} bytes at {address:p}: {status}");
+                } else {
+                    tracing::warn!("{FUNCTION}: {length} bytes at {address:p}: {status}");
+                }
             })?
             .into_handle();
         tracing::debug!("{FUNCTION}: {length} bytes at {address:p}, flags 0x{flags:x} -> {memh:p}");
         // SAFETY: memh_p is non-NULL and writable by the caller's contract.
         unsafe { memh_p.write(memh) };
+        Ok(())
+    })();
+    finish(FUNCTION, result)
+}
+
+/// Advice on registered memory (`UCT_MD_FLAG_ADVISE`). Registrations are
+/// pinned when made, so `UCT_MADV_WILLNEED` has nothing to prefetch: the
+/// arguments are checked and the call succeeds.
+///
+/// # Safety
+/// `md` NULL or live; `memh` NULL or a handle of this md.
+#[no_mangle]
+pub unsafe extern "C" fn uct_md_mem_advise(
+    md: uct_md_h,
+    memh: uct_mem_h,
+    addr: *mut c_void,
+    length: usize,
+    advice: uct_mem_advice_t,
+) -> ucs_status_t {
+    const FUNCTION: &str = "uct_md_mem_advise";
+    let result = (|| {
+        // SAFETY: NULL or live by the caller's contract.
+        unsafe { md_ref(md, FUNCTION) }?;
+        non_null(memh, FUNCTION, "memh")?;
+        // SAFETY: a handle from uct_md_mem_reg by the caller's contract.
+        let handle = unsafe { MemHandle::from_handle(memh) }
+            .inspect_err(|_| tracing::warn!("{FUNCTION}: {memh:p} is not a live memory handle"))?;
+        if advice != UCT_MADV_NORMAL && advice != UCT_MADV_WILLNEED {
+            tracing::warn!("{FUNCTION}: unknown advice {advice}");
+            return Err(Status::InvalidParam);
+        }
+        if !handle.covers(addr as usize, length) {
+            tracing::warn!(
+                "{FUNCTION}: {length} bytes at {addr:p} are outside the registration {memh:p}"
+            );
+            return Err(Status::InvalidParam);
+        }
         Ok(())
     })();
     finish(FUNCTION, result)

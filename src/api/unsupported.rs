@@ -30,7 +30,6 @@ macro_rules! not_implemented {
 }
 
 not_implemented! {
-    uct_md_mem_advise(uct_md_h, uct_mem_h, *mut c_void, usize, uct_mem_advice_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
     uct_md_detect_memory_type(uct_md_h, *const c_void, usize, *mut ucs_memory_type_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
     uct_md_mem_query(uct_md_h, *const c_void, usize, *mut uct_md_mem_attr_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
     uct_mem_alloc(usize, *const uct_alloc_method_t, std::ffi::c_uint, *const uct_mem_alloc_params_t, *mut uct_allocated_memory_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;

@@ -97,7 +97,13 @@ impl Md {
         MdCapabilities {
             max_alloc: 0,
             max_reg: usize::MAX,
-            flags: UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_MEMH | UCT_MD_FLAG_NEED_RKEY,
+            // As UCX's ib md: ADVISE is accepted (registrations are pinned,
+            // so there is nothing to prefetch); no ALLOC, INVALIDATE or
+            // EXPORTED_MKEY, which it adds only with device support.
+            flags: UCT_MD_FLAG_REG
+                | UCT_MD_FLAG_NEED_MEMH
+                | UCT_MD_FLAG_NEED_RKEY
+                | UCT_MD_FLAG_ADVISE,
             reg_mem_types: host,
             reg_nonblock_mem_types: 0,
             cache_mem_types: host,
@@ -114,7 +120,8 @@ impl Md {
             rkey_packed_size: RKEY_PACKED_SIZE,
             exported_mkey_packed_size: 0,
             reg_alignment: 1,
-            required_mem_flags: 0,
+            // UCX's ib md registers only memory that is registrable.
+            required_mem_flags: UCS_MEM_FLAG_REGISTRABLE as u8,
         }
     }
 

@@ -379,6 +379,11 @@ struct uct_tl_resource_desc {
 typedef struct uct_tl_resource_desc uct_tl_resource_desc_t;
 
 /**
+ * Advice for `uct_md_mem_advise`.
+ */
+typedef unsigned int uct_mem_advice_t;
+
+/**
  * An unpacked remote key.
  */
 struct uct_rkey_bundle {
@@ -421,11 +426,6 @@ typedef unsigned int uct_atomic_op_t;
  * Whether a socket address is reachable locally or remotely.
  */
 typedef unsigned int uct_sockaddr_accessibility_t;
-
-/**
- * Advice for `uct_md_mem_advise`.
- */
-typedef unsigned int uct_mem_advice_t;
 
 /**
  * `uct_md_mem_attr_t::field_mask` bits.
@@ -982,8 +982,13 @@ ucs_status_t uct_md_query_tl_resources(uct_md_h md,
 void uct_release_tl_resource_list(uct_tl_resource_desc_t *resources);
 
 /**
- * Registers `length` bytes at `address` with the md's device (every access
- * right); the handle's keys serve zcopy operations and `uct_md_mkey_pack`.
+ * Registers `length` bytes at `address` with the md's device. Every
+ * access right is granted whatever `flags` ask for, as UCX's ib md does
+ * (`UCT_MD_MEM_ACCESS_REMOTE_ATOMIC` included: atomics use the rkey
+ * itself, see `domain::pack_rkey`); the handle's keys serve zcopy
+ * operations and `uct_md_mkey_pack`. `UCT_MD_MEM_FLAG_NONBLOCK` registers
+ * at once (no on-demand paging); `UCT_MD_MEM_FLAG_HIDE_ERRORS` logs a
+ * failure at debug level only.
  *
  * # Safety
  * Pointers must be NULL or valid as in UCX; the memory must stay valid until
@@ -994,6 +999,20 @@ ucs_status_t uct_md_mem_reg(uct_md_h md,
                             size_t length,
                             unsigned int flags,
                             uct_mem_h *memh_p);
+
+/**
+ * Advice on registered memory (`UCT_MD_FLAG_ADVISE`). Registrations are
+ * pinned when made, so `UCT_MADV_WILLNEED` has nothing to prefetch: the
+ * arguments are checked and the call succeeds.
+ *
+ * # Safety
+ * `md` NULL or live; `memh` NULL or a handle of this md.
+ */
+ucs_status_t uct_md_mem_advise(uct_md_h md,
+                               uct_mem_h memh,
+                               void *addr,
+                               size_t length,
+                               uct_mem_advice_t advice);
 
 /**
  * Deregisters memory registered by `uct_md_mem_reg`.
