@@ -142,10 +142,12 @@ pub fn endpoint_of(gid: &[u8; 16]) -> Option<SocketAddrV4> {
     (port != 0).then(|| SocketAddrV4::new(ip, port))
 }
 
-/// The UDP endpoint of an open soft device.
-pub fn endpoint(device: &SoftDevice) -> SocketAddrV4 {
+/// The UDP endpoint of an open soft device (a soft device has no other
+/// kind of address).
+pub fn endpoint(device: &SoftDevice) -> Option<SocketAddrV4> {
     match device.address() {
-        DeviceAddress::Udp(addr) => addr,
+        DeviceAddress::Udp(addr) => Some(addr),
+        _ => None,
     }
 }
 

@@ -17,11 +17,12 @@ use uct::abi::ucs_status::Status;
 use uct::hca::soft::{MAX_CQE, MAX_QP_WQEBB, MAX_RD_ATOMIC, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT};
 use uct::hca::verbs::ffi::*;
 use uct::hca::{
-    Access, DeviceAddress, Mtu, PortState, QpState, QpTransition, RtrAttr, RtsAttr, SrqInitAttr,
+    Access, DeviceAddress, Mtu, PathAttr, PortState, QpState, QpTransition, RtrAttr, RtsAttr,
+    SrqInitAttr,
 };
 
 use crate::devices::{self, trace};
-use crate::layout::{ContextHead, ContextOps, OPS_AFTER_REQ_NOTIFY, OPS_BEFORE_REQ_NOTIFY};
+use crate::layout::ContextHead;
 use crate::objects::{
     self, adopt, get, release, Channel, Context, Cq, Kind, Mr, Page, Pd, Qp, Srq,
 };
@@ -150,15 +151,20 @@ pub unsafe extern "C" fn ibv_open_device(device: *mut ibv_device) -> *mut ibv_co
     };
     let context = adopt(Context {
         head: ContextHead {
-            device: device.as_ibv(),
-            ops: ContextOps {
-                before: [null_mut(); OPS_BEFORE_REQ_NOTIFY],
-                req_notify_cq: Some(req_notify_cq),
-                after: [null_mut(); OPS_AFTER_REQ_NOTIFY],
+            public: ibv_context {
+                device: device.as_ibv(),
+                // Only req_notify_cq: the other slots stay NULL, like a
+                // provider lacking them (the backend calls none of them).
+                ops: ibv_context_ops {
+                    leading: [null_mut(); 11],
+                    poll_cq: null_mut(),
+                    req_notify_cq: Some(req_notify_cq),
+                    trailing: [null_mut(); 19],
+                },
+                cmd_fd: -1,
+                async_fd: -1,
+                num_comp_vectors: 1,
             },
-            cmd_fd: -1,
-            async_fd: -1,
-            num_comp_vectors: 1,
             mutex: [0; 5],
             abi_compat: null_mut(),
         },
@@ -321,7 +327,12 @@ pub unsafe extern "C" fn ibv_query_gid(
         set_errno(libc::EINVAL);
         return -1;
     }
-    let raw = devices::gid_of(devices::endpoint(&ctx.soft));
+    let Some(endpoint) = devices::endpoint(&ctx.soft) else {
+        refuse!("ibv_query_gid", "{} has no UDP endpoint", ctx.device.name);
+        set_errno(libc::EIO);
+        return -1;
+    };
+    let raw = devices::gid_of(endpoint);
     // SAFETY: writable ibv_gid (checked non-NULL).
     unsafe { gid.write(ibv_gid { raw }) };
     0
@@ -1051,6 +1062,12 @@ fn transition_of(attr: &ibv_qp_attr, mask: c_uint) -> Result<QpTransition, Strin
                     .ok_or_else(|| format!("path MTU code {}", attr.path_mtu))?,
                 min_rnr_timer: attr.min_rnr_timer,
                 max_dest_rd_atomic: attr.max_dest_rd_atomic,
+                // Kept for query_qp; the soft device routes by UDP address.
+                path: PathAttr {
+                    sl: ah.sl,
+                    traffic_class: ah.grh.traffic_class,
+                    hop_limit: ah.grh.hop_limit,
+                },
             })
         }
         IBV_QPS_RTS => QpTransition::Rts(RtsAttr {

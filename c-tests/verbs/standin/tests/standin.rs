@@ -18,10 +18,12 @@ use std::time::{Duration, Instant};
 use uct::hca::verbs::discovery::{self, GidType};
 use uct::hca::verbs::ffi::{self, Verbs};
 use uct::hca::verbs::objects::{
-    AddressVector, VerbsCq, VerbsDevice, VerbsDoorbell, VerbsMr, VerbsPd, VerbsQp, VerbsRtr,
-    VerbsSrq, VerbsTransition,
+    VerbsCq, VerbsDevice, VerbsDoorbell, VerbsMr, VerbsPd, VerbsQp, VerbsSrq,
 };
-use uct::hca::{Access, CqRing, LinkLayer, Mtu, QpState, RecvRing, RtsAttr, SendRing, SrqInitAttr};
+use uct::hca::{
+    Access, CqRing, DeviceAddress, LinkLayer, Mtu, PathAttr, QpState, QpTransition, RecvRing,
+    RtrAttr, RtsAttr, SendRing, SrqInitAttr,
+};
 use uct::mlx5::{self, Cqe64, CtrlSeg, DataSeg, RaddrSeg, Seg};
 
 /// mlx5_2 is only for the fault test (its link goes down meanwhile).
@@ -85,7 +87,7 @@ fn errno() -> c_int {
 #[test]
 fn discovery_lists_both_devices_with_roce_v2_gids_encoding_their_endpoints() {
     let setup = setup();
-    let found = discovery::discover_with(verbs(), &setup.sysfs_root);
+    let found = discovery::discover_with(verbs(), &setup.sysfs_root, None);
     let names: Vec<&str> = found.iter().map(|d| d.name.as_str()).collect();
     // mlx5_2 may be missing meanwhile: the fault test takes its link down.
     assert!(names.starts_with(&["mlx5_0", "mlx5_1"]), "{names:?}");
@@ -173,10 +175,10 @@ impl Side {
             )
             .expect("recv mr");
         let doorbell = qp.doorbell();
-        let sq = qp.send_ring().expect("send ring");
-        let srq_ring = srq.ring().expect("srq ring");
-        let send_ring = send_cq.ring().expect("send cq ring");
-        let recv_ring = recv_cq.ring().expect("recv cq ring");
+        let sq = qp.send_ring();
+        let srq_ring = srq.ring();
+        let send_ring = send_cq.ring();
+        let recv_ring = recv_cq.ring();
         Side {
             doorbell,
             qp,
@@ -200,49 +202,18 @@ impl Side {
         }
     }
 
-    fn gid(&self) -> [u8; 16] {
-        let found = discovery::discover_with(verbs(), &setup().sysfs_root);
-        let device = found
-            .iter()
-            .find(|d| d.name == self.device.name())
-            .expect("discovered");
-        device.ports[0].gid.expect("gid").gid
+    fn address(&self) -> DeviceAddress {
+        let address = self.device.port_attr(1).expect("port").address;
+        assert!(matches!(address, DeviceAddress::Roce { .. }), "{address:?}");
+        address
     }
 
     fn buf_addr(&self, offset: usize) -> u64 {
         self.buf.as_ptr() as u64 + offset as u64
     }
 
-    fn connect(&self, peer: &Side, peer_gid: [u8; 16]) {
-        self.qp
-            .modify(VerbsTransition::Init {
-                port: 1,
-                access: Access::ALL,
-            })
-            .expect("init");
-        self.qp
-            .modify(VerbsTransition::Rtr(VerbsRtr {
-                dest_qpn: peer.qp.qpn(),
-                av: AddressVector::Roce {
-                    gid: peer_gid,
-                    sgid_index: 0,
-                },
-                port: 1,
-                rq_psn: 0x200,
-                path_mtu: Mtu::Mtu1024,
-                min_rnr_timer: 1,
-                max_dest_rd_atomic: 4,
-            }))
-            .expect("rtr");
-        self.qp
-            .modify(VerbsTransition::Rts(RtsAttr {
-                sq_psn: 0x200,
-                timeout: 14,
-                retry_cnt: 7,
-                rnr_retry: 7,
-                max_rd_atomic: 4,
-            }))
-            .expect("rts");
+    fn connect(&self, peer: &Side) {
+        connect_qp(&self.qp, peer.qp.qpn(), peer.address());
     }
 
     fn post_recvs(&mut self, count: u16) {
@@ -377,12 +348,37 @@ fn wait<T>(mut f: impl FnMut() -> Option<T>) -> Option<T> {
     None
 }
 
+/// RESET→INIT→RTR→RTS towards `peer_qpn` at `peer` (PSNs 0x200).
+fn connect_qp(qp: &VerbsQp, peer_qpn: u32, peer: DeviceAddress) {
+    qp.modify(QpTransition::Init {
+        access: Access::ALL,
+    })
+    .expect("init");
+    qp.modify(QpTransition::Rtr(RtrAttr {
+        dest_qpn: peer_qpn,
+        peer,
+        rq_psn: 0x200,
+        path_mtu: Mtu::Mtu1024,
+        min_rnr_timer: 1,
+        max_dest_rd_atomic: 4,
+        path: PathAttr::default(),
+    }))
+    .expect("rtr");
+    qp.modify(QpTransition::Rts(RtsAttr {
+        sq_psn: 0x200,
+        timeout: 14,
+        retry_cnt: 7,
+        rnr_retry: 7,
+        max_rd_atomic: 4,
+    }))
+    .expect("rts");
+}
+
 fn connected_pair() -> (Side, Side) {
     let a = Side::new("mlx5_0");
     let b = Side::new("mlx5_1");
-    let (gid_a, gid_b) = (a.gid(), b.gid());
-    a.connect(&b, gid_b);
-    b.connect(&a, gid_a);
+    a.connect(&b);
+    b.connect(&a);
     (a, b)
 }
 
@@ -459,7 +455,7 @@ fn write_send_and_fetch_add_through_the_rings_between_two_devices() {
     assert_eq!(received.next_rcv_psn, 0x200 + 5);
 
     // To error: later WQEs flush with an error CQE.
-    a.qp.modify(VerbsTransition::Error).expect("to error");
+    a.qp.modify(QpTransition::Error).expect("to error");
     assert_eq!(a.qp.query().expect("query").state, QpState::Error);
     let data = a.data_seg(0, 8);
     a.post(mlx5::MLX5_OPCODE_SEND, &[data]);
@@ -496,10 +492,14 @@ fn armed_cq_makes_the_channel_readable_and_get_cq_event_names_it() {
     // a completion channel (raw entry points: the backend's objects do not
     // arm CQs yet).
     let mut a = Side::new("mlx5_0");
-    let a_gid = a.gid();
-    let found = discovery::discover_with(verbs(), &setup().sysfs_root);
-    let mlx5_1 = found.iter().find(|d| d.name == "mlx5_1").expect("mlx5_1");
-    let b_gid = mlx5_1.ports[0].gid.expect("gid").gid;
+    let DeviceAddress::Roce { gid: a_gid } = a.address() else {
+        unreachable!("checked by address()")
+    };
+    let b_address = VerbsDevice::open("mlx5_1")
+        .expect("open")
+        .port_attr(1)
+        .expect("port")
+        .address;
     let v = verbs();
     let mut count = 0;
     // SAFETY: raw calls into the stand-in with valid arguments; every
@@ -606,33 +606,7 @@ fn armed_cq_makes_the_channel_readable_and_get_cq_event_names_it() {
             | ffi::IBV_QP_MIN_RNR_TIMER;
         assert_eq!((v.ibv.modify_qp)(qp, &mut attr, rtr_mask as c_int), 0);
         assert_eq!((*qp).state, ffi::IBV_QPS_RTR);
-        let a_qp = &a.qp;
-        a_qp.modify(VerbsTransition::Init {
-            port: 1,
-            access: Access::ALL,
-        })
-        .expect("init");
-        a_qp.modify(VerbsTransition::Rtr(VerbsRtr {
-            dest_qpn: (*qp).qp_num,
-            av: AddressVector::Roce {
-                gid: b_gid,
-                sgid_index: 0,
-            },
-            port: 1,
-            rq_psn: 0x200,
-            path_mtu: Mtu::Mtu1024,
-            min_rnr_timer: 1,
-            max_dest_rd_atomic: 1,
-        }))
-        .expect("rtr");
-        a_qp.modify(VerbsTransition::Rts(RtsAttr {
-            sq_psn: 0x200,
-            timeout: 14,
-            retry_cnt: 7,
-            rnr_retry: 7,
-            max_rd_atomic: 1,
-        }))
-        .expect("rts");
+        connect_qp(&a.qp, (*qp).qp_num, b_address);
 
         assert_eq!(req_notify_cq(cq), 0);
         assert!(!readable(fd, 0), "no event before a completion");
@@ -864,7 +838,7 @@ fn fault_api_is_exported_and_acts_on_the_standin_devices() {
         type LinkSet = unsafe extern "C" fn(*const std::ffi::c_char, c_int) -> i8;
         let link_set: LinkSet = std::mem::transmute::<*mut c_void, LinkSet>(link_set);
         let port_state = || {
-            let found = discovery::discover_with(verbs(), &setup.sysfs_root);
+            let found = discovery::discover_with(verbs(), &setup.sysfs_root, None);
             found.iter().any(|d| d.name == "mlx5_2")
         };
         assert_eq!(link_set(c"mlx5_2".as_ptr(), 0), 0);
@@ -899,7 +873,7 @@ fn trace_file_records_opens_and_qps_of_this_process() {
 #[test]
 fn gid_decodes_to_the_soft_device_endpoint() {
     let setup = setup();
-    let found = discovery::discover_with(verbs(), &setup.sysfs_root);
+    let found = discovery::discover_with(verbs(), &setup.sysfs_root, None);
     let gid = found[1].ports[0].gid.expect("gid").gid;
     let port = u16::from_be_bytes([gid[14], gid[15]]);
     let endpoint = SocketAddrV4::new(Ipv4Addr::new(gid[10], gid[11], gid[12], gid[13]), port);
