@@ -54,6 +54,7 @@
 #define MAX_IOV            64
 #define BG_TAG             0xb6b6b6b6u
 #define DEFAULT_FC_WINDOW  "8"
+#define DEFAULT_RX_QUEUE_LEN "256"
 
 /* AM ids */
 enum {
@@ -1481,7 +1482,7 @@ static ucs_status_t pend_cb(uct_pending_req_t *self)
 
 static void test_pending(struct ctx *c)
 {
-    enum { N = 3000 };
+    enum { N = 2000 };
     struct pend *ps     = calloc(N, sizeof(*ps));
     struct am_plan plan = { 0 };
     unsigned i, direct = 0, queued = 0, no_resource = 0, bad = 0, bad_puts = 0;
@@ -1888,7 +1889,11 @@ static void test_cancel(struct ctx *c)
 
 static void test_retention(struct ctx *c)
 {
-    enum { RETAIN = 24, FILLER = 3000 };
+    enum { RETAIN = 24 };
+    const char *rxq_env = getenv("UCX_RC_RX_QUEUE_LEN");
+    unsigned rxq        = rxq_env ? (unsigned)strtoul(rxq_env, NULL, 0) : 4096;
+    unsigned filler     = 4 * rxq, filler_len = 512;
+    char name[200];
     struct am_plan plan = { 0 };
     unsigned i, bad = 0;
     size_t max_bc = c->attr.cap.am.max_bcopy;
@@ -1907,8 +1912,8 @@ static void test_retention(struct ctx *c)
         free(msg);
     }
     /* then enough AMs to cycle every receive buffer several times */
-    for (i = 0; i < FILLER; i++) {
-        size_t len   = max_bc;
+    for (i = 0; i < filler; i++) {
+        size_t len   = min_sz(filler_len, max_bc);
         uint32_t tag = new_tag(c);
         uint8_t *msg = malloc(len);
         make_msg(tag, msg, len);
@@ -1922,9 +1927,10 @@ static void test_retention(struct ctx *c)
     flush_ep_wait(c, c->ep, UCT_FLUSH_FLAG_LOCAL);
     am_report_check(c, &plan, 20, 0, "AM retention: retained and filler AMs arrive");
     r = rpc_args(c, CMD_RETAIN_CHECK, 0, 0, 0, 0);
-    check(c, bad == 0 && r.a == RETAIN && r.b == RETAIN && r.c == 0,
-          "AM retention: UCS_INPROGRESS keeps the descriptor: data intact after 3000 more AMs, "
-          "then uct_iface_release_desc",
+    snprintf(name, sizeof(name),
+             "AM retention: UCS_INPROGRESS keeps the descriptor: data intact after %u more AMs "
+             "through a %u-entry receive queue, then uct_iface_release_desc", filler, rxq);
+    check(c, bad == 0 && r.a == RETAIN && r.b == RETAIN && r.c == 0, name,
           "%" PRIu64 " retained of %d, %" PRIu64 " intact, %" PRIu64 " without "
           "UCT_CB_PARAM_FLAG_DESC, %u posts failed", r.a, RETAIN, r.b, r.c, bad);
     free(plan.e);
@@ -2830,9 +2836,11 @@ static void print_limits(struct ctx *c)
            (uint64_t)a->cap.event_flags, (uint64_t)a->cap.atomic32.op_flags,
            (uint64_t)a->cap.atomic32.fop_flags, (uint64_t)a->cap.atomic64.op_flags,
            (uint64_t)a->cap.atomic64.fop_flags);
-    printf("# env: UCX_SOFT_HCA_LOSS=%s UCX_SOFT_HCA_SEED=%s UCX_RC_FC_WND_SIZE=%s\n",
+    printf("# env: UCX_SOFT_HCA_LOSS=%s UCX_SOFT_HCA_SEED=%s UCX_RC_RX_QUEUE_LEN=%s "
+           "UCX_RC_FC_WND_SIZE=%s\n",
            getenv("UCX_SOFT_HCA_LOSS") ? getenv("UCX_SOFT_HCA_LOSS") : "(unset)",
            getenv("UCX_SOFT_HCA_SEED") ? getenv("UCX_SOFT_HCA_SEED") : "(unset)",
+           getenv("UCX_RC_RX_QUEUE_LEN") ? getenv("UCX_RC_RX_QUEUE_LEN") : "(unset)",
            getenv("UCX_RC_FC_WND_SIZE") ? getenv("UCX_RC_FC_WND_SIZE") : "(unset)");
     fflush(stdout);
 }
@@ -2868,22 +2876,26 @@ static int run_initiator(struct ctx *c)
 {
     struct cmd_args st;
     double t0 = now_s();
+    static const struct {
+        void (*run)(struct ctx *);
+        const char *name;
+    } groups[] = {
+        { test_caps, "caps" },         { test_reverse, "reverse" },
+        { test_put, "put" },           { test_get, "get" },
+        { test_am, "am" },             { test_atomics, "atomics" },
+        { test_ordering, "ordering" }, { test_pending, "pending" },
+        { test_flush, "flush" },       { test_fence, "fence" },
+        { test_retention, "retention" }, { test_events, "events" },
+        { test_fc, "flow control" },   { test_bad_input, "bad input" },
+        { test_cancel, "cancel" },
+    };
+    unsigned g;
     print_limits(c);
-    test_caps(c);
-    test_reverse(c);
-    test_put(c);
-    test_get(c);
-    test_am(c);
-    test_atomics(c);
-    test_ordering(c);
-    test_pending(c);
-    test_flush(c);
-    test_fence(c);
-    test_retention(c);
-    test_events(c);
-    test_fc(c);
-    test_bad_input(c);
-    test_cancel(c);
+    for (g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+        double t = now_s();
+        groups[g].run(c);
+        printf("# %s: %.2f s\n", groups[g].name, now_s() - t);
+    }
 
     st = rpc_args(c, CMD_STATS, 0, 0, 0, 0);
     check(c, st.a == 0 && c->err_calls == 0 && st.c == 0,
@@ -2964,6 +2976,9 @@ int main(int argc, char **argv)
     }
     /* a small flow-control window, so the AM floods go far past it */
     setenv("UCX_RC_FC_WND_SIZE", DEFAULT_FC_WINDOW, 0);
+    /* a small receive queue: the retention test cycles it several times and
+     * the AM floods go far past it */
+    setenv("UCX_RC_RX_QUEUE_LEN", DEFAULT_RX_QUEUE_LEN, 0);
     setvbuf(stdout, NULL, _IOLBF, 0);
     signal(SIGALRM, on_alarm);
     alarm(timeout_s + 30);
