@@ -56,7 +56,9 @@ fn query_reports_limits_and_working_ops() {
         attr.cap.put.max_bcopy - 1,
         "1-byte AM header"
     );
-    assert_eq!(attr.device_addr_len, 7);
+    // The largest packed hca::DeviceAddress (InfiniBand LID + GID); a soft
+    // HCA address uses its first 7 bytes.
+    assert_eq!(attr.device_addr_len, 19);
     assert_eq!(attr.iface_addr_len, 0);
     assert_eq!(attr.ep_addr_len, 6);
     assert!(attr.latency.c > 0.0 && attr.bandwidth.shared > 0.0);

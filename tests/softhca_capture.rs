@@ -27,7 +27,9 @@ fn tool_available(name: &str) -> bool {
 }
 
 fn port_of(side: &Side) -> u16 {
-    let DeviceAddress::Udp(addr) = side.endpoint().address;
+    let DeviceAddress::Udp(addr) = side.endpoint().address else {
+        panic!("not a soft HCA")
+    };
     addr.port()
 }
 

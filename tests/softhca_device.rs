@@ -13,7 +13,9 @@ use uct::hca::{Device, DeviceAddress};
 use uct::mlx5;
 
 fn soft(device: &Device) -> &uct::hca::soft::SoftDevice {
-    let Device::Soft(dev) = device;
+    let Device::Soft(dev) = device else {
+        panic!("not a soft HCA device")
+    };
     dev
 }
 
@@ -85,7 +87,9 @@ fn forged_source_is_dropped_and_counted() {
     let b = Side::new(open_soft("forge_b", Ipv4Addr::new(127, 0, 0, 2)));
     a.connect(&b.endpoint(), 14, 7);
     b.connect(&a.endpoint(), 14, 7);
-    let DeviceAddress::Udp(b_addr) = b.endpoint().address;
+    let DeviceAddress::Udp(b_addr) = b.endpoint().address else {
+        panic!("not a soft HCA address")
+    };
     let forger =
         UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 3), 0)).expect("bind forger");
     let std::net::SocketAddr::V4(forger_addr) = forger.local_addr().expect("addr") else {
@@ -273,7 +277,9 @@ fn hostile_peer_never_writes_outside_registered_memory() {
     };
 
     let mut a = Side::new(open_soft("hostile_a", Ipv4Addr::new(127, 0, 0, 1)));
-    let DeviceAddress::Udp(a_addr) = a.endpoint().address;
+    let DeviceAddress::Udp(a_addr) = a.endpoint().address else {
+        panic!("not a soft HCA address")
+    };
     // The "peer" is a plain socket this test controls: every datagram it
     // sends comes from the address the QP was connected to, so it reaches
     // the engine, with a valid ICRC.
@@ -563,7 +569,9 @@ fn destroyed_qp_and_closed_device() {
     a.connect(&b.endpoint(), 8, 1);
     b.connect(&a.endpoint(), 8, 1);
     let b_endpoint = b.endpoint();
-    let DeviceAddress::Udp(b_addr) = b_endpoint.address;
+    let DeviceAddress::Udp(b_addr) = b_endpoint.address else {
+        panic!("not a soft HCA address")
+    };
     let b_device = b.device.clone();
     // Destroy b's QP (and everything else of that side but the device).
     drop(b);

@@ -22,14 +22,18 @@ fn environment_configures_devices_and_loss() {
         "{names:?}"
     );
     let dev = Device::open("envdev1").expect("configured device opens");
-    let Device::Soft(soft) = &dev;
+    let Device::Soft(soft) = &dev else {
+        panic!("not a soft HCA device")
+    };
     assert!(
         (soft.loss() - 0.5).abs() < 1e-9,
         "UCX_SOFT_HCA_LOSS applied at open"
     );
     let port = dev.port_attr(1).expect("port 1");
     assert_eq!(port.state, PortState::Active);
-    let DeviceAddress::Udp(addr) = port.address;
+    let DeviceAddress::Udp(addr) = port.address else {
+        panic!("not a soft HCA")
+    };
     assert_eq!(
         *addr.ip(),
         Ipv4Addr::new(127, 0, 0, 2),

@@ -321,7 +321,9 @@ fn link_down_retry_exceeded_then_flush() {
         vec![0u8; 128],
         "nothing crossed a pulled cable"
     );
-    let uct::hca::Device::Soft(dev) = &a.device;
+    let uct::hca::Device::Soft(dev) = &a.device else {
+        panic!("not a soft HCA")
+    };
     assert!(dev.link_stats().tx_dropped_link_down >= 3);
     // Posting on an errored QP flushes at once.
     let late = a.post(&Op::Nop);
@@ -429,7 +431,9 @@ fn lossy_exchange(tag: &str, ratio: f64, rounds: usize) {
         .collect();
     olds.sort_unstable();
     assert_eq!(olds, (0..(rounds / 3) as u64).collect::<Vec<_>>());
-    let uct::hca::Device::Soft(dev) = &a.device;
+    let uct::hca::Device::Soft(dev) = &a.device else {
+        panic!("not a soft HCA")
+    };
     let stats = dev.link_stats();
     assert!(
         stats.tx_dropped_loss + stats.rx_dropped_loss > 0,

@@ -245,7 +245,9 @@ fn every_opcode_with_peer(device: &str, loss: f64) {
     assert_eq!(me.read_recv(rc.wqe_counter, 3000), pattern(3000, 16));
     peer.say("BYE");
     let peer_dropped: u64 = peer.expect("DONE").parse().expect("peer's drop count");
-    let uct::hca::Device::Soft(dev) = &me.device;
+    let uct::hca::Device::Soft(dev) = &me.device else {
+        panic!("not a soft HCA")
+    };
     let stats = dev.link_stats();
     let dropped = peer_dropped + stats.tx_dropped_loss + stats.rx_dropped_loss;
     if loss > 0.0 {
@@ -354,7 +356,9 @@ fn softhca_peer_process() {
     say(format!("RESULT {verdict}"));
     let line = read_line();
     assert_eq!(line, "BYE");
-    let uct::hca::Device::Soft(dev) = &me.device;
+    let uct::hca::Device::Soft(dev) = &me.device else {
+        panic!("not a soft HCA")
+    };
     let stats = dev.link_stats();
     say(format!(
         "DONE {}",

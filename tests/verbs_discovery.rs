@@ -48,7 +48,7 @@ fn rdma_core() -> Verbs {
 fn installed_rdma_core_without_devices_lists_none_with_a_debug_line() {
     let verbs = rdma_core();
     let sysfs = Path::new(discovery::SYSFS_INFINIBAND);
-    let (devices, logs) = capture_logs(|| discovery::discover_with(&verbs, sysfs));
+    let (devices, logs) = capture_logs(|| discovery::discover_with(&verbs, sysfs, None));
     if sysfs.exists() {
         // A machine with RDMA devices: whatever is listed must be real.
         for device in &devices {
@@ -156,19 +156,61 @@ fn roce_gid_prefers_v2_ipv4_then_v2_then_v1_and_skips_empty_entries() {
     let v2_zero = entry(4, GidType::RoceV2, [0; 16]);
 
     assert_eq!(
-        select_roce_gid(&[v1_ll, v2_ll, v1_ip, v2_ip, v2_zero]),
+        select_roce_gid(&[v1_ll, v2_ll, v1_ip, v2_ip, v2_zero], None),
         Some(v2_ip)
     );
-    assert_eq!(select_roce_gid(&[v1_ll, v2_ll, v1_ip]), Some(v2_ll));
+    assert_eq!(select_roce_gid(&[v1_ll, v2_ll, v1_ip], None), Some(v2_ll));
     assert_eq!(
-        select_roce_gid(&[v1_ip, v1_ll]),
+        select_roce_gid(&[v1_ip, v1_ll], None),
         Some(v1_ll),
         "lowest index within a rank"
     );
-    assert_eq!(select_roce_gid(&[v2_zero]), None);
-    assert_eq!(select_roce_gid(&[]), None);
+    assert_eq!(select_roce_gid(&[v2_zero], None), None);
+    assert_eq!(select_roce_gid(&[], None), None);
     assert_eq!(v2_ip.ipv4(), Some(std::net::Ipv4Addr::new(10, 0, 0, 1)));
     assert_eq!(v2_ll.ipv4(), None);
+}
+
+#[test]
+fn gid_index_from_config_wins_over_the_preference_but_not_over_emptiness() {
+    let v1_ll = entry(0, GidType::RoceV1, link_local_gid(1));
+    let v2_ip = entry(3, GidType::RoceV2, ipv4_gid([10, 0, 0, 1]));
+    let v2_zero = entry(4, GidType::RoceV2, [0; 16]);
+    let table = [v1_ll, v2_ip, v2_zero];
+    assert_eq!(select_roce_gid(&table, Some(0)), Some(v1_ll));
+    assert_eq!(select_roce_gid(&table, Some(3)), Some(v2_ip));
+    assert_eq!(select_roce_gid(&table, Some(4)), None, "empty entry");
+    assert_eq!(select_roce_gid(&table, Some(9)), None, "absent entry");
+}
+
+#[test]
+fn stand_in_style_gid_is_accepted_without_an_ipv4_mapped_one() {
+    // fe80:: + IPv4 + UDP port (not IPv4-mapped), as the stand-in encodes
+    // a soft device: the only RoCE v2 entry, so it is chosen.
+    let mut gid = link_local_gid(0);
+    gid[10..14].copy_from_slice(&[127, 0, 0, 1]);
+    gid[14..16].copy_from_slice(&4791u16.to_be_bytes());
+    let only = entry(0, GidType::RoceV2, gid);
+    assert_eq!(only.ipv4(), None);
+    assert_eq!(select_roce_gid(&[only], None), Some(only));
+}
+
+#[test]
+fn sysfs_root_follows_the_test_hook() {
+    // The variable is read at each call; this test owns it in this binary.
+    std::env::remove_var(discovery::SYSFS_ROOT_OVERRIDE_ENV);
+    assert_eq!(
+        discovery::sysfs_root(),
+        Path::new(discovery::SYSFS_INFINIBAND)
+    );
+    std::env::set_var(discovery::SYSFS_ROOT_OVERRIDE_ENV, "/tmp/fake-sysfs");
+    assert_eq!(discovery::sysfs_root(), Path::new("/tmp/fake-sysfs"));
+    std::env::set_var(discovery::SYSFS_ROOT_OVERRIDE_ENV, "");
+    assert_eq!(
+        discovery::sysfs_root(),
+        Path::new(discovery::SYSFS_INFINIBAND)
+    );
+    std::env::remove_var(discovery::SYSFS_ROOT_OVERRIDE_ENV);
 }
 
 #[test]

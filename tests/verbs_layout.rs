@@ -13,7 +13,7 @@ use uct::hca::verbs::ffi::*;
 
 /// Structs mirrored by their public head only (the library allocates them;
 /// we read a few leading members): the Rust struct may be shorter.
-const HEAD_ONLY: &[&str] = &["ibv_cq", "ibv_srq", "ibv_qp"];
+const HEAD_ONLY: &[&str] = &["ibv_cq", "ibv_srq", "ibv_qp", "ibv_context"];
 /// Structs the library fills, mirrored with extra room for newer releases:
 /// the Rust struct may be longer.
 const WITH_ROOM: &[&str] = &["mlx5dv_context"];
@@ -222,6 +222,19 @@ fn rust_table() -> BTreeMap<String, u64> {
     offset!(out, ibv_mr, handle);
     offset!(out, ibv_mr, lkey);
     offset!(out, ibv_mr, rkey);
+    size!(out, ibv_context_ops);
+    offset!(out, ibv_context_ops, poll_cq);
+    offset!(out, ibv_context_ops, req_notify_cq);
+    out.push(format!(
+        "offset ibv_context_ops._compat_async_event {}",
+        offset_of!(ibv_context_ops, trailing) + 18 * size_of::<*mut std::ffi::c_void>()
+    ));
+    size!(out, ibv_context);
+    offset!(out, ibv_context, device);
+    offset!(out, ibv_context, ops);
+    offset!(out, ibv_context, cmd_fd);
+    offset!(out, ibv_context, async_fd);
+    offset!(out, ibv_context, num_comp_vectors);
     size!(out, ibv_comp_channel);
     offset!(out, ibv_comp_channel, context);
     offset!(out, ibv_comp_channel, fd);

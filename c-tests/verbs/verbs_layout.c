@@ -155,6 +155,16 @@ int main(void)
     OFFSET(ibv_mr, handle);
     OFFSET(ibv_mr, lkey);
     OFFSET(ibv_mr, rkey);
+    SIZE(ibv_context_ops);
+    OFFSET(ibv_context_ops, poll_cq);
+    OFFSET(ibv_context_ops, req_notify_cq);
+    OFFSET(ibv_context_ops, _compat_async_event);
+    SIZE(ibv_context);
+    OFFSET(ibv_context, device);
+    OFFSET(ibv_context, ops);
+    OFFSET(ibv_context, cmd_fd);
+    OFFSET(ibv_context, async_fd);
+    OFFSET(ibv_context, num_comp_vectors);
     SIZE(ibv_comp_channel);
     OFFSET(ibv_comp_channel, context);
     OFFSET(ibv_comp_channel, fd);

@@ -1,25 +1,241 @@
 //! The HCA devices this process sees: each one is a memory domain of the `ib`
 //! component and carries one `rc_mlx5` transport resource on port 1.
 //!
-//! The list is the soft HCA configuration (`UCX_SOFT_HCA_DEVICES`, parsed by
-//! `core::config`), read once: a caller sizes arrays from one query and fills
-//! them with the next, so the list must not change within a process.
+//! Two sources: real mlx5 devices found through rdma-core
+//! (`hca::verbs::discovery`) and the soft HCA devices of
+//! `UCX_SOFT_HCA_DEVICES`. `UCX_SOFT_HCA` chooses ([`select_devices`]):
+//! `auto` lists the real devices if there are any, else the soft ones; `no`
+//! only real ones; `yes` the soft ones always, next to any real ones, a soft
+//! device renamed `soft_<name>` when a real device has its name.
+//!
+//! The list is made once per process: a caller sizes arrays from one query
+//! and fills them with the next, so it must not change within a process.
 
 use std::sync::OnceLock;
 
-pub use crate::core::config::SoftDeviceSpec as HcaDevice;
+use crate::core::config::{SoftDeviceSpec, SoftHcaMode};
+use crate::hca::verbs::discovery::{self, combined_device_names, DeviceOrigin};
 
-/// The port every device exposes (`mlx5_0:1`).
+/// The port every device exposes (`mlx5_0:1`). A real device is listed only
+/// when its port 1 is usable (ConnectX adapters expose each port as its own
+/// device, so this is the only port in practice).
 pub const DEVICE_PORT: u8 = 1;
+
+/// Which backend opens a listed device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// A real device through rdma-core (opened by its listed name).
+    Verbs {
+        /// The node GUID (identifies the adapter across processes).
+        node_guid: u64,
+    },
+    /// A soft HCA device, opened by its configured name (the listed name
+    /// differs when it was renamed next to a real device).
+    Soft {
+        soft_name: String,
+        spec: SoftDeviceSpec,
+    },
+}
+
+/// One device of the process, as listed to UCX.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HcaDevice {
+    /// The md name (`mlx5_0`, or `soft_mlx5_0` for a renamed soft device).
+    pub name: String,
+    pub backend: Backend,
+}
+
+impl HcaDevice {
+    pub fn is_soft(&self) -> bool {
+        matches!(self.backend, Backend::Soft { .. })
+    }
+}
 
 /// The transport device name of `device`: `<name>:<port>` (e.g. `mlx5_0:1`).
 pub fn port_name(device: &HcaDevice) -> String {
     format!("{}:{}", device.name, DEVICE_PORT)
 }
 
-/// The devices of this process. A bad `UCX_SOFT_HCA_DEVICES` was reported by
-/// the configuration module; the process then has no devices.
+/// One entry chosen by [`select_devices`]: origin, listed name, and the
+/// name its backend knows it by.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Selected {
+    pub origin: DeviceOrigin,
+    pub listed: String,
+    pub backend_name: String,
+}
+
+/// Which devices to list, from the names of the usable real devices, the
+/// configured soft devices and `UCX_SOFT_HCA` (pure: the policy of the
+/// module documentation).
+pub fn select_devices(real: &[String], soft: &[String], mode: SoftHcaMode) -> Vec<Selected> {
+    let keep = |origin: DeviceOrigin, names: &[String]| -> Vec<Selected> {
+        names
+            .iter()
+            .map(|n| Selected {
+                origin,
+                listed: n.clone(),
+                backend_name: n.clone(),
+            })
+            .collect()
+    };
+    match mode {
+        SoftHcaMode::Auto if !real.is_empty() => keep(DeviceOrigin::Verbs, real),
+        SoftHcaMode::Auto => keep(DeviceOrigin::Soft, soft),
+        SoftHcaMode::No => keep(DeviceOrigin::Verbs, real),
+        SoftHcaMode::Yes => {
+            let mut soft_names = soft.iter();
+            combined_device_names(real, soft)
+                .into_iter()
+                .map(|(origin, listed)| {
+                    let backend_name = match origin {
+                        DeviceOrigin::Verbs => listed.clone(),
+                        // combined_device_names keeps the soft order.
+                        DeviceOrigin::Soft => soft_names.next().cloned().unwrap_or_default(),
+                    };
+                    Selected {
+                        origin,
+                        listed,
+                        backend_name,
+                    }
+                })
+                .collect()
+        }
+    }
+}
+
+/// The devices of this process, discovered and selected on first use. A
+/// bad `UCX_SOFT_HCA*` setting was reported by the configuration module;
+/// the soft HCA then counts as `auto` with no devices.
 pub fn hca_devices() -> &'static [HcaDevice] {
     static DEVICES: OnceLock<Vec<HcaDevice>> = OnceLock::new();
-    DEVICES.get_or_init(|| crate::core::config::soft_hca_devices().unwrap_or_default())
+    DEVICES.get_or_init(discover_devices)
+}
+
+/// The listed device named `name`.
+pub fn find_device(name: &str) -> Option<&'static HcaDevice> {
+    hca_devices().iter().find(|d| d.name == name)
+}
+
+fn discover_devices() -> Vec<HcaDevice> {
+    let (mode, soft_specs) = match crate::core::config::soft_hca_config() {
+        Ok(config) => (config.mode, config.devices),
+        Err(_) => (SoftHcaMode::Auto, Vec::new()),
+    };
+    let real_devices = discovery::discover();
+    let real: Vec<String> = real_devices
+        .iter()
+        .filter(|d| d.ports.iter().any(|p| p.number == DEVICE_PORT))
+        .map(|d| d.name.clone())
+        .collect();
+    let soft: Vec<String> = soft_specs.iter().map(|s| s.name.clone()).collect();
+    let selected = select_devices(&real, &soft, mode);
+    if mode == SoftHcaMode::No && real.is_empty() {
+        tracing::warn!("UCX_SOFT_HCA=no, and no usable mlx5 device was found: no HCA devices");
+    }
+    let devices: Vec<HcaDevice> = selected
+        .into_iter()
+        .filter_map(|s| {
+            let backend = match s.origin {
+                DeviceOrigin::Verbs => Backend::Verbs {
+                    node_guid: real_devices
+                        .iter()
+                        .find(|d| d.name == s.backend_name)
+                        .map_or(0, |d| d.node_guid),
+                },
+                DeviceOrigin::Soft => Backend::Soft {
+                    spec: soft_specs
+                        .iter()
+                        .find(|spec| spec.name == s.backend_name)?
+                        .clone(),
+                    soft_name: s.backend_name,
+                },
+            };
+            Some(HcaDevice {
+                name: s.listed,
+                backend,
+            })
+        })
+        .collect();
+    tracing::debug!(
+        "hca devices (UCX_SOFT_HCA={mode:?}): {}",
+        devices
+            .iter()
+            .map(|d| format!(
+                "{}({})",
+                d.name,
+                if d.is_soft() { "soft" } else { "rdma-core" }
+            ))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    devices
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn listed(selected: &[Selected]) -> Vec<(DeviceOrigin, &str, &str)> {
+        selected
+            .iter()
+            .map(|s| (s.origin, s.listed.as_str(), s.backend_name.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn auto_prefers_real_devices_and_falls_back_to_soft() {
+        let real = names(&["mlx5_0", "mlx5_1"]);
+        let soft = names(&["mlx5_0", "mlx5_9"]);
+        assert_eq!(
+            listed(&select_devices(&real, &soft, SoftHcaMode::Auto)),
+            [
+                (DeviceOrigin::Verbs, "mlx5_0", "mlx5_0"),
+                (DeviceOrigin::Verbs, "mlx5_1", "mlx5_1")
+            ]
+        );
+        assert_eq!(
+            listed(&select_devices(&[], &soft, SoftHcaMode::Auto)),
+            [
+                (DeviceOrigin::Soft, "mlx5_0", "mlx5_0"),
+                (DeviceOrigin::Soft, "mlx5_9", "mlx5_9")
+            ]
+        );
+        assert!(select_devices(&[], &[], SoftHcaMode::Auto).is_empty());
+    }
+
+    #[test]
+    fn no_lists_only_real_devices_even_when_there_are_none() {
+        let soft = names(&["mlx5_0"]);
+        assert!(select_devices(&[], &soft, SoftHcaMode::No).is_empty());
+        assert_eq!(
+            listed(&select_devices(&names(&["mlx5_3"]), &soft, SoftHcaMode::No)),
+            [(DeviceOrigin::Verbs, "mlx5_3", "mlx5_3")]
+        );
+    }
+
+    #[test]
+    fn yes_lists_both_and_renames_clashing_soft_devices() {
+        let real = names(&["mlx5_0"]);
+        let soft = names(&["mlx5_0", "mlx5_1"]);
+        assert_eq!(
+            listed(&select_devices(&real, &soft, SoftHcaMode::Yes)),
+            [
+                (DeviceOrigin::Verbs, "mlx5_0", "mlx5_0"),
+                (DeviceOrigin::Soft, "soft_mlx5_0", "mlx5_0"),
+                (DeviceOrigin::Soft, "mlx5_1", "mlx5_1"),
+            ]
+        );
+        assert_eq!(
+            listed(&select_devices(&[], &soft, SoftHcaMode::Yes)),
+            [
+                (DeviceOrigin::Soft, "mlx5_0", "mlx5_0"),
+                (DeviceOrigin::Soft, "mlx5_1", "mlx5_1"),
+            ]
+        );
+    }
 }

@@ -8,7 +8,7 @@
 use crate::abi::*;
 use crate::core::component::Component;
 use crate::core::config::{IbMdConfig, RC_MLX5_TL_NAME};
-use crate::core::devices::{port_name, HcaDevice};
+use crate::core::devices::{port_name, Backend, HcaDevice};
 
 /// First field of every md (opaque to C): catches stale or foreign handles.
 const MD_MAGIC: u64 = 0x7563_745f_6d64_5f5f; // "uct_md__"
@@ -138,7 +138,12 @@ impl Md {
     /// Bytes that identify the device across processes (`global_id`): the
     /// device name and its link address, NUL-padded.
     pub fn global_id(&self) -> Vec<u8> {
-        format!("soft-hca:{}@{}", self.device.name, self.device.ipv4).into_bytes()
+        match &self.device.backend {
+            Backend::Soft { soft_name, spec } => {
+                format!("soft-hca:{soft_name}@{}", spec.ipv4).into_bytes()
+            }
+            Backend::Verbs { node_guid } => format!("ib-guid:{node_guid:016x}").into_bytes(),
+        }
     }
 }
 

@@ -62,17 +62,11 @@ impl DeviceId {
 
     /// The id of the device reachable at `address`.
     pub fn from_address(address: &DeviceAddress) -> DeviceId {
-        let mut bytes = [0u8; DeviceId::LENGTH];
-        // Every packed device address fits (MAX_PACKED_LEN <= 16, checked
-        // below at compile time), so pack cannot fail; if a future kind
-        // did not fit, the id would stay all-zero and never match a real
-        // peer's, refusing tokens rather than confusing devices.
-        let _ = address.pack(&mut bytes);
-        DeviceId(bytes)
+        // The port's GID where it has one, else its packed address
+        // zero-padded (`DeviceAddress::identity`).
+        DeviceId(address.identity())
     }
 }
-
-const _: () = assert!(DeviceAddress::MAX_PACKED_LEN <= DeviceId::LENGTH);
 
 /// One end of an RC connection: which device, which QP, which incarnation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -98,32 +98,99 @@ pub enum PortState {
 pub enum DeviceAddress {
     /// The soft HCA: the port's UDP socket.
     Udp(SocketAddrV4),
+    /// RoCE: the port's GID (the entry chosen at discovery); packets carry
+    /// it in their IP/GRH header.
+    Roce { gid: [u8; 16] },
+    /// InfiniBand: the port's LID, and its GID when the port is not on the
+    /// default link-local subnet (a peer then needs a GRH to reach it).
+    Ib { lid: u16, gid: Option<[u8; 16]> },
 }
 
-impl DeviceAddress {
-    /// Bytes [`DeviceAddress::pack`] writes at most.
-    pub const MAX_PACKED_LEN: usize = 7;
-    const KIND_UDP: u8 = 1;
+/// The subnet prefix every InfiniBand port has unless a subnet manager
+/// assigns another one (fe80::/64): within it, LIDs route without a GRH.
+pub const IB_DEFAULT_SUBNET_PREFIX: [u8; 8] = [0xfe, 0x80, 0, 0, 0, 0, 0, 0];
 
-    /// Writes the address into `out` (kind byte, IPv4, port, big-endian) and
-    /// returns the length written; `out` must hold `MAX_PACKED_LEN` bytes.
+impl DeviceAddress {
+    /// Bytes [`DeviceAddress::pack`] writes at most (InfiniBand with GID:
+    /// kind, LID, GID). This is also the UCT `device_addr_len`.
+    pub const MAX_PACKED_LEN: usize = 19;
+    const KIND_UDP: u8 = 1;
+    const KIND_ROCE: u8 = 2;
+    const KIND_IB_LID: u8 = 3;
+    const KIND_IB_LID_GID: u8 = 4;
+    const UDP_LEN: usize = 7;
+    const ROCE_LEN: usize = 17;
+    const IB_LID_LEN: usize = 3;
+    const IB_LID_GID_LEN: usize = 19;
+
+    /// Writes the address into `out` (a kind byte, then the fields,
+    /// multi-byte numbers big-endian) and returns the length written;
+    /// `out` must hold `MAX_PACKED_LEN` bytes.
     pub fn pack(&self, out: &mut [u8]) -> Result<usize, Status> {
+        let len = self.packed_len();
+        let out = out.get_mut(..len).ok_or(Status::BufferTooSmall)?;
         match self {
             DeviceAddress::Udp(addr) => {
-                let out = out.get_mut(..7).ok_or(Status::BufferTooSmall)?;
                 out[0] = Self::KIND_UDP;
                 out[1..5].copy_from_slice(&addr.ip().octets());
                 out[5..7].copy_from_slice(&addr.port().to_be_bytes());
-                Ok(7)
             }
+            DeviceAddress::Roce { gid } => {
+                out[0] = Self::KIND_ROCE;
+                out[1..17].copy_from_slice(gid);
+            }
+            DeviceAddress::Ib { lid, gid } => {
+                out[1..3].copy_from_slice(&lid.to_be_bytes());
+                match gid {
+                    None => out[0] = Self::KIND_IB_LID,
+                    Some(gid) => {
+                        out[0] = Self::KIND_IB_LID_GID;
+                        out[3..19].copy_from_slice(gid);
+                    }
+                }
+            }
+        }
+        Ok(len)
+    }
+
+    /// Bytes `pack` writes for this address.
+    pub fn packed_len(&self) -> usize {
+        match self {
+            DeviceAddress::Udp(_) => Self::UDP_LEN,
+            DeviceAddress::Roce { .. } => Self::ROCE_LEN,
+            DeviceAddress::Ib { gid: None, .. } => Self::IB_LID_LEN,
+            DeviceAddress::Ib { gid: Some(_), .. } => Self::IB_LID_GID_LEN,
         }
     }
 
-    /// Reads an address written by [`DeviceAddress::pack`]; anything else
-    /// (short, unknown kind, port 0) is `InvalidAddr`.
+    /// Reads an address written by [`DeviceAddress::pack`] (bytes after it
+    /// are ignored); anything else is `InvalidAddr`: short, unknown kind,
+    /// UDP port 0, an all-zero GID, a LID outside the unicast range.
     pub fn unpack(bytes: &[u8]) -> Result<DeviceAddress, Status> {
+        let gid_at = |at: usize| -> Result<[u8; 16], Status> {
+            let gid: [u8; 16] = bytes
+                .get(at..at + 16)
+                .and_then(|b| b.try_into().ok())
+                .ok_or(Status::InvalidAddr)?;
+            if gid.iter().all(|&b| b == 0) {
+                return Err(Status::InvalidAddr);
+            }
+            Ok(gid)
+        };
+        let lid = || -> Result<u16, Status> {
+            let lid = u16::from_be_bytes([
+                *bytes.get(1).ok_or(Status::InvalidAddr)?,
+                *bytes.get(2).ok_or(Status::InvalidAddr)?,
+            ]);
+            // Unicast LIDs are 0x0001..=0xbfff (0 is reserved, the rest
+            // multicast or permissive).
+            if lid == 0 || lid >= 0xc000 {
+                return Err(Status::InvalidAddr);
+            }
+            Ok(lid)
+        };
         match bytes.first() {
-            Some(&Self::KIND_UDP) if bytes.len() >= 7 => {
+            Some(&Self::KIND_UDP) if bytes.len() >= Self::UDP_LEN => {
                 let ip = Ipv4Addr::new(bytes[1], bytes[2], bytes[3], bytes[4]);
                 let port = u16::from_be_bytes([bytes[5], bytes[6]]);
                 if port == 0 {
@@ -131,7 +198,37 @@ impl DeviceAddress {
                 }
                 Ok(DeviceAddress::Udp(SocketAddrV4::new(ip, port)))
             }
+            Some(&Self::KIND_ROCE) => Ok(DeviceAddress::Roce { gid: gid_at(1)? }),
+            Some(&Self::KIND_IB_LID) => Ok(DeviceAddress::Ib {
+                lid: lid()?,
+                gid: None,
+            }),
+            Some(&Self::KIND_IB_LID_GID) => Ok(DeviceAddress::Ib {
+                lid: lid()?,
+                gid: Some(gid_at(3)?),
+            }),
             _ => Err(Status::InvalidAddr),
+        }
+    }
+
+    /// 16 bytes that name the port this address reaches, for identities
+    /// that must fit 16 bytes (failover tokens): a GID where there is one
+    /// (unique per port), else the packed address zero-padded. Kinds cannot
+    /// collide: a packed address starts with a kind byte 1..=4, and GIDs in
+    /// use never start with those (`::/8` holds only IPv4-mapped and
+    /// reserved addresses, whose first byte is 0).
+    pub fn identity(&self) -> [u8; 16] {
+        match self {
+            DeviceAddress::Roce { gid } | DeviceAddress::Ib { gid: Some(gid), .. } => *gid,
+            DeviceAddress::Udp(_) | DeviceAddress::Ib { gid: None, .. } => {
+                let mut packed = [0u8; Self::MAX_PACKED_LEN];
+                let mut id = [0u8; 16];
+                if let Ok(len) = self.pack(&mut packed) {
+                    let len = len.min(16);
+                    id[..len].copy_from_slice(&packed[..len]);
+                }
+                id
+            }
         }
     }
 }
@@ -192,6 +289,63 @@ pub struct RtrAttr {
     pub min_rnr_timer: u8,
     /// READ/atomic requests this responder accepts in flight.
     pub max_dest_rd_atomic: u8,
+    /// How packets to the peer are routed (real devices; the soft HCA
+    /// ignores it).
+    pub path: PathAttr,
+}
+
+/// The routing fields of the address vector a real device puts in the QP
+/// at RTR, from `UCX_IB_SL`, `UCX_IB_TRAFFIC_CLASS`, `UCX_IB_HOP_LIMIT`.
+/// The source GID index is the device's (the GID chosen at discovery,
+/// `UCX_IB_GID_INDEX`), since it must match the address peers were given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathAttr {
+    /// Service level (InfiniBand) or Ethernet priority (RoCE), 0..=15.
+    pub sl: u8,
+    /// GRH traffic class (InfiniBand) or IP DSCP+ECN byte (RoCE v2).
+    pub traffic_class: u8,
+    /// GRH hop limit (InfiniBand) or IP TTL (RoCE v2).
+    pub hop_limit: u8,
+}
+
+impl Default for PathAttr {
+    /// UCX's defaults: SL 0, traffic class 0, hop limit 255.
+    fn default() -> Self {
+        PathAttr {
+            sl: 0,
+            traffic_class: 0,
+            hop_limit: u8::MAX,
+        }
+    }
+}
+
+impl PathAttr {
+    /// From the iface configuration. `auto` means the default; a value out
+    /// of range is clamped to the largest valid one, with a warning.
+    pub fn from_config(config: &crate::core::config::RcMlx5IfaceConfig) -> PathAttr {
+        use crate::core::config::Ulunits;
+        let pick = |name: &str, value: u64, max: u8| -> u8 {
+            u8::try_from(value)
+                .ok()
+                .filter(|v| *v <= max)
+                .unwrap_or_else(|| {
+                    tracing::warn!("UCX_IB_{name}={value} is above {max}, using {max}");
+                    max
+                })
+        };
+        let default = PathAttr::default();
+        PathAttr {
+            sl: match config.sl {
+                Ulunits::Value(v) => pick("SL", v, 15),
+                Ulunits::Auto | Ulunits::Inf => default.sl,
+            },
+            traffic_class: match config.traffic_class {
+                Ulunits::Value(v) => pick("TRAFFIC_CLASS", v, u8::MAX),
+                Ulunits::Auto | Ulunits::Inf => default.traffic_class,
+            },
+            hop_limit: pick("HOP_LIMIT", u64::from(config.hop_limit), u8::MAX),
+        }
+    }
 }
 
 /// Attributes of the RTR→RTS transition: the requester's side.
@@ -329,41 +483,68 @@ pub struct QpInitAttr<'a> {
 #[derive(Clone)]
 pub enum Device {
     Soft(soft::SoftDevice),
+    Verbs(verbs::VerbsDevice),
+}
+
+/// A handle of one backend was combined with one of the other (e.g. a
+/// soft CQ given to a verbs QP): a caller bug, refused with a log line.
+#[cold]
+fn mixed_backends(what: &str) -> Status {
+    tracing::error!("hca: {what}: objects of the soft HCA and of rdma-core mixed");
+    Status::InvalidParam
 }
 
 impl Device {
-    /// Names of the devices this process can open.
+    /// Names of the devices this process can open (see
+    /// `core::devices`: real mlx5 devices and/or soft ones, per
+    /// `UCX_SOFT_HCA`).
     pub fn list() -> Vec<String> {
-        soft::SoftDevice::names()
+        crate::core::devices::hca_devices()
+            .iter()
+            .map(|d| d.name.clone())
+            .collect()
     }
 
-    /// Opens a device by name (e.g. `mlx5_0`); a device already open in this
-    /// process is shared.
+    /// Opens a device by its listed name (e.g. `mlx5_0`, or `soft_mlx5_0`
+    /// for a soft device renamed next to a real one); a device already open
+    /// in this process is shared. A name that is not listed is tried as a
+    /// soft device (tests add soft devices at run time).
     pub fn open(name: &str) -> Result<Device, Status> {
-        soft::SoftDevice::open(name).map(Device::Soft)
+        use crate::core::devices::{find_device, Backend};
+        match find_device(name).map(|d| &d.backend) {
+            Some(Backend::Verbs { .. }) => verbs::VerbsDevice::open(name).map(Device::Verbs),
+            Some(Backend::Soft { soft_name, .. }) => {
+                soft::SoftDevice::open(soft_name).map(Device::Soft)
+            }
+            None => soft::SoftDevice::open(name).map(Device::Soft),
+        }
     }
 
     pub fn name(&self) -> &str {
         match self {
             Device::Soft(dev) => dev.name(),
+            Device::Verbs(dev) => dev.name(),
         }
     }
 
     pub fn attr(&self) -> DeviceAttr {
         match self {
             Device::Soft(dev) => dev.attr(),
+            Device::Verbs(dev) => dev.attr(),
         }
     }
 
     pub fn port_attr(&self, port: u8) -> Result<PortAttr, Status> {
         match self {
             Device::Soft(dev) => dev.port_attr(port),
+            Device::Verbs(dev) => dev.port_attr(port),
         }
     }
 
     pub fn alloc_pd(&self) -> Result<Pd, Status> {
         match self {
             Device::Soft(dev) => Ok(Pd::Soft(dev.alloc_pd())),
+            Device::Verbs(dev) => dev.alloc_pd().map(Pd::Verbs),
         }
     }
 
@@ -372,6 +553,7 @@ impl Device {
     pub fn create_event_channel(&self) -> Result<EventChannel, Status> {
         match self {
             Device::Soft(dev) => dev.create_event_channel().map(EventChannel::Soft),
+            Device::Verbs(dev) => dev.create_event_channel().map(EventChannel::Verbs),
         }
     }
 
@@ -381,6 +563,12 @@ impl Device {
             (Device::Soft(dev), Some(EventChannel::Soft(ch))) => {
                 dev.create_cq(cqe_count, Some(ch)).map(Cq::Soft)
             }
+            (Device::Verbs(dev), None) => dev.create_cq(cqe_count, None).map(Cq::Verbs),
+            (Device::Verbs(dev), Some(EventChannel::Verbs(ch))) => {
+                dev.create_cq(cqe_count, Some(ch)).map(Cq::Verbs)
+            }
+            (Device::Soft(_), Some(EventChannel::Verbs(_)))
+            | (Device::Verbs(_), Some(EventChannel::Soft(_))) => Err(mixed_backends("create_cq")),
         }
     }
 
@@ -391,6 +579,7 @@ impl Device {
     pub fn progress(&self) {
         match self {
             Device::Soft(dev) => dev.progress(),
+            Device::Verbs(_) => {}
         }
     }
 }
@@ -398,6 +587,7 @@ impl Device {
 /// A protection domain.
 pub enum Pd {
     Soft(soft::SoftPd),
+    Verbs(verbs::VerbsPd),
 }
 
 impl Pd {
@@ -406,12 +596,14 @@ impl Pd {
     pub fn reg_mr(&self, addr: *mut u8, len: usize, access: Access) -> Result<Mr, Status> {
         match self {
             Pd::Soft(pd) => pd.reg_mr(addr, len, access).map(Mr::Soft),
+            Pd::Verbs(pd) => pd.reg_mr(addr, len, access).map(Mr::Verbs),
         }
     }
 
     pub fn create_srq(&self, attr: SrqInitAttr) -> Result<Srq, Status> {
         match self {
             Pd::Soft(pd) => pd.create_srq(attr).map(Srq::Soft),
+            Pd::Verbs(pd) => pd.create_srq(attr).map(Srq::Verbs),
         }
     }
 
@@ -420,6 +612,10 @@ impl Pd {
             (Pd::Soft(pd), Cq::Soft(send_cq), Cq::Soft(recv_cq), Srq::Soft(srq)) => pd
                 .create_qp(send_cq, recv_cq, srq, attr.sq_wqebb_count)
                 .map(Qp::Soft),
+            (Pd::Verbs(pd), Cq::Verbs(send_cq), Cq::Verbs(recv_cq), Srq::Verbs(srq)) => pd
+                .create_qp(send_cq, recv_cq, srq, attr.sq_wqebb_count)
+                .map(|qp| Qp::Verbs(Box::new(qp))),
+            _ => Err(mixed_backends("create_qp")),
         }
     }
 }
@@ -427,18 +623,21 @@ impl Pd {
 /// A memory registration; dropping it deregisters.
 pub enum Mr {
     Soft(soft::SoftMr),
+    Verbs(verbs::VerbsMr),
 }
 
 impl Mr {
     pub fn keys(&self) -> MrKeys {
         match self {
             Mr::Soft(mr) => mr.keys(),
+            Mr::Verbs(mr) => mr.keys(),
         }
     }
 }
 
 pub enum EventChannel {
     Soft(soft::SoftEventChannel),
+    Verbs(verbs::VerbsChannel),
 }
 
 impl EventChannel {
@@ -446,6 +645,7 @@ impl EventChannel {
     pub fn fd(&self) -> RawFd {
         match self {
             EventChannel::Soft(ch) => ch.fd(),
+            EventChannel::Verbs(ch) => ch.fd(),
         }
     }
 
@@ -453,18 +653,21 @@ impl EventChannel {
     pub fn clear(&self) {
         match self {
             EventChannel::Soft(ch) => ch.clear(),
+            EventChannel::Verbs(ch) => ch.clear(),
         }
     }
 }
 
 pub enum Cq {
     Soft(soft::SoftCq),
+    Verbs(verbs::VerbsCq),
 }
 
 impl Cq {
     pub fn ring(&self) -> CqRing {
         match self {
             Cq::Soft(cq) => cq.ring(),
+            Cq::Verbs(cq) => cq.ring(),
         }
     }
 
@@ -474,24 +677,30 @@ impl Cq {
     pub fn arm(&self) {
         match self {
             Cq::Soft(cq) => cq.arm(),
+            Cq::Verbs(cq) => cq.arm(),
         }
     }
 }
 
 pub enum Srq {
     Soft(soft::SoftSrq),
+    Verbs(verbs::VerbsSrq),
 }
 
 impl Srq {
     pub fn ring(&self) -> RecvRing {
         match self {
             Srq::Soft(srq) => srq.ring(),
+            Srq::Verbs(srq) => srq.ring(),
         }
     }
 }
 
 pub enum Qp {
     Soft(soft::SoftQp),
+    /// Boxed: the verbs QP carries its rings and path, the soft one is a
+    /// pointer; `Qp` stays small in the endpoint.
+    Verbs(Box<verbs::VerbsQp>),
 }
 
 impl Qp {
@@ -502,6 +711,7 @@ impl Qp {
     pub fn send_ring(&self) -> SendRing {
         match self {
             Qp::Soft(qp) => qp.send_ring(),
+            Qp::Verbs(qp) => qp.send_ring(),
         }
     }
 
@@ -509,18 +719,21 @@ impl Qp {
     pub fn doorbell(&self) -> Doorbell {
         match self {
             Qp::Soft(qp) => Doorbell::Soft(qp.doorbell()),
+            Qp::Verbs(qp) => Doorbell::Verbs(qp.doorbell()),
         }
     }
 
     pub fn modify(&self, transition: QpTransition) -> Result<(), Status> {
         match self {
             Qp::Soft(qp) => qp.modify(transition),
+            Qp::Verbs(qp) => qp.modify(transition),
         }
     }
 
     pub fn query(&self) -> Result<QpInfo, Status> {
         match self {
             Qp::Soft(qp) => qp.query(),
+            Qp::Verbs(qp) => qp.query(),
         }
     }
 }
@@ -529,17 +742,19 @@ impl Qp {
 #[derive(Clone)]
 pub enum Doorbell {
     Soft(soft::SoftDoorbell),
+    Verbs(verbs::VerbsDoorbell),
 }
 
 impl Doorbell {
     /// Call after writing WQEs and storing the new producer index in
-    /// `dbrec[1]` (with a release fence). `last_wqe` points at the control
-    /// segment of the last WQE written: hardware takes its first 8 bytes (or
-    /// the whole WQE, BlueFlame) through the doorbell register.
+    /// `dbrec[1]` (an atomic store with release ordering). `last_wqe`
+    /// points at the control segment of the last WQE written: hardware
+    /// takes its first 8 bytes through the doorbell (BlueFlame) register.
     #[inline]
     pub fn ring(&self, last_wqe: *const u8) {
         match self {
             Doorbell::Soft(db) => db.ring(last_wqe),
+            Doorbell::Verbs(db) => db.ring(last_wqe),
         }
     }
 }
@@ -566,7 +781,7 @@ mod tests {
         let addr = DeviceAddress::Udp(SocketAddrV4::new(Ipv4Addr::new(10, 1, 2, 3), 0xbeef));
         let mut packed = [0u8; DeviceAddress::MAX_PACKED_LEN];
         assert_eq!(addr.pack(&mut packed), Ok(7));
-        assert_eq!(packed, [1, 10, 1, 2, 3, 0xbe, 0xef]);
+        assert_eq!(packed[..7], [1, 10, 1, 2, 3, 0xbe, 0xef]);
         assert_eq!(DeviceAddress::unpack(&packed), Ok(addr));
         assert_eq!(addr.pack(&mut [0u8; 6]), Err(Status::BufferTooSmall));
         assert_eq!(
@@ -574,7 +789,7 @@ mod tests {
             Err(Status::InvalidAddr)
         );
         assert_eq!(
-            DeviceAddress::unpack(&[2, 10, 1, 2, 3, 0xbe, 0xef]),
+            DeviceAddress::unpack(&[9, 10, 1, 2, 3, 0xbe, 0xef]),
             Err(Status::InvalidAddr)
         );
         assert_eq!(
@@ -582,6 +797,130 @@ mod tests {
             Err(Status::InvalidAddr)
         );
         assert_eq!(DeviceAddress::unpack(&[]), Err(Status::InvalidAddr));
+    }
+
+    const GID: [u8; 16] = [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 127, 0, 0, 1, 0x12, 0xb7];
+
+    #[test]
+    fn roce_and_ib_addresses_round_trip_with_their_lengths() {
+        let cases = [
+            (DeviceAddress::Roce { gid: GID }, 17),
+            (
+                DeviceAddress::Ib {
+                    lid: 0x1234,
+                    gid: None,
+                },
+                3,
+            ),
+            (
+                DeviceAddress::Ib {
+                    lid: 0xbfff,
+                    gid: Some(GID),
+                },
+                19,
+            ),
+        ];
+        for (addr, len) in cases {
+            // Garbage after the address must not matter.
+            let mut packed = [0xa5u8; DeviceAddress::MAX_PACKED_LEN];
+            assert_eq!(addr.pack(&mut packed), Ok(len), "{addr:?}");
+            assert_eq!(addr.packed_len(), len);
+            assert!(len <= DeviceAddress::MAX_PACKED_LEN);
+            assert_eq!(DeviceAddress::unpack(&packed), Ok(addr));
+            assert_eq!(DeviceAddress::unpack(&packed[..len]), Ok(addr));
+            assert_eq!(
+                DeviceAddress::unpack(&packed[..len - 1]),
+                Err(Status::InvalidAddr),
+                "truncated {addr:?}"
+            );
+            assert_eq!(
+                addr.pack(&mut vec![0u8; len - 1]),
+                Err(Status::BufferTooSmall)
+            );
+        }
+        let mut packed = [0u8; DeviceAddress::MAX_PACKED_LEN];
+        DeviceAddress::Roce { gid: GID }.pack(&mut packed).unwrap();
+        assert_eq!(packed[0], 2);
+        assert_eq!(packed[1..17], GID);
+        DeviceAddress::Ib {
+            lid: 0x1234,
+            gid: Some(GID),
+        }
+        .pack(&mut packed)
+        .unwrap();
+        assert_eq!(packed[..3], [4, 0x12, 0x34]);
+        assert_eq!(packed[3..19], GID);
+    }
+
+    #[test]
+    fn roce_and_ib_garbage_is_refused() {
+        // All-zero GID.
+        let mut zero_gid = [0u8; 17];
+        zero_gid[0] = 2;
+        assert_eq!(DeviceAddress::unpack(&zero_gid), Err(Status::InvalidAddr));
+        // LID 0, multicast and permissive LIDs.
+        for lid in [0u16, 0xc000, 0xfffe, 0xffff] {
+            let [hi, lo] = lid.to_be_bytes();
+            assert_eq!(
+                DeviceAddress::unpack(&[3, hi, lo]),
+                Err(Status::InvalidAddr),
+                "lid {lid:#x}"
+            );
+        }
+        // IB with GID: zero GID, short GID.
+        let mut ib = [0u8; 19];
+        ib[..3].copy_from_slice(&[4, 0, 1]);
+        assert_eq!(DeviceAddress::unpack(&ib), Err(Status::InvalidAddr));
+        ib[3..].copy_from_slice(&GID);
+        assert!(DeviceAddress::unpack(&ib).is_ok());
+        assert_eq!(DeviceAddress::unpack(&ib[..18]), Err(Status::InvalidAddr));
+        assert_eq!(DeviceAddress::unpack(&[3, 0]), Err(Status::InvalidAddr));
+        assert_eq!(DeviceAddress::unpack(&[0]), Err(Status::InvalidAddr));
+    }
+
+    #[test]
+    fn identities_are_gids_or_padded_addresses_and_differ_by_kind() {
+        let udp = DeviceAddress::Udp("127.0.0.1:4791".parse().unwrap());
+        let mut expected = [0u8; 16];
+        expected[..7].copy_from_slice(&[1, 127, 0, 0, 1, 0x12, 0xb7]);
+        assert_eq!(udp.identity(), expected);
+        assert_eq!(DeviceAddress::Roce { gid: GID }.identity(), GID);
+        assert_eq!(
+            DeviceAddress::Ib {
+                lid: 7,
+                gid: Some(GID)
+            }
+            .identity(),
+            GID
+        );
+        let lid_only = DeviceAddress::Ib { lid: 7, gid: None }.identity();
+        assert_eq!(lid_only[..3], [3, 0, 7]);
+        assert_ne!(lid_only, udp.identity());
+    }
+
+    #[test]
+    fn path_attributes_from_config_default_and_clamp() {
+        use crate::core::config::{tables, Config, MapEnv, RcMlx5IfaceConfig};
+        let env = |pairs: &[(&str, &str)]| {
+            let vars = MapEnv::new(pairs.iter().copied());
+            let config = Config::read(&tables::RC_MLX5_IFACE_CONFIG, None, &vars).expect("config");
+            PathAttr::from_config(&RcMlx5IfaceConfig::from_config(&config).expect("typed"))
+        };
+        assert_eq!(env(&[]), PathAttr::default());
+        assert_eq!(
+            env(&[
+                ("UCX_IB_SL", "3"),
+                ("UCX_IB_TRAFFIC_CLASS", "106"),
+                ("UCX_IB_HOP_LIMIT", "64"),
+            ]),
+            PathAttr {
+                sl: 3,
+                traffic_class: 106,
+                hop_limit: 64
+            }
+        );
+        let clamped = env(&[("UCX_IB_SL", "99"), ("UCX_IB_HOP_LIMIT", "1000")]);
+        assert_eq!((clamped.sl, clamped.hop_limit), (15, 255));
     }
 
     #[test]

@@ -504,6 +504,7 @@ impl RcEp {
             path_mtu: self.path_mtu,
             min_rnr_timer: rnr_timer_code(limits.rnr_timeout),
             max_dest_rd_atomic: limits.max_rd_atomic,
+            path: limits.path,
         }))?;
         self.qp.modify(QpTransition::Rts(RtsAttr {
             sq_psn: self.initial_psn,

@@ -75,6 +75,8 @@ pub struct Limits {
     pub max_rd_atomic: u8,
     pub tx_max_poll: u32,
     pub rx_max_poll: u32,
+    /// SL, traffic class, hop limit of the QPs' address vectors.
+    pub path: crate::hca::PathAttr,
 }
 
 /// The `uct_recv_desc_t` of an iface's receive descriptors, with the way
@@ -167,6 +169,7 @@ impl Limits {
                 .clamp(1, u64::from(max_rd_atomic_dev.max(1))) as u8,
             tx_max_poll: config.tx_max_poll.max(1),
             rx_max_poll: config.rx_max_poll.max(1),
+            path: crate::hca::PathAttr::from_config(config),
         }
     }
 }

@@ -284,6 +284,7 @@ impl Side {
             path_mtu: Mtu::Mtu1024,
             min_rnr_timer: 1,
             max_dest_rd_atomic: 16,
+            path: Default::default(),
         }
     }
 

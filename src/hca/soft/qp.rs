@@ -117,7 +117,13 @@ impl QpContext {
         let result = match transition {
             QpTransition::Init { .. } => self.engine.modify_to_init(),
             QpTransition::Rtr(attr) => {
-                let DeviceAddress::Udp(peer) = attr.peer;
+                let DeviceAddress::Udp(peer) = attr.peer else {
+                    tracing::warn!(
+                        "soft hca: QP {qpn:#x}: peer {:?} is not a soft HCA",
+                        attr.peer
+                    );
+                    return Err(Status::InvalidAddr);
+                };
                 let Some(path_mtu) = PathMtu::from_bytes(attr.path_mtu.bytes()) else {
                     return Err(Status::InvalidParam);
                 };

@@ -11,10 +11,41 @@ use std::net::Ipv4Addr;
 use std::path::Path;
 
 use super::ffi;
-use crate::hca::{LinkLayer, Mtu};
+use crate::hca::{DeviceAddress, LinkLayer, Mtu, IB_DEFAULT_SUBNET_PREFIX};
 
 /// Where the kernel describes RDMA devices (GID types live below it).
 pub const SYSFS_INFINIBAND: &str = "/sys/class/infiniband";
+
+/// Test hook: another directory to read in place of [`SYSFS_INFINIBAND`]
+/// (a stand-in library writes its GID types there). Not a user setting.
+pub const SYSFS_ROOT_OVERRIDE_ENV: &str = "UCT_VERBS_SYSFS_ROOT";
+
+/// The sysfs root to read GID types from: [`SYSFS_ROOT_OVERRIDE_ENV`] if
+/// set, else [`SYSFS_INFINIBAND`].
+pub fn sysfs_root() -> std::path::PathBuf {
+    std::env::var_os(SYSFS_ROOT_OVERRIDE_ENV)
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| SYSFS_INFINIBAND.into(), Into::into)
+}
+
+/// `UCX_IB_GID_INDEX` of the process environment: `None` for `auto` (and
+/// for a bad value, which the configuration module reports).
+pub fn configured_gid_index() -> Option<u8> {
+    use crate::core::config::{read_md_config, IbMdConfig, Ulunits};
+    let config = read_md_config(None)
+        .and_then(|c| IbMdConfig::from_config(&c))
+        .ok()?;
+    match config.gid_index {
+        Ulunits::Value(index) => match u8::try_from(index) {
+            Ok(index) => Some(index),
+            Err(_) => {
+                tracing::warn!("UCX_IB_GID_INDEX={index} is not a GID table index, using auto");
+                None
+            }
+        },
+        Ulunits::Auto | Ulunits::Inf => None,
+    }
+}
 
 /// The RoCE version of a GID table entry, as sysfs names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,21 +88,22 @@ impl GidEntry {
     }
 }
 
-/// The GID a RoCE port should use: RoCE v2 with an IPv4-mapped address
-/// first (routable, and what IPv4 fabrics configure), then any RoCE v2 GID,
-/// then RoCE v1; the lowest index wins within a rank. Empty (all-zero)
-/// entries are never chosen.
-pub fn select_roce_gid(entries: &[GidEntry]) -> Option<GidEntry> {
+/// The GID a RoCE port should use. With `wanted` (`UCX_IB_GID_INDEX`)
+/// that entry, whatever its type, if it is readable and not empty. Else
+/// RoCE v2 with an IPv4-mapped address first (routable, and what IPv4
+/// fabrics configure), then any other RoCE v2 GID, then RoCE v1; the lowest
+/// index wins within a rank. Empty (all-zero) entries are never chosen.
+pub fn select_roce_gid(entries: &[GidEntry], wanted: Option<u8>) -> Option<GidEntry> {
+    let usable = entries.iter().filter(|e| !e.is_zero());
+    if let Some(index) = wanted {
+        return usable.into_iter().find(|e| e.index == index).copied();
+    }
     let rank = |e: &GidEntry| match (e.kind, e.ipv4().is_some()) {
         (GidType::RoceV2, true) => 0,
         (GidType::RoceV2, false) => 1,
         (GidType::RoceV1, _) => 2,
     };
-    entries
-        .iter()
-        .filter(|e| !e.is_zero())
-        .min_by_key(|e| (rank(e), e.index))
-        .copied()
+    usable.min_by_key(|e| (rank(e), e.index)).copied()
 }
 
 /// The GID type of `device`'s `port` entry `index` from sysfs below `root`,
@@ -91,17 +123,25 @@ pub fn read_gid_type(root: &Path, device: &str, port: u8, index: u8) -> Option<G
 pub struct VerbsPort {
     pub number: u8,
     pub link_layer: LinkLayer,
+    pub max_mtu: Mtu,
     pub active_mtu: Mtu,
     /// The port's LID (InfiniBand; 0 on RoCE).
     pub lid: u16,
     /// The GID chosen for RoCE (None on InfiniBand).
     pub gid: Option<GidEntry>,
+    /// The GID table index packets leave from (RoCE: the chosen GID's;
+    /// InfiniBand: `UCX_IB_GID_INDEX` or 0, used when a GRH is sent).
+    pub sgid_index: u8,
+    /// What peers are given to reach this port.
+    pub address: DeviceAddress,
 }
 
 /// A real mlx5 device with at least one active port.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VerbsDevice {
     pub name: String,
+    /// The node GUID as the device reports it (big-endian bytes).
+    pub node_guid: u64,
     pub ports: Vec<VerbsPort>,
 }
 
@@ -109,13 +149,18 @@ pub struct VerbsDevice {
 /// (empty when rdma-core is not installed).
 pub fn discover() -> Vec<VerbsDevice> {
     match ffi::Verbs::get() {
-        Ok(verbs) => discover_with(verbs, Path::new(SYSFS_INFINIBAND)),
+        Ok(verbs) => discover_with(verbs, &sysfs_root(), configured_gid_index()),
         Err(_) => Vec::new(), // logged once by Verbs::get
     }
 }
 
-/// [`discover`] through `verbs`, reading GID types below `sysfs_root`.
-pub fn discover_with(verbs: &ffi::Verbs, sysfs_root: &Path) -> Vec<VerbsDevice> {
+/// [`discover`] through `verbs`, reading GID types below `sysfs_root`,
+/// using GID table entry `gid_index` if given.
+pub fn discover_with(
+    verbs: &ffi::Verbs,
+    sysfs_root: &Path,
+    gid_index: Option<u8>,
+) -> Vec<VerbsDevice> {
     let mut count = 0;
     // SAFETY: get_device_list writes the count through a valid pointer and
     // returns NULL or a NULL-terminated array we free below.
@@ -134,7 +179,7 @@ pub fn discover_with(verbs: &ffi::Verbs, sysfs_root: &Path) -> Vec<VerbsDevice> 
         if device.is_null() {
             break;
         }
-        if let Some(dev) = probe_device(verbs, device, sysfs_root) {
+        if let Some(dev) = probe_device(verbs, device, sysfs_root, gid_index) {
             found.push(dev);
         }
     }
@@ -152,6 +197,7 @@ fn probe_device(
     verbs: &ffi::Verbs,
     device: *mut ffi::ibv_device,
     sysfs_root: &Path,
+    gid_index: Option<u8>,
 ) -> Option<VerbsDevice> {
     // SAFETY: `device` is a live entry of the device list.
     let name_ptr = unsafe { (verbs.ibv.get_device_name)(device) };
@@ -176,29 +222,41 @@ fn probe_device(
         );
         return None;
     }
-    let ports = probe_ports(verbs, context, &name, sysfs_root);
+    let probed = probe_ports(verbs, context, &name, sysfs_root, gid_index);
     // SAFETY: `context` came from open_device and nothing made from it
     // outlives this call.
     unsafe { (verbs.ibv.close_device)(context) };
+    let (attr, ports) = probed?;
     if ports.is_empty() {
         tracing::debug!("verbs: {name} has no active port, skipped");
         return None;
     }
-    Some(VerbsDevice { name, ports })
+    Some(VerbsDevice {
+        name,
+        node_guid: attr.node_guid,
+        ports,
+    })
 }
 
-fn probe_ports(
+/// The device attributes and the usable ports of an open device: active,
+/// with a known MTU, and (RoCE) a usable GID or (InfiniBand) a LID. `None`
+/// when the device cannot be queried.
+pub(crate) fn probe_ports(
     verbs: &ffi::Verbs,
     context: *mut ffi::ibv_context,
     name: &str,
     sysfs_root: &Path,
-) -> Vec<VerbsPort> {
+    gid_index: Option<u8>,
+) -> Option<(ffi::ibv_device_attr, Vec<VerbsPort>)> {
     // SAFETY: ibv_device_attr is plain data for which all-zero is valid.
     let mut attr: ffi::ibv_device_attr = unsafe { std::mem::zeroed() };
     // SAFETY: `context` is open and `attr` is a writable ibv_device_attr.
     if unsafe { (verbs.ibv.query_device)(context, &mut attr) } != 0 {
-        tracing::debug!("verbs: ibv_query_device({name}) failed, skipped");
-        return Vec::new();
+        tracing::debug!(
+            "verbs: ibv_query_device({name}) failed: {}, skipped",
+            std::io::Error::last_os_error()
+        );
+        return None;
     }
     let mut ports = Vec::new();
     for number in 1..=attr.phys_port_cnt {
@@ -223,29 +281,83 @@ fn probe_ports(
             );
             continue;
         };
-        let (link_layer, gid) = match port.link_layer {
+        let max_mtu = u8::try_from(port.max_mtu)
+            .ok()
+            .and_then(mtu_from_ibv)
+            .map_or(active_mtu, |max| max.max(active_mtu));
+        let (link_layer, gid, sgid_index, address) = match port.link_layer {
             ffi::IBV_LINK_LAYER_ETHERNET => {
                 let entries = read_gid_table(verbs, context, name, number, &port, sysfs_root);
-                match select_roce_gid(&entries) {
-                    Some(gid) => (LinkLayer::Ethernet, Some(gid)),
+                match select_roce_gid(&entries, gid_index) {
+                    Some(gid) => (
+                        LinkLayer::Ethernet,
+                        Some(gid),
+                        gid.index,
+                        DeviceAddress::Roce { gid: gid.gid },
+                    ),
                     None => {
-                        tracing::debug!("verbs: {name}:{number} (RoCE) has no usable GID, skipped");
+                        match gid_index {
+                            Some(index) => tracing::debug!(
+                                "verbs: {name}:{number} (RoCE) has no usable GID at \
+                                 UCX_IB_GID_INDEX={index}, skipped"
+                            ),
+                            None => tracing::debug!(
+                                "verbs: {name}:{number} (RoCE) has no usable GID, skipped"
+                            ),
+                        }
                         continue;
                     }
                 }
             }
             // An unspecified link layer is InfiniBand (older kernels).
-            _ => (LinkLayer::InfiniBand, None),
+            _ => {
+                if port.lid == 0 || port.lid >= 0xc000 {
+                    tracing::debug!(
+                        "verbs: {name}:{number} (InfiniBand) has no unicast LID {:#x} \
+                         (no subnet manager?), skipped",
+                        port.lid
+                    );
+                    continue;
+                }
+                let sgid_index = gid_index.unwrap_or(0);
+                let gid = query_gid(verbs, context, number, sgid_index)
+                    .filter(|gid| gid[..8] != IB_DEFAULT_SUBNET_PREFIX && gid != &[0; 16]);
+                (
+                    LinkLayer::InfiniBand,
+                    None,
+                    sgid_index,
+                    DeviceAddress::Ib { lid: port.lid, gid },
+                )
+            }
         };
         ports.push(VerbsPort {
             number,
             link_layer,
+            max_mtu,
             active_mtu,
             lid: port.lid,
             gid,
+            sgid_index,
+            address,
         });
     }
-    ports
+    Some((attr, ports))
+}
+
+/// GID table entry `index` of `port`, None if it cannot be read.
+fn query_gid(
+    verbs: &ffi::Verbs,
+    context: *mut ffi::ibv_context,
+    port: u8,
+    index: u8,
+) -> Option<[u8; 16]> {
+    let mut gid = ffi::ibv_gid::default();
+    // SAFETY: `context` is open and `gid` is a writable ibv_gid.
+    if unsafe { (verbs.ibv.query_gid)(context, port, index.into(), &mut gid) } != 0 {
+        return None;
+    }
+    // SAFETY: every bit pattern is a valid `raw` array.
+    Some(unsafe { gid.raw })
 }
 
 fn read_gid_table(
@@ -262,23 +374,15 @@ fn read_gid_table(
         let Some(kind) = read_gid_type(sysfs_root, name, port_number, index) else {
             continue;
         };
-        let mut gid = ffi::ibv_gid::default();
-        // SAFETY: `context` is open and `gid` is a writable ibv_gid.
-        if unsafe { (verbs.ibv.query_gid)(context, port_number, index.into(), &mut gid) } != 0 {
+        let Some(gid) = query_gid(verbs, context, port_number, index) else {
             continue;
-        }
-        // SAFETY: every bit pattern is a valid `raw` array.
-        let raw = unsafe { gid.raw };
-        entries.push(GidEntry {
-            index,
-            gid: raw,
-            kind,
-        });
+        };
+        entries.push(GidEntry { index, gid, kind });
     }
     entries
 }
 
-fn mtu_from_ibv(code: u8) -> Option<Mtu> {
+pub(crate) fn mtu_from_ibv(code: u8) -> Option<Mtu> {
     Some(match u32::from(code) {
         ffi::IBV_MTU_256 => Mtu::Mtu256,
         ffi::IBV_MTU_512 => Mtu::Mtu512,

@@ -9,8 +9,9 @@
 //! Anything added here must be added to both sides of that test.
 //!
 //! Only structs the backend fills or reads are mirrored; objects it merely
-//! passes around (`ibv_device`, `ibv_context`, `ibv_comp_channel`, ...) are
-//! opaque. C enums are integer typedefs plus constants, so a value the
+//! passes around (`ibv_device`, ...) are opaque, and library-allocated ones
+//! it reads a few leading members of (`ibv_context`, `ibv_cq`, ...) are
+//! mirrored up to those members. C enums are integer typedefs plus constants, so a value the
 //! library returns that we do not know is never undefined behaviour.
 //!
 //! Two symbols are wrapped by inline functions in the headers:
@@ -20,6 +21,9 @@
 //!   `flags`, so not `port_cap_flags2`). The fields we read (state, MTUs,
 //!   GID table length, LID, link layer) are all in that prefix; we pass a
 //!   zeroed full-size struct so the tail stays zero.
+//! * `ibv_req_notify_cq` is an inline function calling the provider's
+//!   `ibv_context.ops.req_notify_cq`: we call that slot the same way, so
+//!   [`ibv_context_ops`] is mirrored (its layout is checked).
 //! * `ibv_reg_mr` is a macro that calls the exported `ibv_reg_mr` unless
 //!   `IBV_ACCESS_OPTIONAL_RANGE` bits are requested; we never request them.
 
@@ -41,7 +45,7 @@ macro_rules! opaque {
         }
     )*};
 }
-opaque!(ibv_device, ibv_context, ibv_wq, ibv_dm, ibv_ah);
+opaque!(ibv_device, ibv_wq, ibv_dm, ibv_ah);
 
 // ------------------------------------------------------------- constants --
 
@@ -319,6 +323,32 @@ pub struct ibv_mr {
     pub handle: u32,
     pub lkey: u32,
     pub rkey: u32,
+}
+
+/// The provider's operations table inside [`ibv_context`]. Only
+/// `req_notify_cq` is called (what the inline `ibv_req_notify_cq` does);
+/// the other slots keep their places as untyped pointers.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ibv_context_ops {
+    /// `_compat_query_device` .. `_compat_create_cq` (11 slots).
+    pub leading: [*mut c_void; 11],
+    pub poll_cq: *mut c_void,
+    pub req_notify_cq:
+        Option<unsafe extern "C" fn(cq: *mut ibv_cq, solicited_only: c_int) -> c_int>,
+    /// `_compat_cq_event` .. `_compat_async_event` (19 slots).
+    pub trailing: [*mut c_void; 19],
+}
+
+/// The public head of a device context (the mutex and what follows are
+/// not mirrored: the library allocates contexts).
+#[repr(C)]
+pub struct ibv_context {
+    pub device: *mut ibv_device,
+    pub ops: ibv_context_ops,
+    pub cmd_fd: c_int,
+    pub async_fd: c_int,
+    pub num_comp_vectors: c_int,
 }
 
 /// A completion channel: `fd` becomes readable when an armed CQ of the

@@ -1,21 +1,26 @@
-//! rdma-core objects for the `hca` handles: an open device, PD, MR, CQ,
-//! SRQ and RC QP, each owning its verbs object and destroying it on drop,
-//! and exposing the mlx5 rings (`mlx5dv_init_obj`) in the `hca` ring types.
+//! rdma-core objects behind the `Verbs` variants of the `hca` handles: an
+//! open device, PD, MR, completion channel, CQ, SRQ, RC QP and doorbell,
+//! each owning its verbs object and destroying it on drop, and exposing the
+//! mlx5 rings (`mlx5dv_init_obj`) in the `hca` ring types.
 //!
-//! NOT YET CHECKED AGAINST ANY DEVICE OR STAND-IN: this compiles and its
-//! error paths are tested on a machine without a NIC; the success paths
-//! wait for the stand-in library (issue 6, item 4). The `Verbs` variants of
-//! the `hca` handle enums are the next step; they need a `DeviceAddress`
-//! variant for InfiniBand/RoCE peers (see [`AddressVector`]).
+//! Ownership follows verbs' rules: a QP keeps its CQs and SRQ alive, a CQ
+//! its channel, everything its PD and device context (`Arc`s), so no drop
+//! order makes rdma-core refuse a destroy (EBUSY) or the device write into
+//! freed memory.
+//!
+//! Never run on a ConnectX NIC: the success paths run only against the
+//! test stand-in library (issue 6).
 
 use std::ffi::{c_int, CStr};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
+use super::discovery::{self, VerbsPort};
 use super::ffi::{self, Verbs};
 use crate::abi::ucs_status::Status;
 use crate::hca::{
-    Access, CqRing, DeviceAttr, MrKeys, Mtu, QpInfo, QpState, RecvRing, RtsAttr, SendRing,
-    SrqInitAttr,
+    Access, CqRing, DeviceAddress, DeviceAttr, LinkLayer, MrKeys, Mtu, PortAttr, PortState, QpInfo,
+    QpState, QpTransition, RecvRing, RtrAttr, RtsAttr, SendRing, SrqInitAttr,
 };
 
 /// An open device context, shared by everything made from it; closed when
@@ -51,71 +56,60 @@ fn os_error() -> std::io::Error {
 #[derive(Clone)]
 pub struct VerbsDevice {
     context: Arc<Context>,
-    attr: ffi::ibv_device_attr,
+    /// Shared (it is large) so that `hca::Device` stays small.
+    attr: Arc<ffi::ibv_device_attr>,
+    /// The usable ports and their addresses, probed at open (the GID choice
+    /// must stay what peers were told).
+    ports: Arc<Vec<VerbsPort>>,
 }
 
 impl VerbsDevice {
     /// Opens the mlx5 device `name`: `NoDevice` when rdma-core is missing or
-    /// has no such mlx5 device (one log line says which).
+    /// has no such mlx5 device with a usable port (one log line says which).
     pub fn open(name: &str) -> Result<VerbsDevice, Status> {
         let verbs = Verbs::get().map_err(|e| {
-            tracing::debug!("verbs: cannot open {name}: {e}");
+            tracing::warn!("verbs: cannot open {name}: {e}");
             e.status()
         })?;
-        let mut count: c_int = 0;
-        // SAFETY: see discovery: a NULL or NULL-terminated list, freed below.
-        let list = unsafe { (verbs.ibv.get_device_list)(&mut count) };
-        if list.is_null() {
-            tracing::debug!(
-                "verbs: cannot open {name}: no RDMA devices ({})",
-                os_error()
-            );
-            return Err(Status::NoDevice);
-        }
-        let mut context = std::ptr::null_mut();
-        for slot in 0..usize::try_from(count).unwrap_or(0) {
-            // SAFETY: the list holds `count` entries.
-            let device = unsafe { *list.add(slot) };
-            if device.is_null() {
-                break;
-            }
-            // SAFETY: a live device of the list; its name is NUL-terminated.
-            let device_name = unsafe { CStr::from_ptr((verbs.ibv.get_device_name)(device)) };
-            if device_name.to_bytes() != name.as_bytes() {
-                continue;
-            }
-            // SAFETY: as above.
-            if !unsafe { (verbs.mlx5.is_supported)(device) } {
-                tracing::warn!("verbs: {name} is not an mlx5 device");
-                break;
-            }
-            // SAFETY: as above; the context outlives the list (rdma-core
-            // keeps opened devices referenced).
-            context = unsafe { (verbs.ibv.open_device)(device) };
-            if context.is_null() {
-                tracing::warn!("verbs: ibv_open_device({name}) failed: {}", os_error());
-            }
-            break;
-        }
-        // SAFETY: `list` came from get_device_list; freed once.
-        unsafe { (verbs.ibv.free_device_list)(list) };
-        if context.is_null() {
-            tracing::debug!("verbs: no usable mlx5 device {name}");
-            return Err(Status::NoDevice);
-        }
+        let raw = open_context(verbs, name)?;
         let context = Arc::new(Context {
             verbs,
-            raw: context,
+            raw,
             name: name.to_string(),
         });
-        // SAFETY: all-zero is a valid ibv_device_attr (plain data).
-        let mut attr: ffi::ibv_device_attr = unsafe { std::mem::zeroed() };
-        // SAFETY: open context, writable attr.
-        if unsafe { (verbs.ibv.query_device)(context.raw, &mut attr) } != 0 {
-            tracing::warn!("verbs: ibv_query_device({name}) failed: {}", os_error());
-            return Err(Status::IoError);
+        let (attr, ports) = discovery::probe_ports(
+            verbs,
+            raw,
+            name,
+            &discovery::sysfs_root(),
+            discovery::configured_gid_index(),
+        )
+        .ok_or_else(|| {
+            tracing::warn!("verbs: cannot query device {name}");
+            Status::IoError
+        })?;
+        if ports.is_empty() {
+            tracing::warn!("verbs: {name} has no usable port (down, or no GID/LID)");
+            return Err(Status::NoDevice);
         }
-        Ok(VerbsDevice { context, attr })
+        let mut dv = ffi::mlx5dv_context::default();
+        // SAFETY: open context of an mlx5 device; `dv` is writable and at
+        // least as large as the library's struct (layout test).
+        if unsafe { (verbs.mlx5.query_device)(raw, &mut dv) } != 0 {
+            tracing::warn!("verbs: mlx5dv_query_device({name}) failed: {}", os_error());
+            return Err(Status::Unsupported);
+        }
+        tracing::debug!(
+            "verbs: opened {name} (mlx5dv version {}, flags {:#x}, {} usable port(s))",
+            dv.version,
+            dv.flags,
+            ports.len()
+        );
+        Ok(VerbsDevice {
+            context,
+            attr: Arc::new(attr),
+            ports: Arc::new(ports),
+        })
     }
 
     pub fn name(&self) -> &str {
@@ -124,20 +118,50 @@ impl VerbsDevice {
 
     /// The device limits in the backend-neutral form.
     pub fn attr(&self) -> DeviceAttr {
-        let a = &self.attr;
-        let positive = |v: c_int| u32::try_from(v).unwrap_or(0);
-        DeviceAttr {
-            name: self.context.name.clone(),
-            port_count: a.phys_port_cnt,
-            // One WR of an RC send ring is at most one basic block here.
-            max_qp_wqebb: positive(a.max_qp_wr),
-            max_cqe: positive(a.max_cqe),
-            max_srq_wqe: positive(a.max_srq_wr),
-            max_srq_sge: positive(a.max_srq_sge),
-            max_rd_atomic: u8::try_from(a.max_qp_rd_atom.clamp(0, 255)).unwrap_or(u8::MAX),
-            atomics: a.atomic_cap != ffi::IBV_ATOMIC_NONE,
-            atomic_results_big_endian: true,
-        }
+        device_attr(&self.context.name, &self.attr)
+    }
+
+    fn port(&self, number: u8) -> Result<&VerbsPort, Status> {
+        self.ports
+            .iter()
+            .find(|p| p.number == number)
+            .ok_or_else(|| {
+                tracing::warn!("verbs: {} has no usable port {number}", self.name());
+                Status::NoDevice
+            })
+    }
+
+    /// The port as discovered, with its current state.
+    pub fn port_attr(&self, number: u8) -> Result<PortAttr, Status> {
+        let port = self.port(number)?;
+        let mut live = ffi::ibv_port_attr::default();
+        // SAFETY: open context; zeroed full-size struct (see ffi's doc).
+        let state =
+            if unsafe { (self.context.verbs.ibv.query_port)(self.context.raw, number, &mut live) }
+                != 0
+            {
+                tracing::warn!(
+                    "verbs: ibv_query_port({}:{number}) failed: {}",
+                    self.name(),
+                    os_error()
+                );
+                PortState::Down
+            } else if live.state == ffi::IBV_PORT_ACTIVE {
+                PortState::Active
+            } else {
+                PortState::Down
+            };
+        let active_mtu = u8::try_from(live.active_mtu)
+            .ok()
+            .and_then(discovery::mtu_from_ibv)
+            .unwrap_or(port.active_mtu);
+        Ok(PortAttr {
+            state,
+            max_mtu: port.max_mtu,
+            active_mtu,
+            link_layer: port.link_layer,
+            address: port.address,
+        })
     }
 
     pub fn alloc_pd(&self) -> Result<VerbsPd, Status> {
@@ -152,16 +176,18 @@ impl VerbsDevice {
             );
             return Err(Status::NoMemory);
         }
+        let port = self.ports.first().cloned().ok_or(Status::NoDevice)?;
         Ok(VerbsPd {
             inner: Arc::new(PdInner {
                 context: self.context.clone(),
                 raw,
+                port,
             }),
         })
     }
 
-    /// A completion channel (its fd is what the transport exposes for
-    /// blocking waits).
+    /// A completion channel whose fd is non-blocking (so that `clear` can
+    /// drain it), exposed by the transport for blocking waits.
     pub fn create_event_channel(&self) -> Result<VerbsChannel, Status> {
         let verbs = self.context.verbs;
         // SAFETY: open context.
@@ -170,15 +196,26 @@ impl VerbsDevice {
             tracing::error!("verbs: ibv_create_comp_channel failed: {}", os_error());
             return Err(Status::IoError);
         }
-        Ok(VerbsChannel {
+        let channel = VerbsChannel(Arc::new(ChannelInner {
             context: self.context.clone(),
             raw,
-        })
+        }));
+        let fd = channel.fd();
+        // SAFETY: fcntl on the channel's own descriptor; flags only.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        // SAFETY: as above.
+        if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+            tracing::error!(
+                "verbs: cannot make completion channel fd {fd} non-blocking: {}",
+                os_error()
+            );
+            return Err(Status::IoError);
+        }
+        Ok(channel)
     }
 
     /// A CQ of at least `cqe_count` entries, reporting to `channel` if
-    /// given, with its mlx5 ring. (Arming it is the transport's write of the
-    /// mlx5 arm doorbell; not done yet.)
+    /// given, with its mlx5 ring.
     pub fn create_cq(
         &self,
         cqe_count: u32,
@@ -186,9 +223,9 @@ impl VerbsDevice {
     ) -> Result<VerbsCq, Status> {
         let verbs = self.context.verbs;
         let cqe = c_int::try_from(cqe_count).map_err(|_| Status::InvalidParam)?;
-        let channel_raw = channel.map_or(std::ptr::null_mut(), |c| c.raw);
+        let channel_raw = channel.map_or(std::ptr::null_mut(), |c| c.0.raw);
         // SAFETY: open context; the channel (if any) is of this context and
-        // outlives the CQ (the hca layer keeps it alive); NULL is allowed.
+        // outlives the CQ (the CQ holds it); NULL is allowed.
         let raw = unsafe {
             (verbs.ibv.create_cq)(self.context.raw, cqe, std::ptr::null_mut(), channel_raw, 0)
         };
@@ -196,10 +233,18 @@ impl VerbsDevice {
             tracing::error!("verbs: ibv_create_cq({cqe}) failed: {}", os_error());
             return Err(Status::NoMemory);
         }
-        let mut cq = VerbsCq {
+        // Owned from here: an error below destroys it.
+        let inner = CqInner {
             context: self.context.clone(),
             raw,
-            ring: None,
+            _channel: channel.map(|c| c.0.clone()),
+        };
+        // SAFETY: a successful create_cq returns a CQ whose context is the
+        // open context, whose ops the provider filled.
+        let req_notify = unsafe { (*(*raw).context).ops.req_notify_cq };
+        let Some(req_notify) = req_notify else {
+            tracing::error!("verbs: the provider of {} cannot arm CQs", self.name());
+            return Err(Status::Unsupported);
         };
         // SAFETY: all-zero is a valid mlx5dv_cq (pointers NULL).
         let mut dv: ffi::mlx5dv_cq = unsafe { std::mem::zeroed() };
@@ -211,7 +256,7 @@ impl VerbsDevice {
             tracing::error!("verbs: mlx5dv_init_obj(CQ) failed: {}", os_error());
             return Err(Status::IoError);
         }
-        if dv.cqe_size != 64 || !dv.cqe_cnt.is_power_of_two() {
+        if dv.cqe_size != 64 || !dv.cqe_cnt.is_power_of_two() || dv.buf.is_null() {
             tracing::error!(
                 "verbs: CQ has {} entries of {} bytes; the transport needs 64-byte CQEs \
                  (unset MLX5_CQE_SIZE)",
@@ -220,40 +265,141 @@ impl VerbsDevice {
             );
             return Err(Status::Unsupported);
         }
-        cq.ring = Some(CqRing {
-            buf: dv.buf.cast(),
-            cqe_count: dv.cqe_cnt,
-            dbrec: dv.dbrec,
-            cqn: dv.cqn,
-        });
-        Ok(cq)
+        Ok(VerbsCq {
+            inner: Arc::new(inner),
+            req_notify,
+            ring: CqRing {
+                buf: dv.buf.cast(),
+                cqe_count: dv.cqe_cnt,
+                dbrec: dv.dbrec,
+                cqn: dv.cqn,
+            },
+        })
     }
 }
 
-/// A completion channel.
-pub struct VerbsChannel {
+/// Opens the mlx5 device `name` from rdma-core's list.
+fn open_context(verbs: &'static Verbs, name: &str) -> Result<*mut ffi::ibv_context, Status> {
+    let mut count: c_int = 0;
+    // SAFETY: see discovery: a NULL or NULL-terminated list, freed below.
+    let list = unsafe { (verbs.ibv.get_device_list)(&mut count) };
+    if list.is_null() {
+        tracing::warn!(
+            "verbs: cannot open {name}: no RDMA devices ({})",
+            os_error()
+        );
+        return Err(Status::NoDevice);
+    }
+    let mut context = std::ptr::null_mut();
+    let mut found = false;
+    for slot in 0..usize::try_from(count).unwrap_or(0) {
+        // SAFETY: the list holds `count` entries.
+        let device = unsafe { *list.add(slot) };
+        if device.is_null() {
+            break;
+        }
+        // SAFETY: a live device of the list.
+        let name_ptr = unsafe { (verbs.ibv.get_device_name)(device) };
+        // SAFETY: non-NULL device names are NUL-terminated.
+        if name_ptr.is_null() || unsafe { CStr::from_ptr(name_ptr) }.to_bytes() != name.as_bytes() {
+            continue;
+        }
+        found = true;
+        // SAFETY: as above.
+        if !unsafe { (verbs.mlx5.is_supported)(device) } {
+            tracing::warn!("verbs: {name} is not an mlx5 device");
+            break;
+        }
+        // SAFETY: as above; the context outlives the list (rdma-core keeps
+        // opened devices referenced).
+        context = unsafe { (verbs.ibv.open_device)(device) };
+        if context.is_null() {
+            tracing::warn!("verbs: ibv_open_device({name}) failed: {}", os_error());
+        }
+        break;
+    }
+    // SAFETY: `list` came from get_device_list; freed once.
+    unsafe { (verbs.ibv.free_device_list)(list) };
+    if !found {
+        tracing::warn!("verbs: rdma-core has no device {name}");
+    }
+    if context.is_null() {
+        return Err(Status::NoDevice);
+    }
+    Ok(context)
+}
+
+/// The device limits of `attr` in the backend-neutral form.
+pub fn device_attr(name: &str, attr: &ffi::ibv_device_attr) -> DeviceAttr {
+    let positive = |v: c_int| u32::try_from(v).unwrap_or(0);
+    DeviceAttr {
+        name: name.to_string(),
+        port_count: attr.phys_port_cnt,
+        // The transport counts 64-byte basic blocks; a work request of
+        // max_qp_wr is at least one.
+        max_qp_wqebb: positive(attr.max_qp_wr),
+        max_cqe: positive(attr.max_cqe),
+        max_srq_wqe: positive(attr.max_srq_wr),
+        max_srq_sge: positive(attr.max_srq_sge),
+        max_rd_atomic: u8::try_from(attr.max_qp_rd_atom.clamp(0, 255)).unwrap_or(u8::MAX),
+        atomics: attr.atomic_cap != ffi::IBV_ATOMIC_NONE,
+        // mlx5 hardware writes fetched atomic values in network order.
+        atomic_results_big_endian: true,
+    }
+}
+
+struct ChannelInner {
     context: Arc<Context>,
     raw: *mut ffi::ibv_comp_channel,
 }
 
-// SAFETY: see Context.
-unsafe impl Send for VerbsChannel {}
-// SAFETY: see Context.
-unsafe impl Sync for VerbsChannel {}
+// SAFETY: see Context: the pointer is only passed to libibverbs, whose
+// channel calls are thread-safe.
+unsafe impl Send for ChannelInner {}
+// SAFETY: as above.
+unsafe impl Sync for ChannelInner {}
+
+impl Drop for ChannelInner {
+    fn drop(&mut self) {
+        // SAFETY: `raw` came from create_comp_channel; destroyed once, after
+        // its CQs (each holds an Arc of this).
+        if unsafe { (self.context.verbs.ibv.destroy_comp_channel)(self.raw) } != 0 {
+            tracing::warn!("verbs: ibv_destroy_comp_channel failed: {}", os_error());
+        }
+    }
+}
+
+/// A completion channel.
+pub struct VerbsChannel(Arc<ChannelInner>);
 
 impl VerbsChannel {
     pub fn fd(&self) -> std::os::fd::RawFd {
         // SAFETY: `raw` is a live channel; `fd` is set at creation.
-        unsafe { (*self.raw).fd }
+        unsafe { (*self.0.raw).fd }
     }
-}
 
-impl Drop for VerbsChannel {
-    fn drop(&mut self) {
-        // SAFETY: `raw` came from create_comp_channel; destroyed once, after
-        // its CQs (they hold it through the hca layer).
-        if unsafe { (self.context.verbs.ibv.destroy_comp_channel)(self.raw) } != 0 {
-            tracing::warn!("verbs: ibv_destroy_comp_channel failed: {}", os_error());
+    /// Takes every pending event (the fd is non-blocking: the read fails
+    /// with EAGAIN when none is left) and acknowledges each, so that the fd
+    /// stops being readable and the CQs can be destroyed later.
+    pub fn clear(&self) {
+        let verbs = self.0.context.verbs;
+        loop {
+            let mut cq = std::ptr::null_mut();
+            let mut cq_context = std::ptr::null_mut();
+            // SAFETY: live channel; writable out pointers.
+            if unsafe { (verbs.ibv.get_cq_event)(self.0.raw, &mut cq, &mut cq_context) } != 0 {
+                let err = os_error();
+                if err.kind() != std::io::ErrorKind::WouldBlock {
+                    tracing::warn!("verbs: ibv_get_cq_event failed: {err}");
+                }
+                break;
+            }
+            if cq.is_null() {
+                break;
+            }
+            // SAFETY: `cq` is the live CQ the event came from (a CQ with
+            // unacknowledged events cannot be destroyed).
+            unsafe { (verbs.ibv.ack_cq_events)(cq, 1) };
         }
     }
 }
@@ -261,6 +407,9 @@ impl Drop for VerbsChannel {
 struct PdInner {
     context: Arc<Context>,
     raw: *mut ffi::ibv_pd,
+    /// The port QPs of this PD use (`core::devices` lists port 1 of each
+    /// device; the first usable port is that one when it is usable).
+    port: VerbsPort,
 }
 
 // SAFETY: see Context: the pointer is only passed to libibverbs.
@@ -345,10 +494,9 @@ impl VerbsPd {
             );
             return Err(Status::NoMemory);
         }
-        let mut srq = VerbsSrq {
+        let inner = SrqInner {
             pd: self.inner.clone(),
             raw,
-            ring: None,
         };
         // SAFETY: all-zero is a valid mlx5dv_srq.
         let mut dv: ffi::mlx5dv_srq = unsafe { std::mem::zeroed() };
@@ -361,28 +509,11 @@ impl VerbsPd {
             tracing::error!("verbs: mlx5dv_init_obj(SRQ) failed: {}", os_error());
             return Err(Status::IoError);
         }
-        // The provider builds the free list 0 → 1 → ... → tail: the ring
-        // holds tail + 1 WQEs; a WQE is a 16-byte next segment and 16-byte
-        // data segments.
-        let wqe_count = dv.tail.wrapping_add(1);
-        if dv.head != 0 || !wqe_count.is_power_of_two() || dv.stride < 32 {
-            tracing::error!(
-                "verbs: unexpected SRQ ring (head {}, tail {}, stride {})",
-                dv.head,
-                dv.tail,
-                dv.stride
-            );
-            return Err(Status::Unsupported);
-        }
-        srq.ring = Some(RecvRing {
-            buf: dv.buf.cast(),
-            wqe_count,
-            stride: dv.stride,
-            max_sge: dv.stride / 16 - 1,
-            dbrec: dv.dbrec,
-            srqn: dv.srqn,
-        });
-        Ok(srq)
+        let ring = recv_ring_from_dv(&dv)?;
+        Ok(VerbsSrq {
+            inner: Arc::new(inner),
+            ring,
+        })
     }
 
     /// An RC QP on `send_cq`/`recv_cq`, receiving through `srq`, with a
@@ -397,9 +528,9 @@ impl VerbsPd {
         let verbs = self.inner.context.verbs;
         let mut init = ffi::ibv_qp_init_attr {
             qp_context: std::ptr::null_mut(),
-            send_cq: send_cq.raw,
-            recv_cq: recv_cq.raw,
-            srq: srq.raw,
+            send_cq: send_cq.inner.raw,
+            recv_cq: recv_cq.inner.raw,
+            srq: srq.inner.raw,
             cap: ffi::ibv_qp_cap {
                 max_send_wr: sq_wqebb_count,
                 max_recv_wr: 0,
@@ -421,13 +552,10 @@ impl VerbsPd {
         }
         // SAFETY: a successful create_qp returns a valid ibv_qp.
         let qpn = unsafe { (*raw).qp_num };
-        let mut qp = VerbsQp {
+        let owned = QpInner {
             pd: self.inner.clone(),
             raw,
             qpn,
-            ring: None,
-            bf_reg: std::ptr::null_mut(),
-            bf_size: 0,
         };
         // SAFETY: all-zero is a valid mlx5dv_qp.
         let mut dv: ffi::mlx5dv_qp = unsafe { std::mem::zeroed() };
@@ -439,24 +567,76 @@ impl VerbsPd {
             tracing::error!("verbs: mlx5dv_init_obj(QP {qpn:#x}) failed: {}", os_error());
             return Err(Status::IoError);
         }
-        if dv.sq.stride != 64 || !dv.sq.wqe_cnt.is_power_of_two() {
+        if dv.sq.stride != 64
+            || !dv.sq.wqe_cnt.is_power_of_two()
+            || dv.sq.buf.is_null()
+            || dv.dbrec.is_null()
+            || dv.bf.reg.is_null()
+        {
             tracing::error!(
-                "verbs: QP {qpn:#x} send ring has {} entries of {} bytes",
+                "verbs: QP {qpn:#x} send ring has {} entries of {} bytes (buf {:p}, \
+                 dbrec {:p}, BlueFlame {:p})",
                 dv.sq.wqe_cnt,
-                dv.sq.stride
+                dv.sq.stride,
+                dv.sq.buf,
+                dv.dbrec,
+                dv.bf.reg
             );
             return Err(Status::Unsupported);
         }
-        qp.ring = Some(SendRing {
-            buf: dv.sq.buf.cast(),
-            wqebb_count: dv.sq.wqe_cnt,
-            dbrec: dv.dbrec,
-            qpn,
-        });
-        qp.bf_reg = dv.bf.reg.cast();
-        qp.bf_size = dv.bf.size;
-        Ok(qp)
+        let port = &self.inner.port;
+        Ok(VerbsQp {
+            ring: SendRing {
+                buf: dv.sq.buf.cast(),
+                wqebb_count: dv.sq.wqe_cnt,
+                dbrec: dv.dbrec,
+                qpn,
+            },
+            doorbell: VerbsDoorbell {
+                reg: dv.bf.reg.cast(),
+                half_size: dv.bf.size,
+                next_half: Arc::new(AtomicU32::new(0)),
+                _context: self.inner.context.clone(),
+            },
+            port: port.number,
+            link_layer: port.link_layer,
+            sgid_index: port.sgid_index,
+            inner: owned,
+            _send_cq: send_cq.inner.clone(),
+            _recv_cq: recv_cq.inner.clone(),
+            _srq: srq.inner.clone(),
+        })
     }
+}
+
+/// The receive ring an mlx5 SRQ exposes: the provider links its WQEs
+/// 0 → 1 → ... → tail, so the ring holds tail + 1 WQEs, each a 16-byte
+/// next segment and 16-byte data segments.
+pub fn recv_ring_from_dv(dv: &ffi::mlx5dv_srq) -> Result<RecvRing, Status> {
+    let wqe_count = dv.tail.wrapping_add(1);
+    if dv.head != 0
+        || !wqe_count.is_power_of_two()
+        || dv.stride < 32
+        || !dv.stride.is_power_of_two()
+        || dv.buf.is_null()
+        || dv.dbrec.is_null()
+    {
+        tracing::error!(
+            "verbs: unexpected SRQ ring (head {}, tail {}, stride {})",
+            dv.head,
+            dv.tail,
+            dv.stride
+        );
+        return Err(Status::Unsupported);
+    }
+    Ok(RecvRing {
+        buf: dv.buf.cast(),
+        wqe_count,
+        stride: dv.stride,
+        max_sge: dv.stride / 16 - 1,
+        dbrec: dv.dbrec,
+        srqn: dv.srqn,
+    })
 }
 
 /// A memory registration.
@@ -486,73 +666,118 @@ impl Drop for VerbsMr {
     }
 }
 
-/// A completion queue and its CQE64 ring.
-pub struct VerbsCq {
+struct CqInner {
     context: Arc<Context>,
     raw: *mut ffi::ibv_cq,
-    ring: Option<CqRing>,
+    _channel: Option<Arc<ChannelInner>>,
 }
 
 // SAFETY: see Context.
-unsafe impl Send for VerbsCq {}
+unsafe impl Send for CqInner {}
 // SAFETY: see Context.
-unsafe impl Sync for VerbsCq {}
+unsafe impl Sync for CqInner {}
 
-impl VerbsCq {
-    /// The ring (always present on a CQ returned by `create_cq`).
-    pub fn ring(&self) -> Option<CqRing> {
-        self.ring
-    }
-}
-
-impl Drop for VerbsCq {
+impl Drop for CqInner {
     fn drop(&mut self) {
-        // SAFETY: `raw` came from create_cq and is destroyed once. QPs using
-        // it must be gone first: the hca layer keeps CQs alive for them.
+        // SAFETY: `raw` came from create_cq and is destroyed once; the QPs
+        // using it hold this Arc, so they are gone.
         if unsafe { (self.context.verbs.ibv.destroy_cq)(self.raw) } != 0 {
             tracing::warn!("verbs: ibv_destroy_cq failed: {}", os_error());
         }
     }
 }
 
-/// A shared receive queue and its ring.
-pub struct VerbsSrq {
-    pd: Arc<PdInner>,
-    raw: *mut ffi::ibv_srq,
-    ring: Option<RecvRing>,
+/// A completion queue and its CQE64 ring.
+pub struct VerbsCq {
+    inner: Arc<CqInner>,
+    req_notify: unsafe extern "C" fn(*mut ffi::ibv_cq, c_int) -> c_int,
+    ring: CqRing,
 }
 
-// SAFETY: see Context.
-unsafe impl Send for VerbsSrq {}
-// SAFETY: see Context.
-unsafe impl Sync for VerbsSrq {}
+// SAFETY: the CQ ring pointers are plain addresses of memory the verbs
+// object (held) owns; the handle never writes through them itself, and the
+// rest is Arcs of Send + Sync objects.
+unsafe impl Send for VerbsCq {}
+// SAFETY: as above; `&self` methods only copy the ring description out or
+// call thread-safe libibverbs functions.
+unsafe impl Sync for VerbsCq {}
 
-impl VerbsSrq {
-    pub fn ring(&self) -> Option<RecvRing> {
+impl VerbsCq {
+    pub fn ring(&self) -> CqRing {
         self.ring
+    }
+
+    /// `ibv_req_notify_cq(cq, 0)`: one event for the next completion.
+    pub fn arm(&self) {
+        // SAFETY: the provider's arm operation of this live CQ's context.
+        let rc = unsafe { (self.req_notify)(self.inner.raw, 0) };
+        if rc != 0 {
+            tracing::warn!("verbs: ibv_req_notify_cq failed: {rc}");
+        }
     }
 }
 
-impl Drop for VerbsSrq {
+struct SrqInner {
+    pd: Arc<PdInner>,
+    raw: *mut ffi::ibv_srq,
+}
+
+// SAFETY: see Context.
+unsafe impl Send for SrqInner {}
+// SAFETY: see Context.
+unsafe impl Sync for SrqInner {}
+
+impl Drop for SrqInner {
     fn drop(&mut self) {
-        // SAFETY: `raw` came from create_srq and is destroyed once.
+        // SAFETY: `raw` came from create_srq and is destroyed once; QPs
+        // using it hold this Arc.
         if unsafe { (self.pd.context.verbs.ibv.destroy_srq)(self.raw) } != 0 {
             tracing::warn!("verbs: ibv_destroy_srq failed: {}", os_error());
         }
     }
 }
 
-/// How to reach the peer port (the address vector of RTR).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AddressVector {
-    /// InfiniBand, same subnet: the peer's LID.
-    Ib { lid: u16 },
-    /// RoCE: the peer's GID, and the index of our GID to send from.
-    Roce { gid: [u8; 16], sgid_index: u8 },
+/// A shared receive queue and its ring.
+pub struct VerbsSrq {
+    inner: Arc<SrqInner>,
+    ring: RecvRing,
 }
 
-/// INIT→RTR attributes for a real device (`RtrAttr` with an address vector
-/// in place of the soft HCA's socket address).
+// SAFETY: the receive ring pointers are plain addresses of memory the verbs
+// object (held) owns; the handle never writes through them itself, and the
+// rest is Arcs of Send + Sync objects.
+unsafe impl Send for VerbsSrq {}
+// SAFETY: as above; `&self` methods only copy the ring description out or
+// call thread-safe libibverbs functions.
+unsafe impl Sync for VerbsSrq {}
+
+impl VerbsSrq {
+    pub fn ring(&self) -> RecvRing {
+        self.ring
+    }
+}
+
+/// The global route header fields of an address vector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grh {
+    pub dgid: [u8; 16],
+    pub sgid_index: u8,
+    pub hop_limit: u8,
+    pub traffic_class: u8,
+}
+
+/// How to reach the peer port (the address vector of RTR).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AddressVector {
+    /// Destination LID (InfiniBand; 0 on RoCE).
+    pub dlid: u16,
+    /// Service level / Ethernet priority.
+    pub sl: u8,
+    /// Always on RoCE; on InfiniBand when the peer is in another subnet.
+    pub grh: Option<Grh>,
+}
+
+/// INIT→RTR attributes for a real device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VerbsRtr {
     pub dest_qpn: u32,
@@ -564,20 +789,59 @@ pub struct VerbsRtr {
     pub max_dest_rd_atomic: u8,
 }
 
-/// An RC QP, its send ring and BlueFlame register.
-pub struct VerbsQp {
-    pd: Arc<PdInner>,
-    raw: *mut ffi::ibv_qp,
-    qpn: u32,
-    ring: Option<SendRing>,
-    bf_reg: *mut u8,
-    bf_size: u32,
+impl VerbsRtr {
+    /// The RTR attributes of `rtr` on a port with `link_layer` that sends
+    /// from GID index `sgid_index`. A peer address this port cannot reach
+    /// (the soft HCA's UDP, InfiniBand from RoCE or back) is `InvalidAddr`.
+    pub fn new(
+        rtr: &RtrAttr,
+        port: u8,
+        link_layer: LinkLayer,
+        sgid_index: u8,
+    ) -> Result<VerbsRtr, Status> {
+        let grh = |dgid: [u8; 16]| Grh {
+            dgid,
+            sgid_index,
+            hop_limit: rtr.path.hop_limit,
+            traffic_class: rtr.path.traffic_class,
+        };
+        let av = match (link_layer, rtr.peer) {
+            (LinkLayer::Ethernet, DeviceAddress::Roce { gid }) => AddressVector {
+                dlid: 0,
+                sl: rtr.path.sl,
+                grh: Some(grh(gid)),
+            },
+            (LinkLayer::InfiniBand, DeviceAddress::Ib { lid, gid }) => AddressVector {
+                dlid: lid,
+                sl: rtr.path.sl,
+                grh: gid.map(grh),
+            },
+            (_, peer) => {
+                tracing::error!("verbs: a {link_layer:?} port cannot reach peer address {peer:?}");
+                return Err(Status::InvalidAddr);
+            }
+        };
+        Ok(VerbsRtr {
+            dest_qpn: rtr.dest_qpn,
+            av,
+            port,
+            rq_psn: rtr.rq_psn,
+            path_mtu: rtr.path_mtu,
+            min_rnr_timer: rtr.min_rnr_timer,
+            max_dest_rd_atomic: rtr.max_dest_rd_atomic,
+        })
+    }
 }
 
-// SAFETY: see Context.
-unsafe impl Send for VerbsQp {}
-// SAFETY: see Context.
-unsafe impl Sync for VerbsQp {}
+/// `QpTransition` for a real device (port and address vector explicit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VerbsTransition {
+    Init { port: u8, access: Access },
+    Rtr(VerbsRtr),
+    Rts(RtsAttr),
+    Error,
+    Reset,
+}
 
 /// The verbs attribute mask and attributes of one RC transition.
 pub fn transition_attrs(transition: &VerbsTransition) -> (ffi::ibv_qp_attr, ffi::ibv_qp_attr_mask) {
@@ -592,20 +856,20 @@ pub fn transition_attrs(transition: &VerbsTransition) -> (ffi::ibv_qp_attr, ffi:
         }
         VerbsTransition::Rtr(rtr) => {
             attr.qp_state = ffi::IBV_QPS_RTR;
-            attr.dest_qp_num = rtr.dest_qpn;
+            attr.dest_qp_num = rtr.dest_qpn & 0x00ff_ffff;
             attr.rq_psn = rtr.rq_psn & 0x00ff_ffff;
             attr.path_mtu = rtr.path_mtu as u32;
             attr.min_rnr_timer = rtr.min_rnr_timer;
             attr.max_dest_rd_atomic = rtr.max_dest_rd_atomic;
             attr.ah_attr.port_num = rtr.port;
-            match rtr.av {
-                AddressVector::Ib { lid } => attr.ah_attr.dlid = lid,
-                AddressVector::Roce { gid, sgid_index } => {
-                    attr.ah_attr.is_global = 1;
-                    attr.ah_attr.grh.dgid = ffi::ibv_gid { raw: gid };
-                    attr.ah_attr.grh.sgid_index = sgid_index;
-                    attr.ah_attr.grh.hop_limit = 64;
-                }
+            attr.ah_attr.dlid = rtr.av.dlid;
+            attr.ah_attr.sl = rtr.av.sl;
+            if let Some(grh) = rtr.av.grh {
+                attr.ah_attr.is_global = 1;
+                attr.ah_attr.grh.dgid = ffi::ibv_gid { raw: grh.dgid };
+                attr.ah_attr.grh.sgid_index = grh.sgid_index;
+                attr.ah_attr.grh.hop_limit = grh.hop_limit;
+                attr.ah_attr.grh.traffic_class = grh.traffic_class;
             }
             ffi::IBV_QP_STATE
                 | ffi::IBV_QP_AV
@@ -641,16 +905,6 @@ pub fn transition_attrs(transition: &VerbsTransition) -> (ffi::ibv_qp_attr, ffi:
     (attr, mask)
 }
 
-/// `QpTransition` for a real device (port and address vector explicit).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VerbsTransition {
-    Init { port: u8, access: Access },
-    Rtr(VerbsRtr),
-    Rts(RtsAttr),
-    Error,
-    Reset,
-}
-
 fn qp_state_from_ibv(state: ffi::ibv_qp_state) -> Option<QpState> {
     Some(match state {
         ffi::IBV_QPS_RESET => QpState::Reset,
@@ -662,30 +916,100 @@ fn qp_state_from_ibv(state: ffi::ibv_qp_state) -> Option<QpState> {
     })
 }
 
+/// The verbs QP object; destroyed before the CQs and SRQ it uses (the
+/// [`VerbsQp`] fields that hold those are declared after it).
+struct QpInner {
+    pd: Arc<PdInner>,
+    raw: *mut ffi::ibv_qp,
+    qpn: u32,
+}
+
+// SAFETY: see Context.
+unsafe impl Send for QpInner {}
+// SAFETY: see Context.
+unsafe impl Sync for QpInner {}
+
+impl Drop for QpInner {
+    fn drop(&mut self) {
+        // SAFETY: `raw` came from create_qp and is destroyed once.
+        if unsafe { (self.pd.context.verbs.ibv.destroy_qp)(self.raw) } != 0 {
+            tracing::warn!(
+                "verbs: ibv_destroy_qp({:#x}) failed: {}",
+                self.qpn,
+                os_error()
+            );
+        }
+    }
+}
+
+/// An RC QP, its send ring and doorbell.
+pub struct VerbsQp {
+    ring: SendRing,
+    doorbell: VerbsDoorbell,
+    port: u8,
+    link_layer: LinkLayer,
+    sgid_index: u8,
+    // Field order is drop order: the QP goes before its CQs and SRQ.
+    inner: QpInner,
+    _send_cq: Arc<CqInner>,
+    _recv_cq: Arc<CqInner>,
+    _srq: Arc<SrqInner>,
+}
+
+// SAFETY: the send ring pointers are plain addresses of memory the verbs
+// object (held) owns; the handle never writes through them itself, and the
+// rest is Arcs of Send + Sync objects.
+unsafe impl Send for VerbsQp {}
+// SAFETY: as above; `&self` methods only copy the ring description out or
+// call thread-safe libibverbs functions.
+unsafe impl Sync for VerbsQp {}
+
 impl VerbsQp {
     pub fn qpn(&self) -> u32 {
-        self.qpn
+        self.inner.qpn
     }
 
-    pub fn send_ring(&self) -> Option<SendRing> {
+    pub fn send_ring(&self) -> SendRing {
         self.ring
     }
 
-    /// The BlueFlame register and its size (the doorbell target).
-    pub fn blueflame(&self) -> (*mut u8, u32) {
-        (self.bf_reg, self.bf_size)
+    /// The doorbell of this QP (clones share the BlueFlame alternation).
+    pub fn doorbell(&self) -> VerbsDoorbell {
+        self.doorbell.clone()
     }
 
-    pub fn modify(&self, transition: VerbsTransition) -> Result<(), Status> {
+    /// The `hca` transition on this QP's port.
+    pub fn modify(&self, transition: QpTransition) -> Result<(), Status> {
+        let transition = match transition {
+            QpTransition::Init { access } => VerbsTransition::Init {
+                port: self.port,
+                access,
+            },
+            QpTransition::Rtr(rtr) => VerbsTransition::Rtr(VerbsRtr::new(
+                &rtr,
+                self.port,
+                self.link_layer,
+                self.sgid_index,
+            )?),
+            QpTransition::Rts(rts) => VerbsTransition::Rts(rts),
+            QpTransition::Error => VerbsTransition::Error,
+            QpTransition::Reset => VerbsTransition::Reset,
+        };
+        self.modify_verbs(transition)
+    }
+
+    pub fn modify_verbs(&self, transition: VerbsTransition) -> Result<(), Status> {
         let (mut attr, mask) = transition_attrs(&transition);
-        let verbs = self.pd.context.verbs;
+        let verbs = self.inner.pd.context.verbs;
         let mask = c_int::try_from(mask).map_err(|_| Status::InvalidParam)?;
         // SAFETY: live QP; `attr` is valid for the bits in `mask`.
-        if unsafe { (verbs.ibv.modify_qp)(self.raw, &mut attr, mask) } != 0 {
+        let rc = unsafe { (verbs.ibv.modify_qp)(self.inner.raw, &mut attr, mask) };
+        if rc != 0 {
+            // ibv_modify_qp returns the error number (and may not set errno).
             tracing::error!(
                 "verbs: ibv_modify_qp({:#x}, {transition:?}) failed: {}",
-                self.qpn,
-                os_error()
+                self.inner.qpn,
+                std::io::Error::from_raw_os_error(rc.abs())
             );
             return Err(Status::IoError);
         }
@@ -694,7 +1018,7 @@ impl VerbsQp {
 
     /// State, PSNs and peer QPN (the failover token fields).
     pub fn query(&self) -> Result<QpInfo, Status> {
-        let verbs = self.pd.context.verbs;
+        let verbs = self.inner.pd.context.verbs;
         let mut attr = ffi::ibv_qp_attr::default();
         // SAFETY: all-zero is a valid ibv_qp_init_attr (NULL pointers).
         let mut init: ffi::ibv_qp_init_attr = unsafe { std::mem::zeroed() };
@@ -702,18 +1026,19 @@ impl VerbsQp {
             ffi::IBV_QP_STATE | ffi::IBV_QP_RQ_PSN | ffi::IBV_QP_SQ_PSN | ffi::IBV_QP_DEST_QPN;
         let mask = c_int::try_from(mask).map_err(|_| Status::InvalidParam)?;
         // SAFETY: live QP; writable outputs.
-        if unsafe { (verbs.ibv.query_qp)(self.raw, &mut attr, mask, &mut init) } != 0 {
+        let rc = unsafe { (verbs.ibv.query_qp)(self.inner.raw, &mut attr, mask, &mut init) };
+        if rc != 0 {
             tracing::error!(
                 "verbs: ibv_query_qp({:#x}) failed: {}",
-                self.qpn,
-                os_error()
+                self.inner.qpn,
+                std::io::Error::from_raw_os_error(rc.abs())
             );
             return Err(Status::IoError);
         }
         let state = qp_state_from_ibv(attr.qp_state).ok_or_else(|| {
             tracing::error!(
                 "verbs: QP {:#x} in unexpected state {}",
-                self.qpn,
+                self.inner.qpn,
                 attr.qp_state
             );
             Status::IoError
@@ -727,88 +1052,71 @@ impl VerbsQp {
     }
 }
 
-impl Drop for VerbsQp {
-    fn drop(&mut self) {
-        // SAFETY: `raw` came from create_qp and is destroyed once.
-        if unsafe { (self.pd.context.verbs.ibv.destroy_qp)(self.raw) } != 0 {
-            tracing::warn!(
-                "verbs: ibv_destroy_qp({:#x}) failed: {}",
-                self.qpn,
-                os_error()
-            );
-        }
-    }
-}
-
 /// Rings a real QP's doorbell: the first 8 bytes of the last WQE's control
 /// segment go to the QP's BlueFlame register, alternating between its two
-/// halves as mlx5 expects (each ring uses the other buffer). Clones share
-/// the alternation.
+/// halves of `bf.size` bytes as mlx5 expects. Clones share the alternation.
 #[derive(Clone)]
 pub struct VerbsDoorbell {
     reg: *mut u8,
-    size: u32,
-    next_offset: Arc<std::sync::atomic::AtomicU32>,
+    half_size: u32,
+    /// Offset of the half the next ring uses (0 or `half_size`).
+    next_half: Arc<AtomicU32>,
+    /// The UAR page holding `reg` is mapped as long as the context lives.
+    _context: Arc<Context>,
 }
 
-// SAFETY: `reg` is a device register mapped for the life of the QP; writes
-// to it from any thread are what the device expects, and the alternating
-// offset is atomic.
+// SAFETY: `reg` is a device register mapped for the life of the context
+// (held); writes to it from any thread are what the device expects, and
+// the alternating offset is atomic.
 unsafe impl Send for VerbsDoorbell {}
 // SAFETY: as above.
 unsafe impl Sync for VerbsDoorbell {}
 
-impl VerbsQp {
-    /// The doorbell of this QP; it must not outlive the QP.
-    pub fn doorbell(&self) -> VerbsDoorbell {
-        VerbsDoorbell {
-            reg: self.bf_reg,
-            size: self.bf_size,
-            next_offset: Arc::new(std::sync::atomic::AtomicU32::new(0)),
-        }
-    }
-}
-
-/// Orders earlier stores (the WQE, the doorbell record) before a
-/// following store to device memory, and pushes write-combined stores out.
-#[inline]
+/// Orders all earlier stores (WQE, doorbell record) before later stores,
+/// including to device memory, and drains write-combining buffers: on
+/// x86-64 `sfence`; on aarch64 `dsb st` (a `dmb` does not order against
+/// the write-combined BlueFlame mapping).
+#[inline(always)]
 fn device_store_fence() {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: sfence has no preconditions (SSE is baseline on x86_64).
+    // SAFETY: sfence has no preconditions (SSE is baseline on x86-64).
     unsafe {
         std::arch::x86_64::_mm_sfence()
     };
-    #[cfg(not(target_arch = "x86_64"))]
-    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: a barrier instruction: no memory access, no register change.
+    unsafe {
+        std::arch::asm!("dsb st", options(nostack, preserves_flags))
+    };
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    std::sync::atomic::fence(Ordering::SeqCst);
 }
 
 impl VerbsDoorbell {
-    /// Call after the WQEs and the doorbell record are written (see
-    /// `hca::Doorbell::ring`). `last_wqe` must point at a control segment.
+    /// Call after the WQEs are written and the new counter is stored in
+    /// `dbrec[1]` (see `hca::Doorbell::ring`). `last_wqe` must point at a
+    /// control segment (at least 8 readable bytes).
     #[inline]
     pub fn ring(&self, last_wqe: *const u8) {
-        if self.reg.is_null() {
-            return;
-        }
-        // The doorbell record must be visible to the device before the
+        // The device must see the doorbell record (and the WQEs) before the
         // register write makes it look.
         device_store_fence();
-        let offset = if self.size > 0 {
-            self.next_offset
-                .fetch_xor(self.size, std::sync::atomic::Ordering::Relaxed)
-        } else {
-            0
-        };
-        // SAFETY: `last_wqe` points at a control segment in the send ring
-        // (at least 16 readable bytes); `reg + offset` is inside the QP's
-        // mapped BlueFlame register (offset is 0 or bf.size, and the
-        // register spans two halves of bf.size bytes). An 8-byte aligned
-        // volatile store is one MMIO write.
+        // Load + store rather than an atomic read-modify-write: two threads
+        // ringing at once may both use one half, which is harmless for an
+        // 8-byte doorbell (mlx5 alternates for whole-WQE BlueFlame copies).
+        let offset = self.next_half.load(Ordering::Relaxed);
+        self.next_half
+            .store(offset ^ self.half_size, Ordering::Relaxed);
+        // SAFETY: `last_wqe` points at a control segment in the send ring;
+        // `reg + offset` is inside the QP's BlueFlame register (offset is 0
+        // or bf.size, the register spans two halves of bf.size bytes, and
+        // is 8-byte aligned); a volatile 8-byte store is one MMIO write.
         unsafe {
             let ctrl = std::ptr::read_unaligned(last_wqe.cast::<u64>());
             std::ptr::write_volatile(self.reg.add(offset as usize).cast::<u64>(), ctrl);
         }
-        // Flush the write-combining buffer so the doorbell leaves now.
+        // Push the write-combined store out now rather than whenever the
+        // buffer fills.
         device_store_fence();
     }
 }
