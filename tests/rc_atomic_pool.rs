@@ -70,20 +70,7 @@ fn a_ring_of_fetches_uses_small_slots_and_leaves_bcopy_its_segments() {
 
     // A second ep of the same iface still sends bcopy while they are out.
     let (ep_a2, ep_b2) = connect_eps(&pair.a, &pair.b);
-    let at_b = inbox();
-    // SAFETY: live iface, leaked inbox.
-    unsafe {
-        assert_eq!(
-            uct::api::iface::uct_iface_set_am_handler(
-                pair.b.iface,
-                9,
-                Some(collect_am),
-                at_b as *const _ as *mut c_void,
-                0
-            ),
-            UCS_OK
-        );
-    }
+    let at_b = pair.b.collect_am(9);
     let payload: Vec<u8> = (0..3000u32).map(|i| (i % 251) as u8).collect();
     unsafe extern "C" fn pack(dest: *mut c_void, arg: *mut c_void) -> usize {
         // SAFETY: arg is the payload Vec; dest holds max_bcopy bytes.

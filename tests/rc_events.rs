@@ -18,20 +18,7 @@ use uct::api::md::*;
 #[test]
 fn am_zcopy_header_and_iov_arrive_contiguous() {
     let pair = Pair::new();
-    let at_b = inbox();
-    // SAFETY: live iface, leaked inbox.
-    unsafe {
-        assert_eq!(
-            uct_iface_set_am_handler(
-                pair.b.iface,
-                3,
-                Some(collect_am),
-                at_b as *const _ as *mut c_void,
-                0
-            ),
-            UCS_OK
-        );
-    }
+    let at_b = pair.b.collect_am(3);
     let header = *b"zcopy-header";
     let mut payload: Vec<u8> = (0..6000u32).map(|i| (i % 241) as u8).collect();
     let (memh, _) = pair.a.register(payload.as_mut_ptr(), payload.len());
@@ -109,20 +96,10 @@ fn readable(fd: i32, timeout: Duration) -> bool {
 #[test]
 fn blocking_wait_on_the_event_fd() {
     let pair = Pair::new();
-    let at_b = inbox();
+    let at_b = pair.b.collect_am(2);
     let mut fd = -1;
     // SAFETY: live iface, valid out-pointer.
     unsafe {
-        assert_eq!(
-            uct_iface_set_am_handler(
-                pair.b.iface,
-                2,
-                Some(collect_am),
-                at_b as *const _ as *mut c_void,
-                0
-            ),
-            UCS_OK
-        );
         assert_eq!(uct_iface_event_fd_get(pair.b.iface, &mut fd), UCS_OK);
         assert_eq!(
             uct_iface_event_fd_get(pair.b.iface, null_mut()),

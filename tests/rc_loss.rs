@@ -11,7 +11,6 @@ use std::ptr::null;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct::api::iface::*;
 use uct::api::md::*;
 use uct::api::soft_hca::uct_soft_hca_loss_set;
 
@@ -36,20 +35,7 @@ fn everything_arrives_once_and_in_order_under_loss() {
         assert_eq!(uct_soft_hca_loss_set(c"mlx5_0".as_ptr(), 0.05), UCS_OK);
         assert_eq!(uct_soft_hca_loss_set(c"mlx5_1".as_ptr(), 0.05), UCS_OK);
     }
-    let at_b = inbox();
-    // SAFETY: live iface, leaked inbox.
-    unsafe {
-        assert_eq!(
-            uct_iface_set_am_handler(
-                pair.b.iface,
-                4,
-                Some(collect_am),
-                at_b as *const _ as *mut c_void,
-                0
-            ),
-            UCS_OK
-        );
-    }
+    let at_b = pair.b.collect_am(4);
     // 300 short AMs and 30 bcopy AMs of 6000 bytes, interleaved.
     let big: Vec<u8> = (0..6000u32).map(|i| (i % 239) as u8).collect();
     unsafe extern "C" fn pack(dest: *mut c_void, arg: *mut c_void) -> usize {

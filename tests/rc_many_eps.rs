@@ -5,14 +5,12 @@
 
 mod rc_common;
 
-use std::ffi::c_void;
 use std::ptr::null;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct::api::iface::*;
 
 const EPS: usize = 4;
 const PER_EP: u64 = 500;
@@ -29,20 +27,7 @@ fn many_eps_share_the_send_cq() {
     let settings = [(c"RC_TX_CQ_LEN", c"64")];
     let a = Side::open_with(c"mlx5_0", c"mlx5_0:1", None, &settings);
     let b = Side::open_with(c"mlx5_1", c"mlx5_1:1", None, &settings);
-    let at_b = inbox();
-    // SAFETY: live iface, leaked inbox.
-    unsafe {
-        assert_eq!(
-            uct_iface_set_am_handler(
-                b.iface,
-                6,
-                Some(collect_am),
-                at_b as *const _ as *mut c_void,
-                0
-            ),
-            UCS_OK
-        );
-    }
+    let at_b = b.collect_am(6);
     let eps: Vec<_> = (0..EPS).map(|_| connect_eps(&a, &b)).collect();
     let progress = || {
         a.progress();

@@ -6,28 +6,13 @@
 
 mod rc_common;
 
-use std::ffi::{c_uint, c_void};
+use std::ffi::c_uint;
 use std::ptr::null_mut;
 
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct::api::iface::*;
 use uct::api::md::*;
-
-fn set_handler(side: &Side, id: u8, inbox: &'static Inbox) {
-    // SAFETY: live iface; the inbox is leaked (lives forever).
-    let status = unsafe {
-        uct_iface_set_am_handler(
-            side.iface,
-            id,
-            Some(collect_am),
-            inbox as *const Inbox as *mut c_void,
-            0,
-        )
-    };
-    assert_eq!(status, UCS_OK);
-}
 
 fn iov(buffer: *mut u8, length: usize, memh: uct_mem_h) -> uct_iov_t {
     uct_iov_t {
@@ -65,8 +50,7 @@ fn split(buffer: &mut [u8], parts: usize, memh: uct_mem_h) -> Vec<uct_iov_t> {
 fn am_zcopy_at_its_limits_arrives_whole_and_in_order() {
     const MESSAGES: usize = 40;
     let pair = Pair::new();
-    let at_b = inbox();
-    set_handler(&pair.b, 9, at_b);
+    let at_b = pair.b.collect_am(9);
     let attr = pair.a.attr;
     assert_ne!(attr.cap.flags & UCT_IFACE_FLAG_AM_ZCOPY, 0);
     let max_hdr = attr.cap.am.max_hdr;
@@ -133,8 +117,7 @@ fn am_zcopy_at_its_limits_arrives_whole_and_in_order() {
 #[test]
 fn refused_am_zcopy_posts_nothing() {
     let pair = Pair::new();
-    let at_b = inbox();
-    set_handler(&pair.b, 4, at_b);
+    let at_b = pair.b.collect_am(4);
     let attr = pair.a.attr;
     let mut data = vec![1u8; attr.cap.am.max_zcopy + 64];
     let (memh, _) = pair.a.register(data.as_mut_ptr(), 4096);

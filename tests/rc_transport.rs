@@ -118,31 +118,8 @@ fn addresses_and_reachability() {
 #[test]
 fn am_short_iov_and_bcopy_round_trip() {
     let pair = Pair::new();
-    let at_b = inbox();
-    let at_a = inbox();
-    // SAFETY: live ifaces; the inboxes are leaked (live forever).
-    unsafe {
-        assert_eq!(
-            uct_iface_set_am_handler(
-                pair.b.iface,
-                5,
-                Some(collect_am),
-                at_b as *const _ as *mut c_void,
-                0
-            ),
-            UCS_OK
-        );
-        assert_eq!(
-            uct_iface_set_am_handler(
-                pair.a.iface,
-                31,
-                Some(collect_am),
-                at_a as *const _ as *mut c_void,
-                0
-            ),
-            UCS_OK
-        );
-    }
+    let at_b = pair.b.collect_am(5);
+    let at_a = pair.a.collect_am(31);
     let payload: Vec<u8> = (0..100u8).collect();
     let header = 0x1122_3344_5566_7788u64;
     // SAFETY: valid ep and buffers.
@@ -446,20 +423,7 @@ unsafe extern "C" fn pending_post(_req: *mut uct_pending_req_t) -> ucs_status_t 
 #[test]
 fn no_resource_then_pending() {
     let pair = Pair::new();
-    let at_b = inbox();
-    // SAFETY: live iface, leaked inbox.
-    unsafe {
-        assert_eq!(
-            uct_iface_set_am_handler(
-                pair.b.iface,
-                9,
-                Some(collect_am),
-                at_b as *const _ as *mut c_void,
-                0
-            ),
-            UCS_OK
-        );
-    }
+    let at_b = pair.b.collect_am(9);
     // Without progress on a, completions are never polled: the ring fills.
     let mut posted = 0u64;
     let status = loop {
@@ -505,20 +469,7 @@ fn no_resource_then_pending() {
 #[test]
 fn bad_input_is_refused_and_nothing_is_posted() {
     let pair = Pair::new();
-    let at_b = inbox();
-    // SAFETY: live iface, leaked inbox.
-    unsafe {
-        assert_eq!(
-            uct_iface_set_am_handler(
-                pair.b.iface,
-                1,
-                Some(collect_am),
-                at_b as *const _ as *mut c_void,
-                0
-            ),
-            UCS_OK
-        );
-    }
+    let at_b = pair.b.collect_am(1);
     let big = vec![0u8; 4096];
     let max_am = pair.a.attr.cap.am.max_short;
     let max_put = pair.a.attr.cap.put.max_short;

@@ -174,6 +174,23 @@ impl Side {
         addr
     }
 
+    /// Sets AM handler `id` to [`collect_am`] into a new leaked inbox.
+    pub fn collect_am(&self, id: u8) -> &'static Inbox {
+        let at = inbox();
+        // SAFETY: live iface; the inbox is leaked (lives forever).
+        let status = unsafe {
+            uct_iface_set_am_handler(
+                self.iface,
+                id,
+                Some(collect_am),
+                at as *const Inbox as *mut c_void,
+                0,
+            )
+        };
+        assert_eq!(status, UCS_OK);
+        at
+    }
+
     pub fn progress(&self) -> c_uint {
         // SAFETY: live worker.
         unsafe { uct_worker_progress(self.worker) }
