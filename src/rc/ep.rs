@@ -36,7 +36,8 @@ use crate::hca::{
     RtrAttr, RtsAttr, SendRing,
 };
 use crate::mlx5::{self, psn_add, CtrlSeg, RaddrSeg, WqeBuilder, PSN_MASK, SEND_WQE_BB};
-use crate::rc::iface::{IfaceState, RcIface};
+use crate::rc::fc::{EpFc, FC_PURE_GRANT};
+use crate::rc::iface::{IfaceState, RcIface, AM_HDR_LEN};
 use crate::rc::pool::BufferPool;
 
 /// Tag of a live [`RcEp`].
@@ -72,9 +73,20 @@ pub enum OpKind {
     AtomicFetch,
     /// A signalled NOP posted by flush to get a completion.
     Flush,
+    /// The flow-control grant message ([`crate::rc::fc`]): the transport's
+    /// own, never reported or completed to the user.
+    FcGrant,
 }
 
 impl OpKind {
+    /// Whether the op is a user AM (a SEND that raises a solicited event at
+    /// the receiver, as UCX marks them, so `UCT_EVENT_RECV` waiters wake
+    /// for AMs and not for flow-control grants).
+    #[inline(always)]
+    pub fn is_am(self) -> bool {
+        matches!(self, OpKind::AmShort | OpKind::AmBcopy | OpKind::AmZcopy)
+    }
+
     /// Whether the op is an RDMA READ or an atomic (what a fence orders).
     pub fn is_read_like(self) -> bool {
         matches!(
@@ -269,6 +281,8 @@ pub struct RcEp {
     /// Failover state (`crate::rc::failover`): whether an error or
     /// invalidation keeps the op table for `uct_ep_outstanding_purge`.
     pub failover: crate::failover::EpFailover,
+    /// AM flow control ([`crate::rc::fc`]).
+    pub fc: EpFc,
 }
 
 /// What [`RcEp::post`] needs besides the segments.
@@ -425,6 +439,7 @@ impl RcEp {
             error_reported: false,
             canceled: false,
             failover: crate::failover::EpFailover::default(),
+            fc: EpFc::new(&state.fc),
         });
         Ok(ep)
     }
@@ -514,6 +529,7 @@ impl RcEp {
             max_rd_atomic: limits.max_rd_atomic,
         }))?;
         self.remote = Some(remote);
+        self.fc = EpFc::new(&state.fc);
         self.state = EpState::Connected;
         self.error_reported = false;
         self.canceled = false;
@@ -635,6 +651,9 @@ impl RcEp {
         if self.fence_next {
             fm_ce_se |= mlx5::MLX5_FENCE_MODE_SMALL_AND_FENCE;
         }
+        if spec.kind.is_am() {
+            fm_ce_se |= mlx5::MLX5_WQE_CTRL_SOLICITED;
+        }
         (signaled, fm_ce_se)
     }
 
@@ -725,6 +744,13 @@ impl RcEp {
         }
         self.canceled = true;
         self.qp.modify(QpTransition::Error)
+    }
+
+    /// Posts the flow-control grant message (a SEND of the header byte
+    /// alone). It takes no window: grants must flow when windows are empty.
+    pub fn post_fc_grant(&mut self, credits: &mut u32) -> Result<(), Status> {
+        let spec = PostSpec::new(OpKind::FcGrant, mlx5::MLX5_OPCODE_SEND, AM_HDR_LEN);
+        self.post_inline(credits, spec, None, &[FC_PURE_GRANT], &[])
     }
 
     /// Completes, in order, every op posted at or before WQE `wqe_counter`

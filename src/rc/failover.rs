@@ -365,6 +365,7 @@ impl PurgedOp {
                 flags: op.flush_flags,
                 comp: op.comp,
             },
+            OpKind::FcGrant => OpDescriptor::Internal,
         })
     }
 }
@@ -505,5 +506,7 @@ fn class_of(kind: OpKind, atomic: Option<&UctAtomic>) -> crate::failover::OpClas
         OpKind::AtomicPost => OpClass::AtomicPost,
         OpKind::AtomicFetch => OpClass::AtomicFetch,
         OpKind::Flush => OpClass::Flush,
+        // A SEND on the wire (one PSN), but the transport's own.
+        OpKind::FcGrant => OpClass::Internal,
     }
 }

@@ -27,7 +27,8 @@ use crate::hca::{
 };
 use crate::mlx5::{self, Cqe64, DataSeg, SrqNextSeg};
 use crate::rc::domain::Domain;
-use crate::rc::ep::{RcEp, MAX_WQE_BBS};
+use crate::rc::ep::{EpState, RcEp, MAX_WQE_BBS};
+use crate::rc::fc::{FcConfig, Request, RxHeader, FC_MASK};
 use crate::rc::pool::{BufferPool, LKEY_BYTES};
 
 /// Bytes of the AM header in every AM SEND (the AM id).
@@ -123,6 +124,11 @@ pub struct IfaceState {
     progress_id: Option<CallbackId>,
     /// Boxed so its address is stable for descriptors handed out.
     pub release_desc: Box<ReleaseDesc>,
+    /// AM flow control settings.
+    pub fc: FcConfig,
+    /// A grant reopened an exhausted window, or a grant message waits to
+    /// be posted: the next progress dispatches pending work.
+    fc_dispatch: bool,
 }
 
 /// The iface (what a `uct_iface_h` points at).
@@ -303,6 +309,8 @@ impl RcIface {
                     iface: std::ptr::null_mut(),
                 }),
                 domain,
+                fc: FcConfig::new(config, srq_ring.wqe_count),
+                fc_dispatch: false,
             },
         });
         let iface_ptr: *mut RcIface = &mut *iface;
@@ -451,7 +459,7 @@ impl RcIface {
             domain.device.progress();
             let tx = Self::poll_tx(iface);
             let rx = Self::poll_rx(iface);
-            if tx > 0 {
+            if tx > 0 || std::mem::take(&mut (*iface).state.fc_dispatch) {
                 Self::dispatch_pending(iface);
             }
             tx + rx
@@ -535,8 +543,24 @@ impl RcIface {
                     state.publish_srq();
                     continue;
                 }
-                let am_id = payload.sub(AM_HDR_LEN).read();
-                (index, buffer, payload, len - AM_HDR_LEN, am_id)
+                let header = payload.sub(AM_HDR_LEN).read();
+                let len = len - AM_HDR_LEN;
+                let am_id = if header & FC_MASK == 0 {
+                    header
+                } else {
+                    match Self::handle_fc(iface, cqe.qpn, header, len) {
+                        Some(am_id) => am_id,
+                        // The grant message or a malformed header: nothing
+                        // for the user; the buffer goes back at once.
+                        None => {
+                            let state = &mut (*iface).state;
+                            state.post_recv(index, buffer);
+                            state.publish_srq();
+                            continue;
+                        }
+                    }
+                };
+                (index, buffer, payload, len, am_id)
             };
             // SAFETY: the payload is `len` bytes of the receive buffer, which
             // stays ours (or the handler's, with FLAG_DESC) during the call.
@@ -571,6 +595,65 @@ impl RcIface {
         count
     }
 
+    /// Acts on the flow-control bits of a received header (see
+    /// [`crate::rc::fc`]) for the ep of QP `qpn`. Returns the AM id to
+    /// deliver, or `None` when nothing is delivered (the grant message, a
+    /// malformed header). Runs no user callback.
+    ///
+    /// # Safety
+    /// A live iface.
+    #[cold]
+    #[inline(never)]
+    unsafe fn handle_fc(iface: *mut RcIface, qpn: u32, header: u8, len: usize) -> Option<u8> {
+        let parsed = RxHeader::parse(header, len);
+        // SAFETY: live by the contract; no callback runs below.
+        let state = unsafe { &mut (*iface).state };
+        let (deliver, grant, request) = match parsed {
+            RxHeader::Malformed => return None,
+            RxHeader::PureGrant => (None, true, None),
+            RxHeader::Am { id, grant, request } => (Some(id), grant, request),
+        };
+        if !grant && request.is_none() {
+            return deliver;
+        }
+        let ep = match state.eps.get(&qpn) {
+            // SAFETY: eps in the table are live.
+            Some(&ep) => unsafe { &mut *ep },
+            None => {
+                tracing::debug!("rc_mlx5: flow-control bits for unknown QP 0x{qpn:x} ignored");
+                return deliver;
+            }
+        };
+        if ep.state != EpState::Connected {
+            // Failed, canceled or being torn down: its window is moot.
+            tracing::debug!(
+                "rc_mlx5 ep {:p}: flow-control bits on a dead ep ignored",
+                ep
+            );
+            return deliver;
+        }
+        if grant && ep.fc.granted(&state.fc) {
+            // The window was exhausted: pending requests may go now.
+            state.fc_dispatch = true;
+        }
+        match request {
+            None => {}
+            Some(Request::Soft) => ep.fc.owe_grant(),
+            Some(Request::Hard) => match ep.post_fc_grant(&mut state.tx_credits) {
+                Ok(()) => {}
+                Err(Status::NoResource) => {
+                    // Sent by progress before any pending request.
+                    ep.fc.pure_grant_pending = true;
+                    state.fc_dispatch = true;
+                }
+                Err(status) => {
+                    tracing::debug!("rc_mlx5 ep {:p}: grant not sent: {status}", ep);
+                }
+            },
+        }
+        deliver
+    }
+
     /// Runs pending requests of every ep that can post again.
     ///
     /// # Safety
@@ -583,7 +666,7 @@ impl RcIface {
                 .eps
                 .values()
                 .copied()
-                .filter(|&ep| !(*ep).pending.is_empty())
+                .filter(|&ep| !(*ep).pending.is_empty() || (*ep).fc.pure_grant_pending)
                 .collect()
         };
         for ep in eps {
@@ -595,7 +678,23 @@ impl RcIface {
                         break;
                     }
                     let this = &mut *ep;
-                    if this.check_post((*iface).state.tx_credits).is_err() {
+                    let state = &mut (*iface).state;
+                    if this.fc.pure_grant_pending {
+                        // The peer's window waits for it: before anything
+                        // of ours.
+                        match this.post_fc_grant(&mut state.tx_credits) {
+                            Ok(()) => this.fc.pure_grant_pending = false,
+                            Err(Status::NoResource) => break,
+                            Err(status) => {
+                                tracing::debug!("rc_mlx5 ep {ep:p}: grant not sent: {status}");
+                                this.fc.pure_grant_pending = false;
+                            }
+                        }
+                    }
+                    // As in UCX, an exhausted window holds every pending
+                    // request of the ep (not only AMs): order is kept.
+                    if this.check_post(state.tx_credits).is_err() || !this.fc.has_window(&state.fc)
+                    {
                         break;
                     }
                     match this.pending.pop_front() {
@@ -626,11 +725,23 @@ impl RcIface {
     }
 
     /// Arms the CQs for `events`; `Busy` if completions are already waiting.
+    ///
+    /// As UCX's rc: `UCT_EVENT_SEND_COMP` arms the send CQ and, with flow
+    /// control, the receive CQ for every completion (a grant a blocked
+    /// sender waits for is a receive); `UCT_EVENT_RECV` arms the receive CQ
+    /// for solicited completions, which AMs are (`MLX5_WQE_CTRL_SOLICITED`)
+    /// and grants are not. `UCT_EVENT_RECV_SIG` is not a capability of
+    /// rc_mlx5, so it means `UCT_EVENT_RECV` (uct.h's rule for ifaces without
+    /// signaled receives). The `hca` interface arms for any completion
+    /// today, so a `UCT_EVENT_RECV` waiter may also wake for a grant and
+    /// find no AM (a spurious wake-up; it re-arms).
     pub fn event_arm(&mut self, events: c_uint) -> Result<(), Status> {
         let state = &mut self.state;
         state.channel.clear();
         let send = events & UCT_EVENT_SEND_COMP != 0;
-        let recv = events & (UCT_EVENT_RECV | UCT_EVENT_RECV_SIG) != 0;
+        let recv_solicited = events & (UCT_EVENT_RECV | UCT_EVENT_RECV_SIG) != 0;
+        let recv_all = send && state.fc.enabled;
+        let recv = recv_solicited || recv_all;
         if send {
             state.tx_cq.arm();
         }

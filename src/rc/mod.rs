@@ -12,6 +12,8 @@
 //!   layer of argument checks over the core; [`atomic`]: the atomics;
 //!   [`failover`]: tokens, invalidate and purge over the op table.
 //! - [`pool`]: registered bounce buffers (receive segments, bcopy data).
+//! - [`fc`]: flow control of AMs (window, credit requests and grants in
+//!   the AM header byte, the grant message).
 //!
 //! Resources and their bounds: each ep's send ring holds
 //! `UCX_RC_MLX5_TX_QUEUE_LEN` × 4 basic blocks; the iface's send CQ has
@@ -25,6 +27,7 @@ pub mod atomic;
 pub mod domain;
 pub mod ep;
 pub mod failover;
+pub mod fc;
 pub mod iface;
 pub mod ops;
 pub mod pool;

@@ -201,10 +201,11 @@ unsafe extern "C" fn ep_am_short(
         check_len(F, 8 + length, iface.state.limits.am_max_short)?;
         // SAFETY: payload readable for length bytes by the caller's contract.
         let payload = unsafe { c_bytes(F, payload, length) }?;
+        let fc_bits = ep.fc.am_bits(&iface.state.fc)?;
         // The AM header byte then the user's 8-byte header: one fixed-size
         // prefix of the inline data.
         let mut head = [0u8; AM_HDR_LEN + 8];
-        head[0] = id;
+        head[0] = id | fc_bits;
         head[AM_HDR_LEN..].copy_from_slice(&header.to_ne_bytes());
         let mut spec = PostSpec::new(
             OpKind::AmShort,
@@ -212,7 +213,9 @@ unsafe extern "C" fn ep_am_short(
             AM_HDR_LEN + 8 + length,
         );
         spec.am_id = Some(id);
-        ep.post_inline(&mut iface.state.tx_credits, spec, None, &head, payload)
+        ep.post_inline(&mut iface.state.tx_credits, spec, None, &head, payload)?;
+        ep.fc.sent();
+        Ok(())
     })())
 }
 
@@ -231,7 +234,8 @@ unsafe extern "C" fn ep_am_short_iov(
             tracing::warn!("{F}: bad iov ({iovcnt} entries at {iov:p})");
             return Err(Status::InvalidParam);
         }
-        let id_bytes = [id];
+        let fc_bits = ep.fc.am_bits(&iface.state.fc)?;
+        let id_bytes = [id | fc_bits];
         let mut parts: [&[u8]; MAX_SHORT_IOV + 1] = [&[]; MAX_SHORT_IOV + 1];
         parts[0] = &id_bytes;
         let mut total = 0usize;
@@ -255,7 +259,9 @@ unsafe extern "C" fn ep_am_short_iov(
         spec.am_id = Some(id);
         ep.post(&mut iface.state.tx_credits, spec, |wqe| {
             wqe.inline(&parts[..iovcnt + 1]);
-        })
+        })?;
+        ep.fc.sent();
+        Ok(())
     })())
 }
 
@@ -275,12 +281,14 @@ unsafe extern "C" fn ep_am_bcopy(
             tracing::warn!("{F}: pack_cb is NULL");
             return Err(Status::InvalidParam);
         };
+        // Both before packing: the callback must not run for a refused post.
+        let fc_bits = ep.fc.am_bits(&iface.state.fc)?;
         ep.check_post(iface.state.tx_credits)?;
         let bounce = bounce_from_pool(&mut iface.state.tx_pool, 0)?;
         // SAFETY: the bounce data area holds seg_size bytes; the id byte
         // first, the caller packs at most max_bcopy after it.
         let packed = unsafe {
-            bounce.data.write(id);
+            bounce.data.write(id | fc_bits);
             pack(bounce.data.add(AM_HDR_LEN) as *mut c_void, arg)
         };
         if packed > iface.state.limits.am_max_bcopy {
@@ -302,6 +310,7 @@ unsafe extern "C" fn ep_am_bcopy(
             });
         })
         .inspect_err(|_| iface.state.tx_pool.put(bounce.buffer))?;
+        ep.fc.sent();
         Ok(packed as isize)
     })();
     result.unwrap_or_else(|status| isize::from(status.raw()))
@@ -318,7 +327,7 @@ unsafe extern "C" fn ep_am_zcopy(
     comp: *mut uct_completion_t,
 ) -> ucs_status_t {
     const F: &str = "uct_ep_am_zcopy";
-    let result = (|| {
+    let result = (|| -> Result<(), Status> {
         // SAFETY: by the caller's contract.
         let (ep, iface) = unsafe { ep_and_iface(ep, F) }?;
         check_am_id(F, id)?;
@@ -327,9 +336,16 @@ unsafe extern "C" fn ep_am_zcopy(
         // SAFETY: header readable for header_length bytes by the contract.
         let header = unsafe { c_bytes(F, header, header_length) }?;
         let mut segments = [DataSeg::default(); 16];
-        // SAFETY: by the caller's contract.
-        let (count, total) = unsafe { iov_segments(F, iov, iovcnt, MAX_SHORT_IOV, &mut segments) }?;
+        // No iov at all is a header-only AM (UCX allows it; `iov` may then
+        // be NULL).
+        let (count, total) = if iovcnt == 0 {
+            (0, 0)
+        } else {
+            // SAFETY: by the caller's contract.
+            unsafe { iov_segments(F, iov, iovcnt, MAX_SHORT_IOV, &mut segments) }?
+        };
         check_len(F, header_length + total, iface.state.limits.am_max_zcopy)?;
+        let fc_bits = ep.fc.am_bits(&iface.state.fc)?;
         let mut spec = PostSpec::new(
             OpKind::AmZcopy,
             mlx5::MLX5_OPCODE_SEND,
@@ -338,14 +354,20 @@ unsafe extern "C" fn ep_am_zcopy(
         spec.am_id = Some(id);
         spec.comp = comp;
         spec.am_flags = flags;
-        // SAFETY: iov holds iovcnt entries (checked by iov_segments).
-        spec.iov = Some(unsafe { std::slice::from_raw_parts(iov, iovcnt) }.into());
+        spec.iov = Some(if iovcnt == 0 {
+            Box::default()
+        } else {
+            // SAFETY: iov holds iovcnt entries (checked by iov_segments).
+            unsafe { std::slice::from_raw_parts(iov, iovcnt) }.into()
+        });
         ep.post(&mut iface.state.tx_credits, spec, |wqe| {
-            wqe.inline(&[&[id], header]);
+            wqe.inline(&[&[id | fc_bits], header]);
             for segment in &segments[..count] {
                 wqe.data(*segment);
             }
-        })
+        })?;
+        ep.fc.sent();
+        Ok(())
     })();
     match result {
         Ok(()) => UCS_INPROGRESS,
@@ -703,7 +725,12 @@ unsafe extern "C" fn ep_get_bcopy(
 /// Flushes one ep: `Ok` when nothing is outstanding, `InProgress` after
 /// making sure the last op will produce a CQE (a signalled NOP carrying
 /// `comp` if needed).
-fn flush_ep(ep: &mut RcEp, iface: &mut RcIface, comp: *mut uct_completion_t) -> Result<(), Status> {
+fn flush_ep(
+    ep: &mut RcEp,
+    iface: &mut RcIface,
+    flags: c_uint,
+    comp: *mut uct_completion_t,
+) -> Result<(), Status> {
     if let EpState::Failed(status) = ep.state {
         return Err(status);
     }
@@ -715,6 +742,8 @@ fn flush_ep(ep: &mut RcEp, iface: &mut RcIface, comp: *mut uct_completion_t) -> 
         let mut spec = PostSpec::new(OpKind::Flush, mlx5::MLX5_OPCODE_NOP, 0);
         spec.comp = comp;
         spec.force_signal = true;
+        // Purge reports them back if the flush is replayed.
+        spec.flush_flags = flags;
         ep.post(&mut iface.state.tx_credits, spec, |_| {})?;
     }
     Err(Status::InProgress)
@@ -741,6 +770,7 @@ unsafe extern "C" fn ep_flush(
                 let mut spec = PostSpec::new(OpKind::Flush, mlx5::MLX5_OPCODE_NOP, 0);
                 spec.comp = comp;
                 spec.force_signal = true;
+                spec.flush_flags = flags;
                 ep.post(&mut iface.state.tx_credits, spec, |_| {})?;
                 ep.cancel()?;
                 return Err(Status::InProgress);
@@ -754,7 +784,7 @@ unsafe extern "C" fn ep_flush(
         if !ep.pending.is_empty() {
             return Err(Status::NoResource);
         }
-        flush_ep(ep, iface, comp)
+        flush_ep(ep, iface, flags, comp)
     })())
 }
 
@@ -808,7 +838,11 @@ unsafe extern "C" fn ep_pending_add(
             return Err(Status::InvalidParam);
         }
         // Resources available now: the caller should just retry (UCX's rule).
-        if ep.pending.is_empty() && ep.check_post(iface.state.tx_credits).is_ok() {
+        // An exhausted flow-control window is a missing resource too.
+        if ep.pending.is_empty()
+            && ep.check_post(iface.state.tx_credits).is_ok()
+            && ep.fc.has_window(&iface.state.fc)
+        {
             return Err(Status::Busy);
         }
         if let EpState::Failed(status) = ep.state {
@@ -838,9 +872,14 @@ unsafe extern "C" fn ep_pending_purge(
     }
 }
 
+/// `uct_iface_flush`, as UCX's rc iface does it: a completion is not
+/// supported (`UCS_ERR_UNSUPPORTED`: the caller polls with `comp == NULL`);
+/// each ep is flushed without one, and the iface is in progress while any
+/// ep is (an ep with pending requests or no room for its flush NOP counts
+/// as in progress, not as an error). Failed eps have nothing left to flush.
 unsafe extern "C" fn iface_flush(
     iface: uct_iface_h,
-    _flags: c_uint,
+    flags: c_uint,
     comp: *mut uct_completion_t,
 ) -> ucs_status_t {
     const F: &str = "uct_iface_flush";
@@ -848,7 +887,7 @@ unsafe extern "C" fn iface_flush(
         // SAFETY: by the caller's contract.
         let rc = unsafe { RcIface::from_handle(iface, F) }?;
         if !comp.is_null() {
-            tracing::warn!("{F}: a completion is not supported, poll with comp == NULL");
+            tracing::debug!("{F}: a completion is not supported, poll with comp == NULL");
             return Err(Status::Unsupported);
         }
         let eps: Vec<*mut RcEp> = rc.state.eps.values().copied().collect();
@@ -857,9 +896,10 @@ unsafe extern "C" fn iface_flush(
             // SAFETY: eps in the table are live; no callback runs here.
             let ep = unsafe { &mut *ep };
             if !ep.pending.is_empty() {
-                return Err(Status::NoResource);
+                in_progress = true;
+                continue;
             }
-            match flush_ep(ep, rc, std::ptr::null_mut()) {
+            match flush_ep(ep, rc, flags, std::ptr::null_mut()) {
                 Ok(())
                 | Err(
                     Status::EndpointTimeout
@@ -867,7 +907,7 @@ unsafe extern "C" fn iface_flush(
                     | Status::IoError
                     | Status::Canceled,
                 ) => {}
-                Err(Status::InProgress) => in_progress = true,
+                Err(Status::InProgress | Status::NoResource) => in_progress = true,
                 Err(status) => return Err(status),
             }
         }

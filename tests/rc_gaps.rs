@@ -1,0 +1,346 @@
+//! rc_mlx5 details that match UCX's rc: a header-only `am_zcopy` (no iov),
+//! AM WQEs marked solicited (grants and RMA not), flush flags carried to
+//! purge's op_info, `uct_iface_flush` (no completion; pending counts as in
+//! progress), and `UCT_EVENT_SEND_COMP` waking a sender blocked on its
+//! flow-control window when the grant arrives.
+
+mod failover_rc_common;
+mod rc_common;
+
+use std::ffi::{c_uint, c_void};
+use std::ptr::{null, null_mut};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use failover_rc_common::*;
+use rc_common::*;
+use uct::abi::*;
+use uct::api::ep::*;
+use uct::api::iface::*;
+use uct::mlx5;
+use uct::rc::ep::{OpKind, RcEp};
+
+/// `uct_soft_hca_drop_next` acts on the whole device.
+static TRAFFIC: Mutex<()> = Mutex::new(());
+
+fn traffic() -> std::sync::MutexGuard<'static, ()> {
+    TRAFFIC.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn rc_ep<'a>(ep: uct_ep_h) -> &'a mut RcEp {
+    // SAFETY: a live ep of this transport.
+    unsafe { RcEp::from_handle(ep, "test") }.expect("rc ep")
+}
+
+fn set_handler(side: &Side, id: u8, inbox: &'static Inbox) {
+    // SAFETY: live iface; the inbox is leaked.
+    let status = unsafe {
+        uct_iface_set_am_handler(
+            side.iface,
+            id,
+            Some(collect_am),
+            inbox as *const Inbox as *mut c_void,
+            0,
+        )
+    };
+    assert_eq!(status, UCS_OK);
+}
+
+#[test]
+fn am_zcopy_without_iov_sends_the_header_alone() {
+    let _traffic = traffic();
+    let pair = Pair::new();
+    let at_b = inbox();
+    set_handler(&pair.b, 6, at_b);
+    let header = *b"only-the-header";
+    let mut comp = CountingCompletion::new(2);
+    // SAFETY: live ep; NULL iov with count 0 is allowed.
+    unsafe {
+        assert_eq!(
+            uct_ep_am_zcopy(
+                pair.ep_a,
+                6,
+                header.as_ptr().cast(),
+                header.len() as c_uint,
+                null(),
+                0,
+                0,
+                comp.as_ptr()
+            ),
+            UCS_INPROGRESS
+        );
+        // No header either: an empty AM.
+        assert_eq!(
+            uct_ep_am_zcopy(pair.ep_a, 6, null(), 0, null(), 0, 0, comp.as_ptr()),
+            UCS_INPROGRESS
+        );
+    }
+    assert!(pair.wait(|| comp.calls() == 1 && at_b.lock().unwrap().len() == 2));
+    assert_eq!(comp.status(), UCS_OK);
+    let got = at_b.lock().unwrap().clone();
+    assert_eq!(got, vec![header.to_vec(), Vec::new()]);
+    pair.close();
+}
+
+/// The control segment of the WQE of `ep`'s op at `index` in its table.
+fn ctrl_of(ep: &RcEp, index: usize) -> mlx5::CtrlSeg {
+    let op = ep.ops.iter().nth(index).expect("op");
+    let len = ep.tx.ring.wqebb_count as usize * mlx5::SEND_WQE_BB;
+    // SAFETY: the send ring is `len` bytes while the QP lives; the op's WQE
+    // is not rewritten while it is outstanding.
+    let ring = unsafe { std::slice::from_raw_parts(ep.tx.ring.buf as *const u8, len) };
+    mlx5::decode_send_wqe(ring, op.wqe_index)
+        .expect("WQE decodes")
+        .ctrl
+}
+
+#[test]
+fn ams_are_solicited_and_grants_and_puts_are_not() {
+    let _traffic = traffic();
+    let settings = [(c"RC_FC_WND_SIZE", c"8")];
+    let pair = Pair::with_config(None, None, &settings);
+    let at_b = inbox();
+    set_handler(&pair.b, 2, at_b);
+    let mut target = vec![0u8; 64];
+    let (memh, rkey) = pair.b.register(target.as_mut_ptr(), target.len());
+    // Keep a's WQEs in its table: nothing of a's is completed while the
+    // peer's ACKs are dropped.
+    // SAFETY: a NUL-terminated device name.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_1".as_ptr(), 1_000_000) },
+        UCS_OK
+    );
+    // 8 AMs (the 7th asks for credits the hard way) and a put.
+    for seq in 0..8 {
+        // SAFETY: live ep.
+        assert_eq!(
+            unsafe { uct_ep_am_short(pair.ep_a, 2, seq, null(), 0) },
+            UCS_OK
+        );
+    }
+    // SAFETY: live ep, registered target.
+    assert_eq!(
+        unsafe {
+            uct_ep_put_short(
+                pair.ep_a,
+                b"put".as_ptr().cast(),
+                3,
+                target.as_ptr() as u64,
+                rkey,
+            )
+        },
+        UCS_OK
+    );
+    assert!(pair.wait(|| at_b.lock().unwrap().len() == 8));
+    let ep_a = rc_ep(pair.ep_a);
+    let kinds: Vec<OpKind> = ep_a.ops.iter().map(|op| op.kind).collect();
+    assert_eq!(kinds[..8], [OpKind::AmShort; 8]);
+    assert_eq!(kinds[8], OpKind::PutShort);
+    for index in 0..8 {
+        let ctrl = ctrl_of(ep_a, index);
+        assert_eq!(ctrl.opcode, mlx5::MLX5_OPCODE_SEND);
+        assert_ne!(
+            ctrl.fm_ce_se & mlx5::MLX5_WQE_CTRL_SOLICITED,
+            0,
+            "AM {index}"
+        );
+    }
+    assert_eq!(ctrl_of(ep_a, 8).fm_ce_se & mlx5::MLX5_WQE_CTRL_SOLICITED, 0);
+    // b's grant message (its packets are dropped, so it stays outstanding).
+    let ep_b = rc_ep(pair.ep_b);
+    let grant = ep_b
+        .ops
+        .iter()
+        .position(|op| op.kind == OpKind::FcGrant)
+        .expect("b posted a grant");
+    let ctrl = ctrl_of(ep_b, grant);
+    assert_eq!(ctrl.opcode, mlx5::MLX5_OPCODE_SEND);
+    assert_eq!(ctrl.fm_ce_se & mlx5::MLX5_WQE_CTRL_SOLICITED, 0);
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_1".as_ptr(), 0) },
+        UCS_OK
+    );
+    assert_eq!(pair.flush(pair.ep_a), UCS_OK);
+    assert_eq!(pair.flush(pair.ep_b), UCS_OK);
+    // SAFETY: registered above.
+    unsafe { assert_eq!(uct::api::md::uct_md_mem_dereg(pair.b.md, memh), UCS_OK) };
+    pair.close();
+}
+
+/// Flush flags purge reported, by operation.
+type Flushes = Vec<(uct_ep_operation_t, c_uint)>;
+
+unsafe extern "C" fn record_flush(info: *const uct_ep_op_info_t, arg: *mut c_void) {
+    // SAFETY: a valid op_info during the call; arg is a Flushes; the flush
+    // member is read only for a flush.
+    unsafe {
+        let info = &*info;
+        let out = &mut *(arg as *mut Flushes);
+        let flags = if info.operation == UCT_EP_OP_FLUSH {
+            info.detail.flush.flags
+        } else {
+            0
+        };
+        out.push((info.operation, flags));
+    }
+}
+
+#[test]
+fn flush_flags_reach_the_purged_op_info() {
+    let _traffic = traffic();
+    let pair = Pair::new();
+    let (_, tx_len, rx_len) = token_caps(pair.a.iface);
+    // SAFETY: a NUL-terminated device name.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 1_000_000) },
+        UCS_OK
+    );
+    let mut comp = CountingCompletion::new(1);
+    // SAFETY: live ep; the completion outlives the purge.
+    unsafe {
+        assert_eq!(uct_ep_am_short(pair.ep_a, 1, 5, null(), 0), UCS_OK);
+        assert_eq!(
+            uct_ep_flush(pair.ep_a, UCT_FLUSH_FLAG_REMOTE, comp.as_ptr()),
+            UCS_INPROGRESS
+        );
+    }
+    assert_eq!(
+        invalidate(pair.ep_a, UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS),
+        UCS_OK
+    );
+    let tx = tx_token(pair.ep_a, tx_len).expect("tx token");
+    let rx = rx_token(pair.b.iface, &tx, rx_len).expect("rx token");
+    let mut seen: Flushes = Vec::new();
+    assert_eq!(
+        purge(
+            pair.ep_a,
+            &rx,
+            record_flush,
+            &mut seen as *mut Flushes as *mut c_void
+        ),
+        UCS_OK
+    );
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 0) },
+        UCS_OK
+    );
+    assert_eq!(
+        seen,
+        vec![
+            (UCT_EP_OP_AM_SHORT, 0),
+            (UCT_EP_OP_FLUSH, UCT_FLUSH_FLAG_REMOTE)
+        ]
+    );
+    assert_eq!(comp.calls(), 0, "a reported flush is the caller's");
+    pair.close();
+}
+
+unsafe extern "C" fn resend(req: *mut uct_pending_req_t) -> ucs_status_t {
+    // SAFETY: the request's priv holds the ep (written by the test).
+    let ep = unsafe { (*req).r#priv.as_ptr().cast::<uct_ep_h>().read_unaligned() };
+    // SAFETY: a live ep.
+    unsafe { uct_ep_am_short(ep, 3, 99, null(), 0) }
+}
+
+#[test]
+fn iface_flush_without_completion_counts_pending_as_in_progress() {
+    let _traffic = traffic();
+    let settings = [(c"RC_FC_WND_SIZE", c"4")];
+    let pair = Pair::with_config(None, None, &settings);
+    let at_b = inbox();
+    set_handler(&pair.b, 3, at_b);
+    let mut comp = CountingCompletion::new(1);
+    // SAFETY: live iface.
+    assert_eq!(
+        unsafe { uct_iface_flush(pair.a.iface, 0, comp.as_ptr()) },
+        UCS_ERR_UNSUPPORTED
+    );
+    // SAFETY: live ep.
+    while unsafe { uct_ep_am_short(pair.ep_a, 3, 0, null(), 0) } == UCS_OK {}
+    let mut req = uct_pending_req_t {
+        func: Some(resend),
+        r#priv: [0; UCT_PENDING_REQ_PRIV_LEN],
+    };
+    // SAFETY: the priv area holds a pointer; the request outlives dispatch.
+    unsafe {
+        req.r#priv
+            .as_mut_ptr()
+            .cast::<uct_ep_h>()
+            .write_unaligned(pair.ep_a);
+        assert_eq!(uct_ep_pending_add(pair.ep_a, &mut req, 0), UCS_OK);
+        // A pending request is work in progress, not an error.
+        assert_eq!(uct_iface_flush(pair.a.iface, 0, null_mut()), UCS_INPROGRESS);
+    }
+    assert!(pair.wait(|| {
+        // SAFETY: live iface.
+        unsafe { uct_iface_flush(pair.a.iface, 0, null_mut()) == UCS_OK }
+    }));
+    assert_eq!(at_b.lock().unwrap().len(), 5);
+    assert_eq!(comp.calls(), 0);
+    pair.close();
+}
+
+/// Calls `done` until it holds (false after 20 s); progresses nothing
+/// itself.
+fn wait_for(mut done: impl FnMut() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while !done() {
+        if start.elapsed() > Duration::from_secs(20) {
+            return false;
+        }
+        std::thread::yield_now();
+    }
+    true
+}
+
+fn readable(fd: i32, timeout: Duration) -> bool {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let n = unsafe { libc::poll(&mut pfd, 1, timeout.as_millis() as i32) };
+    n == 1 && pfd.revents & libc::POLLIN != 0
+}
+
+#[test]
+fn send_completion_event_wakes_a_sender_waiting_for_a_grant() {
+    let _traffic = traffic();
+    let settings = [(c"RC_FC_WND_SIZE", c"4")];
+    let pair = Pair::with_config(None, None, &settings);
+    let at_b = inbox();
+    set_handler(&pair.b, 3, at_b);
+    // SAFETY: live ep.
+    while unsafe { uct_ep_am_short(pair.ep_a, 3, 0, null(), 0) } == UCS_OK {}
+    // a's sends complete (b's device ACKs without b progressing); then a
+    // has nothing but the grant to wait for.
+    assert!(wait_for(|| {
+        pair.a.progress();
+        // SAFETY: live ep (a signalled NOP the first time, then polls).
+        unsafe { uct_ep_flush(pair.ep_a, 0, null_mut()) == UCS_OK }
+    }));
+    let mut fd = -1;
+    // SAFETY: live iface, valid out-pointer.
+    unsafe {
+        assert_eq!(uct_iface_event_fd_get(pair.a.iface, &mut fd), UCS_OK);
+        assert_eq!(
+            uct_iface_event_arm(pair.a.iface, UCT_EVENT_SEND_COMP),
+            UCS_OK
+        );
+    }
+    assert!(!readable(fd, Duration::from_millis(50)));
+    // b takes the AMs and grants: a's fd wakes for the grant.
+    assert!(wait_for(|| {
+        pair.b.progress();
+        at_b.lock().unwrap().len() == 4
+    }));
+    assert!(readable(fd, Duration::from_secs(10)), "woken by the grant");
+    assert!(pair.wait(|| {
+        pair.a.progress();
+        rc_ep(pair.ep_a).fc.wnd == 4
+    }));
+    pair.close();
+}
