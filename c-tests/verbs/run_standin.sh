@@ -5,13 +5,20 @@
 # device through ibv_open_device and, with QPS=yes, each of them created a
 # QP through ibv_create_qp.
 #
-# usage: run_standin.sh STANDIN_SO WORK_DIR PROCS QPS COMMAND [ARG...]
+# usage: run_standin.sh [--expect REGEX] STANDIN_SO WORK_DIR PROCS QPS COMMAND [ARG...]
+#   --expect: the command's output must also match REGEX (grep -E), e.g. to
+#   prove a failover really happened rather than the cut having no effect.
 #   WORK_DIR is emptied first; it gets sysfs/ (UCT_VERBS_SYSFS_ROOT) and
 #   trace (UCT_STANDIN_TRACE). UCX_SOFT_HCA=auto: with verbs devices present
 #   our libuct opens only those. UCX_SOFT_HCA_DEVICES comes from the caller
 #   (it names the stand-in's devices).
 set -uo pipefail
 
+expect=""
+if [[ ${1:-} == --expect ]]; then
+    expect=${2:?--expect needs a regex}
+    shift 2
+fi
 standin=${1:?usage: run_standin.sh STANDIN_SO WORK_DIR PROCS QPS COMMAND...}
 work_dir=${2:?}
 procs=${3:?}
@@ -27,13 +34,19 @@ export UCT_VERBS_SYSFS_ROOT=$work_dir/sysfs UCT_STANDIN_TRACE=$trace
 export UCX_SOFT_HCA=auto
 
 status=0
-"$@" || status=$?
+output=$work_dir/output
+"$@" 2>&1 | tee "$output"
+status=${PIPESTATUS[0]}
 
 echo "--- stand-in trace ($trace):"
 [[ -f $trace ]] && sort "$trace" | uniq -c | sed -n '1,40p'
 if [[ $status -ne 0 ]]; then
     echo "run_standin.sh: '$*' failed with status $status" >&2
     exit "$status"
+fi
+if [[ -n $expect ]] && ! grep -qE -- "$expect" "$output"; then
+    echo "run_standin.sh: the output does not match '$expect'" >&2
+    exit 1
 fi
 [[ -s $trace ]] || { echo "run_standin.sh: no trace: the verbs path did not run" >&2; exit 1; }
 

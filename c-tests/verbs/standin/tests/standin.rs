@@ -882,3 +882,41 @@ fn gid_decodes_to_the_soft_device_endpoint() {
     let taken = std::net::UdpSocket::bind(endpoint);
     assert!(taken.is_err(), "the soft device owns {endpoint}");
 }
+
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills a live struct; RUSAGE_SELF covers all threads.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// The doorbell watcher backs off to ~1 ms naps when nothing moves: an idle
+/// process with connected QPs costs a few percent of a core at most (the
+/// other tests of this binary may run meanwhile, so the bound is loose).
+#[test]
+fn idle_process_with_qps_costs_little_cpu() {
+    let (mut a, b) = connected_pair();
+    let mut raddr = [0u8; 16];
+    RaddrSeg {
+        raddr: b.buf_addr(0),
+        rkey: b.mr.keys().rkey,
+    }
+    .write(&mut raddr);
+    let data = a.data_seg(0, 8);
+    a.post(mlx5::MLX5_OPCODE_RDMA_WRITE, &[raddr, data]);
+    a.wait_send();
+    std::thread::sleep(Duration::from_millis(200));
+    let start = cpu_seconds();
+    let wall = Instant::now();
+    std::thread::sleep(Duration::from_secs(2));
+    let share = (cpu_seconds() - start) / wall.elapsed().as_secs_f64();
+    eprintln!(
+        "idle CPU with two connected QPs: {:.2} % of one core",
+        share * 100.0
+    );
+    assert!(share < 0.05, "idle CPU {:.1} %", share * 100.0);
+}
