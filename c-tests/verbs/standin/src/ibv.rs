@@ -74,6 +74,11 @@ fn inc(counter: &AtomicU32) {
 
 // ------------------------------------------------------------- devices --
 
+/// rdma-core's `ibv_get_device_list`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_get_device_list(num_devices: *mut c_int) -> *mut *mut ibv_device {
     uct::core::log::init();
@@ -97,6 +102,11 @@ pub unsafe extern "C" fn ibv_get_device_list(num_devices: *mut c_int) -> *mut *m
     list
 }
 
+/// rdma-core's `ibv_free_device_list`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_free_device_list(list: *mut *mut ibv_device) {
     if !objects::unregister(list.cast_const().cast(), Kind::DeviceList) {
@@ -108,6 +118,11 @@ pub unsafe extern "C" fn ibv_free_device_list(list: *mut *mut ibv_device) {
     unsafe { libc::free(list.cast()) };
 }
 
+/// rdma-core's `ibv_get_device_name`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_get_device_name(device: *mut ibv_device) -> *const c_char {
     match devices::find(device) {
@@ -119,6 +134,10 @@ pub unsafe extern "C" fn ibv_get_device_name(device: *mut ibv_device) -> *const 
     }
 }
 
+/// `ibv_context.ops.req_notify_cq`: arms the CQ for one event.
+///
+/// # Safety
+/// `cq` must be NULL or a CQ of this library (checked).
 unsafe extern "C" fn req_notify_cq(cq: *mut ibv_cq, _solicited_only: c_int) -> c_int {
     // SAFETY: live-handle lookup.
     let Some(cq) = (unsafe { get::<Cq, _>(cq) }) else {
@@ -131,6 +150,11 @@ unsafe extern "C" fn req_notify_cq(cq: *mut ibv_cq, _solicited_only: c_int) -> c
     0
 }
 
+/// rdma-core's `ibv_open_device`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_open_device(device: *mut ibv_device) -> *mut ibv_context {
     uct::core::log::init();
@@ -176,6 +200,11 @@ pub unsafe extern "C" fn ibv_open_device(device: *mut ibv_device) -> *mut ibv_co
     context.cast()
 }
 
+/// rdma-core's `ibv_close_device`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_close_device(context: *mut ibv_context) -> c_int {
     // SAFETY: live-handle lookup.
@@ -196,6 +225,11 @@ pub unsafe extern "C" fn ibv_close_device(context: *mut ibv_context) -> c_int {
     0
 }
 
+/// rdma-core's `ibv_query_device`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_query_device(
     context: *mut ibv_context,
@@ -252,6 +286,11 @@ pub unsafe extern "C" fn ibv_query_device(
     0
 }
 
+/// rdma-core's `ibv_query_port`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_query_port(
     context: *mut ibv_context,
@@ -306,6 +345,11 @@ pub unsafe extern "C" fn ibv_query_port(
     0
 }
 
+/// rdma-core's `ibv_query_gid`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_query_gid(
     context: *mut ibv_context,
@@ -340,6 +384,11 @@ pub unsafe extern "C" fn ibv_query_gid(
 
 // ------------------------------------------------------------ PD and MR --
 
+/// rdma-core's `ibv_alloc_pd`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_alloc_pd(context: *mut ibv_context) -> *mut ibv_pd {
     // SAFETY: live-handle lookup.
@@ -360,6 +409,11 @@ pub unsafe extern "C" fn ibv_alloc_pd(context: *mut ibv_context) -> *mut ibv_pd 
     pd.cast()
 }
 
+/// rdma-core's `ibv_dealloc_pd`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_dealloc_pd(pd: *mut ibv_pd) -> c_int {
     // SAFETY: live-handle lookup.
@@ -397,6 +451,11 @@ fn access_of(bits: u32) -> Result<Access, c_int> {
     Ok(Access(bits))
 }
 
+/// rdma-core's `ibv_reg_mr`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_reg_mr(
     pd: *mut ibv_pd,
@@ -444,6 +503,11 @@ pub unsafe extern "C" fn ibv_reg_mr(
     mr.cast()
 }
 
+/// rdma-core's `ibv_dereg_mr`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_dereg_mr(mr: *mut ibv_mr) -> c_int {
     // SAFETY: live-handle lookup, then release of the same handle.
@@ -459,6 +523,11 @@ pub unsafe extern "C" fn ibv_dereg_mr(mr: *mut ibv_mr) -> c_int {
 
 // ------------------------------------------------------ channels and CQs --
 
+/// rdma-core's `ibv_create_comp_channel`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_create_comp_channel(
     context: *mut ibv_context,
@@ -496,6 +565,11 @@ pub unsafe extern "C" fn ibv_create_comp_channel(
     channel.cast()
 }
 
+/// rdma-core's `ibv_destroy_comp_channel`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_destroy_comp_channel(channel: *mut ibv_comp_channel) -> c_int {
     // SAFETY: live-handle lookup.
@@ -523,6 +597,11 @@ fn epoll_ctl(epoll: &OwnedFd, op: c_int, fd: c_int, data: u64) -> c_int {
     unsafe { libc::epoll_ctl(epoll.as_raw_fd(), op, fd, &mut event) }
 }
 
+/// rdma-core's `ibv_create_cq`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_create_cq(
     context: *mut ibv_context,
@@ -624,6 +703,11 @@ pub unsafe extern "C" fn ibv_create_cq(
     cq.cast()
 }
 
+/// rdma-core's `ibv_destroy_cq`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_destroy_cq(cq: *mut ibv_cq) -> c_int {
     // SAFETY: live-handle lookup.
@@ -658,6 +742,11 @@ pub unsafe extern "C" fn ibv_destroy_cq(cq: *mut ibv_cq) -> c_int {
     0
 }
 
+/// rdma-core's `ibv_get_cq_event`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_get_cq_event(
     channel: *mut ibv_comp_channel,
@@ -713,6 +802,11 @@ pub unsafe extern "C" fn ibv_get_cq_event(
     }
 }
 
+/// rdma-core's `ibv_ack_cq_events`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_ack_cq_events(cq: *mut ibv_cq, nevents: c_uint) {
     // SAFETY: live-handle lookup.
@@ -726,6 +820,11 @@ pub unsafe extern "C" fn ibv_ack_cq_events(cq: *mut ibv_cq, nevents: c_uint) {
 
 // ------------------------------------------------------------------ SRQ --
 
+/// rdma-core's `ibv_create_srq`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_create_srq(
     pd: *mut ibv_pd,
@@ -803,6 +902,11 @@ fn link_srq_free_list(ring: &uct::hca::RecvRing) {
     }
 }
 
+/// rdma-core's `ibv_destroy_srq`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_destroy_srq(srq: *mut ibv_srq) -> c_int {
     // SAFETY: live-handle lookup.
@@ -823,6 +927,11 @@ pub unsafe extern "C" fn ibv_destroy_srq(srq: *mut ibv_srq) -> c_int {
 
 // ------------------------------------------------------------------- QP --
 
+/// rdma-core's `ibv_create_qp`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_create_qp(
     pd: *mut ibv_pd,
@@ -927,6 +1036,11 @@ pub unsafe extern "C" fn ibv_create_qp(
     qp.cast()
 }
 
+/// rdma-core's `ibv_destroy_qp`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_destroy_qp(qp: *mut ibv_qp) -> c_int {
     // SAFETY: live-handle lookup.
@@ -1121,6 +1235,11 @@ fn remember(saved: &mut ibv_qp_attr, attr: &ibv_qp_attr, mask: c_uint) {
     }
 }
 
+/// rdma-core's `ibv_modify_qp`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_modify_qp(
     qp: *mut ibv_qp,
@@ -1177,6 +1296,11 @@ fn ibv_state(state: QpState) -> ibv_qp_state {
 /// Bits `ibv_query_qp` accepts (verbs.h defines up to IBV_QP_RATE_LIMIT).
 const QUERYABLE_QP_MASK: c_uint = (1 << 26) - 1;
 
+/// rdma-core's `ibv_query_qp`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_query_qp(
     qp: *mut ibv_qp,

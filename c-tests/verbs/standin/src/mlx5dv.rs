@@ -26,11 +26,21 @@ fn fail(errno: c_int) -> c_int {
     errno
 }
 
+/// rdma-core's `mlx5dv_is_supported`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn mlx5dv_is_supported(device: *mut ibv_device) -> bool {
     devices::find(device).is_some()
 }
 
+/// rdma-core's `mlx5dv_query_device`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn mlx5dv_query_device(
     context: *mut ibv_context,
@@ -58,6 +68,11 @@ pub unsafe extern "C" fn mlx5dv_query_device(
 
 const SUPPORTED_OBJECTS: u64 = MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ | MLX5DV_OBJ_SRQ;
 
+/// rdma-core's `mlx5dv_init_obj`, on the soft HCA.
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn mlx5dv_init_obj(obj: *mut mlx5dv_obj, obj_type: u64) -> c_int {
     if obj.is_null() {

@@ -465,6 +465,9 @@ fn write_send_and_fetch_add_through_the_rings_between_two_devices() {
 
 /// `ibv_req_notify_cq` is an inline function of verbs.h: it calls
 /// `cq->context->ops.req_notify_cq`, at byte 104 of `struct ibv_context`.
+///
+/// # Safety
+/// `cq` must be a live CQ of the stand-in.
 unsafe fn req_notify_cq(cq: *mut ffi::ibv_cq) -> c_int {
     type ReqNotify = unsafe extern "C" fn(*mut ffi::ibv_cq, c_int) -> c_int;
     // SAFETY: `cq` is a live CQ; its context starts with the rdma-core
