@@ -43,6 +43,63 @@ const IS_CONNECTED_FIELDS: u64 = (UCT_EP_IS_CONNECTED_FIELD_DEVICE_ADDR
 const PURGE_FIELDS: u64 =
     UCT_EP_OUTSTANDING_FIELD_RX_TOKEN | UCT_EP_OUTSTANDING_FIELD_CB | UCT_EP_OUTSTANDING_FIELD_ARG;
 
+/// A v2 parameter or attribute struct: its C name and how to read its
+/// `field_mask` (the one member a caller always initialises).
+trait FieldMasked {
+    const NAME: &'static str;
+    /// # Safety
+    /// `this` non-NULL and valid for reads of its `field_mask`.
+    unsafe fn field_mask(this: *const Self) -> u64;
+}
+
+macro_rules! field_masked {
+    ($($ty:ident),* $(,)?) => {$(
+        impl FieldMasked for $ty {
+            const NAME: &'static str = stringify!($ty);
+            unsafe fn field_mask(this: *const Self) -> u64 {
+                // SAFETY: by the contract; a raw read forms no reference to
+                // the members the caller may have left uninitialised.
+                unsafe { addr_of!((*this).field_mask).read() }
+            }
+        }
+    )*};
+}
+
+field_masked!(
+    uct_iface_attr_v2_t,
+    uct_ep_attr_t,
+    uct_ep_invalidate_params_t,
+    uct_ep_outstanding_purge_params_t,
+    uct_iface_is_reachable_params_t,
+    uct_ep_connect_to_ep_params_t,
+    uct_ep_is_connected_params_t,
+);
+
+/// The `field_mask` of `*params` (argument `argument`), which must be
+/// non-NULL and ask only for fields in `known`; else `InvalidParam` with a
+/// log line.
+///
+/// # Safety
+/// `params` NULL or valid for reads of its `field_mask`.
+unsafe fn checked_field_mask<T: FieldMasked>(
+    params: *const T,
+    known: u64,
+    function: &str,
+    argument: &str,
+) -> Result<u64, Status> {
+    non_null(params, function, argument)?;
+    // SAFETY: non-NULL; valid by the contract.
+    let field_mask = unsafe { T::field_mask(params) };
+    known_fields(field_mask, known, function, T::NAME)?;
+    Ok(field_mask)
+}
+
+/// A yes/no answer for C: 1 or 0, and 0 for refused arguments (already
+/// logged).
+fn c_bool(answer: Result<bool, Status>) -> c_int {
+    c_int::from(answer.unwrap_or(false))
+}
+
 /// `Err(InvalidParam)` with a log line unless every bit of `required` is set.
 fn required_fields(
     field_mask: u64,
@@ -73,15 +130,10 @@ pub unsafe extern "C" fn uct_iface_query_v2(
     let result = (|| {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { base_iface(iface, FUNCTION) }?;
-        non_null(iface_attr, FUNCTION, "iface_attr")?;
-        // SAFETY: non-NULL; the field mask is always initialised by the caller.
-        let field_mask = unsafe { addr_of!((*iface_attr).field_mask).read() };
-        known_fields(
-            field_mask,
-            IFACE_ATTR_V2_FIELDS,
-            FUNCTION,
-            "uct_iface_attr_v2_t",
-        )?;
+        // SAFETY: NULL or valid by the caller's contract.
+        let field_mask = unsafe {
+            checked_field_mask(iface_attr, IFACE_ATTR_V2_FIELDS, FUNCTION, "iface_attr")
+        }?;
         if field_mask & UCT_IFACE_ATTR_FIELD_RX_TOKEN != 0 {
             // An RX token is derived from the peer's TX token.
             required_fields(
@@ -124,10 +176,9 @@ pub unsafe extern "C" fn uct_ep_query(ep: uct_ep_h, ep_attr: *mut uct_ep_attr_t)
     let result = (|| {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
-        non_null(ep_attr, FUNCTION, "ep_attr")?;
-        // SAFETY: non-NULL; the field mask is always initialised by the caller.
-        let field_mask = unsafe { addr_of!((*ep_attr).field_mask).read() };
-        known_fields(field_mask, EP_ATTR_FIELDS, FUNCTION, "uct_ep_attr_t")?;
+        // SAFETY: NULL or valid by the caller's contract.
+        let field_mask =
+            unsafe { checked_field_mask(ep_attr, EP_ATTR_FIELDS, FUNCTION, "ep_attr") }?;
         if field_mask & UCT_EP_ATTR_FIELD_TX_TOKEN != 0 {
             // SAFETY: set by the caller together with the TX_TOKEN bit.
             let tx_token = unsafe { addr_of!((*ep_attr).tx_token).read() };
@@ -154,15 +205,15 @@ pub unsafe extern "C" fn uct_ep_invalidate(
     let result = (|| {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
-        non_null(params, FUNCTION, "params")?;
-        // SAFETY: non-NULL; field_mask is always initialised by the caller.
-        let field_mask = unsafe { addr_of!((*params).field_mask).read() };
-        known_fields(
-            field_mask,
-            UCT_EP_INVALIDATE_PARAM_FIELD_FLAGS,
-            FUNCTION,
-            "uct_ep_invalidate_params_t",
-        )?;
+        // SAFETY: NULL or valid by the caller's contract.
+        let field_mask = unsafe {
+            checked_field_mask(
+                params,
+                UCT_EP_INVALIDATE_PARAM_FIELD_FLAGS,
+                FUNCTION,
+                "params",
+            )
+        }?;
         let mut flags: c_uint = 0;
         if field_mask & UCT_EP_INVALIDATE_PARAM_FIELD_FLAGS != 0 {
             // SAFETY: valid because its field bit is set.
@@ -210,15 +261,8 @@ pub unsafe extern "C" fn uct_ep_outstanding_purge(
     let result = (|| {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
-        non_null(params, FUNCTION, "params")?;
-        // SAFETY: non-NULL; field_mask is always initialised by the caller.
-        let field_mask = unsafe { addr_of!((*params).field_mask).read() };
-        known_fields(
-            field_mask,
-            PURGE_FIELDS,
-            FUNCTION,
-            "uct_ep_outstanding_purge_params_t",
-        )?;
+        // SAFETY: NULL or valid by the caller's contract.
+        let field_mask = unsafe { checked_field_mask(params, PURGE_FIELDS, FUNCTION, "params") }?;
         required_fields(
             field_mask,
             UCT_EP_OUTSTANDING_FIELD_RX_TOKEN | UCT_EP_OUTSTANDING_FIELD_CB,
@@ -261,18 +305,13 @@ pub unsafe extern "C" fn uct_iface_is_reachable_v2(
     params: *const uct_iface_is_reachable_params_t,
 ) -> c_int {
     const FUNCTION: &str = "uct_iface_is_reachable_v2";
-    let checked = (|| {
+    c_bool((|| {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { base_iface(iface, FUNCTION) }?;
-        non_null(params, FUNCTION, "params")?;
-        // SAFETY: non-NULL and valid per its field mask by contract.
+        // SAFETY: NULL or valid by the caller's contract.
+        unsafe { checked_field_mask(params, IS_REACHABLE_FIELDS, FUNCTION, "params") }?;
+        // SAFETY: non-NULL (checked) and valid per its field mask by contract.
         let params = unsafe { &*params };
-        known_fields(
-            params.field_mask,
-            IS_REACHABLE_FIELDS,
-            FUNCTION,
-            "uct_iface_is_reachable_params_t",
-        )?;
         required_fields(
             params.field_mask,
             u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR),
@@ -283,15 +322,9 @@ pub unsafe extern "C" fn uct_iface_is_reachable_v2(
         if params.field_mask & u64::from(UCT_IFACE_IS_REACHABLE_FIELD_INFO_STRING) != 0 {
             non_null(params.info_string, FUNCTION, "params->info_string")?;
         }
-        Ok::<_, Status>((base, params))
-    })();
-    match checked {
         // SAFETY: arguments validated above.
-        Ok((base, params)) => {
-            c_int::from(unsafe { (base.internal_ops.iface_is_reachable_v2)(iface, params) })
-        }
-        Err(_) => 0,
-    }
+        Ok(unsafe { (base.internal_ops.iface_is_reachable_v2)(iface, params) })
+    })())
 }
 
 /// Connects `ep` to a remote endpoint, with the address lengths in `params`.
@@ -311,15 +344,10 @@ pub unsafe extern "C" fn uct_ep_connect_to_ep_v2(
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
         non_null(device_addr, FUNCTION, "device_addr")?;
         non_null(ep_addr, FUNCTION, "ep_addr")?;
-        non_null(params, FUNCTION, "params")?;
-        // SAFETY: non-NULL and valid by the caller's contract.
+        // SAFETY: NULL or valid by the caller's contract.
+        unsafe { checked_field_mask(params, CONNECT_TO_EP_FIELDS, FUNCTION, "params") }?;
+        // SAFETY: non-NULL (checked) and valid by the caller's contract.
         let params = unsafe { &*params };
-        known_fields(
-            params.field_mask,
-            CONNECT_TO_EP_FIELDS,
-            FUNCTION,
-            "uct_ep_connect_to_ep_params_t",
-        )?;
         // SAFETY: arguments validated above.
         unsafe { (base.internal_ops.ep_connect_to_ep_v2)(ep, device_addr, ep_addr, params) }
     })();
@@ -336,27 +364,16 @@ pub unsafe extern "C" fn uct_ep_is_connected(
     params: *const uct_ep_is_connected_params_t,
 ) -> c_int {
     const FUNCTION: &str = "uct_ep_is_connected";
-    let checked = (|| {
+    c_bool((|| {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
-        non_null(params, FUNCTION, "params")?;
-        // SAFETY: non-NULL and valid by the caller's contract.
+        // SAFETY: NULL or valid by the caller's contract.
+        unsafe { checked_field_mask(params, IS_CONNECTED_FIELDS, FUNCTION, "params") }?;
+        // SAFETY: non-NULL (checked) and valid by the caller's contract.
         let params = unsafe { &*params };
-        known_fields(
-            params.field_mask,
-            IS_CONNECTED_FIELDS,
-            FUNCTION,
-            "uct_ep_is_connected_params_t",
-        )?;
-        Ok::<_, Status>((base, params))
-    })();
-    match checked {
         // SAFETY: arguments validated above.
-        Ok((base, params)) => {
-            c_int::from(unsafe { (base.internal_ops.ep_is_connected)(ep, params) })
-        }
-        Err(_) => 0,
-    }
+        Ok(unsafe { (base.internal_ops.ep_is_connected)(ep, params) })
+    })())
 }
 
 /// Performance estimates. Not implemented yet.
