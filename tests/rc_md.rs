@@ -172,40 +172,6 @@ fn query_advertises_what_ucx_ib_md_does() {
     unsafe { uct_md_close(md) };
 }
 
-/// Registers `len` bytes at `buffer` on `side`'s md with `flags`; returns
-/// the memh and the unpacked rkey.
-fn register_with_flags(
-    side: &Side,
-    buffer: *mut u8,
-    len: usize,
-    flags: std::ffi::c_uint,
-) -> (uct_mem_h, uct_rkey_t) {
-    let mut memh = null_mut();
-    let mut packed = [0u8; 8];
-    let mut bundle = uct_rkey_bundle_t {
-        rkey: 0,
-        handle: null_mut(),
-        r#type: null_mut(),
-    };
-    // SAFETY: buffer valid for len bytes while registered; out-pointers valid.
-    unsafe {
-        assert_eq!(
-            uct_md_mem_reg(side.md, buffer.cast(), len, flags, &mut memh),
-            UCS_OK,
-            "flags 0x{flags:x}"
-        );
-        assert_eq!(
-            uct_md_mkey_pack(side.md, memh, packed.as_mut_ptr().cast()),
-            UCS_OK
-        );
-        assert_eq!(
-            uct_rkey_unpack(component(), packed.as_ptr().cast(), &mut bundle),
-            UCS_OK
-        );
-    }
-    (memh, bundle.rkey)
-}
-
 #[test]
 fn atomics_reach_memory_registered_with_any_access_flags() {
     let pair = Pair::new();
@@ -219,7 +185,9 @@ fn atomics_reach_memory_registered_with_any_access_flags() {
     ] {
         let mut target = Target::new(1);
         target.write64(0, 40);
-        let (memh, rkey) = register_with_flags(&pair.b, target.base(), target.len(), flags);
+        let (memh, rkey) = pair
+            .b
+            .register_with_flags(target.base(), target.len(), flags);
         let mut old = 0u64;
         let mut comp = CountingCompletion::new(1);
         // SAFETY: live ep, registered aligned target, result and

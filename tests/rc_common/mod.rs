@@ -198,6 +198,16 @@ impl Side {
 
     /// Registers `len` bytes at `buffer`; returns the memh and the unpacked rkey.
     pub fn register(&self, buffer: *mut u8, len: usize) -> (uct_mem_h, uct_rkey_t) {
+        self.register_with_flags(buffer, len, 0)
+    }
+
+    /// [`Side::register`] with `uct_md_mem_reg` flags.
+    pub fn register_with_flags(
+        &self,
+        buffer: *mut u8,
+        len: usize,
+        flags: c_uint,
+    ) -> (uct_mem_h, uct_rkey_t) {
         let mut memh = null_mut();
         let mut packed = [0u8; 8];
         let mut bundle = uct_rkey_bundle_t {
@@ -208,7 +218,7 @@ impl Side {
         // SAFETY: buffer valid for len bytes while registered.
         unsafe {
             assert_eq!(
-                uct_md_mem_reg(self.md, buffer.cast(), len, 0, &mut memh),
+                uct_md_mem_reg(self.md, buffer.cast(), len, flags, &mut memh),
                 UCS_OK
             );
             assert_eq!(
