@@ -1,13 +1,16 @@
 //! Fault injection on the soft HCA, per device and per process
 //! (`include/uct/soft/soft_hca.h`): pull a device's cable, or make it lose a
 //! fraction of its packets. Settings reach every QP of the device at once
-//! and are kept for a device that is not open yet.
+//! and are kept for a device that is not open yet. For a device served by
+//! rdma-core they are forwarded to the loaded libibverbs when it is the
+//! test stand-in (`hca::verbs::faults`), else `UCS_ERR_UNSUPPORTED`.
 
 use std::ffi::{c_char, c_int, c_uint};
 
 use crate::abi::ucs_status::{status_of, ucs_status_t, Status};
 use crate::api::cstr::c_str_arg;
 use crate::hca::soft::registry;
+use crate::hca::verbs::faults::{forward, FaultCall};
 
 /// NULL or non-UTF-8 is `InvalidParam` (logged by `c_str_arg`).
 fn device_arg(device: *const c_char, function: &str) -> Result<String, Status> {
@@ -35,6 +38,9 @@ pub unsafe extern "C" fn uct_soft_hca_link_set(device: *const c_char, up: c_int)
     const FUNCTION: &str = "uct_soft_hca_link_set";
     crate::api::enter();
     let result = device_arg(device, FUNCTION).and_then(|name| {
+        if let Some(forwarded) = forward(FUNCTION, &name, FaultCall::LinkSet { up }) {
+            return forwarded;
+        }
         registry::set_faults(&name, |faults| faults.link_up = up != 0)
             .map_err(|_| unknown_device(FUNCTION, &name))
             .inspect(|()| {
@@ -68,6 +74,9 @@ pub unsafe extern "C" fn uct_soft_hca_loss_set(
             tracing::warn!("{FUNCTION}: drop ratio {drop_ratio} is outside [0, 1]");
             return Err(Status::InvalidParam);
         }
+        if let Some(forwarded) = forward(FUNCTION, &name, FaultCall::LossSet { drop_ratio }) {
+            return forwarded;
+        }
         registry::set_faults(&name, |faults| faults.loss = drop_ratio)
             .map_err(|_| unknown_device(FUNCTION, &name))
             .inspect(|()| tracing::info!("soft hca {name}: drop ratio {drop_ratio}"))
@@ -93,6 +102,9 @@ pub unsafe extern "C" fn uct_soft_hca_drop_next(
     const FUNCTION: &str = "uct_soft_hca_drop_next";
     crate::api::enter();
     let result = device_arg(device, FUNCTION).and_then(|name| {
+        if let Some(forwarded) = forward(FUNCTION, &name, FaultCall::DropNext { count }) {
+            return forwarded;
+        }
         registry::drop_next(&name, u64::from(count))
             .map_err(|_| unknown_device(FUNCTION, &name))
             .inspect(|()| tracing::info!("soft hca {name}: dropping the next {count} packets"))

@@ -590,6 +590,9 @@ pub struct Mlx5Fns {
 pub struct Verbs {
     pub ibv: IbvFns,
     pub mlx5: Mlx5Fns,
+    /// The `dlopen` handle of libibverbs (an address: handles are
+    /// process-wide and never closed), for optional symbols.
+    libibverbs_handle: usize,
 }
 
 /// The sonames the backend loads by default.
@@ -768,7 +771,22 @@ impl Verbs {
         };
         // The handles are dropped without dlclose on purpose: the function
         // pointers above must stay valid for the life of the process.
-        Ok(Verbs { ibv, mlx5 })
+        Ok(Verbs {
+            ibv,
+            mlx5,
+            libibverbs_handle: ibv_lib.handle as usize,
+        })
+    }
+
+    /// The address of the unversioned `symbol` in the loaded libibverbs
+    /// (or its dependencies), if it has one: for entry points that only a
+    /// test stand-in provides.
+    pub fn optional_symbol(&self, symbol: &CStr) -> Option<*mut c_void> {
+        // SAFETY: the handle came from a successful dlopen and is never
+        // closed; `symbol` is NUL-terminated.
+        let address =
+            unsafe { libc::dlsym(self.libibverbs_handle as *mut c_void, symbol.as_ptr()) };
+        (!address.is_null()).then_some(address)
     }
 
     /// Loads rdma-core by its sonames (or the test overrides in

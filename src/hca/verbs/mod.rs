@@ -8,12 +8,15 @@
 //! * [`objects`]: device, PD, MR, channel, CQ, SRQ, RC QP and doorbell on
 //!   rdma-core, exposing the mlx5 rings in the `hca` ring types: the
 //!   `Verbs` variants of the `hca` handles.
+//! * [`faults`]: the soft HCA fault calls for a device served by rdma-core
+//!   (forwarded to a test stand-in that has them, else unsupported).
 //!
 //! Nothing here has run on a ConnectX NIC; the success paths run against
 //! the test stand-in library only (see the README, "Running on ConnectX
 //! NICs").
 
 pub mod discovery;
+pub mod faults;
 pub mod ffi;
 pub mod objects;
 
