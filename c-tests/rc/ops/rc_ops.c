@@ -83,6 +83,7 @@ enum {
     CMD_EP2_CONNECT,    /* peer ep address */
     CMD_EP2_DESTROY,
     CMD_STATS,          /* -> error handler calls */
+    CMD_DELAYED_AM,     /* ms: reply, then after that long an AM to the initiator */
     CMD_QUIT
 };
 
@@ -2054,47 +2055,119 @@ static void test_events(struct ctx *c)
         return;
     }
     {
-        size_t plen  = MAX_ZCOPY_TESTED;
-        uint8_t *src = lalloc(c, plen);
-        uint32_t tag = new_tag(c);
-        size_t off   = talloc(c, plen);
-        uct_iov_t iov;
-        struct comp cp;
-        int polls = 0, armed = 0, timeouts = 0;
+        /* A put big enough to take a while; if it still completes before
+         * the arm sticks (BUSY while other completions drain), try again:
+         * what must happen at least once is arm, sleep in poll(), wake. */
+        enum { ATTEMPTS = 8 };
+        size_t plen = 4u << 20;
+        int polls = 0, armed = 0, timeouts = 0, slept = 0, attempt, bad = 0;
         char why[256] = "";
-        double deadline = now_s() + c->wait_s;
-        comp_init(&cp);
-        fill_pat(tag, src, plen, 0);
-        make_iov(c, &iov, 1, src, plen);
-        st = POST(c, uct_ep_put_zcopy(c->ep, &iov, 1, c->peer_base + off, c->peer_rkey.rkey,
-                                      &cp.uc));
-        while (st == UCS_INPROGRESS && cp.calls == 0 && now_s() < deadline) {
-            ucs_status_t ast = uct_iface_event_arm(c->iface, UCT_EVENT_SEND_COMP);
-            if (ast == UCS_ERR_BUSY) {
-                progress(c);
-                continue;
-            }
-            if (ast != UCS_OK) {
-                snprintf(why, sizeof(why), "uct_iface_event_arm: %s", ucs_status_string(ast));
-                break;
-            }
-            armed++;
-            {
-                struct pollfd pfd = { .fd = fd, .events = POLLIN };
-                int rc            = poll(&pfd, 1, 10000);
-                polls++;
-                if (rc == 0) {
-                    timeouts++;
+        for (attempt = 0; attempt < ATTEMPTS && !slept && !bad; attempt++) {
+            uint8_t *src    = lalloc(c, plen);
+            uint32_t tag    = new_tag(c);
+            size_t off      = talloc(c, plen);
+            double deadline = now_s() + c->wait_s;
+            int armed_now = 0, woke_now = 0;
+            uct_iov_t iov;
+            struct comp cp;
+            comp_init(&cp);
+            fill_pat(tag, src, plen, 0);
+            make_iov(c, &iov, 1, src, plen);
+            progress_for(c, 10); /* nothing left over in the CQs */
+            st = POST(c, uct_ep_put_zcopy(c->ep, &iov, 1, c->peer_base + off,
+                                          c->peer_rkey.rkey, &cp.uc));
+            while (st == UCS_INPROGRESS && cp.calls == 0 && now_s() < deadline) {
+                ucs_status_t ast = uct_iface_event_arm(c->iface, UCT_EVENT_SEND_COMP);
+                if (ast == UCS_ERR_BUSY) {
+                    progress(c);
+                    continue;
+                }
+                if (ast != UCS_OK) {
+                    snprintf(why, sizeof(why), "uct_iface_event_arm: %s",
+                             ucs_status_string(ast));
+                    bad = 1;
+                    break;
+                }
+                armed++;
+                armed_now = 1;
+                {
+                    struct pollfd pfd = { .fd = fd, .events = POLLIN };
+                    int rc            = poll(&pfd, 1, 10000);
+                    polls++;
+                    if (rc == 0) {
+                        timeouts++;
+                        bad = 1;
+                    } else if (rc > 0) {
+                        woke_now = 1;
+                    }
+                }
+                while (progress(c) != 0) {
                 }
             }
+            if (st == UCS_INPROGRESS && cp.calls == 0) {
+                wait_calls(c, &cp.calls, 1, c->wait_s);
+            }
+            progress_for(c, 1);
+            if (!comp_ok(&cp, st, why, sizeof(why)) ||
+                !target_mem_is(c, off, plen, tag, GUARD, why, sizeof(why))) {
+                bad = 1;
+            }
+            slept = armed_now && woke_now && cp.calls == 1;
+        }
+        check(c, slept && !bad,
+              "event fd: the initiator sleeps in poll() until its put's completion",
+              "%d attempts: armed %d times, %d polls, %d timed out (10 s) %s", attempt, armed,
+              polls, timeouts, why);
+    }
+
+    /* our side again, receives: the target sends an AM 100 ms after the arm */
+    {
+        struct cmd_args delay = { 100, 0, 0, 0 };
+        unsigned before = c->log_count, wakeups = 0;
+        double t0, waited = 0;
+        int armed = 0;
+        st = UCS_ERR_BUSY;
+        while (st == UCS_ERR_BUSY) {
             while (progress(c) != 0) {
             }
+            st = uct_iface_event_arm(c->iface, UCT_EVENT_RECV);
         }
-        progress_for(c, 1);
-        check(c, armed > 0 && polls > 0 && timeouts == 0 && comp_ok(&cp, st, why, sizeof(why)) &&
-                         target_mem_is(c, off, plen, tag, GUARD, why, sizeof(why)),
-              "event fd: the initiator sleeps in poll() until its put's completion",
-              "armed %d times, %d polls, %d timed out (10 s) %s", armed, polls, timeouts, why);
+        armed = st == UCS_OK;
+        msg_send(c, CMD_DELAYED_AM, &delay, sizeof(delay));
+        t0 = now_s();
+        {
+            uint32_t type;
+            size_t len;
+            free(msg_recv(c, &type, &len)); /* the target's "will send" */
+        }
+        while (armed && c->log_count == before && now_s() - t0 < 10) {
+            struct pollfd pfd = { .fd = fd, .events = POLLIN };
+            if (poll(&pfd, 1, 10000) <= 0) {
+                break;
+            }
+            wakeups++;
+            if (waited == 0) {
+                waited = now_s() - t0;
+            }
+            do {
+                while (progress(c) != 0) {
+                }
+                st = uct_iface_event_arm(c->iface, UCT_EVENT_RECV);
+            } while (st == UCS_ERR_BUSY);
+        }
+        {
+            uint32_t type;
+            size_t len;
+            free(msg_recv(c, &type, &len)); /* the target's "sent" */
+            if (type != CMD_DELAYED_AM) {
+                die(c, "reply of type %u to the delayed AM command", type);
+            }
+        }
+        check(c, armed && c->log_count == before + 1 && waited >= 0.05 && wakeups <= 3,
+              "event fd: the initiator sleeps in poll() until an AM arrives (sent 100 ms later)",
+              "armed %d, %u AMs, first wake-up after %.0f ms, %u wake-ups", armed,
+              c->log_count - before, waited * 1000, wakeups);
+        c->log_count = before;
     }
 }
 
@@ -2629,6 +2702,18 @@ static int target_command(struct ctx *c)
         }
         msg_send(c, type, &out, sizeof(out));
         break;
+    case CMD_DELAYED_AM: {
+        uint8_t msg[16];
+        msg_send(c, type, &out, sizeof(out));
+        usleep((useconds_t)(a.a * 1000));
+        make_msg(0x7f000000u, msg, sizeof(msg));
+        if (post_am_short(c, c->ep, AM_REVERSE_ID, msg, sizeof(msg)) != UCS_OK) {
+            die(c, "delayed AM: post failed");
+        }
+        flush_ep_wait(c, c->ep, UCT_FLUSH_FLAG_LOCAL);
+        msg_send(c, type, &out, sizeof(out));
+        break;
+    }
     case CMD_STATS:
         out.a = c->err_calls;
         out.b = (uint64_t)(int64_t)c->err_status;
