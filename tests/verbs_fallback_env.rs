@@ -1,7 +1,8 @@
 //! The process-wide rdma-core loader with a bogus library name (the
 //! test-only override `UCT_VERBS_LIBIBVERBS`): discovery returns nothing,
-//! logs why, and nothing else breaks. One test per binary: the loader is
-//! loaded once per process.
+//! logs why, and the soft HCA is listed and opens as usual (`UCX_SOFT_HCA`
+//! auto). One test per binary: the loader and the device list are made once
+//! per process.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -25,6 +26,8 @@ impl Write for Buffer {
 #[test]
 fn absent_libibverbs_gives_no_devices_and_one_log_line() {
     std::env::set_var(LIBIBVERBS_OVERRIDE_ENV, "libibverbs-bogus-name.so.1");
+    std::env::set_var("UCX_SOFT_HCA_DEVICES", "fallback0@127.0.0.1");
+    std::env::remove_var("UCX_SOFT_HCA");
     let buffer = Buffer::default();
     let writer = buffer.clone();
     let subscriber = tracing_subscriber::fmt()
@@ -52,4 +55,12 @@ fn absent_libibverbs_gives_no_devices_and_one_log_line() {
     assert!(lines[0].contains("DEBUG"), "{}", lines[0]);
     let err = Verbs::get().err().expect("the bogus name cannot load");
     assert_eq!(err.status(), uct::abi::ucs_status::Status::NoDevice);
+
+    // The soft HCA stays usable: listed, opened, port up.
+    assert_eq!(uct::hca::Device::list(), ["fallback0"]);
+    let device = uct::hca::Device::open("fallback0").expect("the soft device opens");
+    assert!(matches!(device, uct::hca::Device::Soft(_)));
+    let port = device.port_attr(1).expect("port 1");
+    assert_eq!(port.state, uct::hca::PortState::Active);
+    assert!(matches!(port.address, uct::hca::DeviceAddress::Udp(_)));
 }

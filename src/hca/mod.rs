@@ -506,9 +506,9 @@ impl Device {
     }
 
     /// Opens a device by its listed name (e.g. `mlx5_0`, or `soft_mlx5_0`
-    /// for a soft device renamed next to a real one); a device already open
-    /// in this process is shared. A name that is not listed is tried as a
-    /// soft device (tests add soft devices at run time).
+    /// for a soft device renamed next to a real one) with the backend that
+    /// listed it; a device already open in this process is shared. A name
+    /// that is not listed is `NoDevice`.
     pub fn open(name: &str) -> Result<Device, Status> {
         use crate::core::devices::{find_device, Backend};
         match find_device(name).map(|d| &d.backend) {
@@ -516,7 +516,10 @@ impl Device {
             Some(Backend::Soft { soft_name, .. }) => {
                 soft::SoftDevice::open(soft_name).map(Device::Soft)
             }
-            None => soft::SoftDevice::open(name).map(Device::Soft),
+            None => {
+                tracing::warn!("hca: no device named '{name}' (see UCX_SOFT_HCA)");
+                Err(Status::NoDevice)
+            }
         }
     }
 
