@@ -209,3 +209,36 @@ fn rts_sets_the_requester_timers_and_error_and_reset_only_the_state() {
         (ffi::IBV_QPS_RESET, ffi::IBV_QP_STATE)
     );
 }
+
+#[test]
+fn srq_ring_is_taken_from_the_provider_layout_and_odd_layouts_are_refused() {
+    use uct::hca::verbs::objects::recv_ring_from_dv;
+    let mut buf = [0u8; 64];
+    let mut dbrec = [0u32; 2];
+    // SAFETY: all-zero is a valid mlx5dv_srq (pointers NULL).
+    let mut dv: ffi::mlx5dv_srq = unsafe { std::mem::zeroed() };
+    dv.buf = buf.as_mut_ptr().cast();
+    dv.dbrec = dbrec.as_mut_ptr();
+    dv.stride = 64;
+    dv.head = 0;
+    dv.tail = 255;
+    dv.srqn = 0x42;
+    let ring = recv_ring_from_dv(&dv).expect("provider layout");
+    assert_eq!(
+        (ring.wqe_count, ring.stride, ring.max_sge, ring.srqn),
+        (256, 64, 3, 0x42)
+    );
+    assert_eq!(ring.buf, buf.as_mut_ptr());
+    for bad in [
+        ffi::mlx5dv_srq { head: 1, ..dv },
+        ffi::mlx5dv_srq { tail: 254, ..dv },
+        ffi::mlx5dv_srq { stride: 16, ..dv },
+        ffi::mlx5dv_srq { stride: 48, ..dv },
+        ffi::mlx5dv_srq {
+            buf: std::ptr::null_mut(),
+            ..dv
+        },
+    ] {
+        assert_eq!(recv_ring_from_dv(&bad).err(), Some(Status::Unsupported));
+    }
+}
