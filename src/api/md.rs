@@ -1,6 +1,8 @@
 //! Memory domains: `uct_md_open/close`, `uct_md_query` (v1 and v2),
 //! `uct_md_query_tl_resources`, `uct_release_tl_resource_list`, and the
-//! memory-registration entry points (over `rc::domain`).
+//! memory-registration entry points (over `rc::domain`): each v1 call fills
+//! the v2 parameter struct as UCX does and shares the v2 call's one
+//! implementation (`mem_reg`, `mem_dereg`, `mkey_pack`, `rkey_unpack`).
 
 use std::ffi::{c_char, c_uint, c_void};
 
@@ -8,9 +10,10 @@ use crate::abi::*;
 use crate::api::checks::{finish, known_fields, non_null};
 use crate::api::component::component_arg;
 use crate::api::cstr::{c_str_arg, fill_c_array};
+use crate::api::v2::{checked_field_mask, required_fields};
 use crate::core::config::{md_config_from_handle, read_md_config, IbMdConfig};
 use crate::core::md::{local_cpus, Md, MdCapabilities};
-use crate::rc::domain::{pack_rkey, Domain, MemHandle};
+use crate::rc::domain::{load_packed_rkey, store_packed_rkey, Domain, MemHandle};
 
 /// Every `uct_md_attr_v2_t` field we fill.
 const MD_ATTR_V2_FIELDS: u64 = UCT_MD_ATTR_FIELD_MAX_ALLOC
@@ -338,19 +341,51 @@ pub unsafe extern "C" fn uct_release_tl_resource_list(resources: *mut uct_tl_res
     unsafe { libc::free(resources as *mut c_void) };
 }
 
-/// `uct_md_mem_reg` flags this md understands: the allocation hints (that
+/// `uct_md_mem_reg_params_t` fields this md reads.
+const MEM_REG_FIELDS: u64 = (UCT_MD_MEM_REG_FIELD_FLAGS
+    | UCT_MD_MEM_REG_FIELD_DMABUF_FD
+    | UCT_MD_MEM_REG_FIELD_DMABUF_OFFSET
+    | UCT_MD_MEM_REG_FIELD_MEM_TYPE) as u64;
+
+/// `uct_md_mem_dereg_params_t` fields this md reads.
+const MEM_DEREG_FIELDS: u64 = (UCT_MD_MEM_DEREG_FIELD_MEMH
+    | UCT_MD_MEM_DEREG_FIELD_FLAGS
+    | UCT_MD_MEM_DEREG_FIELD_COMPLETION) as u64;
+
+/// `uct_md_mkey_pack_params_t` fields this md reads.
+const MKEY_PACK_FIELDS: u64 = UCT_MD_MKEY_PACK_FIELD_FLAGS as u64;
+
+/// `uct_rkey_unpack_params_t` fields this md reads.
+const RKEY_UNPACK_FIELDS: u64 = UCT_RKEY_UNPACK_FIELD_SYS_DEVICE as u64;
+
+/// Registration flags this md understands: the allocation hints (that
 /// registration ignores), `HIDE_ERRORS`, the access rights and
 /// `SYMMETRIC_RKEY` (a hint). `GVA` is known but refused: no `gva_mem_types`.
-const MEM_REG_FLAGS: c_uint = UCT_MD_MEM_FLAG_NONBLOCK
+const MEM_REG_FLAGS: u64 = (UCT_MD_MEM_FLAG_NONBLOCK
     | UCT_MD_MEM_FLAG_FIXED
     | UCT_MD_MEM_FLAG_LOCK
     | UCT_MD_MEM_FLAG_HIDE_ERRORS
     | UCT_MD_MEM_ACCESS_ALL
-    | UCT_MD_MEM_SYMMETRIC_RKEY;
+    | UCT_MD_MEM_SYMMETRIC_RKEY) as u64;
+
+/// Reads field `$field` of the v2 parameter struct `$params` if `$bit` is set
+/// in `$field_mask`, else yields `$default`. The caller initialised only the
+/// fields its mask names, so each is read on its own, through a raw pointer.
+macro_rules! param_field {
+    ($params:expr, $field_mask:expr, $bit:expr, $field:ident, $default:expr) => {
+        if $field_mask & ($bit as u64) != 0 {
+            // SAFETY: `$params` was checked non-NULL (checked_field_mask)
+            // and the caller set this field, as its mask bit says.
+            unsafe { std::ptr::addr_of!((*$params).$field).read() }
+        } else {
+            $default
+        }
+    };
+}
 
 /// `Err` with a log line for flags registration cannot honour.
-fn check_mem_reg_flags(flags: c_uint, function: &str) -> Result<(), Status> {
-    if flags & UCT_MD_MEM_GVA != 0 {
+fn check_mem_reg_flags(flags: u64, function: &str) -> Result<(), Status> {
+    if flags & UCT_MD_MEM_GVA as u64 != 0 {
         tracing::warn!("{function}: global VA registration is not supported");
         return Err(Status::Unsupported);
     }
@@ -362,17 +397,96 @@ fn check_mem_reg_flags(flags: c_uint, function: &str) -> Result<(), Status> {
     Ok(())
 }
 
-/// Registers `length` bytes at `address` with the md's device. Every
-/// access right is granted whatever `flags` ask for, as UCX's ib md does
-/// (`UCT_MD_MEM_ACCESS_REMOTE_ATOMIC` included: atomics use the rkey
-/// itself, see `domain::pack_rkey`); the handle's keys serve zcopy
-/// operations and `uct_md_mkey_pack`. `UCT_MD_MEM_FLAG_NONBLOCK` registers
-/// at once (no on-demand paging); `UCT_MD_MEM_FLAG_HIDE_ERRORS` logs a
-/// failure at debug level only.
+/// `Err` with a log line unless memory of `mem_type` can be registered.
+/// `UCS_MEMORY_TYPE_UNKNOWN` is let through: registration itself tells
+/// (as UCX's ib md, which registers whatever it is given).
+fn check_mem_type(
+    mem_type: ucs_memory_type_t,
+    caps: &MdCapabilities,
+    function: &str,
+) -> Result<(), Status> {
+    if mem_type > UCS_MEMORY_TYPE_UNKNOWN {
+        tracing::warn!("{function}: params->mem_type {mem_type} is not a memory type");
+        return Err(Status::InvalidParam);
+    }
+    if mem_type != UCS_MEMORY_TYPE_UNKNOWN && caps.reg_mem_types & (1 << mem_type) == 0 {
+        tracing::warn!("{function}: memory type {mem_type} is not in the md's reg_mem_types");
+        return Err(Status::Unsupported);
+    }
+    Ok(())
+}
+
+/// The one registration, behind `uct_md_mem_reg` (its flags as the only
+/// field, as UCX passes them) and `uct_md_mem_reg_v2`; `function` names the
+/// entry point in log lines.
+///
+/// # Safety
+/// As `uct_md_mem_reg_v2`.
+unsafe fn mem_reg(
+    function: &str,
+    md: uct_md_h,
+    address: *mut c_void,
+    length: usize,
+    params: *const uct_md_mem_reg_params_t,
+    memh_p: *mut uct_mem_h,
+) -> Result<(), Status> {
+    crate::api::enter();
+    // SAFETY: NULL or live by the caller's contract.
+    let md = unsafe { md_ref(md, function) }?;
+    non_null(memh_p, function, "memh_p")?;
+    // SAFETY: NULL or valid by the caller's contract.
+    let field_mask = unsafe { checked_field_mask(params, MEM_REG_FIELDS, function, "params") }?;
+    let flags = param_field!(params, field_mask, UCT_MD_MEM_REG_FIELD_FLAGS, flags, 0);
+    check_mem_reg_flags(flags, function)?;
+    let hide_errors = flags & UCT_MD_MEM_FLAG_HIDE_ERRORS as u64 != 0;
+    let log_failure = |what: &dyn std::fmt::Display| {
+        if hide_errors {
+            tracing::debug!("{function}: {length} bytes at {address:p}: {what}");
+        } else {
+            tracing::warn!("{function}: {length} bytes at {address:p}: {what}");
+        }
+    };
+    if length == 0 {
+        log_failure(&"length is 0");
+        return Err(Status::InvalidParam);
+    }
+    non_null(address, function, "address")?;
+    let dmabuf_fd = param_field!(
+        params,
+        field_mask,
+        UCT_MD_MEM_REG_FIELD_DMABUF_FD,
+        dmabuf_fd,
+        UCT_DMABUF_FD_INVALID
+    );
+    if dmabuf_fd != UCT_DMABUF_FD_INVALID {
+        tracing::warn!("{function}: dmabuf registration (fd {dmabuf_fd}) is not supported");
+        return Err(Status::Unsupported);
+    }
+    let caps = md.capabilities();
+    let mem_type = param_field!(
+        params,
+        field_mask,
+        UCT_MD_MEM_REG_FIELD_MEM_TYPE,
+        mem_type,
+        UCS_MEMORY_TYPE_HOST
+    );
+    check_mem_type(mem_type, &caps, function)?;
+    let domain = Domain::get(&md.device().name)?;
+    let memh = MemHandle::register(domain, address.cast(), length)
+        .inspect_err(|status| log_failure(status))?
+        .into_handle();
+    tracing::debug!("{function}: {length} bytes at {address:p}, flags 0x{flags:x} -> {memh:p}");
+    // SAFETY: memh_p is non-NULL and writable by the caller's contract.
+    unsafe { memh_p.write(memh) };
+    Ok(())
+}
+
+/// Registers `length` bytes at `address` with the md's device: as
+/// `uct_md_mem_reg_v2` with `flags` as the only field.
 ///
 /// # Safety
 /// Pointers must be NULL or valid as in UCX; the memory must stay valid until
-/// `uct_md_mem_dereg`.
+/// it is deregistered.
 #[no_mangle]
 pub unsafe extern "C" fn uct_md_mem_reg(
     md: uct_md_h,
@@ -382,32 +496,48 @@ pub unsafe extern "C" fn uct_md_mem_reg(
     memh_p: *mut uct_mem_h,
 ) -> ucs_status_t {
     const FUNCTION: &str = "uct_md_mem_reg";
-    let result = (|| {
-        // SAFETY: NULL or live by the caller's contract.
-        let md = unsafe { md_ref(md, FUNCTION) }?;
-        non_null(address, FUNCTION, "address")?;
-        non_null(memh_p, FUNCTION, "memh_p")?;
-        if length == 0 {
-            tracing::warn!("{FUNCTION}: length is 0");
-            return Err(Status::InvalidParam);
-        }
-        check_mem_reg_flags(flags, FUNCTION)?;
-        let domain = Domain::get(&md.device().name)?;
-        let memh = MemHandle::register(domain, address.cast(), length)
-            .inspect_err(|status| {
-                if flags & UCT_MD_MEM_FLAG_HIDE_ERRORS != 0 {
-                    tracing::debug!("{FUNCTION}: {length} bytes at {address:p}: {status}");
-                } else {
-                    tracing::warn!("{FUNCTION}: {length} bytes at {address:p}: {status}");
-                }
-            })?
-            .into_handle();
-        tracing::debug!("{FUNCTION}: {length} bytes at {address:p}, flags 0x{flags:x} -> {memh:p}");
-        // SAFETY: memh_p is non-NULL and writable by the caller's contract.
-        unsafe { memh_p.write(memh) };
-        Ok(())
-    })();
-    finish(FUNCTION, result)
+    let params = uct_md_mem_reg_params_t {
+        field_mask: UCT_MD_MEM_REG_FIELD_FLAGS as u64,
+        flags: flags.into(),
+        dmabuf_fd: UCT_DMABUF_FD_INVALID,
+        dmabuf_offset: 0,
+        mem_type: UCS_MEMORY_TYPE_HOST,
+    };
+    // SAFETY: params is a complete local struct; the rest by the contract.
+    finish(FUNCTION, unsafe {
+        mem_reg(FUNCTION, md, address, length, &params, memh_p)
+    })
+}
+
+/// Registers `length` bytes at `address` with the md's device as `params`
+/// asks (fields `FLAGS`, `DMABUF_FD`, `DMABUF_OFFSET`, `MEM_TYPE`, all
+/// optional; other bits refused). Every access right is granted whatever the
+/// flags ask for, as UCX's ib md does (`UCT_MD_MEM_ACCESS_REMOTE_ATOMIC`
+/// included: atomics use the rkey itself); the handle serves zcopy
+/// operations and `uct_md_mkey_pack(_v2)`. `UCT_MD_MEM_FLAG_NONBLOCK`
+/// registers at once (no on-demand paging); `UCT_MD_MEM_FLAG_HIDE_ERRORS`
+/// logs a failed registration at debug level only; `UCT_MD_MEM_GVA` is
+/// unsupported. A dmabuf fd other than `UCT_DMABUF_FD_INVALID` is unsupported
+/// (no `UCT_MD_FLAG_REG_DMABUF`); `dmabuf_offset` without one is ignored, as
+/// in UCX. Memory types outside `reg_mem_types` (host) are unsupported;
+/// `UCS_MEMORY_TYPE_UNKNOWN` is registered as given.
+///
+/// # Safety
+/// As `uct_md_mem_reg`; `params` NULL or valid for the fields its
+/// `field_mask` names.
+#[no_mangle]
+pub unsafe extern "C" fn uct_md_mem_reg_v2(
+    md: uct_md_h,
+    address: *mut c_void,
+    length: usize,
+    params: *const uct_md_mem_reg_params_t,
+    memh_p: *mut uct_mem_h,
+) -> ucs_status_t {
+    const FUNCTION: &str = "uct_md_mem_reg_v2";
+    // SAFETY: by the caller's contract.
+    finish(FUNCTION, unsafe {
+        mem_reg(FUNCTION, md, address, length, params, memh_p)
+    })
 }
 
 /// Advice on registered memory (`UCT_MD_FLAG_ADVISE`). Registrations are
@@ -447,27 +577,140 @@ pub unsafe extern "C" fn uct_md_mem_advise(
     finish(FUNCTION, result)
 }
 
-/// Deregisters memory registered by `uct_md_mem_reg`.
+/// The one deregistration, behind `uct_md_mem_dereg` (only the handle, as
+/// UCX passes it) and `uct_md_mem_dereg_v2`.
+///
+/// # Safety
+/// As `uct_md_mem_dereg_v2`.
+unsafe fn mem_dereg(
+    function: &str,
+    md: uct_md_h,
+    params: *const uct_md_mem_dereg_params_t,
+) -> Result<(), Status> {
+    crate::api::enter();
+    // SAFETY: NULL or live by the caller's contract.
+    unsafe { md_ref(md, function) }?;
+    // SAFETY: NULL or valid by the caller's contract.
+    let field_mask = unsafe { checked_field_mask(params, MEM_DEREG_FIELDS, function, "params") }?;
+    required_fields(
+        field_mask,
+        UCT_MD_MEM_DEREG_FIELD_MEMH as u64,
+        function,
+        "uct_md_mem_dereg_params_t",
+    )?;
+    let memh = param_field!(
+        params,
+        field_mask,
+        UCT_MD_MEM_DEREG_FIELD_MEMH,
+        memh,
+        std::ptr::null_mut()
+    );
+    non_null(memh, function, "memh")?;
+    let flags = param_field!(params, field_mask, UCT_MD_MEM_DEREG_FIELD_FLAGS, flags, 0);
+    let unknown = flags & !UCT_MD_MEM_DEREG_FLAG_INVALIDATE;
+    if unknown != 0 {
+        tracing::warn!("{function}: unknown flags 0x{unknown:x}");
+        return Err(Status::InvalidParam);
+    }
+    if flags & UCT_MD_MEM_DEREG_FLAG_INVALIDATE != 0 {
+        tracing::warn!("{function}: invalidation is not supported (no UCT_MD_FLAG_INVALIDATE)");
+        return Err(Status::Unsupported);
+    }
+    // SAFETY: a handle from uct_md_mem_reg(_v2) by the caller's contract.
+    unsafe { MemHandle::release(memh) }
+        .inspect_err(|_| tracing::warn!("{function}: {memh:p} is not a live memory handle"))
+}
+
+/// Deregisters memory registered by `uct_md_mem_reg` or `uct_md_mem_reg_v2`:
+/// as `uct_md_mem_dereg_v2` with `memh` as the only field.
 ///
 /// # Safety
 /// `md` must be NULL or live; `memh` a live handle of this md.
 #[no_mangle]
 pub unsafe extern "C" fn uct_md_mem_dereg(md: uct_md_h, memh: uct_mem_h) -> ucs_status_t {
     const FUNCTION: &str = "uct_md_mem_dereg";
-    let result = (|| {
-        // SAFETY: NULL or live by the caller's contract.
-        unsafe { md_ref(md, FUNCTION) }?;
-        non_null(memh, FUNCTION, "memh")?;
-        // SAFETY: a handle from uct_md_mem_reg by the caller's contract.
-        unsafe { MemHandle::release(memh) }
-            .inspect_err(|_| tracing::warn!("{FUNCTION}: {memh:p} is not a live memory handle"))
-    })();
-    finish(FUNCTION, result)
+    let params = uct_md_mem_dereg_params_t {
+        field_mask: UCT_MD_MEM_DEREG_FIELD_MEMH as u64,
+        flags: 0,
+        memh,
+        comp: std::ptr::null_mut(),
+    };
+    // SAFETY: params is a complete local struct; the rest by the contract.
+    finish(FUNCTION, unsafe { mem_dereg(FUNCTION, md, &params) })
 }
 
-/// Packs the remote key of `memh` into `rkey_buffer` (`rkey_packed_size`
-/// bytes: the 64-bit word of `domain::pack_rkey`, in host order as UCX's ib
-/// md writes it).
+/// Deregisters `params->memh` (fields `MEMH`, required, `FLAGS`,
+/// `COMPLETION`). `UCT_MD_MEM_DEREG_FLAG_INVALIDATE` is unsupported, as in
+/// UCX's verbs ib md: this md advertises no `UCT_MD_FLAG_INVALIDATE` (nor
+/// `INVALIDATE_RMA`/`AMO`). The completion serves only invalidation, so it
+/// is not called (UCX's own UCP passes one on every deregistration and
+/// relies on exactly that).
+///
+/// # Safety
+/// `md` NULL or live; `params` NULL or valid for the fields its `field_mask`
+/// names, `memh` a live handle of this md.
+#[no_mangle]
+pub unsafe extern "C" fn uct_md_mem_dereg_v2(
+    md: uct_md_h,
+    params: *const uct_md_mem_dereg_params_t,
+) -> ucs_status_t {
+    const FUNCTION: &str = "uct_md_mem_dereg_v2";
+    // SAFETY: by the caller's contract.
+    finish(FUNCTION, unsafe { mem_dereg(FUNCTION, md, params) })
+}
+
+/// The one key packing, behind `uct_md_mkey_pack` (no fields, as UCX
+/// passes) and `uct_md_mkey_pack_v2`: `domain::store_packed_rkey`.
+///
+/// # Safety
+/// As `uct_md_mkey_pack_v2`.
+unsafe fn mkey_pack(
+    function: &str,
+    md: uct_md_h,
+    memh: uct_mem_h,
+    address: *mut c_void,
+    length: usize,
+    params: *const uct_md_mkey_pack_params_t,
+    mkey_buffer: *mut c_void,
+) -> Result<(), Status> {
+    crate::api::enter();
+    // SAFETY: NULL or live by the caller's contract.
+    unsafe { md_ref(md, function) }?;
+    non_null(memh, function, "memh")?;
+    non_null(mkey_buffer, function, "mkey_buffer")?;
+    // SAFETY: NULL or valid by the caller's contract.
+    let field_mask = unsafe { checked_field_mask(params, MKEY_PACK_FIELDS, function, "params") }?;
+    let flags = param_field!(params, field_mask, UCT_MD_MKEY_PACK_FIELD_FLAGS, flags, 0);
+    let known = UCT_MD_MKEY_PACK_FLAG_INVALIDATE_RMA
+        | UCT_MD_MKEY_PACK_FLAG_INVALIDATE_AMO
+        | UCT_MD_MKEY_PACK_FLAG_EXPORT;
+    let unknown = flags & !known;
+    if unknown != 0 {
+        tracing::warn!("{function}: unknown flags 0x{unknown:x}");
+        return Err(Status::InvalidParam);
+    }
+    if flags & UCT_MD_MKEY_PACK_FLAG_EXPORT != 0 {
+        tracing::warn!(
+            "{function}: exported keys are not supported (no UCT_MD_FLAG_EXPORTED_MKEY)"
+        );
+        return Err(Status::Unsupported);
+    }
+    if flags != 0 {
+        tracing::warn!("{function}: invalidatable keys are not supported (flags 0x{flags:x})");
+        return Err(Status::Unsupported);
+    }
+    // SAFETY: a handle from uct_md_mem_reg(_v2) by the caller's contract.
+    let handle = unsafe { MemHandle::from_handle(memh) }
+        .inspect_err(|_| tracing::warn!("{function}: {memh:p} is not a live memory handle"))?;
+    // SAFETY: writable for rkey_packed_size bytes by the caller's contract.
+    unsafe { store_packed_rkey(handle, mkey_buffer) };
+    // The key covers the whole registration whatever range was named.
+    tracing::trace!("{function}: packed {memh:p} ({length} bytes at {address:p} named)");
+    Ok(())
+}
+
+/// Packs the remote key of `memh` into `rkey_buffer`: as
+/// `uct_md_mkey_pack_v2` without fields.
 ///
 /// # Safety
 /// `md` must be NULL or live; `rkey_buffer` writable for `rkey_packed_size`.
@@ -478,25 +721,85 @@ pub unsafe extern "C" fn uct_md_mkey_pack(
     rkey_buffer: *mut c_void,
 ) -> ucs_status_t {
     const FUNCTION: &str = "uct_md_mkey_pack";
-    let result = (|| {
-        // SAFETY: NULL or live by the caller's contract.
-        unsafe { md_ref(md, FUNCTION) }?;
-        non_null(memh, FUNCTION, "memh")?;
-        non_null(rkey_buffer, FUNCTION, "rkey_buffer")?;
-        // SAFETY: a handle from uct_md_mem_reg by the caller's contract.
-        let handle = unsafe { MemHandle::from_handle(memh) }
-            .inspect_err(|_| tracing::warn!("{FUNCTION}: {memh:p} is not a live memory handle"))?;
-        let packed = pack_rkey(handle.mr.keys().rkey);
-        // SAFETY: writable for RKEY_PACKED_SIZE (8) bytes by the contract;
-        // callers' buffers need not be aligned.
-        unsafe { (rkey_buffer as *mut u64).write_unaligned(packed) };
-        Ok(())
-    })();
-    finish(FUNCTION, result)
+    let params = uct_md_mkey_pack_params_t {
+        field_mask: 0,
+        flags: 0,
+    };
+    // No range: the whole registration (UCX passes NULL and SIZE_MAX).
+    // SAFETY: params is a complete local struct; the rest by the contract.
+    finish(FUNCTION, unsafe {
+        mkey_pack(
+            FUNCTION,
+            md,
+            memh,
+            std::ptr::null_mut(),
+            usize::MAX,
+            &params,
+            rkey_buffer,
+        )
+    })
 }
 
-/// Unpacks a remote key packed by `uct_md_mkey_pack` (possibly in another
-/// process): the bundle's `rkey` is the packed 64-bit word, no handle.
+/// Packs the remote key of `memh` into `mkey_buffer` as `params` asks (field
+/// `FLAGS`): `rkey_packed_size` bytes (one 64-bit word in host order, as
+/// UCX's ib md packs it), the same bytes `uct_md_mkey_pack` writes. The key
+/// covers the whole registration, so `address` and `length` are not needed
+/// (UCX's verbs ib md ignores them too). `UCT_MD_MKEY_PACK_FLAG_INVALIDATE_RMA`
+/// / `_AMO` and `_EXPORT` are unsupported: this md advertises neither
+/// invalidation nor `UCT_MD_FLAG_EXPORTED_MKEY`.
+///
+/// # Safety
+/// As `uct_md_mkey_pack`; `params` NULL or valid for the fields its
+/// `field_mask` names.
+#[no_mangle]
+pub unsafe extern "C" fn uct_md_mkey_pack_v2(
+    md: uct_md_h,
+    memh: uct_mem_h,
+    address: *mut c_void,
+    length: usize,
+    params: *const uct_md_mkey_pack_params_t,
+    mkey_buffer: *mut c_void,
+) -> ucs_status_t {
+    const FUNCTION: &str = "uct_md_mkey_pack_v2";
+    // SAFETY: by the caller's contract.
+    finish(FUNCTION, unsafe {
+        mkey_pack(FUNCTION, md, memh, address, length, params, mkey_buffer)
+    })
+}
+
+/// The one key unpacking, behind `uct_rkey_unpack` (no fields, as UCX
+/// passes) and `uct_rkey_unpack_v2`: `domain::load_packed_rkey`.
+///
+/// # Safety
+/// As `uct_rkey_unpack_v2`.
+unsafe fn rkey_unpack(
+    function: &str,
+    component: uct_component_h,
+    rkey_buffer: *const c_void,
+    params: *const uct_rkey_unpack_params_t,
+    rkey_ob: *mut uct_rkey_bundle_t,
+) -> Result<(), Status> {
+    crate::api::enter();
+    component_arg(component, function)?;
+    non_null(rkey_buffer, function, "rkey_buffer")?;
+    non_null(rkey_ob, function, "rkey_ob")?;
+    // SAFETY: NULL or valid by the caller's contract.
+    unsafe { checked_field_mask(params, RKEY_UNPACK_FIELDS, function, "params") }?;
+    // SAFETY: readable for rkey_packed_size bytes by the caller's contract.
+    let rkey = unsafe { load_packed_rkey(rkey_buffer) };
+    // SAFETY: rkey_ob is non-NULL and writable by the caller's contract.
+    unsafe {
+        rkey_ob.write(uct_rkey_bundle_t {
+            rkey,
+            handle: std::ptr::null_mut(),
+            r#type: component as *mut c_void,
+        })
+    };
+    Ok(())
+}
+
+/// Unpacks a remote key packed by `uct_md_mkey_pack(_v2)`, possibly in
+/// another process: as `uct_rkey_unpack_v2` without fields.
 ///
 /// # Safety
 /// `rkey_buffer` readable for `rkey_packed_size` bytes; `rkey_ob` writable.
@@ -507,26 +810,41 @@ pub unsafe extern "C" fn uct_rkey_unpack(
     rkey_ob: *mut uct_rkey_bundle_t,
 ) -> ucs_status_t {
     const FUNCTION: &str = "uct_rkey_unpack";
-    let result = (|| {
-        component_arg(component, FUNCTION)?;
-        non_null(rkey_buffer, FUNCTION, "rkey_buffer")?;
-        non_null(rkey_ob, FUNCTION, "rkey_ob")?;
-        // SAFETY: readable for 8 bytes by the contract; may be unaligned.
-        let rkey = unsafe { (rkey_buffer as *const u64).read_unaligned() };
-        // SAFETY: rkey_ob is non-NULL and writable by the contract.
-        unsafe {
-            rkey_ob.write(uct_rkey_bundle_t {
-                rkey: rkey as uct_rkey_t,
-                handle: std::ptr::null_mut(),
-                r#type: component as *mut c_void,
-            })
-        };
-        Ok(())
-    })();
-    finish(FUNCTION, result)
+    let params = uct_rkey_unpack_params_t {
+        field_mask: 0,
+        sys_device: UCS_SYS_DEVICE_ID_UNKNOWN,
+    };
+    // SAFETY: params is a complete local struct; the rest by the contract.
+    finish(FUNCTION, unsafe {
+        rkey_unpack(FUNCTION, component, rkey_buffer, &params, rkey_ob)
+    })
 }
 
-/// Releases an unpacked remote key (nothing was allocated for it).
+/// Unpacks a remote key packed by `uct_md_mkey_pack(_v2)`, possibly in
+/// another process, as `params` asks (field `SYS_DEVICE`): the bundle's
+/// `rkey` is the packed word and its `handle` NULL, so `uct_rkey_release`
+/// has nothing to free. The key is the same on every device of the
+/// component, so `sys_device` is accepted and not needed.
+///
+/// # Safety
+/// As `uct_rkey_unpack`; `params` NULL or valid for the fields its
+/// `field_mask` names.
+#[no_mangle]
+pub unsafe extern "C" fn uct_rkey_unpack_v2(
+    component: uct_component_h,
+    rkey_buffer: *const c_void,
+    params: *const uct_rkey_unpack_params_t,
+    rkey_ob: *mut uct_rkey_bundle_t,
+) -> ucs_status_t {
+    const FUNCTION: &str = "uct_rkey_unpack_v2";
+    // SAFETY: by the caller's contract.
+    finish(FUNCTION, unsafe {
+        rkey_unpack(FUNCTION, component, rkey_buffer, params, rkey_ob)
+    })
+}
+
+/// Releases a key unpacked by `uct_rkey_unpack(_v2)` (nothing was allocated
+/// for it).
 ///
 /// # Safety
 /// Pointers must be NULL or valid.

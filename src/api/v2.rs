@@ -45,7 +45,7 @@ const PURGE_FIELDS: u64 =
 
 /// A v2 parameter or attribute struct: its C name and how to read its
 /// `field_mask` (the one member a caller always initialises).
-trait FieldMasked {
+pub(crate) trait FieldMasked {
     const NAME: &'static str;
     /// # Safety
     /// `this` non-NULL and valid for reads of its `field_mask`.
@@ -73,6 +73,10 @@ field_masked!(
     uct_iface_is_reachable_params_t,
     uct_ep_connect_to_ep_params_t,
     uct_ep_is_connected_params_t,
+    uct_md_mem_reg_params_t,
+    uct_md_mem_dereg_params_t,
+    uct_md_mkey_pack_params_t,
+    uct_rkey_unpack_params_t,
 );
 
 /// The `field_mask` of `*params` (argument `argument`), which must be
@@ -81,7 +85,7 @@ field_masked!(
 ///
 /// # Safety
 /// `params` NULL or valid for reads of its `field_mask`.
-unsafe fn checked_field_mask<T: FieldMasked>(
+pub(crate) unsafe fn checked_field_mask<T: FieldMasked>(
     params: *const T,
     known: u64,
     function: &str,
@@ -101,7 +105,7 @@ fn c_bool(answer: Result<bool, Status>) -> c_int {
 }
 
 /// `Err(InvalidParam)` with a log line unless every bit of `required` is set.
-fn required_fields(
+pub(crate) fn required_fields(
     field_mask: u64,
     required: u64,
     function: &str,

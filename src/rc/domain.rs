@@ -4,6 +4,7 @@
 //! QPs accept. Also the memory handle (`uct_mem_h`) and the packed rkey.
 
 use std::collections::HashMap;
+use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use crate::abi::*;
@@ -119,6 +120,34 @@ pub const INVALID_MKEY: u32 = 0xffff_ffff;
 /// the packed bytes back into this 64-bit `uct_rkey_t`.
 pub fn pack_rkey(rkey: u32) -> u64 {
     (u64::from(INVALID_MKEY) << 32) | u64::from(rkey)
+}
+
+// The packed rkey is exactly one 64-bit word.
+const _: () = assert!(crate::core::md::RKEY_PACKED_SIZE == std::mem::size_of::<u64>());
+
+/// Writes the packed rkey of `handle` (`RKEY_PACKED_SIZE` bytes, in host
+/// order as UCX's ib md stores it) at `buffer`.
+///
+/// # Safety
+/// `buffer` must be writable for `RKEY_PACKED_SIZE` bytes; it need not be
+/// aligned.
+pub unsafe fn store_packed_rkey(handle: &MemHandle, buffer: *mut c_void) {
+    let packed = pack_rkey(handle.mr.keys().rkey);
+    // SAFETY: writable for 8 bytes by the contract; write_unaligned has no
+    // alignment requirement.
+    unsafe { buffer.cast::<u64>().write_unaligned(packed) };
+}
+
+/// The `uct_rkey_t` a packed rkey at `buffer` unpacks to: the packed word
+/// itself (no handle is needed to use it).
+///
+/// # Safety
+/// `buffer` must be readable for `RKEY_PACKED_SIZE` bytes; it need not be
+/// aligned.
+pub unsafe fn load_packed_rkey(buffer: *const c_void) -> uct_rkey_t {
+    // SAFETY: readable for 8 bytes by the contract; read_unaligned has no
+    // alignment requirement.
+    unsafe { buffer.cast::<u64>().read_unaligned() as uct_rkey_t }
 }
 
 /// The key RDMA READ/WRITE use from an unpacked `uct_rkey_t`.

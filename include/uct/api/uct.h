@@ -982,17 +982,12 @@ ucs_status_t uct_md_query_tl_resources(uct_md_h md,
 void uct_release_tl_resource_list(uct_tl_resource_desc_t *resources);
 
 /**
- * Registers `length` bytes at `address` with the md's device. Every
- * access right is granted whatever `flags` ask for, as UCX's ib md does
- * (`UCT_MD_MEM_ACCESS_REMOTE_ATOMIC` included: atomics use the rkey
- * itself, see `domain::pack_rkey`); the handle's keys serve zcopy
- * operations and `uct_md_mkey_pack`. `UCT_MD_MEM_FLAG_NONBLOCK` registers
- * at once (no on-demand paging); `UCT_MD_MEM_FLAG_HIDE_ERRORS` logs a
- * failure at debug level only.
+ * Registers `length` bytes at `address` with the md's device: as
+ * `uct_md_mem_reg_v2` with `flags` as the only field.
  *
  * # Safety
  * Pointers must be NULL or valid as in UCX; the memory must stay valid until
- * `uct_md_mem_dereg`.
+ * it is deregistered.
  */
 ucs_status_t uct_md_mem_reg(uct_md_h md,
                             void *address,
@@ -1015,7 +1010,8 @@ ucs_status_t uct_md_mem_advise(uct_md_h md,
                                uct_mem_advice_t advice);
 
 /**
- * Deregisters memory registered by `uct_md_mem_reg`.
+ * Deregisters memory registered by `uct_md_mem_reg` or `uct_md_mem_reg_v2`:
+ * as `uct_md_mem_dereg_v2` with `memh` as the only field.
  *
  * # Safety
  * `md` must be NULL or live; `memh` a live handle of this md.
@@ -1023,9 +1019,8 @@ ucs_status_t uct_md_mem_advise(uct_md_h md,
 ucs_status_t uct_md_mem_dereg(uct_md_h md, uct_mem_h memh);
 
 /**
- * Packs the remote key of `memh` into `rkey_buffer` (`rkey_packed_size`
- * bytes: the 64-bit word of `domain::pack_rkey`, in host order as UCX's ib
- * md writes it).
+ * Packs the remote key of `memh` into `rkey_buffer`: as
+ * `uct_md_mkey_pack_v2` without fields.
  *
  * # Safety
  * `md` must be NULL or live; `rkey_buffer` writable for `rkey_packed_size`.
@@ -1033,8 +1028,8 @@ ucs_status_t uct_md_mem_dereg(uct_md_h md, uct_mem_h memh);
 ucs_status_t uct_md_mkey_pack(uct_md_h md, uct_mem_h memh, void *rkey_buffer);
 
 /**
- * Unpacks a remote key packed by `uct_md_mkey_pack` (possibly in another
- * process): the bundle's `rkey` is the packed 64-bit word, no handle.
+ * Unpacks a remote key packed by `uct_md_mkey_pack(_v2)`, possibly in
+ * another process: as `uct_rkey_unpack_v2` without fields.
  *
  * # Safety
  * `rkey_buffer` readable for `rkey_packed_size` bytes; `rkey_ob` writable.
@@ -1044,7 +1039,8 @@ ucs_status_t uct_rkey_unpack(uct_component_h component,
                              uct_rkey_bundle_t *rkey_ob);
 
 /**
- * Releases an unpacked remote key (nothing was allocated for it).
+ * Releases a key unpacked by `uct_rkey_unpack(_v2)` (nothing was allocated
+ * for it).
  *
  * # Safety
  * Pointers must be NULL or valid.

@@ -482,6 +482,51 @@ struct uct_md_attr_v2 {
 typedef struct uct_md_attr_v2 uct_md_attr_v2_t;
 
 /**
+ * Parameters of `uct_md_mem_reg_v2`.
+ */
+struct uct_md_mem_reg_params {
+    uint64_t field_mask;
+    uint64_t flags;
+    int dmabuf_fd;
+    size_t dmabuf_offset;
+    ucs_memory_type_t mem_type;
+};
+
+typedef struct uct_md_mem_reg_params uct_md_mem_reg_params_t;
+
+/**
+ * Parameters of `uct_md_mem_dereg_v2`.
+ */
+struct uct_md_mem_dereg_params {
+    uint64_t field_mask;
+    unsigned int flags;
+    uct_mem_h memh;
+    uct_completion_t *comp;
+};
+
+typedef struct uct_md_mem_dereg_params uct_md_mem_dereg_params_t;
+
+/**
+ * Parameters of `uct_md_mkey_pack_v2`.
+ */
+struct uct_md_mkey_pack_params {
+    uint64_t field_mask;
+    unsigned int flags;
+};
+
+typedef struct uct_md_mkey_pack_params uct_md_mkey_pack_params_t;
+
+/**
+ * Parameters of `uct_rkey_unpack_v2`.
+ */
+struct uct_rkey_unpack_params {
+    uint64_t field_mask;
+    ucs_sys_device_t sys_device;
+};
+
+typedef struct uct_rkey_unpack_params uct_rkey_unpack_params_t;
+
+/**
  * `uct_perf_attr_t::flags` bits.
  */
 typedef unsigned int uct_perf_attr_flags_t;
@@ -527,41 +572,6 @@ struct uct_ep_attr {
 typedef void (*uct_md_mem_invalidate_cb_t)(void *arg);
 
 /**
- * Parameters of `uct_md_mem_reg_v2`.
- */
-struct uct_md_mem_reg_params {
-    uint64_t field_mask;
-    uint64_t flags;
-    int dmabuf_fd;
-    size_t dmabuf_offset;
-    ucs_memory_type_t mem_type;
-};
-
-typedef struct uct_md_mem_reg_params uct_md_mem_reg_params_t;
-
-/**
- * Parameters of `uct_md_mem_dereg_v2`.
- */
-struct uct_md_mem_dereg_params {
-    uint64_t field_mask;
-    unsigned int flags;
-    uct_mem_h memh;
-    uct_completion_t *comp;
-};
-
-typedef struct uct_md_mem_dereg_params uct_md_mem_dereg_params_t;
-
-/**
- * Parameters of `uct_md_mkey_pack_v2`.
- */
-struct uct_md_mkey_pack_params {
-    uint64_t field_mask;
-    unsigned int flags;
-};
-
-typedef struct uct_md_mkey_pack_params uct_md_mkey_pack_params_t;
-
-/**
  * Parameters of `uct_md_mem_attach`.
  */
 struct uct_md_mem_attach_params {
@@ -580,16 +590,6 @@ struct uct_rkey_compare_params {
 };
 
 typedef struct uct_rkey_compare_params uct_rkey_compare_params_t;
-
-/**
- * Parameters of `uct_rkey_unpack_v2`.
- */
-struct uct_rkey_unpack_params {
-    uint64_t field_mask;
-    ucs_sys_device_t sys_device;
-};
-
-typedef struct uct_rkey_unpack_params uct_rkey_unpack_params_t;
 
 /**
  * What `uct_md_mem_query_v2` reports.
@@ -876,6 +876,80 @@ ucs_status_t uct_iface_estimate_perf(uct_iface_h iface, uct_perf_attr_t *perf_at
  * `md_attr` must be NULL or a valid `uct_md_attr_v2_t`.
  */
 ucs_status_t uct_md_query_v2(uct_md_h md, uct_md_attr_v2_t *md_attr);
+
+/**
+ * Registers `length` bytes at `address` with the md's device as `params`
+ * asks (fields `FLAGS`, `DMABUF_FD`, `DMABUF_OFFSET`, `MEM_TYPE`, all
+ * optional; other bits refused). Every access right is granted whatever the
+ * flags ask for, as UCX's ib md does (`UCT_MD_MEM_ACCESS_REMOTE_ATOMIC`
+ * included: atomics use the rkey itself); the handle serves zcopy
+ * operations and `uct_md_mkey_pack(_v2)`. `UCT_MD_MEM_FLAG_NONBLOCK`
+ * registers at once (no on-demand paging); `UCT_MD_MEM_FLAG_HIDE_ERRORS`
+ * logs a failed registration at debug level only; `UCT_MD_MEM_GVA` is
+ * unsupported. A dmabuf fd other than `UCT_DMABUF_FD_INVALID` is unsupported
+ * (no `UCT_MD_FLAG_REG_DMABUF`); `dmabuf_offset` without one is ignored, as
+ * in UCX. Memory types outside `reg_mem_types` (host) are unsupported;
+ * `UCS_MEMORY_TYPE_UNKNOWN` is registered as given.
+ *
+ * # Safety
+ * As `uct_md_mem_reg`; `params` NULL or valid for the fields its
+ * `field_mask` names.
+ */
+ucs_status_t uct_md_mem_reg_v2(uct_md_h md,
+                               void *address,
+                               size_t length,
+                               const uct_md_mem_reg_params_t *params,
+                               uct_mem_h *memh_p);
+
+/**
+ * Deregisters `params->memh` (fields `MEMH`, required, `FLAGS`,
+ * `COMPLETION`). `UCT_MD_MEM_DEREG_FLAG_INVALIDATE` is unsupported, as in
+ * UCX's verbs ib md: this md advertises no `UCT_MD_FLAG_INVALIDATE` (nor
+ * `INVALIDATE_RMA`/`AMO`). The completion serves only invalidation, so it
+ * is not called (UCX's own UCP passes one on every deregistration and
+ * relies on exactly that).
+ *
+ * # Safety
+ * `md` NULL or live; `params` NULL or valid for the fields its `field_mask`
+ * names, `memh` a live handle of this md.
+ */
+ucs_status_t uct_md_mem_dereg_v2(uct_md_h md, const uct_md_mem_dereg_params_t *params);
+
+/**
+ * Packs the remote key of `memh` into `mkey_buffer` as `params` asks (field
+ * `FLAGS`): `rkey_packed_size` bytes (one 64-bit word in host order, as
+ * UCX's ib md packs it), the same bytes `uct_md_mkey_pack` writes. The key
+ * covers the whole registration, so `address` and `length` are not needed
+ * (UCX's verbs ib md ignores them too). `UCT_MD_MKEY_PACK_FLAG_INVALIDATE_RMA`
+ * / `_AMO` and `_EXPORT` are unsupported: this md advertises neither
+ * invalidation nor `UCT_MD_FLAG_EXPORTED_MKEY`.
+ *
+ * # Safety
+ * As `uct_md_mkey_pack`; `params` NULL or valid for the fields its
+ * `field_mask` names.
+ */
+ucs_status_t uct_md_mkey_pack_v2(uct_md_h md,
+                                 uct_mem_h memh,
+                                 void *address,
+                                 size_t length,
+                                 const uct_md_mkey_pack_params_t *params,
+                                 void *mkey_buffer);
+
+/**
+ * Unpacks a remote key packed by `uct_md_mkey_pack(_v2)`, possibly in
+ * another process, as `params` asks (field `SYS_DEVICE`): the bundle's
+ * `rkey` is the packed word and its `handle` NULL, so `uct_rkey_release`
+ * has nothing to free. The key is the same on every device of the
+ * component, so `sys_device` is accepted and not needed.
+ *
+ * # Safety
+ * As `uct_rkey_unpack`; `params` NULL or valid for the fields its
+ * `field_mask` names.
+ */
+ucs_status_t uct_rkey_unpack_v2(uct_component_h component,
+                                const void *rkey_buffer,
+                                const uct_rkey_unpack_params_t *params,
+                                uct_rkey_bundle_t *rkey_ob);
 
 #ifdef __cplusplus
 }  // extern "C"
