@@ -134,6 +134,8 @@ struct ctx {
     uct_iface_h iface;
     uct_iface_attr_t attr;
     uct_ep_h ep, ep2;
+    unsigned ep2_err_calls; /* the error handler's calls for ep2 */
+    ucs_status_t ep2_err_status;
     uint8_t *region;
     size_t region_len;
     uct_mem_h memh;
@@ -1798,6 +1800,108 @@ static void test_fence(struct ctx *c)
           "%u of %u rounds wrong", bad, ROUNDS);
 }
 
+/* A second ep pair (ep2 on both sides), for tests that break it. */
+static ucs_status_t connect_ep2(struct ctx *c)
+{
+    uct_ep_params_t epp;
+    uint8_t addr[MAX_ADDR];
+    size_t len;
+    void *peer_ep;
+    ucs_status_t st;
+
+    memset(&epp, 0, sizeof(epp));
+    epp.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+    epp.iface      = c->iface;
+    st             = uct_ep_create(&epp, &c->ep2);
+    if (st != UCS_OK) {
+        return st;
+    }
+    c->ep2_err_calls  = 0;
+    c->ep2_err_status = UCS_OK;
+    peer_ep           = rpc(c, CMD_EP2_CREATE, NULL, 0, &len);
+    if (len != c->attr.ep_addr_len) {
+        die(c, "peer ep address of %zu bytes", len);
+    }
+    st = uct_ep_get_address(c->ep2, (uct_ep_addr_t *)addr);
+    if (st != UCS_OK) {
+        free(peer_ep);
+        return st;
+    }
+    free(rpc(c, CMD_EP2_CONNECT, addr, c->attr.ep_addr_len, NULL));
+    /* the peer's device address is the one the main ep used */
+    st = uct_ep_connect_to_ep(c->ep2, (uct_device_addr_t *)peer_dev_addr,
+                              (uct_ep_addr_t *)peer_ep);
+    free(peer_ep);
+    return st;
+}
+
+static void destroy_ep2(struct ctx *c)
+{
+    if (c->ep2 != NULL) {
+        uct_ep_destroy(c->ep2);
+        c->ep2 = NULL;
+    }
+    free(rpc(c, CMD_EP2_DESTROY, NULL, 0, NULL));
+}
+
+/* A put outside the target's registration: the target refuses it (remote
+ * access error), the ep fails once, with the error handler called once, the
+ * op after it completes with the error, new posts fail, nothing was written,
+ * and the main ep pair is unaffected. Runs on a second ep pair. */
+static void test_remote_error(struct ctx *c)
+{
+    uint64_t v = 0x1122334455667788ull;
+    size_t off = talloc(c, 256);
+    uint8_t *src = lalloc(c, 256);
+    uct_iov_t iov;
+    struct comp cp;
+    ucs_status_t st_bad, st_next, st_after;
+    double deadline;
+    unsigned idle = 0;
+    char why[256] = "";
+    struct am_plan plan = { 0 };
+
+    st_bad = connect_ep2(c);
+    if (st_bad != UCS_OK) {
+        check(c, 0, "remote access error", "a second ep pair: %s", ucs_status_string(st_bad));
+        return;
+    }
+    fill_pat(new_tag(c), src, 256, 0);
+    make_iov(c, &iov, 1, src, 256);
+    comp_init(&cp);
+    /* past the end of the target's registered region */
+    st_bad  = POST(c, uct_ep_put_short(c->ep2, &v, 8, c->peer_base + c->peer_len + 4096,
+                                       c->peer_rkey.rkey));
+    st_next = POST(c, uct_ep_put_zcopy(c->ep2, &iov, 1, c->peer_base + off, c->peer_rkey.rkey,
+                                       &cp.uc));
+    deadline = now_s() + c->wait_s;
+    while ((c->ep2_err_calls == 0 || (st_next == UCS_INPROGRESS && cp.calls == 0)) &&
+           now_s() < deadline) {
+        progress_idle(c, &idle);
+    }
+    progress_for(c, 50);
+    check(c, c->ep2_err_calls == 1 && c->ep2_err_status != UCS_OK,
+          "remote access error: the error handler runs once for the ep",
+          "put_short returned %s; %u calls, status %s", ucs_status_string(st_bad),
+          c->ep2_err_calls, ucs_status_string(c->ep2_err_status));
+    check(c, st_next == UCS_INPROGRESS && cp.calls == 1 && cp.status != UCS_OK,
+          "remote access error: the op posted after it completes once, with an error",
+          "posted %s, %d calls, status %s", ucs_status_string(st_next), cp.calls,
+          ucs_status_string(cp.status));
+    st_after = uct_ep_put_short(c->ep2, &v, 8, c->peer_base + off, c->peer_rkey.rkey);
+    check(c, st_after != UCS_OK && st_after != UCS_INPROGRESS &&
+                     st_after != UCS_ERR_NO_RESOURCE,
+          "remote access error: posts on the failed ep return its error", "returned %s",
+          ucs_status_string(st_after));
+    check(c, target_mem_is(c, off, 256, BG_TAG, GUARD, why, sizeof(why)),
+          "remote access error: nothing of the failed ep's ops was written", "%s", why);
+    destroy_ep2(c);
+    post_data_am(c, &plan, OP_AM_SHORT, 32, NULL, NULL, "after the error");
+    flush_ep_wait(c, c->ep, UCT_FLUSH_FLAG_LOCAL);
+    am_report_check(c, &plan, 0, 0, "remote access error: the main ep pair still works");
+    free(plan.e);
+}
+
 /* A second ep pair, cancelled: every outstanding op completes exactly once
  * (UCS_OK or UCS_ERR_CANCELED), pending requests are purged, not run. */
 static unsigned purge_calls;
@@ -1813,10 +1917,6 @@ static void purge_cb(uct_pending_req_t *req, void *arg)
 static void test_cancel(struct ctx *c)
 {
     enum { N = 16384, NPEND = 6, PUT_LEN = 512 };
-    uct_ep_params_t epp;
-    uint8_t addr[MAX_ADDR];
-    size_t len;
-    void *peer_ep;
     struct comp *cps = calloc(N, sizeof(*cps)), fc;
     ucs_status_t st, *posted = calloc(N, sizeof(*posted));
     struct pend ps[NPEND];
@@ -1824,28 +1924,9 @@ static void test_cancel(struct ctx *c)
     unsigned pend_n = 0;
     char why[256] = "";
 
-    memset(&epp, 0, sizeof(epp));
-    epp.field_mask = UCT_EP_PARAM_FIELD_IFACE;
-    epp.iface      = c->iface;
-    st             = uct_ep_create(&epp, &c->ep2);
+    st = connect_ep2(c);
     if (st != UCS_OK) {
-        check(c, 0, "flush CANCEL", "uct_ep_create: %s", ucs_status_string(st));
-        free(cps);
-        free(posted);
-        return;
-    }
-    peer_ep = rpc(c, CMD_EP2_CREATE, NULL, 0, &len);
-    if (len != c->attr.ep_addr_len) {
-        die(c, "peer ep address of %zu bytes", len);
-    }
-    uct_ep_get_address(c->ep2, (uct_ep_addr_t *)addr);
-    free(rpc(c, CMD_EP2_CONNECT, addr, c->attr.ep_addr_len, NULL));
-    /* the peer's device address is the one the main ep used */
-    st = uct_ep_connect_to_ep(c->ep2, (uct_device_addr_t *)peer_dev_addr,
-                              (uct_ep_addr_t *)peer_ep);
-    free(peer_ep);
-    if (st != UCS_OK) {
-        check(c, 0, "flush CANCEL", "connect ep2: %s", ucs_status_string(st));
+        check(c, 0, "flush CANCEL", "a second ep pair: %s", ucs_status_string(st));
         free(cps);
         free(posted);
         return;
@@ -1926,9 +2007,7 @@ static void test_cancel(struct ctx *c)
               "flush CANCEL: a post on the cancelled ep fails", "returned %s",
               ucs_status_string(st));
     }
-    uct_ep_destroy(c->ep2);
-    c->ep2 = NULL;
-    free(rpc(c, CMD_EP2_DESTROY, NULL, 0, NULL));
+    destroy_ep2(c);
     free(cps);
     free(posted);
 }
@@ -2826,7 +2905,10 @@ static void run_target(struct ctx *c)
 static ucs_status_t err_handler(void *arg, uct_ep_h ep, ucs_status_t status)
 {
     struct ctx *c = arg;
-    if (ep != c->ep2) {
+    if (ep != NULL && ep == c->ep2) {
+        c->ep2_err_calls++;
+        c->ep2_err_status = status;
+    } else {
         c->err_calls++;
         c->err_status = status;
         c->err_ep     = ep;
@@ -3094,7 +3176,7 @@ static int run_initiator(struct ctx *c)
         { test_retention, "retention" }, { test_events, "events" },
         { test_fc, "flow control" },   { test_empty, "zero length" },
         { test_bad_input, "bad input" },
-        { test_cancel, "cancel" },
+        { test_remote_error, "remote error" }, { test_cancel, "cancel" },
     };
     unsigned g;
     print_limits(c);
