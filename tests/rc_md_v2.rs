@@ -1,8 +1,9 @@
 //! The v2 memory-domain calls (`uct_md_mem_reg_v2`, `uct_md_mem_dereg_v2`,
-//! `uct_md_mkey_pack_v2`, `uct_rkey_unpack_v2`): registrations and keys made
-//! with them serve zcopy RMA and atomics between two soft devices, handles
-//! and packed keys of the v1 and v2 calls are interchangeable, and each bad
-//! field mask, flag, field value or pointer gets UCX's status.
+//! `uct_md_mkey_pack_v2`, `uct_rkey_unpack_v2`, `uct_rkey_compare`):
+//! registrations and keys made with them serve zcopy RMA and atomics between
+//! two soft devices, handles and packed keys of the v1 and v2 calls are
+//! interchangeable, and each bad field mask, flag, field value or pointer
+//! gets UCX's status.
 
 mod rc_common;
 
@@ -867,6 +868,64 @@ fn rkey_unpack_v2_refuses_bad_input_and_takes_any_sys_device() {
     }
     assert_eq!(bundle.rkey, 0x5555, "nothing written");
     assert_eq!(dereg_v2(md, DEREG_ALL_FIELDS, 0, memh, null_mut()), UCS_OK);
+    // SAFETY: opened above; nothing registered any more.
+    unsafe { uct_md_close(md) };
+}
+
+#[test]
+fn rkey_compare_orders_unpacked_keys() {
+    let md = open_md(c"mlx5_0");
+    let mut buffer = vec![0u8; 256];
+    let (_, memh_a) = reg_v2(md, buffer.as_mut_ptr(), 128, &reg_params(0, 0));
+    // SAFETY: inside `buffer`.
+    let second = unsafe { buffer.as_mut_ptr().add(128) };
+    let (_, memh_b) = reg_v2(md, second, 128, &reg_params(0, 0));
+    let key_a = unpack_v1(&pack_v1(md, memh_a)).rkey;
+    let key_b = unpack_v1(&pack_v1(md, memh_b)).rkey;
+    let again_a = unpack_v2(&pack_v2(md, memh_a, 0, 0).1, 0, 0).1.rkey;
+    let params = uct_rkey_compare_params_t { field_mask: 0 };
+    let compare = |left: uct_rkey_t, right: uct_rkey_t| {
+        let mut result = 99;
+        // SAFETY: valid params and result.
+        let status = unsafe { uct_rkey_compare(component(), left, right, &params, &mut result) };
+        assert_eq!(status, UCS_OK);
+        result
+    };
+    assert_eq!(compare(key_a, again_a), 0, "the same key from v1 and v2");
+    let (low, high) = (key_a.min(key_b), key_a.max(key_b));
+    assert_ne!(low, high);
+    assert_eq!(compare(low, high), -1);
+    assert_eq!(compare(high, low), 1);
+
+    let mut result = 99;
+    let unknown = uct_rkey_compare_params_t { field_mask: 1 };
+    // SAFETY: each call has one bad argument; nothing is read through it.
+    unsafe {
+        assert_eq!(
+            uct_rkey_compare(component(), low, high, &unknown, &mut result),
+            UCS_ERR_INVALID_PARAM,
+            "no fields are defined"
+        );
+        assert_eq!(
+            uct_rkey_compare(component(), low, high, null(), &mut result),
+            UCS_ERR_INVALID_PARAM,
+            "NULL params"
+        );
+        assert_eq!(
+            uct_rkey_compare(component(), low, high, &params, null_mut()),
+            UCS_ERR_INVALID_PARAM,
+            "NULL result"
+        );
+        assert_eq!(
+            uct_rkey_compare(null_mut(), low, high, &params, &mut result),
+            UCS_ERR_INVALID_PARAM,
+            "NULL component"
+        );
+    }
+    assert_eq!(result, 99, "nothing written");
+    for memh in [memh_a, memh_b] {
+        assert_eq!(dereg_v2(md, DEREG_ALL_FIELDS, 0, memh, null_mut()), UCS_OK);
+    }
     // SAFETY: opened above; nothing registered any more.
     unsafe { uct_md_close(md) };
 }

@@ -4,7 +4,7 @@
 //! the v2 parameter struct as UCX does and shares the v2 call's one
 //! implementation (`mem_reg`, `mem_dereg`, `mkey_pack`, `rkey_unpack`).
 
-use std::ffi::{c_char, c_uint, c_void};
+use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use crate::abi::*;
 use crate::api::checks::{finish, known_fields, non_null};
@@ -841,6 +841,37 @@ pub unsafe extern "C" fn uct_rkey_unpack_v2(
     finish(FUNCTION, unsafe {
         rkey_unpack(FUNCTION, component, rkey_buffer, params, rkey_ob)
     })
+}
+
+/// Orders two keys unpacked by this component, as UCX's base comparison
+/// does: `*result` is -1, 0 or 1 as `rkey1` is below, equal to or above
+/// `rkey2` (equal keys reach the same memory with the same rights). No
+/// `params` fields are defined, so any `field_mask` bit is refused.
+///
+/// # Safety
+/// `component` NULL or ours; `params` NULL or valid; `result` NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn uct_rkey_compare(
+    component: uct_component_h,
+    rkey1: uct_rkey_t,
+    rkey2: uct_rkey_t,
+    params: *const uct_rkey_compare_params_t,
+    result: *mut c_int,
+) -> ucs_status_t {
+    const FUNCTION: &str = "uct_rkey_compare";
+    let outcome = (|| {
+        crate::api::enter();
+        component_arg(component, FUNCTION)?;
+        // SAFETY: NULL or valid by the caller's contract.
+        unsafe { checked_field_mask(params, 0, FUNCTION, "params") }?;
+        non_null(result, FUNCTION, "result")?;
+        let order = rkey1.cmp(&rkey2) as c_int;
+        // SAFETY: non-NULL and writable by the caller's contract.
+        unsafe { result.write(order) };
+        Ok(())
+    })();
+    finish(FUNCTION, outcome)
 }
 
 /// Releases a key unpacked by `uct_rkey_unpack(_v2)` (nothing was allocated

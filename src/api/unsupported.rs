@@ -38,7 +38,6 @@ not_implemented! {
     uct_rkey_ptr(uct_component_h, *mut uct_rkey_bundle_t, u64, *mut *mut c_void) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
     uct_md_mem_query_v2(uct_md_h, *const c_void, usize, *mut uct_md_mem_attr_v2_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
     uct_md_mem_attach(uct_md_h, *const c_void, *mut uct_md_mem_attach_params_t, *mut uct_mem_h) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
-    uct_rkey_compare(uct_component_h, uct_rkey_t, uct_rkey_t, *const uct_rkey_compare_params_t, *mut c_int) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
     uct_cm_open(uct_component_h, uct_worker_h, *const uct_cm_config_t, *mut uct_cm_h) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
     uct_cm_close(uct_cm_h) -> () = ();
     uct_cm_query(uct_cm_h, *mut uct_cm_attr_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;

@@ -77,6 +77,7 @@ field_masked!(
     uct_md_mem_dereg_params_t,
     uct_md_mkey_pack_params_t,
     uct_rkey_unpack_params_t,
+    uct_rkey_compare_params_t,
 );
 
 /// The `field_mask` of `*params` (argument `argument`), which must be

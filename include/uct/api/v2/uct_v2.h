@@ -527,6 +527,15 @@ struct uct_rkey_unpack_params {
 typedef struct uct_rkey_unpack_params uct_rkey_unpack_params_t;
 
 /**
+ * Parameters of `uct_rkey_compare`.
+ */
+struct uct_rkey_compare_params {
+    uint64_t field_mask;
+};
+
+typedef struct uct_rkey_compare_params uct_rkey_compare_params_t;
+
+/**
  * `uct_perf_attr_t::flags` bits.
  */
 typedef unsigned int uct_perf_attr_flags_t;
@@ -581,15 +590,6 @@ struct uct_md_mem_attach_params {
 };
 
 typedef struct uct_md_mem_attach_params uct_md_mem_attach_params_t;
-
-/**
- * Parameters of `uct_rkey_compare`.
- */
-struct uct_rkey_compare_params {
-    uint64_t field_mask;
-};
-
-typedef struct uct_rkey_compare_params uct_rkey_compare_params_t;
 
 /**
  * What `uct_md_mem_query_v2` reports.
@@ -950,6 +950,22 @@ ucs_status_t uct_rkey_unpack_v2(uct_component_h component,
                                 const void *rkey_buffer,
                                 const uct_rkey_unpack_params_t *params,
                                 uct_rkey_bundle_t *rkey_ob);
+
+/**
+ * Orders two keys unpacked by this component, as UCX's base comparison
+ * does: `*result` is -1, 0 or 1 as `rkey1` is below, equal to or above
+ * `rkey2` (equal keys reach the same memory with the same rights). No
+ * `params` fields are defined, so any `field_mask` bit is refused.
+ *
+ * # Safety
+ * `component` NULL or ours; `params` NULL or valid; `result` NULL or
+ * writable.
+ */
+ucs_status_t uct_rkey_compare(uct_component_h component,
+                              uct_rkey_t rkey1,
+                              uct_rkey_t rkey2,
+                              const uct_rkey_compare_params_t *params,
+                              int *result);
 
 #ifdef __cplusplus
 }  // extern "C"
