@@ -84,6 +84,7 @@ enum {
     CMD_EP2_DESTROY,
     CMD_STATS,          /* -> error handler calls */
     CMD_DELAYED_AM,     /* ms: reply, then after that long an AM to the initiator */
+    CMD_CHECK_BATCH,    /* CHECK_MEM ranges -> ranges that differ, first of them */
     CMD_QUIT
 };
 
@@ -145,7 +146,6 @@ struct ctx {
     int have_rkey;
     unsigned err_calls;
     ucs_status_t err_status;
-    uct_ep_h err_ep;
 
     /* AM log (both sides log what their handlers saw) */
     struct am_log_entry *log;
@@ -159,7 +159,6 @@ struct ctx {
     size_t talloc_next, lalloc_next;
     uint32_t next_tag;
     unsigned passed, failed;
-    int get_short_ok;
 };
 
 /* ------------------------------------------------------------------ util */
@@ -173,7 +172,8 @@ static void on_alarm(int sig)
     _exit(124);
 }
 
-static void die(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+static void die(struct ctx *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
 static void die(struct ctx *c, const char *fmt, ...)
 {
     va_list ap;
@@ -1474,7 +1474,7 @@ static void test_ordering(struct ctx *c)
     }
     check(c, comp_bad == 0, "ordering: every put completion ran once", "%u wrong", comp_bad);
     am_report_check(c, &plan, 20, 0,
-                    "ordering: put (short/bcopy/zcopy) then AM: the AM handler sees the put's data");
+                    "ordering: put (short/bcopy/zcopy) then AM: the AM handler sees the put");
     free(plan.e);
 }
 
@@ -1487,14 +1487,15 @@ struct pend {
     unsigned seq;
     int runs;       /* callback invocations */
     int posted;     /* successful posts from the callback */
-    size_t put_off; /* odd seqs: a put_short to this target offset */
+    int is_am;      /* an am_short; else a put_short to put_off */
+    size_t put_off;
     uint32_t tag;
 };
 
 static ucs_status_t pend_post(struct pend *p)
 {
     struct ctx *c = p->c;
-    if (p->seq % 2 == 0) {
+    if (p->is_am) {
         uint8_t msg[32];
         uint64_t header;
         make_msg(p->tag, msg, sizeof(msg));
@@ -1522,28 +1523,25 @@ static ucs_status_t pend_cb(uct_pending_req_t *self)
 
 static void test_pending(struct ctx *c)
 {
-    enum { N = 2000 };
+    enum { N = 3000 };
     struct pend *ps     = calloc(N, sizeof(*ps));
     struct am_plan plan = { 0 };
-    unsigned i, direct = 0, queued = 0, no_resource = 0, bad = 0, bad_puts = 0;
+    unsigned i, direct = 0, queued = 0, no_resource = 0, bad = 0, bad_puts = 0, n_puts = 0;
     int pending_mode = 0;
     double deadline;
     unsigned idle = 0;
-    char why[256] = "";
 
-    /* post without progress: the send ring or the CQ credits run out */
+    /* puts without progress until the send ring (or the CQ credits) runs
+     * out; then puts and AMs alternate, all through the pending queue (AMs
+     * alone would meet the flow-control window first) */
     for (i = 0; i < N; i++) {
         struct pend *p = &ps[i];
         ucs_status_t st;
-        p->c    = c;
-        p->seq  = i;
-        p->tag  = new_tag(c);
+        p->c        = c;
+        p->seq      = i;
+        p->tag      = new_tag(c);
         p->req.func = pend_cb;
-        if (i % 2 == 1) {
-            p->put_off = talloc(c, 24);
-        } else {
-            plan_add(&plan, AM_SHORT_ID, p->tag, 32, "pending");
-        }
+        p->put_off  = talloc(c, 24);
         if (!pending_mode) {
             st = pend_post(p);
             if (st == UCS_OK) {
@@ -1558,6 +1556,10 @@ static void test_pending(struct ctx *c)
             }
             no_resource++;
             pending_mode = 1;
+        }
+        p->is_am = i % 2 == 0;
+        if (p->is_am) {
+            plan_add(&plan, AM_SHORT_ID, p->tag, 32, "pending");
         }
         /* from the first NO_RESOURCE on, everything queues (keeps order) */
         for (;;) {
@@ -1584,7 +1586,7 @@ static void test_pending(struct ctx *c)
         }
     }
     check(c, no_resource > 0 && queued > 0, "pending: a full send queue returns NO_RESOURCE",
-          "%u posted directly before the first NO_RESOURCE, %u queued with uct_ep_pending_add",
+          "%u puts posted before the first NO_RESOURCE, %u ops queued with uct_ep_pending_add",
           direct, queued);
     if (queued > 0) {
         /* nothing progressed since: the queue is still there */
@@ -1622,18 +1624,35 @@ static void test_pending(struct ctx *c)
               twice);
     }
     am_report_check(c, &plan, 20, 0, "pending: queued AMs arrive once, in posting order");
-    for (i = 1; i < N; i += 2) {
-        if (!target_mem_is(c, ps[i].put_off, 24, ps[i].tag, 8, why, sizeof(why))) {
-            if (bad_puts++ == 0) {
-                fprintf(stderr, "  pending put %u: %s\n", i, why);
+    {
+        /* every put, checked at the target in one command */
+        struct cmd_args *ranges = calloc(N, sizeof(*ranges));
+        struct cmd_args r;
+        size_t n_ranges = 0, rlen;
+        void *reply;
+        for (i = 0; i < N; i++) {
+            if (ps[i].is_am) {
+                continue;
             }
+            ranges[n_ranges].a = ps[i].put_off;
+            ranges[n_ranges].b = 24;
+            ranges[n_ranges].c = ps[i].tag;
+            ranges[n_ranges].d = 8;
+            n_ranges++;
         }
-        if (i > 400 && bad_puts == 0) {
-            i += 6; /* sample the rest: one round trip per check */
+        reply = rpc(c, CMD_CHECK_BATCH, ranges, n_ranges * sizeof(*ranges), &rlen);
+        memcpy(&r, reply, sizeof(r));
+        free(reply);
+        free(ranges);
+        bad_puts = (unsigned)r.a;
+        if (bad_puts > 0) {
+            fprintf(stderr, "  pending: %u puts wrong at the target, the first is put #%" PRIu64
+                            "\n", bad_puts, r.b);
         }
+        n_puts = (unsigned)n_ranges;
     }
-    check(c, bad_puts == 0 && bad == 0, "pending: queued puts landed at the target",
-          "%u wrong", bad_puts);
+    check(c, bad_puts == 0 && bad == 0, "pending: every put landed at the target",
+          "%u of %u wrong", bad_puts, n_puts);
     free(ps);
     free(plan.e);
 }
@@ -1769,8 +1788,8 @@ static void test_fence(struct ctx *c)
             }
         }
     }
-    check(c, bad == 0, "fence: put, fence (ep and iface), get: the get sees the put", "%u of %u rounds wrong",
-          bad, ROUNDS);
+    check(c, bad == 0, "fence: put, fence (ep and iface), get: the get sees the put",
+          "%u of %u rounds wrong", bad, ROUNDS);
 
     /* put, fence, fetch-add on the same word: the atomic sees the put */
     bad = 0;
@@ -1950,7 +1969,7 @@ static void test_cancel(struct ctx *c)
         memset(&ps[i], 0, sizeof(ps[i]));
         ps[i].req.func = pend_cb;
         ps[i].c        = c;
-        ps[i].seq      = 1;
+        ps[i].is_am    = 0;
         ps[i].put_off  = talloc(c, 24);
         if (uct_ep_pending_add(c->ep2, &ps[i].req, 0) == UCS_OK) {
             pend_n++;
@@ -2414,14 +2433,16 @@ static void test_bad_input(struct ctx *c)
     } while (0)
 
     EXPECT_INVALID("am_short over max_short",
-                   uct_ep_am_short(c->ep, AM_SHORT_ID, 0, buf, (unsigned)(a->cap.am.max_short - 8 + 1)));
+                   uct_ep_am_short(c->ep, AM_SHORT_ID, 0, buf,
+                                   (unsigned)(a->cap.am.max_short - 8 + 1)));
     EXPECT_INVALID("am_short with AM id UCT_AM_ID_MAX",
                    uct_ep_am_short(c->ep, UCT_AM_ID_MAX, 0, buf, 8));
     EXPECT_INVALID("am_short with AM id 255", uct_ep_am_short(c->ep, 255, 0, buf, 8));
     EXPECT_INVALID("am_short NULL payload, length 16",
                    uct_ep_am_short(c->ep, AM_SHORT_ID, 0, NULL, 16));
     {
-        ssize_t n = uct_ep_am_bcopy(c->ep, UCT_AM_ID_MAX, pack_cb, &(struct pack_arg){ buf, 16 }, 0);
+        struct pack_arg pa = { buf, 16 };
+        ssize_t n          = uct_ep_am_bcopy(c->ep, UCT_AM_ID_MAX, pack_cb, &pa, 0);
         check(c, n == UCS_ERR_INVALID_PARAM, "bad input: am_bcopy with AM id UCT_AM_ID_MAX",
               "returned %zd", n);
     }
@@ -2450,7 +2471,8 @@ static void test_bad_input(struct ctx *c)
                    uct_ep_am_zcopy(c->ep, AM_ZCOPY_ID, NULL, 8, NULL, 0, 0, &cp.uc));
     EXPECT_INVALID("put_short over max_short",
                    uct_ep_put_short(c->ep, buf, (unsigned)(a->cap.put.max_short + 1), raddr, rkey));
-    EXPECT_INVALID("put_short NULL buffer, length 8", uct_ep_put_short(c->ep, NULL, 8, raddr, rkey));
+    EXPECT_INVALID("put_short NULL buffer, length 8",
+                   uct_ep_put_short(c->ep, NULL, 8, raddr, rkey));
     EXPECT_INVALID("get_bcopy over max_bcopy",
                    uct_ep_get_bcopy(c->ep, unpack_cb, &(struct unpack_arg){ buf, 1 << 16, 0 },
                                     a->cap.get.max_bcopy + 1, raddr, rkey, &cp.uc));
@@ -2703,8 +2725,8 @@ static void target_reverse(struct ctx *c, const struct cmd_args *a)
         size_t len = 8 + i % 90;
         make_msg(base + i, msg, len);
         if (i % 2 == 0) {
-            if (post_am_short(c, c->ep, AM_REVERSE_ID, msg, min_sz(len, c->attr.cap.am.max_short)) !=
-                UCS_OK) {
+            if (post_am_short(c, c->ep, AM_REVERSE_ID, msg,
+                              min_sz(len, c->attr.cap.am.max_short)) != UCS_OK) {
                 out.b++;
             }
         } else if (post_am_bcopy(c, c->ep, AM_REVERSE_ID, msg, len) != (ssize_t)len) {
@@ -2723,6 +2745,36 @@ static void target_reverse(struct ctx *c, const struct cmd_args *a)
     msg_send(c, CMD_REVERSE, &out, sizeof(out));
 }
 
+/* Bytes of target memory that differ from what range `r` (off, len, tag,
+ * guard) says; *first: where the first one is, relative to the range. */
+static uint64_t target_check_range(struct ctx *c, const struct cmd_args *r, long *first)
+{
+    size_t off = r->a, n = r->b, g = r->d, j;
+    int bg     = (uint32_t)r->c == BG_TAG;
+    uint64_t bad = 0;
+    *first = -1;
+    if (off < g || off + n + g > c->region_len) {
+        return 1;
+    }
+    for (j = 0; j < n; j++) {
+        if (c->region[off + j] != (bg ? pat(BG_TAG, off + j) : pat((uint32_t)r->c, j))) {
+            if (bad++ == 0) {
+                *first = (long)j;
+            }
+        }
+    }
+    for (j = 0; j < g; j++) {
+        size_t lo = off - g + j, hi = off + n + j;
+        if (c->region[lo] != pat(BG_TAG, lo) && bad++ == 0) {
+            *first = -(long)(g - j);
+        }
+        if (c->region[hi] != pat(BG_TAG, hi) && bad++ == 0) {
+            *first = (long)(n + j);
+        }
+    }
+    return bad;
+}
+
 static int target_command(struct ctx *c)
 {
     uint32_t type;
@@ -2736,36 +2788,25 @@ static int target_command(struct ctx *c)
     switch (type) {
     case CMD_CHECK_MEM: {
         /* a = off, b = len, c = tag (BG_TAG: the background), d = guard */
-        size_t off = a.a, n = a.b, g = a.d, j;
-        int bg     = (uint32_t)a.c == BG_TAG;
-        long first = -1;
-        uint64_t bad = 0;
-        if (off < g || off + n + g > c->region_len) {
-            bad = 1;
-        } else {
-            for (j = 0; j < n; j++) {
-                if (c->region[off + j] != (bg ? pat(BG_TAG, off + j) : pat((uint32_t)a.c, j))) {
-                    if (bad++ == 0) {
-                        first = (long)j;
-                    }
-                }
-            }
-            for (j = 0; j < g; j++) {
-                size_t lo = off - g + j, hi = off + n + j;
-                if (c->region[lo] != pat(BG_TAG, lo)) {
-                    if (bad++ == 0) {
-                        first = -(long)(g - j);
-                    }
-                }
-                if (c->region[hi] != pat(BG_TAG, hi)) {
-                    if (bad++ == 0) {
-                        first = (long)(n + j);
-                    }
-                }
+        long first = 0;
+        out.a      = target_check_range(c, &a, &first);
+        out.b      = (uint64_t)(int64_t)first;
+        msg_send(c, type, &out, sizeof(out));
+        break;
+    }
+    case CMD_CHECK_BATCH: {
+        /* the payload: ranges as CHECK_MEM takes them; replies the number
+         * of ranges that differ and the index of the first */
+        size_t count = len / sizeof(struct cmd_args), i;
+        long first   = 0;
+        out.b        = UINT64_MAX;
+        for (i = 0; i < count; i++) {
+            struct cmd_args range;
+            memcpy(&range, (uint8_t *)payload + i * sizeof(range), sizeof(range));
+            if (target_check_range(c, &range, &first) != 0 && out.a++ == 0) {
+                out.b = i;
             }
         }
-        out.a = bad;
-        out.b = (uint64_t)(int64_t)first;
         msg_send(c, type, &out, sizeof(out));
         break;
     }
@@ -2911,7 +2952,6 @@ static ucs_status_t err_handler(void *arg, uct_ep_h ep, ucs_status_t status)
     } else {
         c->err_calls++;
         c->err_status = status;
-        c->err_ep     = ep;
         fprintf(stderr, "rc_ops [%s]: error handler: ep %p, %s\n", c->name, (void *)ep,
                 ucs_status_string(status));
     }
