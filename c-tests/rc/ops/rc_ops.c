@@ -16,6 +16,20 @@
  * once. The target's memory starts filled with a background pattern, so a
  * put is checked together with the guard bytes around it.
  *
+ * Groups, in order: both directions, put/get short/bcopy/zcopy at several
+ * sizes up to the iface limits (multi-entry iovs), the AM ops (am_zcopy with
+ * header and iovs), atomics 32/64 (post, fetch, swap, cswap hit and miss,
+ * many in flight), ordering (a mixed AM stream; a put then an AM whose
+ * handler checks the put), pending (a full ring, uct_ep_pending_add),
+ * flush (ep/iface, LOCAL/REMOTE), fence, AM descriptor retention, blocking
+ * waits on the event fd, flow control (AM floods far past the window),
+ * zero-length ops, bad input, a remote access error and flush CANCEL (both
+ * on a second ep pair).
+ *
+ * Unless the environment sets them, UCX_RC_FC_WND_SIZE=8 and
+ * UCX_RC_RX_QUEUE_LEN=256, so the floods go far past the window and the
+ * retention test cycles every receive buffer several times.
+ *
  * Only the public UCT API is used, so the same binary runs on the soft HCA
  * and on rdma-core; packet loss comes only from the environment
  * (UCX_SOFT_HCA_LOSS). One line per check, a summary, exit 0 only if every
