@@ -559,7 +559,8 @@ static void plan_add(struct am_plan *p, uint8_t id, uint32_t tag, uint32_t lengt
     p->e[p->n].id     = id;
     p->e[p->n].tag    = tag;
     p->e[p->n].length = length;
-    snprintf(p->e[p->n].what, sizeof(p->e[p->n].what), "%s", what);
+    snprintf(p->e[p->n].what, sizeof(p->e[p->n].what), "%.*s",
+             (int)sizeof(p->e[p->n].what) - 1, what);
     p->n++;
 }
 
