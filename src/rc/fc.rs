@@ -22,7 +22,10 @@
 //!
 //! With the window at 0, AM ops return `UCS_ERR_NO_RESOURCE` and
 //! `uct_ep_pending_add` accepts; pending requests of the ep wait for the
-//! grant (for all ops, as UCX does, so that ordering holds). The window is
+//! grant (for all ops, as UCX does, so that ordering holds). The grant is a
+//! receive: a caller that retries on `UCS_ERR_NO_RESOURCE` must progress
+//! the worker in between (flushing an ep with nothing outstanding does not),
+//! as with UCX. The window is
 //! not exact credit accounting (grants answer requests, and the receive
 //! queue is shared by every ep of the iface): it keeps the sender from
 //! running far ahead of the receiver. With `UCX_RC_FC_ENABLE=n` the window
@@ -166,6 +169,11 @@ impl RxHeader {
 pub struct EpFc {
     /// AMs that may still be sent before a grant.
     pub wnd: i16,
+    /// The window at or below which the next AM needs the slow path: the
+    /// soft threshold, then (soft request sent) the hard one, then (hard
+    /// request sent) 0. Kept in the ep so the fast path reads nothing of
+    /// the iface, and so the slow path runs three times per window.
+    pub mark: i16,
     /// [`FC_GRANT`] when the peer sent a soft request (our next AM carries
     /// it), else 0: kept as the header bits so posting just ORs it in.
     pub owed_bits: u8,
@@ -181,6 +189,7 @@ impl EpFc {
     pub fn new(config: &FcConfig) -> EpFc {
         EpFc {
             wnd: config.wnd_size,
+            mark: config.soft_thresh,
             owed_bits: 0,
             pure_grant_pending: false,
             requested: false,
@@ -192,42 +201,54 @@ impl EpFc {
     #[inline(always)]
     pub fn am_bits(&mut self, config: &FcConfig) -> Result<u8, crate::abi::Status> {
         let mut bits = self.owed_bits;
-        if self.wnd <= config.soft_thresh {
-            bits |= self.low_window(config)?;
+        if self.wnd <= self.mark {
+            bits |= self.at_mark(config)?;
         }
         Ok(bits)
     }
 
-    /// The rare part of [`EpFc::am_bits`]: at or below the soft threshold.
+    /// The rare part of [`EpFc::am_bits`]: the window reached the mark.
+    /// Changes nothing but the disabled refill: the mark moves only once
+    /// the request is posted ([`EpFc::sent`]), so a refused post asks again.
     #[cold]
     #[inline(never)]
-    fn low_window(&mut self, config: &FcConfig) -> Result<u8, crate::abi::Status> {
+    fn at_mark(&mut self, config: &FcConfig) -> Result<u8, crate::abi::Status> {
         if !config.enabled {
             // Never checked: just keep the counter away from 0.
             self.wnd = i16::MAX;
+            self.mark = 0;
             return Ok(0);
         }
         if self.wnd <= 0 {
             return Err(crate::abi::Status::NoResource);
         }
-        let request = if self.wnd == config.hard_thresh {
+        Ok(if self.wnd <= config.hard_thresh {
             FC_HARD_REQ
-        } else if self.wnd == config.soft_thresh {
-            FC_SOFT_REQ
         } else {
-            0
-        };
-        // Set here, off the fast path: if the post then fails, the next
-        // attempt asks again, and an early grant is harmless.
-        self.requested |= request != 0;
-        Ok(request)
+            FC_SOFT_REQ
+        })
     }
 
-    /// An AM was posted (with the bits [`EpFc::am_bits`] gave).
+    /// An AM with `bits` (from [`EpFc::am_bits`]) was posted.
     #[inline(always)]
-    pub fn sent(&mut self) {
+    pub fn sent(&mut self, bits: u8, config: &FcConfig) {
         self.wnd -= 1;
         self.owed_bits = 0;
+        if bits & (FC_SOFT_REQ | FC_HARD_REQ) != 0 {
+            self.requested_sent(bits, config);
+        }
+    }
+
+    /// A credit request went out: wait for the next mark (or for 0).
+    #[cold]
+    #[inline(never)]
+    fn requested_sent(&mut self, bits: u8, config: &FcConfig) {
+        self.requested = true;
+        self.mark = if bits & FC_HARD_REQ != 0 {
+            0
+        } else {
+            config.hard_thresh
+        };
     }
 
     /// The peer sent a soft request: grant on our next AM.
@@ -260,6 +281,7 @@ impl EpFc {
         let was_exhausted = self.wnd <= 0;
         self.requested = false;
         self.wnd = config.wnd_size;
+        self.mark = config.soft_thresh;
         was_exhausted
     }
 }
@@ -284,7 +306,7 @@ mod tests {
         let mut seen = Vec::new();
         while let Ok(bits) = fc.am_bits(&cfg) {
             seen.push(bits);
-            fc.sent();
+            fc.sent(bits, &cfg);
         }
         assert_eq!(seen, vec![0, 0, 0, 0, FC_SOFT_REQ, 0, FC_HARD_REQ, 0]);
         assert_eq!(fc.wnd, 0);
@@ -303,7 +325,7 @@ mod tests {
         fc.owe_grant();
         let bits = fc.am_bits(&cfg).unwrap();
         assert_eq!(bits, FC_GRANT);
-        fc.sent();
+        fc.sent(bits, &cfg);
         assert_eq!(fc.am_bits(&cfg).unwrap(), 0);
     }
 
@@ -320,7 +342,7 @@ mod tests {
         for _ in 0..5 {
             let bits = fc.am_bits(&cfg).unwrap();
             assert_eq!(bits, 0);
-            fc.sent();
+            fc.sent(bits, &cfg);
         }
         assert!(fc.has_window(&cfg));
     }

@@ -214,7 +214,7 @@ unsafe extern "C" fn ep_am_short(
         );
         spec.am_id = Some(id);
         ep.post_inline(&mut iface.state.tx_credits, spec, None, &head, payload)?;
-        ep.fc.sent();
+        ep.fc.sent(fc_bits, &iface.state.fc);
         Ok(())
     })())
 }
@@ -260,7 +260,7 @@ unsafe extern "C" fn ep_am_short_iov(
         ep.post(&mut iface.state.tx_credits, spec, |wqe| {
             wqe.inline(&parts[..iovcnt + 1]);
         })?;
-        ep.fc.sent();
+        ep.fc.sent(fc_bits, &iface.state.fc);
         Ok(())
     })())
 }
@@ -310,7 +310,7 @@ unsafe extern "C" fn ep_am_bcopy(
             });
         })
         .inspect_err(|_| iface.state.tx_pool.put(bounce.buffer))?;
-        ep.fc.sent();
+        ep.fc.sent(fc_bits, &iface.state.fc);
         Ok(packed as isize)
     })();
     result.unwrap_or_else(|status| isize::from(status.raw()))
@@ -366,7 +366,7 @@ unsafe extern "C" fn ep_am_zcopy(
                 wqe.data(*segment);
             }
         })?;
-        ep.fc.sent();
+        ep.fc.sent(fc_bits, &iface.state.fc);
         Ok(())
     })();
     match result {
