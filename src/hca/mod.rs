@@ -1,5 +1,7 @@
 //! The device behind the rings: the backend interface the rc_mlx5 transport
-//! drives, the software HCA, and (later) rdma-core.
+//! drives, over two backends: the software HCA (`soft`) and real mlx5
+//! devices through rdma-core (`verbs`). `core::devices` decides which
+//! backend serves which device name (`UCX_SOFT_HCA`).
 //!
 //! The transport talks to a device only on the control path (open, register
 //! memory, create and modify queues). On the data path it writes mlx5 WQEs
@@ -33,8 +35,9 @@
 //!    `doorbell.ring(ctrl)`. Signalled WQEs (`MLX5_WQE_CTRL_CQ_UPDATE`) get a
 //!    CQE whose `wqe_counter` is the WQE's index; errors always get one, and
 //!    after an error every later WQE completes with a flush error in order.
-//! 5. Progress: `device.progress()` then poll the CQ rings with
-//!    `mlx5::cqe_is_sw_owned`. Receive CQEs name the SRQ WQE index.
+//! 5. Progress: `device.progress()` (a no-op on rdma-core) then poll the
+//!    CQ rings with `mlx5::cqe_is_sw_owned`. Receive CQEs name the SRQ WQE
+//!    index.
 //! 6. Blocking wait: expose `channel.fd()`; to arm, `channel.clear()`, `arm()`
 //!    each CQ, then poll the rings once more (anything found: `UCS_ERR_BUSY`).
 //! 7. Failover: `qp.query()` gives `dest_qpn`, `next_rcv_psn`, `sq_psn`;
