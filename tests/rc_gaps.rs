@@ -1,4 +1,6 @@
-//! rc_mlx5 details that match UCX's rc: a header-only `am_zcopy` (no iov),
+//! rc_mlx5 details that match UCX's rc: a header-only `am_zcopy` and
+//! zero-length put/get zcopy (no iov), posts refused as soon as
+//! `uct_ep_flush(CANCEL)` returns,
 //! AM WQEs marked solicited (grants and RMA not), flush flags carried to
 //! purge's op_info, `uct_iface_flush` (no completion; pending counts as in
 //! progress), and `UCT_EVENT_SEND_COMP` waking a sender blocked on its
@@ -342,5 +344,81 @@ fn send_completion_event_wakes_a_sender_waiting_for_a_grant() {
         pair.a.progress();
         rc_ep(pair.ep_a).fc.wnd == 4
     }));
+    pair.close();
+}
+
+#[test]
+fn zero_length_rma_zcopy_without_iov_completes() {
+    let _traffic = traffic();
+    let pair = Pair::new();
+    let mut target = vec![5u8; 16];
+    let (memh, rkey) = pair.b.register(target.as_mut_ptr(), target.len());
+    let raddr = target.as_ptr() as u64;
+    let mut comp = CountingCompletion::new(2);
+    // SAFETY: live ep; NULL iov with count 0 is allowed.
+    unsafe {
+        assert_eq!(
+            uct_ep_put_zcopy(pair.ep_a, null(), 0, raddr, rkey, comp.as_ptr()),
+            UCS_INPROGRESS
+        );
+        assert_eq!(
+            uct_ep_get_zcopy(pair.ep_a, null(), 0, raddr, rkey, comp.as_ptr()),
+            UCS_INPROGRESS
+        );
+    }
+    assert!(pair.wait(|| comp.calls() == 1));
+    assert_eq!(comp.status(), UCS_OK);
+    assert_eq!(target, vec![5u8; 16], "nothing written");
+    // SAFETY: registered above.
+    unsafe { assert_eq!(uct::api::md::uct_md_mem_dereg(pair.b.md, memh), UCS_OK) };
+    pair.close();
+}
+
+#[test]
+fn posts_fail_as_soon_as_flush_cancel_returns() {
+    let _traffic = traffic();
+    let pair = Pair::new();
+    let at_b = inbox();
+    set_handler(&pair.b, 1, at_b);
+    // Outstanding ops at the cancel: nothing of a's leaves.
+    // SAFETY: a NUL-terminated device name.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 1_000_000) },
+        UCS_OK
+    );
+    let mut comp = CountingCompletion::new(1);
+    // SAFETY: live ep, live completion.
+    unsafe {
+        for seq in 0..4 {
+            assert_eq!(uct_ep_am_short(pair.ep_a, 1, seq, null(), 0), UCS_OK);
+        }
+        assert_eq!(
+            uct_ep_flush(pair.ep_a, UCT_FLUSH_FLAG_CANCEL, comp.as_ptr()),
+            UCS_INPROGRESS
+        );
+        // Before any completion was polled: the QP is in error already.
+        assert_eq!(
+            uct_ep_am_short(pair.ep_a, 1, 9, null(), 0),
+            UCS_ERR_CANCELED
+        );
+    }
+    assert!(pair.wait(|| comp.calls() == 1));
+    assert_eq!(comp.status(), UCS_ERR_CANCELED);
+    // SAFETY: as above.
+    unsafe {
+        assert_eq!(
+            uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 0),
+            UCS_OK
+        );
+        assert_eq!(
+            uct_ep_am_short(pair.ep_a, 1, 10, null(), 0),
+            UCS_ERR_CANCELED
+        );
+        assert_eq!(
+            uct_ep_flush(pair.ep_a, UCT_FLUSH_FLAG_CANCEL, null_mut()),
+            UCS_OK
+        );
+    }
+    assert!(at_b.lock().unwrap().is_empty());
     pair.close();
 }

@@ -278,6 +278,10 @@ pub struct RcEp {
     /// flushed ops complete with `UCS_ERR_CANCELED` and the error handler is
     /// not called (the caller asked for it).
     pub canceled: bool,
+    /// Set by [`RcEp::cancel`], which fails the ep at once (the QP is in
+    /// error, nothing posted from then on can succeed), until the first
+    /// error CQE: that one still completes the ops executed before it.
+    cancel_cqe_due: bool,
     /// Failover state (`crate::rc::failover`): whether an error or
     /// invalidation keeps the op table for `uct_ep_outstanding_purge`.
     pub failover: crate::failover::EpFailover,
@@ -438,6 +442,7 @@ impl RcEp {
             keep_ops_on_error: false,
             error_reported: false,
             canceled: false,
+            cancel_cqe_due: false,
             failover: crate::failover::EpFailover::default(),
             fc: EpFc::new(&state.fc),
         });
@@ -533,6 +538,7 @@ impl RcEp {
         self.state = EpState::Connected;
         self.error_reported = false;
         self.canceled = false;
+        self.cancel_cqe_due = false;
         Ok(())
     }
 
@@ -736,14 +742,19 @@ impl RcEp {
 
     /// Starts `uct_ep_flush(UCT_FLUSH_FLAG_CANCEL)`: the QP goes to error, so
     /// the device completes every outstanding WQE with a flush error, which
-    /// completes its op with `UCS_ERR_CANCELED`. The ep stays failed
-    /// (posts return `UCS_ERR_CANCELED`) until it is connected again.
+    /// completes its op with `UCS_ERR_CANCELED`. The ep fails at once
+    /// (posts return `UCS_ERR_CANCELED`: the QP cannot execute them, and
+    /// if every WQE had already completed no error CQE would ever say so)
+    /// until it is connected again.
     pub fn cancel(&mut self) -> Result<(), Status> {
         if self.state != EpState::Connected {
             return Ok(());
         }
         self.canceled = true;
-        self.qp.modify(QpTransition::Error)
+        self.qp.modify(QpTransition::Error)?;
+        self.state = EpState::Failed(Status::Canceled);
+        self.cancel_cqe_due = !self.ops.is_empty();
+        Ok(())
     }
 
     /// Posts the flow-control grant message (a SEND of the header byte
@@ -800,8 +811,9 @@ impl RcEp {
     pub unsafe fn fail(ep: *mut RcEp, wqe_counter: u16, status: Status) {
         // SAFETY: live by the contract.
         let (already_failed, canceled, iface, qpn) = unsafe {
+            let cancel_cqe = std::mem::take(&mut (*ep).cancel_cqe_due);
             (
-                matches!((*ep).state, EpState::Failed(_)),
+                matches!((*ep).state, EpState::Failed(_)) && !cancel_cqe,
                 (*ep).canceled,
                 (*ep).iface,
                 (*ep).qpn(),

@@ -19,7 +19,8 @@
 //! `UCX_RC_MLX5_TX_QUEUE_LEN` × 4 basic blocks; the iface's send CQ has
 //! `UCX_RC_TX_CQ_LEN` entries and half of them are credits (one per posted
 //! WQE, since after an error every WQE gets a CQE); a post needs room for
-//! the largest WQE and one credit, else `UCS_ERR_NO_RESOURCE`. A CQE is
+//! the largest WQE and one credit, else `UCS_ERR_NO_RESOURCE`; AMs also
+//! need room in the ep's flow-control window ([`fc`]). A CQE is
 //! requested every `UCX_RC_TX_CQ_MODERATION` blocks, for every op with a
 //! completion, and for every WQE while credits are low.
 

@@ -354,12 +354,8 @@ unsafe extern "C" fn ep_am_zcopy(
         spec.am_id = Some(id);
         spec.comp = comp;
         spec.am_flags = flags;
-        spec.iov = Some(if iovcnt == 0 {
-            Box::default()
-        } else {
-            // SAFETY: iov holds iovcnt entries (checked by iov_segments).
-            unsafe { std::slice::from_raw_parts(iov, iovcnt) }.into()
-        });
+        // SAFETY: iov was checked by iov_segments (or iovcnt is 0).
+        spec.iov = Some(unsafe { iov_copy(iov, iovcnt) });
         ep.post(&mut iface.state.tx_credits, spec, |wqe| {
             wqe.inline(&[&[id | fc_bits], header]);
             for segment in &segments[..count] {
@@ -512,6 +508,20 @@ unsafe fn iov_segments(
     Ok((count, total))
 }
 
+/// The op table's copy of a zcopy iov (purge reports it back). Empty for
+/// `iovcnt == 0`, where `iov` may be NULL.
+///
+/// # Safety
+/// `iov` holds `iovcnt` entries when `iovcnt > 0` (checked by
+/// [`iov_segments`] before this is called).
+unsafe fn iov_copy(iov: *const uct_iov_t, iovcnt: usize) -> Box<[uct_iov_t]> {
+    if iovcnt == 0 || iov.is_null() {
+        return Box::default();
+    }
+    // SAFETY: iovcnt readable entries by the contract.
+    unsafe { std::slice::from_raw_parts(iov, iovcnt) }.into()
+}
+
 /// put_zcopy and get_zcopy: one WRITE/READ from/into registered memory.
 ///
 /// # Safety
@@ -532,16 +542,22 @@ unsafe fn rma_zcopy(
         // SAFETY: by the caller's contract.
         let (ep, iface) = unsafe { ep_and_iface(ep, function) }?;
         let mut segments = [DataSeg::default(); 16];
-        // SAFETY: by the caller's contract.
-        let (count, total) = unsafe {
-            iov_segments(
-                function,
-                iov,
-                iovcnt,
-                iface.state.limits.max_iov,
-                &mut segments,
-            )
-        }?;
+        // No iov is a zero-length WRITE/READ (UCX allows it; `iov` may then
+        // be NULL).
+        let (count, total) = if iovcnt == 0 {
+            (0, 0)
+        } else {
+            // SAFETY: by the caller's contract.
+            unsafe {
+                iov_segments(
+                    function,
+                    iov,
+                    iovcnt,
+                    iface.state.limits.max_iov,
+                    &mut segments,
+                )
+            }?
+        };
         check_len(function, total, iface.state.limits.max_zcopy)?;
         let (uct_rkey, rkey) = (rkey, rdma_rkey(rkey));
         let mut spec = PostSpec::new(kind, opcode, total);
@@ -549,8 +565,8 @@ unsafe fn rma_zcopy(
         spec.rkey = rkey;
         spec.uct_rkey = uct_rkey;
         spec.comp = comp;
-        // SAFETY: iov holds iovcnt entries (checked by iov_segments).
-        spec.iov = Some(unsafe { std::slice::from_raw_parts(iov, iovcnt) }.into());
+        // SAFETY: iov was checked by iov_segments (or iovcnt is 0).
+        spec.iov = Some(unsafe { iov_copy(iov, iovcnt) });
         ep.post(&mut iface.state.tx_credits, spec, |wqe| {
             wqe.raddr(RaddrSeg {
                 raddr: remote_addr,
@@ -762,7 +778,6 @@ unsafe extern "C" fn ep_flush(
             if ep.state == EpState::Connected {
                 if ep.ops.is_empty() {
                     ep.cancel()?;
-                    ep.state = EpState::Failed(Status::Canceled);
                     return Ok(());
                 }
                 // Signalled NOP first (it is flushed like the rest and
