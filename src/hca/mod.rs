@@ -38,8 +38,10 @@
 //! 5. Progress: `device.progress()` (a no-op on rdma-core) then poll the
 //!    CQ rings with `mlx5::cqe_is_sw_owned`. Receive CQEs name the SRQ WQE
 //!    index.
-//! 6. Blocking wait: expose `channel.fd()`; to arm, `channel.clear()`, `arm()`
-//!    each CQ, then poll the rings once more (anything found: `UCS_ERR_BUSY`).
+//! 6. Blocking wait: expose `channel.fd()`; to arm, `channel.clear()` (it
+//!    also counts the events consumed, which arming needs), `arm(ci, ..)`
+//!    each CQ with the transport's consumer index, then poll the rings once
+//!    more (anything found: `UCS_ERR_BUSY`).
 //! 7. Failover: `qp.query()` gives `dest_qpn`, `next_rcv_psn`, `sq_psn`;
 //!    `modify(QpTransition::Error)` flushes.
 
@@ -415,9 +417,10 @@ pub struct QpInfo {
 /// (`(index / cqe_count) & 1`); every entry starts with the INVALID opcode,
 /// so `crate::mlx5::cqe_is_sw_owned` tells new entries from old ones. The CQ
 /// does not stop at unread entries (UCX's "overrun ignore"): the transport
-/// sizes it so that it cannot overflow. `dbrec[0]` (consumer index) and
-/// `dbrec[1]` (arm word) are where hardware expects them; the soft device
-/// reads neither: arming is [`Cq::arm`].
+/// sizes it so that it cannot overflow. `dbrec[0]` holds the consumer
+/// index the transport publishes (big-endian, 24 bits) and `dbrec[1]` the
+/// arm word that [`Cq::arm`] writes on rdma-core; the soft device reads
+/// neither.
 #[derive(Clone, Copy, Debug)]
 pub struct CqRing {
     pub buf: *mut u8,
@@ -655,7 +658,9 @@ impl EventChannel {
         }
     }
 
-    /// Consumes pending events so the descriptor stops being readable.
+    /// Consumes pending events so the descriptor stops being readable;
+    /// on rdma-core each consumed event advances its CQ's arm sequence
+    /// number, so call this before [`Cq::arm`].
     pub fn clear(&self) {
         match self {
             EventChannel::Soft(ch) => ch.clear(),
@@ -677,13 +682,19 @@ impl Cq {
         }
     }
 
-    /// Requests one event on the CQ's channel for the next CQE written after
-    /// this call. The caller checks the ring after arming, so a CQE that
-    /// raced with the arm is not missed.
-    pub fn arm(&self) {
+    /// Requests one event on the CQ's channel for the next CQE.
+    /// `consumer_index` is the transport's own (free-running) consumer
+    /// index of this ring: on rdma-core the device fires at once if it has
+    /// already written a CQE at or past it; `solicited_only` asks for an
+    /// event only on a solicited completion (or an error). The soft HCA
+    /// ignores both: it fires for the next CQE written after this call, of
+    /// any kind (a superset: at worst a spurious wake-up). Either way the
+    /// caller checks the ring after arming, so a CQE that raced with the
+    /// arm is not missed.
+    pub fn arm(&self, consumer_index: u32, solicited_only: bool) {
         match self {
             Cq::Soft(cq) => cq.arm(),
-            Cq::Verbs(cq) => cq.arm(),
+            Cq::Verbs(cq) => cq.arm(consumer_index, solicited_only),
         }
     }
 }

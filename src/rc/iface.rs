@@ -732,9 +732,9 @@ impl RcIface {
     /// for solicited completions, which AMs are (`MLX5_WQE_CTRL_SOLICITED`)
     /// and grants are not. `UCT_EVENT_RECV_SIG` is not a capability of
     /// rc_mlx5, so it means `UCT_EVENT_RECV` (uct.h's rule for ifaces without
-    /// signaled receives). The `hca` interface arms for any completion
-    /// today, so a `UCT_EVENT_RECV` waiter may also wake for a grant and
-    /// find no AM (a spurious wake-up; it re-arms).
+    /// signaled receives). The soft HCA arms for any completion, so there a
+    /// `UCT_EVENT_RECV` waiter may also wake for a grant and find no AM (a
+    /// spurious wake-up; it re-arms).
     pub fn event_arm(&mut self, events: c_uint) -> Result<(), Status> {
         let state = &mut self.state;
         state.channel.clear();
@@ -743,10 +743,10 @@ impl RcIface {
         let recv_all = send && state.fc.enabled;
         let recv = recv_solicited || recv_all;
         if send {
-            state.tx_cq.arm();
+            state.tx_cq.arm(state.tx_ci, false);
         }
         if recv {
-            state.rx_cq.arm();
+            state.rx_cq.arm(state.rx_ci, recv_solicited && !recv_all);
         }
         if (send && state.peek_cq(false)) || (recv && state.peek_cq(true)) {
             return Err(Status::Busy);

@@ -8,6 +8,8 @@
 //! * [`objects`]: device, PD, MR, channel, CQ, SRQ, RC QP and doorbell on
 //!   rdma-core, exposing the mlx5 rings in the `hca` ring types: the
 //!   `Verbs` variants of the `hca` handles.
+//! * [`cq_arm`]: the mlx5 CQ arm doorbell format (the backend arms CQs
+//!   itself with the transport's consumer index).
 //! * [`faults`]: the soft HCA fault calls for a device served by rdma-core
 //!   (forwarded to a test stand-in that has them, else unsupported).
 //!
@@ -15,6 +17,7 @@
 //! the test stand-in library only (see the README, "Running on ConnectX
 //! NICs").
 
+pub mod cq_arm;
 pub mod discovery;
 pub mod faults;
 pub mod ffi;

@@ -15,6 +15,7 @@ use std::ffi::{c_int, CStr};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
+use super::cq_arm;
 use super::discovery::{self, VerbsPort};
 use super::ffi::{self, Verbs};
 use crate::abi::ucs_status::Status;
@@ -224,10 +225,15 @@ impl VerbsDevice {
         let verbs = self.context.verbs;
         let cqe = c_int::try_from(cqe_count).map_err(|_| Status::InvalidParam)?;
         let channel_raw = channel.map_or(std::ptr::null_mut(), |c| c.0.raw);
+        // The CQ's context is its event counter: `VerbsChannel::clear` gets
+        // it back with each event.
+        let events_seen = Box::new(AtomicU32::new(0));
+        let cq_context = std::ptr::from_ref::<AtomicU32>(&events_seen).cast_mut();
         // SAFETY: open context; the channel (if any) is of this context and
-        // outlives the CQ (the CQ holds it); NULL is allowed.
+        // outlives the CQ (the CQ holds it); NULL is allowed; `cq_context`
+        // stays valid until after the CQ is destroyed (CqInner owns both).
         let raw = unsafe {
-            (verbs.ibv.create_cq)(self.context.raw, cqe, std::ptr::null_mut(), channel_raw, 0)
+            (verbs.ibv.create_cq)(self.context.raw, cqe, cq_context.cast(), channel_raw, 0)
         };
         if raw.is_null() {
             tracing::error!("verbs: ibv_create_cq({cqe}) failed: {}", os_error());
@@ -238,13 +244,7 @@ impl VerbsDevice {
             context: self.context.clone(),
             raw,
             _channel: channel.map(|c| c.0.clone()),
-        };
-        // SAFETY: a successful create_cq returns a CQ whose context is the
-        // open context, whose ops the provider filled.
-        let req_notify = unsafe { (*(*raw).context).ops.req_notify_cq };
-        let Some(req_notify) = req_notify else {
-            tracing::error!("verbs: the provider of {} cannot arm CQs", self.name());
-            return Err(Status::Unsupported);
+            events_seen,
         };
         // SAFETY: all-zero is a valid mlx5dv_cq (pointers NULL).
         let mut dv: ffi::mlx5dv_cq = unsafe { std::mem::zeroed() };
@@ -265,9 +265,16 @@ impl VerbsDevice {
             );
             return Err(Status::Unsupported);
         }
+        if dv.cq_uar.is_null() || dv.dbrec.is_null() {
+            tracing::error!("verbs: mlx5dv_init_obj(CQ) gave no UAR page or doorbell record");
+            return Err(Status::IoError);
+        }
         Ok(VerbsCq {
             inner: Arc::new(inner),
-            req_notify,
+            // SAFETY: the arm doorbell lies inside the CQ's UAR page, which
+            // stays mapped while the context lives (the CQ holds it).
+            arm_doorbell: unsafe { dv.cq_uar.cast::<u8>().add(cq_arm::MLX5_CQ_DOORBELL) }
+                .cast::<u64>(),
             ring: CqRing {
                 buf: dv.buf.cast(),
                 cqe_count: dv.cqe_cnt,
@@ -379,8 +386,9 @@ impl VerbsChannel {
     }
 
     /// Takes every pending event (the fd is non-blocking: the read fails
-    /// with EAGAIN when none is left) and acknowledges each, so that the fd
-    /// stops being readable and the CQs can be destroyed later.
+    /// with EAGAIN when none is left), counts it for its CQ's arm sequence
+    /// number and acknowledges it, so that the fd stops being readable and
+    /// the CQs can be destroyed later.
     pub fn clear(&self) {
         let verbs = self.0.context.verbs;
         loop {
@@ -396,6 +404,13 @@ impl VerbsChannel {
             }
             if cq.is_null() {
                 break;
+            }
+            // The arm sequence number advances with every event consumed.
+            // SAFETY: our CQs carry their CqInner's event counter as
+            // context, alive while the CQ is (it cannot be destroyed with
+            // this event unacknowledged).
+            if let Some(events_seen) = unsafe { cq_context.cast::<AtomicU32>().as_ref() } {
+                events_seen.fetch_add(1, Ordering::Relaxed);
             }
             // SAFETY: `cq` is the live CQ the event came from (a CQ with
             // unacknowledged events cannot be destroyed).
@@ -670,6 +685,10 @@ struct CqInner {
     context: Arc<Context>,
     raw: *mut ffi::ibv_cq,
     _channel: Option<Arc<ChannelInner>>,
+    /// CQ events consumed (`ibv_get_cq_event`); its low two bits are the
+    /// arm sequence number. Boxed: its address is the CQ's `cq_context`;
+    /// freed only after `drop` has destroyed the CQ (fields drop last).
+    events_seen: Box<AtomicU32>,
 }
 
 // SAFETY: see Context.
@@ -690,16 +709,18 @@ impl Drop for CqInner {
 /// A completion queue and its CQE64 ring.
 pub struct VerbsCq {
     inner: Arc<CqInner>,
-    req_notify: unsafe extern "C" fn(*mut ffi::ibv_cq, c_int) -> c_int,
+    /// The 8-byte arm doorbell in the CQ's UAR page.
+    arm_doorbell: *mut u64,
     ring: CqRing,
 }
 
-// SAFETY: the CQ ring pointers are plain addresses of memory the verbs
-// object (held) owns; the handle never writes through them itself, and the
-// rest is Arcs of Send + Sync objects.
+// SAFETY: the CQ ring and doorbell pointers are plain addresses of memory
+// the verbs object (held) owns or maps; the handle writes only the arm
+// word and the arm doorbell through them, and the rest is Arcs of
+// Send + Sync objects.
 unsafe impl Send for VerbsCq {}
-// SAFETY: as above; `&self` methods only copy the ring description out or
-// call thread-safe libibverbs functions.
+// SAFETY: as above; `&self` methods copy the ring description out or arm,
+// which the transport does from the thread that polls the CQ.
 unsafe impl Sync for VerbsCq {}
 
 impl VerbsCq {
@@ -707,13 +728,35 @@ impl VerbsCq {
         self.ring
     }
 
-    /// `ibv_req_notify_cq(cq, 0)`: one event for the next completion.
-    pub fn arm(&self) {
-        // SAFETY: the provider's arm operation of this live CQ's context.
-        let rc = unsafe { (self.req_notify)(self.inner.raw, 0) };
-        if rc != 0 {
-            tracing::warn!("verbs: ibv_req_notify_cq failed: {rc}");
-        }
+    /// Asks the device for one event on the channel once a CQE at or past
+    /// `consumer_index` exists (at once if one does already), for any
+    /// completion or only solicited ones (and errors). mlx5's own arm: the
+    /// arm word into `dbrec[1]`, then the doorbell (see [`cq_arm`]).
+    pub fn arm(&self, consumer_index: u32, solicited_only: bool) {
+        let request = cq_arm::CqArm {
+            sn: self.inner.events_seen.load(Ordering::Relaxed),
+            solicited_only,
+            ci: consumer_index,
+        };
+        // SAFETY: the arm word of the CQ's doorbell record (4-aligned,
+        // alive with the CQ); the device reads it, the transport never
+        // touches this word.
+        let arm_word = unsafe {
+            &*self
+                .ring
+                .dbrec
+                .add(cq_arm::MLX5_CQ_ARM_DB)
+                .cast::<AtomicU32>()
+        };
+        arm_word.store(request.word().to_be(), Ordering::Relaxed);
+        // The device must see the record before the doorbell.
+        device_store_fence();
+        // SAFETY: `arm_doorbell` is the 8-aligned arm doorbell of the CQ's
+        // mapped UAR page; a volatile 8-byte store is one MMIO write.
+        unsafe {
+            std::ptr::write_volatile(self.arm_doorbell, request.doorbell(self.ring.cqn).to_be())
+        };
+        device_store_fence();
     }
 }
 
@@ -1073,7 +1116,8 @@ unsafe impl Send for VerbsDoorbell {}
 unsafe impl Sync for VerbsDoorbell {}
 
 /// Orders all earlier stores (WQE, doorbell record) before later stores,
-/// including to device memory, and drains write-combining buffers: on
+/// including to device memory (BlueFlame, CQ arm doorbell), and drains
+/// write-combining buffers: on
 /// x86-64 `sfence`; on aarch64 `dsb st` (a `dmb` does not order against
 /// the write-combined BlueFlame mapping).
 #[inline(always)]
