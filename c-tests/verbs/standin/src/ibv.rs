@@ -15,6 +15,7 @@ use std::sync::Mutex;
 
 use uct::abi::ucs_status::Status;
 use uct::hca::soft::{MAX_CQE, MAX_QP_WQEBB, MAX_RD_ATOMIC, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT};
+use uct::hca::verbs::cq_arm;
 use uct::hca::verbs::ffi::*;
 use uct::hca::{
     Access, DeviceAddress, Mtu, PathAttr, PortState, QpState, QpTransition, RtrAttr, RtsAttr,
@@ -647,13 +648,21 @@ pub unsafe extern "C" fn ibv_create_cq(
             Err(status) => return null_errno(errno_of(status)),
         },
     };
-    let soft = match ctx.soft.create_cq(entries, events.as_ref()) {
+    let mut soft = match ctx.soft.create_cq(entries, events.as_ref()) {
         Ok(soft) => soft,
         Err(status) => {
             refuse!("ibv_create_cq", "soft CQ of {entries} entries refused");
             return null_errno(errno_of(status));
         }
     };
+    if soft.ring().cqn == 0 {
+        // CQ number 0 would make an all-zero arm doorbell, which the
+        // watcher cannot tell from "not written": take the next number.
+        soft = match ctx.soft.create_cq(entries, events.as_ref()) {
+            Ok(soft) => soft,
+            Err(status) => return null_errno(errno_of(status)),
+        };
+    }
     let Some(uar) = Page::new() else {
         return null_errno(libc::ENOMEM);
     };
@@ -700,6 +709,9 @@ pub unsafe extern "C" fn ibv_create_cq(
         unsafe { (*(ch as *const Channel).cast_mut()).head.refcnt += 1 };
     }
     inc(&ctx.children);
+    // SAFETY: the UAR page and the CQ live until ibv_destroy_cq, which
+    // unwatches first; the doorbell offset is 8-aligned inside the page.
+    unsafe { watcher::watch_cq(cq, object.uar.word_at(cq_arm::MLX5_CQ_DOORBELL)) };
     cq.cast()
 }
 
@@ -737,6 +749,7 @@ pub unsafe extern "C" fn ibv_destroy_cq(cq: *mut ibv_cq) -> c_int {
     }
     // SAFETY: the context outlives its children.
     unsafe { dec(&(*object.context).children) };
+    watcher::unwatch(cq as usize);
     // SAFETY: no reference is used after this.
     drop(unsafe { release::<Cq, _>(cq) });
     0

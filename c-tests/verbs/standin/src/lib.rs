@@ -12,8 +12,13 @@
 //!   (`mlx5dv_init_obj`) are the soft device's; the QP's BlueFlame register
 //!   is a plain page, and a watcher thread rings the soft doorbell when a
 //!   QP's `dbrec[1]` moves (`watcher`);
-//! - events: `ibv_context.ops.req_notify_cq` arms, the channel fd turns
-//!   readable, `ibv_get_cq_event` names the CQ;
+//! - events: a CQ is armed as mlx5 hardware is, by the arm doorbell in its
+//!   UAR page (`mlx5dv_cq.cq_uar`, a plain page the watcher thread takes:
+//!   a CQE at or past the named consumer index signals at once, else the
+//!   next one does; solicited-only counts as any completion), or by
+//!   `ibv_context.ops.req_notify_cq` (next CQE) for rdma-core callers; the
+//!   channel fd turns readable, `ibv_get_cq_event` names the CQ; CQ
+//!   numbers are never 0;
 //! - fetching atomics land big-endian, as on mlx5 hardware;
 //! - `UCT_STANDIN_TRACE=<file>`: one line per `ibv_open_device`
 //!   (`open <dev> pid <pid>`) and `ibv_create_qp` (`qp <qpn> pid <pid>`);

@@ -7,11 +7,12 @@
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::os::fd::OwnedFd;
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use uct::hca::soft::{SoftCq, SoftDevice, SoftEventChannel, SoftMr, SoftPd, SoftQp, SoftSrq};
 use uct::hca::verbs::ffi;
+use uct::mlx5;
 
 use crate::devices::Device;
 use crate::layout::{ContextHead, CqTail};
@@ -90,8 +91,9 @@ pub unsafe fn release<T: Object, H>(ptr: *const H) -> Option<Box<T>> {
     Some(unsafe { Box::from_raw(ptr.cast::<T>().cast_mut()) })
 }
 
-/// A zeroed, page-aligned page: the BlueFlame register of a QP and the UAR
-/// page of a CQ (the backend writes doorbells there; nobody reads them).
+/// A zeroed, page-aligned page: the BlueFlame register of a QP (written,
+/// never read) and the UAR page of a CQ (the watcher takes its arm
+/// doorbell).
 pub struct Page(*mut u8);
 
 const PAGE: usize = 4096;
@@ -106,6 +108,12 @@ impl Page {
 
     pub fn ptr(&self) -> *mut c_void {
         self.0.cast()
+    }
+
+    /// The 8 bytes at `offset` (a multiple of 8 below the page size).
+    pub fn word_at(&self, offset: usize) -> *mut u64 {
+        debug_assert!(offset % 8 == 0 && offset + 8 <= PAGE);
+        self.0.wrapping_add(offset).cast()
     }
 }
 
@@ -170,6 +178,56 @@ pub struct Cq {
     pub users: AtomicU32,
     pub events_delivered: AtomicU32,
     pub events_acked: AtomicU32,
+}
+
+impl Cq {
+    /// What mlx5 does with an arm doorbell naming consumer index `ci`: if
+    /// the CQ already holds a CQE at `ci` (the caller is behind), signal the
+    /// channel now; else arm the soft CQ for its next CQE. Solicited-only
+    /// arms come here too: an event for any completion is a superset (at
+    /// worst a spurious wake-up). The arm sequence number is not checked.
+    ///
+    /// Only the CQE at `ci` itself is looked at: a `ci` a whole ring behind
+    /// (which a transport sized against overrun never sends) reads as
+    /// "nothing yet".
+    pub fn arm_from(&self, ci: u32) {
+        if self.holds_cqe_at(ci) {
+            self.signal();
+            return;
+        }
+        // Arm, then look again: a CQE written in between either sees the
+        // arm (and signals) or is seen here (then the soft CQ stays armed
+        // too, and its next CQE makes one spurious event).
+        self.soft.arm();
+        if self.holds_cqe_at(ci) {
+            self.signal();
+        }
+    }
+
+    fn holds_cqe_at(&self, ci: u32) -> bool {
+        let ring = self.soft.ring();
+        let slot = (ci & (ring.cqe_count - 1)) as usize * mlx5::CQE_LEN;
+        // SAFETY: the owner byte of an entry inside the soft CQ's ring,
+        // alive with `self`; the device stores it last, with release order.
+        let op_own = unsafe {
+            (*ring
+                .buf
+                .add(slot + mlx5::CQE_OP_OWN_OFFSET)
+                .cast::<AtomicU8>())
+            .load(Ordering::Acquire)
+        };
+        mlx5::cqe_is_sw_owned(op_own, ci, ring.cqe_count)
+    }
+
+    fn signal(&self) {
+        if let Some(events) = &self.events {
+            let one: u64 = 1;
+            // SAFETY: 8 bytes from a live u64 to the CQ's own eventfd; a
+            // failure (EAGAIN at the counter's limit) means it is already
+            // readable.
+            unsafe { libc::write(events.fd(), std::ptr::from_ref(&one).cast(), 8) };
+        }
+    }
 }
 
 #[repr(C)]

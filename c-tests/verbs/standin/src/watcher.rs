@@ -1,37 +1,56 @@
-//! The "NIC doorbell" of the stand-in (contract point 4): the backend
-//! publishes its send counter in each QP's `dbrec[1]` and writes the
-//! BlueFlame page; a NIC would then fetch the WQEs. Here one thread per
+//! The "NIC doorbells" of the stand-in. Send (contract point 4): the
+//! backend publishes its send counter in each QP's `dbrec[1]` and writes the
+//! BlueFlame page; a NIC would then fetch the WQEs. CQ arm: the backend
+//! writes the arm word into the CQ's `dbrec[1]` and the 64-bit arm doorbell
+//! into the CQ's UAR page (`uct::hca::verbs::cq_arm`). Here one thread per
 //! process watches every QP's `dbrec[1]` and, when it moves, rings the soft
-//! device's doorbell for that QP (which consumes WQEs up to the counter).
+//! device's doorbell for that QP (which consumes WQEs up to the counter);
+//! and takes every CQ's arm doorbell slot (swapping in 0: a real doorbell
+//! is never 0, its CQ number is not) and arms that CQ (`Cq::arm_from`).
 //!
 //! CPU cost: after any activity the thread keeps looking (yielding) for
 //! `SPIN`; then it sleeps, doubling the nap from `FIRST_NAP` up to
 //! `LONGEST_NAP`, so an idle process costs ~1000 short wake-ups a second;
 //! with no QP at all it blocks on a condition variable.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use uct::hca::soft::SoftDoorbell;
+use uct::hca::verbs::cq_arm::CqArm;
+
+use crate::objects::Cq;
 
 const SPIN: Duration = Duration::from_micros(50);
 const FIRST_NAP: Duration = Duration::from_micros(10);
 const LONGEST_NAP: Duration = Duration::from_millis(1);
 
-/// One watched QP.
+/// One watched QP or CQ.
 struct Watched {
-    /// Identifies the entry (the stand-in QP's address).
+    /// Identifies the entry (the stand-in QP's or CQ's address).
     key: usize,
-    /// The QP's send doorbell record word (`dbrec[1]`).
-    send_counter: *const AtomicU32,
-    last_seen: u32,
-    doorbell: SoftDoorbell,
+    what: Doorbell,
+}
+
+enum Doorbell {
+    Send {
+        /// The QP's send doorbell record word (`dbrec[1]`).
+        send_counter: *const AtomicU32,
+        last_seen: u32,
+        doorbell: SoftDoorbell,
+    },
+    CqArm {
+        /// The 8-byte arm doorbell in the CQ's UAR page.
+        slot: *const AtomicU64,
+        cq: *const Cq,
+    },
 }
 
 // SAFETY: `send_counter` points into the soft QP's doorbell record, which
-// lives until the QP is destroyed; `unwatch` removes the entry (under the
-// list lock) before that, and the pointer is only read under that lock.
+// lives until the QP is destroyed; `slot` and `cq` into a CQ alive until
+// it is destroyed; `unwatch` removes the entry (under the list lock)
+// before either, and the pointers are only used under that lock.
 unsafe impl Send for Watched {}
 
 struct Watcher {
@@ -74,9 +93,28 @@ pub unsafe fn watch(key: usize, send_counter: *mut u32, doorbell: SoftDoorbell) 
     let watcher = watcher();
     lock(watcher).push(Watched {
         key,
-        send_counter,
-        last_seen,
-        doorbell,
+        what: Doorbell::Send {
+            send_counter,
+            last_seen,
+            doorbell,
+        },
+    });
+    watcher.changed.notify_all();
+}
+
+/// Starts watching the arm doorbell `slot` of `cq` (key: the CQ's
+/// address).
+///
+/// # Safety
+/// `slot` (8-aligned) and `cq` must stay valid until `unwatch(cq)` returns.
+pub unsafe fn watch_cq(cq: *const Cq, slot: *mut u64) {
+    let watcher = watcher();
+    lock(watcher).push(Watched {
+        key: cq as usize,
+        what: Doorbell::CqArm {
+            slot: slot.cast_const().cast::<AtomicU64>(),
+            cq,
+        },
     });
     watcher.changed.notify_all();
 }
@@ -86,17 +124,46 @@ pub fn unwatch(key: usize) {
     lock(watcher()).retain(|w| w.key != key);
 }
 
-/// Rings every QP whose counter moved; true if any did.
+/// Rings every QP whose counter moved and arms every CQ whose arm doorbell
+/// was written; true if anything happened.
 fn scan(list: &mut [Watched]) -> bool {
     let mut moved = false;
     for watched in list {
-        // SAFETY: see `Watched`: valid while the entry is in the list, and
-        // we hold the list lock.
-        let now = unsafe { (*watched.send_counter).load(Ordering::Acquire) };
-        if now != watched.last_seen {
-            watched.last_seen = now;
-            watched.doorbell.ring(std::ptr::null());
-            moved = true;
+        match &mut watched.what {
+            Doorbell::Send {
+                send_counter,
+                last_seen,
+                doorbell,
+            } => {
+                // SAFETY: see `Watched`: valid while the entry is in the
+                // list, and we hold the list lock.
+                let now = unsafe { (**send_counter).load(Ordering::Acquire) };
+                if now != *last_seen {
+                    *last_seen = now;
+                    doorbell.ring(std::ptr::null());
+                    moved = true;
+                }
+            }
+            Doorbell::CqArm { slot, cq } => {
+                // SAFETY: as above. The backend writes the slot with one
+                // aligned 8-byte store (an MMIO write on hardware); taking
+                // it with a swap never loses a later arm.
+                let written = unsafe { (**slot).swap(0, Ordering::Acquire) };
+                if written == 0 {
+                    continue;
+                }
+                moved = true;
+                // SAFETY: as above.
+                let cq = unsafe { &**cq };
+                match CqArm::from_doorbell(u64::from_be(written)) {
+                    Some((arm, cqn)) if cqn == cq.soft.ring().cqn => cq.arm_from(arm.ci),
+                    _ => tracing::warn!(
+                        "verbs stand-in: CQ {:#x}: bad arm doorbell {:#018x} ignored",
+                        cq.soft.ring().cqn,
+                        u64::from_be(written)
+                    ),
+                }
+            }
         }
     }
     moved

@@ -15,14 +15,13 @@ use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use uct::hca::verbs::cq_arm::{CqArm, MLX5_CQ_ARM_DB};
 use uct::hca::verbs::discovery::{self, GidType};
 use uct::hca::verbs::ffi::{self, Verbs};
-use uct::hca::verbs::objects::{
-    VerbsCq, VerbsDevice, VerbsDoorbell, VerbsMr, VerbsPd, VerbsQp, VerbsSrq,
-};
+use uct::hca::verbs::objects::{VerbsDevice, VerbsDoorbell, VerbsMr, VerbsPd, VerbsQp, VerbsSrq};
 use uct::hca::{
-    Access, CqRing, DeviceAddress, LinkLayer, Mtu, PathAttr, QpState, QpTransition, RecvRing,
-    RtrAttr, RtsAttr, SendRing, SrqInitAttr,
+    Access, Cq, CqRing, DeviceAddress, EventChannel, LinkLayer, Mtu, PathAttr, QpState,
+    QpTransition, RecvRing, RtrAttr, RtsAttr, SendRing, SrqInitAttr,
 };
 use uct::mlx5::{self, Cqe64, CtrlSeg, DataSeg, RaddrSeg, Seg};
 
@@ -128,8 +127,10 @@ struct Side {
     mr: VerbsMr,
     _recv_mr: VerbsMr,
     _srq: VerbsSrq,
-    _send_cq: VerbsCq,
-    _recv_cq: VerbsCq,
+    send_cq: Cq,
+    _recv_cq: Cq,
+    /// The send CQ's completion channel, if asked for.
+    channel: Option<EventChannel>,
     _pd: VerbsPd,
     device: VerbsDevice,
     buf: Box<[u64]>,
@@ -150,10 +151,16 @@ const SRQ_WQES: u32 = 16;
 
 impl Side {
     fn new(name: &str) -> Side {
+        Side::build(name, false)
+    }
+
+    /// With `events`, the send CQ reports to a completion channel.
+    fn build(name: &str, events: bool) -> Side {
         verbs();
         let device = VerbsDevice::open(name).expect("open");
         let pd = device.alloc_pd().expect("pd");
-        let send_cq = device.create_cq(256, None).expect("send cq");
+        let channel = events.then(|| device.create_event_channel().expect("channel"));
+        let send_cq = device.create_cq(256, channel.as_ref()).expect("send cq");
         let recv_cq = device.create_cq(256, None).expect("recv cq");
         let srq = pd
             .create_srq(SrqInitAttr {
@@ -185,8 +192,9 @@ impl Side {
             mr,
             _recv_mr: recv_mr,
             _srq: srq,
-            _send_cq: send_cq,
-            _recv_cq: recv_cq,
+            send_cq: Cq::Verbs(send_cq),
+            _recv_cq: Cq::Verbs(recv_cq),
+            channel: channel.map(EventChannel::Verbs),
             _pd: pd,
             device,
             buf,
@@ -492,8 +500,8 @@ fn readable(fd: c_int, timeout_ms: c_int) -> bool {
 #[test]
 fn armed_cq_makes_the_channel_readable_and_get_cq_event_names_it() {
     // A's QP (backend objects) sends to a raw QP on mlx5_1 whose CQ is on
-    // a completion channel (raw entry points: the backend's objects do not
-    // arm CQs yet).
+    // a completion channel, armed with ibv_req_notify_cq as other rdma-core
+    // callers do (the backend arms with the doorbell: see the test above).
     let mut a = Side::new("mlx5_0");
     let DeviceAddress::Roce { gid: a_gid } = a.address() else {
         unreachable!("checked by address()")
@@ -648,6 +656,85 @@ fn armed_cq_makes_the_channel_readable_and_get_cq_event_names_it() {
         assert_eq!((v.ibv.close_device)(context), 0);
         drop(recv_buf);
     }
+}
+
+/// The arm request the backend last wrote into the CQ's `dbrec[1]`.
+fn last_arm(ring: &CqRing) -> CqArm {
+    // SAFETY: word 1 of the CQ's doorbell record, alive with the CQ.
+    let word = unsafe { &*ring.dbrec.add(MLX5_CQ_ARM_DB).cast::<AtomicU32>() };
+    CqArm::from_word(u32::from_be(word.load(Ordering::Acquire))).expect("a valid arm word")
+}
+
+#[test]
+fn backend_arm_fires_at_once_for_a_stale_consumer_index_and_counts_events() {
+    let mut a = Side::build("mlx5_0", true);
+    let b = Side::new("mlx5_1");
+    a.connect(&b);
+    b.connect(&a);
+    let channel = a.channel.take().expect("channel");
+    let fd = channel.fd();
+    let mut raddr = [0u8; 16];
+    RaddrSeg {
+        raddr: b.buf_addr(0),
+        rkey: b.mr.keys().rkey,
+    }
+    .write(&mut raddr);
+    let data = a.data_seg(0, 8);
+
+    // One completion, consumed: the transport's consumer index is 1.
+    a.post(mlx5::MLX5_OPCODE_RDMA_WRITE, &[raddr, data]);
+    a.wait_send();
+    assert_eq!(a.send_ci, 1);
+    assert!(!readable(fd, 0), "nothing armed yet");
+
+    // Arming with the index before it: the device has written past it, so
+    // the event comes at once, without a new completion.
+    a.send_cq.arm(a.send_ci - 1, false);
+    let arm = last_arm(&a.send_ring);
+    assert_eq!(
+        arm,
+        CqArm {
+            sn: 0,
+            solicited_only: false,
+            ci: 0
+        }
+    );
+    assert!(readable(fd, 5000), "a stale consumer index fires at once");
+    channel.clear();
+    assert!(!readable(fd, 0), "clear consumed the event");
+
+    // Arming with the current index: nothing until the next CQE; the
+    // consumed event advanced the sequence number.
+    a.send_cq.arm(a.send_ci, true);
+    assert_eq!(
+        last_arm(&a.send_ring),
+        CqArm {
+            sn: 1,
+            solicited_only: true,
+            ci: 1
+        }
+    );
+    assert!(
+        !readable(fd, 200),
+        "no event while the CQ holds nothing past the consumer index"
+    );
+    a.post(mlx5::MLX5_OPCODE_RDMA_WRITE, &[raddr, data]);
+    a.wait_send();
+    assert!(readable(fd, 5000), "the next CQE fires the armed CQ");
+    channel.clear();
+    a.send_cq.arm(a.send_ci, false);
+    assert_eq!(
+        last_arm(&a.send_ring),
+        CqArm {
+            sn: 2,
+            solicited_only: false,
+            ci: 2
+        }
+    );
+    assert!(!readable(fd, 200), "one event per arm");
+    drop(b);
+    drop(a);
+    drop(channel);
 }
 
 #[test]
