@@ -9,6 +9,7 @@ use std::mem::{align_of, offset_of, size_of};
 use std::path::PathBuf;
 use std::process::Command;
 
+use uct::hca::verbs::cq_arm::{MLX5_CQ_DB_REQ_NOT, MLX5_CQ_DB_REQ_NOT_SOL, MLX5_CQ_DOORBELL};
 use uct::hca::verbs::ffi::*;
 
 /// Structs mirrored by their public head only (the library allocates them;
@@ -391,6 +392,9 @@ fn rust_table() -> BTreeMap<String, u64> {
     constant!(out, MLX5DV_OBJ_SRQ);
     constant!(out, MLX5DV_CONTEXT_FLAGS_CQE_V1);
     constant!(out, MLX5DV_SRQ_MASK_SRQN);
+    constant!(out, MLX5_CQ_DOORBELL);
+    constant!(out, MLX5_CQ_DB_REQ_NOT);
+    constant!(out, MLX5_CQ_DB_REQ_NOT_SOL);
     out.push(format!("size ibv_gid {}", size_of::<ibv_gid>()));
     out.push(format!("align ibv_gid {}", align_of::<ibv_gid>()));
     parse_table(&out.join("\n"))
