@@ -22,8 +22,9 @@
 //!   GID table length, LID, link layer) are all in that prefix; we pass a
 //!   zeroed full-size struct so the tail stays zero.
 //! * `ibv_req_notify_cq` is an inline function calling the provider's
-//!   `ibv_context.ops.req_notify_cq`: we call that slot the same way, so
-//!   [`ibv_context_ops`] is mirrored (its layout is checked).
+//!   `ibv_context.ops.req_notify_cq`, so [`ibv_context_ops`] is mirrored
+//!   (its layout is checked). The backend does not arm through it (see
+//!   `cq_arm`); the test stand-in fills the slot and its tests call it.
 //! * `ibv_reg_mr` is a macro that calls the exported `ibv_reg_mr` unless
 //!   `IBV_ACCESS_OPTIONAL_RANGE` bits are requested; we never request them.
 
@@ -326,7 +327,7 @@ pub struct ibv_mr {
 }
 
 /// The provider's operations table inside [`ibv_context`]. Only
-/// `req_notify_cq` is called (what the inline `ibv_req_notify_cq` does);
+/// `req_notify_cq` is typed (what the inline `ibv_req_notify_cq` calls);
 /// the other slots keep their places as untyped pointers.
 #[repr(C)]
 #[derive(Clone, Copy)]
