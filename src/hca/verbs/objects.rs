@@ -271,6 +271,8 @@ impl VerbsDevice {
         }
         Ok(VerbsCq {
             inner: Arc::new(inner),
+            // `cq_uar` is the UAR page itself with init_obj@MLX5_1.2 (the
+            // version ffi resolves; 1.0 gave a pointer to it).
             // SAFETY: the arm doorbell lies inside the CQ's UAR page, which
             // stays mapped while the context lives (the CQ holds it).
             arm_doorbell: unsafe { dv.cq_uar.cast::<u8>().add(cq_arm::MLX5_CQ_DOORBELL) }
