@@ -53,10 +53,12 @@ fn spin<T>(side: &mut Side, mut f: impl FnMut(&mut Side) -> Option<T>) -> T {
         }
         n = n.wrapping_add(1);
         if n % 4096 == 0 && start.elapsed() > GIVE_UP {
-            let uct::hca::Device::Soft(dev) = &side.device;
+            let link = match &side.device {
+                uct::hca::Device::Soft(dev) => format!("{:?}", dev.link_stats()),
+                _ => "not a soft device".to_string(),
+            };
             eprintln!(
-                "softhca bench: no progress for {GIVE_UP:?}, giving up; link {:?}, QP {:?}",
-                dev.link_stats(),
+                "softhca bench: no progress for {GIVE_UP:?}, giving up; link {link}, QP {:?}",
                 side.qp.query()
             );
             std::process::exit(2);
