@@ -1,0 +1,259 @@
+//! rc_mlx5 AM flow control between two processes: this binary starts itself
+//! again as the peer (`child_side`, selected by an environment variable).
+//! Both ifaces use a window of 8. The parent streams thousands of AMs, the
+//! child sends some back (so grants ride both as grant messages and on
+//! AMs); each side checks that every AM arrived once and in order. Run
+//! without loss, then with 3 % of packets dropped by both devices.
+
+mod rc_common;
+
+use std::ffi::{c_uint, c_void, CStr};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rc_common::*;
+use uct::abi::*;
+use uct::api::ep::*;
+use uct::api::iface::*;
+use uct::api::soft_hca::uct_soft_hca_loss_set;
+
+const ROLE_ENV: &str = "RC_FC_TWOPROCESS_CHILD";
+const LOSS_ENV: &str = "RC_FC_TWOPROCESS_LOSS";
+const PREFIX: &str = "RCFCTEST";
+const AM_DATA: u8 = 1;
+const AM_DONE: u8 = 2;
+const AM_ECHO: u8 = 3;
+const AM_REPORT: u8 = 4;
+const COUNT: u64 = 3000;
+/// The child echoes every this many AMs.
+const ECHO_EVERY: u64 = 7;
+
+const SETTINGS: [(&CStr, &CStr); 3] = [
+    (c"RC_FC_WND_SIZE", c"8"),
+    (c"RC_TIMEOUT", c"10ms"),
+    (c"RC_RETRY_COUNT", c"7"),
+];
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex"))
+        .collect()
+}
+
+fn address_line(side: &Side, ep: uct_ep_h) -> String {
+    format!(
+        "{PREFIX} {} {}",
+        hex(&side.device_address()),
+        hex(&side.ep_address(ep))
+    )
+}
+
+fn connect(ep: uct_ep_h, line: &str) {
+    let mut parts = line.split_whitespace();
+    assert_eq!(parts.next(), Some(PREFIX));
+    let device = unhex(parts.next().expect("device address"));
+    let ep_addr = unhex(parts.next().expect("ep address"));
+    // SAFETY: the peer's addresses, of the lengths its iface reported.
+    let status =
+        unsafe { uct_ep_connect_to_ep(ep, device.as_ptr().cast(), ep_addr.as_ptr().cast()) };
+    assert_eq!(status, UCS_OK);
+}
+
+fn set_handler(side: &Side, id: u8, inbox: &'static Inbox) {
+    // SAFETY: live iface, leaked inbox.
+    let status = unsafe {
+        uct_iface_set_am_handler(
+            side.iface,
+            id,
+            Some(collect_am),
+            inbox as *const Inbox as *mut c_void,
+            0,
+        )
+    };
+    assert_eq!(status, UCS_OK);
+}
+
+/// Sends an AM, progressing while refused (the grant of an exhausted
+/// window arrives as a receive).
+fn send(side: &Side, ep: uct_ep_h, id: u8, header: u64, payload: &[u8]) {
+    let start = Instant::now();
+    loop {
+        // SAFETY: valid ep and payload.
+        let status = unsafe {
+            uct_ep_am_short(
+                ep,
+                id,
+                header,
+                payload.as_ptr().cast(),
+                payload.len() as c_uint,
+            )
+        };
+        if status == UCS_OK {
+            return;
+        }
+        assert_eq!(status, UCS_ERR_NO_RESOURCE);
+        assert!(start.elapsed() < Duration::from_secs(60), "never accepted");
+        side.progress();
+    }
+}
+
+fn progress_until(side: &Side, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < Duration::from_secs(60), "timed out");
+        side.progress();
+    }
+}
+
+fn flush(side: &Side, ep: uct_ep_h) {
+    // SAFETY: live ep.
+    progress_until(side, || unsafe {
+        uct_ep_flush(ep, 0, std::ptr::null_mut()) == UCS_OK
+    });
+}
+
+fn sequence(inbox: &Inbox) -> Vec<u64> {
+    inbox
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|m| u64::from_ne_bytes(m[..8].try_into().unwrap()))
+        .collect()
+}
+
+fn set_loss(device: &CStr, ratio: f64) {
+    // SAFETY: a NUL-terminated device name.
+    assert_eq!(
+        unsafe { uct_soft_hca_loss_set(device.as_ptr(), ratio) },
+        UCS_OK
+    );
+}
+
+/// The child: takes AMs until AM_DONE, echoing every ECHO_EVERY-th, then
+/// reports (count received, in order, echoes sent).
+#[test]
+fn child_side() {
+    if std::env::var_os(ROLE_ENV).is_none() {
+        return; // only meaningful when started by the parent test
+    }
+    let side = Side::open_with(c"mlx5_1", c"mlx5_1:1", None, &SETTINGS);
+    if let Some(loss) = std::env::var(LOSS_ENV).ok().and_then(|v| v.parse().ok()) {
+        set_loss(c"mlx5_1", loss);
+    }
+    let ep = side.create_ep();
+    println!("{}", address_line(&side, ep));
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .expect("parent's address");
+    connect(ep, &line);
+    let (data, done) = (inbox(), inbox());
+    set_handler(&side, AM_DATA, data);
+    set_handler(&side, AM_DONE, done);
+    let mut echoed = 0u64;
+    let start = Instant::now();
+    while done.lock().unwrap().is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(120), "no AM_DONE");
+        side.progress();
+        let received = data.lock().unwrap().len() as u64;
+        while (echoed + 1) * ECHO_EVERY <= received {
+            send(&side, ep, AM_ECHO, echoed, &[]);
+            echoed += 1;
+        }
+    }
+    let seqs = sequence(data);
+    let in_order = seqs == (0..seqs.len() as u64).collect::<Vec<u64>>();
+    let report = [
+        (seqs.len() as u64).to_ne_bytes(),
+        u64::from(in_order).to_ne_bytes(),
+        echoed.to_ne_bytes(),
+    ]
+    .concat();
+    send(&side, ep, AM_REPORT, 0, &report);
+    flush(&side, ep);
+    // SAFETY: live ep, destroyed once before its iface closes.
+    unsafe { uct_ep_destroy(ep) };
+    side.close();
+}
+
+/// One parent run against a fresh child; `loss` on both devices.
+fn run(loss: f64) {
+    let mut child = Command::new(std::env::current_exe().expect("test binary"))
+        .args(["--exact", "child_side", "--nocapture", "--test-threads=1"])
+        .env(ROLE_ENV, "1")
+        .env(LOSS_ENV, loss.to_string())
+        .env("UCX_SOFT_HCA_DEVICES", "mlx5_0@127.0.0.1,mlx5_1@127.0.0.2")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the child");
+    let child_out = BufReader::new(child.stdout.take().expect("stdout"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in child_out.lines().map_while(Result::ok) {
+            if let Some(at) = line.find(PREFIX) {
+                let _ = tx.send(line[at..].to_string());
+            }
+        }
+    });
+    let Ok(peer) = rx.recv_timeout(Duration::from_secs(30)) else {
+        let _ = child.kill();
+        panic!("the child sent no address");
+    };
+    let side = Side::open_with(c"mlx5_0", c"mlx5_0:1", None, &SETTINGS);
+    set_loss(c"mlx5_0", loss);
+    let ep = side.create_ep();
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(stdin, "{}", address_line(&side, ep)).expect("send address");
+    connect(ep, &peer);
+    let (echoes, reports) = (inbox(), inbox());
+    set_handler(&side, AM_ECHO, echoes);
+    set_handler(&side, AM_REPORT, reports);
+    for seq in 0..COUNT {
+        send(
+            &side,
+            ep,
+            AM_DATA,
+            seq,
+            &seq.to_ne_bytes()[..(seq % 9) as usize],
+        );
+    }
+    // The window of 8 was in force (3000 AMs went through it).
+    // SAFETY: a live ep of this transport.
+    let fc = unsafe { uct::rc::ep::RcEp::from_handle(ep, "test") }
+        .expect("rc ep")
+        .fc;
+    assert!((0..=8).contains(&fc.wnd), "window {}", fc.wnd);
+    // Everything acknowledged while the child still answers.
+    flush(&side, ep);
+    send(&side, ep, AM_DONE, 0, &[]);
+    progress_until(&side, || !reports.lock().unwrap().is_empty());
+    let report = reports.lock().unwrap()[0].clone();
+    let word = |i: usize| u64::from_ne_bytes(report[8 + 8 * i..16 + 8 * i].try_into().unwrap());
+    assert_eq!(word(0), COUNT, "AMs the child received (loss {loss})");
+    assert_eq!(word(1), 1, "in order at the child (loss {loss})");
+    let echoed = word(2);
+    assert_eq!(echoed, COUNT / ECHO_EVERY);
+    progress_until(&side, || echoes.lock().unwrap().len() as u64 >= echoed);
+    assert_eq!(sequence(echoes), (0..echoed).collect::<Vec<u64>>());
+    let status = child.wait().expect("child exit");
+    assert!(status.success(), "child failed: {status}");
+    set_loss(c"mlx5_0", 0.0);
+    // SAFETY: live ep, destroyed before its iface closes (the AM_DONE may
+    // be unacknowledged: the child is gone, its op is dropped).
+    unsafe { uct_ep_destroy(ep) };
+    side.close();
+}
+
+#[test]
+fn two_processes_small_window_without_and_with_loss() {
+    setup();
+    run(0.0);
+    run(0.03);
+}
