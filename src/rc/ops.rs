@@ -632,8 +632,10 @@ unsafe extern "C" fn ep_get_zcopy(
 }
 
 /// get_short: an RDMA READ into a bounce buffer, copied into `buffer` when
-/// its completion is processed. Returns `UCS_OK` once posted: as UCT
-/// specifies for get_short, the data is in `buffer` when a later flush
+/// its completion is processed. Returns `UCS_INPROGRESS` once posted, not
+/// `UCS_OK`: UCX's callers read `UCS_OK` from get_short as "the data is in
+/// `buffer`" (the copy transports finish it inside the call), which a
+/// network read cannot promise. The data is in `buffer` when a later flush
 /// completes (the flush's CQE completes this op first, in posting order).
 unsafe extern "C" fn ep_get_short(
     ep: uct_ep_h,
@@ -643,7 +645,7 @@ unsafe extern "C" fn ep_get_short(
     rkey: uct_rkey_t,
 ) -> ucs_status_t {
     const F: &str = "uct_ep_get_short";
-    status_of((|| {
+    let posted = (|| {
         // SAFETY: by the caller's contract.
         let (ep, iface) = unsafe { ep_and_iface(ep, F) }?;
         let length = length as usize;
@@ -678,7 +680,11 @@ unsafe extern "C" fn ep_get_short(
             }
         })
         .inspect_err(|_| iface.state.tx_pool.put(bounce.buffer))
-    })())
+    })();
+    match posted {
+        Ok(()) => UCS_INPROGRESS,
+        Err(status) => status.raw(),
+    }
 }
 
 unsafe extern "C" fn ep_get_bcopy(
