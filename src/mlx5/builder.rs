@@ -216,7 +216,55 @@ pub fn write_inline_wqe<const H: usize>(
     *header = (u32::try_from(inline_len).ok()? | MLX5_INLINE_SEG).to_be_bytes();
     let (head_bytes, rest) = rest.split_first_chunk_mut::<H>()?;
     *head_bytes = *head;
-    rest.get_mut(..data.len())?.copy_from_slice(data);
+    copy_short(rest.get_mut(..data.len())?, data);
     ctrl.write(ctrl_seg);
     Some(ctrl)
+}
+
+/// `dst.copy_from_slice(src)` (equal lengths), with payloads of up to 16
+/// bytes — the common `put_short`/`am_short` sizes — copied by two
+/// overlapping loads and stores instead of a call into `memcpy`.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    let len = src.len();
+    if dst.len() != len {
+        return dst.copy_from_slice(src); // reports the mismatch
+    }
+    if len == 0 {
+        // am_short without payload: nothing to copy.
+    } else if (8..=16).contains(&len) {
+        let (head, tail) = (read_u64(src, 0), read_u64(src, len - 8));
+        write_u64(dst, len - 8, tail);
+        write_u64(dst, 0, head);
+    } else if (4..8).contains(&len) {
+        let (head, tail) = (read_u32(src, 0), read_u32(src, len - 4));
+        write_u32(dst, len - 4, tail);
+        write_u32(dst, 0, head);
+    } else {
+        dst.copy_from_slice(src);
+    }
+}
+
+#[inline(always)]
+fn read_u64(bytes: &[u8], at: usize) -> u64 {
+    let mut word = [0; 8];
+    word.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_ne_bytes(word)
+}
+
+#[inline(always)]
+fn write_u64(bytes: &mut [u8], at: usize, value: u64) {
+    bytes[at..at + 8].copy_from_slice(&value.to_ne_bytes());
+}
+
+#[inline(always)]
+fn read_u32(bytes: &[u8], at: usize) -> u32 {
+    let mut word = [0; 4];
+    word.copy_from_slice(&bytes[at..at + 4]);
+    u32::from_ne_bytes(word)
+}
+
+#[inline(always)]
+fn write_u32(bytes: &mut [u8], at: usize, value: u32) {
+    bytes[at..at + 4].copy_from_slice(&value.to_ne_bytes());
 }

@@ -595,7 +595,8 @@ impl RcEp {
                 tracing::warn!("rc_mlx5 ep {:p}: cannot build WQE: {error:?}", self);
                 Status::InvalidParam
             })?;
-        self.commit(credits, spec, index, wqebbs, signaled);
+        let psn_count = self.psn_count(&spec);
+        self.commit(credits, spec, index, wqebbs, signaled, psn_count);
         Ok(())
     }
 
@@ -623,7 +624,16 @@ impl RcEp {
             // ep, and these blocks are not yet published to the device.
             let ring = unsafe { std::slice::from_raw_parts_mut(self.tx.ring.buf, self.ring_len()) };
             if mlx5::write_inline_wqe(ring, index, ctrl, raddr, head, data).is_some() {
-                self.commit(credits, spec, index, wqebbs, signaled);
+                // A WQE of at most MAX_WQE_BBS blocks carries fewer inline
+                // bytes than the smallest path MTU: one packet, one PSN
+                // (SEND and RDMA WRITE are the only inline opcodes).
+                const _: () =
+                    assert!(MAX_WQE_BBS as usize * SEND_WQE_BB <= Mtu::Mtu256.bytes() as usize);
+                debug_assert!(matches!(
+                    spec.opcode,
+                    mlx5::MLX5_OPCODE_SEND | mlx5::MLX5_OPCODE_RDMA_WRITE
+                ));
+                self.commit(credits, spec, index, wqebbs, signaled, 1);
                 return Ok(());
             }
         }
@@ -677,6 +687,23 @@ impl RcEp {
         }
     }
 
+    /// PSNs the WQE of `spec` uses on the wire: one per path-MTU packet
+    /// of its data (at least one), none for a NOP.
+    #[inline]
+    fn psn_count(&self, spec: &PostSpec) -> u32 {
+        match spec.opcode {
+            mlx5::MLX5_OPCODE_NOP => 0,
+            mlx5::MLX5_OPCODE_SEND
+            | mlx5::MLX5_OPCODE_SEND_IMM
+            | mlx5::MLX5_OPCODE_RDMA_WRITE
+            | mlx5::MLX5_OPCODE_RDMA_WRITE_IMM
+            | mlx5::MLX5_OPCODE_RDMA_READ => (spec.length as u64)
+                .div_ceil(u64::from(self.path_mtu.bytes()))
+                .max(1) as u32,
+            _ => 1,
+        }
+    }
+
     /// Records the op of the WQE just written at `index`, advances the ring
     /// and rings the doorbell.
     #[inline(always)]
@@ -687,18 +714,8 @@ impl RcEp {
         index: u16,
         wqebbs: u16,
         signaled: bool,
+        psn_count: u32,
     ) {
-        let psn_count = match spec.opcode {
-            mlx5::MLX5_OPCODE_NOP => 0,
-            mlx5::MLX5_OPCODE_SEND
-            | mlx5::MLX5_OPCODE_SEND_IMM
-            | mlx5::MLX5_OPCODE_RDMA_WRITE
-            | mlx5::MLX5_OPCODE_RDMA_WRITE_IMM
-            | mlx5::MLX5_OPCODE_RDMA_READ => (spec.length as u64)
-                .div_ceil(u64::from(self.path_mtu.bytes()))
-                .max(1) as u32,
-            _ => 1,
-        };
         self.ops.ops.push_back(OutstandingOp {
             kind: spec.kind,
             wqe_index: index,
