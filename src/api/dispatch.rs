@@ -25,7 +25,8 @@ pub(crate) unsafe fn iface_ops<'a>(
 /// without an iface.
 ///
 /// # Safety
-/// `ep` must be NULL or a live endpoint.
+/// `ep` must be NULL, a live endpoint, or a destroyed one of ours whose
+/// iface is still open (its tombstone leads to the dead iface's table).
 pub(crate) unsafe fn ep_ops<'a>(
     ep: uct_ep_h,
     function: &str,
@@ -62,64 +63,32 @@ pub(crate) unsafe fn base_iface<'a>(
     Ok(base)
 }
 
-/// The base iface of `ep`'s iface.
+/// The base iface of `ep`'s iface; for a destroyed ep (a tombstone, see
+/// [`crate::core::tombstone`]) its status, logged like every op on it.
 ///
 /// # Safety
-/// `ep` must be NULL or a live endpoint of this library.
+/// `ep` must be NULL, a live endpoint of this library or a destroyed one
+/// whose iface is still open.
 pub(crate) unsafe fn ep_base_iface<'a>(
     ep: uct_ep_h,
     function: &str,
 ) -> Result<&'a mut BaseIface, Status> {
     non_null(ep, function, "ep")?;
-    // SAFETY: a live ep starts with its iface pointer.
+    // SAFETY: a live ep or a tombstone starts with its iface pointer.
     let iface = unsafe { (*ep).iface };
+    if crate::core::tombstone::is_dead_iface(iface) {
+        return Err(crate::core::tombstone::destroyed_ep_call(
+            function,
+            ep as *const std::ffi::c_void,
+        ));
+    }
     // SAFETY: the ep's iface is live while the ep is.
     unsafe { base_iface(iface, function) }
 }
 
-/// How a failure is returned through each C return type of the ops slots.
-pub(crate) trait FromStatus {
-    fn from_status(status: Status) -> Self;
-}
-
-impl FromStatus for ucs_status_t {
-    fn from_status(status: Status) -> Self {
-        status.raw()
-    }
-}
-
-/// `ssize_t` results (bcopy lengths) carry errors as negative statuses.
-impl FromStatus for isize {
-    fn from_status(status: Status) -> Self {
-        isize::from(status.raw())
-    }
-}
-
-/// `ucs_status_ptr_t` carries errors as `UCS_STATUS_PTR(status)`.
-impl FromStatus for ucs_status_ptr_t {
-    fn from_status(status: Status) -> Self {
-        isize::from(status.raw()) as ucs_status_ptr_t
-    }
-}
-
-/// Progress counts: nothing was done.
-impl FromStatus for std::ffi::c_uint {
-    fn from_status(_: Status) -> Self {
-        0
-    }
-}
-
-/// `void` slots: nothing to return (the failure was logged).
-impl FromStatus for () {
-    fn from_status(_: Status) -> Self {}
-}
-
-/// `int` answers (reachability): "no".
-impl FromStatus for std::ffi::c_int {
-    fn from_status(_: Status) -> Self {
-        0
-    }
-}
+/// How a failure is returned through each C return type of the ops slots
+/// (defined with the ops table).
+pub(crate) use crate::core::ops::FromStatus;
 
 /// Generates exported functions that call an ops slot exactly like UCX's
 /// inline functions do (`<handle>->ops.<slot>(args)`), after a NULL check.

@@ -11,4 +11,5 @@ pub mod iface;
 pub mod log;
 pub mod md;
 pub mod ops;
+pub mod tombstone;
 pub mod worker;

@@ -1,12 +1,14 @@
-//! The operations table behind every iface, and the "not supported" entry for
-//! each slot.
+//! The operations table behind every iface, the "not supported" entry for
+//! each slot, and the "destroyed endpoint" entry for each slot.
 //!
 //! Binaries built against UCX's headers jump straight through
 //! `ep->iface->ops.<slot>`, so no slot may be NULL. A transport starts from
-//! [`unsupported_iface_ops`] and overwrites the slots it implements. Each stub
-//! has exactly the slot's C signature (the compiler checks this when the stub
-//! is stored in the typed slot), because calling a function through a pointer
-//! of a different type is undefined behaviour.
+//! [`unsupported_iface_ops`] and overwrites the slots it implements. The
+//! dead iface of endpoint tombstones ([`crate::core::tombstone`]) uses
+//! [`dead_iface_ops`]. Each stub has exactly the slot's C signature (the
+//! compiler checks this when the stub is stored in the typed slot), because
+//! calling a function through a pointer of a different type is undefined
+//! behaviour.
 
 use std::ffi::{c_int, c_uint, c_void};
 
@@ -24,8 +26,54 @@ fn log_unsupported(slot: &str) {
     tracing::debug!("{slot}: not supported by this transport");
 }
 
+/// How a failure is returned through each C return type of the ops slots.
+pub(crate) trait FromStatus {
+    fn from_status(status: Status) -> Self;
+}
+
+impl FromStatus for ucs_status_t {
+    fn from_status(status: Status) -> Self {
+        status.raw()
+    }
+}
+
+/// `ssize_t` results (bcopy lengths) carry errors as negative statuses.
+impl FromStatus for isize {
+    fn from_status(status: Status) -> Self {
+        isize::from(status.raw())
+    }
+}
+
+/// `ucs_status_ptr_t` carries errors as `UCS_STATUS_PTR(status)`.
+impl FromStatus for ucs_status_ptr_t {
+    fn from_status(status: Status) -> Self {
+        isize::from(status.raw()) as ucs_status_ptr_t
+    }
+}
+
+/// Progress counts: nothing was done.
+impl FromStatus for c_uint {
+    fn from_status(_: Status) -> Self {
+        0
+    }
+}
+
+/// `void` slots: nothing to return (the failure was logged).
+impl FromStatus for () {
+    fn from_status(_: Status) -> Self {}
+}
+
+/// `int` answers (reachability): "no".
+impl FromStatus for c_int {
+    fn from_status(_: Status) -> Self {
+        0
+    }
+}
+
+/// Every slot's first argument is a pointer (the ep, the iface, or the ep
+/// parameters); the stubs take it under this name to report it.
 macro_rules! unsupported_ops {
-    ($( $slot:ident ( $($arg:ty),* ) -> $ret:ty = $value:expr; )*) => {
+    ($( $slot:ident ( $first:ty $(, $arg:ty)* ) -> $ret:ty = $value:expr; )*) => {
         /// One stub per slot, named after the slot.
         pub mod stubs {
             use super::*;
@@ -35,9 +83,30 @@ macro_rules! unsupported_ops {
                 /// # Safety
                 /// None needed: every argument is ignored; `unsafe` only
                 /// because the slot type is an `unsafe extern "C" fn`.
-                pub unsafe extern "C" fn $slot($(_: $arg),*) -> $ret {
+                pub unsafe extern "C" fn $slot(_: $first $(, _: $arg)*) -> $ret {
                     log_unsupported(stringify!($slot));
                     $value
+                }
+            )*
+        }
+
+        /// One stub per slot for the dead iface of endpoint tombstones.
+        pub mod dead_stubs {
+            use super::*;
+            $(
+                /// Reports the call on a destroyed endpoint (rate-limited log
+                /// line) and returns [`crate::core::tombstone::DESTROYED_EP_STATUS`]
+                /// in this slot's return type. Does nothing else.
+                ///
+                /// # Safety
+                /// None needed: the handle is only printed, never read, and
+                /// every other argument is ignored.
+                pub unsafe extern "C" fn $slot(handle: $first $(, _: $arg)*) -> $ret {
+                    let status = crate::core::tombstone::destroyed_ep_call(
+                        stringify!($slot),
+                        handle as *const c_void,
+                    );
+                    <$ret as FromStatus>::from_status(status)
                 }
             )*
         }
@@ -46,6 +115,13 @@ macro_rules! unsupported_ops {
         pub fn unsupported_iface_ops() -> uct_iface_ops_t {
             uct_iface_ops_t {
                 $( $slot: Some(stubs::$slot), )*
+            }
+        }
+
+        /// An operations table whose every slot reports a destroyed endpoint.
+        pub fn dead_iface_ops() -> uct_iface_ops_t {
+            uct_iface_ops_t {
+                $( $slot: Some(dead_stubs::$slot), )*
             }
         }
     };
@@ -117,6 +193,53 @@ mod tests {
         let words = unsafe { std::slice::from_raw_parts(&ops as *const _ as *const usize, slots) };
         assert_eq!(slots, 50);
         assert!(words.iter().all(|&word| word != 0));
+    }
+
+    #[test]
+    fn dead_stubs_report_a_destroyed_ep_in_each_return_type() {
+        let ops = dead_iface_ops();
+        let slots = std::mem::size_of::<uct_iface_ops_t>() / std::mem::size_of::<usize>();
+        // SAFETY: as in every_slot_is_filled.
+        let words = unsafe { std::slice::from_raw_parts(&ops as *const _ as *const usize, slots) };
+        let unsupported = unsupported_iface_ops();
+        // SAFETY: as above.
+        let others =
+            unsafe { std::slice::from_raw_parts(&unsupported as *const _ as *const usize, slots) };
+        assert!(words
+            .iter()
+            .zip(others)
+            .all(|(dead, other)| *dead != 0 && dead != other));
+        let invalid = UCS_ERR_INVALID_PARAM;
+        let fake_ep = 0x1000 as uct_ep_h;
+        // SAFETY: the dead stubs only print their first argument.
+        unsafe {
+            let put_short = ops.ep_put_short.expect("slot filled");
+            assert_eq!(put_short(fake_ep, std::ptr::null(), 8, 0, 0), invalid);
+            let am_bcopy = ops.ep_am_bcopy.expect("slot filled");
+            assert_eq!(
+                am_bcopy(fake_ep, 0, None, std::ptr::null_mut(), 0),
+                isize::from(invalid)
+            );
+            let rndv = ops.ep_tag_rndv_zcopy.expect("slot filled");
+            let ptr = rndv(
+                fake_ep,
+                0,
+                std::ptr::null(),
+                0,
+                std::ptr::null(),
+                0,
+                0,
+                std::ptr::null_mut(),
+            );
+            assert_eq!(ptr as isize, isize::from(invalid));
+            let progress = ops.iface_progress.expect("slot filled");
+            assert_eq!(progress(std::ptr::null_mut()), 0);
+            let reachable = ops.iface_is_reachable.expect("slot filled");
+            assert_eq!(
+                reachable(std::ptr::null_mut(), std::ptr::null(), std::ptr::null()),
+                0
+            );
+        }
     }
 
     #[test]

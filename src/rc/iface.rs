@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 use std::ffi::{c_int, c_uint, c_void};
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +22,7 @@ use crate::core::callbackq::CallbackId;
 use crate::core::config::{RcMlx5IfaceConfig, Ulunits};
 use crate::core::iface::BaseIface;
 use crate::core::md::Md;
+use crate::core::tombstone::{TombstoneYard, EP_QUARANTINE};
 use crate::core::worker::Worker;
 use crate::hca::{
     Cq, CqRing, DeviceAddress, EventChannel, Mtu, Qp, QpInitAttr, RecvRing, Srq, SrqInitAttr,
@@ -119,6 +121,9 @@ pub struct IfaceState {
     pub tx_credits_max: u32,
     /// Live eps by QP number.
     pub eps: HashMap<u32, *mut RcEp>,
+    /// Where eps live: new ones are housed here, destroyed ones stay as
+    /// tombstones until close ([`crate::core::tombstone`]).
+    pub ep_yard: TombstoneYard<RcEp>,
     err_handler: uct_error_handler_t,
     err_handler_arg: *mut c_void,
     progress_id: Option<CallbackId>,
@@ -299,6 +304,7 @@ impl RcIface {
                 rx_offset,
                 tx_pool,
                 eps: HashMap::new(),
+                ep_yard: TombstoneYard::new(EP_QUARANTINE),
                 err_handler,
                 err_handler_arg,
                 progress_id: None,
@@ -354,7 +360,9 @@ impl RcIface {
         Ok(unsafe { &mut *(iface as *mut RcIface) })
     }
 
-    /// Closes the iface: unregisters progress, destroys remaining eps.
+    /// Closes the iface: unregisters progress, destroys remaining eps, and
+    /// frees every ep's memory with the iface (the tombstones of destroyed
+    /// ones too: a handle used after its iface closed is invalid, as in UCX).
     ///
     /// # Safety
     /// A live iface from `open`, closed once.
@@ -375,15 +383,18 @@ impl RcIface {
 
     /// Destroys an ep: removed from the table, QP destroyed, bounce buffers
     /// of its outstanding ops returned (their completions are not called,
-    /// as in UCX: flush before destroying).
+    /// as in UCX: flush before destroying). Its memory stays behind as a
+    /// tombstone: every later op on the handle returns
+    /// [`crate::core::tombstone::DESTROYED_EP_STATUS`] and posts nothing.
     ///
     /// # Safety
     /// A live ep of a live iface.
     pub unsafe fn destroy_ep(ep: *mut RcEp) {
         // SAFETY: live by the contract.
         let this = unsafe { &mut *ep };
+        let iface = this.iface;
         // SAFETY: the ep's iface outlives it.
-        let state = unsafe { &mut (*this.iface).state };
+        let state = unsafe { &mut (*iface).state };
         state.eps.remove(&this.qpn());
         for op in this.ops.ops.drain(..) {
             if let Some(bounce) = op.bounce {
@@ -392,8 +403,9 @@ impl RcIface {
             state.tx_credits += 1;
         }
         this.invalidate();
-        // SAFETY: from Box::into_raw in ep_create.
-        drop(unsafe { Box::from_raw(ep) });
+        // SAFETY: housed by the iface's yard in ep_create (non-NULL), live
+        // until here; no reference to it is used after this call.
+        unsafe { state.ep_yard.bury(NonNull::new_unchecked(ep)) };
     }
 
     /// Calls the user's error handler for `ep`.

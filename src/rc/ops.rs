@@ -979,7 +979,7 @@ unsafe extern "C" fn ep_create(
         let rc_ptr: *mut RcIface = rc;
         let ep = RcEp::create(rc_ptr, &mut rc.state)?;
         let qpn = ep.qpn();
-        let ep = Box::into_raw(ep);
+        let ep = rc.state.ep_yard.house(ep).as_ptr();
         rc.state.eps.insert(qpn, ep);
         // SAFETY: ep_p writable by the contract.
         unsafe { ep_p.write(ep as uct_ep_h) };
