@@ -1188,10 +1188,13 @@ unsafe extern "C" fn iface_get_device_address(
             tracing::warn!("{F}: addr is NULL");
             return Err(Status::InvalidParam);
         }
+        // All `device_addr_len` bytes are written, the unused tail as
+        // zeros: callers send the whole reported length to the peer.
         let mut packed = [0u8; DeviceAddress::MAX_PACKED_LEN];
-        let len = rc.state.address.pack(&mut packed)?;
-        // SAFETY: writable for device_addr_len bytes by the contract.
-        unsafe { std::ptr::copy_nonoverlapping(packed.as_ptr(), addr as *mut u8, len) };
+        rc.state.address.pack(&mut packed)?;
+        // SAFETY: writable for device_addr_len (= MAX_PACKED_LEN) bytes by
+        // the contract.
+        unsafe { std::ptr::copy_nonoverlapping(packed.as_ptr(), addr as *mut u8, packed.len()) };
         Ok(())
     })())
 }
