@@ -187,11 +187,32 @@ pub fn write_inline_wqe<const H: usize>(
     head: &[u8; H],
     data: &[u8],
 ) -> Option<CtrlSeg> {
-    let inline_len = H + data.len();
-    let ds = inline_wqe_ds(raddr.is_some(), inline_len);
+    let ds = inline_wqe_ds(raddr.is_some(), H + data.len());
     if ds > usize::from(MAX_DS) || !ring_len_is_valid(ring.len()) {
         return None;
     }
+    write_inline_wqe_prechecked(ring, wqe_index, ds, ctrl, raddr, head, data)
+}
+
+/// [`write_inline_wqe`] for a caller that has already computed
+/// `ds` = [`inline_wqe_ds`]`(raddr.is_some(), H + data.len())`, checked it
+/// against [`MAX_DS`], and holds a ring of valid length (a posting ep:
+/// both are invariants of its QP and of its own size check), so the post
+/// does not test them again. Broken preconditions give wrong bytes or
+/// `None`, never an access outside `ring`.
+#[inline(always)]
+pub fn write_inline_wqe_prechecked<const H: usize>(
+    ring: &mut [u8],
+    wqe_index: u16,
+    ds: usize,
+    ctrl: CtrlSeg,
+    raddr: Option<RaddrSeg>,
+    head: &[u8; H],
+    data: &[u8],
+) -> Option<CtrlSeg> {
+    debug_assert!(ring_len_is_valid(ring.len()) && ds <= usize::from(MAX_DS));
+    debug_assert_eq!(ds, inline_wqe_ds(raddr.is_some(), H + data.len()));
+    let inline_len = H + data.len();
     let at = seg_offset(ring.len(), wqe_index, 0);
     // `None` when the WQE runs past the ring's end.
     let wqe = ring.get_mut(at..at + ds * SEG_LEN)?;

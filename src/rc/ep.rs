@@ -619,7 +619,7 @@ impl RcEp {
     /// segment (`head` then `data`): `put_short`, `am_short`. Same effect as
     /// [`RcEp::post`] with those segments, through
     /// [`mlx5::write_inline_wqe`] when the WQE does not wrap the ring.
-    #[inline]
+    #[inline(always)]
     pub fn post_inline<const H: usize>(
         &mut self,
         credits: &mut u32,
@@ -638,7 +638,13 @@ impl RcEp {
             // SAFETY: as in `post`: the ring is valid, written only by this
             // ep, and these blocks are not yet published to the device.
             let ring = unsafe { std::slice::from_raw_parts_mut(self.tx.ring.buf, self.ring_len()) };
-            if mlx5::write_inline_wqe(ring, index, ctrl, raddr, head, data).is_some() {
+            // ds <= 4 blocks' worth (< MAX_DS); the ring is the QP's, whose
+            // block count is a power of two (`commit` masks with it too).
+            const _: () = assert!(
+                MAX_WQE_BBS as usize * SEND_WQE_BB / mlx5::SEG_LEN <= mlx5::MAX_DS as usize
+            );
+            if mlx5::write_inline_wqe_prechecked(ring, index, ds, ctrl, raddr, head, data).is_some()
+            {
                 // A WQE of at most MAX_WQE_BBS blocks carries fewer inline
                 // bytes than the smallest path MTU: one packet, one PSN
                 // (SEND and RDMA WRITE are the only inline opcodes).
@@ -652,7 +658,22 @@ impl RcEp {
                 return Ok(());
             }
         }
-        // Wraps the ring's end (or is too large: `post` reports it).
+        self.post_inline_wrapped(credits, spec, raddr, head, data)
+    }
+
+    /// The rare half of [`RcEp::post_inline`]: the WQE wraps the ring's end
+    /// (or is too large: `post` reports it). Kept out of line so that the
+    /// fast path's registers and stack frame stay small.
+    #[cold]
+    #[inline(never)]
+    fn post_inline_wrapped<const H: usize>(
+        &mut self,
+        credits: &mut u32,
+        spec: PostSpec,
+        raddr: Option<RaddrSeg>,
+        head: &[u8; H],
+        data: &[u8],
+    ) -> Result<(), Status> {
         self.post(credits, spec, |wqe| {
             if let Some(raddr) = raddr {
                 wqe.raddr(raddr);
