@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Rust failover tests (purge op_info per kind, parameter checks, the
-# in-process cut/purge/replay on four soft devices, the engine) built with
+# in-process cut/purge/replay on four soft devices, the engine) and the
+# destroyed-ep tests (tombstones freed at iface close) built with
 # LeakSanitizer (nightly rustc, -Zsanitizer=leak) and run one at a time: every
 # test closes its eps, ifaces, mds and workers, so LeakSanitizer must report
 # nothing at exit beyond what lsan.supp names (handler arguments the tests
@@ -11,7 +12,7 @@ set -u -o pipefail
 
 src=${1:?usage: rust_lsan.sh <source dir> <cargo target dir>}
 target_dir=${2:?usage: rust_lsan.sh <source dir> <cargo target dir>}
-readonly TESTS=(failover_purge failover_rc_checks failover_rc failover_engine)
+readonly TESTS=(failover_purge failover_rc_checks failover_rc failover_engine rc_ep_destroyed)
 readonly TRIPLE=x86_64-unknown-linux-gnu
 
 if ! cargo +nightly --version >/dev/null 2>&1; then
