@@ -565,15 +565,21 @@ impl RcEp {
         match self.state {
             EpState::Connected => {}
             EpState::Failed(status) => return Err(status),
-            EpState::Idle => {
-                tracing::warn!("rc_mlx5 ep {:p}: not connected", self);
-                return Err(Status::NotConnected);
-            }
+            EpState::Idle => return Err(self.not_connected()),
         }
         if self.tx.free_bbs() < u32::from(MAX_WQE_BBS) || credits == 0 {
             return Err(Status::NoResource);
         }
         Ok(())
+    }
+
+    /// The logging half of [`RcEp::check_post`], kept out of the posting
+    /// path.
+    #[cold]
+    #[inline(never)]
+    fn not_connected(&self) -> Status {
+        tracing::warn!("rc_mlx5 ep {:p}: not connected", self);
+        Status::NotConnected
     }
 
     /// Posts one WQE (see the module docs). `segments` adds everything after
