@@ -7,6 +7,7 @@
 //! flow-control window when the grant arrives.
 
 mod failover_rc_common;
+mod log_capture;
 mod rc_common;
 
 use std::ffi::{c_uint, c_void};
@@ -15,6 +16,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use failover_rc_common::*;
+use log_capture::capture_logs;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
@@ -396,12 +398,17 @@ fn posts_fail_as_soon_as_flush_cancel_returns() {
             uct_ep_flush(pair.ep_a, UCT_FLUSH_FLAG_CANCEL, comp.as_ptr()),
             UCS_INPROGRESS
         );
-        // Before any completion was polled: the QP is in error already.
-        assert_eq!(
-            uct_ep_am_short(pair.ep_a, 1, 9, null(), 0),
-            UCS_ERR_CANCELED
-        );
     }
+    // Before any completion was polled: the QP is in error already. The
+    // first refused post says why.
+    // SAFETY: as above.
+    let (status, logs) = capture_logs(|| unsafe { uct_ep_am_short(pair.ep_a, 1, 9, null(), 0) });
+    assert_eq!(status, UCS_ERR_CANCELED);
+    assert_eq!(
+        logs.matches("posts refused, the endpoint failed").count(),
+        1,
+        "{logs}"
+    );
     assert!(pair.wait(|| comp.calls() == 1));
     assert_eq!(comp.status(), UCS_ERR_CANCELED);
     // SAFETY: as above.
@@ -410,10 +417,19 @@ fn posts_fail_as_soon_as_flush_cancel_returns() {
             uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 0),
             UCS_OK
         );
-        assert_eq!(
-            uct_ep_am_short(pair.ep_a, 1, 10, null(), 0),
-            UCS_ERR_CANCELED
-        );
+    }
+    // Later refused posts are quiet: one log line per failure, not one per
+    // post (callers retry in loops).
+    let (statuses, logs) = capture_logs(|| {
+        // SAFETY: as above.
+        (10..13)
+            .map(|seq| unsafe { uct_ep_am_short(pair.ep_a, 1, seq, null(), 0) })
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(statuses, vec![UCS_ERR_CANCELED; 3]);
+    assert!(!logs.contains("posts refused"), "{logs}");
+    // SAFETY: as above.
+    unsafe {
         assert_eq!(
             uct_ep_flush(pair.ep_a, UCT_FLUSH_FLAG_CANCEL, null_mut()),
             UCS_OK

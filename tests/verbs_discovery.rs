@@ -3,40 +3,16 @@
 //! RoCE GID choice from a fake sysfs tree, the name rule for soft devices,
 //! and that the built library does not link rdma-core.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+mod log_capture;
 
+use std::path::{Path, PathBuf};
+
+use log_capture::capture_logs;
 use uct::abi::ucs_status::Status;
 use uct::hca::verbs::discovery::{
     self, combined_device_names, read_gid_type, select_roce_gid, DeviceOrigin, GidEntry, GidType,
 };
 use uct::hca::verbs::ffi::{LoadError, Verbs, LIBIBVERBS, LIBMLX5};
-
-/// Collects formatted log output of the closure's thread.
-fn capture_logs<T>(f: impl FnOnce() -> T) -> (T, String) {
-    #[derive(Clone, Default)]
-    struct Buffer(Arc<Mutex<Vec<u8>>>);
-    impl Write for Buffer {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let buffer = Buffer::default();
-    let writer = buffer.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    let result = tracing::subscriber::with_default(subscriber, f);
-    let text = String::from_utf8_lossy(&buffer.0.lock().unwrap()).into_owned();
-    (result, text)
-}
 
 fn rdma_core() -> Verbs {
     Verbs::load_from(LIBIBVERBS, LIBMLX5).unwrap_or_else(|e| {

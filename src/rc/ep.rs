@@ -284,6 +284,9 @@ pub struct RcEp {
     /// error, nothing posted from then on can succeed), until the first
     /// error CQE: that one still completes the ops executed before it.
     cancel_cqe_due: bool,
+    /// A post refused because the ep failed has been logged (once per
+    /// failure: callers may retry in a loop).
+    failed_post_logged: std::cell::Cell<bool>,
     /// Failover state (`crate::rc::failover`): whether an error or
     /// invalidation keeps the op table for `uct_ep_outstanding_purge`.
     pub failover: crate::failover::EpFailover,
@@ -447,6 +450,7 @@ impl RcEp {
             error_reported: false,
             canceled: false,
             cancel_cqe_due: false,
+            failed_post_logged: std::cell::Cell::new(false),
             failover: crate::failover::EpFailover::default(),
             fc: EpFc::new(&state.fc),
         };
@@ -554,6 +558,7 @@ impl RcEp {
         self.error_reported = false;
         self.canceled = false;
         self.cancel_cqe_due = false;
+        self.failed_post_logged.set(false);
         Ok(())
     }
 
@@ -564,7 +569,7 @@ impl RcEp {
     pub fn check_post(&self, credits: u32) -> Result<(), Status> {
         match self.state {
             EpState::Connected => {}
-            EpState::Failed(status) => return Err(status),
+            EpState::Failed(status) => return Err(self.failed(status)),
             EpState::Idle => return Err(self.not_connected()),
         }
         if self.tx.free_bbs() < u32::from(MAX_WQE_BBS) || credits == 0 {
@@ -580,6 +585,20 @@ impl RcEp {
     fn not_connected(&self) -> Status {
         tracing::warn!("rc_mlx5 ep {:p}: not connected", self);
         Status::NotConnected
+    }
+
+    /// The logging half of [`RcEp::check_post`] for a failed ep: the first
+    /// refused post after a failure says why, later ones are quiet.
+    #[cold]
+    #[inline(never)]
+    fn failed(&self, status: Status) -> Status {
+        if !self.failed_post_logged.replace(true) {
+            tracing::warn!(
+                "rc_mlx5 ep {:p}: posts refused, the endpoint failed: {status}",
+                self
+            );
+        }
+        status
     }
 
     /// Posts one WQE (see the module docs). `segments` adds everything after
