@@ -27,6 +27,7 @@ use crate::layout::ContextHead;
 use crate::objects::{
     self, adopt, get, release, Channel, Context, Cq, Kind, Mr, Page, Pd, Qp, Srq,
 };
+use crate::simulate;
 use crate::watcher;
 
 pub fn set_errno(errno: c_int) {
@@ -159,6 +160,9 @@ unsafe extern "C" fn req_notify_cq(cq: *mut ibv_cq, _solicited_only: c_int) -> c
 #[no_mangle]
 pub unsafe extern "C" fn ibv_open_device(device: *mut ibv_device) -> *mut ibv_context {
     uct::core::log::init();
+    if simulate::fails("open_device") {
+        return null_errno(libc::ENOMEM);
+    }
     let Some(device) = devices::find(device) else {
         refuse!("ibv_open_device", "unknown device {device:p}");
         return null_errno(libc::ENODEV);
@@ -314,7 +318,7 @@ pub unsafe extern "C" fn ibv_query_port(
             return fail(libc::EINVAL);
         }
     };
-    let up = soft.state == PortState::Active;
+    let up = soft.state == PortState::Active && !simulate::port_down(&ctx.device.name);
     let out = ibv_port_attr {
         state: if up { IBV_PORT_ACTIVE } else { IBV_PORT_DOWN },
         max_mtu: soft.max_mtu as u32,
@@ -392,6 +396,9 @@ pub unsafe extern "C" fn ibv_query_gid(
 /// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_alloc_pd(context: *mut ibv_context) -> *mut ibv_pd {
+    if simulate::fails("alloc_pd") {
+        return null_errno(libc::ENOMEM);
+    }
     // SAFETY: live-handle lookup.
     let Some(ctx) = (unsafe { get::<Context, _>(context) }) else {
         refuse!("ibv_alloc_pd", "unknown context {context:p}");
@@ -464,6 +471,9 @@ pub unsafe extern "C" fn ibv_reg_mr(
     length: usize,
     access: c_int,
 ) -> *mut ibv_mr {
+    if simulate::fails("reg_mr") {
+        return null_errno(libc::ENOMEM);
+    }
     // SAFETY: live-handle lookup.
     let Some(object) = (unsafe { get::<Pd, _>(pd) }) else {
         refuse!("ibv_reg_mr", "unknown PD {pd:p}");
@@ -611,6 +621,9 @@ pub unsafe extern "C" fn ibv_create_cq(
     channel: *mut ibv_comp_channel,
     comp_vector: c_int,
 ) -> *mut ibv_cq {
+    if simulate::fails("create_cq") {
+        return null_errno(libc::ENOMEM);
+    }
     // SAFETY: live-handle lookup.
     let Some(ctx) = (unsafe { get::<Context, _>(context) }) else {
         refuse!("ibv_create_cq", "unknown context {context:p}");
@@ -843,6 +856,9 @@ pub unsafe extern "C" fn ibv_create_srq(
     pd: *mut ibv_pd,
     attr: *mut ibv_srq_init_attr,
 ) -> *mut ibv_srq {
+    if simulate::fails("create_srq") {
+        return null_errno(libc::ENOMEM);
+    }
     // SAFETY: live-handle lookup.
     let Some(object) = (unsafe { get::<Pd, _>(pd) }) else {
         refuse!("ibv_create_srq", "unknown PD {pd:p}");
@@ -950,6 +966,9 @@ pub unsafe extern "C" fn ibv_create_qp(
     pd: *mut ibv_pd,
     attr: *mut ibv_qp_init_attr,
 ) -> *mut ibv_qp {
+    if simulate::fails("create_qp") {
+        return null_errno(libc::ENOMEM);
+    }
     // SAFETY: live-handle lookup.
     let Some(pd_object) = (unsafe { get::<Pd, _>(pd) }) else {
         refuse!("ibv_create_qp", "unknown PD {pd:p}");

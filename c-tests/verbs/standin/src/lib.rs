@@ -24,7 +24,10 @@
 //!   (`open <dev> pid <pid>`) and `ibv_create_qp` (`qp <qpn> pid <pid>`);
 //! - the soft HCA fault API (`uct_soft_hca_link_set`, `_loss_set`,
 //!   `_drop_next`) is exported too and acts on these devices, so our
-//!   libuct can forward its own calls for a verbs device here.
+//!   libuct can forward its own calls for a verbs device here;
+//! - bad devices on request (`simulate`): `UCT_STANDIN_NOT_MLX5=<devs>`
+//!   (not mlx5), `UCT_STANDIN_PORT_DOWN=<devs>` (port DOWN),
+//!   `UCT_STANDIN_FAIL=<verbs>` (e.g. `create_qp`: fails with ENOMEM).
 //!
 //! Never ship it: it is not rdma-core and talks RoCEv2 over UDP sockets.
 
@@ -33,6 +36,7 @@ mod ibv;
 mod layout;
 mod mlx5dv;
 mod objects;
+mod simulate;
 mod watcher;
 
 /// The fault API of the soft HCA, acting on this library's soft devices.

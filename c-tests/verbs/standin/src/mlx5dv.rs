@@ -33,7 +33,7 @@ fn fail(errno: c_int) -> c_int {
 /// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn mlx5dv_is_supported(device: *mut ibv_device) -> bool {
-    devices::find(device).is_some()
+    devices::find(device).is_some_and(|d| !crate::simulate::not_mlx5(&d.name))
 }
 
 /// rdma-core's `mlx5dv_query_device`, on the soft HCA.

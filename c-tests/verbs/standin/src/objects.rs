@@ -56,6 +56,11 @@ pub fn unregister(ptr: *const c_void, kind: Kind) -> bool {
     true
 }
 
+/// How many handles are live (all kinds, device lists included).
+pub fn live_count() -> usize {
+    live().len()
+}
+
 /// Moves `object` to the heap and records it; the returned pointer is the
 /// handle (it points at the object's head).
 pub fn adopt<T: Object>(object: T) -> *mut T {
