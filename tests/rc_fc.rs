@@ -184,6 +184,49 @@ fn exhausted_window_says_no_resource_and_the_grant_runs_the_pending_requests() {
     pair.close();
 }
 
+#[test]
+fn a_failed_ep_with_a_closed_window_answers_its_error_not_no_resource() {
+    let _traffic = traffic();
+    let pair = Pair::with_config(None, None, &window(c"8"));
+    let at_b = inbox();
+    set_handler(&pair.b, AM_ID, at_b);
+    // Nothing is progressed: the window runs out, one request waits.
+    for seq in 0..8 {
+        assert_eq!(am_short(pair.ep_a, seq), UCS_OK);
+    }
+    assert_eq!(am_short(pair.ep_a, 8), UCS_ERR_NO_RESOURCE);
+    let mut waiting = SendReq::new(pair.ep_a, 8);
+    // SAFETY: the request lives until purged below.
+    unsafe { assert_eq!(uct_ep_pending_add(pair.ep_a, &mut waiting.req, 0), UCS_OK) };
+    // The ep fails (cancel): no grant will ever reopen its window, so a
+    // retry loop must see the failure, not NO_RESOURCE forever.
+    let mut comp = CountingCompletion::new(1);
+    // SAFETY: live ep, live completion.
+    let flushed = unsafe { uct_ep_flush(pair.ep_a, UCT_FLUSH_FLAG_CANCEL, comp.as_ptr()) };
+    assert!(flushed == UCS_INPROGRESS || flushed == UCS_OK, "{flushed}");
+    assert_eq!(am_short(pair.ep_a, 9), UCS_ERR_CANCELED);
+    unsafe extern "C" fn must_not_pack(_: *mut c_void, _: *mut c_void) -> usize {
+        panic!("pack called for a refused am_bcopy");
+    }
+    // SAFETY: live ep.
+    let refused = unsafe { uct_ep_am_bcopy(pair.ep_a, AM_ID, Some(must_not_pack), null_mut(), 0) };
+    assert_eq!(refused, isize::from(UCS_ERR_CANCELED));
+    if flushed == UCS_INPROGRESS {
+        assert!(pair.wait(|| comp.calls() == 1));
+    }
+    // The failed ep's pending request never runs: an iface flush does not
+    // wait for it.
+    // SAFETY: live iface.
+    assert_ne!(
+        unsafe { uct_iface_flush(pair.a.iface, 0, null_mut()) },
+        UCS_INPROGRESS
+    );
+    // SAFETY: live ep; the request is handed back, not run.
+    unsafe { uct_ep_pending_purge(pair.ep_a, None, null_mut()) };
+    assert_eq!(waiting.calls(), 0);
+    pair.close();
+}
+
 /// Sends `count` AMs from `ep`, bcopy every 7th, progressing when refused.
 fn send_stream(pair: &Pair, ep: uct_ep_h, first_seq: u64, count: u64) {
     unsafe extern "C" fn pack_seq(dest: *mut c_void, arg: *mut c_void) -> usize {

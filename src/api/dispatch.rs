@@ -54,13 +54,16 @@ pub(crate) unsafe fn base_iface<'a>(
 ) -> Result<&'a mut BaseIface, Status> {
     non_null(iface, function, "iface")?;
     // SAFETY: every iface this library creates is a BaseIface at its start
-    // (core::iface); the magic check below rejects most foreign pointers.
-    let base = unsafe { &mut *(iface as *mut BaseIface) };
-    if !base.is_valid() {
+    // (core::iface); the magic check rejects most foreign pointers. It reads
+    // through a shared reference first: the dead iface of destroyed eps
+    // (core::tombstone) is a shared static and must never be borrowed
+    // mutably.
+    if !unsafe { &*(iface as *const BaseIface) }.is_valid() {
         tracing::warn!("{function}: {iface:p} is not an open iface of this library");
         return Err(Status::InvalidParam);
     }
-    Ok(base)
+    // SAFETY: as above; a valid magic means an open iface of ours.
+    Ok(unsafe { &mut *(iface as *mut BaseIface) })
 }
 
 /// The base iface of `ep`'s iface; for a destroyed ep (a tombstone, see

@@ -981,7 +981,8 @@ pub(crate) unsafe fn finish_op(iface: *mut RcIface, op: &OutstandingOp, status: 
                 // callback is the caller's, with its argument.
                 unsafe { unpack(arg, bounce.data as *const c_void, length) };
             }
-            (CompletionAction::CopyOut { buffer, length }, Some(bounce)) => {
+            // Zero length: nothing to copy (the caller's buffer may be NULL).
+            (CompletionAction::CopyOut { buffer, length }, Some(bounce)) if length > 0 => {
                 // SAFETY: the READ wrote `length` bytes at bounce.data (at
                 // most the data area); the caller's buffer holds `length`
                 // bytes until the op completes, and the two never overlap.

@@ -124,6 +124,28 @@ unsafe fn ep_and_iface<'a>(
     Ok((rc_ep, iface))
 }
 
+/// The flow-control bits of the next AM on `ep`. An exhausted window means
+/// `UCS_ERR_NO_RESOURCE` only while a grant can still come: a failed or
+/// cancelled ep answers its own status, or retry loops would spin forever.
+#[inline(always)]
+fn am_fc_bits(ep: &mut RcEp, iface: &RcIface) -> Result<u8, Status> {
+    match ep.fc.am_bits(&iface.state.fc) {
+        Ok(bits) => Ok(bits),
+        Err(window_closed) => Err(fc_refusal(ep, iface.state.tx_credits, window_closed)),
+    }
+}
+
+/// The rare half of [`am_fc_bits`]: the ep's own refusal, if it has one,
+/// wins over the closed window.
+#[cold]
+#[inline(never)]
+fn fc_refusal(ep: &RcEp, credits: u32, window_closed: Status) -> Status {
+    match ep.check_post(credits) {
+        Err(status) if status != Status::NoResource => status,
+        _ => window_closed,
+    }
+}
+
 #[inline(always)]
 fn check_len(function: &str, length: usize, max: usize) -> Result<(), Status> {
     if length > max {
@@ -201,7 +223,7 @@ unsafe extern "C" fn ep_am_short(
         check_len(F, 8 + length, iface.state.limits.am_max_short)?;
         // SAFETY: payload readable for length bytes by the caller's contract.
         let payload = unsafe { c_bytes(F, payload, length) }?;
-        let fc_bits = ep.fc.am_bits(&iface.state.fc)?;
+        let fc_bits = am_fc_bits(ep, iface)?;
         // The AM header byte then the user's 8-byte header: one fixed-size
         // prefix of the inline data.
         let mut head = [0u8; AM_HDR_LEN + 8];
@@ -234,7 +256,7 @@ unsafe extern "C" fn ep_am_short_iov(
             tracing::warn!("{F}: bad iov ({iovcnt} entries at {iov:p})");
             return Err(Status::InvalidParam);
         }
-        let fc_bits = ep.fc.am_bits(&iface.state.fc)?;
+        let fc_bits = am_fc_bits(ep, iface)?;
         let id_bytes = [id | fc_bits];
         let mut parts: [&[u8]; MAX_SHORT_IOV + 1] = [&[]; MAX_SHORT_IOV + 1];
         parts[0] = &id_bytes;
@@ -282,7 +304,7 @@ unsafe extern "C" fn ep_am_bcopy(
             return Err(Status::InvalidParam);
         };
         // Both before packing: the callback must not run for a refused post.
-        let fc_bits = ep.fc.am_bits(&iface.state.fc)?;
+        let fc_bits = am_fc_bits(ep, iface)?;
         ep.check_post(iface.state.tx_credits)?;
         let bounce = bounce_from_pool(&mut iface.state.tx_pool, 0)?;
         // SAFETY: the bounce data area holds seg_size bytes; the id byte
@@ -345,7 +367,7 @@ unsafe extern "C" fn ep_am_zcopy(
             unsafe { iov_segments(F, iov, iovcnt, MAX_SHORT_IOV, &mut segments) }?
         };
         check_len(F, header_length + total, iface.state.limits.am_max_zcopy)?;
-        let fc_bits = ep.fc.am_bits(&iface.state.fc)?;
+        let fc_bits = am_fc_bits(ep, iface)?;
         let mut spec = PostSpec::new(
             OpKind::AmZcopy,
             mlx5::MLX5_OPCODE_SEND,
@@ -916,7 +938,9 @@ unsafe extern "C" fn iface_flush(
         for ep in eps {
             // SAFETY: eps in the table are live; no callback runs here.
             let ep = unsafe { &mut *ep };
-            if !ep.pending.is_empty() {
+            // A failed ep never runs its pending requests again: nothing
+            // of it is in progress (flush_ep below skips it too).
+            if !ep.pending.is_empty() && !matches!(ep.state, EpState::Failed(_)) {
                 in_progress = true;
                 continue;
             }
