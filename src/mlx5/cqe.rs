@@ -5,7 +5,11 @@
 //! 56 `sop_drop_qpn` (the WQE opcode in the top byte of requester CQEs, the
 //! QPN in the low 24 bits), 60 `wqe_counter`, 62 signature, 63 `op_own`
 //! (CQE opcode in the high nibble, format in bits 3..2, solicited in bit 1,
-//! owner in bit 0). Error CQEs put the vendor syndrome at 54 and the
+//! owner in bit 0). Format 1 (the `MLX5_INLINE_SCATTER_32` bit) means the
+//! device scattered a receive of at most 32 bytes into CQE bytes 0..32
+//! instead of the receive buffer (libmlx5 turns this on by default);
+//! format 2 (`MLX5_INLINE_SCATTER_64`) is the same for 128-byte CQEs, which
+//! we never create, and format 3 marks compressed CQEs, never enabled. Error CQEs put the vendor syndrome at 54 and the
 //! syndrome at 55, inside what is otherwise the timestamp.
 
 use crate::mlx5::endian::{get_u16, get_u32, get_u64, put_u16, put_u32, put_u64};
@@ -31,6 +35,15 @@ pub const MLX5_CQE_INVALID: u8 = 15;
 
 pub const MLX5_CQE_OWNER_MASK: u8 = 1;
 pub const MLX5_CQE_SE_MASK: u8 = 1 << 1;
+/// op_own bit: the received data is in CQE bytes 0..32 (format 1).
+pub const MLX5_INLINE_SCATTER_32: u8 = 1 << 2;
+/// op_own bit: the received data is in the 64 bytes before this CQE of a
+/// 128-byte CQE (format 2); never valid for our 64-byte CQEs.
+pub const MLX5_INLINE_SCATTER_64: u8 = 1 << 3;
+/// The format bits (3..2) of op_own; zero for an ordinary CQE.
+pub const MLX5_CQE_FORMAT_MASK: u8 = MLX5_INLINE_SCATTER_32 | MLX5_INLINE_SCATTER_64;
+/// Most bytes a 64-byte CQE carries inline.
+pub const CQE_INLINE_DATA_MAX: usize = 32;
 
 // Error syndromes.
 pub const MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR: u8 = 0x01;
@@ -147,6 +160,43 @@ impl Cqe64 {
     }
 }
 
+/// Whether `op_own` says anything but an ordinary CQE in its format bits:
+/// the one test a consumer's fast path needs.
+#[inline]
+pub const fn cqe_format_is_special(op_own: u8) -> bool {
+    op_own & MLX5_CQE_FORMAT_MASK != 0
+}
+
+/// The received bytes of a CQE whose format is 1 (data inline in this
+/// CQE): bytes `0..byte_cnt`. `None` for any other format, or when
+/// `byte_cnt` (big-endian at 44) is more than the 32 bytes a CQE holds.
+#[inline]
+pub fn cqe_inline_data(b: &CqeBytes) -> Option<&[u8]> {
+    if b[CQE_OP_OWN_OFFSET] & MLX5_CQE_FORMAT_MASK != MLX5_INLINE_SCATTER_32 {
+        return None;
+    }
+    let len = usize::try_from(get_u32(b, 44)).ok()?;
+    b.get(..len).filter(|_| len <= CQE_INLINE_DATA_MAX)
+}
+
+/// Marks an encoded receive CQE as carrying `data` (at most 32 bytes)
+/// inline, as a device with scatter-to-CQE writes it. The data covers
+/// `flags_rqpn` (24..28) as on hardware, so such a CQE carries no remote
+/// QPN (RC needs none). Returns false, and
+/// leaves the entry alone, if `data` is too long.
+pub fn put_cqe_inline_data(b: &mut CqeBytes, data: &[u8]) -> bool {
+    let Some(dst) = b.get_mut(..data.len()) else {
+        return false;
+    };
+    if data.len() > CQE_INLINE_DATA_MAX {
+        return false;
+    }
+    dst.copy_from_slice(data);
+    b[CQE_OP_OWN_OFFSET] =
+        (b[CQE_OP_OWN_OFFSET] & !MLX5_CQE_FORMAT_MASK) | MLX5_INLINE_SCATTER_32;
+    true
+}
+
 /// The owner bit a producer writes into entry number `index` (counting all
 /// entries ever produced) of a CQ with `cq_len` entries (a power of two): it
 /// flips on each pass over the ring, starting at 0.
@@ -167,3 +217,68 @@ pub const fn cqe_is_sw_owned(op_own: u8, ci: u32, cq_len: u32) -> bool {
 /// The `op_own` byte of a freshly initialised CQ entry: INVALID, owned by
 /// hardware for the first pass.
 pub const CQE_INIT_OP_OWN: u8 = MLX5_CQE_INVALID << 4;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recv_cqe(byte_cnt: u32) -> CqeBytes {
+        Cqe64 {
+            opcode: MLX5_CQE_RESP_SEND,
+            owner: true,
+            byte_cnt,
+            qpn: 0x12,
+            ..Cqe64::default()
+        }
+        .encode()
+    }
+
+    #[test]
+    fn inline_scatter_bit_values() {
+        // Bits 3..2 of op_own: format 1 and 2 are these two bits.
+        assert_eq!(MLX5_INLINE_SCATTER_32, 0x4);
+        assert_eq!(MLX5_INLINE_SCATTER_64, 0x8);
+    }
+
+    #[test]
+    fn ordinary_cqe_has_no_inline_data() {
+        let b = recv_cqe(8);
+        assert!(!cqe_format_is_special(b[CQE_OP_OWN_OFFSET]));
+        assert_eq!(cqe_inline_data(&b), None);
+    }
+
+    #[test]
+    fn inline_data_round_trip_keeps_the_rest() {
+        for len in [0usize, 1, 24, 31, 32] {
+            let data: Vec<u8> = (0..len as u8).map(|i| i ^ 0x5a).collect();
+            let mut b = recv_cqe(len as u32);
+            assert!(put_cqe_inline_data(&mut b, &data));
+            let op_own = b[CQE_OP_OWN_OFFSET];
+            assert!(cqe_format_is_special(op_own));
+            assert_eq!(cqe_inline_data(&b), Some(&data[..]));
+            // Opcode, owner and the fields past byte 32 are untouched, and
+            // the format bits are not mistaken for the solicited bit.
+            let decoded = Cqe64::decode(&b);
+            assert_eq!(decoded.opcode, MLX5_CQE_RESP_SEND);
+            assert!(decoded.owner && !decoded.solicited);
+            assert_eq!((decoded.qpn, decoded.byte_cnt), (0x12, len as u32));
+        }
+    }
+
+    #[test]
+    fn refuses_too_long_or_other_formats() {
+        let mut b = recv_cqe(33);
+        assert!(!put_cqe_inline_data(&mut b, &[7u8; 33]));
+        assert!(!cqe_format_is_special(b[CQE_OP_OWN_OFFSET]));
+        // A byte count past 32 with the flag set is not believed.
+        b[CQE_OP_OWN_OFFSET] |= MLX5_INLINE_SCATTER_32;
+        assert_eq!(cqe_inline_data(&b), None);
+        // Format 2 (128-byte CQEs) and 3 (compressed) are not format 1.
+        for format in [MLX5_INLINE_SCATTER_64, MLX5_CQE_FORMAT_MASK] {
+            let mut b = recv_cqe(4);
+            b[CQE_OP_OWN_OFFSET] |= format;
+            assert!(cqe_format_is_special(b[CQE_OP_OWN_OFFSET]));
+            assert_eq!(cqe_inline_data(&b), None);
+        }
+    }
+}
