@@ -106,8 +106,17 @@ pub struct IfaceState {
     rx_ci: u32,
     pub srq: Srq,
     srq_ring: RecvRing,
-    /// Receive WQEs posted so far (the SRQ counter).
+    /// Receive WQEs published so far (the SRQ counter). The device takes
+    /// entries in ring order (0, 1, …, wrapping), so the counter may only
+    /// move over entries in that order: an entry given a buffer while an
+    /// earlier one is still in the device's hands waits in `srq_ready`,
+    /// otherwise the device would take the busy one again.
     srq_posted: u16,
+    /// Entries holding a fresh buffer that the counter has not reached.
+    srq_ready: Vec<bool>,
+    /// Entries left without a buffer (the receive pool was empty); refilled
+    /// by the next publish.
+    srq_starved: Vec<u16>,
     /// The buffer each SRQ entry points at.
     srq_buffers: Vec<*mut u8>,
     pub rx_pool: BufferPool,
@@ -202,6 +211,24 @@ unsafe extern "C" fn release_rx_desc(self_: *mut uct_recv_desc_t, desc: *mut c_v
     // `desc` is the payload minus the user headroom.
     let payload = desc as usize + state.limits.rx_headroom;
     state.rx_pool.put((payload - state.rx_offset) as *mut u8);
+    // Receive entries left without a buffer get this one.
+    if !state.srq_starved.is_empty() {
+        state.publish_srq();
+    }
+}
+
+/// Moves an SRQ counter at `posted` over the ready entries of `ready` (a
+/// power-of-two ring) in ring order, clearing them; stops at the first
+/// entry that is not ready. Returns the new counter.
+fn advance_over_ready(ready: &mut [bool], mut posted: u16) -> u16 {
+    let mask = (ready.len() - 1) as u16;
+    while let Some(entry) = ready.get_mut(usize::from(posted & mask)) {
+        if !std::mem::take(entry) {
+            break;
+        }
+        posted = posted.wrapping_add(1);
+    }
+    posted
 }
 
 impl RcIface {
@@ -299,6 +326,8 @@ impl RcIface {
                 srq,
                 srq_ring,
                 srq_posted: 0,
+                srq_ready: vec![false; srq_ring.wqe_count as usize],
+                srq_starved: Vec::new(),
                 srq_buffers: vec![std::ptr::null_mut(); srq_ring.wqe_count as usize],
                 rx_pool,
                 rx_offset,
@@ -594,6 +623,7 @@ impl RcIface {
                         Ok(fresh) => fresh,
                         Err(status) => {
                             tracing::error!("rc_mlx5: no receive buffer: {status}");
+                            state.srq_starved.push(index);
                             continue;
                         }
                     }
@@ -782,7 +812,8 @@ impl IfaceState {
         })
     }
 
-    /// Writes SRQ entry `index` to receive into `buffer` and counts it.
+    /// Writes SRQ entry `index` to receive into `buffer`; the next
+    /// [`IfaceState::publish_srq`] hands it to the device.
     fn post_recv(&mut self, index: u16, buffer: *mut u8) {
         let ring = self.srq_ring;
         self.srq_buffers[usize::from(index)] = buffer;
@@ -808,10 +839,24 @@ impl IfaceState {
         // stride >= 32 bytes for one data segment); the device reads it only
         // after the counter published below covers it.
         unsafe { std::ptr::copy_nonoverlapping(wqe.as_ptr(), ring.buf.add(at), wqe.len()) };
-        self.srq_posted = self.srq_posted.wrapping_add(1);
+        self.srq_ready[usize::from(index)] = true;
     }
 
-    fn publish_srq(&self) {
+    /// Refills starved entries if the pool has buffers again, moves the
+    /// counter over every ready entry in ring order and publishes it.
+    fn publish_srq(&mut self) {
+        while let Some(&index) = self.srq_starved.last() {
+            let Ok(buffer) = self.rx_pool.get() else {
+                break;
+            };
+            self.srq_starved.pop();
+            self.post_recv(index, buffer);
+        }
+        let before = self.srq_posted;
+        self.srq_posted = advance_over_ready(&mut self.srq_ready, before);
+        if self.srq_posted == before {
+            return;
+        }
         // SAFETY: word 0 of the SRQ doorbell record, 4-aligned, valid while
         // the SRQ lives.
         let counter = unsafe { &*(self.srq_ring.dbrec as *const AtomicU32) };
@@ -858,5 +903,33 @@ impl IfaceState {
         let dbrec = unsafe { &*(ring.dbrec as *const AtomicU32) };
         dbrec.store((*ci & 0x00ff_ffff).to_be(), Ordering::Release);
         Some(Cqe64::decode(&bytes))
+    }
+}
+
+#[cfg(test)]
+mod srq_order_tests {
+    use super::advance_over_ready;
+
+    #[test]
+    fn the_counter_moves_only_over_entries_in_ring_order() {
+        let mut ready = [true; 4];
+        // Initial fill: all four published.
+        assert_eq!(advance_over_ready(&mut ready, 0), 4);
+        assert_eq!(ready, [false; 4]);
+        // Entry 1 comes back before entry 0 (another QP's receive finished
+        // first): the device must not be told, or it would take the busy
+        // entry 0 again after entry 3.
+        ready[1] = true;
+        assert_eq!(advance_over_ready(&mut ready, 4), 4);
+        assert_eq!(ready, [false, true, false, false]);
+        // Entry 0 returns: both are published, in order.
+        ready[0] = true;
+        assert_eq!(advance_over_ready(&mut ready, 4), 6);
+        assert_eq!(ready, [false; 4]);
+        // The 16-bit counter wraps with the ring.
+        ready[2] = true;
+        assert_eq!(advance_over_ready(&mut ready, u16::MAX - 1), u16::MAX);
+        ready[3] = true;
+        assert_eq!(advance_over_ready(&mut ready, u16::MAX), 0);
     }
 }
