@@ -37,10 +37,12 @@ pub enum BufferClass {
     Small = 1,
 }
 
+/// Fields drop in declaration order: the registration goes before the
+/// memory it covers is freed.
 struct Chunk {
+    _mr: Mr,
     /// Owns the memory (u64 for 8-byte alignment); never resized.
     _memory: Box<[u64]>,
-    _mr: Mr,
 }
 
 /// Buffers of one size: registered chunks and a free list.
