@@ -631,7 +631,8 @@ fn outstanding_atomics_name_their_uct_calls() {
 }
 
 #[test]
-fn results_are_byte_swapped_only_for_a_big_endian_device() {
+fn results_are_byte_swapped_only_for_widths_the_device_returns_big_endian() {
+    use uct::hca::AtomicResultOrder;
     use uct::rc::iface::RcIface;
 
     let pair = Pair::new();
@@ -639,16 +640,22 @@ fn results_are_byte_swapped_only_for_a_big_endian_device() {
     let (memh, rkey) = pair.b.register(target.base(), target.len());
     let old64 = 0x0102_0304_0506_0708u64;
     let old32 = 0x1122_3344u32;
-    for big_endian in [false, true] {
-        // Pretend the device writes results big-endian as mlx5 hardware
-        // does (the soft HCA writes host order): the transport must then
-        // swap, so the caller sees the host-order value swapped.
+    for (width32_big_endian, width64_big_endian) in
+        [(false, false), (true, false), (false, true), (true, true)]
+    {
+        // Pretend the device writes results of some widths big-endian (mlx5
+        // does for 32-bit ones; the soft HCA writes host order): the
+        // transport must swap exactly those, so the caller sees their
+        // host-order values swapped and the others unchanged.
         // SAFETY: a live iface of this library; no op is in flight.
         unsafe {
             RcIface::from_handle(pair.a.iface, "test")
                 .expect("live iface")
                 .state
-                .atomic_results_big_endian = big_endian;
+                .atomic_result_order = AtomicResultOrder {
+                width32_big_endian,
+                width64_big_endian,
+            };
         }
         target.write64(0, old64);
         target.write32(8, old32);
@@ -690,13 +697,18 @@ fn results_are_byte_swapped_only_for_a_big_endian_device() {
                 std::ptr::read_volatile(&result32),
             )
         };
-        if big_endian {
-            assert_eq!(got64, old64.swap_bytes());
-            assert_eq!(got32, old32.swap_bytes());
+        let want64 = if width64_big_endian {
+            old64.swap_bytes()
         } else {
-            assert_eq!(got64, old64);
-            assert_eq!(got32, old32);
-        }
+            old64
+        };
+        let want32 = if width32_big_endian {
+            old32.swap_bytes()
+        } else {
+            old32
+        };
+        assert_eq!(got64, want64, "64-bit big-endian: {width64_big_endian}");
+        assert_eq!(got32, want32, "32-bit big-endian: {width32_big_endian}");
         // The target itself is always in host order.
         assert_eq!(target.read64(0), old64 + 1);
         assert_eq!(target.read32(8), 5);

@@ -253,11 +253,40 @@ pub struct DeviceAttr {
     pub max_rd_atomic: u8,
     /// 64-bit and masked atomics are supported.
     pub atomics: bool,
-    /// Fetching atomics land in the local buffer big-endian (mlx5 hardware)
-    /// rather than in host order (the soft HCA): the transport byte-swaps
-    /// results only when this is set. The value at the responder is always
-    /// in the responder's host order.
-    pub atomic_results_big_endian: bool,
+    /// The byte order in which fetched atomic values land in the local
+    /// buffer, per operand width.
+    pub atomic_result_order: AtomicResultOrder,
+}
+
+/// Which fetched atomic values the device stores big-endian in the local
+/// buffer rather than in host order; the transport byte-swaps exactly
+/// those. The value at the responder is always in the responder's host
+/// order. An mlx5 NIC whose firmware runs 8-byte atomics in host-endian
+/// mode (the only mode in which its kernel driver reports
+/// `IBV_ATOMIC_HCA`) returns 8-byte results in host order but still
+/// returns 4-byte (masked) results big-endian; the soft HCA uses host
+/// order for both unless told otherwise.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AtomicResultOrder {
+    pub width32_big_endian: bool,
+    pub width64_big_endian: bool,
+}
+
+impl AtomicResultOrder {
+    /// What mlx5 hardware in host-endian 8-byte mode does.
+    pub const MLX5_HOST_ENDIAN_8B: Self = Self {
+        width32_big_endian: true,
+        width64_big_endian: false,
+    };
+
+    /// Whether a result of `width_bytes` (4 or 8) arrives big-endian.
+    pub fn big_endian(self, width_bytes: u8) -> bool {
+        if width_bytes == 4 {
+            self.width32_big_endian
+        } else {
+            self.width64_big_endian
+        }
+    }
 }
 
 /// One port (ports are numbered from 1).

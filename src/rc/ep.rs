@@ -992,7 +992,7 @@ pub(crate) unsafe fn finish_op(iface: *mut RcIface, op: &OutstandingOp, status: 
                 // SAFETY: the atomic wrote `width` bytes at bounce.data; the
                 // caller's result buffer is valid until completion.
                 unsafe {
-                    let big_endian = (*iface).state.atomic_results_big_endian;
+                    let big_endian = (*iface).state.atomic_result_order.big_endian(width);
                     match width {
                         4 => {
                             let v = (bounce.data as *const u32).read_unaligned();

@@ -96,7 +96,7 @@ pub struct IfaceState {
     pub limits: Limits,
     pub path_mtu: Mtu,
     pub address: DeviceAddress,
-    pub atomic_results_big_endian: bool,
+    pub atomic_result_order: crate::hca::AtomicResultOrder,
     pub channel: EventChannel,
     pub tx_cq: Cq,
     tx_cq_ring: CqRing,
@@ -311,7 +311,7 @@ impl RcIface {
             ),
             state: IfaceState {
                 address: port.address,
-                atomic_results_big_endian: device_attr.atomic_results_big_endian,
+                atomic_result_order: device_attr.atomic_result_order,
                 limits,
                 path_mtu,
                 channel,

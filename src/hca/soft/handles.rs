@@ -14,8 +14,8 @@ use super::queues::{ring_entries, CqShared, SrqShared};
 use super::registry;
 use crate::abi::ucs_status::Status;
 use crate::hca::{
-    CqRing, DeviceAddress, DeviceAttr, LinkLayer, MrKeys, Mtu, PortAttr, PortState, QpInfo,
-    QpTransition, RecvRing, SendRing, SrqInitAttr,
+    AtomicResultOrder, CqRing, DeviceAddress, DeviceAttr, LinkLayer, MrKeys, Mtu, PortAttr,
+    PortState, QpInfo, QpTransition, RecvRing, SendRing, SrqInitAttr,
 };
 use crate::mlx5;
 
@@ -67,16 +67,16 @@ impl SoftDevice {
             max_srq_sge: MAX_SRQ_SGE,
             max_rd_atomic: MAX_RD_ATOMIC,
             atomics: true,
-            atomic_results_big_endian: self.core().lock().mrs.atomic_results_big_endian,
+            atomic_result_order: self.core().lock().mrs.atomic_result_order,
         }
     }
 
-    /// Makes fetching atomics store their results big-endian, as mlx5
-    /// hardware does (default: host order). Only the test stand-in for
+    /// Sets, per width, whether fetching atomics store their results
+    /// big-endian (default: host order for both). Only the test stand-in for
     /// libibverbs/libmlx5 (`c-tests/verbs/standin`) sets this, so that the
     /// verbs backend sees the hardware's byte order.
-    pub fn set_atomic_results_big_endian(&self, big_endian: bool) {
-        self.core().lock().mrs.atomic_results_big_endian = big_endian;
+    pub fn set_atomic_result_order(&self, order: AtomicResultOrder) {
+        self.core().lock().mrs.atomic_result_order = order;
     }
 
     pub fn port_attr(&self, port: u8) -> Result<PortAttr, Status> {

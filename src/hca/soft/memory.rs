@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use super::engine::{Access, AtomicOp, MemError, Memory};
+use crate::hca::AtomicResultOrder;
 
 /// One registered region. `addr..addr + len` is process memory the caller
 /// promised stays valid until deregistration.
@@ -29,11 +30,10 @@ pub struct MrTable {
     regions: HashMap<u32, Region>,
     next_index: u32,
     generation: u8,
-    /// Fetching-atomic results are stored big-endian in the requester's
-    /// buffer, as mlx5 hardware stores them. Off by default (host order);
-    /// set only by the test stand-in for libibverbs/libmlx5, whose users
-    /// expect the hardware's byte order.
-    pub atomic_results_big_endian: bool,
+    /// The byte order of fetched-atomic results in the requester's buffer,
+    /// per width. Host order by default; the test stand-in for
+    /// libibverbs/libmlx5 sets mlx5's order, which its users expect.
+    pub atomic_result_order: AtomicResultOrder,
 }
 
 impl MrTable {
@@ -150,7 +150,7 @@ impl Memory for ProcessMemory<'_> {
             value
         };
         let mut bytes = [0u8; 8];
-        if self.table.atomic_results_big_endian {
+        if self.table.atomic_result_order.big_endian(size) {
             bytes[..width].copy_from_slice(&narrowed.to_be_bytes()[8 - width..]);
         } else if width == 4 {
             bytes[..4].copy_from_slice(&(narrowed as u32).to_ne_bytes());
@@ -307,15 +307,33 @@ mod tests {
         assert_eq!(buf[8..12], 0x0506_0708u32.to_ne_bytes());
         assert_eq!(buf[12..], [0; 4], "a 32-bit result writes 4 bytes");
 
-        table.atomic_results_big_endian = true;
+        table.atomic_result_order = AtomicResultOrder::MLX5_HOST_ENDIAN_8B;
         let mut mem = ProcessMemory {
             table: &table,
             pd: 1,
         };
         mem.store_atomic_result(key, a, value, 8).unwrap();
         mem.store_atomic_result(key, a + 8, value, 4).unwrap();
-        assert_eq!(buf[..8], [1, 2, 3, 4, 5, 6, 7, 8]);
-        assert_eq!(buf[8..12], [5, 6, 7, 8]);
+        assert_eq!(buf[..8], value.to_ne_bytes(), "64-bit stays host order");
+        assert_eq!(buf[8..12], [5, 6, 7, 8], "32-bit big-endian");
+        assert_eq!(buf[12..], [0; 4]);
+
+        table.atomic_result_order = AtomicResultOrder {
+            width32_big_endian: false,
+            width64_big_endian: true,
+        };
+        let mut mem = ProcessMemory {
+            table: &table,
+            pd: 1,
+        };
+        mem.store_atomic_result(key, a, value, 8).unwrap();
+        mem.store_atomic_result(key, a + 8, value, 4).unwrap();
+        assert_eq!(buf[..8], [1, 2, 3, 4, 5, 6, 7, 8], "64-bit big-endian");
+        assert_eq!(
+            buf[8..12],
+            0x0506_0708u32.to_ne_bytes(),
+            "32-bit host order"
+        );
         assert_eq!(buf[12..], [0; 4]);
     }
 }

@@ -20,8 +20,8 @@ use super::discovery::{self, VerbsPort};
 use super::ffi::{self, Verbs};
 use crate::abi::ucs_status::Status;
 use crate::hca::{
-    Access, CqRing, DeviceAddress, DeviceAttr, LinkLayer, MrKeys, Mtu, PortAttr, PortState, QpInfo,
-    QpState, QpTransition, RecvRing, RtrAttr, RtsAttr, SendRing, SrqInitAttr,
+    Access, AtomicResultOrder, CqRing, DeviceAddress, DeviceAttr, LinkLayer, MrKeys, Mtu, PortAttr,
+    PortState, QpInfo, QpState, QpTransition, RecvRing, RtrAttr, RtsAttr, SendRing, SrqInitAttr,
 };
 
 /// An open device context, shared by everything made from it; closed when
@@ -106,6 +106,13 @@ impl VerbsDevice {
             dv.flags,
             ports.len()
         );
+        if !atomics_usable(attr.atomic_cap) {
+            tracing::debug!(
+                "verbs: {name}: no atomics: atomic_cap {} is not IBV_ATOMIC_HCA \
+                 (8-byte atomics not in host-endian mode, result byte order unknown)",
+                attr.atomic_cap
+            );
+        }
         Ok(VerbsDevice {
             context,
             attr: Arc::new(attr),
@@ -351,10 +358,17 @@ pub fn device_attr(name: &str, attr: &ffi::ibv_device_attr) -> DeviceAttr {
         max_srq_wqe: positive(attr.max_srq_wr),
         max_srq_sge: positive(attr.max_srq_sge),
         max_rd_atomic: u8::try_from(attr.max_qp_rd_atom.clamp(0, 255)).unwrap_or(u8::MAX),
-        atomics: attr.atomic_cap != ffi::IBV_ATOMIC_NONE,
-        // mlx5 hardware writes fetched atomic values in network order.
-        atomic_results_big_endian: true,
+        atomics: atomics_usable(attr.atomic_cap),
+        atomic_result_order: AtomicResultOrder::MLX5_HOST_ENDIAN_8B,
     }
+}
+
+/// mlx5's kernel driver reports `IBV_ATOMIC_HCA` only when the firmware runs
+/// 8-byte atomics in host-endian mode; in the other (big-endian) mode it
+/// reports no atomics, and without DEVX we cannot tell the two apart, so
+/// atomics are offered only when the result byte order is known.
+fn atomics_usable(atomic_cap: ffi::ibv_atomic_cap) -> bool {
+    atomic_cap == ffi::IBV_ATOMIC_HCA
 }
 
 struct ChannelInner {
@@ -1164,5 +1178,41 @@ impl VerbsDoorbell {
         // Push the write-combined store out now rather than whenever the
         // buffer fills.
         device_store_fence();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attr_with_atomic_cap(atomic_cap: ffi::ibv_atomic_cap) -> DeviceAttr {
+        // SAFETY: ibv_device_attr holds only integers and a byte array, for
+        // which all-zero bytes are a valid value.
+        let mut raw: ffi::ibv_device_attr = unsafe { std::mem::zeroed() };
+        raw.atomic_cap = atomic_cap;
+        raw.max_qp_rd_atom = 16;
+        device_attr("mlx5_0", &raw)
+    }
+
+    #[test]
+    fn atomics_follow_atomic_cap_with_mlx5_result_order() {
+        let hca = attr_with_atomic_cap(ffi::IBV_ATOMIC_HCA);
+        assert!(
+            hca.atomics,
+            "IBV_ATOMIC_HCA: 8-byte atomics in host-endian mode"
+        );
+        assert!(
+            !hca.atomic_result_order.big_endian(8),
+            "64-bit results in host order"
+        );
+        assert!(
+            hca.atomic_result_order.big_endian(4),
+            "32-bit results big-endian"
+        );
+        assert_eq!(hca.max_rd_atomic, 16);
+        for other in [ffi::IBV_ATOMIC_NONE, ffi::IBV_ATOMIC_GLOB, 7] {
+            let attr = attr_with_atomic_cap(other);
+            assert!(!attr.atomics, "atomic_cap {other}: atomics not offered");
+        }
     }
 }

@@ -12,7 +12,7 @@ use std::sync::{Mutex, OnceLock};
 
 use uct::abi::ucs_status::Status;
 use uct::hca::soft::SoftDevice;
-use uct::hca::DeviceAddress;
+use uct::hca::{AtomicResultOrder, DeviceAddress};
 
 use crate::layout::{DeviceHead, NODE_CA, SYSFS_NAME_MAX, SYSFS_PATH_MAX, TRANSPORT_IB};
 
@@ -81,9 +81,10 @@ impl Device {
             return Ok(device.clone());
         }
         let device = SoftDevice::open_at(&self.name, self.ipv4)?;
-        // mlx5 hardware stores fetched atomic values big-endian; so must we
-        // (contract point 7).
-        device.set_atomic_results_big_endian(true);
+        // Behave as mlx5 firmware in host-endian 8-byte atomic mode (the mode
+        // in which its driver reports IBV_ATOMIC_HCA): 8-byte results in
+        // host order, 4-byte (masked) results big-endian (contract point 7).
+        device.set_atomic_result_order(AtomicResultOrder::MLX5_HOST_ENDIAN_8B);
         *slot = Some(device.clone());
         Ok(device)
     }

@@ -19,7 +19,9 @@
 //!   `ibv_context.ops.req_notify_cq` (next CQE) for rdma-core callers; the
 //!   channel fd turns readable, `ibv_get_cq_event` names the CQ; CQ
 //!   numbers are never 0;
-//! - fetching atomics land big-endian, as on mlx5 hardware;
+//! - `ibv_query_device` reports `IBV_ATOMIC_HCA`, and fetching atomics
+//!   land as on mlx5 hardware in host-endian 8-byte mode: 64-bit results in
+//!   host order, 32-bit (masked) results big-endian;
 //! - `UCT_STANDIN_TRACE=<file>`: one line per `ibv_open_device`
 //!   (`open <dev> pid <pid>`) and `ibv_create_qp` (`qp <qpn> pid <pid>`);
 //! - the soft HCA fault API (`uct_soft_hca_link_set`, `_loss_set`,

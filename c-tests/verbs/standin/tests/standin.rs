@@ -114,7 +114,10 @@ fn discovery_lists_both_devices_with_roce_v2_gids_encoding_their_endpoints() {
     let device = VerbsDevice::open("mlx5_0").expect("open");
     let attr = device.attr();
     assert_eq!(attr.port_count, 1);
-    assert!(attr.atomics && attr.atomic_results_big_endian);
+    // ibv_query_device says IBV_ATOMIC_HCA: mlx5 in host-endian 8-byte mode.
+    assert!(attr.atomics);
+    assert!(attr.atomic_result_order.big_endian(4));
+    assert!(!attr.atomic_result_order.big_endian(8));
     assert!(attr.max_qp_wqebb >= 1024 && attr.max_cqe >= 1024);
 }
 
@@ -263,6 +266,10 @@ impl Side {
     /// given) and rings the doorbell the way the backend does: counter in
     /// dbrec[1], then the control segment to the BlueFlame register.
     fn post(&mut self, opcode: u8, units: &[Seg]) -> u16 {
+        self.post_with_opmod(opcode, 0, units)
+    }
+
+    fn post_with_opmod(&mut self, opcode: u8, opmod: u8, units: &[Seg]) -> u16 {
         let index = self.sq_pi;
         let ring_len = self.sq.wqebb_count as usize * mlx5::SEND_WQE_BB;
         // SAFETY: the send ring is `ring_len` bytes only this thread writes.
@@ -272,6 +279,7 @@ impl Side {
         }
         let ctrl = CtrlSeg {
             opcode,
+            opmod,
             wqe_index: index,
             qpn: self.sq.qpn,
             ds: (units.len() + 1) as u8,
@@ -429,7 +437,8 @@ fn write_send_and_fetch_add_through_the_rings_between_two_devices() {
     assert_eq!(cqe.remote_qpn, a.qp.qpn());
     assert_eq!(Side::read(b.recv_buf.as_ptr(), 0, 100), vec![0x5a; 100]);
 
-    // Fetch-and-add: the old value lands big-endian, as on mlx5 hardware.
+    // Fetch-and-add: the old 64-bit value lands in host order, as on mlx5
+    // hardware in host-endian 8-byte atomic mode.
     b.write_buf(16384, &0x1122_3344_5566_7788u64.to_ne_bytes());
     let mut raddr = [0u8; 16];
     RaddrSeg {
@@ -449,18 +458,50 @@ fn write_send_and_fetch_add_through_the_rings_between_two_devices() {
     assert_eq!((cqe.opcode, cqe.wqe_counter), (mlx5::MLX5_CQE_REQ, index));
     assert_eq!(
         Side::read(a.buf.as_ptr(), 24576, 8),
-        0x1122_3344_5566_7788u64.to_be_bytes()
+        0x1122_3344_5566_7788u64.to_ne_bytes()
     );
     assert_eq!(
         Side::read(b.buf.as_ptr(), 16384, 8),
         0x1122_3344_5566_778du64.to_ne_bytes()
     );
 
-    // query_qp follows the PSNs: 3 WRITE packets + 1 SEND + 1 atomic.
+    // 32-bit masked fetch-and-add: the old value lands big-endian.
+    b.write_buf(16392, &0x0a0b_0c0du32.to_ne_bytes());
+    let mut raddr = [0u8; 16];
+    RaddrSeg {
+        raddr: b.buf_addr(16392),
+        rkey: b.mr.keys().rkey,
+    }
+    .write(&mut raddr);
+    let mut masked = [0u8; 16];
+    let size = mlx5::AtomicSize::Bits32;
+    mlx5::MaskedFaSeg {
+        add: 3,
+        field_boundary: 0,
+    }
+    .write(&mut masked, size);
+    let result = a.data_seg(24584, 4);
+    let index = a.post_with_opmod(
+        mlx5::MLX5_OPCODE_ATOMIC_MASKED_FA,
+        size.opmod(),
+        &[raddr, masked, result],
+    );
+    let cqe = a.wait_send();
+    assert_eq!((cqe.opcode, cqe.wqe_counter), (mlx5::MLX5_CQE_REQ, index));
+    assert_eq!(
+        Side::read(a.buf.as_ptr(), 24584, 4),
+        0x0a0b_0c0du32.to_be_bytes()
+    );
+    assert_eq!(
+        Side::read(b.buf.as_ptr(), 16392, 4),
+        0x0a0b_0c10u32.to_ne_bytes()
+    );
+
+    // query_qp follows the PSNs: 3 WRITE packets + 1 SEND + 2 atomics.
     let sent = a.qp.query().expect("query");
-    assert_eq!(sent.sq_psn, 0x200 + 5);
+    assert_eq!(sent.sq_psn, 0x200 + 6);
     let received = b.qp.query().expect("query");
-    assert_eq!(received.next_rcv_psn, 0x200 + 5);
+    assert_eq!(received.next_rcv_psn, 0x200 + 6);
 
     // To error: later WQEs flush with an error CQE.
     a.qp.modify(QpTransition::Error).expect("to error");
