@@ -557,9 +557,10 @@ impl RcIface {
         let max = unsafe { (*iface).state.limits.rx_max_poll };
         while count < max {
             // SAFETY: as above; the borrow ends here.
-            let Some(cqe) = (unsafe { (*iface).state.poll_cq(true) }) else {
+            let Some(cqe_bytes) = (unsafe { (*iface).state.poll_cq_bytes(true) }) else {
                 break;
             };
+            let cqe = Cqe64::decode(&cqe_bytes);
             count += 1;
             // SAFETY: as above; the borrow ends before the handler runs.
             let (index, buffer, payload, len, am_id) = unsafe {
@@ -568,9 +569,15 @@ impl RcIface {
                 let buffer = state.srq_buffers[usize::from(index)];
                 let payload = buffer.add(state.rx_offset);
                 let len = cqe.byte_cnt as usize;
-                let valid = !cqe.is_error()
+                let mut valid = !cqe.is_error()
                     && cqe.opcode == mlx5::MLX5_CQE_RESP_SEND
                     && (AM_HDR_LEN..=state.limits.seg_size).contains(&len);
+                // Scatter-to-CQE (libmlx5's default): a short message is in
+                // the CQE, not the buffer. Moving it into the buffer keeps
+                // one dispatch path and lets a handler keep the descriptor.
+                if valid && mlx5::cqe_format_is_special(cqe_bytes[mlx5::CQE_OP_OWN_OFFSET]) {
+                    valid = Self::take_inline_rx(&cqe_bytes, payload.sub(AM_HDR_LEN));
+                }
                 if !valid {
                     if cqe.is_error() {
                         tracing::warn!("rc_mlx5: receive error CQE syndrome 0x{:x}", cqe.syndrome);
@@ -635,6 +642,30 @@ impl RcIface {
             }
         }
         count
+    }
+
+    /// Copies the message a receive CQE carries inline (at most 32 bytes,
+    /// flagged in its format bits) to `dst`, where the receive buffer's data
+    /// segment starts. False for a format we never enable (128-byte or
+    /// compressed CQEs) or a byte count too long for a CQE.
+    ///
+    /// # Safety
+    /// `dst` is the start of a receive data segment of at least
+    /// `byte_cnt` bytes (the caller checked `byte_cnt <= seg_size`).
+    #[cold]
+    #[inline(never)]
+    unsafe fn take_inline_rx(cqe: &mlx5::CqeBytes, dst: *mut u8) -> bool {
+        let Some(data) = mlx5::cqe_inline_data(cqe) else {
+            tracing::warn!(
+                "rc_mlx5: dropped receive CQE with format bits 0x{:x}",
+                cqe[mlx5::CQE_OP_OWN_OFFSET] & mlx5::MLX5_CQE_FORMAT_MASK
+            );
+            return false;
+        };
+        // SAFETY: `dst` has room for `data.len()` bytes by the contract; the
+        // CQE copy is a local array, so the two cannot overlap.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) };
+        true
     }
 
     /// Acts on the flow-control bits of a received header (see
@@ -886,6 +917,12 @@ impl IfaceState {
 
     /// Takes the next CQE of the send or receive CQ.
     fn poll_cq(&mut self, rx: bool) -> Option<Cqe64> {
+        self.poll_cq_bytes(rx).map(|bytes| Cqe64::decode(&bytes))
+    }
+
+    /// Takes the next CQE of the send or receive CQ, as its bytes (a
+    /// receive CQE may carry the message itself).
+    fn poll_cq_bytes(&mut self, rx: bool) -> Option<mlx5::CqeBytes> {
         let (ring, ci) = if rx {
             (self.rx_cq_ring, &mut self.rx_ci)
         } else {
@@ -902,7 +939,7 @@ impl IfaceState {
         // SAFETY: word 0 of the CQ doorbell record: the consumer index.
         let dbrec = unsafe { &*(ring.dbrec as *const AtomicU32) };
         dbrec.store((*ci & 0x00ff_ffff).to_be(), Ordering::Release);
-        Some(Cqe64::decode(&bytes))
+        Some(bytes)
     }
 }
 

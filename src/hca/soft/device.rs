@@ -59,6 +59,9 @@ pub(crate) struct State {
     next_qpn: u32,
     next_cqn: u32,
     next_srqn: u32,
+    /// New QPs scatter short receives into the CQE (see
+    /// `SoftDevice::set_scatter_to_cqe`).
+    pub scatter_to_cqe: bool,
     /// Receive buffer for datagrams (kept to avoid a 4 KiB stack buffer per
     /// call and an allocation per packet).
     rx_buf: Box<[u8]>,
@@ -326,6 +329,7 @@ impl Opened {
                 next_qpn: 0x100,
                 next_cqn: 0,
                 next_srqn: 0,
+                scatter_to_cqe: false,
                 rx_buf: vec![0u8; MAX_DATAGRAM].into_boxed_slice(),
             }),
         });

@@ -102,6 +102,21 @@ impl SoftDevice {
         DeviceAddress::Udp(self.0.local_addr())
     }
 
+    /// Makes this device's QPs (existing and future) deliver SEND receives
+    /// of at most 32 bytes inside the receive CQE, flagged
+    /// `MLX5_INLINE_SCATTER_32`, leaving the receive buffer stale, as mlx5
+    /// does under libmlx5's default scatter-to-CQE (default: off). Only the
+    /// test stand-in for libibverbs/libmlx5 (`c-tests/verbs/standin`) and
+    /// tests of that path set this.
+    pub fn set_scatter_to_cqe(&self, on: bool) {
+        let core = self.core();
+        let mut state = core.lock();
+        state.scatter_to_cqe = on;
+        for qp in state.qps.values_mut() {
+            qp.set_scatter_to_cqe(on);
+        }
+    }
+
     pub fn alloc_pd(&self) -> SoftPd {
         SoftPd {
             device: self.clone(),
@@ -228,7 +243,7 @@ impl SoftPd {
         let core = self.device.core();
         let mut state = core.lock();
         let qpn = Core::alloc_qpn(&mut state);
-        let context = QpContext::new(
+        let mut context = QpContext::new(
             qpn,
             self.pdn,
             Arc::clone(&ring),
@@ -238,6 +253,7 @@ impl SoftPd {
             Arc::clone(&recv_cq.shared),
             Arc::clone(&srq.shared),
         );
+        context.set_scatter_to_cqe(state.scatter_to_cqe);
         state.qps.insert(qpn, context);
         drop(state);
         Ok(SoftQp {

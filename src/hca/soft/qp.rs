@@ -6,8 +6,9 @@ use std::net::SocketAddrV4;
 use std::sync::Arc;
 
 use super::engine::{
-    ack_timeout_from_ib, Access, Completion, CompletionStatus, Instant, Memory, PathMtu,
-    Qp as Engine, QpConfig, QpState as EngineState, RecvWr, RtrAttrs, RtsAttrs, Sge, WorkQueue,
+    ack_timeout_from_ib, Access, Completion, CompletionOpcode, CompletionStatus, Instant, Memory,
+    PathMtu, Qp as Engine, QpConfig, QpState as EngineState, RecvWr, RtrAttrs, RtsAttrs, Sge,
+    WorkQueue,
 };
 use super::link::{bump, Link, MAX_DATAGRAM};
 use super::memory::{MrTable, ProcessMemory};
@@ -39,6 +40,12 @@ pub(crate) struct QpContext {
     /// (duplicate, out of sequence): it waits in the engine for the next
     /// SEND, and goes back to the SRQ if the QP is flushed.
     parked: Option<TakenRecv>,
+    /// The receive the engine holds (at most one: a new one is given only
+    /// when it holds none): where a scattered-to-CQE message came from.
+    engine_recv: Option<TakenRecv>,
+    /// Receives of at most 32 bytes go into the CQE, as mlx5 does with
+    /// libmlx5's default scatter-to-CQE (see [`QpContext::set_scatter_to_cqe`]).
+    scatter_to_cqe: bool,
     tx_buf: Box<[u8]>,
 }
 
@@ -72,12 +79,22 @@ impl QpContext {
             local: None,
             peer: None,
             parked: None,
+            engine_recv: None,
+            scatter_to_cqe: false,
             tx_buf: vec![0u8; MAX_DATAGRAM].into_boxed_slice(),
         }
     }
 
     pub fn qpn(&self) -> u32 {
         self.engine.qpn()
+    }
+
+    /// Makes successful SEND receives of at most 32 bytes arrive in the
+    /// receive CQE (format 1, `MLX5_INLINE_SCATTER_32`) instead of the
+    /// receive buffer, as mlx5 does for an RC QP with 64-byte CQEs when
+    /// libmlx5 enables scatter-to-CQE (its default).
+    pub fn set_scatter_to_cqe(&mut self, on: bool) {
+        self.scatter_to_cqe = on;
     }
 
     pub fn peer(&self) -> Option<SocketAddrV4> {
@@ -197,7 +214,7 @@ impl QpContext {
                     self.qpn()
                 );
                 self.sq_ci = index.wrapping_add(1);
-                self.fail_wqe_and_flush(index, 0, CompletionStatus::LocalQpOperationError);
+                self.fail_wqe_and_flush(index, 0, CompletionStatus::LocalQpOperationError, mrs);
                 continue;
             };
             let memory = ProcessMemory {
@@ -239,7 +256,7 @@ impl QpContext {
                         bad.status
                     );
                     self.sq_ci = index.wrapping_add(bad.wqebbs.clamp(1, published));
-                    self.fail_wqe_and_flush(index, bad.opcode, bad.status);
+                    self.fail_wqe_and_flush(index, bad.opcode, bad.status, mrs);
                 }
             }
         }
@@ -255,9 +272,15 @@ impl QpContext {
 
     /// A WQE that cannot run moves the QP to error: the WQEs before it
     /// complete (flushed) first, in order, then its own error CQE.
-    fn fail_wqe_and_flush(&mut self, index: u16, mlx5_opcode: u8, status: CompletionStatus) {
+    fn fail_wqe_and_flush(
+        &mut self,
+        index: u16,
+        mlx5_opcode: u8,
+        status: CompletionStatus,
+        mrs: &MrTable,
+    ) {
         self.engine.modify_to_error();
-        self.write_completions();
+        self.write_completions(mrs);
         self.fail_wqe(index, mlx5_opcode, status);
     }
 
@@ -290,6 +313,7 @@ impl QpContext {
                     sgl: recv.sgl.clone(),
                 };
                 if self.engine.post_recv(wr).is_ok() {
+                    self.engine_recv = Some(recv.clone());
                     self.parked = Some(recv);
                 } else {
                     self.srq.give_back(recv);
@@ -330,7 +354,7 @@ impl QpContext {
     /// `sendto` of its ACK (one system call off the latency path). Starting
     /// a request can fail it locally, so completions are written again after.
     fn pump(&mut self, now: Instant, link: &Link, mrs: &MrTable) {
-        self.write_completions();
+        self.write_completions(mrs);
         let mut memory = ProcessMemory {
             table: mrs,
             pd: self.pd,
@@ -351,16 +375,16 @@ impl QpContext {
                 }
             }
         }
-        self.write_completions();
+        self.write_completions(mrs);
     }
 
-    fn write_completions(&mut self) {
+    fn write_completions(&mut self, mrs: &MrTable) {
         while let Some(completion) = self.engine.poll_completion() {
-            self.complete(&completion);
+            self.complete(&completion, mrs);
         }
     }
 
-    fn complete(&mut self, completion: &Completion) {
+    fn complete(&mut self, completion: &Completion, mrs: &MrTable) {
         match completion.queue {
             WorkQueue::Send => {
                 self.send_cq.push(wqe::send_cqe(completion));
@@ -377,15 +401,79 @@ impl QpContext {
                     }
                     return;
                 }
-                self.recv_cq.push(wqe::recv_cqe(
-                    completion,
-                    self.srq.srqn,
-                    self.engine.dest_qpn(),
-                ));
+                let mut cqe = wqe::recv_cqe(completion, self.srq.srqn, self.engine.dest_qpn());
+                let recv = self
+                    .engine_recv
+                    .take_if(|r| u64::from(r.wqe_index) == completion.wr_id);
+                if let Some(recv) = recv.filter(|_| self.scatter_to_cqe) {
+                    self.scatter_into_cqe(completion, &recv, &mut cqe, mrs);
+                }
+                self.recv_cq.push(cqe);
             }
         }
     }
 }
+
+impl QpContext {
+    /// Moves a short SEND's bytes from the receive buffer into `cqe` and
+    /// leaves the buffer holding [`STALE_RECV_BYTE`]: on hardware the
+    /// buffer keeps whatever it held before, so a consumer that ignores the
+    /// CQE's format bits reads wrong data here too.
+    fn scatter_into_cqe(
+        &self,
+        completion: &Completion,
+        recv: &TakenRecv,
+        cqe: &mut mlx5::CqeBytes,
+        mrs: &MrTable,
+    ) {
+        let len = completion.byte_len as usize;
+        if completion.status != CompletionStatus::Success
+            || completion.opcode != CompletionOpcode::Recv
+            || len > mlx5::CQE_INLINE_DATA_MAX
+        {
+            return;
+        }
+        let mut memory = ProcessMemory {
+            table: mrs,
+            pd: self.pd,
+        };
+        let mut data = [0u8; mlx5::CQE_INLINE_DATA_MAX];
+        let mut filled = 0;
+        let mut pieces = Vec::new();
+        for sge in &recv.sgl {
+            if filled == len {
+                break;
+            }
+            let take = (len - filled).min(sge.len as usize);
+            if memory
+                .read(
+                    sge.lkey,
+                    sge.addr,
+                    &mut data[filled..filled + take],
+                    Access::LOCAL_WRITE,
+                )
+                .is_err()
+            {
+                // The engine wrote there a moment ago; if it is gone now
+                // the ordinary CQE is all we can give.
+                return;
+            }
+            pieces.push((sge.lkey, sge.addr, take));
+            filled += take;
+        }
+        if filled != len || !mlx5::put_cqe_inline_data(cqe, &data[..len]) {
+            return;
+        }
+        let stale = [STALE_RECV_BYTE; mlx5::CQE_INLINE_DATA_MAX];
+        for (lkey, addr, take) in pieces {
+            // Best effort: the range was just read, so it is registered.
+            let _ = memory.write(lkey, addr, &stale[..take], Access::LOCAL_WRITE);
+        }
+    }
+}
+
+/// What a receive buffer holds after its message went into the CQE.
+pub(crate) const STALE_RECV_BYTE: u8 = 0xa5;
 
 impl Drop for QpContext {
     fn drop(&mut self) {

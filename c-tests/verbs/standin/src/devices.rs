@@ -85,6 +85,9 @@ impl Device {
         // in which its driver reports IBV_ATOMIC_HCA): 8-byte results in
         // host order, 4-byte (masked) results big-endian (contract point 7).
         device.set_atomic_result_order(AtomicResultOrder::MLX5_HOST_ENDIAN_8B);
+        // libmlx5 enables scatter-to-CQE by default: short receives of an
+        // RC QP arrive in the CQE, and the transport must take them there.
+        device.set_scatter_to_cqe(true);
         *slot = Some(device.clone());
         Ok(device)
     }
