@@ -1,7 +1,7 @@
 //! TEST ONLY. A stand-in for `libibverbs.so.1` and `libmlx5.so.1` built on
 //! the soft HCA, so that the verbs backend (`uct::hca::verbs`) runs, through
-//! its real `dlopen` path, on machines without a NIC. The behaviour the
-//! backend may rely on is fixed in the team's verbs contract; in short:
+//! its real `dlopen` path, on machines without a NIC. What it promises (and
+//! all the backend may rely on, since a NIC promises the same):
 //!
 //! - devices: one per `UCX_SOFT_HCA_DEVICES` entry (whatever
 //!   `UCX_SOFT_HCA` says), all mlx5, one active RoCE port whose single GID
