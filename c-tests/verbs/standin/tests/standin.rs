@@ -662,8 +662,11 @@ fn armed_cq_makes_the_channel_readable_and_get_cq_event_names_it() {
 
         assert_eq!(req_notify_cq(cq), 0);
         assert!(!readable(fd, 0), "no event before a completion");
-        a.write_buf(0, b"event!");
-        let data = a.data_seg(0, 6);
+        // Longer than the 32 bytes mlx5 would put in the CQE instead of the
+        // buffer (the stand-in scatters to CQE, as libmlx5 does by default).
+        const MESSAGE: &[u8] = b"event! (longer than a CQE carries inline)";
+        a.write_buf(0, MESSAGE);
+        let data = a.data_seg(0, MESSAGE.len());
         a.post(mlx5::MLX5_OPCODE_SEND, &[data]);
         a.wait_send();
         assert!(
@@ -675,7 +678,7 @@ fn armed_cq_makes_the_channel_readable_and_get_cq_event_names_it() {
             0
         );
         assert_eq!((out_cq, out_context), (cq, marker));
-        assert_eq!(&recv_buf[..6], b"event!");
+        assert_eq!(&recv_buf[..MESSAGE.len()], MESSAGE);
         assert_eq!(
             (v.ibv.get_cq_event)(channel, &mut out_cq, &mut out_context),
             -1
