@@ -444,9 +444,10 @@ pub struct QpInfo {
 /// A completion queue ring: `cqe_count` CQE64 entries (a power of two) at
 /// `buf`, written by the device with the owner bit of the pass
 /// (`(index / cqe_count) & 1`); every entry starts with the INVALID opcode,
-/// so `crate::mlx5::cqe_is_sw_owned` tells new entries from old ones. The CQ
-/// does not stop at unread entries (UCX's "overrun ignore"): the transport
-/// sizes it so that it cannot overflow. `dbrec[0]` holds the consumer
+/// so `crate::mlx5::cqe_is_sw_owned` tells new entries from old ones. The
+/// transport sizes the CQ so that it cannot overflow (the soft device never
+/// stops at unread entries; rdma-core CQs are created without UCX's
+/// "overrun ignore", so there an overflow would be a CQ error). `dbrec[0]` holds the consumer
 /// index the transport publishes (big-endian, 24 bits) and `dbrec[1]` the
 /// arm word that [`Cq::arm`] writes on rdma-core; the soft device reads
 /// neither.
