@@ -192,8 +192,7 @@ pub fn put_cqe_inline_data(b: &mut CqeBytes, data: &[u8]) -> bool {
         return false;
     }
     dst.copy_from_slice(data);
-    b[CQE_OP_OWN_OFFSET] =
-        (b[CQE_OP_OWN_OFFSET] & !MLX5_CQE_FORMAT_MASK) | MLX5_INLINE_SCATTER_32;
+    b[CQE_OP_OWN_OFFSET] = (b[CQE_OP_OWN_OFFSET] & !MLX5_CQE_FORMAT_MASK) | MLX5_INLINE_SCATTER_32;
     true
 }
 
