@@ -653,6 +653,42 @@ unsafe extern "C" fn ep_get_zcopy(
     }
 }
 
+/// Posts the RDMA READ of `spec.length` bytes at `remote_addr` into a bounce
+/// buffer of the send pool (get_short and get_bcopy: `spec.action` says what
+/// happens to the data at completion). On error nothing is posted and the
+/// buffer goes back.
+fn post_read_into_bounce(
+    ep: &mut RcEp,
+    iface: &mut RcIface,
+    mut spec: PostSpec,
+    remote_addr: u64,
+    uct_rkey: uct_rkey_t,
+) -> Result<(), Status> {
+    ep.check_post(iface.state.tx_credits)?;
+    let bounce = bounce_from_pool(&mut iface.state.tx_pool, 0)?;
+    let rkey = rdma_rkey(uct_rkey);
+    let length = spec.length;
+    spec.remote_addr = remote_addr;
+    spec.rkey = rkey;
+    spec.uct_rkey = uct_rkey;
+    spec.bounce = Some(bounce);
+    let lkey = BufferPool::bounce_lkey(&bounce);
+    ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+        wqe.raddr(RaddrSeg {
+            raddr: remote_addr,
+            rkey,
+        });
+        if length > 0 {
+            wqe.data(DataSeg {
+                byte_count: length as u32,
+                lkey,
+                addr: bounce.data as u64,
+            });
+        }
+    })
+    .inspect_err(|_| iface.state.tx_pool.put(bounce.buffer))
+}
+
 /// get_short: an RDMA READ into a bounce buffer, copied into `buffer` when
 /// its completion is processed. Returns `UCS_INPROGRESS` once posted, not
 /// `UCS_OK`: UCX's callers read `UCS_OK` from get_short as "the data is in
@@ -675,33 +711,12 @@ unsafe extern "C" fn ep_get_short(
         if length > 0 && buffer.is_null() {
             return Err(null_buffer(F, length));
         }
-        ep.check_post(iface.state.tx_credits)?;
-        let bounce = bounce_from_pool(&mut iface.state.tx_pool, 0)?;
-        let (uct_rkey, rkey) = (rkey, rdma_rkey(rkey));
         let mut spec = PostSpec::new(OpKind::GetShort, mlx5::MLX5_OPCODE_RDMA_READ, length);
-        spec.remote_addr = remote_addr;
-        spec.rkey = rkey;
-        spec.uct_rkey = uct_rkey;
-        spec.bounce = Some(bounce);
         spec.action = CompletionAction::CopyOut {
             buffer: buffer.cast(),
             length,
         };
-        let lkey = BufferPool::bounce_lkey(&bounce);
-        ep.post(&mut iface.state.tx_credits, spec, |wqe| {
-            wqe.raddr(RaddrSeg {
-                raddr: remote_addr,
-                rkey,
-            });
-            if length > 0 {
-                wqe.data(DataSeg {
-                    byte_count: length as u32,
-                    lkey,
-                    addr: bounce.data as u64,
-                });
-            }
-        })
-        .inspect_err(|_| iface.state.tx_pool.put(bounce.buffer))
+        post_read_into_bounce(ep, iface, spec, remote_addr, rkey)
     })();
     match posted {
         Ok(()) => UCS_INPROGRESS,
@@ -727,36 +742,15 @@ unsafe extern "C" fn ep_get_bcopy(
             return Err(Status::InvalidParam);
         }
         check_len(F, length, iface.state.limits.get_max_bcopy)?;
-        ep.check_post(iface.state.tx_credits)?;
-        let bounce = bounce_from_pool(&mut iface.state.tx_pool, 0)?;
-        let (uct_rkey, rkey) = (rkey, rdma_rkey(rkey));
         let mut spec = PostSpec::new(OpKind::GetBcopy, mlx5::MLX5_OPCODE_RDMA_READ, length);
-        spec.remote_addr = remote_addr;
-        spec.rkey = rkey;
-        spec.uct_rkey = uct_rkey;
         spec.comp = comp;
         spec.force_signal = true;
-        spec.bounce = Some(bounce);
         spec.action = CompletionAction::Unpack {
             unpack_cb,
             arg,
             length,
         };
-        let lkey = BufferPool::bounce_lkey(&bounce);
-        ep.post(&mut iface.state.tx_credits, spec, |wqe| {
-            wqe.raddr(RaddrSeg {
-                raddr: remote_addr,
-                rkey,
-            });
-            if length > 0 {
-                wqe.data(DataSeg {
-                    byte_count: length as u32,
-                    lkey,
-                    addr: bounce.data as u64,
-                });
-            }
-        })
-        .inspect_err(|_| iface.state.tx_pool.put(bounce.buffer))
+        post_read_into_bounce(ep, iface, spec, remote_addr, rkey)
     })();
     match result {
         Ok(()) => UCS_INPROGRESS,
