@@ -8,5 +8,6 @@ pub mod api;
 pub mod core;
 pub mod failover;
 pub mod hca;
+pub mod ib;
 pub mod mlx5;
 pub mod rc;

@@ -14,8 +14,8 @@ use uct::abi::ucs_status::{
 };
 use uct::abi::uct_def::{uct_component_h, uct_iface_config_t, uct_md_config_t, uct_md_h};
 use uct::api::config::*;
-use uct::core::component::IB_COMPONENT;
 use uct::core::config::{iface_config_from_handle, md_config_from_handle};
+use uct::ib::component::IB_COMPONENT;
 
 /// Environment variable telling a re-executed test binary to run the child
 /// half of a test.

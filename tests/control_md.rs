@@ -281,7 +281,7 @@ fn md_query_v1_stays_inside_the_old_struct() {
     assert_eq!(
         attr.cap.flags,
         UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_MEMH | UCT_MD_FLAG_NEED_RKEY | UCT_MD_FLAG_ADVISE,
-        "registration works (rc::domain), handles and rkeys are needed, advice is taken"
+        "registration works (ib::domain), handles and rkeys are needed, advice is taken"
     );
     assert_eq!(attr.cap.max_alloc, 0);
     assert_eq!(attr.rkey_packed_size, 8);

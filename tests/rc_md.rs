@@ -13,7 +13,8 @@ use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::md::*;
 use uct::hca::Device;
-use uct::rc::domain::{rdma_rkey, MemHandle};
+use uct::ib::domain::MemHandle;
+use uct::ib::rkey::rdma_rkey;
 
 fn open_md(name: &CStr) -> uct_md_h {
     let mut md = null_mut();

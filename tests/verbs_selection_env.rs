@@ -43,6 +43,6 @@ fn soft_hca_no_without_real_devices_lists_and_opens_nothing() {
             .any(|l| l.contains("WARN") && l.contains("UCX_SOFT_HCA=no")),
         "no warning about the empty list: {logs:?}"
     );
-    assert!(uct::core::devices::hca_devices().is_empty());
+    assert!(uct::hca::devices::hca_devices().is_empty());
     assert_eq!(Device::open("nosoft0").err(), Some(Status::NoDevice));
 }

@@ -6,7 +6,7 @@ use std::ptr::{addr_of, addr_of_mut};
 use crate::abi::*;
 use crate::api::checks::{finish, known_fields, non_null};
 use crate::api::cstr::fill_c_array;
-use crate::core::component::{Component, COMPONENTS};
+use crate::ib::component::{Component, COMPONENTS};
 
 const COMPONENT_ATTR_FIELDS: u64 = UCT_COMPONENT_ATTR_FIELD_NAME
     | UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT

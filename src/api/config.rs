@@ -11,8 +11,8 @@ use core::ffi::{c_char, c_void};
 use super::checks::{finish, non_null};
 use super::cstr::c_str_arg;
 use crate::abi::*;
-use crate::core::component::Component;
 use crate::core::config::{self, handle};
+use crate::ib::component::Component;
 
 /// An optional C string argument (`env_prefix`): NULL is `None`.
 ///

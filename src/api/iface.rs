@@ -9,9 +9,9 @@ use crate::api::checks::{finish, non_null};
 use crate::api::cstr::c_str_arg;
 use crate::api::dispatch::{base_iface, export_dispatch};
 use crate::api::md::md_ref;
-use crate::api::worker::worker_ref;
 use crate::core::config::{iface_config_from_handle, read_iface_config, RcMlx5IfaceConfig};
-use crate::core::md::{Md, TlResource};
+use crate::core::worker::worker_ref;
+use crate::ib::md::{Md, TlResource};
 
 /// Opens the iface of transport `tl` (`rc_mlx5`, the only one) on `md`.
 fn open_transport_iface(

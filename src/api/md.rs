@@ -1,6 +1,6 @@
 //! Memory domains: `uct_md_open/close`, `uct_md_query` (v1 and v2),
 //! `uct_md_query_tl_resources`, `uct_release_tl_resource_list`, and the
-//! memory-registration entry points (over `rc::domain`): each v1 call fills
+//! memory-registration entry points (over `ib`): each v1 call fills
 //! the v2 parameter struct as UCX does and shares the v2 call's one
 //! implementation (`mem_reg`, `mem_dereg`, `mkey_pack`, `rkey_unpack`).
 
@@ -12,8 +12,12 @@ use crate::api::component::component_arg;
 use crate::api::cstr::{c_str_arg, fill_c_array};
 use crate::api::v2::{checked_field_mask, required_fields};
 use crate::core::config::{md_config_from_handle, read_md_config, IbMdConfig};
-use crate::core::md::{local_cpus, Md, MdCapabilities};
-use crate::rc::domain::{load_packed_rkey, store_packed_rkey, Domain, MemHandle};
+use crate::ib::domain::MemHandle;
+use crate::ib::md::{
+    check_mem_dereg_flags, check_mem_reg_flags, check_mkey_pack_flags, local_cpus, Md,
+    MdCapabilities,
+};
+use crate::ib::rkey::{load_packed_rkey, store_packed_rkey};
 
 /// Every `uct_md_attr_v2_t` field we fill.
 const MD_ATTR_V2_FIELDS: u64 = UCT_MD_ATTR_FIELD_MAX_ALLOC
@@ -358,16 +362,6 @@ const MKEY_PACK_FIELDS: u64 = UCT_MD_MKEY_PACK_FIELD_FLAGS as u64;
 /// `uct_rkey_unpack_params_t` fields this md reads.
 const RKEY_UNPACK_FIELDS: u64 = UCT_RKEY_UNPACK_FIELD_SYS_DEVICE as u64;
 
-/// Registration flags this md understands: the allocation hints (that
-/// registration ignores), `HIDE_ERRORS`, the access rights and
-/// `SYMMETRIC_RKEY` (a hint). `GVA` is known but refused: no `gva_mem_types`.
-const MEM_REG_FLAGS: u64 = (UCT_MD_MEM_FLAG_NONBLOCK
-    | UCT_MD_MEM_FLAG_FIXED
-    | UCT_MD_MEM_FLAG_LOCK
-    | UCT_MD_MEM_FLAG_HIDE_ERRORS
-    | UCT_MD_MEM_ACCESS_ALL
-    | UCT_MD_MEM_SYMMETRIC_RKEY) as u64;
-
 /// Reads field `$field` of the v2 parameter struct `$params` if `$bit` is set
 /// in `$field_mask`, else yields `$default`. The caller initialised only the
 /// fields its mask names, so each is read on its own, through a raw pointer.
@@ -381,39 +375,6 @@ macro_rules! param_field {
             $default
         }
     };
-}
-
-/// `Err` with a log line for flags registration cannot honour.
-fn check_mem_reg_flags(flags: u64, function: &str) -> Result<(), Status> {
-    if flags & UCT_MD_MEM_GVA as u64 != 0 {
-        tracing::warn!("{function}: global VA registration is not supported");
-        return Err(Status::Unsupported);
-    }
-    let unknown = flags & !MEM_REG_FLAGS;
-    if unknown != 0 {
-        tracing::warn!("{function}: unknown flags 0x{unknown:x}");
-        return Err(Status::InvalidParam);
-    }
-    Ok(())
-}
-
-/// `Err` with a log line unless memory of `mem_type` can be registered.
-/// `UCS_MEMORY_TYPE_UNKNOWN` is let through: registration itself tells
-/// (as UCX's ib md, which registers whatever it is given).
-fn check_mem_type(
-    mem_type: ucs_memory_type_t,
-    caps: &MdCapabilities,
-    function: &str,
-) -> Result<(), Status> {
-    if mem_type > UCS_MEMORY_TYPE_UNKNOWN {
-        tracing::warn!("{function}: params->mem_type {mem_type} is not a memory type");
-        return Err(Status::InvalidParam);
-    }
-    if mem_type != UCS_MEMORY_TYPE_UNKNOWN && caps.reg_mem_types & (1 << mem_type) == 0 {
-        tracing::warn!("{function}: memory type {mem_type} is not in the md's reg_mem_types");
-        return Err(Status::Unsupported);
-    }
-    Ok(())
 }
 
 /// The one registration, behind `uct_md_mem_reg` (its flags as the only
@@ -462,7 +423,6 @@ unsafe fn mem_reg(
         tracing::warn!("{function}: dmabuf registration (fd {dmabuf_fd}) is not supported");
         return Err(Status::Unsupported);
     }
-    let caps = md.capabilities();
     let mem_type = param_field!(
         params,
         field_mask,
@@ -470,9 +430,9 @@ unsafe fn mem_reg(
         mem_type,
         UCS_MEMORY_TYPE_HOST
     );
-    check_mem_type(mem_type, &caps, function)?;
-    let domain = Domain::get(&md.device().name)?;
-    let memh = MemHandle::register(domain, address.cast(), length)
+    md.check_mem_type(mem_type, function)?;
+    let memh = md
+        .register(address.cast(), length)
         .inspect_err(|status| log_failure(status))?
         .into_handle();
     tracing::debug!("{function}: {length} bytes at {address:p}, flags 0x{flags:x} -> {memh:p}");
@@ -607,15 +567,7 @@ unsafe fn mem_dereg(
     );
     non_null(memh, function, "memh")?;
     let flags = param_field!(params, field_mask, UCT_MD_MEM_DEREG_FIELD_FLAGS, flags, 0);
-    let unknown = flags & !UCT_MD_MEM_DEREG_FLAG_INVALIDATE;
-    if unknown != 0 {
-        tracing::warn!("{function}: unknown flags 0x{unknown:x}");
-        return Err(Status::InvalidParam);
-    }
-    if flags & UCT_MD_MEM_DEREG_FLAG_INVALIDATE != 0 {
-        tracing::warn!("{function}: invalidation is not supported (no UCT_MD_FLAG_INVALIDATE)");
-        return Err(Status::Unsupported);
-    }
+    check_mem_dereg_flags(flags, function)?;
     // SAFETY: a handle from uct_md_mem_reg(_v2) by the caller's contract.
     unsafe { MemHandle::release(memh) }
         .inspect_err(|_| tracing::warn!("{function}: {memh:p} is not a live memory handle"))
@@ -660,7 +612,7 @@ pub unsafe extern "C" fn uct_md_mem_dereg_v2(
 }
 
 /// The one key packing, behind `uct_md_mkey_pack` (no fields, as UCX
-/// passes) and `uct_md_mkey_pack_v2`: `domain::store_packed_rkey`.
+/// passes) and `uct_md_mkey_pack_v2`: `ib::rkey::store_packed_rkey`.
 ///
 /// # Safety
 /// As `uct_md_mkey_pack_v2`.
@@ -681,24 +633,7 @@ unsafe fn mkey_pack(
     // SAFETY: NULL or valid by the caller's contract.
     let field_mask = unsafe { checked_field_mask(params, MKEY_PACK_FIELDS, function, "params") }?;
     let flags = param_field!(params, field_mask, UCT_MD_MKEY_PACK_FIELD_FLAGS, flags, 0);
-    let known = UCT_MD_MKEY_PACK_FLAG_INVALIDATE_RMA
-        | UCT_MD_MKEY_PACK_FLAG_INVALIDATE_AMO
-        | UCT_MD_MKEY_PACK_FLAG_EXPORT;
-    let unknown = flags & !known;
-    if unknown != 0 {
-        tracing::warn!("{function}: unknown flags 0x{unknown:x}");
-        return Err(Status::InvalidParam);
-    }
-    if flags & UCT_MD_MKEY_PACK_FLAG_EXPORT != 0 {
-        tracing::warn!(
-            "{function}: exported keys are not supported (no UCT_MD_FLAG_EXPORTED_MKEY)"
-        );
-        return Err(Status::Unsupported);
-    }
-    if flags != 0 {
-        tracing::warn!("{function}: invalidatable keys are not supported (flags 0x{flags:x})");
-        return Err(Status::Unsupported);
-    }
+    check_mkey_pack_flags(flags, function)?;
     // SAFETY: a handle from uct_md_mem_reg(_v2) by the caller's contract.
     let handle = unsafe { MemHandle::from_handle(memh) }
         .inspect_err(|_| tracing::warn!("{function}: {memh:p} is not a live memory handle"))?;
@@ -768,7 +703,7 @@ pub unsafe extern "C" fn uct_md_mkey_pack_v2(
 }
 
 /// The one key unpacking, behind `uct_rkey_unpack` (no fields, as UCX
-/// passes) and `uct_rkey_unpack_v2`: `domain::load_packed_rkey`.
+/// passes) and `uct_rkey_unpack_v2`: `ib::rkey::load_packed_rkey`.
 ///
 /// # Safety
 /// As `uct_rkey_unpack_v2`.

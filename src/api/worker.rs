@@ -5,26 +5,7 @@ use std::ffi::{c_uint, c_void};
 use crate::abi::*;
 use crate::api::async_context::async_context_ref;
 use crate::api::checks::{finish, non_null};
-use crate::core::worker::Worker;
-
-/// Turns a C handle into our worker, or `InvalidParam` with a log line.
-///
-/// # Safety
-/// `worker` must be NULL or a handle from `uct_worker_create` not destroyed yet.
-pub(crate) unsafe fn worker_ref<'a>(
-    worker: uct_worker_h,
-    function: &str,
-) -> Result<&'a Worker, Status> {
-    non_null(worker, function, "worker")?;
-    // SAFETY: non-NULL and, by the caller's contract, a live boxed Worker
-    // whose first field is the uct_worker the handle points at.
-    let worker_ref = unsafe { &*(worker as *const Worker) };
-    if !worker_ref.is_valid() {
-        tracing::warn!("{function}: {worker:p} is not a live worker");
-        return Err(Status::InvalidParam);
-    }
-    Ok(worker_ref)
-}
+use crate::core::worker::{worker_ref, Worker};
 
 /// Creates a worker bound to `async_context`.
 ///

@@ -1,6 +1,6 @@
 //! The device behind the rings: the backend interface the rc_mlx5 transport
 //! drives, over two backends: the software HCA (`soft`) and real mlx5
-//! devices through rdma-core (`verbs`). `core::devices` decides which
+//! devices through rdma-core (`verbs`). [`devices`] decides which
 //! backend serves which device name (`UCX_SOFT_HCA`).
 //!
 //! The transport talks to a device only on the control path (open, register
@@ -50,6 +50,7 @@ use std::os::fd::RawFd;
 
 use crate::abi::ucs_status::Status;
 
+pub mod devices;
 pub mod soft;
 pub mod verbs;
 
@@ -532,10 +533,10 @@ fn mixed_backends(what: &str) -> Status {
 
 impl Device {
     /// Names of the devices this process can open (see
-    /// `core::devices`: real mlx5 devices and/or soft ones, per
+    /// [`devices`]: real mlx5 devices and/or soft ones, per
     /// `UCX_SOFT_HCA`).
     pub fn list() -> Vec<String> {
-        crate::core::devices::hca_devices()
+        devices::hca_devices()
             .iter()
             .map(|d| d.name.clone())
             .collect()
@@ -546,7 +547,7 @@ impl Device {
     /// listed it; a device already open in this process is shared. A name
     /// that is not listed is `NoDevice`.
     pub fn open(name: &str) -> Result<Device, Status> {
-        use crate::core::devices::{find_device, Backend};
+        use devices::{find_device, Backend};
         match find_device(name).map(|d| &d.backend) {
             Some(Backend::Verbs { .. }) => verbs::VerbsDevice::open(name).map(Device::Verbs),
             Some(Backend::Soft { soft_name, .. }) => {

@@ -27,10 +27,10 @@
 use std::ffi::{c_uint, c_void};
 
 use crate::abi::*;
+use crate::ib::rkey::atomic_rkey;
 use crate::mlx5::{
     self, AtomicSeg, AtomicSize, DataSeg, MaskedCsSeg, MaskedFaSeg, RaddrSeg, WqeBuilder,
 };
-use crate::rc::domain::atomic_rkey;
 use crate::rc::ep::{Bounce, CompletionAction, OpKind, PostSpec, RcEp};
 use crate::rc::iface::{IfaceState, RcIface};
 use crate::rc::pool::{BufferPool, LKEY_BYTES};

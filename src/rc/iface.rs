@@ -21,14 +21,14 @@ use crate::abi::*;
 use crate::core::callbackq::CallbackId;
 use crate::core::config::{RcMlx5IfaceConfig, Ulunits};
 use crate::core::iface::BaseIface;
-use crate::core::md::Md;
 use crate::core::tombstone::{TombstoneYard, EP_QUARANTINE};
 use crate::core::worker::Worker;
 use crate::hca::{
     Cq, CqRing, DeviceAddress, EventChannel, Mtu, Qp, QpInitAttr, RecvRing, Srq, SrqInitAttr,
 };
+use crate::ib::domain::Domain;
+use crate::ib::md::Md;
 use crate::mlx5::{self, Cqe64, DataSeg, SrqNextSeg};
-use crate::rc::domain::Domain;
 use crate::rc::ep::{EpState, RcEp, MAX_WQE_BBS};
 use crate::rc::fc::{FcConfig, Request, RxHeader, FC_MASK};
 use crate::rc::pool::{BufferPool, LKEY_BYTES};
@@ -271,7 +271,7 @@ impl RcIface {
         let domain = Domain::get(&md.device().name)?;
         let device = &domain.device;
         let device_attr = device.attr();
-        let port = device.port_attr(crate::core::devices::DEVICE_PORT)?;
+        let port = device.port_attr(crate::hca::devices::DEVICE_PORT)?;
         let limits = Limits::new(config, rx_headroom, device_attr.max_rd_atomic);
         let path_mtu = config
             .path_mtu
@@ -465,7 +465,8 @@ impl RcIface {
             return;
         }
         // SAFETY: the worker handle was validated at open and outlives ifaces.
-        let Ok(worker) = (unsafe { crate::api::worker::worker_ref(self.base.worker, "rc") }) else {
+        let Ok(worker) = (unsafe { crate::core::worker::worker_ref(self.base.worker, "rc") })
+        else {
             return;
         };
         let arg = self as *mut RcIface as *mut c_void;
@@ -475,7 +476,7 @@ impl RcIface {
     fn progress_disable_all(&mut self) {
         if let Some(id) = self.state.progress_id.take() {
             // SAFETY: as in progress_enable.
-            if let Ok(worker) = unsafe { crate::api::worker::worker_ref(self.base.worker, "rc") } {
+            if let Ok(worker) = unsafe { crate::core::worker::worker_ref(self.base.worker, "rc") } {
                 let worker: &Worker = worker;
                 worker.unregister(id);
             }

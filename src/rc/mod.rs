@@ -1,8 +1,6 @@
 //! The `rc_mlx5` transport: reliable connected QPs driven by writing mlx5
 //! WQEs into the send ring of a [`crate::hca`] device.
 //!
-//! - [`domain`]: the device and protection domain shared by a process's
-//!   memory domains and ifaces of one HCA; memory handles and packed rkeys.
 //! - [`iface`]: the iface (CQs, SRQ of bounce buffers, progress, query,
 //!   addresses, the receive path and AM dispatch, error delivery).
 //! - [`ep`]: the endpoint: QP, send ring ([`ep::TxRing`]), the table of
@@ -28,7 +26,6 @@
 //! live eps plus 1025 such structs, all freed at close.
 
 pub mod atomic;
-pub mod domain;
 pub mod ep;
 pub mod failover;
 pub mod fc;

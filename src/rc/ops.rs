@@ -9,8 +9,9 @@ use crate::abi::*;
 use crate::core::iface::{query_v2_defaults, IfaceInternalOps};
 use crate::core::ops::unsupported_iface_ops;
 use crate::hca::DeviceAddress;
+use crate::ib::domain::MemHandle;
+use crate::ib::rkey::rdma_rkey;
 use crate::mlx5::{self, DataSeg, RaddrSeg};
-use crate::rc::domain::{rdma_rkey, MemHandle};
 use crate::rc::ep::{
     bounce_from_pool, CompletionAction, EpState, OpKind, PostSpec, RcEp, RemoteEp, EP_ADDR_LEN,
 };

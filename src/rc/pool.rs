@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use crate::abi::ucs_status::Status;
 use crate::hca::{Access, Mr};
-use crate::rc::domain::Domain;
+use crate::ib::domain::Domain;
 
 /// Bytes at the start of each buffer that hold its lkey and class.
 pub const LKEY_BYTES: usize = 8;

@@ -15,7 +15,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 
 use super::ffi::Verbs;
 use crate::abi::ucs_status::{result_of, ucs_status_t, Status};
-use crate::core::devices::{find_device, Backend};
+use crate::hca::devices::{find_device, Backend};
 
 /// One fault call and its argument.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -438,7 +438,7 @@ impl VerbsChannel {
 struct PdInner {
     context: Arc<Context>,
     raw: *mut ffi::ibv_pd,
-    /// The port QPs of this PD use (`core::devices` lists port 1 of each
+    /// The port QPs of this PD use (`hca::devices` lists port 1 of each
     /// device; the first usable port is that one when it is usable).
     port: VerbsPort,
 }

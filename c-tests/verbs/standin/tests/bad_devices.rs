@@ -128,7 +128,7 @@ fn component() -> uct_component_h {
 /// discovery log lines reach stderr.
 fn enter_through_the_api() {
     component();
-    let _ = uct::core::devices::hca_devices();
+    let _ = uct::hca::devices::hca_devices();
 }
 
 fn open_md(name: &CStr) -> Result<uct_md_h, ucs_status_t> {
@@ -391,7 +391,7 @@ fn standin_live_objects() -> usize {
 fn not_mlx5_device_and_down_port_are_skipped_and_auto_falls_back_to_soft() {
     if in_child() {
         enter_through_the_api();
-        let listed: Vec<(String, bool)> = uct::core::devices::hca_devices()
+        let listed: Vec<(String, bool)> = uct::hca::devices::hca_devices()
             .iter()
             .map(|d| (d.name.clone(), d.is_soft()))
             .collect();
@@ -427,7 +427,7 @@ fn not_mlx5_device_and_down_port_are_skipped_and_auto_falls_back_to_soft() {
 fn a_bad_device_is_skipped_alone_when_a_good_one_remains() {
     if in_child() {
         enter_through_the_api();
-        let listed: Vec<(String, bool)> = uct::core::devices::hca_devices()
+        let listed: Vec<(String, bool)> = uct::hca::devices::hca_devices()
             .iter()
             .map(|d| (d.name.clone(), d.is_soft()))
             .collect();
@@ -452,7 +452,7 @@ fn a_bad_device_is_skipped_alone_when_a_good_one_remains() {
 fn device_that_cannot_be_opened_is_skipped_and_auto_falls_back_to_soft() {
     if in_child() {
         enter_through_the_api();
-        assert!(uct::core::devices::hca_devices()
+        assert!(uct::hca::devices::hca_devices()
             .iter()
             .all(|d| d.is_soft()));
         let a = Side::open(c"mlx5_0", c"mlx5_0:1").expect("soft mlx5_0 opens");

@@ -1,12 +1,12 @@
 //! The component registry. There is one component, `ib`; its memory domains
-//! are the HCA devices (see `devices.rs`).
+//! are the HCA devices (see [`crate::hca::devices`]).
 //!
 //! Component handles are addresses of the statics below. Validating a handle
 //! is a pointer comparison against this list, so a garbage handle from C is
 //! rejected without ever being dereferenced.
 
 use crate::abi::*;
-use crate::core::devices::{hca_devices, HcaDevice};
+use crate::hca::devices::{hca_devices, HcaDevice};
 
 /// A UCT component: a family of memory domains and their transports.
 pub struct Component {

@@ -6,16 +6,14 @@
 //! the same values from one place.
 
 use crate::abi::*;
-use crate::core::component::Component;
 use crate::core::config::{IbMdConfig, RC_MLX5_TL_NAME};
-use crate::core::devices::{port_name, Backend, HcaDevice};
+use crate::hca::devices::{Backend, HcaDevice, DEVICE_PORT};
+use crate::ib::component::Component;
+use crate::ib::domain::{Domain, MemHandle};
+use crate::ib::rkey::RKEY_PACKED_SIZE;
 
 /// First field of every md (opaque to C): catches stale or foreign handles.
 const MD_MAGIC: u64 = 0x7563_745f_6d64_5f5f; // "uct_md__"
-
-/// Bytes of a packed remote key: one 64-bit word, the size UCX's ib md
-/// reports (what goes into it arrives with memory registration).
-pub const RKEY_PACKED_SIZE: usize = 8;
 
 /// What a memory domain can do, in UCX's terms.
 #[derive(Clone, Debug, PartialEq)]
@@ -135,6 +133,34 @@ impl Md {
         }]
     }
 
+    /// `Err` with a log line unless memory of `mem_type` can be registered.
+    /// `UCS_MEMORY_TYPE_UNKNOWN` is let through: registration itself tells
+    /// (as UCX's ib md, which registers whatever it is given).
+    pub fn check_mem_type(
+        &self,
+        mem_type: ucs_memory_type_t,
+        function: &str,
+    ) -> Result<(), Status> {
+        if mem_type > UCS_MEMORY_TYPE_UNKNOWN {
+            tracing::warn!("{function}: params->mem_type {mem_type} is not a memory type");
+            return Err(Status::InvalidParam);
+        }
+        if mem_type != UCS_MEMORY_TYPE_UNKNOWN
+            && self.capabilities().reg_mem_types & (1 << mem_type) == 0
+        {
+            tracing::warn!("{function}: memory type {mem_type} is not in the md's reg_mem_types");
+            return Err(Status::Unsupported);
+        }
+        Ok(())
+    }
+
+    /// Registers `length` bytes at `address` with this md's device (every
+    /// access right, see [`MemHandle::register`]).
+    pub fn register(&self, address: *mut u8, length: usize) -> Result<Box<MemHandle>, Status> {
+        let domain = Domain::get(&self.device.name)?;
+        MemHandle::register(domain, address, length)
+    }
+
     /// Bytes that identify the device across processes (`global_id`): the
     /// device name and its link address, NUL-padded.
     pub fn global_id(&self) -> Vec<u8> {
@@ -145,6 +171,75 @@ impl Md {
             Backend::Verbs { node_guid } => format!("ib-guid:{node_guid:016x}").into_bytes(),
         }
     }
+}
+
+/// Registration flags this md understands: the allocation hints (that
+/// registration ignores), `HIDE_ERRORS`, the access rights and
+/// `SYMMETRIC_RKEY` (a hint). `GVA` is known but refused: no `gva_mem_types`.
+const MEM_REG_FLAGS: u64 = (UCT_MD_MEM_FLAG_NONBLOCK
+    | UCT_MD_MEM_FLAG_FIXED
+    | UCT_MD_MEM_FLAG_LOCK
+    | UCT_MD_MEM_FLAG_HIDE_ERRORS
+    | UCT_MD_MEM_ACCESS_ALL
+    | UCT_MD_MEM_SYMMETRIC_RKEY) as u64;
+
+/// `Err` with a log line for flags registration cannot honour.
+pub fn check_mem_reg_flags(flags: u64, function: &str) -> Result<(), Status> {
+    if flags & UCT_MD_MEM_GVA as u64 != 0 {
+        tracing::warn!("{function}: global VA registration is not supported");
+        return Err(Status::Unsupported);
+    }
+    let unknown = flags & !MEM_REG_FLAGS;
+    if unknown != 0 {
+        tracing::warn!("{function}: unknown flags 0x{unknown:x}");
+        return Err(Status::InvalidParam);
+    }
+    Ok(())
+}
+
+/// `Err` with a log line for deregistration flags this md cannot honour:
+/// `UCT_MD_MEM_DEREG_FLAG_INVALIDATE` is unsupported, as in UCX's verbs ib
+/// md (no `UCT_MD_FLAG_INVALIDATE`).
+pub fn check_mem_dereg_flags(flags: u32, function: &str) -> Result<(), Status> {
+    let unknown = flags & !UCT_MD_MEM_DEREG_FLAG_INVALIDATE;
+    if unknown != 0 {
+        tracing::warn!("{function}: unknown flags 0x{unknown:x}");
+        return Err(Status::InvalidParam);
+    }
+    if flags & UCT_MD_MEM_DEREG_FLAG_INVALIDATE != 0 {
+        tracing::warn!("{function}: invalidation is not supported (no UCT_MD_FLAG_INVALIDATE)");
+        return Err(Status::Unsupported);
+    }
+    Ok(())
+}
+
+/// `Err` with a log line for key-packing flags this md cannot honour: it
+/// advertises neither invalidation nor `UCT_MD_FLAG_EXPORTED_MKEY`.
+pub fn check_mkey_pack_flags(flags: u32, function: &str) -> Result<(), Status> {
+    let known = UCT_MD_MKEY_PACK_FLAG_INVALIDATE_RMA
+        | UCT_MD_MKEY_PACK_FLAG_INVALIDATE_AMO
+        | UCT_MD_MKEY_PACK_FLAG_EXPORT;
+    let unknown = flags & !known;
+    if unknown != 0 {
+        tracing::warn!("{function}: unknown flags 0x{unknown:x}");
+        return Err(Status::InvalidParam);
+    }
+    if flags & UCT_MD_MKEY_PACK_FLAG_EXPORT != 0 {
+        tracing::warn!(
+            "{function}: exported keys are not supported (no UCT_MD_FLAG_EXPORTED_MKEY)"
+        );
+        return Err(Status::Unsupported);
+    }
+    if flags != 0 {
+        tracing::warn!("{function}: invalidatable keys are not supported (flags 0x{flags:x})");
+        return Err(Status::Unsupported);
+    }
+    Ok(())
+}
+
+/// The transport device name of `device`: `<name>:<port>` (e.g. `mlx5_0:1`).
+pub fn port_name(device: &HcaDevice) -> String {
+    format!("{}:{}", device.name, DEVICE_PORT)
 }
 
 /// One transport resource of an md.

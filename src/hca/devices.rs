@@ -1,5 +1,8 @@
-//! The HCA devices this process sees: each one is a memory domain of the `ib`
-//! component and carries one `rc_mlx5` transport resource on port 1.
+//! The HCA devices this process sees, and which backend opens each one
+//! ([`Backend`]; [`crate::hca::Device::open`] follows it). The `ib` layer
+//! lists each as a memory domain of its component with one `rc_mlx5`
+//! transport resource on port 1 ([`crate::ib`]); the list lives here, below
+//! `ib`, because opening a device by its listed name is the hca's job.
 //!
 //! Two sources: real mlx5 devices found through rdma-core
 //! (`hca::verbs::discovery`) and the soft HCA devices of
@@ -49,11 +52,6 @@ impl HcaDevice {
     pub fn is_soft(&self) -> bool {
         matches!(self.backend, Backend::Soft { .. })
     }
-}
-
-/// The transport device name of `device`: `<name>:<port>` (e.g. `mlx5_0:1`).
-pub fn port_name(device: &HcaDevice) -> String {
-    format!("{}:{}", device.name, DEVICE_PORT)
 }
 
 /// One entry chosen by [`select_devices`]: origin, listed name, and the
