@@ -99,6 +99,32 @@ pub(crate) unsafe fn checked_field_mask<T: FieldMasked>(
     Ok(field_mask)
 }
 
+/// The `field_mask` of `*params` (argument `argument`, non-NULL). Bits
+/// outside `known` are ignored with a debug line, as UCX's v2 entry points
+/// ignore fields they do not know (a newer caller's struct is longer, and
+/// its extra fields are simply not read).
+///
+/// # Safety
+/// `params` NULL or valid for reads of its `field_mask`.
+pub(crate) unsafe fn tolerant_field_mask<T: FieldMasked>(
+    params: *const T,
+    known: u64,
+    function: &str,
+    argument: &str,
+) -> Result<u64, Status> {
+    non_null(params, function, argument)?;
+    // SAFETY: non-NULL; valid by the contract.
+    let field_mask = unsafe { T::field_mask(params) };
+    let unknown = field_mask & !known;
+    if unknown != 0 {
+        tracing::debug!(
+            "{function}: {}.field_mask bits 0x{unknown:x} are unknown, ignored",
+            T::NAME
+        );
+    }
+    Ok(field_mask)
+}
+
 /// A yes/no answer for C: 1 or 0, and 0 for refused arguments (already
 /// logged).
 fn c_bool(answer: Result<bool, Status>) -> c_int {
@@ -137,7 +163,7 @@ pub unsafe extern "C" fn uct_iface_query_v2(
         let base = unsafe { base_iface(iface, FUNCTION) }?;
         // SAFETY: NULL or valid by the caller's contract.
         let field_mask = unsafe {
-            checked_field_mask(iface_attr, IFACE_ATTR_V2_FIELDS, FUNCTION, "iface_attr")
+            tolerant_field_mask(iface_attr, IFACE_ATTR_V2_FIELDS, FUNCTION, "iface_attr")
         }?;
         if field_mask & UCT_IFACE_ATTR_FIELD_RX_TOKEN != 0 {
             // An RX token is derived from the peer's TX token.
@@ -183,7 +209,7 @@ pub unsafe extern "C" fn uct_ep_query(ep: uct_ep_h, ep_attr: *mut uct_ep_attr_t)
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
         // SAFETY: NULL or valid by the caller's contract.
         let field_mask =
-            unsafe { checked_field_mask(ep_attr, EP_ATTR_FIELDS, FUNCTION, "ep_attr") }?;
+            unsafe { tolerant_field_mask(ep_attr, EP_ATTR_FIELDS, FUNCTION, "ep_attr") }?;
         if field_mask & UCT_EP_ATTR_FIELD_TX_TOKEN != 0 {
             // SAFETY: set by the caller together with the TX_TOKEN bit.
             let tx_token = unsafe { addr_of!((*ep_attr).tx_token).read() };
@@ -195,9 +221,12 @@ pub unsafe extern "C" fn uct_ep_query(ep: uct_ep_h, ep_attr: *mut uct_ep_attr_t)
     finish(FUNCTION, result)
 }
 
-/// Moves the endpoint to an error state; with
-/// `UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS` its outstanding operations are kept
-/// for `uct_ep_outstanding_purge` instead of completing with errors.
+/// Moves the endpoint to an error state. `params` may be NULL (no flags);
+/// with `UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS` its outstanding operations
+/// are kept for `uct_ep_outstanding_purge`, without it the endpoint fails as
+/// on a transport error (operations complete with `UCS_ERR_CANCELED`, the
+/// error handler is called once). Unknown flags and field-mask bits are
+/// ignored, as in UCX.
 ///
 /// # Safety
 /// `ep` NULL or a live endpoint of this library; `params` NULL or valid.
@@ -210,25 +239,27 @@ pub unsafe extern "C" fn uct_ep_invalidate(
     let result = (|| {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
-        // SAFETY: NULL or valid by the caller's contract.
-        let field_mask = unsafe {
-            checked_field_mask(
-                params,
-                UCT_EP_INVALIDATE_PARAM_FIELD_FLAGS,
-                FUNCTION,
-                "params",
-            )
-        }?;
         let mut flags: c_uint = 0;
-        if field_mask & UCT_EP_INVALIDATE_PARAM_FIELD_FLAGS != 0 {
-            // SAFETY: valid because its field bit is set.
-            flags = unsafe { addr_of!((*params).flags).read() };
-            let unknown = flags & !UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS;
-            if unknown != 0 {
-                tracing::warn!("{FUNCTION}: unknown flags 0x{unknown:x}");
-                return Err(Status::InvalidParam);
+        if !params.is_null() {
+            // SAFETY: non-NULL, valid by the caller's contract.
+            let field_mask = unsafe {
+                tolerant_field_mask(
+                    params,
+                    UCT_EP_INVALIDATE_PARAM_FIELD_FLAGS,
+                    FUNCTION,
+                    "params",
+                )
+            }?;
+            if field_mask & UCT_EP_INVALIDATE_PARAM_FIELD_FLAGS != 0 {
+                // SAFETY: valid because its field bit is set.
+                flags = unsafe { addr_of!((*params).flags).read() };
             }
         }
+        let unknown = flags & !UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS;
+        if unknown != 0 {
+            tracing::debug!("{FUNCTION}: unknown flags 0x{unknown:x} ignored");
+        }
+        let flags = flags & UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS;
         // SAFETY: arguments validated above.
         unsafe { (base.internal_ops.ep_invalidate)(ep, flags) }
     })();
@@ -253,7 +284,9 @@ pub unsafe extern "C" fn uct_ep_failover_enable(ep: uct_ep_h) -> ucs_status_t {
 }
 
 /// Completes what the peer received (per `rx_token`) and calls `cb` once per
-/// undelivered operation, in posting order. `RX_TOKEN` and `CB` are required.
+/// undelivered operation, in posting order. `RX_TOKEN` and `CB` are required
+/// (NULL `params` refused, as UCX); unknown field-mask bits are ignored. A
+/// second purge, with nothing held since, returns `UCS_OK` and calls nothing.
 ///
 /// # Safety
 /// `ep` NULL or a live endpoint of this library; `params` NULL or valid.
@@ -267,7 +300,7 @@ pub unsafe extern "C" fn uct_ep_outstanding_purge(
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
         // SAFETY: NULL or valid by the caller's contract.
-        let field_mask = unsafe { checked_field_mask(params, PURGE_FIELDS, FUNCTION, "params") }?;
+        let field_mask = unsafe { tolerant_field_mask(params, PURGE_FIELDS, FUNCTION, "params") }?;
         required_fields(
             field_mask,
             UCT_EP_OUTSTANDING_FIELD_RX_TOKEN | UCT_EP_OUTSTANDING_FIELD_CB,
@@ -314,7 +347,7 @@ pub unsafe extern "C" fn uct_iface_is_reachable_v2(
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { base_iface(iface, FUNCTION) }?;
         // SAFETY: NULL or valid by the caller's contract.
-        unsafe { checked_field_mask(params, IS_REACHABLE_FIELDS, FUNCTION, "params") }?;
+        unsafe { tolerant_field_mask(params, IS_REACHABLE_FIELDS, FUNCTION, "params") }?;
         // SAFETY: non-NULL (checked) and valid per its field mask by contract.
         let params = unsafe { &*params };
         required_fields(
@@ -350,7 +383,7 @@ pub unsafe extern "C" fn uct_ep_connect_to_ep_v2(
         non_null(device_addr, FUNCTION, "device_addr")?;
         non_null(ep_addr, FUNCTION, "ep_addr")?;
         // SAFETY: NULL or valid by the caller's contract.
-        unsafe { checked_field_mask(params, CONNECT_TO_EP_FIELDS, FUNCTION, "params") }?;
+        unsafe { tolerant_field_mask(params, CONNECT_TO_EP_FIELDS, FUNCTION, "params") }?;
         // SAFETY: non-NULL (checked) and valid by the caller's contract.
         let params = unsafe { &*params };
         // SAFETY: arguments validated above.
@@ -373,7 +406,7 @@ pub unsafe extern "C" fn uct_ep_is_connected(
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
         // SAFETY: NULL or valid by the caller's contract.
-        unsafe { checked_field_mask(params, IS_CONNECTED_FIELDS, FUNCTION, "params") }?;
+        unsafe { tolerant_field_mask(params, IS_CONNECTED_FIELDS, FUNCTION, "params") }?;
         // SAFETY: non-NULL (checked) and valid by the caller's contract.
         let params = unsafe { &*params };
         // SAFETY: arguments validated above.

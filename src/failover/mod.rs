@@ -57,7 +57,7 @@ pub use purge::{
     RemoteTarget,
 };
 pub use query::{ep_query_tx_token, iface_query_tokens, prepare_purge, ResponderLookup};
-pub use state::{EpFailover, HoldReason, OnError};
+pub use state::{EpFailover, HoldReason, OnError, PurgeStep};
 pub use token::{
     derive_rx_token, ConnectionId, DeviceId, QpIdentity, ResponderState, RxToken, TxToken,
     RX_TOKEN_LENGTH, TX_TOKEN_LENGTH,

@@ -271,9 +271,6 @@ pub struct RcEp {
     pub pending: VecDeque<*mut uct_pending_req_t>,
     /// The next WQE carries the fence flag (`uct_ep_fence`).
     pub fence_next: bool,
-    /// Set by failover (`uct_ep_failover_enable`): an error keeps the op
-    /// table instead of completing every op with the error.
-    pub keep_ops_on_error: bool,
     /// The iface's error handler was called for this ep.
     pub error_reported: bool,
     /// `uct_ep_flush(UCT_FLUSH_FLAG_CANCEL)` moved the QP to error: the
@@ -446,7 +443,6 @@ impl RcEp {
             path_mtu: state.path_mtu,
             pending: VecDeque::new(),
             fence_next: false,
-            keep_ops_on_error: false,
             error_reported: false,
             canceled: false,
             cancel_cqe_due: false,
@@ -556,6 +552,7 @@ impl RcEp {
         self.fc = EpFc::new(&state.fc);
         self.state = EpState::Connected;
         self.error_reported = false;
+        self.failover.reconnected();
         self.canceled = false;
         self.cancel_cqe_due = false;
         self.failed_post_logged.set(false);
@@ -881,12 +878,16 @@ impl RcEp {
 
     /// An error CQE for WQE `wqe_counter` with `status`: ops before it
     /// completed, it and every later op did not. The ep fails (posts return
-    /// `status`), the ops are completed with it (unless failover keeps them)
-    /// and the iface's error handler is called once.
+    /// `status`) and the iface's error handler is called once, before the
+    /// ops are touched: its answer decides with the failover state
+    /// ([`crate::failover::EpFailover`]) whether they are held for purge
+    /// (failover enabled, `UCS_INPROGRESS`, invalidated with
+    /// `NO_COMPLETIONS`) or completed with `status`.
     ///
     /// # Safety
     /// As for [`RcEp::complete_through`].
     pub unsafe fn fail(ep: *mut RcEp, wqe_counter: u16, status: Status) {
+        use crate::failover::OnError;
         // SAFETY: live by the contract.
         let (already_failed, canceled, iface, qpn) = unsafe {
             let cancel_cqe = std::mem::take(&mut (*ep).cancel_cqe_due);
@@ -909,42 +910,58 @@ impl RcEp {
             // SAFETY: as above.
             unsafe { (*ep).state = EpState::Failed(status) };
         }
-        // SAFETY: as above.
-        let keep = unsafe {
-            (*ep).keep_ops_on_error
-                || (!canceled
-                    && (*ep).failover.on_transport_error(status) == crate::failover::OnError::Keep)
-        };
-        if !keep {
-            loop {
-                // SAFETY: as above; the borrow ends before the callback.
-                let next = unsafe {
-                    let this = &mut *ep;
-                    this.ops.ops.pop_front().map(|op| {
-                        this.tx.ci = op.wqe_index.wrapping_add(op.wqebbs);
-                        (op, this.iface)
-                    })
-                };
-                let Some((op, iface)) = next else { break };
-                // SAFETY: the ep's iface outlives it.
-                unsafe { finish_op(iface, &op, status.raw()) };
-                // SAFETY: as above.
-                if !unsafe { still_live(iface, ep, qpn) } {
-                    return;
-                }
-            }
-        }
-        // SAFETY: as above.
-        let (report, iface) = unsafe {
+        // SAFETY: as above; the borrow ends before the handler.
+        let (mut decision, report) = unsafe {
             let this = &mut *ep;
+            // uct_ep_flush(CANCEL) asked for the ops to end canceled, and
+            // for no error handler call.
+            let decision = if canceled && !this.failover.is_holding() {
+                OnError::CompleteWithError
+            } else {
+                this.failover.on_transport_error(status)
+            };
             let report = !this.error_reported && !canceled;
             this.error_reported = true;
-            (report, this.iface)
+            (decision, report)
         };
         if report {
             tracing::debug!("rc_mlx5 ep {ep:p}: failed with {status}");
             // SAFETY: the ep's iface outlives it.
-            unsafe { RcIface::report_error(iface, ep as uct_ep_h, status) };
+            let answer = unsafe { RcIface::report_error(iface, ep as uct_ep_h, status) };
+            // The handler may destroy the ep.
+            // SAFETY: as above.
+            if !unsafe { still_live(iface, ep, qpn) } {
+                return;
+            }
+            if decision == OnError::AskHandler {
+                // SAFETY: live (checked); a short borrow.
+                decision = unsafe {
+                    let has_tokens = (*iface).advertises_query_token();
+                    (*ep)
+                        .failover
+                        .on_handler_result(status, answer, has_tokens)
+                };
+            }
+        }
+        if decision == OnError::Keep {
+            return;
+        }
+        loop {
+            // SAFETY: as above; the borrow ends before the callback.
+            let next = unsafe {
+                let this = &mut *ep;
+                this.ops.ops.pop_front().map(|op| {
+                    this.tx.ci = op.wqe_index.wrapping_add(op.wqebbs);
+                    (op, this.iface)
+                })
+            };
+            let Some((op, iface)) = next else { break };
+            // SAFETY: the ep's iface outlives it.
+            unsafe { finish_op(iface, &op, status.raw()) };
+            // SAFETY: as above.
+            if !unsafe { still_live(iface, ep, qpn) } {
+                return;
+            }
         }
     }
 }

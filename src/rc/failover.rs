@@ -26,6 +26,7 @@ use std::ptr::{addr_of, addr_of_mut};
 use crate::abi::*;
 use crate::failover::{
     ep_query_tx_token, iface_query_tokens, prepare_purge, report_op, run_purge, AtomicWidth,
+    PurgeStep, ResponderLookup,
     ConnectionId, DeviceId, FailoverError, OnError, OpDescriptor, OpPsns, PurgeCallback, PurgeSink,
     QpIdentity, RemoteTarget, ResponderState,
 };
@@ -126,9 +127,14 @@ pub unsafe fn iface_query_v2(
     // SAFETY: checked to be an rc iface by the generic part.
     let rc = unsafe { RcIface::from_handle(iface, "uct_iface_query_v2") }?;
     let mut lookup = |claimed: &ConnectionId| responder_state(rc, claimed);
+    let responder: Option<ResponderLookup<'_>> = if rc.advertises_query_token() {
+        Some(&mut lookup)
+    } else {
+        None
+    };
     // SAFETY: attr valid per the entry point (token buffers non-NULL when
     // their bits are set).
-    unsafe { iface_query_tokens(attr, Some(&mut lookup)) }
+    unsafe { iface_query_tokens(attr, responder) }
 }
 
 /// `uct_ep_query`: only the TX token (sockaddrs do not exist for rc).
@@ -160,10 +166,19 @@ pub unsafe fn ep_failover_enable(ep: uct_ep_h) -> Result<(), Status> {
     Ok(())
 }
 
-/// `uct_ep_invalidate`: the QP goes to error. With `NO_COMPLETIONS` the
-/// outstanding ops are kept for purge; without it they complete with
-/// `UCS_ERR_CANCELED` as the device flushes them (as `uct_ep_flush` with
-/// `CANCEL`). The error handler is not called: the caller asked for it.
+/// `uct_ep_invalidate`: the QP goes to error, in one of two modes.
+///
+/// - Held (`NO_COMPLETIONS`, or failover enabled): the outstanding ops are
+///   kept for `uct_ep_outstanding_purge` at once, the ep refuses posts with
+///   `UCS_ERR_CANCELED` and the error handler is not called (the caller
+///   took the ops over).
+/// - Plain (`params` NULL or no flag): the ep fails as on a transport
+///   error, as UCX's rc_mlx5 does: the device flushes every outstanding WQE
+///   (and any posted before the flush is seen) with `WR_FLUSH_ERR`, which
+///   progress turns into `UCS_ERR_CANCELED`; the error handler is called
+///   once with it, and its answer holds (`UCS_INPROGRESS`) or completes the
+///   ops ([`RcEp::fail`]). Posts fail from then on. An ep with nothing
+///   outstanding fails at its next post, like UCX's.
 ///
 /// # Safety
 /// As `IfaceInternalOps::ep_invalidate`.
@@ -172,10 +187,11 @@ pub unsafe fn ep_invalidate(ep: uct_ep_h, flags: c_uint) -> Result<(), Status> {
     // SAFETY: by the caller's contract.
     let ep = unsafe { RcEp::from_handle(ep, F) }?;
     let no_completions = flags & UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS != 0;
+    let connected = ep.state == EpState::Connected;
     match ep.failover.on_invalidate(no_completions) {
         OnError::Keep => {
             ep.error_reported = true;
-            if ep.state == EpState::Connected {
+            if connected {
                 ep.qp.modify(QpTransition::Error)?;
             }
             if !matches!(ep.state, EpState::Failed(_)) {
@@ -187,11 +203,14 @@ pub unsafe fn ep_invalidate(ep: uct_ep_h, flags: c_uint) -> Result<(), Status> {
                 ep.ops.len()
             );
         }
-        OnError::CompleteWithError => {
-            ep.error_reported = true;
-            ep.cancel()?;
-            if ep.ops.is_empty() && !matches!(ep.state, EpState::Failed(_)) {
-                ep.state = EpState::Failed(Status::Canceled);
+        OnError::AskHandler | OnError::CompleteWithError => {
+            if connected {
+                ep.qp.modify(QpTransition::Error)?;
+                tracing::debug!(
+                    "{F}: ep {:p} moved to error with {} outstanding ops",
+                    ep as *const RcEp,
+                    ep.ops.len()
+                );
             }
         }
     }
@@ -432,7 +451,9 @@ pub unsafe fn ep_outstanding_purge(
     const F: &str = "uct_ep_outstanding_purge";
     // SAFETY: by the caller's contract.
     let rc_ep = unsafe { RcEp::from_handle(ep, F) }?;
-    rc_ep.failover.check_purge()?;
+    if rc_ep.failover.check_purge()? == PurgeStep::NothingLeft {
+        return Ok(());
+    }
     let Some(connection) = requester_connection(rc_ep) else {
         tracing::warn!("{F}: the ep was never connected");
         return Err(Status::InvalidParam);

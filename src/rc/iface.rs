@@ -437,26 +437,38 @@ impl RcIface {
         unsafe { state.ep_yard.bury(NonNull::new_unchecked(ep)) };
     }
 
-    /// Calls the user's error handler for `ep`.
+    /// Calls the user's error handler for `ep` and returns its answer
+    /// (`status` itself when no handler is set: nothing holds the ops).
     ///
     /// # Safety
     /// Live iface and ep.
-    pub unsafe fn report_error(iface: *mut RcIface, ep: uct_ep_h, status: Status) {
+    pub unsafe fn report_error(iface: *mut RcIface, ep: uct_ep_h, status: Status) -> ucs_status_t {
         // SAFETY: live by the contract.
         let (handler, arg) =
             unsafe { ((*iface).state.err_handler, (*iface).state.err_handler_arg) };
         match handler {
             Some(handler) => {
                 // SAFETY: the user's handler with its argument.
-                let result = unsafe { handler(arg, ep, status.raw()) };
-                if result != UCS_OK {
-                    tracing::debug!("rc_mlx5: error handler returned {result} for ep {ep:p}");
+                let answer = unsafe { handler(arg, ep, status.raw()) };
+                if answer != UCS_OK {
+                    tracing::debug!("rc_mlx5: error handler answered {answer} for ep {ep:p}");
                 }
+                answer
             }
-            None => tracing::error!(
-                "rc_mlx5 ep {ep:p}: transport error {status} and no error handler is set"
-            ),
+            None => {
+                tracing::error!(
+                    "rc_mlx5 ep {ep:p}: transport error {status} and no error handler is set"
+                );
+                status.raw()
+            }
         }
+    }
+
+    /// Whether `uct_iface_query_v2` advertises `UCT_IFACE_FLAG_V2_QUERY_TOKEN`
+    /// on this iface: rc_mlx5 always derives tokens (`crate::rc::failover`),
+    /// so an error handler answering `UCS_INPROGRESS` holds the ops.
+    pub fn advertises_query_token(&self) -> bool {
+        true
     }
 
     pub fn progress_enable(&mut self, flags: c_uint) {
