@@ -452,9 +452,7 @@ fn a_bad_device_is_skipped_alone_when_a_good_one_remains() {
 fn device_that_cannot_be_opened_is_skipped_and_auto_falls_back_to_soft() {
     if in_child() {
         enter_through_the_api();
-        assert!(uct::hca::devices::hca_devices()
-            .iter()
-            .all(|d| d.is_soft()));
+        assert!(uct::hca::devices::hca_devices().iter().all(|d| d.is_soft()));
         let a = Side::open(c"mlx5_0", c"mlx5_0:1").expect("soft mlx5_0 opens");
         let b = Side::open(c"mlx5_1", c"mlx5_1:1").expect("soft mlx5_1 opens");
         am_passes(&a, &b);

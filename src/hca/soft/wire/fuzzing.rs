@@ -30,7 +30,8 @@ pub fn exercise(input: &[u8]) -> bool {
         datagram[n - ICRC_LEN..].copy_from_slice(&icrc.to_le_bytes());
     }
 
-    // Every accessor of a checked view must be callable.
+    // Every accessor of a checked view must be callable (none can fail),
+    // and they agree with each other.
     if let Ok(view) = Packet::new_checked(&datagram[..]) {
         let _ = (
             view.opcode(),
@@ -50,6 +51,11 @@ pub fn exercise(input: &[u8]) -> bool {
             view.payload(),
             view.icrc(),
             view.verify_icrc(&ctx),
+        );
+        assert_eq!(view.ext_headers().len(), view.layout().ext_len());
+        assert_eq!(
+            view.header_len() + view.payload().len() + usize::from(view.pad_count()) + ICRC_LEN,
+            datagram.len()
         );
         let _ = PacketRepr::parse_unverified(&view);
     }

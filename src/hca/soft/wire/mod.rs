@@ -1,8 +1,9 @@
 //! RoCEv2 packets of the soft HCA: what goes in a UDP datagram.
 //!
 //! Two levels, in the smoltcp style:
-//! - [`Packet`] is a length-checked view over a buffer: after
-//!   [`Packet::new_checked`] no accessor can panic or read out of bounds;
+//! - [`Packet`] is a length-checked view over a buffer: it is made only by
+//!   [`Packet::new_checked`], so its accessors are infallible (they return
+//!   values, not `Result`s) and cannot read out of bounds;
 //! - [`PacketRepr`] is the parsed meaning (BTH plus whichever extension headers
 //!   the opcode carries, payload without pad) with `parse` (checks that the
 //!   headers match the opcode and verifies the ICRC) and `emit`.

@@ -9,47 +9,50 @@ use crate::mlx5::endian::{get_u16, get_u24, get_u32, put_u16, put_u24, put_u32};
 /// Largest UDP payload over IPv4 (65535 - 20 - 8).
 pub const MAX_DATAGRAM_LEN: usize = 65_507;
 
-/// A view over the bytes of one RoCEv2 packet (the UDP payload).
+/// A checked view over the bytes of one RoCEv2 packet (the UDP payload).
+///
+/// The only way to get one is [`Packet::new_checked`], so every accessor is
+/// infallible, as in smoltcp: the checks ran once, and the opcode they read
+/// is kept. The writers are private to [`PacketRepr::emit`], which builds a
+/// datagram of the length its opcode needs before writing it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet<T: AsRef<[u8]>> {
     buffer: T,
+    opcode: Opcode,
+}
+
+/// The checks of [`Packet::new_checked`]; the opcode they found.
+fn check(b: &[u8]) -> Result<Opcode, WireError> {
+    if b.len() < BTH_LEN + ICRC_LEN {
+        return Err(WireError::Truncated);
+    }
+    let opcode = Opcode::from_u8(b[bth::OPCODE])?;
+    let headers = BTH_LEN + opcode.layout().ext_len();
+    if b.len() < headers + ICRC_LEN {
+        return Err(WireError::Truncated);
+    }
+    let padded_payload = b.len() - headers - ICRC_LEN;
+    // The pad makes the payload a whole number of 4-byte words.
+    if usize::from(pad_count_of(b)) > padded_payload || padded_payload % 4 != 0 {
+        return Err(WireError::BadPad);
+    }
+    Ok(opcode)
+}
+
+/// The pad count of a buffer holding at least a BTH.
+#[inline]
+fn pad_count_of(b: &[u8]) -> u8 {
+    (b[bth::FLAGS] & bth::PAD_MASK) >> bth::PAD_SHIFT
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// A view without checks: accessors may panic on a short buffer. Use
-    /// [`Packet::new_checked`] for anything received.
-    #[inline]
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-
-    /// A view whose accessors cannot panic: the buffer holds a BTH with a
-    /// known opcode, that opcode's extension headers, a payload area of whole
-    /// 4-byte words that the pad count does not exceed, and an ICRC.
+    /// A view whose accessors cannot fail or panic: the buffer holds a BTH
+    /// with a known opcode, that opcode's extension headers, a payload area
+    /// of whole 4-byte words that the pad count does not exceed, and an ICRC.
     #[inline]
     pub fn new_checked(buffer: T) -> Result<Packet<T>, WireError> {
-        let packet = Packet::new_unchecked(buffer);
-        packet.check_len()?;
-        Ok(packet)
-    }
-
-    /// The checks of [`Packet::new_checked`].
-    pub fn check_len(&self) -> Result<(), WireError> {
-        let b = self.buffer.as_ref();
-        if b.len() < BTH_LEN + ICRC_LEN {
-            return Err(WireError::Truncated);
-        }
-        let layout = Opcode::from_u8(b[bth::OPCODE])?.layout();
-        let headers = BTH_LEN + layout.ext_len();
-        if b.len() < headers + ICRC_LEN {
-            return Err(WireError::Truncated);
-        }
-        let padded_payload = b.len() - headers - ICRC_LEN;
-        // The pad makes the payload a whole number of 4-byte words.
-        if usize::from(self.pad_count()) > padded_payload || padded_payload % 4 != 0 {
-            return Err(WireError::BadPad);
-        }
-        Ok(())
+        let opcode = check(buffer.as_ref())?;
+        Ok(Packet { buffer, opcode })
     }
 
     #[inline]
@@ -60,13 +63,12 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// The raw opcode byte.
     #[inline]
     pub fn opcode_raw(&self) -> u8 {
-        self.buffer.as_ref()[bth::OPCODE]
+        self.opcode.as_u8()
     }
 
-    /// The opcode (always `Ok` on a checked packet).
     #[inline]
-    pub fn opcode(&self) -> Result<Opcode, WireError> {
-        Opcode::from_u8(self.opcode_raw())
+    pub fn opcode(&self) -> Opcode {
+        self.opcode
     }
 
     #[inline]
@@ -82,7 +84,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// Number of pad bytes (0..=3) between the payload and the ICRC.
     #[inline]
     pub fn pad_count(&self) -> u8 {
-        (self.buffer.as_ref()[bth::FLAGS] & bth::PAD_MASK) >> bth::PAD_SHIFT
+        pad_count_of(self.buffer.as_ref())
     }
 
     /// Transport header version (0 is the only one defined).
@@ -123,55 +125,40 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     /// The extension headers the opcode carries.
     #[inline]
-    pub fn layout(&self) -> Result<HeaderLayout, WireError> {
-        Ok(self.opcode()?.layout())
+    pub fn layout(&self) -> HeaderLayout {
+        self.opcode.layout()
     }
 
     /// BTH plus extension headers.
     #[inline]
-    pub fn header_len(&self) -> Result<usize, WireError> {
-        Ok(BTH_LEN + self.layout()?.ext_len())
+    pub fn header_len(&self) -> usize {
+        BTH_LEN + self.layout().ext_len()
     }
 
     /// The bytes between the BTH and the payload.
     #[inline]
-    pub fn ext_headers(&self) -> Result<&[u8], WireError> {
-        let end = self.header_len()?;
-        self.buffer
-            .as_ref()
-            .get(BTH_LEN..end)
-            .ok_or(WireError::Truncated)
+    pub fn ext_headers(&self) -> &[u8] {
+        &self.buffer.as_ref()[BTH_LEN..self.header_len()]
     }
 
-    /// Where the payload (without its pad) lies in the buffer.
+    /// Where the payload (without its pad) lies in the buffer: the check
+    /// made sure the pad fits between the headers and the ICRC.
     #[inline]
-    fn payload_range(&self) -> Result<core::ops::Range<usize>, WireError> {
-        let start = self.header_len()?;
-        let end = self
-            .buffer
-            .as_ref()
-            .len()
-            .checked_sub(ICRC_LEN + usize::from(self.pad_count()))
-            .ok_or(WireError::Truncated)?;
-        if start > end {
-            return Err(WireError::BadPad);
-        }
-        Ok(start..end)
+    fn payload_range(&self) -> core::ops::Range<usize> {
+        let end = self.buffer.as_ref().len() - ICRC_LEN - usize::from(self.pad_count());
+        self.header_len()..end
     }
 
     /// The payload without its pad.
     #[inline]
-    pub fn payload(&self) -> Result<&[u8], WireError> {
-        let range = self.payload_range()?;
-        self.buffer.as_ref().get(range).ok_or(WireError::Truncated)
+    pub fn payload(&self) -> &[u8] {
+        &self.buffer.as_ref()[self.payload_range()]
     }
 
     /// The ICRC as carried (its wire bytes are least-significant first).
     #[inline]
     pub fn icrc(&self) -> u32 {
-        let b = self.buffer.as_ref();
-        let at = b.len() - ICRC_LEN;
-        u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+        icrc_of(self.buffer.as_ref())
     }
 
     /// Everything the ICRC covers after the pseudo headers.
@@ -194,10 +181,24 @@ impl<T: AsRef<[u8]>> Packet<T> {
     }
 }
 
-impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
+/// The ICRC at the end of a buffer of at least `ICRC_LEN` bytes.
+#[inline]
+fn icrc_of(b: &[u8]) -> u32 {
+    let at = b.len() - ICRC_LEN;
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// The writer [`PacketRepr::emit`] fills a datagram through: BTH fields at
+/// their fixed offsets and the ICRC. Not a view (nothing was checked), so
+/// private to this file.
+struct PacketWriter<'b> {
+    buffer: &'b mut [u8],
+}
+
+impl PacketWriter<'_> {
     #[inline]
     fn set_bit(&mut self, at: usize, bit: u8, on: bool) {
-        let b = &mut self.buffer.as_mut()[at];
+        let b = &mut self.buffer[at];
         if on {
             *b |= bit;
         } else {
@@ -206,71 +207,70 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     }
 
     #[inline]
-    pub fn set_opcode(&mut self, opcode: Opcode) {
-        self.buffer.as_mut()[bth::OPCODE] = opcode.as_u8();
+    fn set_opcode(&mut self, opcode: Opcode) {
+        self.buffer[bth::OPCODE] = opcode.as_u8();
     }
 
     #[inline]
-    pub fn set_solicited(&mut self, on: bool) {
+    fn set_solicited(&mut self, on: bool) {
         self.set_bit(bth::FLAGS, bth::SE_BIT, on);
     }
 
     #[inline]
-    pub fn set_migreq(&mut self, on: bool) {
+    fn set_migreq(&mut self, on: bool) {
         self.set_bit(bth::FLAGS, bth::MIGREQ_BIT, on);
     }
 
     /// Sets the pad count (low two bits of `pad`).
     #[inline]
-    pub fn set_pad_count(&mut self, pad: u8) {
-        let b = &mut self.buffer.as_mut()[bth::FLAGS];
+    fn set_pad_count(&mut self, pad: u8) {
+        let b = &mut self.buffer[bth::FLAGS];
         *b = (*b & !bth::PAD_MASK) | ((pad << bth::PAD_SHIFT) & bth::PAD_MASK);
     }
 
     /// Sets the transport version (low four bits of `tver`).
     #[inline]
-    pub fn set_tver(&mut self, tver: u8) {
-        let b = &mut self.buffer.as_mut()[bth::FLAGS];
+    fn set_tver(&mut self, tver: u8) {
+        let b = &mut self.buffer[bth::FLAGS];
         *b = (*b & !bth::TVER_MASK) | (tver & bth::TVER_MASK);
     }
 
     #[inline]
-    pub fn set_pkey(&mut self, pkey: u16) {
-        put_u16(self.buffer.as_mut(), bth::PKEY, pkey);
+    fn set_pkey(&mut self, pkey: u16) {
+        put_u16(self.buffer, bth::PKEY, pkey);
     }
 
     /// Sets FECN/BECN and clears the reserved bits of that byte.
     #[inline]
-    pub fn set_ecn(&mut self, fecn: bool, becn: bool) {
-        self.buffer.as_mut()[bth::ECN] =
+    fn set_ecn(&mut self, fecn: bool, becn: bool) {
+        self.buffer[bth::ECN] =
             (if fecn { bth::FECN_BIT } else { 0 }) | (if becn { bth::BECN_BIT } else { 0 });
     }
 
     /// Sets the low 24 bits of `qpn`.
     #[inline]
-    pub fn set_dest_qp(&mut self, qpn: u32) {
-        put_u24(self.buffer.as_mut(), bth::DEST_QP, qpn);
+    fn set_dest_qp(&mut self, qpn: u32) {
+        put_u24(self.buffer, bth::DEST_QP, qpn);
     }
 
     /// Sets AckReq and clears the reserved bits of that byte.
     #[inline]
-    pub fn set_ack_req(&mut self, on: bool) {
-        self.buffer.as_mut()[bth::ACK_REQ] = if on { bth::ACK_REQ_BIT } else { 0 };
+    fn set_ack_req(&mut self, on: bool) {
+        self.buffer[bth::ACK_REQ] = if on { bth::ACK_REQ_BIT } else { 0 };
     }
 
     /// Sets the low 24 bits of `psn`.
     #[inline]
-    pub fn set_psn(&mut self, psn: u32) {
-        put_u24(self.buffer.as_mut(), bth::PSN, psn);
+    fn set_psn(&mut self, psn: u32) {
+        put_u24(self.buffer, bth::PSN, psn);
     }
 
     /// Computes and stores the ICRC.
     #[inline]
-    pub fn fill_icrc(&mut self, ctx: &IcrcContext) {
-        let icrc = ctx.compute(self.icrc_covered());
-        let b = self.buffer.as_mut();
-        let at = b.len() - ICRC_LEN;
-        b[at..].copy_from_slice(&icrc.to_le_bytes());
+    fn fill_icrc(&mut self, ctx: &IcrcContext) {
+        let at = self.buffer.len() - ICRC_LEN;
+        let icrc = ctx.compute(&self.buffer[..at]);
+        self.buffer[at..].copy_from_slice(&icrc.to_le_bytes());
     }
 }
 
@@ -330,17 +330,18 @@ impl<'a> PacketRepr<'a> {
     pub fn parse_unverified<T: AsRef<[u8]> + ?Sized>(
         packet: &Packet<&'a T>,
     ) -> Result<PacketRepr<'a>, WireError> {
-        // `packet` borrows `T` for 'a, so the payload may outlive the view.
-        let whole: &'a [u8] = packet.buffer.as_ref();
-        let view = Packet::new_checked(whole)?;
-        let opcode = view.opcode()?;
+        // `packet` borrows `T` for 'a, so the payload may outlive the view
+        // (the same bytes, checked already).
+        let view = Packet {
+            buffer: packet.buffer.as_ref(),
+            opcode: packet.opcode,
+        };
+        let opcode = view.opcode();
         if view.tver() != 0 {
             return Err(WireError::BadTransportVersion(view.tver()));
         }
         let layout = opcode.layout();
-        let payload = whole
-            .get(view.payload_range()?)
-            .ok_or(WireError::Truncated)?;
+        let payload = &view.buffer[view.payload_range()];
         if !layout.payload && (!payload.is_empty() || view.pad_count() != 0) {
             return Err(WireError::PayloadNotAllowed);
         }
@@ -356,32 +357,30 @@ impl<'a> PacketRepr<'a> {
             psn: view.psn(),
         };
         let mut repr = PacketRepr::new(bth, payload);
-        let mut rest = whole
-            .get(BTH_LEN..BTH_LEN + layout.ext_len())
-            .ok_or(WireError::Truncated)?;
+        // The checked view holds exactly the headers of `layout`.
+        let mut rest = &view.buffer[BTH_LEN..view.header_len()];
         if layout.reth {
             repr.reth = Some(Reth::parse(rest)?);
-            rest = rest.get(Reth::LEN..).ok_or(WireError::Truncated)?;
+            rest = &rest[Reth::LEN..];
         }
         if layout.atomic {
             repr.atomic = Some(AtomicEth::parse(rest)?);
-            rest = rest.get(AtomicEth::LEN..).ok_or(WireError::Truncated)?;
+            rest = &rest[AtomicEth::LEN..];
         }
         if layout.ext_atomic {
             repr.ext_atomic = Some(ExtAtomicEth::parse(rest)?);
-            rest = rest.get(ExtAtomicEth::LEN..).ok_or(WireError::Truncated)?;
+            rest = &rest[ExtAtomicEth::LEN..];
         }
         if layout.aeth {
             repr.aeth = Some(Aeth::parse(rest)?);
-            rest = rest.get(Aeth::LEN..).ok_or(WireError::Truncated)?;
+            rest = &rest[Aeth::LEN..];
         }
         if layout.atomic_ack {
             repr.atomic_ack = Some(AtomicAckEth::parse(rest)?);
-            rest = rest.get(AtomicAckEth::LEN..).ok_or(WireError::Truncated)?;
+            rest = &rest[AtomicAckEth::LEN..];
         }
         if layout.imm {
-            let b = rest.get(..IMM_LEN).ok_or(WireError::Truncated)?;
-            repr.imm = Some(get_u32(b, 0));
+            repr.imm = Some(get_u32(&rest[..IMM_LEN], 0));
         }
         Ok(repr)
     }
@@ -432,7 +431,7 @@ impl<'a> PacketRepr<'a> {
         }
         let out = buf.get_mut(..len).ok_or(WireError::BufferTooSmall)?;
 
-        let mut packet = Packet::new_unchecked(&mut *out);
+        let mut packet = PacketWriter { buffer: &mut *out };
         packet.set_opcode(self.bth.opcode);
         packet.buffer[bth::FLAGS] = 0;
         packet.set_solicited(self.bth.solicited);
@@ -474,7 +473,7 @@ impl<'a> PacketRepr<'a> {
         at += self.payload.len();
         out[at..len - ICRC_LEN].fill(0);
 
-        Packet::new_unchecked(out).fill_icrc(ctx);
+        PacketWriter { buffer: out }.fill_icrc(ctx);
         Ok(len)
     }
 }
