@@ -444,11 +444,14 @@ fn iface_query_v2_checks_and_defaults() {
             uct_iface_query_v2(iface, &mut no_buffer),
             UCS_ERR_INVALID_PARAM
         );
-        let mut unknown = iface_attr_v2(UCT_IFACE_ATTR_FIELD_RX_TOKEN << 1);
-        assert_eq!(
-            uct_iface_query_v2(iface, &mut unknown),
-            UCS_ERR_INVALID_PARAM
+        // Unknown field-mask bits are ignored, as UCX's query does: the
+        // known ones are answered.
+        let mut unknown = iface_attr_v2(
+            (UCT_IFACE_ATTR_FIELD_RX_TOKEN << 1) | UCT_IFACE_ATTR_FIELD_MAX_PUT_SGL_ZCOPY_COUNT,
         );
+        unknown.max_put_sgl_zcopy_count = 9;
+        assert_eq!(uct_iface_query_v2(iface, &mut unknown), UCS_OK);
+        assert_eq!(unknown.max_put_sgl_zcopy_count, 0);
         assert_eq!(uct_iface_query_v2(iface, null_mut()), UCS_ERR_INVALID_PARAM);
         assert_eq!(
             uct_iface_query_v2(null_mut(), &mut attr),
@@ -477,23 +480,33 @@ fn ep_v2_functions_check_params_then_dispatch() {
         );
         attr.tx_token = token.as_mut_ptr().cast();
         assert_eq!(uct_ep_query(ep, &mut attr), UCS_ERR_UNSUPPORTED);
+        // Unknown bits are ignored (UCX): the call reaches the transport.
         attr.field_mask = UCT_EP_ATTR_FIELD_TX_TOKEN << 1;
-        assert_eq!(uct_ep_query(ep, &mut attr), UCS_ERR_INVALID_PARAM);
+        assert_eq!(uct_ep_query(ep, &mut attr), UCS_ERR_UNSUPPORTED);
         assert_eq!(uct_ep_query(null_mut(), &mut attr), UCS_ERR_INVALID_PARAM);
 
-        // uct_ep_invalidate
+        // uct_ep_invalidate: params are optional, unknown flags and
+        // field-mask bits are ignored (UCX); every form reaches the
+        // transport, which does not implement it.
         let mut invalidate = uct_ep_invalidate_params_t {
             field_mask: UCT_EP_INVALIDATE_PARAM_FIELD_FLAGS,
             flags: 2,
         };
         assert_eq!(
             uct_ep_invalidate(ep, &invalidate),
-            UCS_ERR_INVALID_PARAM,
-            "unknown flag"
+            UCS_ERR_UNSUPPORTED,
+            "unknown flag ignored"
         );
         invalidate.flags = UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS;
         assert_eq!(uct_ep_invalidate(ep, &invalidate), UCS_ERR_UNSUPPORTED);
-        assert_eq!(uct_ep_invalidate(ep, null()), UCS_ERR_INVALID_PARAM);
+        invalidate.field_mask = 0x8000 | UCT_EP_INVALIDATE_PARAM_FIELD_FLAGS;
+        assert_eq!(uct_ep_invalidate(ep, &invalidate), UCS_ERR_UNSUPPORTED);
+        assert_eq!(uct_ep_invalidate(ep, null()), UCS_ERR_UNSUPPORTED);
+        assert_eq!(
+            uct_ep_invalidate(null_mut(), null()),
+            UCS_ERR_INVALID_PARAM,
+            "no ep"
+        );
 
         // uct_ep_failover_enable: implemented by the test transport.
         assert_eq!(uct_ep_failover_enable(ep), UCS_OK);
@@ -527,6 +540,12 @@ fn ep_v2_functions_check_params_then_dispatch() {
         );
         purge.cb = Some(purge_cb);
         assert_eq!(uct_ep_outstanding_purge(ep, &purge), UCS_ERR_UNSUPPORTED);
+        purge.field_mask |= 0x100;
+        assert_eq!(
+            uct_ep_outstanding_purge(ep, &purge),
+            UCS_ERR_UNSUPPORTED,
+            "unknown bit ignored"
+        );
         assert_eq!(uct_ep_outstanding_purge(ep, null()), UCS_ERR_INVALID_PARAM);
 
         // uct_iface_is_reachable_v2: the test transport says yes once the

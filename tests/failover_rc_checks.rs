@@ -7,6 +7,7 @@ mod rc_common;
 
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use failover_rc_common::*;
@@ -42,6 +43,11 @@ fn bytes_or(v: Vec<u8>) -> Vec<u8> {
 }
 
 unsafe extern "C" fn ignore_op(_: *const uct_ep_op_info_t, _: *mut c_void) {}
+
+unsafe extern "C" fn count_op(_: *const uct_ep_op_info_t, arg: *mut c_void) {
+    // SAFETY: the test passes a leaked AtomicUsize.
+    unsafe { &*(arg as *const AtomicUsize) }.fetch_add(1, Ordering::Relaxed);
+}
 
 #[test]
 fn capability_and_token_lengths_are_advertised() {
@@ -173,8 +179,18 @@ fn purge_refuses_bad_parameters_and_eps_that_hold_nothing() {
     );
     // `arg` is optional; the ep was invalidated with NO_COMPLETIONS.
     assert_eq!(purge_raw(pair.ep_a, &good), UCS_OK);
-    // Only once.
-    assert_eq!(purge_raw(pair.ep_a, &good), UCS_ERR_INVALID_PARAM);
+    // Again: nothing left, UCS_OK, no callback (upstream's rule).
+    let calls: &'static AtomicUsize = Box::leak(Box::new(AtomicUsize::new(0)));
+    assert_eq!(
+        purge(
+            pair.ep_a,
+            &rx,
+            count_op,
+            calls as *const AtomicUsize as *mut c_void
+        ),
+        UCS_OK
+    );
+    assert_eq!(calls.load(Ordering::Relaxed), 0);
     pair.close();
 }
 

@@ -221,7 +221,10 @@ mod tests {
             Some(HoldReason::ErrorHandler(Status::Canceled))
         );
         // Later errors (the flushed WQEs) keep holding without asking again.
-        assert_eq!(with_tokens.on_transport_error(Status::Canceled), OnError::Keep);
+        assert_eq!(
+            with_tokens.on_transport_error(Status::Canceled),
+            OnError::Keep
+        );
         assert_eq!(with_tokens.check_purge(), Ok(PurgeStep::Run));
 
         let mut without = EpFailover::default();

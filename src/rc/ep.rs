@@ -937,9 +937,7 @@ impl RcEp {
                 // SAFETY: live (checked); a short borrow.
                 decision = unsafe {
                     let has_tokens = (*iface).advertises_query_token();
-                    (*ep)
-                        .failover
-                        .on_handler_result(status, answer, has_tokens)
+                    (*ep).failover.on_handler_result(status, answer, has_tokens)
                 };
             }
         }

@@ -26,9 +26,8 @@ use std::ptr::{addr_of, addr_of_mut};
 use crate::abi::*;
 use crate::failover::{
     ep_query_tx_token, iface_query_tokens, prepare_purge, report_op, run_purge, AtomicWidth,
-    PurgeStep, ResponderLookup,
     ConnectionId, DeviceId, FailoverError, OnError, OpDescriptor, OpPsns, PurgeCallback, PurgeSink,
-    QpIdentity, RemoteTarget, ResponderState,
+    PurgeStep, QpIdentity, RemoteTarget, ResponderLookup, ResponderState,
 };
 use crate::hca::QpTransition;
 use crate::mlx5::{self, AtomicSize, DataEntry};

@@ -802,9 +802,12 @@ ucs_status_t uct_iface_query_v2(uct_iface_h iface, uct_iface_attr_v2_t *iface_at
 ucs_status_t uct_ep_query(uct_ep_h ep, uct_ep_attr_t *ep_attr);
 
 /**
- * Moves the endpoint to an error state; with
- * `UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS` its outstanding operations are kept
- * for `uct_ep_outstanding_purge` instead of completing with errors.
+ * Moves the endpoint to an error state. `params` may be NULL (no flags);
+ * with `UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS` its outstanding operations
+ * are kept for `uct_ep_outstanding_purge`, without it the endpoint fails as
+ * on a transport error (operations complete with `UCS_ERR_CANCELED`, the
+ * error handler is called once). Unknown flags and field-mask bits are
+ * ignored, as in UCX.
  *
  * # Safety
  * `ep` NULL or a live endpoint of this library; `params` NULL or valid.
@@ -822,7 +825,9 @@ ucs_status_t uct_ep_failover_enable(uct_ep_h ep);
 
 /**
  * Completes what the peer received (per `rx_token`) and calls `cb` once per
- * undelivered operation, in posting order. `RX_TOKEN` and `CB` are required.
+ * undelivered operation, in posting order. `RX_TOKEN` and `CB` are required
+ * (NULL `params` refused, as UCX); unknown field-mask bits are ignored. A
+ * second purge, with nothing held since, returns `UCS_OK` and calls nothing.
  *
  * # Safety
  * `ep` NULL or a live endpoint of this library; `params` NULL or valid.

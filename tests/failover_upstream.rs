@@ -1,0 +1,483 @@
+//! rc_mlx5 failover as UCX upstream settled it (issue 13), through the C
+//! API: `uct_ep_invalidate` with NULL params fails the ep like a transport
+//! error (ops end `UCS_ERR_CANCELED`, the error handler runs once, posts
+//! fail afterwards); the error handler answering `UCS_INPROGRESS` holds the
+//! ops for purge; a second purge is `UCS_OK` and calls nothing; a purged ep
+//! reconnects to a fresh peer and works; deriving an RX token stops the
+//! receiving QP, so a packet still on its way is not both executed and
+//! replayed.
+
+mod failover_rc_common;
+mod rc_common;
+
+use std::ffi::c_void;
+use std::ptr::null;
+use std::sync::atomic::{AtomicI8, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use failover_rc_common::*;
+use rc_common::*;
+use uct::abi::*;
+use uct::api::ep::*;
+use uct::api::v2::*;
+
+/// The soft HCA's drop/link switches are per device: one test at a time.
+static TRAFFIC: Mutex<()> = Mutex::new(());
+
+/// An iface error handler's record and the answer it gives.
+struct Handler {
+    calls: AtomicUsize,
+    status: AtomicI8,
+    answer: ucs_status_t,
+}
+
+impl Handler {
+    fn leaked(answer: ucs_status_t) -> &'static Handler {
+        Box::leak(Box::new(Handler {
+            calls: AtomicUsize::new(0),
+            status: AtomicI8::new(UCS_OK),
+            answer,
+        }))
+    }
+
+    fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+
+    fn status(&self) -> ucs_status_t {
+        self.status.load(Ordering::SeqCst)
+    }
+
+    fn params(&'static self) -> uct_iface_params_t {
+        let mut params = iface_params();
+        params.field_mask |=
+            UCT_IFACE_PARAM_FIELD_ERR_HANDLER | UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG;
+        params.err_handler = Some(record_error);
+        params.err_handler_arg = self as *const Handler as *mut c_void;
+        params
+    }
+}
+
+unsafe extern "C" fn record_error(
+    arg: *mut c_void,
+    _: uct_ep_h,
+    status: ucs_status_t,
+) -> ucs_status_t {
+    // SAFETY: the iface's handler argument is a leaked Handler.
+    let handler = unsafe { &*(arg as *const Handler) };
+    handler.status.store(status, Ordering::SeqCst);
+    handler.calls.fetch_add(1, Ordering::SeqCst);
+    handler.answer
+}
+
+/// AM headers the purge callback reported, in order.
+type Reported = Mutex<Vec<u64>>;
+
+unsafe extern "C" fn record_header(info: *const uct_ep_op_info_t, arg: *mut c_void) {
+    // SAFETY: valid during the callback; arg is a leaked Reported.
+    unsafe {
+        let info = &*info;
+        assert_eq!(info.operation, UCT_EP_OP_AM_SHORT);
+        assert_ne!(info.field_mask & UCT_EP_OP_INFO_FIELD_AM, 0);
+        let header = info.detail.am.header.value;
+        (*(arg as *const Reported)).lock().unwrap().push(header);
+    }
+}
+
+fn leaked_reported() -> &'static Reported {
+    Box::leak(Box::new(Mutex::new(Vec::new())))
+}
+
+fn drop_next(device: &std::ffi::CStr, count: u32) {
+    // SAFETY: a NUL-terminated device name.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(device.as_ptr(), count) },
+        UCS_OK
+    );
+}
+
+fn am_short(ep: uct_ep_h, header: u64) -> ucs_status_t {
+    // SAFETY: live ep, no payload.
+    unsafe { uct_ep_am_short(ep, 5, header, null(), 0) }
+}
+
+/// Headers of the AMs an inbox got (the 8-byte AM header of each).
+fn headers(inbox: &Inbox) -> Vec<u64> {
+    inbox
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|m| u64::from_ne_bytes(m[..8].try_into().unwrap()))
+        .collect()
+}
+
+/// Tokens for `pair.ep_a`'s connection, the RX one from b's iface.
+fn tokens(pair: &Pair) -> Vec<u8> {
+    let (flags, tx_len, rx_len) = token_caps(pair.a.iface);
+    assert_ne!(flags & UCT_IFACE_FLAG_V2_QUERY_TOKEN, 0);
+    let tx = tx_token(pair.ep_a, tx_len).unwrap();
+    rx_token(pair.b.iface, &tx, rx_len).unwrap()
+}
+
+#[test]
+fn invalidate_with_null_params_fails_the_ep_like_a_transport_error() {
+    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
+    let handler = Handler::leaked(UCS_OK);
+    let pair = Pair::with_params(Some(handler.params()), None);
+    // Nothing a sends arrives: the ops stay outstanding until invalidated.
+    drop_next(c"mlx5_0", 1000);
+    for header in 0..3 {
+        assert_eq!(am_short(pair.ep_a, header), UCS_OK);
+    }
+    let mut comp = CountingCompletion::new(1);
+    // SAFETY: live ep; the completion outlives the flush.
+    assert_eq!(
+        unsafe { uct_ep_flush(pair.ep_a, 0, comp.as_ptr()) },
+        UCS_INPROGRESS
+    );
+    // SAFETY: live ep; NULL params (UCX's own tests call it so).
+    assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, null()) }, UCS_OK);
+    assert!(pair.wait(|| comp.calls() == 1), "the flush never completed");
+    assert_eq!(
+        comp.status(),
+        UCS_ERR_CANCELED,
+        "flushed WQEs end as UCX's WR_FLUSH_ERR"
+    );
+    assert_eq!(handler.calls(), 1);
+    assert_eq!(handler.status(), UCS_ERR_CANCELED);
+    // Posts fail from now on, and the handler is not called again.
+    assert_eq!(am_short(pair.ep_a, 9), UCS_ERR_CANCELED);
+    for _ in 0..100 {
+        pair.progress();
+    }
+    assert_eq!(handler.calls(), 1);
+    // The handler answered UCS_OK: nothing is held, purge has nothing.
+    let rx = tokens(&pair);
+    assert_eq!(
+        purge(
+            pair.ep_a,
+            &rx,
+            record_header,
+            leaked_reported() as *const Reported as *mut c_void
+        ),
+        UCS_ERR_INVALID_PARAM
+    );
+    drop_next(c"mlx5_0", 0);
+    pair.close();
+}
+
+#[test]
+fn invalidated_idle_ep_fails_at_its_next_post_as_in_ucx() {
+    // UCX's test_uct_peer_failure.peer_failure: invalidate(ep, NULL), a
+    // put_short still returns UCS_OK, the flushed WQE calls the handler.
+    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
+    let handler = Handler::leaked(UCS_OK);
+    let pair = Pair::with_params(Some(handler.params()), None);
+    let params = uct_ep_invalidate_params_t {
+        field_mask: 0,
+        flags: 0,
+    };
+    // SAFETY: live ep, valid params.
+    assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, &params) }, UCS_OK);
+    // SAFETY: live ep; zero-length put needs no buffer or key.
+    assert_eq!(
+        unsafe { uct_ep_put_short(pair.ep_a, null(), 0, 0, 0) },
+        UCS_OK
+    );
+    assert!(pair.wait(|| handler.calls() == 1), "the handler never ran");
+    assert_eq!(handler.status(), UCS_ERR_CANCELED);
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { uct_ep_put_short(pair.ep_a, null(), 0, 0, 0) },
+        UCS_ERR_CANCELED
+    );
+    pair.close();
+}
+
+/// Posts `count` AMs on a that b never sees, invalidates a with NULL params
+/// and waits for the handler; returns b's RX token.
+fn fail_with_undelivered_ams(pair: &Pair, handler: &Handler, count: u64) -> Vec<u8> {
+    drop_next(c"mlx5_0", 1000);
+    for header in 0..count {
+        assert_eq!(am_short(pair.ep_a, header), UCS_OK);
+    }
+    // SAFETY: live ep.
+    assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, null()) }, UCS_OK);
+    assert!(pair.wait(|| handler.calls() == 1), "the handler never ran");
+    for _ in 0..100 {
+        pair.progress();
+    }
+    drop_next(c"mlx5_0", 0);
+    tokens(pair)
+}
+
+#[test]
+fn error_handler_answering_inprogress_holds_the_ops_for_purge() {
+    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
+    let handler = Handler::leaked(UCS_INPROGRESS);
+    let pair = Pair::with_params(Some(handler.params()), None);
+    let inbox = pair.b.collect_am(5);
+    let rx = fail_with_undelivered_ams(&pair, handler, 4);
+    assert_eq!(handler.calls(), 1);
+    assert_eq!(
+        am_short(pair.ep_a, 9),
+        UCS_ERR_CANCELED,
+        "a failed ep refuses posts"
+    );
+    let reported = leaked_reported();
+    assert_eq!(
+        purge(
+            pair.ep_a,
+            &rx,
+            record_header,
+            reported as *const Reported as *mut c_void
+        ),
+        UCS_OK
+    );
+    assert_eq!(
+        *reported.lock().unwrap(),
+        vec![0, 1, 2, 3],
+        "held, reported in posting order"
+    );
+    assert!(headers(inbox).is_empty());
+    // Idempotent: again, nothing left, UCS_OK, no callback.
+    assert_eq!(
+        purge(
+            pair.ep_a,
+            &rx,
+            record_header,
+            reported as *const Reported as *mut c_void
+        ),
+        UCS_OK
+    );
+    assert_eq!(reported.lock().unwrap().len(), 4);
+    assert_eq!(handler.calls(), 1);
+    pair.close();
+}
+
+#[test]
+fn error_handler_answering_an_error_lets_the_ops_fail() {
+    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
+    let handler = Handler::leaked(UCS_ERR_CANCELED);
+    let pair = Pair::with_params(Some(handler.params()), None);
+    drop_next(c"mlx5_0", 1000);
+    assert_eq!(am_short(pair.ep_a, 0), UCS_OK);
+    let mut comp = CountingCompletion::new(1);
+    // SAFETY: live ep; the completion outlives the flush.
+    assert_eq!(
+        unsafe { uct_ep_flush(pair.ep_a, 0, comp.as_ptr()) },
+        UCS_INPROGRESS
+    );
+    // SAFETY: live ep.
+    assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, null()) }, UCS_OK);
+    assert!(pair.wait(|| comp.calls() == 1), "the flush never completed");
+    assert_eq!(comp.status(), UCS_ERR_CANCELED);
+    assert_eq!(handler.calls(), 1);
+    drop_next(c"mlx5_0", 0);
+    let rx = tokens(&pair);
+    assert_eq!(
+        purge(
+            pair.ep_a,
+            &rx,
+            record_header,
+            leaked_reported() as *const Reported as *mut c_void
+        ),
+        UCS_ERR_INVALID_PARAM
+    );
+    pair.close();
+}
+
+#[test]
+fn failover_enable_and_handler_inprogress_hold_a_transport_error_alike() {
+    // A real transport error (retries exhausted, every packet lost), held
+    // once by uct_ep_failover_enable and once by the handler's answer: the
+    // handler runs once with UCS_ERR_ENDPOINT_TIMEOUT, the same ops are
+    // reported.
+    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
+    let settings: [(&std::ffi::CStr, &std::ffi::CStr); 2] =
+        [(c"RC_TIMEOUT", c"1ms"), (c"RC_RETRY_COUNT", c"2")];
+    let mut seen = Vec::new();
+    for enable in [true, false] {
+        let handler = Handler::leaked(if enable { UCS_OK } else { UCS_INPROGRESS });
+        let pair = Pair::with_config(Some(handler.params()), None, &settings);
+        if enable {
+            // SAFETY: live ep.
+            assert_eq!(unsafe { uct_ep_failover_enable(pair.ep_a) }, UCS_OK);
+        }
+        drop_next(c"mlx5_0", 100_000);
+        for header in 0..3 {
+            assert_eq!(am_short(pair.ep_a, header), UCS_OK);
+        }
+        assert!(pair.wait(|| handler.calls() == 1), "retries never ran out");
+        assert_eq!(handler.status(), UCS_ERR_ENDPOINT_TIMEOUT);
+        for _ in 0..100 {
+            pair.progress();
+        }
+        drop_next(c"mlx5_0", 0);
+        let rx = tokens(&pair);
+        let reported = leaked_reported();
+        assert_eq!(
+            purge(
+                pair.ep_a,
+                &rx,
+                record_header,
+                reported as *const Reported as *mut c_void
+            ),
+            UCS_OK
+        );
+        assert_eq!(handler.calls(), 1);
+        seen.push(reported.lock().unwrap().clone());
+        pair.close();
+    }
+    assert_eq!(seen[0], vec![0, 1, 2]);
+    assert_eq!(seen[0], seen[1]);
+}
+
+#[test]
+fn purged_ep_reconnects_to_a_fresh_peer_and_is_used_again() {
+    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
+    let handler = Handler::leaked(UCS_INPROGRESS);
+    let pair = Pair::with_params(Some(handler.params()), None);
+    let inbox = pair.b.collect_am(5);
+    let rx = fail_with_undelivered_ams(&pair, handler, 2);
+    let reported = leaked_reported();
+    assert_eq!(
+        purge(
+            pair.ep_a,
+            &rx,
+            record_header,
+            reported as *const Reported as *mut c_void
+        ),
+        UCS_OK
+    );
+    assert_eq!(*reported.lock().unwrap(), vec![0, 1]);
+    for _ in 0..100 {
+        pair.progress();
+    }
+    // A fresh peer ep (b's old one was stopped by the RX token); the
+    // purged ep keeps its QP and connects to it.
+    let fresh = pair.b.create_ep();
+    let (dev_a, dev_b) = (pair.a.device_address(), pair.b.device_address());
+    let (addr_a, addr_fresh) = (pair.a.ep_address(pair.ep_a), pair.b.ep_address(fresh));
+    // SAFETY: addresses from the peer's iface and ep.
+    unsafe {
+        assert_eq!(
+            uct_ep_connect_to_ep(pair.ep_a, dev_b.as_ptr().cast(), addr_fresh.as_ptr().cast()),
+            UCS_OK
+        );
+        assert_eq!(
+            uct_ep_connect_to_ep(fresh, dev_a.as_ptr().cast(), addr_a.as_ptr().cast()),
+            UCS_OK
+        );
+    }
+    // The replayed ops and new ones arrive, once each, in order.
+    for header in [0, 1, 7] {
+        assert_eq!(pair.post_retrying(|| am_short(pair.ep_a, header)), UCS_OK);
+    }
+    assert_eq!(pair.flush(pair.ep_a), UCS_OK);
+    assert!(
+        pair.wait(|| headers(inbox).len() == 3),
+        "AMs on the reconnected ep did not arrive"
+    );
+    assert_eq!(headers(inbox), vec![0, 1, 7]);
+    assert_eq!(handler.calls(), 1);
+    // The new connection fails and is held again like the first.
+    let rx = fail_reconnected(&pair, handler);
+    let reported = leaked_reported();
+    assert_eq!(
+        purge(
+            pair.ep_a,
+            &rx,
+            record_header,
+            reported as *const Reported as *mut c_void
+        ),
+        UCS_OK
+    );
+    assert_eq!(*reported.lock().unwrap(), vec![0]);
+    // SAFETY: live ep, destroyed once.
+    unsafe { uct_ep_destroy(fresh) };
+    pair.close();
+}
+
+/// As [`fail_with_undelivered_ams`] for one AM on the reconnected ep (the
+/// handler's second call).
+fn fail_reconnected(pair: &Pair, handler: &Handler) -> Vec<u8> {
+    drop_next(c"mlx5_0", 1000);
+    assert_eq!(am_short(pair.ep_a, 0), UCS_OK);
+    // SAFETY: live ep.
+    assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, null()) }, UCS_OK);
+    assert!(
+        pair.wait(|| handler.calls() == 2),
+        "the handler did not run for the new connection"
+    );
+    drop_next(c"mlx5_0", 0);
+    tokens(pair)
+}
+
+fn link(device: &std::ffi::CStr, up: bool) {
+    // SAFETY: a NUL-terminated device name.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_link_set(device.as_ptr(), i32::from(up)) },
+        UCS_OK
+    );
+}
+
+#[test]
+fn rx_token_stops_the_receiver_so_a_late_packet_is_not_executed_and_replayed() {
+    // The window upstream's 11804 leaves open: b derives the RX token while
+    // a still retransmits. Were b's QP still accepting, a retransmission
+    // arriving after the token would be executed by b although the token
+    // said it was not received, and purge would hand it out for replay as
+    // well (b's acknowledgements are lost, so a never learns).
+    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
+    let settings: [(&std::ffi::CStr, &std::ffi::CStr); 2] =
+        [(c"RC_TIMEOUT", c"1ms"), (c"RC_RETRY_COUNT", c"7")];
+    let pair = Pair::with_config(None, None, &settings);
+    // SAFETY: live ep; a retry-exceeded error keeps the ops.
+    assert_eq!(unsafe { uct_ep_failover_enable(pair.ep_a) }, UCS_OK);
+    let inbox = pair.b.collect_am(5);
+    let count = 5u64;
+    // Nothing reaches b before the token: its port is down.
+    link(c"mlx5_1", false);
+    for header in 0..count {
+        assert_eq!(am_short(pair.ep_a, header), UCS_OK);
+    }
+    pair.progress();
+    let rx = tokens(&pair);
+    link(c"mlx5_1", true);
+    drop_next(c"mlx5_1", 100_000);
+    // a retransmits (1 ms timeout) for a while.
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_millis(100) {
+        pair.progress();
+    }
+    assert_eq!(
+        invalidate(pair.ep_a, UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS),
+        UCS_OK
+    );
+    let reported = leaked_reported();
+    assert_eq!(
+        purge(
+            pair.ep_a,
+            &rx,
+            record_header,
+            reported as *const Reported as *mut c_void
+        ),
+        UCS_OK
+    );
+    for _ in 0..200 {
+        pair.progress();
+    }
+    drop_next(c"mlx5_1", 0);
+    let received = headers(inbox);
+    let reported = reported.lock().unwrap().clone();
+    println!("received {received:?}, reported {reported:?}");
+    let mut all: Vec<u64> = received.iter().chain(&reported).copied().collect();
+    all.sort_unstable();
+    assert_eq!(
+        all,
+        (0..count).collect::<Vec<_>>(),
+        "each AM exactly once: executed by b or replayed"
+    );
+    pair.close();
+}
