@@ -15,8 +15,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::batch::{RxBatch, Tx, TxBatch, RX_BATCH};
 use super::engine::Instant;
-use super::link::{bump, Link, MAX_DATAGRAM};
+use super::link::{bump, Link};
 use super::memory::MrTable;
 use super::os::{poll_readable, EventFd};
 use super::qp::QpContext;
@@ -48,6 +49,13 @@ pub(crate) struct Core {
     /// Earliest timer of any QP (nanoseconds since `epoch`), so that the
     /// caller's progress only takes the lock for timers when one is due.
     next_deadline: AtomicU64,
+    /// QPs whose doorbell was rung since the device last took them.
+    rung: Mutex<Vec<u32>>,
+    /// `rung` may hold QPs (checked without its lock on every pass).
+    doorbells_pending: AtomicBool,
+    /// The service thread sleeps watching the socket, not the caller:
+    /// a doorbell must wake it.
+    service_watching: AtomicBool,
     state: Mutex<State>,
 }
 
@@ -62,9 +70,15 @@ pub(crate) struct State {
     /// New QPs scatter short receives into the CQE (see
     /// `SoftDevice::set_scatter_to_cqe`).
     pub scatter_to_cqe: bool,
-    /// Receive buffer for datagrams (kept to avoid a 4 KiB stack buffer per
-    /// call and an allocation per packet).
-    rx_buf: Box<[u8]>,
+    /// Datagrams read by one `recvmmsg`.
+    rx: RxBatch,
+    /// Datagrams built in this pass, sent at its end (`sendmmsg`).
+    pub tx: TxBatch,
+    /// QPs that received datagrams in the batch being handled.
+    touched: Vec<u32>,
+    /// The rung QPs being taken (swapped with `Core::rung`, so that neither
+    /// allocates once grown).
+    rung_taken: Vec<u32>,
 }
 
 impl Core {
@@ -123,43 +137,56 @@ impl Core {
         }
     }
 
-    /// Reads every datagram waiting on the socket and hands each to its QP.
-    fn drain_socket(&self, state: &mut State, now: Instant) {
+    /// A doorbell was rung on QP `qpn` (its flag was clear): queue it for
+    /// the next pass, and wake the service thread if it sleeps watching the
+    /// socket (the caller does not progress the device, so nobody else would
+    /// take the WQEs). While the caller progresses, no system call here.
+    pub fn doorbell_rung(&self, qpn: u32) {
+        self.rung
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(qpn);
+        // SeqCst pairs with the service thread's store of `service_watching`
+        // and its load of `doorbells_pending`: one of the two sees the other.
+        if !self.doorbells_pending.swap(true, Ordering::SeqCst)
+            && self.service_watching.load(Ordering::SeqCst)
+        {
+            self.wake.signal();
+        }
+    }
+
+    /// Takes the WQEs of every QP whose doorbell was rung since the last
+    /// pass.
+    fn take_doorbells(&self, state: &mut State, now: Instant) {
+        if !self.doorbells_pending.load(Ordering::Relaxed)
+            || !self.doorbells_pending.swap(false, Ordering::SeqCst)
+        {
+            return;
+        }
         let State {
-            rx_buf, qps, mrs, ..
+            qps,
+            mrs,
+            tx,
+            rung_taken,
+            ..
         } = state;
-        while let Some((len, from)) = self.link.recv(rx_buf) {
-            let Some(datagram) = rx_buf.get(..len) else {
+        std::mem::swap(
+            &mut *self
+                .rung
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+            rung_taken,
+        );
+        let mut tx = Tx {
+            link: &self.link,
+            batch: tx,
+        };
+        for qpn in rung_taken.drain(..) {
+            // A QP destroyed after its last ring is gone from the table.
+            let Some(qp) = qps.get_mut(&qpn) else {
                 continue;
             };
-            let Some(dest_qpn) = super::qp::dest_qpn_of(datagram) else {
-                bump(&self.link.counters.rx_malformed);
-                tracing::debug!(
-                    "soft hca {}: malformed datagram of {len} bytes from {from}",
-                    self.name
-                );
-                continue;
-            };
-            let Some(qp) = qps.get_mut(&dest_qpn) else {
-                bump(&self.link.counters.rx_unknown_qp);
-                tracing::debug!(
-                    "soft hca {}: datagram from {from} for unknown QP 0x{dest_qpn:x}",
-                    self.name
-                );
-                continue;
-            };
-            if qp.peer() != Some(from) {
-                bump(&self.link.counters.rx_forged_source);
-                tracing::debug!(
-                    "soft hca {}: QP 0x{dest_qpn:x} got a datagram from {from}, its peer is {:?}; dropped",
-                    self.name,
-                    qp.peer()
-                );
-                continue;
-            }
-            qp.receive(datagram, from, now, &self.link, mrs);
-            // A packet can arm a timer (RNR wait, retransmission of what it
-            // let go out): whoever progresses next must see it due.
+            qp.doorbell(now, &mut tx, mrs);
             if let Some(deadline) = qp.next_timeout() {
                 self.next_deadline
                     .fetch_min(deadline.as_nanos(), Ordering::Relaxed);
@@ -167,14 +194,90 @@ impl Core {
         }
     }
 
+    /// Reads every datagram waiting on the socket, a batch per system call,
+    /// hands each to its QP, and lets each QP that got some answer them
+    /// once per batch.
+    fn drain_socket(&self, state: &mut State, now: Instant) {
+        let State {
+            rx,
+            qps,
+            mrs,
+            tx,
+            touched,
+            ..
+        } = state;
+        let mut tx = Tx {
+            link: &self.link,
+            batch: tx,
+        };
+        loop {
+            let read = self.link.recv_batch(rx);
+            for index in 0..read {
+                let (datagram, from) = rx.get(index);
+                if !self.link.accept(from) {
+                    continue;
+                }
+                let len = datagram.len();
+                let Some(dest_qpn) = super::qp::dest_qpn_of(datagram) else {
+                    bump(&self.link.counters.rx_malformed);
+                    tracing::debug!(
+                        "soft hca {}: malformed datagram of {len} bytes from {from}",
+                        self.name
+                    );
+                    continue;
+                };
+                let Some(qp) = qps.get_mut(&dest_qpn) else {
+                    bump(&self.link.counters.rx_unknown_qp);
+                    tracing::debug!(
+                        "soft hca {}: datagram from {from} for unknown QP 0x{dest_qpn:x}",
+                        self.name
+                    );
+                    continue;
+                };
+                if qp.peer() != Some(from) {
+                    bump(&self.link.counters.rx_forged_source);
+                    tracing::debug!(
+                        "soft hca {}: QP 0x{dest_qpn:x} got a datagram from {from}, its peer is {:?}; dropped",
+                        self.name,
+                        qp.peer()
+                    );
+                    continue;
+                }
+                if !qp.needs_pump {
+                    touched.push(dest_qpn);
+                }
+                qp.receive(datagram, from, now, &self.link, mrs);
+            }
+            for qpn in touched.drain(..) {
+                let Some(qp) = qps.get_mut(&qpn) else {
+                    continue;
+                };
+                qp.pump(now, &mut tx, mrs);
+                // A packet can arm a timer (RNR wait, retransmission of what
+                // it let go out): whoever progresses next must see it due.
+                if let Some(deadline) = qp.next_timeout() {
+                    self.next_deadline
+                        .fetch_min(deadline.as_nanos(), Ordering::Relaxed);
+                }
+            }
+            if read < RX_BATCH {
+                break;
+            }
+        }
+    }
+
     /// Runs due timers and recomputes the earliest deadline.
     fn run_timers(&self, state: &mut State, now: Instant) -> u64 {
-        let State { qps, mrs, .. } = state;
+        let State { qps, mrs, tx, .. } = state;
+        let mut tx = Tx {
+            link: &self.link,
+            batch: tx,
+        };
         let mut earliest = NO_DEADLINE;
         for qp in qps.values_mut() {
             if let Some(deadline) = qp.next_timeout() {
                 if deadline <= now {
-                    qp.handle_timeout(now, &self.link, mrs);
+                    qp.handle_timeout(now, &mut tx, mrs);
                 }
             }
             if let Some(deadline) = qp.next_timeout() {
@@ -185,11 +288,22 @@ impl Core {
         earliest
     }
 
-    /// Everything due now: incoming datagrams and timers.
+    /// Sends what the pass built.
+    fn flush(&self, state: &mut State) {
+        if !state.tx.is_empty() {
+            self.link.flush(&mut state.tx);
+        }
+    }
+
+    /// Everything due now: rung doorbells, incoming datagrams and timers.
     fn service(&self, state: &mut State) -> u64 {
         let now = self.now();
+        self.take_doorbells(state, now);
+        self.flush(state);
         self.drain_socket(state, now);
-        self.run_timers(state, now)
+        let deadline = self.run_timers(state, now);
+        self.flush(state);
+        deadline
     }
 
     /// After the caller's thread changed a QP: make sure the service thread
@@ -204,7 +318,7 @@ impl Core {
         }
     }
 
-    /// Progress from the caller's thread: cheap when idle (one `recvfrom`
+    /// Progress from the caller's thread: cheap when idle (one `recvmmsg`
     /// that finds nothing), skipped entirely when the service thread is busy
     /// with the device (it is doing the same work).
     pub fn progress(&self) {
@@ -214,10 +328,15 @@ impl Core {
         let Some(mut state) = self.try_lock() else {
             return;
         };
+        // What the caller posted goes out before the socket is read: one
+        // system call less on the latency path of a reply.
+        self.take_doorbells(&mut state, now);
+        self.flush(&mut state);
         self.drain_socket(&mut state, now);
         if self.next_deadline.load(Ordering::Relaxed) <= now.as_nanos() {
             self.run_timers(&mut state, now);
         }
+        self.flush(&mut state);
     }
 
     /// The caller is about to sleep (it armed a CQ): the service thread
@@ -270,7 +389,15 @@ impl Core {
                     [self.wake.fd()],
                     Some(sleep.map_or(window, |s| s.min(window))),
                 )[0],
-                None => poll_readable(fds, sleep)[1],
+                None => {
+                    // Nobody else drives the device now: doorbells wake us.
+                    // SeqCst pairs with `doorbell_rung`.
+                    self.service_watching.store(true, Ordering::SeqCst);
+                    let woken = self.doorbells_pending.load(Ordering::SeqCst)
+                        || poll_readable(fds, sleep)[1];
+                    self.service_watching.store(false, Ordering::SeqCst);
+                    woken
+                }
             };
             if woken {
                 self.wake.drain();
@@ -322,6 +449,9 @@ impl Opened {
             service_deadline: AtomicU64::new(NO_DEADLINE),
             next_deadline: AtomicU64::new(NO_DEADLINE),
             caller_progress_at: AtomicU64::new(0),
+            rung: Mutex::new(Vec::new()),
+            doorbells_pending: AtomicBool::new(false),
+            service_watching: AtomicBool::new(false),
             state: Mutex::new(State {
                 mrs: MrTable::default(),
                 qps: HashMap::new(),
@@ -330,7 +460,10 @@ impl Opened {
                 next_cqn: 0,
                 next_srqn: 0,
                 scatter_to_cqe: false,
-                rx_buf: vec![0u8; MAX_DATAGRAM].into_boxed_slice(),
+                rx: RxBatch::new(),
+                tx: TxBatch::new(),
+                touched: Vec::new(),
+                rung_taken: Vec::new(),
             }),
         });
         let opened_core = Arc::clone(&core);

@@ -3,13 +3,15 @@
 
 use std::net::Ipv4Addr;
 use std::os::fd::RawFd;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::batch::Tx;
 use super::device::{Core, Opened};
 use super::link::LinkStats;
 use super::memory::Region;
 use super::os::{DmaBuffer, EventFd};
-use super::qp::QpContext;
+use super::qp::{QpBell, QpContext};
 use super::queues::{ring_entries, CqShared, SrqShared};
 use super::registry;
 use crate::abi::ucs_status::Status;
@@ -243,8 +245,10 @@ impl SoftPd {
         let core = self.device.core();
         let mut state = core.lock();
         let qpn = Core::alloc_qpn(&mut state);
+        let bell = Arc::new(QpBell::default());
         let mut context = QpContext::new(
             qpn,
+            Arc::clone(&bell),
             self.pdn,
             Arc::clone(&ring),
             Arc::clone(&dbrec),
@@ -259,6 +263,7 @@ impl SoftPd {
         Ok(SoftQp {
             device: self.device.clone(),
             qpn,
+            bell,
             ring,
             dbrec,
             wqebb_count,
@@ -335,6 +340,7 @@ impl SoftSrq {
 pub struct SoftQp {
     device: SoftDevice,
     qpn: u32,
+    bell: Arc<QpBell>,
     ring: Arc<DmaBuffer>,
     dbrec: Arc<DmaBuffer>,
     wqebb_count: u32,
@@ -354,16 +360,24 @@ impl SoftQp {
         SoftDoorbell {
             device: self.device.clone(),
             qpn: self.qpn,
+            bell: Arc::clone(&self.bell),
         }
     }
 
     pub fn modify(&self, transition: QpTransition) -> Result<(), Status> {
         let core = self.device.core();
         let mut state = core.lock();
-        let super::device::State { qps, mrs, .. } = &mut *state;
+        let super::device::State { qps, mrs, tx, .. } = &mut *state;
         let qp = qps.get_mut(&self.qpn).ok_or(Status::NoElem)?;
-        let result = qp.modify(transition, core.now(), &core.link, mrs);
+        let mut out = Tx {
+            link: &core.link,
+            batch: tx,
+        };
+        let result = qp.modify(transition, core.now(), &mut out, mrs);
         let deadline = qp.next_timeout();
+        if !tx.is_empty() {
+            core.link.flush(tx);
+        }
         drop(state);
         core.timer_changed(deadline);
         result
@@ -391,22 +405,24 @@ impl Drop for SoftQp {
 pub struct SoftDoorbell {
     device: SoftDevice,
     qpn: u32,
+    bell: Arc<QpBell>,
 }
 
 impl SoftDoorbell {
-    /// Consumes the WQEs published in the doorbell record, runs the engine
-    /// and sends what it produces, in the caller's thread.
+    /// Tells the device that WQEs up to the producer index in the doorbell
+    /// record are ready, as the doorbell register of a NIC does: the device
+    /// takes them beside the caller (at its next progress call, or in the
+    /// service thread), so a post costs what the transport's WQE costs.
+    /// Posts between two device passes cost one atomic swap each and are
+    /// taken as one batch.
     #[inline]
     pub fn ring(&self, _last_wqe: *const u8) {
-        let core = self.device.core();
-        let mut state = core.lock();
-        let super::device::State { qps, mrs, .. } = &mut *state;
-        let Some(qp) = qps.get_mut(&self.qpn) else {
+        // Already rung and not yet taken: the device has not read the
+        // doorbell record since, so it will see this producer index too
+        // (it clears the flag before reading the record).
+        if self.bell.rung.swap(true, Ordering::AcqRel) {
             return;
-        };
-        qp.doorbell(core.now(), &core.link, mrs);
-        let deadline = qp.next_timeout();
-        drop(state);
-        core.timer_changed(deadline);
+        }
+        self.device.core().doorbell_rung(self.qpn);
     }
 }

@@ -11,6 +11,8 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use super::batch::{recv_batch, send_batch, RxBatch, TxBatch};
+
 /// Largest datagram the device sends or accepts: a 4096-byte MTU payload plus
 /// every RoCEv2 header, rounded up generously.
 pub const MAX_DATAGRAM: usize = 4096 + 256;
@@ -308,6 +310,109 @@ impl Link {
                 tracing::debug!("soft hca {}: send to {to} failed: {err}", self.local);
             }
         }
+    }
+
+    /// Builds one datagram to `to` in the free slot of `batch` (flushing
+    /// the batch first if it is full) and keeps it for the next flush,
+    /// unless the link is down or the dice drop it: the same faults, decided
+    /// per datagram, as [`Link::send`]. `build` returns the datagram's
+    /// length, or `None` if there is nothing to send after all.
+    pub(crate) fn transmit(
+        &self,
+        batch: &mut TxBatch,
+        to: SocketAddrV4,
+        build: impl FnOnce(&mut [u8]) -> Option<usize>,
+    ) {
+        if batch.is_full() {
+            self.flush(batch);
+        }
+        let Some(len) = build(batch.slot()) else {
+            return;
+        };
+        if !self.is_up() {
+            bump(&self.counters.tx_dropped_link_down);
+            return;
+        }
+        if self.take_forced_drop() || self.dice.roll_drop() {
+            bump(&self.counters.tx_dropped_loss);
+            return;
+        }
+        batch.commit(len, to);
+    }
+
+    /// Sends every datagram of `batch` (one `sendmmsg` when the kernel takes
+    /// them all) and empties it. A datagram the kernel refuses is lost like
+    /// any other: RC retransmits it.
+    pub(crate) fn flush(&self, batch: &mut TxBatch) {
+        let mut next = 0;
+        while next < batch.len() {
+            match send_batch(self.raw_fd(), batch, next) {
+                Ok(sent) if sent > 0 => {
+                    self.counters
+                        .tx_packets
+                        .fetch_add(sent as u64, Ordering::Relaxed);
+                    next += sent;
+                }
+                Err(err) if err.raw_os_error() == Some(libc::EMSGSIZE) => {
+                    let (datagram, to) = batch.get(next);
+                    self.fall_back_to_fragmenting(datagram, to);
+                    next += 1;
+                }
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
+                    // The socket buffer is full: the rest is lost, as a
+                    // NIC's full queue would lose it.
+                    let lost = (batch.len() - next) as u64;
+                    self.counters.tx_errors.fetch_add(lost, Ordering::Relaxed);
+                    tracing::debug!("soft hca {}: send buffer full, {lost} lost", self.local);
+                    break;
+                }
+                other => {
+                    bump(&self.counters.tx_errors);
+                    let (_, to) = batch.get(next);
+                    tracing::debug!("soft hca {}: send to {to} failed: {other:?}", self.local);
+                    next += 1;
+                }
+            }
+        }
+        batch.clear();
+    }
+
+    /// Reads the next batch of datagrams into `batch` with one `recvmmsg`;
+    /// returns how many it read (0: none waiting). Pass each to
+    /// [`Link::accept`] before using it.
+    pub(crate) fn recv_batch(&self, batch: &mut RxBatch) -> usize {
+        // An error (e.g. ECONNREFUSED reported from an earlier send to a
+        // closed port) is consumed by the call that returns it: try again,
+        // a bounded number of times.
+        for _ in 0..4 {
+            match recv_batch(self.raw_fd(), batch) {
+                Ok(count) => return count,
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return 0,
+                Err(err) => {
+                    tracing::debug!("soft hca {}: receive error: {err}", self.local);
+                }
+            }
+        }
+        0
+    }
+
+    /// Whether a datagram read by [`Link::recv_batch`] survives the faults
+    /// (counted either way).
+    pub(crate) fn accept(&self, from: SocketAddrV4) -> bool {
+        if !self.is_up() {
+            bump(&self.counters.rx_dropped_link_down);
+            return false;
+        }
+        if self.dice.roll_drop() {
+            bump(&self.counters.rx_dropped_loss);
+            return false;
+        }
+        if from.ip().is_unspecified() {
+            bump(&self.counters.rx_forged_source);
+            return false;
+        }
+        bump(&self.counters.rx_packets);
+        true
     }
 
     /// Receives the next datagram that survives the faults, or `None` when

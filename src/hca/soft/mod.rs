@@ -13,6 +13,7 @@ pub mod engine;
 pub mod engine_fuzzing;
 pub mod wire;
 
+mod batch;
 mod device;
 mod handles;
 pub mod link;

@@ -3,14 +3,16 @@
 //! engine input, engine output into datagrams and CQE64s.
 
 use std::net::SocketAddrV4;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use super::batch::Tx;
 use super::engine::{
     ack_timeout_from_ib, Access, Completion, CompletionOpcode, CompletionStatus, Instant, Memory,
     PathMtu, Qp as Engine, QpConfig, QpState as EngineState, RecvWr, RtrAttrs, RtsAttrs, Sge,
     WorkQueue,
 };
-use super::link::{bump, Link, MAX_DATAGRAM};
+use super::link::bump;
 use super::memory::{MrTable, ProcessMemory};
 use super::os::DmaBuffer;
 use super::queues::{CqShared, SrqShared, TakenRecv};
@@ -20,9 +22,21 @@ use crate::abi::ucs_status::Status;
 use crate::hca::{DeviceAddress, QpInfo, QpState, QpTransition};
 use crate::mlx5;
 
+/// The doorbell flag of one QP, shared by its [`super::SoftDoorbell`]s and
+/// the device: set when the transport rings, cleared by the device just
+/// before it reads the doorbell record.
+#[derive(Debug, Default)]
+pub(crate) struct QpBell {
+    pub rung: AtomicBool,
+}
+
 /// The device side of one QP.
 pub(crate) struct QpContext {
     engine: Engine,
+    bell: Arc<QpBell>,
+    /// Datagrams arrived since the last [`QpContext::pump`]: the device
+    /// answers them all at the end of its pass (one ACK for several).
+    pub needs_pump: bool,
     pd: u32,
     ring: Arc<DmaBuffer>,
     dbrec: Arc<DmaBuffer>,
@@ -46,7 +60,6 @@ pub(crate) struct QpContext {
     /// Receives of at most 32 bytes go into the CQE, as mlx5 does with
     /// libmlx5's default scatter-to-CQE (see [`QpContext::set_scatter_to_cqe`]).
     scatter_to_cqe: bool,
-    tx_buf: Box<[u8]>,
 }
 
 /// Destination QP number of a datagram, if it is long enough for a BTH.
@@ -58,6 +71,7 @@ impl QpContext {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         qpn: u32,
+        bell: Arc<QpBell>,
         pd: u32,
         ring: Arc<DmaBuffer>,
         dbrec: Arc<DmaBuffer>,
@@ -68,6 +82,8 @@ impl QpContext {
     ) -> QpContext {
         QpContext {
             engine: Engine::new(QpConfig::new(qpn)),
+            bell,
+            needs_pump: false,
             pd,
             ring,
             dbrec,
@@ -81,7 +97,6 @@ impl QpContext {
             parked: None,
             engine_recv: None,
             scatter_to_cqe: false,
-            tx_buf: vec![0u8; MAX_DATAGRAM].into_boxed_slice(),
         }
     }
 
@@ -127,7 +142,7 @@ impl QpContext {
         &mut self,
         transition: QpTransition,
         now: Instant,
-        link: &Link,
+        tx: &mut Tx<'_>,
         mrs: &MrTable,
     ) -> Result<(), Status> {
         let qpn = self.qpn();
@@ -154,7 +169,7 @@ impl QpContext {
                 let result = self.engine.modify_to_rtr(rtr);
                 if result.is_ok() {
                     self.peer = Some(peer);
-                    self.local = Some(link.local_addr());
+                    self.local = Some(tx.link.local_addr());
                 }
                 result
             }
@@ -192,13 +207,16 @@ impl QpContext {
             tracing::warn!("soft hca: QP 0x{qpn:x}: {transition:?} refused: {err}");
             return Err(Status::InvalidParam);
         }
-        self.pump(now, link, mrs);
+        self.pump(now, tx, mrs);
         Ok(())
     }
 
     /// The transport rang the doorbell: take every WQE up to the producer
     /// index it published in `dbrec[1]`.
-    pub fn doorbell(&mut self, now: Instant, link: &Link, mrs: &MrTable) {
+    pub fn doorbell(&mut self, now: Instant, tx: &mut Tx<'_>, mrs: &MrTable) {
+        // Cleared before the record is read: a ring after this point sets
+        // the flag again and queues the QP for the next pass.
+        self.bell.rung.swap(false, Ordering::AcqRel);
         let producer = self.dbrec.load_be32(mlx5::MLX5_SND_DBR) as u16;
         let mut scratch = [0u8; wqe::MAX_WQE_BYTES];
         while self.sq_ci != producer {
@@ -260,7 +278,7 @@ impl QpContext {
                 }
             }
         }
-        self.pump(now, link, mrs);
+        self.pump(now, tx, mrs);
     }
 
     /// A WQE the engine never saw: report it like hardware reports a bad
@@ -285,13 +303,16 @@ impl QpContext {
     }
 
     /// One datagram for this QP, whose source the device already matched
-    /// against the peer.
+    /// against the peer. Its completions are written now; what the engine
+    /// sends in answer waits for [`QpContext::pump`] at the end of the
+    /// device's pass (`needs_pump`), so that the answers to a batch of
+    /// datagrams go out together and ACKs coalesce.
     pub fn receive(
         &mut self,
         datagram: &[u8],
         from: SocketAddrV4,
         now: Instant,
-        link: &Link,
+        link: &super::link::Link,
         mrs: &MrTable,
     ) {
         let Some(local) = self.local else { return };
@@ -331,7 +352,8 @@ impl QpContext {
             // The engine started (or finished) the message in that receive.
             self.parked = None;
         }
-        self.pump(now, link, mrs);
+        self.write_completions(mrs);
+        self.needs_pump = true;
     }
 
     /// Whether this packet would take a receive if it is the one expected:
@@ -344,16 +366,17 @@ impl QpContext {
         takes && packet.bth.psn == self.engine.next_rcv_psn()
     }
 
-    pub fn handle_timeout(&mut self, now: Instant, link: &Link, mrs: &MrTable) {
+    pub fn handle_timeout(&mut self, now: Instant, tx: &mut Tx<'_>, mrs: &MrTable) {
         self.engine.handle_timeout(now);
-        self.pump(now, link, mrs);
+        self.pump(now, tx, mrs);
     }
 
     /// Sends every packet the engine has ready and writes every completion.
     /// Completions go first: a receive's CQE must not wait for the
     /// `sendto` of its ACK (one system call off the latency path). Starting
     /// a request can fail it locally, so completions are written again after.
-    fn pump(&mut self, now: Instant, link: &Link, mrs: &MrTable) {
+    pub fn pump(&mut self, now: Instant, tx: &mut Tx<'_>, mrs: &MrTable) {
+        self.needs_pump = false;
         self.write_completions(mrs);
         let mut memory = ProcessMemory {
             table: mrs,
@@ -361,18 +384,19 @@ impl QpContext {
         };
         if let (Some(peer), Some(local)) = (self.peer, self.local) {
             let icrc = IcrcContext::new(local, peer);
+            let qpn = self.qpn();
             while let Some(transmit) = self.engine.poll_transmit(now, &mut memory) {
                 let repr = transmit.repr();
-                match repr.emit(&mut self.tx_buf, &icrc) {
-                    Ok(len) => link.send(&self.tx_buf[..len], peer),
+                tx.transmit(peer, |slot| match repr.emit(slot, &icrc) {
+                    Ok(len) => Some(len),
                     Err(err) => {
                         tracing::warn!(
-                            "soft hca: QP 0x{:x}: cannot emit {:?}: {err}",
-                            self.qpn(),
+                            "soft hca: QP 0x{qpn:x}: cannot emit {:?}: {err}",
                             repr.bth.opcode
                         );
+                        None
                     }
-                }
+                });
             }
         }
         self.write_completions(mrs);
