@@ -335,26 +335,10 @@ fn disabled_flow_control_neither_limits_nor_marks_ams() {
 /// What purge reported: (operation, AM id, header).
 type Reported = Vec<(uct_ep_operation_t, u8, u64)>;
 
-unsafe extern "C" fn record_am(info: *const uct_ep_op_info_t, arg: *mut c_void) {
-    // SAFETY: a valid op_info during the call; arg is a Reported; the AM
-    // member is read only when the field mask names it.
-    unsafe {
-        let info = &*info;
-        let out = &mut *(arg as *mut Reported);
-        if info.field_mask & UCT_EP_OP_INFO_FIELD_AM != 0 {
-            let am = info.detail.am;
-            out.push((info.operation, am.am_id, am.header.value));
-        } else {
-            out.push((info.operation, 0, 0));
-        }
-    }
-}
-
 #[test]
 fn purge_drops_grant_messages_and_reports_user_ams_with_clean_ids() {
     let _traffic = traffic();
     let pair = Pair::with_config(None, None, &window(c"8"));
-    let (_, tx_len, rx_len) = token_caps(pair.b.iface);
     let at_b = inbox();
     set_handler(&pair.b, AM_ID, at_b);
     // Nothing leaves b: its grant and its AM stay outstanding.
@@ -376,22 +360,10 @@ fn purge_drops_grant_messages_and_reports_user_ams_with_clean_ids() {
     // A user AM of b: it carries the grant bit on the wire.
     assert_eq!(am_short(pair.ep_b, 0x5eed), UCS_OK);
     assert!(!rc_ep(pair.ep_b).fc.grant_owed());
-    assert_eq!(
-        invalidate(pair.ep_b, UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS),
-        UCS_OK
-    );
-    let tx = tx_token(pair.ep_b, tx_len).expect("tx token");
-    let rx = rx_token(pair.a.iface, &tx, rx_len).expect("rx token");
-    let mut reported: Reported = Vec::new();
-    assert_eq!(
-        purge(
-            pair.ep_b,
-            &rx,
-            record_am,
-            &mut reported as *mut Reported as *mut c_void
-        ),
-        UCS_OK
-    );
+    let reported: Reported = fail_over_purge(pair.ep_b, pair.a.iface, |info| {
+        let (id, header) = op_am(info).map_or((0, 0), |am| (am.am_id, am_header_value(&am)));
+        (info.operation, id, header)
+    });
     // SAFETY: as above.
     assert_eq!(
         unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_1".as_ptr(), 0) },

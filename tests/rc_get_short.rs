@@ -201,33 +201,10 @@ fn bad_input_is_refused_and_posts_nothing() {
 /// What purge reported: (operation, remote address, rkey, buffer, length).
 type Reported = Vec<(uct_ep_operation_t, u64, uct_rkey_t, *mut c_void, usize)>;
 
-unsafe extern "C" fn record_rma(info: *const uct_ep_op_info_t, arg: *mut c_void) {
-    // SAFETY: a valid op_info during the call; arg is a Reported; the RMA
-    // member is read only when the field mask names it.
-    unsafe {
-        let info = &*info;
-        let out = &mut *(arg as *mut Reported);
-        if info.field_mask & UCT_EP_OP_INFO_FIELD_RMA != 0 {
-            let rma = info.detail.rma;
-            assert_ne!(rma.field_mask & UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_DATA, 0);
-            out.push((
-                info.operation,
-                rma.remote_addr,
-                rma.rkey,
-                rma.payload.data.buffer,
-                rma.payload.data.length,
-            ));
-        } else {
-            out.push((info.operation, 0, 0, null_mut(), 0));
-        }
-    }
-}
-
 #[test]
 fn purge_reports_an_undelivered_get_short_with_the_callers_buffer() {
     let _traffic = traffic();
     let pair = Pair::new();
-    let (_, tx_len, rx_len) = token_caps(pair.a.iface);
     let mut source: Vec<u8> = (0..512).map(source_byte).collect();
     let (memh, rkey) = pair.b.register(source.as_mut_ptr(), source.len());
     let raddr = source.as_ptr() as u64;
@@ -250,22 +227,19 @@ fn purge_reports_an_undelivered_get_short_with_the_callers_buffer() {
             UCS_INPROGRESS
         );
     }
-    assert_eq!(
-        invalidate(pair.ep_a, UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS),
-        UCS_OK
-    );
-    let tx = tx_token(pair.ep_a, tx_len).expect("tx token");
-    let rx = rx_token(pair.b.iface, &tx, rx_len).expect("rx token");
-    let mut reported: Reported = Vec::new();
-    assert_eq!(
-        purge(
-            pair.ep_a,
-            &rx,
-            record_rma,
-            &mut reported as *mut Reported as *mut c_void
-        ),
-        UCS_OK
-    );
+    let reported: Reported = fail_over_purge(pair.ep_a, pair.b.iface, |info| match op_rma(info) {
+        Some(rma) => {
+            let data = rma_payload_data(&rma).expect("an RMA's payload data");
+            (
+                info.operation,
+                rma.remote_addr,
+                rma.rkey,
+                data.buffer,
+                data.length,
+            )
+        }
+        None => (info.operation, 0, 0, null_mut(), 0),
+    });
     // SAFETY: as above.
     assert_eq!(
         unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 0) },
