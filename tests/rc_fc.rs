@@ -9,9 +9,10 @@
 
 mod failover_rc_common;
 mod rc_common;
+mod uct_safe;
 
 use std::ffi::{c_uint, c_void, CStr};
-use std::ptr::{null, null_mut};
+use std::ptr::null_mut;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -24,6 +25,7 @@ use uct::mlx5;
 use uct::rc::ep::{OpKind, PostSpec, RcEp};
 use uct::rc::fc::{FC_GRANT, FC_HARD_REQ, FC_PURE_GRANT, FC_SOFT_REQ};
 use uct::rc::iface::RcIface;
+use uct_safe::*;
 
 /// `uct_soft_hca_drop_next` acts on the whole device: tests that send
 /// traffic take this lock.
@@ -65,8 +67,7 @@ fn seq_of(message: &[u8]) -> u64 {
 }
 
 fn am_short(ep: uct_ep_h, seq: u64) -> ucs_status_t {
-    // SAFETY: live ep, no payload.
-    unsafe { uct_ep_am_short(ep, AM_ID, seq, null(), 0) }
+    uct_safe::am_short(ep, AM_ID, seq, &[])
 }
 
 /// A pending request that sends AM `seq` when dispatched.
@@ -99,9 +100,7 @@ impl SendReq {
     }
 
     fn calls(&self) -> u32 {
-        // SAFETY: a field of self, written by the library through the
-        // request pointer behind the compiler's back.
-        unsafe { std::ptr::read_volatile(&self.calls) }
+        read_volatile(&self.calls)
     }
 }
 
@@ -167,11 +166,8 @@ fn exhausted_window_says_no_resource_and_the_grant_runs_the_pending_requests() {
     // The window is a missing resource: pending_add accepts.
     let mut first = SendReq::new(pair.ep_a, 8);
     let mut second = SendReq::new(pair.ep_a, 9);
-    // SAFETY: the requests live until dispatched (the test waits for it).
-    unsafe {
-        assert_eq!(uct_ep_pending_add(pair.ep_a, &mut first.req, 0), UCS_OK);
-        assert_eq!(uct_ep_pending_add(pair.ep_a, &mut second.req, 0), UCS_OK);
-    }
+    assert_eq!(pending_add(pair.ep_a, &mut first.req, 0), UCS_OK);
+    assert_eq!(pending_add(pair.ep_a, &mut second.req, 0), UCS_OK);
     // b receives the hard request and grants; a's pending requests run.
     assert!(pair.wait(|| at_b.lock().unwrap().len() == 10));
     assert_eq!((first.calls(), second.calls()), (1, 1));
@@ -196,13 +192,11 @@ fn a_failed_ep_with_a_closed_window_answers_its_error_not_no_resource() {
     }
     assert_eq!(am_short(pair.ep_a, 8), UCS_ERR_NO_RESOURCE);
     let mut waiting = SendReq::new(pair.ep_a, 8);
-    // SAFETY: the request lives until purged below.
-    unsafe { assert_eq!(uct_ep_pending_add(pair.ep_a, &mut waiting.req, 0), UCS_OK) };
+    assert_eq!(pending_add(pair.ep_a, &mut waiting.req, 0), UCS_OK);
     // The ep fails (cancel): no grant will ever reopen its window, so a
     // retry loop must see the failure, not NO_RESOURCE forever.
     let mut comp = CountingCompletion::new(1);
-    // SAFETY: live ep, live completion.
-    let flushed = unsafe { uct_ep_flush(pair.ep_a, UCT_FLUSH_FLAG_CANCEL, comp.as_ptr()) };
+    let flushed = ep_flush(pair.ep_a, UCT_FLUSH_FLAG_CANCEL, comp.as_ptr());
     assert!(flushed == UCS_INPROGRESS || flushed == UCS_OK, "{flushed}");
     assert_eq!(am_short(pair.ep_a, 9), UCS_ERR_CANCELED);
     unsafe extern "C" fn must_not_pack(_: *mut c_void, _: *mut c_void) -> usize {
@@ -216,13 +210,8 @@ fn a_failed_ep_with_a_closed_window_answers_its_error_not_no_resource() {
     }
     // The failed ep's pending request never runs: an iface flush does not
     // wait for it.
-    // SAFETY: live iface.
-    assert_ne!(
-        unsafe { uct_iface_flush(pair.a.iface, 0, null_mut()) },
-        UCS_INPROGRESS
-    );
-    // SAFETY: live ep; the request is handed back, not run.
-    unsafe { uct_ep_pending_purge(pair.ep_a, None, null_mut()) };
+    assert_ne!(iface_flush(pair.a.iface, 0, null_mut()), UCS_INPROGRESS);
+    pending_purge(pair.ep_a, None, null_mut());
     assert_eq!(waiting.calls(), 0);
     pair.close();
 }
@@ -342,11 +331,7 @@ fn purge_drops_grant_messages_and_reports_user_ams_with_clean_ids() {
     let at_b = inbox();
     set_handler(&pair.b, AM_ID, at_b);
     // Nothing leaves b: its grant and its AM stay outstanding.
-    // SAFETY: a NUL-terminated device name.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_1".as_ptr(), 1_000_000) },
-        UCS_OK
-    );
+    assert_eq!(drop_next(c"mlx5_1", 1_000_000), UCS_OK);
     // 7 AMs: the 5th carries the soft request, the 7th the hard one.
     for seq in 0..7 {
         assert_eq!(am_short(pair.ep_a, seq), UCS_OK);
@@ -364,11 +349,7 @@ fn purge_drops_grant_messages_and_reports_user_ams_with_clean_ids() {
         let (id, header) = op_am(info).map_or((0, 0), |am| (am.am_id, am_header_value(&am)));
         (info.operation, id, header)
     });
-    // SAFETY: as above.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_1".as_ptr(), 0) },
-        UCS_OK
-    );
+    assert_eq!(drop_next(c"mlx5_1", 0), UCS_OK);
     // Only the user's AM, with its own id (not the protocol bits).
     assert_eq!(reported, vec![(UCT_EP_OP_AM_SHORT, AM_ID, 0x5eed)]);
     assert!(rc_ep(pair.ep_b).ops.is_empty());

@@ -6,8 +6,9 @@
 //! without loss, then with 3 % of packets dropped by both devices.
 
 mod rc_common;
+mod uct_safe;
 
-use std::ffi::{c_uint, c_void, CStr};
+use std::ffi::{c_void, CStr};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -17,6 +18,7 @@ use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::iface::*;
 use uct::api::soft_hca::uct_soft_hca_loss_set;
+use uct_safe::*;
 
 const ROLE_ENV: &str = "RC_FC_TWOPROCESS_CHILD";
 const LOSS_ENV: &str = "RC_FC_TWOPROCESS_LOSS";
@@ -84,16 +86,7 @@ fn set_handler(side: &Side, id: u8, inbox: &'static Inbox) {
 fn send(side: &Side, ep: uct_ep_h, id: u8, header: u64, payload: &[u8]) {
     let start = Instant::now();
     loop {
-        // SAFETY: valid ep and payload.
-        let status = unsafe {
-            uct_ep_am_short(
-                ep,
-                id,
-                header,
-                payload.as_ptr().cast(),
-                payload.len() as c_uint,
-            )
-        };
+        let status = am_short(ep, id, header, payload);
         if status == UCS_OK {
             return;
         }
@@ -177,8 +170,7 @@ fn child_side() {
     .concat();
     send(&side, ep, AM_REPORT, 0, &report);
     flush(&side, ep);
-    // SAFETY: live ep, destroyed once before its iface closes.
-    unsafe { uct_ep_destroy(ep) };
+    ep_destroy(ep);
     side.close();
 }
 
@@ -245,9 +237,7 @@ fn run(loss: f64) {
     let status = child.wait().expect("child exit");
     assert!(status.success(), "child failed: {status}");
     set_loss(c"mlx5_0", 0.0);
-    // SAFETY: live ep, destroyed before its iface closes (the AM_DONE may
-    // be unacknowledged: the child is gone, its op is dropped).
-    unsafe { uct_ep_destroy(ep) };
+    ep_destroy(ep);
     side.close();
 }
 

@@ -5,6 +5,7 @@
 //! the most iov entries (get_short: `rc_get_short.rs`).
 
 mod rc_common;
+mod uct_safe;
 
 use std::ffi::c_uint;
 use std::ptr::null_mut;
@@ -12,7 +13,7 @@ use std::ptr::null_mut;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct::api::md::*;
+use uct_safe::*;
 
 fn iov(buffer: *mut u8, length: usize, memh: uct_mem_h) -> uct_iov_t {
     uct_iov_t {
@@ -109,8 +110,7 @@ fn am_zcopy_at_its_limits_arrives_whole_and_in_order() {
         }
     }
     drop(got);
-    // SAFETY: registered above, nothing in flight.
-    unsafe { assert_eq!(uct_md_mem_dereg(pair.a.md, memh), UCS_OK) };
+    assert_eq!(mem_dereg(pair.a.md, memh), UCS_OK);
     pair.close();
 }
 
@@ -165,8 +165,7 @@ fn refused_am_zcopy_posts_nothing() {
         UCS_ERR_INVALID_PARAM
     );
     // Nothing was posted: flush completes at once, nothing arrives.
-    // SAFETY: live ep.
-    assert_eq!(unsafe { uct_ep_flush(pair.ep_a, 0, null_mut()) }, UCS_OK);
+    assert_eq!(ep_flush(pair.ep_a, 0, null_mut()), UCS_OK);
     for _ in 0..100 {
         pair.progress();
     }
@@ -175,11 +174,8 @@ fn refused_am_zcopy_posts_nothing() {
     assert_eq!(post(4, 8, &[good]), UCS_INPROGRESS);
     assert!(pair.wait(|| at_b.lock().unwrap().len() == 1));
     assert_eq!(at_b.lock().unwrap()[0].len(), 8 + 100);
-    // SAFETY: registered above, nothing in flight.
-    unsafe {
-        assert_eq!(uct_md_mem_dereg(pair.a.md, memh), UCS_OK);
-        assert_eq!(uct_md_mem_dereg(pair.a.md, big_memh), UCS_OK);
-    }
+    assert_eq!(mem_dereg(pair.a.md, memh), UCS_OK);
+    assert_eq!(mem_dereg(pair.a.md, big_memh), UCS_OK);
     pair.close();
 }
 
@@ -250,11 +246,8 @@ fn zcopy_rma_gathers_and_scatters_the_most_iov_entries() {
         )
     };
     assert_eq!(status, UCS_ERR_INVALID_PARAM);
-    // SAFETY: registered above, nothing in flight.
-    unsafe {
-        assert_eq!(uct_md_mem_dereg(pair.a.md, source_memh), UCS_OK);
-        assert_eq!(uct_md_mem_dereg(pair.a.md, back_memh), UCS_OK);
-        assert_eq!(uct_md_mem_dereg(pair.b.md, target_memh), UCS_OK);
-    }
+    assert_eq!(mem_dereg(pair.a.md, source_memh), UCS_OK);
+    assert_eq!(mem_dereg(pair.a.md, back_memh), UCS_OK);
+    assert_eq!(mem_dereg(pair.b.md, target_memh), UCS_OK);
     pair.close();
 }
