@@ -83,17 +83,6 @@ fn am_zcopy_header_and_iov_arrive_contiguous() {
     pair.close();
 }
 
-fn readable(fd: i32, timeout: Duration) -> bool {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd.
-    let n = unsafe { libc::poll(&mut pfd, 1, timeout.as_millis() as i32) };
-    n == 1 && pfd.revents & libc::POLLIN != 0
-}
-
 #[test]
 fn blocking_wait_on_the_event_fd() {
     let pair = Pair::new();
@@ -114,12 +103,12 @@ fn blocking_wait_on_the_event_fd() {
         unsafe { uct_iface_event_arm(pair.b.iface, UCT_EVENT_RECV) },
         UCS_OK
     );
-    assert!(!readable(fd, Duration::from_millis(50)));
+    assert!(!fd_readable(fd, Duration::from_millis(50)));
     // A message wakes the fd without b progressing (the device's service
     // thread delivers it).
     assert_eq!(am_short(pair.ep_a, 2, 42, &[]), UCS_OK);
     assert!(
-        readable(fd, Duration::from_secs(10)),
+        fd_readable(fd, Duration::from_secs(10)),
         "event fd became readable"
     );
     // Arming again with the completion unread reports BUSY.

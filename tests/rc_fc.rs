@@ -41,20 +41,6 @@ fn window(size: &'static CStr) -> [(&'static CStr, &'static CStr); 1] {
     [(c"RC_FC_WND_SIZE", size)]
 }
 
-fn set_handler(side: &Side, id: u8, inbox: &'static Inbox) {
-    // SAFETY: live iface; the inbox is leaked.
-    let status = unsafe {
-        uct_iface_set_am_handler(
-            side.iface,
-            id,
-            Some(collect_am),
-            inbox as *const Inbox as *mut c_void,
-            0,
-        )
-    };
-    assert_eq!(status, UCS_OK);
-}
-
 /// The ep behind a handle (tests look at its flow-control state).
 fn rc_ep<'a>(ep: uct_ep_h) -> &'a mut RcEp {
     // SAFETY: a live ep of this transport.
@@ -140,7 +126,7 @@ fn exhausted_window_says_no_resource_and_the_grant_runs_the_pending_requests() {
     let _traffic = traffic();
     let pair = Pair::with_config(None, None, &window(c"8"));
     let at_b = inbox();
-    set_handler(&pair.b, AM_ID, at_b);
+    pair.b.collect_am_into(AM_ID, at_b);
     let at_a = count_every_id(&pair.a);
     // Nothing is progressed: after 8 AMs the window (not the ring) is out.
     let mut posted = 0u64;
@@ -185,7 +171,7 @@ fn a_failed_ep_with_a_closed_window_answers_its_error_not_no_resource() {
     let _traffic = traffic();
     let pair = Pair::with_config(None, None, &window(c"8"));
     let at_b = inbox();
-    set_handler(&pair.b, AM_ID, at_b);
+    pair.b.collect_am_into(AM_ID, at_b);
     // Nothing is progressed: the window runs out, one request waits.
     for seq in 0..8 {
         assert_eq!(am_short(pair.ep_a, seq), UCS_OK);
@@ -261,7 +247,7 @@ fn thousands_of_ams_through_a_small_window_arrive_once_and_in_order() {
     let _traffic = traffic();
     let pair = Pair::with_config(None, None, &window(c"16"));
     let at_b = inbox();
-    set_handler(&pair.b, AM_ID, at_b);
+    pair.b.collect_am_into(AM_ID, at_b);
     send_stream(&pair, pair.ep_a, 0, COUNT);
     assert!(pair.wait(|| at_b.lock().unwrap().len() as u64 >= COUNT));
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
@@ -276,8 +262,8 @@ fn both_ways_grants_ride_on_ams_and_nothing_is_lost() {
     let _traffic = traffic();
     let pair = Pair::with_config(None, None, &window(c"16"));
     let (at_a, at_b) = (inbox(), inbox());
-    set_handler(&pair.a, AM_ID, at_a);
-    set_handler(&pair.b, AM_ID, at_b);
+    pair.a.collect_am_into(AM_ID, at_a);
+    pair.b.collect_am_into(AM_ID, at_b);
     // Interleaved bursts each way: soft requests are answered on the
     // peer's next AM.
     for burst in 0..COUNT / 50 {
@@ -300,7 +286,7 @@ fn disabled_flow_control_neither_limits_nor_marks_ams() {
     let settings = [(c"RC_FC_ENABLE", c"n"), (c"RC_FC_WND_SIZE", c"8")];
     let pair = Pair::with_config(None, None, &settings);
     let at_b = inbox();
-    set_handler(&pair.b, AM_ID, at_b);
+    pair.b.collect_am_into(AM_ID, at_b);
     // Without progress, far more than the (unused) window goes out: only
     // the ring or CQ credits stop it.
     let mut posted = 0u64;
@@ -329,7 +315,7 @@ fn purge_drops_grant_messages_and_reports_user_ams_with_clean_ids() {
     let _traffic = traffic();
     let pair = Pair::with_config(None, None, &window(c"8"));
     let at_b = inbox();
-    set_handler(&pair.b, AM_ID, at_b);
+    pair.b.collect_am_into(AM_ID, at_b);
     // Nothing leaves b: its grant and its AM stay outstanding.
     assert_eq!(drop_next(c"mlx5_1", 1_000_000), UCS_OK);
     // 7 AMs: the 5th carries the soft request, the 7th the hard one.
@@ -375,7 +361,7 @@ fn forged_flow_control_headers_are_ignored() {
     let pair = Pair::with_config(None, None, &window(c"8"));
     let at_b = count_every_id(&pair.b);
     let at_b_am = inbox();
-    set_handler(&pair.b, AM_ID, at_b_am);
+    pair.b.collect_am_into(AM_ID, at_b_am);
     let mut header = [0u8; 9];
     header[1..].copy_from_slice(&77u64.to_ne_bytes());
     let forged: Vec<Vec<u8>> = vec![

@@ -7,11 +7,8 @@
 mod rc_common;
 mod uct_safe;
 
-use std::ffi::c_void;
-
 use rc_common::*;
 use uct::abi::*;
-use uct::api::iface::*;
 use uct_safe::*;
 
 const AM_ID: u8 = 4;
@@ -50,17 +47,7 @@ fn small_window_under_loss_delivers_everything_once_in_order() {
     assert_eq!(loss_set(c"mlx5_1", 0.05), UCS_OK);
     let (at_a, at_b) = (inbox(), inbox());
     for (side, inbox) in [(&pair.a, at_a), (&pair.b, at_b)] {
-        // SAFETY: live iface, leaked inbox.
-        let status = unsafe {
-            uct_iface_set_am_handler(
-                side.iface,
-                AM_ID,
-                Some(collect_am),
-                inbox as *const Inbox as *mut c_void,
-                0,
-            )
-        };
-        assert_eq!(status, UCS_OK);
+        side.collect_am_into(AM_ID, inbox);
     }
     // Mostly a → b (grant messages), with some b → a traffic now and then
     // (piggybacked grants).

@@ -8,7 +8,7 @@
 mod rc_common;
 mod uct_safe;
 
-use std::ffi::{c_void, CStr};
+use std::ffi::CStr;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct::api::iface::*;
 use uct::api::soft_hca::uct_soft_hca_loss_set;
 use uct_safe::*;
 
@@ -64,20 +63,6 @@ fn connect(ep: uct_ep_h, line: &str) {
     // SAFETY: the peer's addresses, of the lengths its iface reported.
     let status =
         unsafe { uct_ep_connect_to_ep(ep, device.as_ptr().cast(), ep_addr.as_ptr().cast()) };
-    assert_eq!(status, UCS_OK);
-}
-
-fn set_handler(side: &Side, id: u8, inbox: &'static Inbox) {
-    // SAFETY: live iface, leaked inbox.
-    let status = unsafe {
-        uct_iface_set_am_handler(
-            side.iface,
-            id,
-            Some(collect_am),
-            inbox as *const Inbox as *mut c_void,
-            0,
-        )
-    };
     assert_eq!(status, UCS_OK);
 }
 
@@ -147,8 +132,8 @@ fn child_side() {
         .expect("parent's address");
     connect(ep, &line);
     let (data, done) = (inbox(), inbox());
-    set_handler(&side, AM_DATA, data);
-    set_handler(&side, AM_DONE, done);
+    side.collect_am_into(AM_DATA, data);
+    side.collect_am_into(AM_DONE, done);
     let mut echoed = 0u64;
     let start = Instant::now();
     while done.lock().unwrap().is_empty() {
@@ -205,8 +190,8 @@ fn run(loss: f64) {
     writeln!(stdin, "{}", address_line(&side, ep)).expect("send address");
     connect(ep, &peer);
     let (echoes, reports) = (inbox(), inbox());
-    set_handler(&side, AM_ECHO, echoes);
-    set_handler(&side, AM_REPORT, reports);
+    side.collect_am_into(AM_ECHO, echoes);
+    side.collect_am_into(AM_REPORT, reports);
     for seq in 0..COUNT {
         send(
             &side,

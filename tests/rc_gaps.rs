@@ -11,7 +11,7 @@ mod log_capture;
 mod rc_common;
 mod uct_safe;
 
-use std::ffi::{c_uint, c_void};
+use std::ffi::c_uint;
 use std::ptr::{null, null_mut};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -38,26 +38,12 @@ fn rc_ep<'a>(ep: uct_ep_h) -> &'a mut RcEp {
     unsafe { RcEp::from_handle(ep, "test") }.expect("rc ep")
 }
 
-fn set_handler(side: &Side, id: u8, inbox: &'static Inbox) {
-    // SAFETY: live iface; the inbox is leaked.
-    let status = unsafe {
-        uct_iface_set_am_handler(
-            side.iface,
-            id,
-            Some(collect_am),
-            inbox as *const Inbox as *mut c_void,
-            0,
-        )
-    };
-    assert_eq!(status, UCS_OK);
-}
-
 #[test]
 fn am_zcopy_without_iov_sends_the_header_alone() {
     let _traffic = traffic();
     let pair = Pair::new();
     let at_b = inbox();
-    set_handler(&pair.b, 6, at_b);
+    pair.b.collect_am_into(6, at_b);
     let header = *b"only-the-header";
     let mut comp = CountingCompletion::new(2);
     // SAFETY: live ep; NULL iov with count 0 is allowed.
@@ -106,7 +92,7 @@ fn ams_are_solicited_and_grants_and_puts_are_not() {
     let settings = [(c"RC_FC_WND_SIZE", c"8")];
     let pair = Pair::with_config(None, None, &settings);
     let at_b = inbox();
-    set_handler(&pair.b, 2, at_b);
+    pair.b.collect_am_into(2, at_b);
     let mut target = vec![0u8; 64];
     let (memh, rkey) = pair.b.register(target.as_mut_ptr(), target.len());
     // Keep a's WQEs in its table: nothing of a's is completed while the
@@ -202,7 +188,7 @@ fn iface_flush_without_completion_counts_pending_as_in_progress() {
     let settings = [(c"RC_FC_WND_SIZE", c"4")];
     let pair = Pair::with_config(None, None, &settings);
     let at_b = inbox();
-    set_handler(&pair.b, 3, at_b);
+    pair.b.collect_am_into(3, at_b);
     let mut comp = CountingCompletion::new(1);
     assert_eq!(
         iface_flush(pair.a.iface, 0, comp.as_ptr()),
@@ -242,24 +228,13 @@ fn wait_for(mut done: impl FnMut() -> bool) -> bool {
     true
 }
 
-fn readable(fd: i32, timeout: Duration) -> bool {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd.
-    let n = unsafe { libc::poll(&mut pfd, 1, timeout.as_millis() as i32) };
-    n == 1 && pfd.revents & libc::POLLIN != 0
-}
-
 #[test]
 fn send_completion_event_wakes_a_sender_waiting_for_a_grant() {
     let _traffic = traffic();
     let settings = [(c"RC_FC_WND_SIZE", c"4")];
     let pair = Pair::with_config(None, None, &settings);
     let at_b = inbox();
-    set_handler(&pair.b, 3, at_b);
+    pair.b.collect_am_into(3, at_b);
     while am_short(pair.ep_a, 3, 0, &[]) == UCS_OK {}
     // a's sends complete (b's device ACKs without b progressing); then a
     // has nothing but the grant to wait for.
@@ -276,13 +251,16 @@ fn send_completion_event_wakes_a_sender_waiting_for_a_grant() {
             UCS_OK
         );
     }
-    assert!(!readable(fd, Duration::from_millis(50)));
+    assert!(!fd_readable(fd, Duration::from_millis(50)));
     // b takes the AMs and grants: a's fd wakes for the grant.
     assert!(wait_for(|| {
         pair.b.progress();
         at_b.lock().unwrap().len() == 4
     }));
-    assert!(readable(fd, Duration::from_secs(10)), "woken by the grant");
+    assert!(
+        fd_readable(fd, Duration::from_secs(10)),
+        "woken by the grant"
+    );
     assert!(pair.wait(|| {
         pair.a.progress();
         rc_ep(pair.ep_a).fc.wnd == 4
@@ -321,7 +299,7 @@ fn posts_fail_as_soon_as_flush_cancel_returns() {
     let _traffic = traffic();
     let pair = Pair::new();
     let at_b = inbox();
-    set_handler(&pair.b, 1, at_b);
+    pair.b.collect_am_into(1, at_b);
     // Outstanding ops at the cancel: nothing of a's leaves.
     assert_eq!(drop_next(c"mlx5_0", 1_000_000), UCS_OK);
     let mut comp = CountingCompletion::new(1);

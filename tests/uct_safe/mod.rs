@@ -346,3 +346,15 @@ pub fn read_volatile<T: Copy>(value: &T) -> T {
     // SAFETY: a valid, aligned reference.
     unsafe { std::ptr::read_volatile(value) }
 }
+
+/// Whether `fd` becomes readable within `timeout` (one `poll`).
+pub fn fd_readable(fd: i32, timeout: std::time::Duration) -> bool {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let n = unsafe { libc::poll(&mut pfd, 1, timeout.as_millis() as i32) };
+    n == 1 && pfd.revents & libc::POLLIN != 0
+}
