@@ -7,7 +7,6 @@
 mod rc_common;
 mod uct_safe;
 
-use std::ffi::c_uint;
 use std::ptr::null_mut;
 
 use rc_common::*;
@@ -307,16 +306,7 @@ fn posted_atomics_then_flush_and_an_atomic_sees_an_earlier_put() {
     // RC executes in order at the responder: a fetch after a put reads it.
     let stamp = 0x5151_5151_0000_0007u64;
     let bytes = stamp.to_ne_bytes();
-    // SAFETY: live ep; the source buffer is inlined before the call returns.
-    let status = unsafe {
-        uct_ep_put_short(
-            pair.ep_a,
-            bytes.as_ptr().cast(),
-            bytes.len() as c_uint,
-            target.addr(8),
-            rkey,
-        )
-    };
+    let status = put_short(pair.ep_a, &bytes, target.addr(8), rkey);
     assert_eq!(status, UCS_OK);
     let mut result = 0u64;
     let mut comp = CountingCompletion::new(1);

@@ -77,47 +77,31 @@ fn everything_arrives_once_and_in_order_under_loss() {
     let mut back = vec![0u8; target.len()];
     let (back_memh, _) = pair.a.register(back.as_mut_ptr(), back.len());
     let mut put_done = CountingCompletion::new(1);
-    let iov = [uct_iov_t {
-        buffer: source.as_mut_ptr().cast(),
-        length: source.len(),
-        memh: source_memh,
-        stride: 0,
-        count: 1,
-    }];
-    // SAFETY: registered memory, live completion.
-    let status = unsafe {
-        uct_ep_put_zcopy(
-            pair.ep_a,
-            iov.as_ptr(),
-            1,
-            target.as_ptr() as u64,
-            rkey,
-            put_done.as_ptr(),
-        )
-    };
+    let iov = [iov_entry(
+        source.as_mut_ptr().cast(),
+        source.len(),
+        source_memh,
+    )];
+    let status = put_zcopy(
+        pair.ep_a,
+        &iov[..1],
+        target.as_ptr() as u64,
+        rkey,
+        put_done.as_ptr(),
+    );
     assert_eq!(status, UCS_INPROGRESS);
     assert!(pair.wait(|| put_done.calls() == 1));
     assert_eq!(put_done.status(), UCS_OK);
     assert!(target == source, "put_zcopy data");
     let mut get_done = CountingCompletion::new(1);
-    let iov = [uct_iov_t {
-        buffer: back.as_mut_ptr().cast(),
-        length: back.len(),
-        memh: back_memh,
-        stride: 0,
-        count: 1,
-    }];
-    // SAFETY: registered memory, live completion.
-    let status = unsafe {
-        uct_ep_get_zcopy(
-            pair.ep_a,
-            iov.as_ptr(),
-            1,
-            target.as_ptr() as u64,
-            rkey,
-            get_done.as_ptr(),
-        )
-    };
+    let iov = [iov_entry(back.as_mut_ptr().cast(), back.len(), back_memh)];
+    let status = get_zcopy(
+        pair.ep_a,
+        &iov[..1],
+        target.as_ptr() as u64,
+        rkey,
+        get_done.as_ptr(),
+    );
     assert_eq!(status, UCS_INPROGRESS);
     assert!(pair.wait(|| get_done.calls() == 1));
     assert_eq!(get_done.status(), UCS_OK);

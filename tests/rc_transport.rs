@@ -133,20 +133,8 @@ fn am_short_iov_and_bcopy_round_trip() {
     let first = b"hello, ";
     let second = b"world";
     let iov = [
-        uct_iov_t {
-            buffer: first.as_ptr() as *mut c_void,
-            length: first.len(),
-            memh: null_mut(),
-            stride: 0,
-            count: 1,
-        },
-        uct_iov_t {
-            buffer: second.as_ptr() as *mut c_void,
-            length: second.len(),
-            memh: null_mut(),
-            stride: 0,
-            count: 1,
-        },
+        iov_entry(first.as_ptr() as *mut c_void, first.len(), null_mut()),
+        iov_entry(second.as_ptr() as *mut c_void, second.len(), null_mut()),
     ];
     // SAFETY: valid iov.
     assert_eq!(
@@ -283,13 +271,7 @@ fn put_then_get_with_data_checked_and_completions_counted() {
     let mut source: Vec<u8> = (0..20000u32).map(|i| (i * 13 % 256) as u8).collect();
     let (source_memh, _) = pair.a.register(source.as_mut_ptr(), source.len());
     let iov = [
-        uct_iov_t {
-            buffer: source.as_mut_ptr().cast(),
-            length: 12000,
-            memh: source_memh,
-            stride: 0,
-            count: 1,
-        },
+        iov_entry(source.as_mut_ptr().cast(), 12000, source_memh),
         uct_iov_t {
             // SAFETY: inside `source`.
             buffer: unsafe { source.as_mut_ptr().add(12000) }.cast(),
@@ -300,9 +282,7 @@ fn put_then_get_with_data_checked_and_completions_counted() {
         },
     ];
     let mut comp = CountingCompletion::new(1);
-    // SAFETY: registered iov, live completion.
-    let status =
-        unsafe { uct_ep_put_zcopy(pair.ep_a, iov.as_ptr(), 2, base + 8192, rkey, comp.as_ptr()) };
+    let status = put_zcopy(pair.ep_a, &iov[..2], base + 8192, rkey, comp.as_ptr());
     assert_eq!(status, UCS_INPROGRESS);
     assert!(pair.wait(|| comp.calls() == 1));
     assert_eq!(comp.status(), UCS_OK);
@@ -358,17 +338,13 @@ fn put_then_get_with_data_checked_and_completions_counted() {
             stride: 0,
             count: 1,
         }];
-        // SAFETY: registered iov, live completion.
-        let status = unsafe {
-            uct_ep_get_zcopy(
-                pair.ep_a,
-                iov.as_ptr(),
-                1,
-                base + 8192 + offset as u64,
-                rkey,
-                two.as_ptr(),
-            )
-        };
+        let status = get_zcopy(
+            pair.ep_a,
+            &iov[..1],
+            base + 8192 + offset as u64,
+            rkey,
+            two.as_ptr(),
+        );
         assert_eq!(status, UCS_INPROGRESS);
     }
     assert!(pair.wait(|| two.calls() == 1));
@@ -481,13 +457,7 @@ fn bad_input_is_refused_and_nothing_is_posted() {
             -(UCS_ERR_INVALID_PARAM.unsigned_abs() as isize)
         );
         // zcopy from unregistered memory.
-        let iov = [uct_iov_t {
-            buffer: big.as_ptr() as *mut c_void,
-            length: 64,
-            memh: null_mut(),
-            stride: 0,
-            count: 1,
-        }];
+        let iov = [iov_entry(big.as_ptr() as *mut c_void, 64, null_mut())];
         assert_eq!(
             uct_ep_put_zcopy(
                 pair.ep_a,
@@ -554,44 +524,20 @@ fn remote_access_error_fails_the_ep_once() {
         (0..3).map(|_| CountingCompletion::new(1)).collect();
     let mut source = vec![1u8; 64];
     let (source_memh, _) = pair.a.register(source.as_mut_ptr(), 64);
-    let iov = [uct_iov_t {
-        buffer: source.as_mut_ptr().cast(),
-        length: 64,
-        memh: source_memh,
-        stride: 0,
-        count: 1,
-    }];
-    // SAFETY: valid arguments; the second put is outside the registration
-    // (the responder refuses it), the others are fine.
-    unsafe {
-        let base = target.as_ptr() as u64;
-        assert_eq!(
-            uct_ep_put_zcopy(pair.ep_a, iov.as_ptr(), 1, base, rkey, comps[0].as_ptr()),
-            UCS_INPROGRESS
-        );
-        assert_eq!(
-            uct_ep_put_zcopy(
-                pair.ep_a,
-                iov.as_ptr(),
-                1,
-                base + 8192,
-                rkey,
-                comps[1].as_ptr()
-            ),
-            UCS_INPROGRESS
-        );
-        assert_eq!(
-            uct_ep_put_zcopy(
-                pair.ep_a,
-                iov.as_ptr(),
-                1,
-                base + 64,
-                rkey,
-                comps[2].as_ptr()
-            ),
-            UCS_INPROGRESS
-        );
-    }
+    let iov = [iov_entry(source.as_mut_ptr().cast(), 64, source_memh)];
+    let base = target.as_ptr() as u64;
+    assert_eq!(
+        put_zcopy(pair.ep_a, &iov[..1], base, rkey, comps[0].as_ptr()),
+        UCS_INPROGRESS
+    );
+    assert_eq!(
+        put_zcopy(pair.ep_a, &iov[..1], base + 8192, rkey, comps[1].as_ptr()),
+        UCS_INPROGRESS
+    );
+    assert_eq!(
+        put_zcopy(pair.ep_a, &iov[..1], base + 64, rkey, comps[2].as_ptr()),
+        UCS_INPROGRESS
+    );
     assert!(pair.wait(|| comps.iter().all(|c| c.calls() == 1)));
     assert_eq!(comps[0].status(), UCS_OK);
     assert_eq!(comps[1].status(), UCS_ERR_CONNECTION_RESET);

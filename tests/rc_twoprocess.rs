@@ -261,25 +261,9 @@ fn two_processes() {
     for (i, b) in local.iter_mut().enumerate() {
         *b = (i * 7 % 256) as u8;
     }
-    let iov = [uct_iov_t {
-        buffer: local.as_mut_ptr().cast(),
-        length: BUF_LEN,
-        memh: local_memh,
-        stride: 0,
-        count: 1,
-    }];
+    let iov = [iov_entry(local.as_mut_ptr().cast(), BUF_LEN, local_memh)];
     let mut put_done = CountingCompletion::new(1);
-    // SAFETY: registered memory, the child's registered buffer, live comp.
-    let status = unsafe {
-        uct_ep_put_zcopy(
-            ep,
-            iov.as_ptr(),
-            1,
-            peer.buffer,
-            peer.rkey,
-            put_done.as_ptr(),
-        )
-    };
+    let status = put_zcopy(ep, &iov[..1], peer.buffer, peer.rkey, put_done.as_ptr());
     assert_eq!(status, UCS_INPROGRESS);
     progress_until(&side, || put_done.calls() == 1);
     assert_eq!(put_done.status(), UCS_OK);

@@ -358,3 +358,15 @@ pub fn fd_readable(fd: i32, timeout: std::time::Duration) -> bool {
     let n = unsafe { libc::poll(&mut pfd, 1, timeout.as_millis() as i32) };
     n == 1 && pfd.revents & libc::POLLIN != 0
 }
+
+/// One contiguous iov entry of `length` bytes at `buffer` (`memh` from its
+/// registration, or NULL where the op takes unregistered memory).
+pub fn iov_entry(buffer: *mut c_void, length: usize, memh: uct_mem_h) -> uct_iov_t {
+    uct_iov_t {
+        buffer,
+        length,
+        memh,
+        stride: 0,
+        count: 1,
+    }
+}
