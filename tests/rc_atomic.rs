@@ -5,14 +5,14 @@
 //! refused input that posts nothing.
 
 mod rc_common;
+mod uct_safe;
 
-use std::ffi::c_uint;
 use std::ptr::null_mut;
 
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct::api::md::*;
+use uct_safe::*;
 
 /// Waits for `comp` to have been called once.
 fn wait_done(pair: &Pair, comp: &CountingCompletion) {
@@ -77,8 +77,7 @@ fn every_post_op_and_width_changes_the_target() {
     let (old32, value32) = (0x8001_f0f1u32, 0x8000_ff13u32);
     for op in OPS_POST {
         target.write64(8, old64);
-        // SAFETY: live ep; aligned, registered target.
-        let status = unsafe { uct_ep_atomic64_post(pair.ep_a, op, value64, target.addr(8), rkey) };
+        let status = atomic64_post(pair.ep_a, op, value64, target.addr(8), rkey);
         assert_eq!(status, UCS_OK, "op {op}");
         assert_eq!(pair.flush(pair.ep_a), UCS_OK);
         assert_eq!(target.read64(8), expected64(op, old64, value64), "op {op}");
@@ -86,8 +85,7 @@ fn every_post_op_and_width_changes_the_target() {
         // The 32-bit op on the upper half of a word leaves the lower half.
         target.write32(16, 0x5a5a_5a5a);
         target.write32(20, old32);
-        // SAFETY: as above.
-        let status = unsafe { uct_ep_atomic32_post(pair.ep_a, op, value32, target.addr(20), rkey) };
+        let status = atomic32_post(pair.ep_a, op, value32, target.addr(20), rkey);
         assert_eq!(status, UCS_OK, "op {op}");
         assert_eq!(pair.flush(pair.ep_a), UCS_OK);
         assert_eq!(target.read32(20), expected32(op, old32, value32), "op {op}");
@@ -97,8 +95,7 @@ fn every_post_op_and_width_changes_the_target() {
             "op {op}: neighbour untouched"
         );
     }
-    // SAFETY: registered above, nothing in flight.
-    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    mem_dereg(pair.b.md, memh);
     pair.close();
 }
 
@@ -114,55 +111,39 @@ fn every_fetch_op_and_width_returns_the_old_value() {
         target.write64(0, old64);
         let mut result64 = 0u64;
         let mut comp = CountingCompletion::new(1);
-        // SAFETY: live ep; result and comp outlive the op (waited below).
-        let status = unsafe {
-            uct_ep_atomic64_fetch(
-                pair.ep_a,
-                op,
-                value64,
-                &mut result64,
-                target.addr(0),
-                rkey,
-                comp.as_ptr(),
-            )
-        };
+        let status = atomic64_fetch(
+            pair.ep_a,
+            op,
+            value64,
+            &mut result64,
+            target.addr(0),
+            rkey,
+            comp.as_ptr(),
+        );
         assert_eq!(status, UCS_INPROGRESS, "op {op}");
         wait_done(&pair, &comp);
         assert_eq!(comp.status(), UCS_OK);
         assert_eq!(comp.calls(), 1);
-        // SAFETY: written by the completion on this thread.
-        assert_eq!(
-            unsafe { std::ptr::read_volatile(&result64) },
-            old64,
-            "op {op}"
-        );
+        assert_eq!(read_volatile(&result64), old64, "op {op}");
         assert_eq!(target.read64(0), expected64(op, old64, value64), "op {op}");
 
         target.write32(8, 0x1111_1111);
         target.write32(12, old32);
         let mut result32 = 0u32;
         let mut comp = CountingCompletion::new(1);
-        // SAFETY: as above.
-        let status = unsafe {
-            uct_ep_atomic32_fetch(
-                pair.ep_a,
-                op,
-                value32,
-                &mut result32,
-                target.addr(12),
-                rkey,
-                comp.as_ptr(),
-            )
-        };
+        let status = atomic32_fetch(
+            pair.ep_a,
+            op,
+            value32,
+            &mut result32,
+            target.addr(12),
+            rkey,
+            comp.as_ptr(),
+        );
         assert_eq!(status, UCS_INPROGRESS, "op {op}");
         wait_done(&pair, &comp);
         assert_eq!(comp.status(), UCS_OK);
-        // SAFETY: as above.
-        assert_eq!(
-            unsafe { std::ptr::read_volatile(&result32) },
-            old32,
-            "op {op}"
-        );
+        assert_eq!(read_volatile(&result32), old32, "op {op}");
         assert_eq!(target.read32(12), expected32(op, old32, value32), "op {op}");
         assert_eq!(
             target.read32(8),
@@ -170,8 +151,7 @@ fn every_fetch_op_and_width_returns_the_old_value() {
             "op {op}: neighbour untouched"
         );
     }
-    // SAFETY: registered above, nothing in flight.
-    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    mem_dereg(pair.b.md, memh);
     pair.close();
 }
 
@@ -187,22 +167,18 @@ fn compare_and_swap_hits_and_misses() {
         let compare = if hit { old64 } else { old64 ^ (1 << 63) };
         let mut result64 = 0u64;
         let mut comp = CountingCompletion::new(1);
-        // SAFETY: live ep; result and comp outlive the op.
-        let status = unsafe {
-            uct_ep_atomic_cswap64(
-                pair.ep_a,
-                compare,
-                42,
-                target.addr(0),
-                rkey,
-                &mut result64,
-                comp.as_ptr(),
-            )
-        };
+        let status = cswap64(
+            pair.ep_a,
+            compare,
+            42,
+            target.addr(0),
+            rkey,
+            &mut result64,
+            comp.as_ptr(),
+        );
         assert_eq!(status, UCS_INPROGRESS);
         wait_done(&pair, &comp);
-        // SAFETY: written by the completion on this thread.
-        assert_eq!(unsafe { std::ptr::read_volatile(&result64) }, old64);
+        assert_eq!(read_volatile(&result64), old64);
         assert_eq!(target.read64(0), if hit { 42 } else { old64 }, "hit {hit}");
 
         let old32 = 0xdead_beefu32;
@@ -211,22 +187,18 @@ fn compare_and_swap_hits_and_misses() {
         let compare = if hit { old32 } else { old32 ^ 1 };
         let mut result32 = 0u32;
         let mut comp = CountingCompletion::new(1);
-        // SAFETY: as above.
-        let status = unsafe {
-            uct_ep_atomic_cswap32(
-                pair.ep_a,
-                compare,
-                0x0bad_cafe,
-                target.addr(12),
-                rkey,
-                &mut result32,
-                comp.as_ptr(),
-            )
-        };
+        let status = cswap32(
+            pair.ep_a,
+            compare,
+            0x0bad_cafe,
+            target.addr(12),
+            rkey,
+            &mut result32,
+            comp.as_ptr(),
+        );
         assert_eq!(status, UCS_INPROGRESS);
         wait_done(&pair, &comp);
-        // SAFETY: as above.
-        assert_eq!(unsafe { std::ptr::read_volatile(&result32) }, old32);
+        assert_eq!(read_volatile(&result32), old32);
         assert_eq!(
             target.read32(12),
             if hit { 0x0bad_cafe } else { old32 },
@@ -234,8 +206,7 @@ fn compare_and_swap_hits_and_misses() {
         );
         assert_eq!(target.read32(8), 0x7777_7777);
     }
-    // SAFETY: registered above, nothing in flight.
-    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    mem_dereg(pair.b.md, memh);
     pair.close();
 }
 
@@ -313,11 +284,8 @@ fn counter_bumped_from_both_sides_counts_every_add() {
     seen32.sort_unstable();
     assert!(seen64.iter().enumerate().all(|(i, &v)| v == i as u64));
     assert!(seen32.iter().enumerate().all(|(i, &v)| v == i as u32));
-    // SAFETY: registered above, nothing in flight.
-    unsafe {
-        uct_md_mem_dereg(pair.b.md, memh_b);
-        uct_md_mem_dereg(pair.a.md, memh_a);
-    }
+    mem_dereg(pair.b.md, memh_b);
+    mem_dereg(pair.a.md, memh_a);
     pair.close();
 }
 
@@ -328,10 +296,8 @@ fn posted_atomics_then_flush_and_an_atomic_sees_an_earlier_put() {
     let mut target = Target::new(2);
     let (memh, rkey) = pair.b.register(target.base(), target.len());
     for _ in 0..N {
-        // SAFETY: live ep, registered target.
-        let status = pair.post_retrying(|| unsafe {
-            uct_ep_atomic64_post(pair.ep_a, UCT_ATOMIC_OP_ADD, 3, target.addr(0), rkey)
-        });
+        let status = pair
+            .post_retrying(|| atomic64_post(pair.ep_a, UCT_ATOMIC_OP_ADD, 3, target.addr(0), rkey));
         assert_eq!(status, UCS_OK);
     }
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
@@ -340,38 +306,24 @@ fn posted_atomics_then_flush_and_an_atomic_sees_an_earlier_put() {
     // RC executes in order at the responder: a fetch after a put reads it.
     let stamp = 0x5151_5151_0000_0007u64;
     let bytes = stamp.to_ne_bytes();
-    // SAFETY: live ep; the source buffer is inlined before the call returns.
-    let status = unsafe {
-        uct_ep_put_short(
-            pair.ep_a,
-            bytes.as_ptr().cast(),
-            bytes.len() as c_uint,
-            target.addr(8),
-            rkey,
-        )
-    };
+    let status = put_short(pair.ep_a, &bytes, target.addr(8), rkey);
     assert_eq!(status, UCS_OK);
     let mut result = 0u64;
     let mut comp = CountingCompletion::new(1);
-    // SAFETY: as in the other fetch tests.
-    let status = unsafe {
-        uct_ep_atomic64_fetch(
-            pair.ep_a,
-            UCT_ATOMIC_OP_XOR,
-            0xff,
-            &mut result,
-            target.addr(8),
-            rkey,
-            comp.as_ptr(),
-        )
-    };
+    let status = atomic64_fetch(
+        pair.ep_a,
+        UCT_ATOMIC_OP_XOR,
+        0xff,
+        &mut result,
+        target.addr(8),
+        rkey,
+        comp.as_ptr(),
+    );
     assert_eq!(status, UCS_INPROGRESS);
     wait_done(&pair, &comp);
-    // SAFETY: written by the completion on this thread.
-    assert_eq!(unsafe { std::ptr::read_volatile(&result) }, stamp);
+    assert_eq!(read_volatile(&result), stamp);
     assert_eq!(target.read64(8), stamp ^ 0xff);
-    // SAFETY: registered above, nothing in flight.
-    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    mem_dereg(pair.b.md, memh);
     pair.close();
 }
 
@@ -468,13 +420,11 @@ fn refused_atomics_post_nothing() {
     assert_eq!(target.read64(8), 2000);
 
     // The ep still works afterwards.
-    // SAFETY: live ep, aligned registered target.
-    let status = unsafe { uct_ep_atomic64_post(ep, UCT_ATOMIC_OP_ADD, 1, at0, rkey) };
+    let status = atomic64_post(ep, UCT_ATOMIC_OP_ADD, 1, at0, rkey);
     assert_eq!(status, UCS_OK);
     assert_eq!(pair.flush(ep), UCS_OK);
     assert_eq!(target.read64(0), 1001);
-    // SAFETY: registered above, nothing in flight.
-    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    mem_dereg(pair.b.md, memh);
     pair.close();
 }
 
@@ -485,25 +435,20 @@ fn a_fetch_without_completion_is_known_done_after_flush() {
     let (memh, rkey) = pair.b.register(target.base(), target.len());
     target.write64(0, 9);
     let mut result = 0u64;
-    // SAFETY: live ep; result outlives the op (flushed below).
-    let status = unsafe {
-        uct_ep_atomic64_fetch(
-            pair.ep_a,
-            UCT_ATOMIC_OP_SWAP,
-            10,
-            &mut result,
-            target.addr(0),
-            rkey,
-            null_mut(),
-        )
-    };
+    let status = atomic64_fetch(
+        pair.ep_a,
+        UCT_ATOMIC_OP_SWAP,
+        10,
+        &mut result,
+        target.addr(0),
+        rkey,
+        null_mut(),
+    );
     assert_eq!(status, UCS_INPROGRESS);
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
-    // SAFETY: written by completion processing on this thread.
-    assert_eq!(unsafe { std::ptr::read_volatile(&result) }, 9);
+    assert_eq!(read_volatile(&result), 9);
     assert_eq!(target.read64(0), 10);
-    // SAFETY: registered above, nothing in flight.
-    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    mem_dereg(pair.b.md, memh);
     pair.close();
 }
 
@@ -625,8 +570,7 @@ fn outstanding_atomics_name_their_uct_calls() {
     assert_eq!(target.read64(0), 5);
     assert_eq!(target.read64(16), 77);
     assert_eq!(target.read32(24), 9);
-    // SAFETY: registered above, nothing in flight.
-    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    mem_dereg(pair.b.md, memh);
     pair.close();
 }
 
@@ -662,41 +606,32 @@ fn results_are_byte_swapped_only_for_widths_the_device_returns_big_endian() {
         let mut result64 = 0u64;
         let mut result32 = 0u32;
         let mut comp = CountingCompletion::new(2);
-        // SAFETY: live ep; results and comp outlive the ops.
-        unsafe {
-            assert_eq!(
-                uct_ep_atomic64_fetch(
-                    pair.ep_a,
-                    UCT_ATOMIC_OP_ADD,
-                    1,
-                    &mut result64,
-                    target.addr(0),
-                    rkey,
-                    comp.as_ptr()
-                ),
-                UCS_INPROGRESS
-            );
-            assert_eq!(
-                uct_ep_atomic_cswap32(
-                    pair.ep_a,
-                    old32,
-                    5,
-                    target.addr(8),
-                    rkey,
-                    &mut result32,
-                    comp.as_ptr()
-                ),
-                UCS_INPROGRESS
-            );
-        }
+        assert_eq!(
+            atomic64_fetch(
+                pair.ep_a,
+                UCT_ATOMIC_OP_ADD,
+                1,
+                &mut result64,
+                target.addr(0),
+                rkey,
+                comp.as_ptr()
+            ),
+            UCS_INPROGRESS
+        );
+        assert_eq!(
+            cswap32(
+                pair.ep_a,
+                old32,
+                5,
+                target.addr(8),
+                rkey,
+                &mut result32,
+                comp.as_ptr()
+            ),
+            UCS_INPROGRESS
+        );
         wait_done(&pair, &comp);
-        // SAFETY: written by the completion on this thread.
-        let (got64, got32) = unsafe {
-            (
-                std::ptr::read_volatile(&result64),
-                std::ptr::read_volatile(&result32),
-            )
-        };
+        let (got64, got32) = (read_volatile(&result64), read_volatile(&result32));
         let want64 = if width64_big_endian {
             old64.swap_bytes()
         } else {
@@ -713,8 +648,7 @@ fn results_are_byte_swapped_only_for_widths_the_device_returns_big_endian() {
         assert_eq!(target.read64(0), old64 + 1);
         assert_eq!(target.read32(8), 5);
     }
-    // SAFETY: registered above, nothing in flight.
-    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    mem_dereg(pair.b.md, memh);
     pair.close();
 }
 
@@ -733,26 +667,22 @@ fn a_refused_atomic_fails_the_ep_and_completes_fetches_with_the_error() {
     let outside = target.addr(0) + 4096;
     let addresses = [target.addr(0), outside, target.addr(8)];
     for i in 0..3 {
-        // SAFETY: live ep; results and comps outlive the ops.
-        let status = unsafe {
-            uct_ep_atomic64_fetch(
-                pair.ep_a,
-                UCT_ATOMIC_OP_ADD,
-                1,
-                &mut results[i],
-                addresses[i],
-                rkey,
-                comps[i].as_ptr(),
-            )
-        };
+        let status = atomic64_fetch(
+            pair.ep_a,
+            UCT_ATOMIC_OP_ADD,
+            1,
+            &mut results[i],
+            addresses[i],
+            rkey,
+            comps[i].as_ptr(),
+        );
         assert_eq!(status, UCS_INPROGRESS);
     }
     assert!(pair.wait(|| comps.iter().all(|c| c.calls() == 1)));
     assert_eq!(comps[0].status(), UCS_OK);
     assert_ne!(comps[1].status(), UCS_OK);
     assert_ne!(comps[2].status(), UCS_OK);
-    // SAFETY: written (or not) by completions on this thread.
-    let got = unsafe { std::ptr::read_volatile(&results) };
+    let got = read_volatile(&results);
     assert_eq!(got[0], 50);
     assert_eq!(
         got[1..],
@@ -762,16 +692,13 @@ fn a_refused_atomic_fails_the_ep_and_completes_fetches_with_the_error() {
     assert_eq!(target.read64(0), 51);
     assert_eq!(target.read64(8), 60, "the flushed op did not execute");
     // Posts on the failed ep report the error.
-    // SAFETY: live (failed) ep.
-    let status =
-        unsafe { uct_ep_atomic64_post(pair.ep_a, UCT_ATOMIC_OP_ADD, 1, target.addr(0), rkey) };
+    let status = atomic64_post(pair.ep_a, UCT_ATOMIC_OP_ADD, 1, target.addr(0), rkey);
     assert!(
         status < 0 && status != UCS_ERR_NO_RESOURCE,
         "status {status}"
     );
     assert_eq!(target.read64(0), 51);
-    // SAFETY: registered above, nothing in flight.
-    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    mem_dereg(pair.b.md, memh);
     pair.close();
 }
 
@@ -784,8 +711,7 @@ static PENDING_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::Atomic
 unsafe extern "C" fn pending_atomic(_req: *mut uct_pending_req_t) -> ucs_status_t {
     PENDING_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let (ep, addr, rkey) = *PENDING_TARGET.lock().unwrap();
-    // SAFETY: the test's live ep and registered target.
-    unsafe { uct_ep_atomic64_post(ep as uct_ep_h, UCT_ATOMIC_OP_XOR, 1 << 40, addr, rkey) }
+    atomic64_post(ep as uct_ep_h, UCT_ATOMIC_OP_XOR, 1 << 40, addr, rkey)
 }
 
 #[test]
@@ -799,8 +725,7 @@ fn a_full_ring_refuses_atomics_until_the_pending_one_runs() {
     // Without progress on a, completions are never polled: the ring fills.
     let mut posted = 0u64;
     let status = loop {
-        // SAFETY: live ep, registered target.
-        let status = unsafe { uct_ep_atomic64_post(pair.ep_a, UCT_ATOMIC_OP_ADD, 1, at0, rkey) };
+        let status = atomic64_post(pair.ep_a, UCT_ATOMIC_OP_ADD, 1, at0, rkey);
         if status != UCS_OK {
             break status;
         }
@@ -811,34 +736,26 @@ fn a_full_ring_refuses_atomics_until_the_pending_one_runs() {
     assert!(posted >= 16, "posted {posted}");
     // A fetch is refused the same way, and leaves its result alone.
     let mut result = 7u64;
-    // SAFETY: as above.
-    let status = unsafe {
-        uct_ep_atomic64_fetch(
-            pair.ep_a,
-            UCT_ATOMIC_OP_ADD,
-            1,
-            &mut result,
-            at0,
-            rkey,
-            null_mut(),
-        )
-    };
+    let status = atomic64_fetch(
+        pair.ep_a,
+        UCT_ATOMIC_OP_ADD,
+        1,
+        &mut result,
+        at0,
+        rkey,
+        null_mut(),
+    );
     assert_eq!(status, UCS_ERR_NO_RESOURCE);
     *PENDING_TARGET.lock().unwrap() = (pair.ep_a as usize, at0, rkey);
     let mut req = uct_pending_req_t {
         func: Some(pending_atomic),
         r#priv: [0; UCT_PENDING_REQ_PRIV_LEN],
     };
-    // SAFETY: the request lives until dispatched (waited for below).
-    assert_eq!(
-        unsafe { uct_ep_pending_add(pair.ep_a, &mut req, 0) },
-        UCS_OK
-    );
+    assert_eq!(pending_add(pair.ep_a, &mut req, 0), UCS_OK);
     assert!(pair.wait(|| PENDING_CALLS.load(Ordering::SeqCst) == 1));
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
     assert_eq!(target.read64(0), posted | (1 << 40));
     assert_eq!(result, 7);
-    // SAFETY: registered above, nothing in flight.
-    unsafe { uct_md_mem_dereg(pair.b.md, memh) };
+    mem_dereg(pair.b.md, memh);
     pair.close();
 }

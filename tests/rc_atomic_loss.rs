@@ -5,12 +5,12 @@
 //! own test binary, since the loss applies to the whole device.
 
 mod rc_common;
+mod uct_safe;
 
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct::api::md::*;
-use uct::api::soft_hca::uct_soft_hca_loss_set;
+use uct_safe::*;
 
 #[test]
 fn fetch_add_executes_once_per_op_under_loss() {
@@ -18,11 +18,8 @@ fn fetch_add_executes_once_per_op_under_loss() {
     std::env::set_var("UCX_SOFT_HCA_SEED", "20261202");
     let settings = [(c"RC_TIMEOUT", c"2ms"), (c"RC_RETRY_COUNT", c"7")];
     let pair = Pair::with_config(None, None, &settings);
-    // SAFETY: known device names.
-    unsafe {
-        assert_eq!(uct_soft_hca_loss_set(c"mlx5_0".as_ptr(), 0.05), UCS_OK);
-        assert_eq!(uct_soft_hca_loss_set(c"mlx5_1".as_ptr(), 0.05), UCS_OK);
-    }
+    assert_eq!(loss_set(c"mlx5_0", 0.05), UCS_OK);
+    assert_eq!(loss_set(c"mlx5_1", 0.05), UCS_OK);
     // The counter is registered with both devices (one process), so each
     // side's ep reaches the same word.
     let mut counter = Box::new(0u64);
@@ -76,12 +73,9 @@ fn fetch_add_executes_once_per_op_under_loss() {
         dropped += stats.tx_dropped_loss + stats.rx_dropped_loss;
     }
     assert!(dropped > 0, "no packet was dropped");
-    // SAFETY: registered above; loss off again.
-    unsafe {
-        assert_eq!(uct_md_mem_dereg(pair.b.md, memh_b), UCS_OK);
-        assert_eq!(uct_md_mem_dereg(pair.a.md, memh_a), UCS_OK);
-        assert_eq!(uct_soft_hca_loss_set(c"mlx5_0".as_ptr(), 0.0), UCS_OK);
-        assert_eq!(uct_soft_hca_loss_set(c"mlx5_1".as_ptr(), 0.0), UCS_OK);
-    }
+    assert_eq!(mem_dereg(pair.b.md, memh_b), UCS_OK);
+    assert_eq!(mem_dereg(pair.a.md, memh_a), UCS_OK);
+    assert_eq!(loss_set(c"mlx5_0", 0.0), UCS_OK);
+    assert_eq!(loss_set(c"mlx5_1", 0.0), UCS_OK);
     pair.close();
 }

@@ -5,6 +5,7 @@
 //! refused with `UCS_ERR_NO_RESOURCE` and runs from the pending queue.
 
 mod rc_common;
+mod uct_safe;
 
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -14,7 +15,7 @@ use std::sync::Mutex;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct::api::md::*;
+use uct_safe::*;
 
 /// Posts fetch-adds of 1 on `ep` at `addr` (no progress, so nothing
 /// completes) until the transport refuses one; returns the refusal and the
@@ -27,10 +28,7 @@ fn fetch_adds_until_refused(
     comp: *mut uct_completion_t,
 ) -> (ucs_status_t, usize) {
     for (posted, result) in results.iter_mut().enumerate() {
-        // SAFETY: live ep, registered and aligned target; `results` is
-        // not moved or touched until the ops complete.
-        let status =
-            unsafe { uct_ep_atomic64_fetch(ep, UCT_ATOMIC_OP_ADD, 1, result, addr, rkey, comp) };
+        let status = atomic64_fetch(ep, UCT_ATOMIC_OP_ADD, 1, result, addr, rkey, comp);
         if status != UCS_INPROGRESS {
             return (status, posted);
         }
@@ -99,12 +97,9 @@ fn a_ring_of_fetches_uses_small_slots_and_leaves_bcopy_its_segments() {
     // Every slot and segment is back.
     assert_eq!(send_buffers_in_use(pair.a.iface, BufferClass::Small), 0);
     assert_eq!(send_buffers_in_use(pair.a.iface, BufferClass::Segment), 0);
-    // SAFETY: live eps, nothing outstanding; registered above.
-    unsafe {
-        uct_ep_destroy(ep_a2);
-        uct_ep_destroy(ep_b2);
-        assert_eq!(uct_md_mem_dereg(pair.b.md, memh), UCS_OK);
-    }
+    ep_destroy(ep_a2);
+    ep_destroy(ep_b2);
+    assert_eq!(mem_dereg(pair.b.md, memh), UCS_OK);
     pair.close();
 }
 
@@ -154,18 +149,15 @@ fn without_credits_a_fetch_waits_in_the_pending_queue() {
     );
     // A refused cswap leaves its result alone and takes no slot.
     let mut refused = 0x77u64;
-    // SAFETY: as in fetch_adds_until_refused.
-    let status = unsafe {
-        uct_ep_atomic_cswap64(
-            pair.ep_a,
-            0,
-            1,
-            target.addr(0),
-            rkey,
-            &mut refused,
-            null_mut(),
-        )
-    };
+    let status = cswap64(
+        pair.ep_a,
+        0,
+        1,
+        target.addr(0),
+        rkey,
+        &mut refused,
+        null_mut(),
+    );
     assert_eq!(status, UCS_ERR_NO_RESOURCE);
     assert_eq!(refused, 0x77);
     assert_eq!(
@@ -186,11 +178,7 @@ fn without_credits_a_fetch_waits_in_the_pending_queue() {
         func: Some(pending_fetch),
         r#priv: [0; UCT_PENDING_REQ_PRIV_LEN],
     };
-    // SAFETY: the request lives until dispatched (waited for below).
-    assert_eq!(
-        unsafe { uct_ep_pending_add(pair.ep_a, &mut req, 0) },
-        UCS_OK
-    );
+    assert_eq!(pending_add(pair.ep_a, &mut req, 0), UCS_OK);
     assert!(pair.wait(|| PENDING_RUNS.load(Ordering::SeqCst) == 1));
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
     assert_eq!(
@@ -206,7 +194,6 @@ fn without_credits_a_fetch_waits_in_the_pending_queue() {
     assert_eq!(target.read64(0), posted as u64);
     assert_eq!(send_buffers_in_use(pair.a.iface, BufferClass::Small), 0);
     assert_eq!(send_credits(pair.a.iface).0, credits_max);
-    // SAFETY: registered above, nothing in flight.
-    unsafe { assert_eq!(uct_md_mem_dereg(pair.b.md, memh), UCS_OK) };
+    assert_eq!(mem_dereg(pair.b.md, memh), UCS_OK);
     pair.close();
 }

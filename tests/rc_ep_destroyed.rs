@@ -8,6 +8,7 @@
 //! stays bounded under create/destroy churn; iface close frees it all.
 
 mod rc_common;
+mod uct_safe;
 
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -18,6 +19,7 @@ use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::v2::*;
 use uct::core::tombstone::{is_dead_iface, EP_QUARANTINE};
+use uct_safe::*;
 
 /// User callbacks that must never run on a destroyed ep.
 static CALLBACKS: AtomicUsize = AtomicUsize::new(0);
@@ -228,17 +230,14 @@ fn every_op_on_a_destroyed_ep_fails_and_posts_nothing() {
         target.write64(word * 8, 0x1111_1111_1111_1111 * word as u64);
     }
     // The ep works before it is destroyed.
-    // SAFETY: live ep, 8-byte payload.
-    let status = pair
-        .post_retrying(|| unsafe { uct_ep_am_short(pair.ep_a, 3, 7, source.as_ptr().cast(), 8) });
+    let status = pair.post_retrying(|| am_short(pair.ep_a, 3, 7, &source[..8]));
     assert_eq!(status, UCS_OK);
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
     assert!(pair.wait(|| at_b.lock().unwrap().len() == 1));
     let live_iface = first_word(pair.ep_a);
     assert_eq!(live_iface, pair.a.iface);
 
-    // SAFETY: live ep, destroyed once.
-    unsafe { uct_ep_destroy(pair.ep_a) };
+    ep_destroy(pair.ep_a);
     let dead_iface = first_word(pair.ep_a);
     assert!(
         is_dead_iface(dead_iface),
@@ -262,21 +261,15 @@ fn every_op_on_a_destroyed_ep_fails_and_posts_nothing() {
     }
     // The iface is unharmed: a new ep pair on it works.
     let (ep_a2, ep_b2) = connect_eps(&pair.a, &pair.b);
-    // SAFETY: live ep, 8-byte payload.
-    let status =
-        pair.post_retrying(|| unsafe { uct_ep_am_short(ep_a2, 3, 8, source.as_ptr().cast(), 8) });
+    let status = pair.post_retrying(|| am_short(ep_a2, 3, 8, &source[..8]));
     assert_eq!(status, UCS_OK);
     assert_eq!(pair.flush(ep_a2), UCS_OK);
     assert!(pair.wait(|| at_b.lock().unwrap().len() == 2));
-    // SAFETY: registrations and eps of these sides, released once; ep_a
-    // was destroyed above.
-    unsafe {
-        uct::api::md::uct_md_mem_dereg(pair.a.md, memh_a);
-        uct::api::md::uct_md_mem_dereg(pair.b.md, memh_b);
-        uct_ep_destroy(ep_a2);
-        uct_ep_destroy(ep_b2);
-        uct_ep_destroy(pair.ep_b);
-    }
+    mem_dereg(pair.a.md, memh_a);
+    mem_dereg(pair.b.md, memh_b);
+    ep_destroy(ep_a2);
+    ep_destroy(ep_b2);
+    ep_destroy(pair.ep_b);
     pair.a.close();
     pair.b.close();
 }
@@ -287,8 +280,7 @@ fn every_op_on_a_destroyed_ep_fails_and_posts_nothing() {
 fn inline_calls_through_a_tombstone_reach_the_dead_table() {
     let pair = Pair::new();
     let at_b = pair.b.collect_am(3);
-    // SAFETY: live ep, destroyed once.
-    unsafe { uct_ep_destroy(pair.ep_a) };
+    ep_destroy(pair.ep_a);
     let payload = [1u8; 8];
     let mut comp = CountingCompletion::new(1);
     // SAFETY: the first word of a tombstone is the dead iface, whose table
@@ -344,8 +336,7 @@ fn inline_calls_through_a_tombstone_reach_the_dead_table() {
     assert_eq!(comp.calls(), 0);
     assert!(at_b.lock().unwrap().is_empty(), "the peer got a message");
     assert_nothing_outstanding(pair.a.iface);
-    // SAFETY: the live ep, destroyed once.
-    unsafe { uct_ep_destroy(pair.ep_b) };
+    ep_destroy(pair.ep_b);
     pair.a.close();
     pair.b.close();
 }
@@ -369,8 +360,7 @@ fn create_destroy_churn_stays_bounded_and_recent_tombstones_stay_dead() {
     for _ in 0..CYCLES {
         let ep = a.create_ep();
         addresses.insert(ep as usize);
-        // SAFETY: a live ep, destroyed once.
-        unsafe { uct_ep_destroy(ep) };
+        ep_destroy(ep);
         destroyed.push_back(ep);
         if destroyed.len() > EP_QUARANTINE {
             destroyed.pop_front();
@@ -393,11 +383,7 @@ fn create_destroy_churn_stays_bounded_and_recent_tombstones_stay_dead() {
     let payload = [0u8; 8];
     for &ep in &destroyed {
         assert!(is_dead_iface(first_word(ep)));
-        // SAFETY: a tombstone of an open iface.
-        assert_eq!(
-            unsafe { uct_ep_am_short(ep, 1, 0, payload.as_ptr().cast(), 8) },
-            INVALID
-        );
+        assert_eq!(am_short(ep, 1, 0, &payload[..8]), INVALID);
     }
     // Eps live at the same time each get their own memory.
     let many: Vec<_> = (0..EP_QUARANTINE + 10).map(|_| a.create_ep()).collect();
@@ -409,8 +395,7 @@ fn create_destroy_churn_stays_bounded_and_recent_tombstones_stay_dead() {
     assert!(destroyed.iter().all(|ep| !distinct.contains(ep)));
     assert!(destroyed.iter().all(|&ep| is_dead_iface(first_word(ep))));
     for &ep in &many {
-        // SAFETY: live eps, destroyed once.
-        unsafe { uct_ep_destroy(ep) };
+        ep_destroy(ep);
     }
     assert_eq!(ep_slots(a.iface), (0, EP_QUARANTINE + many.len()));
     a.close();
@@ -446,20 +431,16 @@ fn ep_destroyed_by_its_error_handler_is_a_tombstone() {
         &[(c"RC_TIMEOUT", c"1ms"), (c"RC_RETRY_COUNT", c"1")],
     );
     // The peer's ep goes away: the next SEND is never acknowledged.
-    // SAFETY: live ep, destroyed once.
-    unsafe { uct_ep_destroy(pair.ep_b) };
+    ep_destroy(pair.ep_b);
     let payload = [0u8; 8];
-    // SAFETY: live ep until its error handler destroys it.
-    let status = pair
-        .post_retrying(|| unsafe { uct_ep_am_short(pair.ep_a, 1, 0, payload.as_ptr().cast(), 8) });
+    let status = pair.post_retrying(|| am_short(pair.ep_a, 1, 0, &payload[..8]));
     assert_eq!(status, UCS_OK);
     assert!(
         pair.wait(|| ERRORS.load(Ordering::SeqCst) == 1),
         "the error handler was not called"
     );
     assert!(is_dead_iface(first_word(pair.ep_a)));
-    // SAFETY: a tombstone of an open iface.
-    let status = unsafe { uct_ep_am_short(pair.ep_a, 1, 0, payload.as_ptr().cast(), 8) };
+    let status = am_short(pair.ep_a, 1, 0, &payload[..8]);
     assert_eq!(status, INVALID);
     assert_nothing_outstanding(pair.a.iface);
     pair.a.close();

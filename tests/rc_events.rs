@@ -3,6 +3,7 @@
 //! and query, and a dead link failing the ep with ENDPOINT_TIMEOUT.
 
 mod rc_common;
+mod uct_safe;
 
 use std::ffi::{c_uint, c_void};
 use std::ptr::{null, null_mut};
@@ -14,6 +15,7 @@ use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::iface::*;
 use uct::api::md::*;
+use uct_safe::*;
 
 #[test]
 fn am_zcopy_header_and_iov_arrive_contiguous() {
@@ -77,20 +79,8 @@ fn am_zcopy_header_and_iov_arrive_contiguous() {
             UCS_ERR_INVALID_PARAM
         );
     }
-    // SAFETY: registered above.
-    unsafe { assert_eq!(uct_md_mem_dereg(pair.a.md, memh), UCS_OK) };
+    assert_eq!(mem_dereg(pair.a.md, memh), UCS_OK);
     pair.close();
-}
-
-fn readable(fd: i32, timeout: Duration) -> bool {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd.
-    let n = unsafe { libc::poll(&mut pfd, 1, timeout.as_millis() as i32) };
-    n == 1 && pfd.revents & libc::POLLIN != 0
 }
 
 #[test]
@@ -113,16 +103,12 @@ fn blocking_wait_on_the_event_fd() {
         unsafe { uct_iface_event_arm(pair.b.iface, UCT_EVENT_RECV) },
         UCS_OK
     );
-    assert!(!readable(fd, Duration::from_millis(50)));
+    assert!(!fd_readable(fd, Duration::from_millis(50)));
     // A message wakes the fd without b progressing (the device's service
     // thread delivers it).
-    // SAFETY: valid ep.
-    assert_eq!(
-        unsafe { uct_ep_am_short(pair.ep_a, 2, 42, null(), 0) },
-        UCS_OK
-    );
+    assert_eq!(am_short(pair.ep_a, 2, 42, &[]), UCS_OK);
     assert!(
-        readable(fd, Duration::from_secs(10)),
+        fd_readable(fd, Duration::from_secs(10)),
         "event fd became readable"
     );
     // Arming again with the completion unread reports BUSY.
@@ -148,19 +134,9 @@ fn flush_with_completion_fence_and_iface_flush() {
     let base = target.as_ptr() as u64;
     // Nothing outstanding: flush completes at once, the completion unused.
     let mut idle = CountingCompletion::new(1);
-    // SAFETY: live ep and completion.
-    assert_eq!(unsafe { uct_ep_flush(pair.ep_a, 0, idle.as_ptr()) }, UCS_OK);
+    assert_eq!(ep_flush(pair.ep_a, 0, idle.as_ptr()), UCS_OK);
     for i in 0..10u64 {
-        // SAFETY: inside the registration.
-        let status = unsafe {
-            uct_ep_put_short(
-                pair.ep_a,
-                i.to_ne_bytes().as_ptr().cast(),
-                8,
-                base + 8 * i,
-                rkey,
-            )
-        };
+        let status = put_short(pair.ep_a, &i.to_ne_bytes()[..8], base + 8 * i, rkey);
         assert_eq!(status, UCS_OK);
     }
     // SAFETY: live ep.
@@ -170,11 +146,7 @@ fn flush_with_completion_fence_and_iface_flush() {
         unsafe { uct_ep_put_short(pair.ep_a, [0xffu8; 8].as_ptr().cast(), 8, base + 80, rkey) };
     assert_eq!(status, UCS_OK);
     let mut flushed = CountingCompletion::new(1);
-    // SAFETY: live ep and completion.
-    assert_eq!(
-        unsafe { uct_ep_flush(pair.ep_a, 0, flushed.as_ptr()) },
-        UCS_INPROGRESS
-    );
+    assert_eq!(ep_flush(pair.ep_a, 0, flushed.as_ptr()), UCS_INPROGRESS);
     assert!(pair.wait(|| flushed.calls() == 1));
     assert_eq!(flushed.status(), UCS_OK);
     // After the flush completed, every put is visible at the target.
@@ -199,8 +171,7 @@ fn flush_with_completion_fence_and_iface_flush() {
     }
     let start = Instant::now();
     loop {
-        // SAFETY: live iface.
-        match unsafe { uct_iface_flush(pair.a.iface, 0, null_mut()) } {
+        match iface_flush(pair.a.iface, 0, null_mut()) {
             UCS_OK => break,
             UCS_INPROGRESS => pair.progress(),
             status => panic!("iface flush: {status}"),
@@ -237,8 +208,7 @@ fn pending_purge_returns_requests_in_order() {
     let pair = Pair::new();
     // Fill the ring (no progress on a).
     let mut posted = 0;
-    // SAFETY: valid ep.
-    while unsafe { uct_ep_am_short(pair.ep_a, 0, 0, null(), 0) } == UCS_OK {
+    while am_short(pair.ep_a, 0, 0, &[]) == UCS_OK {
         posted += 1;
         assert!(posted < 100_000);
     }
@@ -249,15 +219,10 @@ fn pending_purge_returns_requests_in_order() {
         })
         .collect();
     for req in reqs.iter_mut() {
-        // SAFETY: requests live until purged.
-        assert_eq!(unsafe { uct_ep_pending_add(pair.ep_a, req, 0) }, UCS_OK);
+        assert_eq!(pending_add(pair.ep_a, req, 0), UCS_OK);
     }
     // A flush must wait for the pending queue.
-    // SAFETY: live ep.
-    assert_eq!(
-        unsafe { uct_ep_flush(pair.ep_a, 0, null_mut()) },
-        UCS_ERR_NO_RESOURCE
-    );
+    assert_eq!(ep_flush(pair.ep_a, 0, null_mut()), UCS_ERR_NO_RESOURCE);
     // SAFETY: live ep, callback and argument.
     unsafe { uct_ep_pending_purge(pair.ep_a, Some(record_purge), 0x1234 as *mut c_void) };
     let expected: Vec<usize> = reqs.iter().map(|r| r as *const _ as usize).collect();
@@ -309,7 +274,6 @@ fn v2_reachability_and_query() {
     );
     assert!(attr.tx_token_length > 0);
 
-    // SAFETY: all-zero params; the ep address of b's ep.
     let addr_b = pair.b.ep_address(pair.ep_b);
     let mut connected: uct_ep_is_connected_params_t = unsafe { std::mem::zeroed() };
     connected.field_mask = u64::from(UCT_EP_IS_CONNECTED_FIELD_EP_ADDR);
@@ -354,11 +318,8 @@ fn unanswered_peer_fails_the_ep_with_endpoint_timeout() {
         );
     }
     let mut comp = CountingCompletion::new(1);
-    // SAFETY: valid ep; a signalled op through the flush completion.
-    unsafe {
-        assert_eq!(uct_ep_am_short(ep_a, 0, 1, null(), 0), UCS_OK);
-        assert_eq!(uct_ep_flush(ep_a, 0, comp.as_ptr()), UCS_INPROGRESS);
-    }
+    assert_eq!(am_short(ep_a, 0, 1, &[]), UCS_OK);
+    assert_eq!(ep_flush(ep_a, 0, comp.as_ptr()), UCS_INPROGRESS);
     let start = Instant::now();
     while comp.calls() == 0 {
         a.progress();
@@ -462,13 +423,10 @@ fn flush_cancel_completes_outstanding_ops_with_canceled() {
         !CANCEL_ERRORS.lock().unwrap().contains(&(ep_a as usize)),
         "no error handler call for a requested cancel"
     );
-    // SAFETY: the canceled ep refuses posts; cleanup.
-    unsafe {
-        assert_eq!(uct_ep_am_short(ep_a, 0, 0, null(), 0), UCS_ERR_CANCELED);
-        assert_eq!(uct_md_mem_dereg(a.md, memh), UCS_OK);
-        uct_ep_destroy(ep_a);
-        uct_ep_destroy(ep_b);
-    }
+    assert_eq!(am_short(ep_a, 0, 0, &[]), UCS_ERR_CANCELED);
+    assert_eq!(mem_dereg(a.md, memh), UCS_OK);
+    ep_destroy(ep_a);
+    ep_destroy(ep_b);
     a.close();
     b.close();
 }
@@ -481,8 +439,7 @@ unsafe extern "C" fn destroy_on_completion(_comp: *mut uct_completion_t) {
     *DESTROYING_CALLS.lock().unwrap() += 1;
     let ep = std::mem::take(&mut *DOOMED_EP.lock().unwrap());
     if ep != 0 {
-        // SAFETY: the test's live ep, destroyed once (the slot is cleared).
-        unsafe { uct_ep_destroy(ep as uct_ep_h) };
+        ep_destroy(ep as uct_ep_h);
     }
 }
 
@@ -550,12 +507,9 @@ fn ep_destroyed_from_a_completion_callback() {
     assert_ne!(comps[0].status, UCS_OK);
     // The iface still works: a new ep can be created and destroyed.
     let fresh = a.create_ep();
-    // SAFETY: registered above; eps destroyed once.
-    unsafe {
-        uct_ep_destroy(fresh);
-        assert_eq!(uct_md_mem_dereg(a.md, memh), UCS_OK);
-        uct_ep_destroy(peer);
-    }
+    ep_destroy(fresh);
+    assert_eq!(mem_dereg(a.md, memh), UCS_OK);
+    ep_destroy(peer);
     a.close();
     b.close();
 }

@@ -9,9 +9,10 @@
 
 mod failover_rc_common;
 mod rc_common;
+mod uct_safe;
 
 use std::ffi::{c_uint, c_void, CStr};
-use std::ptr::{null, null_mut};
+use std::ptr::null_mut;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -24,6 +25,7 @@ use uct::mlx5;
 use uct::rc::ep::{OpKind, PostSpec, RcEp};
 use uct::rc::fc::{FC_GRANT, FC_HARD_REQ, FC_PURE_GRANT, FC_SOFT_REQ};
 use uct::rc::iface::RcIface;
+use uct_safe::*;
 
 /// `uct_soft_hca_drop_next` acts on the whole device: tests that send
 /// traffic take this lock.
@@ -39,20 +41,6 @@ fn window(size: &'static CStr) -> [(&'static CStr, &'static CStr); 1] {
     [(c"RC_FC_WND_SIZE", size)]
 }
 
-fn set_handler(side: &Side, id: u8, inbox: &'static Inbox) {
-    // SAFETY: live iface; the inbox is leaked.
-    let status = unsafe {
-        uct_iface_set_am_handler(
-            side.iface,
-            id,
-            Some(collect_am),
-            inbox as *const Inbox as *mut c_void,
-            0,
-        )
-    };
-    assert_eq!(status, UCS_OK);
-}
-
 /// The ep behind a handle (tests look at its flow-control state).
 fn rc_ep<'a>(ep: uct_ep_h) -> &'a mut RcEp {
     // SAFETY: a live ep of this transport.
@@ -65,8 +53,7 @@ fn seq_of(message: &[u8]) -> u64 {
 }
 
 fn am_short(ep: uct_ep_h, seq: u64) -> ucs_status_t {
-    // SAFETY: live ep, no payload.
-    unsafe { uct_ep_am_short(ep, AM_ID, seq, null(), 0) }
+    uct_safe::am_short(ep, AM_ID, seq, &[])
 }
 
 /// A pending request that sends AM `seq` when dispatched.
@@ -99,9 +86,7 @@ impl SendReq {
     }
 
     fn calls(&self) -> u32 {
-        // SAFETY: a field of self, written by the library through the
-        // request pointer behind the compiler's back.
-        unsafe { std::ptr::read_volatile(&self.calls) }
+        read_volatile(&self.calls)
     }
 }
 
@@ -141,7 +126,7 @@ fn exhausted_window_says_no_resource_and_the_grant_runs_the_pending_requests() {
     let _traffic = traffic();
     let pair = Pair::with_config(None, None, &window(c"8"));
     let at_b = inbox();
-    set_handler(&pair.b, AM_ID, at_b);
+    pair.b.collect_am_into(AM_ID, at_b);
     let at_a = count_every_id(&pair.a);
     // Nothing is progressed: after 8 AMs the window (not the ring) is out.
     let mut posted = 0u64;
@@ -167,11 +152,8 @@ fn exhausted_window_says_no_resource_and_the_grant_runs_the_pending_requests() {
     // The window is a missing resource: pending_add accepts.
     let mut first = SendReq::new(pair.ep_a, 8);
     let mut second = SendReq::new(pair.ep_a, 9);
-    // SAFETY: the requests live until dispatched (the test waits for it).
-    unsafe {
-        assert_eq!(uct_ep_pending_add(pair.ep_a, &mut first.req, 0), UCS_OK);
-        assert_eq!(uct_ep_pending_add(pair.ep_a, &mut second.req, 0), UCS_OK);
-    }
+    assert_eq!(pending_add(pair.ep_a, &mut first.req, 0), UCS_OK);
+    assert_eq!(pending_add(pair.ep_a, &mut second.req, 0), UCS_OK);
     // b receives the hard request and grants; a's pending requests run.
     assert!(pair.wait(|| at_b.lock().unwrap().len() == 10));
     assert_eq!((first.calls(), second.calls()), (1, 1));
@@ -189,20 +171,18 @@ fn a_failed_ep_with_a_closed_window_answers_its_error_not_no_resource() {
     let _traffic = traffic();
     let pair = Pair::with_config(None, None, &window(c"8"));
     let at_b = inbox();
-    set_handler(&pair.b, AM_ID, at_b);
+    pair.b.collect_am_into(AM_ID, at_b);
     // Nothing is progressed: the window runs out, one request waits.
     for seq in 0..8 {
         assert_eq!(am_short(pair.ep_a, seq), UCS_OK);
     }
     assert_eq!(am_short(pair.ep_a, 8), UCS_ERR_NO_RESOURCE);
     let mut waiting = SendReq::new(pair.ep_a, 8);
-    // SAFETY: the request lives until purged below.
-    unsafe { assert_eq!(uct_ep_pending_add(pair.ep_a, &mut waiting.req, 0), UCS_OK) };
+    assert_eq!(pending_add(pair.ep_a, &mut waiting.req, 0), UCS_OK);
     // The ep fails (cancel): no grant will ever reopen its window, so a
     // retry loop must see the failure, not NO_RESOURCE forever.
     let mut comp = CountingCompletion::new(1);
-    // SAFETY: live ep, live completion.
-    let flushed = unsafe { uct_ep_flush(pair.ep_a, UCT_FLUSH_FLAG_CANCEL, comp.as_ptr()) };
+    let flushed = ep_flush(pair.ep_a, UCT_FLUSH_FLAG_CANCEL, comp.as_ptr());
     assert!(flushed == UCS_INPROGRESS || flushed == UCS_OK, "{flushed}");
     assert_eq!(am_short(pair.ep_a, 9), UCS_ERR_CANCELED);
     unsafe extern "C" fn must_not_pack(_: *mut c_void, _: *mut c_void) -> usize {
@@ -216,13 +196,8 @@ fn a_failed_ep_with_a_closed_window_answers_its_error_not_no_resource() {
     }
     // The failed ep's pending request never runs: an iface flush does not
     // wait for it.
-    // SAFETY: live iface.
-    assert_ne!(
-        unsafe { uct_iface_flush(pair.a.iface, 0, null_mut()) },
-        UCS_INPROGRESS
-    );
-    // SAFETY: live ep; the request is handed back, not run.
-    unsafe { uct_ep_pending_purge(pair.ep_a, None, null_mut()) };
+    assert_ne!(iface_flush(pair.a.iface, 0, null_mut()), UCS_INPROGRESS);
+    pending_purge(pair.ep_a, None, null_mut());
     assert_eq!(waiting.calls(), 0);
     pair.close();
 }
@@ -272,7 +247,7 @@ fn thousands_of_ams_through_a_small_window_arrive_once_and_in_order() {
     let _traffic = traffic();
     let pair = Pair::with_config(None, None, &window(c"16"));
     let at_b = inbox();
-    set_handler(&pair.b, AM_ID, at_b);
+    pair.b.collect_am_into(AM_ID, at_b);
     send_stream(&pair, pair.ep_a, 0, COUNT);
     assert!(pair.wait(|| at_b.lock().unwrap().len() as u64 >= COUNT));
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
@@ -287,8 +262,8 @@ fn both_ways_grants_ride_on_ams_and_nothing_is_lost() {
     let _traffic = traffic();
     let pair = Pair::with_config(None, None, &window(c"16"));
     let (at_a, at_b) = (inbox(), inbox());
-    set_handler(&pair.a, AM_ID, at_a);
-    set_handler(&pair.b, AM_ID, at_b);
+    pair.a.collect_am_into(AM_ID, at_a);
+    pair.b.collect_am_into(AM_ID, at_b);
     // Interleaved bursts each way: soft requests are answered on the
     // peer's next AM.
     for burst in 0..COUNT / 50 {
@@ -311,7 +286,7 @@ fn disabled_flow_control_neither_limits_nor_marks_ams() {
     let settings = [(c"RC_FC_ENABLE", c"n"), (c"RC_FC_WND_SIZE", c"8")];
     let pair = Pair::with_config(None, None, &settings);
     let at_b = inbox();
-    set_handler(&pair.b, AM_ID, at_b);
+    pair.b.collect_am_into(AM_ID, at_b);
     // Without progress, far more than the (unused) window goes out: only
     // the ring or CQ credits stop it.
     let mut posted = 0u64;
@@ -335,34 +310,14 @@ fn disabled_flow_control_neither_limits_nor_marks_ams() {
 /// What purge reported: (operation, AM id, header).
 type Reported = Vec<(uct_ep_operation_t, u8, u64)>;
 
-unsafe extern "C" fn record_am(info: *const uct_ep_op_info_t, arg: *mut c_void) {
-    // SAFETY: a valid op_info during the call; arg is a Reported; the AM
-    // member is read only when the field mask names it.
-    unsafe {
-        let info = &*info;
-        let out = &mut *(arg as *mut Reported);
-        if info.field_mask & UCT_EP_OP_INFO_FIELD_AM != 0 {
-            let am = info.detail.am;
-            out.push((info.operation, am.am_id, am.header.value));
-        } else {
-            out.push((info.operation, 0, 0));
-        }
-    }
-}
-
 #[test]
 fn purge_drops_grant_messages_and_reports_user_ams_with_clean_ids() {
     let _traffic = traffic();
     let pair = Pair::with_config(None, None, &window(c"8"));
-    let (_, tx_len, rx_len) = token_caps(pair.b.iface);
     let at_b = inbox();
-    set_handler(&pair.b, AM_ID, at_b);
+    pair.b.collect_am_into(AM_ID, at_b);
     // Nothing leaves b: its grant and its AM stay outstanding.
-    // SAFETY: a NUL-terminated device name.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_1".as_ptr(), 1_000_000) },
-        UCS_OK
-    );
+    assert_eq!(drop_next(c"mlx5_1", 1_000_000), UCS_OK);
     // 7 AMs: the 5th carries the soft request, the 7th the hard one.
     for seq in 0..7 {
         assert_eq!(am_short(pair.ep_a, seq), UCS_OK);
@@ -376,27 +331,11 @@ fn purge_drops_grant_messages_and_reports_user_ams_with_clean_ids() {
     // A user AM of b: it carries the grant bit on the wire.
     assert_eq!(am_short(pair.ep_b, 0x5eed), UCS_OK);
     assert!(!rc_ep(pair.ep_b).fc.grant_owed());
-    assert_eq!(
-        invalidate(pair.ep_b, UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS),
-        UCS_OK
-    );
-    let tx = tx_token(pair.ep_b, tx_len).expect("tx token");
-    let rx = rx_token(pair.a.iface, &tx, rx_len).expect("rx token");
-    let mut reported: Reported = Vec::new();
-    assert_eq!(
-        purge(
-            pair.ep_b,
-            &rx,
-            record_am,
-            &mut reported as *mut Reported as *mut c_void
-        ),
-        UCS_OK
-    );
-    // SAFETY: as above.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_1".as_ptr(), 0) },
-        UCS_OK
-    );
+    let reported: Reported = fail_over_purge(pair.ep_b, pair.a.iface, |info| {
+        let (id, header) = op_am(info).map_or((0, 0), |am| (am.am_id, am_header_value(&am)));
+        (info.operation, id, header)
+    });
+    assert_eq!(drop_next(c"mlx5_1", 0), UCS_OK);
     // Only the user's AM, with its own id (not the protocol bits).
     assert_eq!(reported, vec![(UCT_EP_OP_AM_SHORT, AM_ID, 0x5eed)]);
     assert!(rc_ep(pair.ep_b).ops.is_empty());
@@ -422,7 +361,7 @@ fn forged_flow_control_headers_are_ignored() {
     let pair = Pair::with_config(None, None, &window(c"8"));
     let at_b = count_every_id(&pair.b);
     let at_b_am = inbox();
-    set_handler(&pair.b, AM_ID, at_b_am);
+    pair.b.collect_am_into(AM_ID, at_b_am);
     let mut header = [0u8; 9];
     header[1..].copy_from_slice(&77u64.to_ne_bytes());
     let forged: Vec<Vec<u8>> = vec![

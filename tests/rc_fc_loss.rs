@@ -5,22 +5,17 @@
 //! loss applies to the whole device.
 
 mod rc_common;
-
-use std::ffi::c_void;
-use std::ptr::null;
+mod uct_safe;
 
 use rc_common::*;
 use uct::abi::*;
-use uct::api::ep::*;
-use uct::api::iface::*;
-use uct::api::soft_hca::uct_soft_hca_loss_set;
+use uct_safe::*;
 
 const AM_ID: u8 = 4;
 
 fn send_until_accepted(pair: &Pair, ep: uct_ep_h, seq: u64) {
     loop {
-        // SAFETY: live ep, no payload.
-        let status = unsafe { uct_ep_am_short(ep, AM_ID, seq, null(), 0) };
+        let status = am_short(ep, AM_ID, seq, &[]);
         if status == UCS_OK {
             return;
         }
@@ -48,24 +43,11 @@ fn small_window_under_loss_delivers_everything_once_in_order() {
         (c"RC_FC_WND_SIZE", c"16"),
     ];
     let pair = Pair::with_config(None, None, &settings);
-    // SAFETY: known device names.
-    unsafe {
-        assert_eq!(uct_soft_hca_loss_set(c"mlx5_0".as_ptr(), 0.05), UCS_OK);
-        assert_eq!(uct_soft_hca_loss_set(c"mlx5_1".as_ptr(), 0.05), UCS_OK);
-    }
+    assert_eq!(loss_set(c"mlx5_0", 0.05), UCS_OK);
+    assert_eq!(loss_set(c"mlx5_1", 0.05), UCS_OK);
     let (at_a, at_b) = (inbox(), inbox());
     for (side, inbox) in [(&pair.a, at_a), (&pair.b, at_b)] {
-        // SAFETY: live iface, leaked inbox.
-        let status = unsafe {
-            uct_iface_set_am_handler(
-                side.iface,
-                AM_ID,
-                Some(collect_am),
-                inbox as *const Inbox as *mut c_void,
-                0,
-            )
-        };
-        assert_eq!(status, UCS_OK);
+        side.collect_am_into(AM_ID, inbox);
     }
     // Mostly a → b (grant messages), with some b → a traffic now and then
     // (piggybacked grants).
@@ -87,10 +69,7 @@ fn small_window_under_loss_delivers_everything_once_in_order() {
     }
     assert_eq!(sequence(at_b), (0..COUNT).collect::<Vec<u64>>());
     assert_eq!(sequence(at_a), (0..back).collect::<Vec<u64>>());
-    // SAFETY: as above.
-    unsafe {
-        assert_eq!(uct_soft_hca_loss_set(c"mlx5_0".as_ptr(), 0.0), UCS_OK);
-        assert_eq!(uct_soft_hca_loss_set(c"mlx5_1".as_ptr(), 0.0), UCS_OK);
-    }
+    assert_eq!(loss_set(c"mlx5_0", 0.0), UCS_OK);
+    assert_eq!(loss_set(c"mlx5_1", 0.0), UCS_OK);
     pair.close();
 }

@@ -6,8 +6,9 @@
 //! without loss, then with 3 % of packets dropped by both devices.
 
 mod rc_common;
+mod uct_safe;
 
-use std::ffi::{c_uint, c_void, CStr};
+use std::ffi::CStr;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -15,8 +16,8 @@ use std::time::{Duration, Instant};
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct::api::iface::*;
 use uct::api::soft_hca::uct_soft_hca_loss_set;
+use uct_safe::*;
 
 const ROLE_ENV: &str = "RC_FC_TWOPROCESS_CHILD";
 const LOSS_ENV: &str = "RC_FC_TWOPROCESS_LOSS";
@@ -65,35 +66,12 @@ fn connect(ep: uct_ep_h, line: &str) {
     assert_eq!(status, UCS_OK);
 }
 
-fn set_handler(side: &Side, id: u8, inbox: &'static Inbox) {
-    // SAFETY: live iface, leaked inbox.
-    let status = unsafe {
-        uct_iface_set_am_handler(
-            side.iface,
-            id,
-            Some(collect_am),
-            inbox as *const Inbox as *mut c_void,
-            0,
-        )
-    };
-    assert_eq!(status, UCS_OK);
-}
-
 /// Sends an AM, progressing while refused (the grant of an exhausted
 /// window arrives as a receive).
 fn send(side: &Side, ep: uct_ep_h, id: u8, header: u64, payload: &[u8]) {
     let start = Instant::now();
     loop {
-        // SAFETY: valid ep and payload.
-        let status = unsafe {
-            uct_ep_am_short(
-                ep,
-                id,
-                header,
-                payload.as_ptr().cast(),
-                payload.len() as c_uint,
-            )
-        };
+        let status = am_short(ep, id, header, payload);
         if status == UCS_OK {
             return;
         }
@@ -154,8 +132,8 @@ fn child_side() {
         .expect("parent's address");
     connect(ep, &line);
     let (data, done) = (inbox(), inbox());
-    set_handler(&side, AM_DATA, data);
-    set_handler(&side, AM_DONE, done);
+    side.collect_am_into(AM_DATA, data);
+    side.collect_am_into(AM_DONE, done);
     let mut echoed = 0u64;
     let start = Instant::now();
     while done.lock().unwrap().is_empty() {
@@ -177,8 +155,7 @@ fn child_side() {
     .concat();
     send(&side, ep, AM_REPORT, 0, &report);
     flush(&side, ep);
-    // SAFETY: live ep, destroyed once before its iface closes.
-    unsafe { uct_ep_destroy(ep) };
+    ep_destroy(ep);
     side.close();
 }
 
@@ -213,8 +190,8 @@ fn run(loss: f64) {
     writeln!(stdin, "{}", address_line(&side, ep)).expect("send address");
     connect(ep, &peer);
     let (echoes, reports) = (inbox(), inbox());
-    set_handler(&side, AM_ECHO, echoes);
-    set_handler(&side, AM_REPORT, reports);
+    side.collect_am_into(AM_ECHO, echoes);
+    side.collect_am_into(AM_REPORT, reports);
     for seq in 0..COUNT {
         send(
             &side,
@@ -245,9 +222,7 @@ fn run(loss: f64) {
     let status = child.wait().expect("child exit");
     assert!(status.success(), "child failed: {status}");
     set_loss(c"mlx5_0", 0.0);
-    // SAFETY: live ep, destroyed before its iface closes (the AM_DONE may
-    // be unacknowledged: the child is gone, its op is dropped).
-    unsafe { uct_ep_destroy(ep) };
+    ep_destroy(ep);
     side.close();
 }
 

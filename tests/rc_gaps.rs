@@ -9,8 +9,9 @@
 mod failover_rc_common;
 mod log_capture;
 mod rc_common;
+mod uct_safe;
 
-use std::ffi::{c_uint, c_void};
+use std::ffi::c_uint;
 use std::ptr::{null, null_mut};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -23,6 +24,7 @@ use uct::api::ep::*;
 use uct::api::iface::*;
 use uct::mlx5;
 use uct::rc::ep::{OpKind, RcEp};
+use uct_safe::*;
 
 /// `uct_soft_hca_drop_next` acts on the whole device.
 static TRAFFIC: Mutex<()> = Mutex::new(());
@@ -36,26 +38,12 @@ fn rc_ep<'a>(ep: uct_ep_h) -> &'a mut RcEp {
     unsafe { RcEp::from_handle(ep, "test") }.expect("rc ep")
 }
 
-fn set_handler(side: &Side, id: u8, inbox: &'static Inbox) {
-    // SAFETY: live iface; the inbox is leaked.
-    let status = unsafe {
-        uct_iface_set_am_handler(
-            side.iface,
-            id,
-            Some(collect_am),
-            inbox as *const Inbox as *mut c_void,
-            0,
-        )
-    };
-    assert_eq!(status, UCS_OK);
-}
-
 #[test]
 fn am_zcopy_without_iov_sends_the_header_alone() {
     let _traffic = traffic();
     let pair = Pair::new();
     let at_b = inbox();
-    set_handler(&pair.b, 6, at_b);
+    pair.b.collect_am_into(6, at_b);
     let header = *b"only-the-header";
     let mut comp = CountingCompletion::new(2);
     // SAFETY: live ep; NULL iov with count 0 is allowed.
@@ -104,23 +92,15 @@ fn ams_are_solicited_and_grants_and_puts_are_not() {
     let settings = [(c"RC_FC_WND_SIZE", c"8")];
     let pair = Pair::with_config(None, None, &settings);
     let at_b = inbox();
-    set_handler(&pair.b, 2, at_b);
+    pair.b.collect_am_into(2, at_b);
     let mut target = vec![0u8; 64];
     let (memh, rkey) = pair.b.register(target.as_mut_ptr(), target.len());
     // Keep a's WQEs in its table: nothing of a's is completed while the
     // peer's ACKs are dropped.
-    // SAFETY: a NUL-terminated device name.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_1".as_ptr(), 1_000_000) },
-        UCS_OK
-    );
+    assert_eq!(drop_next(c"mlx5_1", 1_000_000), UCS_OK);
     // 8 AMs (the 7th asks for credits the hard way) and a put.
     for seq in 0..8 {
-        // SAFETY: live ep.
-        assert_eq!(
-            unsafe { uct_ep_am_short(pair.ep_a, 2, seq, null(), 0) },
-            UCS_OK
-        );
+        assert_eq!(am_short(pair.ep_a, 2, seq, &[]), UCS_OK);
     }
     // SAFETY: live ep, registered target.
     assert_eq!(
@@ -160,76 +140,31 @@ fn ams_are_solicited_and_grants_and_puts_are_not() {
     let ctrl = ctrl_of(ep_b, grant);
     assert_eq!(ctrl.opcode, mlx5::MLX5_OPCODE_SEND);
     assert_eq!(ctrl.fm_ce_se & mlx5::MLX5_WQE_CTRL_SOLICITED, 0);
-    // SAFETY: as above.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_1".as_ptr(), 0) },
-        UCS_OK
-    );
+    assert_eq!(drop_next(c"mlx5_1", 0), UCS_OK);
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
     assert_eq!(pair.flush(pair.ep_b), UCS_OK);
-    // SAFETY: registered above.
-    unsafe { assert_eq!(uct::api::md::uct_md_mem_dereg(pair.b.md, memh), UCS_OK) };
+    assert_eq!(mem_dereg(pair.b.md, memh), UCS_OK);
     pair.close();
 }
 
 /// Flush flags purge reported, by operation.
 type Flushes = Vec<(uct_ep_operation_t, c_uint)>;
 
-unsafe extern "C" fn record_flush(info: *const uct_ep_op_info_t, arg: *mut c_void) {
-    // SAFETY: a valid op_info during the call; arg is a Flushes; the flush
-    // member is read only for a flush.
-    unsafe {
-        let info = &*info;
-        let out = &mut *(arg as *mut Flushes);
-        let flags = if info.operation == UCT_EP_OP_FLUSH {
-            info.detail.flush.flags
-        } else {
-            0
-        };
-        out.push((info.operation, flags));
-    }
-}
-
 #[test]
 fn flush_flags_reach_the_purged_op_info() {
     let _traffic = traffic();
     let pair = Pair::new();
-    let (_, tx_len, rx_len) = token_caps(pair.a.iface);
-    // SAFETY: a NUL-terminated device name.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 1_000_000) },
-        UCS_OK
-    );
+    assert_eq!(drop_next(c"mlx5_0", 1_000_000), UCS_OK);
     let mut comp = CountingCompletion::new(1);
-    // SAFETY: live ep; the completion outlives the purge.
-    unsafe {
-        assert_eq!(uct_ep_am_short(pair.ep_a, 1, 5, null(), 0), UCS_OK);
-        assert_eq!(
-            uct_ep_flush(pair.ep_a, UCT_FLUSH_FLAG_REMOTE, comp.as_ptr()),
-            UCS_INPROGRESS
-        );
-    }
+    assert_eq!(am_short(pair.ep_a, 1, 5, &[]), UCS_OK);
     assert_eq!(
-        invalidate(pair.ep_a, UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS),
-        UCS_OK
+        ep_flush(pair.ep_a, UCT_FLUSH_FLAG_REMOTE, comp.as_ptr()),
+        UCS_INPROGRESS
     );
-    let tx = tx_token(pair.ep_a, tx_len).expect("tx token");
-    let rx = rx_token(pair.b.iface, &tx, rx_len).expect("rx token");
-    let mut seen: Flushes = Vec::new();
-    assert_eq!(
-        purge(
-            pair.ep_a,
-            &rx,
-            record_flush,
-            &mut seen as *mut Flushes as *mut c_void
-        ),
-        UCS_OK
-    );
-    // SAFETY: as above.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 0) },
-        UCS_OK
-    );
+    let seen: Flushes = fail_over_purge(pair.ep_a, pair.b.iface, |info| {
+        (info.operation, op_flush_flags(info).unwrap_or(0))
+    });
+    assert_eq!(drop_next(c"mlx5_0", 0), UCS_OK);
     assert_eq!(
         seen,
         vec![
@@ -244,8 +179,7 @@ fn flush_flags_reach_the_purged_op_info() {
 unsafe extern "C" fn resend(req: *mut uct_pending_req_t) -> ucs_status_t {
     // SAFETY: the request's priv holds the ep (written by the test).
     let ep = unsafe { (*req).r#priv.as_ptr().cast::<uct_ep_h>().read_unaligned() };
-    // SAFETY: a live ep.
-    unsafe { uct_ep_am_short(ep, 3, 99, null(), 0) }
+    am_short(ep, 3, 99, &[])
 }
 
 #[test]
@@ -254,15 +188,13 @@ fn iface_flush_without_completion_counts_pending_as_in_progress() {
     let settings = [(c"RC_FC_WND_SIZE", c"4")];
     let pair = Pair::with_config(None, None, &settings);
     let at_b = inbox();
-    set_handler(&pair.b, 3, at_b);
+    pair.b.collect_am_into(3, at_b);
     let mut comp = CountingCompletion::new(1);
-    // SAFETY: live iface.
     assert_eq!(
-        unsafe { uct_iface_flush(pair.a.iface, 0, comp.as_ptr()) },
+        iface_flush(pair.a.iface, 0, comp.as_ptr()),
         UCS_ERR_UNSUPPORTED
     );
-    // SAFETY: live ep.
-    while unsafe { uct_ep_am_short(pair.ep_a, 3, 0, null(), 0) } == UCS_OK {}
+    while am_short(pair.ep_a, 3, 0, &[]) == UCS_OK {}
     let mut req = uct_pending_req_t {
         func: Some(resend),
         r#priv: [0; UCT_PENDING_REQ_PRIV_LEN],
@@ -277,10 +209,7 @@ fn iface_flush_without_completion_counts_pending_as_in_progress() {
         // A pending request is work in progress, not an error.
         assert_eq!(uct_iface_flush(pair.a.iface, 0, null_mut()), UCS_INPROGRESS);
     }
-    assert!(pair.wait(|| {
-        // SAFETY: live iface.
-        unsafe { uct_iface_flush(pair.a.iface, 0, null_mut()) == UCS_OK }
-    }));
+    assert!(pair.wait(|| { iface_flush(pair.a.iface, 0, null_mut()) == UCS_OK }));
     assert_eq!(at_b.lock().unwrap().len(), 5);
     assert_eq!(comp.calls(), 0);
     pair.close();
@@ -299,32 +228,19 @@ fn wait_for(mut done: impl FnMut() -> bool) -> bool {
     true
 }
 
-fn readable(fd: i32, timeout: Duration) -> bool {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd.
-    let n = unsafe { libc::poll(&mut pfd, 1, timeout.as_millis() as i32) };
-    n == 1 && pfd.revents & libc::POLLIN != 0
-}
-
 #[test]
 fn send_completion_event_wakes_a_sender_waiting_for_a_grant() {
     let _traffic = traffic();
     let settings = [(c"RC_FC_WND_SIZE", c"4")];
     let pair = Pair::with_config(None, None, &settings);
     let at_b = inbox();
-    set_handler(&pair.b, 3, at_b);
-    // SAFETY: live ep.
-    while unsafe { uct_ep_am_short(pair.ep_a, 3, 0, null(), 0) } == UCS_OK {}
+    pair.b.collect_am_into(3, at_b);
+    while am_short(pair.ep_a, 3, 0, &[]) == UCS_OK {}
     // a's sends complete (b's device ACKs without b progressing); then a
     // has nothing but the grant to wait for.
     assert!(wait_for(|| {
         pair.a.progress();
-        // SAFETY: live ep (a signalled NOP the first time, then polls).
-        unsafe { uct_ep_flush(pair.ep_a, 0, null_mut()) == UCS_OK }
+        ep_flush(pair.ep_a, 0, null_mut()) == UCS_OK
     }));
     let mut fd = -1;
     // SAFETY: live iface, valid out-pointer.
@@ -335,13 +251,16 @@ fn send_completion_event_wakes_a_sender_waiting_for_a_grant() {
             UCS_OK
         );
     }
-    assert!(!readable(fd, Duration::from_millis(50)));
+    assert!(!fd_readable(fd, Duration::from_millis(50)));
     // b takes the AMs and grants: a's fd wakes for the grant.
     assert!(wait_for(|| {
         pair.b.progress();
         at_b.lock().unwrap().len() == 4
     }));
-    assert!(readable(fd, Duration::from_secs(10)), "woken by the grant");
+    assert!(
+        fd_readable(fd, Duration::from_secs(10)),
+        "woken by the grant"
+    );
     assert!(pair.wait(|| {
         pair.a.progress();
         rc_ep(pair.ep_a).fc.wnd == 4
@@ -371,8 +290,7 @@ fn zero_length_rma_zcopy_without_iov_completes() {
     assert!(pair.wait(|| comp.calls() == 1));
     assert_eq!(comp.status(), UCS_OK);
     assert_eq!(target, vec![5u8; 16], "nothing written");
-    // SAFETY: registered above.
-    unsafe { assert_eq!(uct::api::md::uct_md_mem_dereg(pair.b.md, memh), UCS_OK) };
+    assert_eq!(mem_dereg(pair.b.md, memh), UCS_OK);
     pair.close();
 }
 
@@ -381,28 +299,20 @@ fn posts_fail_as_soon_as_flush_cancel_returns() {
     let _traffic = traffic();
     let pair = Pair::new();
     let at_b = inbox();
-    set_handler(&pair.b, 1, at_b);
+    pair.b.collect_am_into(1, at_b);
     // Outstanding ops at the cancel: nothing of a's leaves.
-    // SAFETY: a NUL-terminated device name.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 1_000_000) },
-        UCS_OK
-    );
+    assert_eq!(drop_next(c"mlx5_0", 1_000_000), UCS_OK);
     let mut comp = CountingCompletion::new(1);
-    // SAFETY: live ep, live completion.
-    unsafe {
-        for seq in 0..4 {
-            assert_eq!(uct_ep_am_short(pair.ep_a, 1, seq, null(), 0), UCS_OK);
-        }
-        assert_eq!(
-            uct_ep_flush(pair.ep_a, UCT_FLUSH_FLAG_CANCEL, comp.as_ptr()),
-            UCS_INPROGRESS
-        );
+    for seq in 0..4 {
+        assert_eq!(am_short(pair.ep_a, 1, seq, &[]), UCS_OK);
     }
+    assert_eq!(
+        ep_flush(pair.ep_a, UCT_FLUSH_FLAG_CANCEL, comp.as_ptr()),
+        UCS_INPROGRESS
+    );
     // Before any completion was polled: the QP is in error already. The
     // first refused post says why.
-    // SAFETY: as above.
-    let (status, logs) = capture_logs(|| unsafe { uct_ep_am_short(pair.ep_a, 1, 9, null(), 0) });
+    let (status, logs) = capture_logs(|| am_short(pair.ep_a, 1, 9, &[]));
     assert_eq!(status, UCS_ERR_CANCELED);
     assert_eq!(
         logs.matches("posts refused, the endpoint failed").count(),
@@ -411,30 +321,20 @@ fn posts_fail_as_soon_as_flush_cancel_returns() {
     );
     assert!(pair.wait(|| comp.calls() == 1));
     assert_eq!(comp.status(), UCS_ERR_CANCELED);
-    // SAFETY: as above.
-    unsafe {
-        assert_eq!(
-            uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 0),
-            UCS_OK
-        );
-    }
+    assert_eq!(drop_next(c"mlx5_0", 0), UCS_OK);
     // Later refused posts are quiet: one log line per failure, not one per
     // post (callers retry in loops).
     let (statuses, logs) = capture_logs(|| {
-        // SAFETY: as above.
         (10..13)
-            .map(|seq| unsafe { uct_ep_am_short(pair.ep_a, 1, seq, null(), 0) })
+            .map(|seq| am_short(pair.ep_a, 1, seq, &[]))
             .collect::<Vec<_>>()
     });
     assert_eq!(statuses, vec![UCS_ERR_CANCELED; 3]);
     assert!(!logs.contains("posts refused"), "{logs}");
-    // SAFETY: as above.
-    unsafe {
-        assert_eq!(
-            uct_ep_flush(pair.ep_a, UCT_FLUSH_FLAG_CANCEL, null_mut()),
-            UCS_OK
-        );
-    }
+    assert_eq!(
+        ep_flush(pair.ep_a, UCT_FLUSH_FLAG_CANCEL, null_mut()),
+        UCS_OK
+    );
     assert!(at_b.lock().unwrap().is_empty());
     pair.close();
 }

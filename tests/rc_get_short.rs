@@ -8,6 +8,7 @@
 
 mod failover_rc_common;
 mod rc_common;
+mod uct_safe;
 
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -17,7 +18,7 @@ use failover_rc_common::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct::api::md::*;
+use uct_safe::*;
 
 /// `uct_soft_hca_drop_next` acts on the whole device: tests that send
 /// traffic take this lock so the purge test's drops hit only its own ops.
@@ -34,16 +35,7 @@ fn source_byte(offset: usize) -> u8 {
 /// Posts `get_short` with progress until the ring has room.
 fn get_short_retrying(pair: &Pair, buffer: &mut [u8], raddr: u64, rkey: uct_rkey_t) {
     loop {
-        // SAFETY: live ep; the buffer outlives the flush that follows.
-        let status = unsafe {
-            uct_ep_get_short(
-                pair.ep_a,
-                buffer.as_mut_ptr().cast(),
-                buffer.len() as u32,
-                raddr,
-                rkey,
-            )
-        };
+        let status = get_short(pair.ep_a, buffer, raddr, rkey);
         if status != UCS_ERR_NO_RESOURCE {
             assert_eq!(status, UCS_INPROGRESS, "get_short completes by a flush");
             return;
@@ -82,8 +74,7 @@ fn data_is_in_place_when_the_flush_completes() {
         let expected: Vec<u8> = (offset..offset + len).map(source_byte).collect();
         assert_eq!(buffer, &expected, "get_short of {len} bytes at {offset}");
     }
-    // SAFETY: registered above.
-    unsafe { assert_eq!(uct_md_mem_dereg(pair.b.md, memh), UCS_OK) };
+    assert_eq!(mem_dereg(pair.b.md, memh), UCS_OK);
     pair.close();
 }
 
@@ -98,13 +89,7 @@ fn reads_see_earlier_writes_of_the_same_ep() {
     for round in 0..20u8 {
         let data = [round; 32];
         let mut back = [0u8; 32];
-        // SAFETY: live ep; buffers live until the flush below.
-        unsafe {
-            assert_eq!(
-                uct_ep_put_short(pair.ep_a, data.as_ptr().cast(), 32, raddr, rkey),
-                UCS_OK
-            );
-        }
+        assert_eq!(put_short(pair.ep_a, &data[..32], raddr, rkey), UCS_OK);
         get_short_retrying(&pair, &mut back, raddr, rkey);
         assert_eq!(pair.flush(pair.ep_a), UCS_OK);
         seen.push(back);
@@ -112,8 +97,7 @@ fn reads_see_earlier_writes_of_the_same_ep() {
     for (round, back) in seen.iter().enumerate() {
         assert_eq!(back, &[round as u8; 32]);
     }
-    // SAFETY: registered above.
-    unsafe { assert_eq!(uct_md_mem_dereg(pair.b.md, memh), UCS_OK) };
+    assert_eq!(mem_dereg(pair.b.md, memh), UCS_OK);
     pair.close();
 }
 
@@ -155,8 +139,7 @@ fn a_full_ring_says_no_resource_and_loses_nothing() {
     }
     // The refused post wrote nothing.
     assert_eq!(buffers[posted], [0u8; 16]);
-    // SAFETY: registered above.
-    unsafe { assert_eq!(uct_md_mem_dereg(pair.b.md, memh), UCS_OK) };
+    assert_eq!(mem_dereg(pair.b.md, memh), UCS_OK);
     pair.close();
 }
 
@@ -190,87 +173,48 @@ fn bad_input_is_refused_and_posts_nothing() {
         );
     }
     // Nothing was posted: the ep is idle, a flush finishes at once.
-    // SAFETY: live ep.
-    assert_eq!(unsafe { uct_ep_flush(pair.ep_a, 0, null_mut()) }, UCS_OK);
+    assert_eq!(ep_flush(pair.ep_a, 0, null_mut()), UCS_OK);
     assert!(buffer.iter().all(|&b| b == 0));
-    // SAFETY: registered above.
-    unsafe { assert_eq!(uct_md_mem_dereg(pair.b.md, memh), UCS_OK) };
+    assert_eq!(mem_dereg(pair.b.md, memh), UCS_OK);
     pair.close();
 }
 
 /// What purge reported: (operation, remote address, rkey, buffer, length).
 type Reported = Vec<(uct_ep_operation_t, u64, uct_rkey_t, *mut c_void, usize)>;
 
-unsafe extern "C" fn record_rma(info: *const uct_ep_op_info_t, arg: *mut c_void) {
-    // SAFETY: a valid op_info during the call; arg is a Reported; the RMA
-    // member is read only when the field mask names it.
-    unsafe {
-        let info = &*info;
-        let out = &mut *(arg as *mut Reported);
-        if info.field_mask & UCT_EP_OP_INFO_FIELD_RMA != 0 {
-            let rma = info.detail.rma;
-            assert_ne!(rma.field_mask & UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_DATA, 0);
-            out.push((
-                info.operation,
-                rma.remote_addr,
-                rma.rkey,
-                rma.payload.data.buffer,
-                rma.payload.data.length,
-            ));
-        } else {
-            out.push((info.operation, 0, 0, null_mut(), 0));
-        }
-    }
-}
-
 #[test]
 fn purge_reports_an_undelivered_get_short_with_the_callers_buffer() {
     let _traffic = traffic();
     let pair = Pair::new();
-    let (_, tx_len, rx_len) = token_caps(pair.a.iface);
     let mut source: Vec<u8> = (0..512).map(source_byte).collect();
     let (memh, rkey) = pair.b.register(source.as_mut_ptr(), source.len());
     let raddr = source.as_ptr() as u64;
     // Nothing leaves a: the gets stay outstanding until invalidated.
-    // SAFETY: a NUL-terminated device name.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 1000) },
-        UCS_OK
-    );
+    assert_eq!(drop_next(c"mlx5_0", 1000), UCS_OK);
     let mut first = [0u8; 24];
     let mut second = [0u8; 40];
-    // SAFETY: live ep; the buffers outlive the purge.
-    unsafe {
-        assert_eq!(
-            uct_ep_get_short(pair.ep_a, first.as_mut_ptr().cast(), 24, raddr + 8, rkey),
-            UCS_INPROGRESS
-        );
-        assert_eq!(
-            uct_ep_get_short(pair.ep_a, second.as_mut_ptr().cast(), 40, raddr + 64, rkey),
-            UCS_INPROGRESS
-        );
-    }
     assert_eq!(
-        invalidate(pair.ep_a, UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS),
-        UCS_OK
+        get_short(pair.ep_a, &mut first[..24], raddr + 8, rkey),
+        UCS_INPROGRESS
     );
-    let tx = tx_token(pair.ep_a, tx_len).expect("tx token");
-    let rx = rx_token(pair.b.iface, &tx, rx_len).expect("rx token");
-    let mut reported: Reported = Vec::new();
     assert_eq!(
-        purge(
-            pair.ep_a,
-            &rx,
-            record_rma,
-            &mut reported as *mut Reported as *mut c_void
-        ),
-        UCS_OK
+        get_short(pair.ep_a, &mut second[..40], raddr + 64, rkey),
+        UCS_INPROGRESS
     );
-    // SAFETY: as above.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 0) },
-        UCS_OK
-    );
+    let reported: Reported = fail_over_purge(pair.ep_a, pair.b.iface, |info| match op_rma(info) {
+        Some(rma) => {
+            let data = rma_payload_data(&rma).expect("an RMA's payload data");
+            (
+                info.operation,
+                rma.remote_addr,
+                rma.rkey,
+                data.buffer,
+                data.length,
+            )
+        }
+        None => (info.operation, 0, 0, null_mut(), 0),
+    });
+    assert_eq!(drop_next(c"mlx5_0", 0), UCS_OK);
     assert_eq!(
         reported,
         vec![
@@ -293,7 +237,6 @@ fn purge_reports_an_undelivered_get_short_with_the_callers_buffer() {
     // The data never arrived and nothing was copied.
     assert_eq!(first, [0u8; 24]);
     assert_eq!(second, [0u8; 40]);
-    // SAFETY: registered above.
-    unsafe { assert_eq!(uct_md_mem_dereg(pair.b.md, memh), UCS_OK) };
+    assert_eq!(mem_dereg(pair.b.md, memh), UCS_OK);
     pair.close();
 }

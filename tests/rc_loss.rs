@@ -4,15 +4,14 @@
 //! the loss applies to the whole device.
 
 mod rc_common;
+mod uct_safe;
 
 use std::ffi::c_void;
-use std::ptr::null;
 
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct::api::md::*;
-use uct::api::soft_hca::uct_soft_hca_loss_set;
+use uct_safe::*;
 
 /// Posts with progress until the op is accepted.
 fn post_retrying(pair: &Pair, mut post: impl FnMut() -> ucs_status_t) -> ucs_status_t {
@@ -30,11 +29,8 @@ fn everything_arrives_once_and_in_order_under_loss() {
     std::env::set_var("UCX_SOFT_HCA_SEED", "20261201");
     let settings = [(c"RC_TIMEOUT", c"2ms"), (c"RC_RETRY_COUNT", c"7")];
     let pair = Pair::with_config(None, None, &settings);
-    // SAFETY: known device names.
-    unsafe {
-        assert_eq!(uct_soft_hca_loss_set(c"mlx5_0".as_ptr(), 0.05), UCS_OK);
-        assert_eq!(uct_soft_hca_loss_set(c"mlx5_1".as_ptr(), 0.05), UCS_OK);
-    }
+    assert_eq!(loss_set(c"mlx5_0", 0.05), UCS_OK);
+    assert_eq!(loss_set(c"mlx5_1", 0.05), UCS_OK);
     let at_b = pair.b.collect_am(4);
     // 300 short AMs and 30 bcopy AMs of 6000 bytes, interleaved.
     let big: Vec<u8> = (0..6000u32).map(|i| (i % 239) as u8).collect();
@@ -48,10 +44,7 @@ fn everything_arrives_once_and_in_order_under_loss() {
     }
     let mut expected = Vec::new();
     for seq in 0..300u64 {
-        // SAFETY: valid ep.
-        let status = post_retrying(&pair, || unsafe {
-            uct_ep_am_short(pair.ep_a, 4, seq, null(), 0)
-        });
+        let status = post_retrying(&pair, || am_short(pair.ep_a, 4, seq, &[]));
         assert_eq!(status, UCS_OK);
         expected.push(seq.to_ne_bytes().to_vec());
         if seq % 10 == 0 {
@@ -84,47 +77,31 @@ fn everything_arrives_once_and_in_order_under_loss() {
     let mut back = vec![0u8; target.len()];
     let (back_memh, _) = pair.a.register(back.as_mut_ptr(), back.len());
     let mut put_done = CountingCompletion::new(1);
-    let iov = [uct_iov_t {
-        buffer: source.as_mut_ptr().cast(),
-        length: source.len(),
-        memh: source_memh,
-        stride: 0,
-        count: 1,
-    }];
-    // SAFETY: registered memory, live completion.
-    let status = unsafe {
-        uct_ep_put_zcopy(
-            pair.ep_a,
-            iov.as_ptr(),
-            1,
-            target.as_ptr() as u64,
-            rkey,
-            put_done.as_ptr(),
-        )
-    };
+    let iov = [iov_entry(
+        source.as_mut_ptr().cast(),
+        source.len(),
+        source_memh,
+    )];
+    let status = put_zcopy(
+        pair.ep_a,
+        &iov[..1],
+        target.as_ptr() as u64,
+        rkey,
+        put_done.as_ptr(),
+    );
     assert_eq!(status, UCS_INPROGRESS);
     assert!(pair.wait(|| put_done.calls() == 1));
     assert_eq!(put_done.status(), UCS_OK);
     assert!(target == source, "put_zcopy data");
     let mut get_done = CountingCompletion::new(1);
-    let iov = [uct_iov_t {
-        buffer: back.as_mut_ptr().cast(),
-        length: back.len(),
-        memh: back_memh,
-        stride: 0,
-        count: 1,
-    }];
-    // SAFETY: registered memory, live completion.
-    let status = unsafe {
-        uct_ep_get_zcopy(
-            pair.ep_a,
-            iov.as_ptr(),
-            1,
-            target.as_ptr() as u64,
-            rkey,
-            get_done.as_ptr(),
-        )
-    };
+    let iov = [iov_entry(back.as_mut_ptr().cast(), back.len(), back_memh)];
+    let status = get_zcopy(
+        pair.ep_a,
+        &iov[..1],
+        target.as_ptr() as u64,
+        rkey,
+        get_done.as_ptr(),
+    );
     assert_eq!(status, UCS_INPROGRESS);
     assert!(pair.wait(|| get_done.calls() == 1));
     assert_eq!(get_done.status(), UCS_OK);
@@ -138,13 +115,10 @@ fn everything_arrives_once_and_in_order_under_loss() {
             "{name}: no packet was dropped: {stats:?}"
         );
     }
-    // SAFETY: registered above; loss off again.
-    unsafe {
-        assert_eq!(uct_md_mem_dereg(pair.b.md, target_memh), UCS_OK);
-        assert_eq!(uct_md_mem_dereg(pair.a.md, source_memh), UCS_OK);
-        assert_eq!(uct_md_mem_dereg(pair.a.md, back_memh), UCS_OK);
-        assert_eq!(uct_soft_hca_loss_set(c"mlx5_0".as_ptr(), 0.0), UCS_OK);
-        assert_eq!(uct_soft_hca_loss_set(c"mlx5_1".as_ptr(), 0.0), UCS_OK);
-    }
+    assert_eq!(mem_dereg(pair.b.md, target_memh), UCS_OK);
+    assert_eq!(mem_dereg(pair.a.md, source_memh), UCS_OK);
+    assert_eq!(mem_dereg(pair.a.md, back_memh), UCS_OK);
+    assert_eq!(loss_set(c"mlx5_0", 0.0), UCS_OK);
+    assert_eq!(loss_set(c"mlx5_1", 0.0), UCS_OK);
     pair.close();
 }

@@ -4,13 +4,13 @@
 //! reported and pending requests run once credits return.
 
 mod rc_common;
+mod uct_safe;
 
-use std::ptr::null;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rc_common::*;
 use uct::abi::*;
-use uct::api::ep::*;
+use uct_safe::*;
 
 const EPS: usize = 4;
 const PER_EP: u64 = 500;
@@ -50,16 +50,14 @@ fn many_eps_share_the_send_cq() {
                     start.elapsed() < std::time::Duration::from_secs(30),
                     "no progress"
                 );
-                // SAFETY: valid ep, no payload.
-                let status = unsafe { uct_ep_am_short(ep_a, 6, header, null(), 0) };
+                let status = am_short(ep_a, 6, header, &[]);
                 if status == UCS_OK {
                     break;
                 }
                 assert_eq!(status, UCS_ERR_NO_RESOURCE);
                 no_resource += 1;
                 if added < EPS {
-                    // SAFETY: the request outlives its dispatch.
-                    let status = unsafe { uct_ep_pending_add(ep_a, &mut reqs[added], 0) };
+                    let status = pending_add(ep_a, &mut reqs[added], 0);
                     if status == UCS_OK {
                         added += 1;
                     } else {
@@ -97,12 +95,9 @@ fn many_eps_share_the_send_cq() {
     }
     assert!(next.iter().all(|&n| n == PER_EP));
     drop(messages);
-    // SAFETY: live eps, destroyed once before their ifaces.
-    unsafe {
-        for &(ep_a, ep_b) in &eps {
-            uct_ep_destroy(ep_a);
-            uct_ep_destroy(ep_b);
-        }
+    for &(ep_a, ep_b) in &eps {
+        ep_destroy(ep_a);
+        ep_destroy(ep_b);
     }
     a.close();
     b.close();

@@ -146,7 +146,7 @@ fn target_bytes(target: &mut Target) -> Vec<u8> {
         .collect()
 }
 
-fn iov(buffer: *mut u8, length: usize, memh: uct_mem_h) -> uct_iov_t {
+fn iov_entry(buffer: *mut u8, length: usize, memh: uct_mem_h) -> uct_iov_t {
     uct_iov_t {
         buffer: buffer.cast(),
         length,
@@ -212,8 +212,8 @@ fn v2_registrations_and_keys_serve_zcopy_and_atomics() {
     // SAFETY: half is inside `source`.
     let second = unsafe { source.as_mut_ptr().add(half) };
     let put_iov = [
-        iov(source.as_mut_ptr(), half, source_memh),
-        iov(second, half, source_memh),
+        iov_entry(source.as_mut_ptr(), half, source_memh),
+        iov_entry(second, half, source_memh),
     ];
     let mut comp = CountingCompletion::new(1);
     let status = pair.post_retrying(|| {
@@ -235,7 +235,7 @@ fn v2_registrations_and_keys_serve_zcopy_and_atomics() {
     let mut back = Target::new(LEN / 8);
     let (status, back_memh) = reg_v2(pair.a.md, back.base(), back.len(), &reg_params(0, 0));
     assert_eq!(status, UCS_OK);
-    let get_iov = [iov(back.base(), LEN, back_memh)];
+    let get_iov = [iov_entry(back.base(), LEN, back_memh)];
     let mut get_comp = CountingCompletion::new(1);
     let status = pair.post_retrying(|| {
         // SAFETY: registered iov, live completion.

@@ -5,6 +5,7 @@
 //! the most iov entries (get_short: `rc_get_short.rs`).
 
 mod rc_common;
+mod uct_safe;
 
 use std::ffi::c_uint;
 use std::ptr::null_mut;
@@ -12,9 +13,9 @@ use std::ptr::null_mut;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct::api::md::*;
+use uct_safe::*;
 
-fn iov(buffer: *mut u8, length: usize, memh: uct_mem_h) -> uct_iov_t {
+fn iov_entry(buffer: *mut u8, length: usize, memh: uct_mem_h) -> uct_iov_t {
     uct_iov_t {
         buffer: buffer.cast(),
         length,
@@ -39,7 +40,7 @@ fn split(buffer: &mut [u8], parts: usize, memh: uct_mem_h) -> Vec<uct_iov_t> {
     cuts.iter()
         .map(|&end| {
             // SAFETY: start <= end <= len.
-            let entry = iov(unsafe { buffer.as_mut_ptr().add(start) }, end - start, memh);
+            let entry = iov_entry(unsafe { buffer.as_mut_ptr().add(start) }, end - start, memh);
             start = end;
             entry
         })
@@ -109,8 +110,7 @@ fn am_zcopy_at_its_limits_arrives_whole_and_in_order() {
         }
     }
     drop(got);
-    // SAFETY: registered above, nothing in flight.
-    unsafe { assert_eq!(uct_md_mem_dereg(pair.a.md, memh), UCS_OK) };
+    assert_eq!(mem_dereg(pair.a.md, memh), UCS_OK);
     pair.close();
 }
 
@@ -138,35 +138,34 @@ fn refused_am_zcopy_posts_nothing() {
             )
         }
     };
-    let good = iov(base, 100, memh);
+    let good = iov_entry(base, 100, memh);
     // No memory handle.
     assert_eq!(
-        post(4, 8, &[iov(base, 100, null_mut())]),
+        post(4, 8, &[iov_entry(base, 100, null_mut())]),
         UCS_ERR_INVALID_PARAM
     );
     // Past the end of the registration.
     // SAFETY: inside `data`, outside the 4096 registered bytes.
-    let outside = iov(unsafe { base.add(4000) }, 200, memh);
+    let outside = iov_entry(unsafe { base.add(4000) }, 200, memh);
     assert_eq!(post(4, 8, &[good, outside]), UCS_ERR_INVALID_PARAM);
     // More entries than max_iov.
-    let many = vec![iov(base, 1, memh); attr.cap.am.max_iov + 1];
+    let many = vec![iov_entry(base, 1, memh); attr.cap.am.max_iov + 1];
     assert_eq!(post(4, 8, &many), UCS_ERR_INVALID_PARAM);
     // An AM id out of range.
     assert_eq!(post(UCT_AM_ID_MAX as u8, 8, &[good]), UCS_ERR_INVALID_PARAM);
     // More than max_zcopy in total.
     let (big_memh, _) = pair.a.register(base, data.len());
     assert_eq!(
-        post(4, 8, &[iov(base, attr.cap.am.max_zcopy, big_memh)]),
+        post(4, 8, &[iov_entry(base, attr.cap.am.max_zcopy, big_memh)]),
         UCS_ERR_INVALID_PARAM
     );
     // A NULL buffer with a length.
     assert_eq!(
-        post(4, 8, &[iov(null_mut(), 10, memh)]),
+        post(4, 8, &[iov_entry(null_mut(), 10, memh)]),
         UCS_ERR_INVALID_PARAM
     );
     // Nothing was posted: flush completes at once, nothing arrives.
-    // SAFETY: live ep.
-    assert_eq!(unsafe { uct_ep_flush(pair.ep_a, 0, null_mut()) }, UCS_OK);
+    assert_eq!(ep_flush(pair.ep_a, 0, null_mut()), UCS_OK);
     for _ in 0..100 {
         pair.progress();
     }
@@ -175,11 +174,8 @@ fn refused_am_zcopy_posts_nothing() {
     assert_eq!(post(4, 8, &[good]), UCS_INPROGRESS);
     assert!(pair.wait(|| at_b.lock().unwrap().len() == 1));
     assert_eq!(at_b.lock().unwrap()[0].len(), 8 + 100);
-    // SAFETY: registered above, nothing in flight.
-    unsafe {
-        assert_eq!(uct_md_mem_dereg(pair.a.md, memh), UCS_OK);
-        assert_eq!(uct_md_mem_dereg(pair.a.md, big_memh), UCS_OK);
-    }
+    assert_eq!(mem_dereg(pair.a.md, memh), UCS_OK);
+    assert_eq!(mem_dereg(pair.a.md, big_memh), UCS_OK);
     pair.close();
 }
 
@@ -201,17 +197,7 @@ fn zcopy_rma_gathers_and_scatters_the_most_iov_entries() {
     // One WRITE gathers put_iov pieces into one contiguous remote range.
     let gather = split(&mut source, put_iov, source_memh);
     let mut put_done = CountingCompletion::new(1);
-    // SAFETY: registered iov, live completion, remote range registered.
-    let status = unsafe {
-        uct_ep_put_zcopy(
-            pair.ep_a,
-            gather.as_ptr(),
-            gather.len(),
-            remote,
-            rkey,
-            put_done.as_ptr(),
-        )
-    };
+    let status = put_zcopy(pair.ep_a, &gather, remote, rkey, put_done.as_ptr());
     assert_eq!(status, UCS_INPROGRESS);
     assert!(pair.wait(|| put_done.calls() == 1));
     assert_eq!(put_done.status(), UCS_OK);
@@ -220,41 +206,18 @@ fn zcopy_rma_gathers_and_scatters_the_most_iov_entries() {
     // One READ scatters the range into get_iov pieces, cut differently.
     let scatter = split(&mut back, get_iov, back_memh);
     let mut get_done = CountingCompletion::new(1);
-    // SAFETY: as above.
-    let status = unsafe {
-        uct_ep_get_zcopy(
-            pair.ep_a,
-            scatter.as_ptr(),
-            scatter.len(),
-            remote,
-            rkey,
-            get_done.as_ptr(),
-        )
-    };
+    let status = get_zcopy(pair.ep_a, &scatter, remote, rkey, get_done.as_ptr());
     assert_eq!(status, UCS_INPROGRESS);
     assert!(pair.wait(|| get_done.calls() == 1));
     assert_eq!(get_done.status(), UCS_OK);
     assert!(back == source, "get_zcopy scattered data");
 
     // One entry too many is refused.
-    let too_many = vec![iov(source.as_mut_ptr(), 8, source_memh); put_iov + 1];
-    // SAFETY: registered iov; refused before posting.
-    let status = unsafe {
-        uct_ep_put_zcopy(
-            pair.ep_a,
-            too_many.as_ptr(),
-            too_many.len(),
-            remote,
-            rkey,
-            null_mut(),
-        )
-    };
+    let too_many = vec![iov_entry(source.as_mut_ptr(), 8, source_memh); put_iov + 1];
+    let status = put_zcopy(pair.ep_a, &too_many, remote, rkey, null_mut());
     assert_eq!(status, UCS_ERR_INVALID_PARAM);
-    // SAFETY: registered above, nothing in flight.
-    unsafe {
-        assert_eq!(uct_md_mem_dereg(pair.a.md, source_memh), UCS_OK);
-        assert_eq!(uct_md_mem_dereg(pair.a.md, back_memh), UCS_OK);
-        assert_eq!(uct_md_mem_dereg(pair.b.md, target_memh), UCS_OK);
-    }
+    assert_eq!(mem_dereg(pair.a.md, source_memh), UCS_OK);
+    assert_eq!(mem_dereg(pair.a.md, back_memh), UCS_OK);
+    assert_eq!(mem_dereg(pair.b.md, target_memh), UCS_OK);
     pair.close();
 }

@@ -7,6 +7,7 @@
 //! transport takes the message from the CQE.
 
 mod rc_common;
+mod uct_safe;
 
 use std::ffi::{c_uint, c_void, CStr};
 use std::ptr::null_mut;
@@ -14,9 +15,9 @@ use std::sync::Mutex;
 
 use rc_common::*;
 use uct::abi::*;
-use uct::api::ep::*;
 use uct::api::iface::*;
 use uct::hca::soft::SoftDevice;
+use uct_safe::*;
 
 const AM_ID: u8 = 6;
 
@@ -56,8 +57,7 @@ fn set_handler(
     handler: unsafe extern "C" fn(*mut c_void, *mut c_void, usize, c_uint) -> ucs_status_t,
     arg: *mut c_void,
 ) {
-    // SAFETY: live iface; the argument outlives it (leaked or static).
-    let status = unsafe { uct_iface_set_am_handler(side.iface, AM_ID, Some(handler), arg, 0) };
+    let status = set_am_handler(side.iface, AM_ID, Some(handler), arg, 0);
     assert_eq!(status, UCS_OK);
 }
 
@@ -76,37 +76,14 @@ fn am_short_message(header: u64, data: &[u8]) -> Vec<u8> {
 }
 
 fn am_short(pair: &Pair, ep: uct_ep_h, header: u64, data: &[u8]) {
-    let status = pair.post_retrying(|| {
-        // SAFETY: live ep; `data` holds data.len() bytes.
-        unsafe { uct_ep_am_short(ep, AM_ID, header, data.as_ptr().cast(), data.len() as u32) }
-    });
+    let status = pair.post_retrying(|| uct_safe::am_short(ep, AM_ID, header, data));
     assert_eq!(status, UCS_OK);
-}
-
-/// Packs the bytes of the `Vec<u8>` given as `arg`.
-unsafe extern "C" fn pack_vec(dest: *mut c_void, arg: *mut c_void) -> usize {
-    // SAFETY: arg is a live Vec<u8>; dest holds max_bcopy bytes, more than
-    // the short messages this test packs.
-    unsafe {
-        let bytes = &*(arg as *const Vec<u8>);
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), dest.cast(), bytes.len());
-        bytes.len()
-    }
 }
 
 fn am_bcopy(pair: &Pair, ep: uct_ep_h, data: &[u8]) {
     let data = data.to_vec();
     let status = pair.post_retrying(|| {
-        // SAFETY: live ep; `data` lives across the call.
-        let sent = unsafe {
-            uct_ep_am_bcopy(
-                ep,
-                AM_ID,
-                Some(pack_vec),
-                &data as *const Vec<u8> as *mut c_void,
-                0,
-            )
-        };
+        let sent = uct_safe::am_bcopy(ep, AM_ID, &data, 0);
         if sent >= 0 {
             assert_eq!(sent as usize, data.len());
             UCS_OK

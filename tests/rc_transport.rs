@@ -4,6 +4,7 @@
 //! completions counted, NO_RESOURCE then pending, flush, errors.
 
 mod rc_common;
+mod uct_safe;
 
 use std::ffi::{c_uint, c_void};
 use std::ptr::{null, null_mut};
@@ -14,7 +15,7 @@ use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::iface::*;
-use uct::api::md::*;
+use uct_safe::*;
 
 #[test]
 fn query_reports_limits_and_working_ops() {
@@ -110,8 +111,7 @@ fn addresses_and_reachability() {
     let addr_second = pair.a.ep_address(second);
     assert_eq!(addr_first.len(), 6);
     assert_ne!(addr_first[..3], addr_second[..3]);
-    // SAFETY: live, unconnected ep, destroyed once.
-    unsafe { uct_ep_destroy(second) };
+    ep_destroy(second);
     pair.close();
 }
 
@@ -122,16 +122,7 @@ fn am_short_iov_and_bcopy_round_trip() {
     let at_a = pair.a.collect_am(31);
     let payload: Vec<u8> = (0..100u8).collect();
     let header = 0x1122_3344_5566_7788u64;
-    // SAFETY: valid ep and buffers.
-    let status = unsafe {
-        uct_ep_am_short(
-            pair.ep_a,
-            5,
-            header,
-            payload.as_ptr().cast(),
-            payload.len() as c_uint,
-        )
-    };
+    let status = am_short(pair.ep_a, 5, header, &payload);
     assert_eq!(status, UCS_OK);
     assert!(pair.wait(|| at_b.lock().unwrap().len() == 1));
     let got = at_b.lock().unwrap()[0].clone();
@@ -142,20 +133,8 @@ fn am_short_iov_and_bcopy_round_trip() {
     let first = b"hello, ";
     let second = b"world";
     let iov = [
-        uct_iov_t {
-            buffer: first.as_ptr() as *mut c_void,
-            length: first.len(),
-            memh: null_mut(),
-            stride: 0,
-            count: 1,
-        },
-        uct_iov_t {
-            buffer: second.as_ptr() as *mut c_void,
-            length: second.len(),
-            memh: null_mut(),
-            stride: 0,
-            count: 1,
-        },
+        iov_entry(first.as_ptr() as *mut c_void, first.len(), null_mut()),
+        iov_entry(second.as_ptr() as *mut c_void, second.len(), null_mut()),
     ];
     // SAFETY: valid iov.
     assert_eq!(
@@ -192,8 +171,7 @@ fn am_short_iov_and_bcopy_round_trip() {
     // Order is kept: 50 short messages with a sequence number.
     for seq in 0..50u64 {
         loop {
-            // SAFETY: valid ep, no payload.
-            let status = unsafe { uct_ep_am_short(pair.ep_a, 5, seq, null(), 0) };
+            let status = am_short(pair.ep_a, 5, seq, &[]);
             if status == UCS_OK {
                 break;
             }
@@ -229,17 +207,12 @@ unsafe extern "C" fn keep_am(
 #[test]
 fn am_descriptor_retention_and_release() {
     let pair = Pair::new();
-    // SAFETY: live iface.
-    unsafe {
-        assert_eq!(
-            uct_iface_set_am_handler(pair.b.iface, 7, Some(keep_am), null_mut(), 0),
-            UCS_OK
-        );
-    }
+    assert_eq!(
+        set_am_handler(pair.b.iface, 7, Some(keep_am), null_mut(), 0),
+        UCS_OK
+    );
     for seq in 0..20u64 {
-        // SAFETY: valid ep and payload.
-        let status =
-            unsafe { uct_ep_am_short(pair.ep_a, 7, seq, seq.to_ne_bytes().as_ptr().cast(), 8) };
+        let status = am_short(pair.ep_a, 7, seq, &seq.to_ne_bytes()[..8]);
         assert_eq!(status, UCS_OK);
     }
     assert!(pair.wait(|| KEPT.lock().unwrap().len() == 20));
@@ -269,16 +242,7 @@ fn put_then_get_with_data_checked_and_completions_counted() {
 
     // put_short of 100 bytes at offset 0.
     let short: Vec<u8> = (0..100u8).map(|i| i ^ 0x5a).collect();
-    // SAFETY: valid ep, buffer, remote address inside the registration.
-    let status = unsafe {
-        uct_ep_put_short(
-            pair.ep_a,
-            short.as_ptr().cast(),
-            short.len() as c_uint,
-            base,
-            rkey,
-        )
-    };
+    let status = put_short(pair.ep_a, &short, base, rkey);
     assert_eq!(status, UCS_OK);
 
     // put_bcopy of 3000 bytes at offset 1000.
@@ -307,13 +271,7 @@ fn put_then_get_with_data_checked_and_completions_counted() {
     let mut source: Vec<u8> = (0..20000u32).map(|i| (i * 13 % 256) as u8).collect();
     let (source_memh, _) = pair.a.register(source.as_mut_ptr(), source.len());
     let iov = [
-        uct_iov_t {
-            buffer: source.as_mut_ptr().cast(),
-            length: 12000,
-            memh: source_memh,
-            stride: 0,
-            count: 1,
-        },
+        iov_entry(source.as_mut_ptr().cast(), 12000, source_memh),
         uct_iov_t {
             // SAFETY: inside `source`.
             buffer: unsafe { source.as_mut_ptr().add(12000) }.cast(),
@@ -324,9 +282,7 @@ fn put_then_get_with_data_checked_and_completions_counted() {
         },
     ];
     let mut comp = CountingCompletion::new(1);
-    // SAFETY: registered iov, live completion.
-    let status =
-        unsafe { uct_ep_put_zcopy(pair.ep_a, iov.as_ptr(), 2, base + 8192, rkey, comp.as_ptr()) };
+    let status = put_zcopy(pair.ep_a, &iov[..2], base + 8192, rkey, comp.as_ptr());
     assert_eq!(status, UCS_INPROGRESS);
     assert!(pair.wait(|| comp.calls() == 1));
     assert_eq!(comp.status(), UCS_OK);
@@ -382,17 +338,13 @@ fn put_then_get_with_data_checked_and_completions_counted() {
             stride: 0,
             count: 1,
         }];
-        // SAFETY: registered iov, live completion.
-        let status = unsafe {
-            uct_ep_get_zcopy(
-                pair.ep_a,
-                iov.as_ptr(),
-                1,
-                base + 8192 + offset as u64,
-                rkey,
-                two.as_ptr(),
-            )
-        };
+        let status = get_zcopy(
+            pair.ep_a,
+            &iov[..1],
+            base + 8192 + offset as u64,
+            rkey,
+            two.as_ptr(),
+        );
         assert_eq!(status, UCS_INPROGRESS);
     }
     assert!(pair.wait(|| two.calls() == 1));
@@ -400,12 +352,9 @@ fn put_then_get_with_data_checked_and_completions_counted() {
     assert_eq!(two.status(), UCS_OK);
     assert_eq!(back, source);
 
-    // SAFETY: handles from uct_md_mem_reg, released once.
-    unsafe {
-        assert_eq!(uct_md_mem_dereg(pair.b.md, target_memh), UCS_OK);
-        assert_eq!(uct_md_mem_dereg(pair.a.md, source_memh), UCS_OK);
-        assert_eq!(uct_md_mem_dereg(pair.a.md, back_memh), UCS_OK);
-    }
+    assert_eq!(mem_dereg(pair.b.md, target_memh), UCS_OK);
+    assert_eq!(mem_dereg(pair.a.md, source_memh), UCS_OK);
+    assert_eq!(mem_dereg(pair.a.md, back_memh), UCS_OK);
     pair.close();
 }
 
@@ -416,8 +365,7 @@ static PENDING_EP: AtomicUsize = AtomicUsize::new(0);
 unsafe extern "C" fn pending_post(_req: *mut uct_pending_req_t) -> ucs_status_t {
     PENDING_CALLS.fetch_add(1, Ordering::SeqCst);
     let ep = PENDING_EP.load(Ordering::SeqCst) as uct_ep_h;
-    // SAFETY: the test's live ep.
-    unsafe { uct_ep_am_short(ep, 9, u64::MAX, null(), 0) }
+    am_short(ep, 9, u64::MAX, &[])
 }
 
 #[test]
@@ -427,8 +375,7 @@ fn no_resource_then_pending() {
     // Without progress on a, completions are never polled: the ring fills.
     let mut posted = 0u64;
     let status = loop {
-        // SAFETY: valid ep.
-        let status = unsafe { uct_ep_am_short(pair.ep_a, 9, posted, null(), 0) };
+        let status = am_short(pair.ep_a, 9, posted, &[]);
         if status != UCS_OK {
             break status;
         }
@@ -443,11 +390,7 @@ fn no_resource_then_pending() {
         func: Some(pending_post),
         r#priv: [0; UCT_PENDING_REQ_PRIV_LEN],
     };
-    // SAFETY: the request lives until dispatched (the test waits for it).
-    assert_eq!(
-        unsafe { uct_ep_pending_add(pair.ep_a, &mut req, 0) },
-        UCS_OK
-    );
+    assert_eq!(pending_add(pair.ep_a, &mut req, 0), UCS_OK);
     assert!(pair.wait(|| PENDING_CALLS.load(Ordering::SeqCst) == 1));
     assert!(pair.wait(|| at_b.lock().unwrap().len() as u64 == posted + 1));
     let last = at_b.lock().unwrap().last().unwrap().clone();
@@ -458,11 +401,7 @@ fn no_resource_then_pending() {
     );
     // With resources available, pending_add says "retry now".
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
-    // SAFETY: as above.
-    assert_eq!(
-        unsafe { uct_ep_pending_add(pair.ep_a, &mut req, 0) },
-        UCS_ERR_BUSY
-    );
+    assert_eq!(pending_add(pair.ep_a, &mut req, 0), UCS_ERR_BUSY);
     pair.close();
 }
 
@@ -518,13 +457,7 @@ fn bad_input_is_refused_and_nothing_is_posted() {
             -(UCS_ERR_INVALID_PARAM.unsigned_abs() as isize)
         );
         // zcopy from unregistered memory.
-        let iov = [uct_iov_t {
-            buffer: big.as_ptr() as *mut c_void,
-            length: 64,
-            memh: null_mut(),
-            stride: 0,
-            count: 1,
-        }];
+        let iov = [iov_entry(big.as_ptr() as *mut c_void, 64, null_mut())];
         assert_eq!(
             uct_ep_put_zcopy(
                 pair.ep_a,
@@ -554,24 +487,16 @@ fn bad_input_is_refused_and_nothing_is_posted() {
         );
     }
     // Nothing was posted: a flush finds no outstanding op right away.
-    // SAFETY: live ep.
-    assert_eq!(unsafe { uct_ep_flush(pair.ep_a, 0, null_mut()) }, UCS_OK);
+    assert_eq!(ep_flush(pair.ep_a, 0, null_mut()), UCS_OK);
     // An ep that is not connected refuses to post.
     let lonely = pair.a.create_ep();
-    // SAFETY: live, unconnected ep.
-    unsafe {
-        assert_eq!(
-            uct_ep_am_short(lonely, 1, 0, null(), 0),
-            UCS_ERR_NOT_CONNECTED
-        );
-        uct_ep_destroy(lonely);
-    }
+    assert_eq!(am_short(lonely, 1, 0, &[]), UCS_ERR_NOT_CONNECTED);
+    ep_destroy(lonely);
     for _ in 0..100 {
         pair.progress();
     }
     assert!(at_b.lock().unwrap().is_empty());
-    // SAFETY: registered above.
-    unsafe { assert_eq!(uct_md_mem_dereg(pair.b.md, memh), UCS_OK) };
+    assert_eq!(mem_dereg(pair.b.md, memh), UCS_OK);
     pair.close();
 }
 
@@ -599,44 +524,20 @@ fn remote_access_error_fails_the_ep_once() {
         (0..3).map(|_| CountingCompletion::new(1)).collect();
     let mut source = vec![1u8; 64];
     let (source_memh, _) = pair.a.register(source.as_mut_ptr(), 64);
-    let iov = [uct_iov_t {
-        buffer: source.as_mut_ptr().cast(),
-        length: 64,
-        memh: source_memh,
-        stride: 0,
-        count: 1,
-    }];
-    // SAFETY: valid arguments; the second put is outside the registration
-    // (the responder refuses it), the others are fine.
-    unsafe {
-        let base = target.as_ptr() as u64;
-        assert_eq!(
-            uct_ep_put_zcopy(pair.ep_a, iov.as_ptr(), 1, base, rkey, comps[0].as_ptr()),
-            UCS_INPROGRESS
-        );
-        assert_eq!(
-            uct_ep_put_zcopy(
-                pair.ep_a,
-                iov.as_ptr(),
-                1,
-                base + 8192,
-                rkey,
-                comps[1].as_ptr()
-            ),
-            UCS_INPROGRESS
-        );
-        assert_eq!(
-            uct_ep_put_zcopy(
-                pair.ep_a,
-                iov.as_ptr(),
-                1,
-                base + 64,
-                rkey,
-                comps[2].as_ptr()
-            ),
-            UCS_INPROGRESS
-        );
-    }
+    let iov = [iov_entry(source.as_mut_ptr().cast(), 64, source_memh)];
+    let base = target.as_ptr() as u64;
+    assert_eq!(
+        put_zcopy(pair.ep_a, &iov[..1], base, rkey, comps[0].as_ptr()),
+        UCS_INPROGRESS
+    );
+    assert_eq!(
+        put_zcopy(pair.ep_a, &iov[..1], base + 8192, rkey, comps[1].as_ptr()),
+        UCS_INPROGRESS
+    );
+    assert_eq!(
+        put_zcopy(pair.ep_a, &iov[..1], base + 64, rkey, comps[2].as_ptr()),
+        UCS_INPROGRESS
+    );
     assert!(pair.wait(|| comps.iter().all(|c| c.calls() == 1)));
     assert_eq!(comps[0].status(), UCS_OK);
     assert_eq!(comps[1].status(), UCS_ERR_CONNECTION_RESET);
@@ -655,23 +556,11 @@ fn remote_access_error_fails_the_ep_once() {
         .collect();
     assert_eq!(errors, vec![(pair.ep_a as usize, UCS_ERR_CONNECTION_RESET)]);
     // New posts fail with the ep's status.
-    // SAFETY: live (failed) ep.
-    unsafe {
-        assert_eq!(
-            uct_ep_put_short(
-                pair.ep_a,
-                data.as_ptr().cast(),
-                8,
-                target.as_ptr() as u64,
-                rkey
-            ),
-            UCS_ERR_CONNECTION_RESET
-        );
-        assert_eq!(
-            uct_ep_am_short(pair.ep_a, 1, 0, null(), 0),
-            UCS_ERR_CONNECTION_RESET
-        );
-    }
+    assert_eq!(
+        put_short(pair.ep_a, &data[..8], target.as_ptr() as u64, rkey),
+        UCS_ERR_CONNECTION_RESET
+    );
+    assert_eq!(am_short(pair.ep_a, 1, 0, &[]), UCS_ERR_CONNECTION_RESET);
     for _ in 0..50 {
         pair.progress();
     }
@@ -685,11 +574,8 @@ fn remote_access_error_fails_the_ep_once() {
         1,
         "the handler is called once"
     );
-    // SAFETY: registered above.
-    unsafe {
-        assert_eq!(uct_md_mem_dereg(pair.b.md, memh), UCS_OK);
-        assert_eq!(uct_md_mem_dereg(pair.a.md, source_memh), UCS_OK);
-    }
+    assert_eq!(mem_dereg(pair.b.md, memh), UCS_OK);
+    assert_eq!(mem_dereg(pair.a.md, source_memh), UCS_OK);
     pair.close();
 }
 
@@ -715,26 +601,14 @@ fn rx_headroom_descriptors_keep_data_and_release() {
     params.field_mask |= UCT_IFACE_PARAM_FIELD_RX_HEADROOM;
     params.rx_headroom = 24;
     let pair = Pair::with_params(None, Some(params));
-    // SAFETY: live iface.
-    unsafe {
-        assert_eq!(
-            uct_iface_set_am_handler(pair.b.iface, 8, Some(keep_with_headroom), null_mut(), 0),
-            UCS_OK
-        );
-    }
+    assert_eq!(
+        set_am_handler(pair.b.iface, 8, Some(keep_with_headroom), null_mut(), 0),
+        UCS_OK
+    );
     for round in 0..3u64 {
         for seq in 0..10u64 {
             let payload = [(round * 10 + seq) as u8; 32];
-            // SAFETY: valid ep and payload.
-            let status = unsafe {
-                uct_ep_am_short(
-                    pair.ep_a,
-                    8,
-                    seq,
-                    payload.as_ptr().cast(),
-                    payload.len() as c_uint,
-                )
-            };
+            let status = am_short(pair.ep_a, 8, seq, &payload);
             assert_eq!(status, UCS_OK);
         }
         assert!(pair.wait(|| KEPT_HEADROOM.lock().unwrap().len() == 10));

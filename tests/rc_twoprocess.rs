@@ -5,8 +5,9 @@
 //! reports what it received, and both sides check the data.
 
 mod rc_common;
+mod uct_safe;
 
-use std::ffi::{c_uint, c_void};
+use std::ffi::c_void;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::ptr::null_mut;
@@ -17,7 +18,7 @@ use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::iface::*;
-use uct::api::md::*;
+use uct_safe::*;
 
 const ROLE_ENV: &str = "RC_TWOPROCESS_CHILD";
 const PREFIX: &str = "RCTEST";
@@ -91,16 +92,7 @@ fn progress_until(side: &Side, mut done: impl FnMut() -> bool) {
 
 fn send_am_short(side: &Side, ep: uct_ep_h, id: u8, header: u64, payload: &[u8]) {
     loop {
-        // SAFETY: valid ep and payload.
-        let status = unsafe {
-            uct_ep_am_short(
-                ep,
-                id,
-                header,
-                payload.as_ptr().cast(),
-                payload.len() as c_uint,
-            )
-        };
+        let status = am_short(ep, id, header, payload);
         if status == UCS_OK {
             return;
         }
@@ -112,8 +104,7 @@ fn send_am_short(side: &Side, ep: uct_ep_h, id: u8, header: u64, payload: &[u8])
 fn flush(side: &Side, ep: uct_ep_h) {
     let start = Instant::now();
     loop {
-        // SAFETY: live ep.
-        match unsafe { uct_ep_flush(ep, 0, null_mut()) } {
+        match ep_flush(ep, 0, null_mut()) {
             UCS_OK => return,
             UCS_INPROGRESS | UCS_ERR_NO_RESOURCE => side.progress(),
             status => panic!("flush failed: {status}"),
@@ -177,11 +168,8 @@ fn child_side() {
     .concat();
     send_am_short(&side, ep, AM_REPORT, 0, &report);
     flush(&side, ep);
-    // SAFETY: registered above; the ep and iface are closed after.
-    unsafe {
-        assert_eq!(uct_md_mem_dereg(side.md, memh), UCS_OK);
-        uct_ep_destroy(ep);
-    }
+    assert_eq!(mem_dereg(side.md, memh), UCS_OK);
+    ep_destroy(ep);
     side.close();
 }
 
@@ -273,25 +261,9 @@ fn two_processes() {
     for (i, b) in local.iter_mut().enumerate() {
         *b = (i * 7 % 256) as u8;
     }
-    let iov = [uct_iov_t {
-        buffer: local.as_mut_ptr().cast(),
-        length: BUF_LEN,
-        memh: local_memh,
-        stride: 0,
-        count: 1,
-    }];
+    let iov = [iov_entry(local.as_mut_ptr().cast(), BUF_LEN, local_memh)];
     let mut put_done = CountingCompletion::new(1);
-    // SAFETY: registered memory, the child's registered buffer, live comp.
-    let status = unsafe {
-        uct_ep_put_zcopy(
-            ep,
-            iov.as_ptr(),
-            1,
-            peer.buffer,
-            peer.rkey,
-            put_done.as_ptr(),
-        )
-    };
+    let status = put_zcopy(ep, &iov[..1], peer.buffer, peer.rkey, put_done.as_ptr());
     assert_eq!(status, UCS_INPROGRESS);
     progress_until(&side, || put_done.calls() == 1);
     assert_eq!(put_done.status(), UCS_OK);
@@ -340,10 +312,7 @@ fn two_processes() {
     let status = child.wait().expect("child exit");
     assert!(status.success(), "child failed: {status}");
     flush(&side, ep);
-    // SAFETY: registered above; ep destroyed before the iface closes.
-    unsafe {
-        assert_eq!(uct_md_mem_dereg(side.md, local_memh), UCS_OK);
-        uct_ep_destroy(ep);
-    }
+    assert_eq!(mem_dereg(side.md, local_memh), UCS_OK);
+    ep_destroy(ep);
     side.close();
 }

@@ -78,6 +78,99 @@ pub fn purge(
     unsafe { uct_ep_outstanding_purge(ep, &params) }
 }
 
+/// Calls the closure behind `arg` with one purged op.
+unsafe extern "C" fn call_recorder<F: FnMut(&uct_ep_op_info_t)>(
+    info: *const uct_ep_op_info_t,
+    arg: *mut c_void,
+) {
+    // SAFETY: `arg` is the `F` of fail_over_purge, alive during the purge;
+    // `info` is valid during the call.
+    unsafe { (*(arg as *mut F))(&*info) }
+}
+
+/// The fail-over sequence of a user whose rail failed, each step asserted
+/// to succeed: `uct_ep_invalidate(ep)` without completions, the TX token of
+/// `ep`, the RX token the peer's iface `peer_iface` makes of it, and the
+/// purge, which hands each outstanding op to `record`. Returns what
+/// `record` made of them, in purge order. (Both ifaces are rc_mlx5, so the
+/// peer's token lengths are the sender's too.)
+pub fn fail_over_purge<T>(
+    ep: uct_ep_h,
+    peer_iface: uct_iface_h,
+    mut record: impl FnMut(&uct_ep_op_info_t) -> T,
+) -> Vec<T> {
+    let (_, tx_len, rx_len) = token_caps(peer_iface);
+    assert_eq!(
+        invalidate(ep, UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS),
+        UCS_OK
+    );
+    let tx = tx_token(ep, tx_len).expect("tx token");
+    let rx = rx_token(peer_iface, &tx, rx_len).expect("rx token");
+    let mut reported = Vec::new();
+    let mut recorder = |info: &uct_ep_op_info_t| reported.push(record(info));
+    assert_eq!(
+        purge(
+            ep,
+            &rx,
+            call_recorder_of(&recorder),
+            &mut recorder as *mut _ as *mut c_void
+        ),
+        UCS_OK
+    );
+    reported
+}
+
+/// The trampoline for a recorder of type `F` (named by a value, since
+/// closure types have no name).
+fn call_recorder_of<F: FnMut(&uct_ep_op_info_t)>(
+    _recorder: &F,
+) -> unsafe extern "C" fn(*const uct_ep_op_info_t, *mut c_void) {
+    call_recorder::<F>
+}
+
+/// The AM details of a purged op, if its field mask names them.
+pub fn op_am(info: &uct_ep_op_info_t) -> Option<uct_ep_op_info_am> {
+    if info.field_mask & UCT_EP_OP_INFO_FIELD_AM == 0 {
+        return None;
+    }
+    // SAFETY: the union member the field mask names.
+    Some(unsafe { info.detail.am })
+}
+
+/// The inline header of a short AM's details.
+pub fn am_header_value(am: &uct_ep_op_info_am) -> u64 {
+    // SAFETY: both members start with 8 initialised bytes; a short AM's
+    // header is the value (what the tests read it for).
+    unsafe { am.header.value }
+}
+
+/// The RMA details of a purged op, if its field mask names them.
+pub fn op_rma(info: &uct_ep_op_info_t) -> Option<uct_ep_op_info_rma> {
+    if info.field_mask & UCT_EP_OP_INFO_FIELD_RMA == 0 {
+        return None;
+    }
+    // SAFETY: the union member the field mask names.
+    Some(unsafe { info.detail.rma })
+}
+
+/// The data buffer and length of an RMA's details, if their mask names them.
+pub fn rma_payload_data(rma: &uct_ep_op_info_rma) -> Option<uct_ep_op_info_data> {
+    if rma.field_mask & UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_DATA == 0 {
+        return None;
+    }
+    // SAFETY: the union member the field mask names.
+    Some(unsafe { rma.payload.data })
+}
+
+/// The flush flags of a purged flush (`None` for any other op).
+pub fn op_flush_flags(info: &uct_ep_op_info_t) -> Option<std::ffi::c_uint> {
+    if info.operation != UCT_EP_OP_FLUSH {
+        return None;
+    }
+    // SAFETY: the flush member, for a flush.
+    Some(unsafe { info.detail.flush.flags })
+}
+
 /// Purge parameters as a caller could get them wrong.
 pub fn purge_raw(ep: uct_ep_h, params: &uct_ep_outstanding_purge_params_t) -> ucs_status_t {
     // SAFETY: live ep, params valid per its mask.

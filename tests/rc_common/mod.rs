@@ -177,18 +177,23 @@ impl Side {
     /// Sets AM handler `id` to [`collect_am`] into a new leaked inbox.
     pub fn collect_am(&self, id: u8) -> &'static Inbox {
         let at = inbox();
+        self.collect_am_into(id, at);
+        at
+    }
+
+    /// Sets AM handler `id` to [`collect_am`] into `inbox`.
+    pub fn collect_am_into(&self, id: u8, inbox: &'static Inbox) {
         // SAFETY: live iface; the inbox is leaked (lives forever).
         let status = unsafe {
             uct_iface_set_am_handler(
                 self.iface,
                 id,
                 Some(collect_am),
-                at as *const Inbox as *mut c_void,
+                inbox as *const Inbox as *mut c_void,
                 0,
             )
         };
         assert_eq!(status, UCS_OK);
-        at
     }
 
     pub fn progress(&self) -> c_uint {

@@ -1,0 +1,372 @@
+//! A safe layer over the C API for the tests: each function takes the
+//! test's Rust values (slices, `&mut` results, device names as `&CStr`) and
+//! makes the one C call, so test files do not each repeat an `unsafe` block
+//! per call.
+//!
+//! What the compiler cannot check, and every caller here keeps: handles are
+//! live (opened by the helpers of `rc_common`, not yet closed); memory an
+//! operation still uses after it returned `UCS_INPROGRESS` (a completion,
+//! a get's destination, a fetched result, a zcopy iov) outlives the
+//! operation: the tests own it in locals until a flush, a wait or a purge
+//! has seen the operation finish; bcopy data fits the iface's bcopy limit
+//! (the bounce buffer). A completion is passed as the raw pointer
+//! `CountingCompletion::as_ptr` gives (NULL for none).
+#![allow(dead_code)]
+
+use std::ffi::{c_uint, c_void, CStr};
+use std::ptr::null_mut;
+
+use uct::abi::*;
+use uct::api::ep::*;
+use uct::api::iface::*;
+use uct::api::md::*;
+use uct::api::soft_hca::*;
+
+// ------------------------------------------------------------------ AM --
+
+/// `uct_ep_am_short` of `payload` after the 8-byte `header`.
+pub fn am_short(ep: uct_ep_h, id: u8, header: u64, payload: &[u8]) -> ucs_status_t {
+    // SAFETY: a live ep; `payload` is read during the call only.
+    unsafe {
+        uct_ep_am_short(
+            ep,
+            id,
+            header,
+            payload.as_ptr().cast(),
+            payload.len() as c_uint,
+        )
+    }
+}
+
+/// Copies the slice behind `arg` into the bounce buffer.
+unsafe extern "C" fn pack_slice(dest: *mut c_void, arg: *mut c_void) -> usize {
+    // SAFETY: `arg` is the `&[u8]` of the wrappers below, alive during the
+    // post that calls this; `dest` has room for the iface's bcopy limit,
+    // which the data fits (module contract).
+    unsafe {
+        let bytes = &*(arg as *const &[u8]);
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), dest.cast(), bytes.len());
+        bytes.len()
+    }
+}
+
+/// `uct_ep_am_bcopy` of `bytes` (packed during the call).
+pub fn am_bcopy(ep: uct_ep_h, id: u8, bytes: &[u8], flags: c_uint) -> isize {
+    let mut slice = bytes;
+    // SAFETY: a live ep; the pack callback reads `slice` during the call.
+    unsafe {
+        uct_ep_am_bcopy(
+            ep,
+            id,
+            Some(pack_slice),
+            &mut slice as *mut &[u8] as *mut c_void,
+            flags,
+        )
+    }
+}
+
+/// `uct_ep_am_zcopy` of `header` and `iov` (registered memory).
+pub fn am_zcopy(
+    ep: uct_ep_h,
+    id: u8,
+    header: &[u8],
+    iov: &[uct_iov_t],
+    flags: c_uint,
+    comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    // SAFETY: a live ep; the header is copied during the call; the iov
+    // buffers and `comp` outlive the op (module contract).
+    unsafe {
+        uct_ep_am_zcopy(
+            ep,
+            id,
+            header.as_ptr().cast(),
+            header.len() as c_uint,
+            iov.as_ptr(),
+            iov.len(),
+            flags,
+            comp,
+        )
+    }
+}
+
+/// Sets AM handler `id` of `iface` (`None` removes it).
+pub fn set_am_handler(
+    iface: uct_iface_h,
+    id: u8,
+    cb: uct_am_callback_t,
+    arg: *mut c_void,
+    flags: u32,
+) -> ucs_status_t {
+    // SAFETY: a live iface; `arg` is the handler's, kept alive by the test.
+    unsafe { uct_iface_set_am_handler(iface, id, cb, arg, flags) }
+}
+
+// ----------------------------------------------------------------- RMA --
+
+/// `uct_ep_put_short` of `data` to `remote_addr`.
+pub fn put_short(ep: uct_ep_h, data: &[u8], remote_addr: u64, rkey: uct_rkey_t) -> ucs_status_t {
+    // SAFETY: a live ep; `data` is read during the call only.
+    unsafe {
+        uct_ep_put_short(
+            ep,
+            data.as_ptr().cast(),
+            data.len() as c_uint,
+            remote_addr,
+            rkey,
+        )
+    }
+}
+
+/// `uct_ep_put_bcopy` of `data` (packed during the call).
+pub fn put_bcopy(ep: uct_ep_h, data: &[u8], remote_addr: u64, rkey: uct_rkey_t) -> isize {
+    let mut slice = data;
+    // SAFETY: a live ep; the pack callback reads `slice` during the call.
+    unsafe {
+        uct_ep_put_bcopy(
+            ep,
+            Some(pack_slice),
+            &mut slice as *mut &[u8] as *mut c_void,
+            remote_addr,
+            rkey,
+        )
+    }
+}
+
+/// `uct_ep_put_zcopy` of `iov` (registered memory).
+pub fn put_zcopy(
+    ep: uct_ep_h,
+    iov: &[uct_iov_t],
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+    comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    // SAFETY: a live ep; the iov buffers and `comp` outlive the op.
+    unsafe { uct_ep_put_zcopy(ep, iov.as_ptr(), iov.len(), remote_addr, rkey, comp) }
+}
+
+/// `uct_ep_get_short` into `dest` (written when the get completes).
+pub fn get_short(
+    ep: uct_ep_h,
+    dest: &mut [u8],
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+) -> ucs_status_t {
+    // SAFETY: a live ep; `dest` outlives the op (module contract).
+    unsafe {
+        uct_ep_get_short(
+            ep,
+            dest.as_mut_ptr().cast(),
+            dest.len() as c_uint,
+            remote_addr,
+            rkey,
+        )
+    }
+}
+
+/// `uct_ep_get_zcopy` into `iov` (registered memory).
+pub fn get_zcopy(
+    ep: uct_ep_h,
+    iov: &[uct_iov_t],
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+    comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    // SAFETY: a live ep; the iov buffers and `comp` outlive the op.
+    unsafe { uct_ep_get_zcopy(ep, iov.as_ptr(), iov.len(), remote_addr, rkey, comp) }
+}
+
+// ------------------------------------------------------------- atomics --
+
+/// `uct_ep_atomic64_post`.
+pub fn atomic64_post(
+    ep: uct_ep_h,
+    op: uct_atomic_op_t,
+    value: u64,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+) -> ucs_status_t {
+    // SAFETY: a live ep; nothing is kept.
+    unsafe { uct_ep_atomic64_post(ep, op, value, remote_addr, rkey) }
+}
+
+/// `uct_ep_atomic32_post`.
+pub fn atomic32_post(
+    ep: uct_ep_h,
+    op: uct_atomic_op_t,
+    value: u32,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+) -> ucs_status_t {
+    // SAFETY: a live ep; nothing is kept.
+    unsafe { uct_ep_atomic32_post(ep, op, value, remote_addr, rkey) }
+}
+
+/// `uct_ep_atomic64_fetch` into `result` (written when it completes).
+pub fn atomic64_fetch(
+    ep: uct_ep_h,
+    op: uct_atomic_op_t,
+    value: u64,
+    result: &mut u64,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+    comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    // SAFETY: a live ep; `result` and `comp` outlive the op.
+    unsafe { uct_ep_atomic64_fetch(ep, op, value, result, remote_addr, rkey, comp) }
+}
+
+/// `uct_ep_atomic32_fetch` into `result` (written when it completes).
+pub fn atomic32_fetch(
+    ep: uct_ep_h,
+    op: uct_atomic_op_t,
+    value: u32,
+    result: &mut u32,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+    comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    // SAFETY: a live ep; `result` and `comp` outlive the op.
+    unsafe { uct_ep_atomic32_fetch(ep, op, value, result, remote_addr, rkey, comp) }
+}
+
+/// `uct_ep_atomic_cswap64` into `result` (written when it completes).
+pub fn cswap64(
+    ep: uct_ep_h,
+    compare: u64,
+    swap: u64,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+    result: &mut u64,
+    comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    // SAFETY: a live ep; `result` and `comp` outlive the op.
+    unsafe { uct_ep_atomic_cswap64(ep, compare, swap, remote_addr, rkey, result, comp) }
+}
+
+/// `uct_ep_atomic_cswap32` into `result` (written when it completes).
+pub fn cswap32(
+    ep: uct_ep_h,
+    compare: u32,
+    swap: u32,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+    result: &mut u32,
+    comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    // SAFETY: a live ep; `result` and `comp` outlive the op.
+    unsafe { uct_ep_atomic_cswap32(ep, compare, swap, remote_addr, rkey, result, comp) }
+}
+
+// ---------------------------------------------------- flush, fence, ep --
+
+/// `uct_ep_flush` (one call, no waiting).
+pub fn ep_flush(ep: uct_ep_h, flags: c_uint, comp: *mut uct_completion_t) -> ucs_status_t {
+    // SAFETY: a live ep; `comp` (if any) outlives the flush.
+    unsafe { uct_ep_flush(ep, flags, comp) }
+}
+
+/// `uct_iface_flush` (one call, no waiting).
+pub fn iface_flush(iface: uct_iface_h, flags: c_uint, comp: *mut uct_completion_t) -> ucs_status_t {
+    // SAFETY: a live iface; `comp` (if any) outlives the flush.
+    unsafe { uct_iface_flush(iface, flags, comp) }
+}
+
+/// `uct_ep_fence`.
+pub fn ep_fence(ep: uct_ep_h) -> ucs_status_t {
+    // SAFETY: a live ep.
+    unsafe { uct_ep_fence(ep, 0) }
+}
+
+/// `uct_ep_pending_add` of `req` (kept until dispatched or purged).
+pub fn pending_add(ep: uct_ep_h, req: &mut uct_pending_req_t, flags: c_uint) -> ucs_status_t {
+    // SAFETY: a live ep; `req` outlives its time on the queue.
+    unsafe { uct_ep_pending_add(ep, req, flags) }
+}
+
+/// `uct_ep_pending_purge` with `cb` (or none).
+pub fn pending_purge(ep: uct_ep_h, cb: uct_pending_purge_callback_t, arg: *mut c_void) {
+    // SAFETY: a live ep; `arg` is what `cb` expects.
+    unsafe { uct_ep_pending_purge(ep, cb, arg) }
+}
+
+/// `uct_ep_destroy`.
+pub fn ep_destroy(ep: uct_ep_h) {
+    // SAFETY: a live ep, destroyed once.
+    unsafe { uct_ep_destroy(ep) }
+}
+
+/// `uct_iface_progress` of one iface.
+pub fn iface_progress(iface: uct_iface_h) -> c_uint {
+    // SAFETY: a live iface.
+    unsafe { uct_iface_progress(iface) }
+}
+
+// ------------------------------------------------------------------ md --
+
+/// `uct_md_mem_dereg`.
+pub fn mem_dereg(md: uct_md_h, memh: uct_mem_h) -> ucs_status_t {
+    // SAFETY: a live md; `memh` one of its registrations, released once.
+    unsafe { uct_md_mem_dereg(md, memh) }
+}
+
+/// `uct_md_mem_reg` of `len` bytes at `address`: the handle, or the status.
+pub fn mem_reg(
+    md: uct_md_h,
+    address: *mut u8,
+    len: usize,
+    flags: c_uint,
+) -> Result<uct_mem_h, ucs_status_t> {
+    let mut memh = null_mut();
+    // SAFETY: a live md; the memory stays valid while registered (the
+    // test deregisters before freeing it).
+    match unsafe { uct_md_mem_reg(md, address.cast(), len, flags, &mut memh) } {
+        UCS_OK => Ok(memh),
+        status => Err(status),
+    }
+}
+
+// ------------------------------------------------------------ soft HCA --
+
+/// `uct_soft_hca_drop_next`: `device` drops its next `count` packets.
+pub fn drop_next(device: &CStr, count: c_uint) -> ucs_status_t {
+    // SAFETY: a NUL-terminated name.
+    unsafe { uct_soft_hca_drop_next(device.as_ptr(), count) }
+}
+
+/// `uct_soft_hca_loss_set`: `device` drops this fraction of its packets.
+pub fn loss_set(device: &CStr, drop_ratio: f64) -> ucs_status_t {
+    // SAFETY: a NUL-terminated name.
+    unsafe { uct_soft_hca_loss_set(device.as_ptr(), drop_ratio) }
+}
+
+/// A value the library writes behind the compiler's back (a fetched
+/// result, a completion's fields), read afresh.
+pub fn read_volatile<T: Copy>(value: &T) -> T {
+    // SAFETY: a valid, aligned reference.
+    unsafe { std::ptr::read_volatile(value) }
+}
+
+/// Whether `fd` becomes readable within `timeout` (one `poll`).
+pub fn fd_readable(fd: i32, timeout: std::time::Duration) -> bool {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let n = unsafe { libc::poll(&mut pfd, 1, timeout.as_millis() as i32) };
+    n == 1 && pfd.revents & libc::POLLIN != 0
+}
+
+/// One contiguous iov entry of `length` bytes at `buffer` (`memh` from its
+/// registration, or NULL where the op takes unregistered memory).
+pub fn iov_entry(buffer: *mut c_void, length: usize, memh: uct_mem_h) -> uct_iov_t {
+    uct_iov_t {
+        buffer,
+        length,
+        memh,
+        stride: 0,
+        count: 1,
+    }
+}
