@@ -333,36 +333,15 @@ fn failover_enable_and_handler_inprogress_hold_a_transport_error_alike() {
     assert_eq!(seen[0], seen[1]);
 }
 
-#[test]
-fn purged_ep_reconnects_to_a_fresh_peer_and_is_used_again() {
-    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let handler = Handler::leaked(UCS_INPROGRESS);
-    let pair = Pair::with_params(Some(handler.params()), None);
-    let inbox = pair.b.collect_am(5);
-    let rx = fail_with_undelivered_ams(&pair, handler, 2);
-    let reported = leaked_reported();
-    assert_eq!(
-        purge(
-            pair.ep_a,
-            &rx,
-            record_header,
-            reported as *const Reported as *mut c_void
-        ),
-        UCS_OK
-    );
-    assert_eq!(*reported.lock().unwrap(), vec![0, 1]);
-    for _ in 0..100 {
-        pair.progress();
-    }
-    // A fresh peer ep (b's old one was stopped by the RX token); the
-    // purged ep keeps its QP and connects to it.
+/// Connects `ep` (on a) and a new ep on b to each other; returns b's ep.
+fn connect_to_fresh_peer(pair: &Pair, ep: uct_ep_h) -> uct_ep_h {
     let fresh = pair.b.create_ep();
     let (dev_a, dev_b) = (pair.a.device_address(), pair.b.device_address());
-    let (addr_a, addr_fresh) = (pair.a.ep_address(pair.ep_a), pair.b.ep_address(fresh));
+    let (addr_a, addr_fresh) = (pair.a.ep_address(ep), pair.b.ep_address(fresh));
     // SAFETY: addresses from the peer's iface and ep.
     unsafe {
         assert_eq!(
-            uct_ep_connect_to_ep(pair.ep_a, dev_b.as_ptr().cast(), addr_fresh.as_ptr().cast()),
+            uct_ep_connect_to_ep(ep, dev_b.as_ptr().cast(), addr_fresh.as_ptr().cast()),
             UCS_OK
         );
         assert_eq!(
@@ -370,48 +349,72 @@ fn purged_ep_reconnects_to_a_fresh_peer_and_is_used_again() {
             UCS_OK
         );
     }
-    // The replayed ops and new ones arrive, once each, in order.
-    for header in [0, 1, 7] {
+    fresh
+}
+
+/// Posts `headers` on a's ep, flushes, and waits until b's inbox has them.
+fn deliver(pair: &Pair, inbox: &Inbox, headers_to_send: &[u64]) {
+    let before = headers(inbox).len();
+    for &header in headers_to_send {
         assert_eq!(pair.post_retrying(|| am_short(pair.ep_a, header)), UCS_OK);
     }
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
     assert!(
-        pair.wait(|| headers(inbox).len() == 3),
+        pair.wait(|| headers(inbox).len() == before + headers_to_send.len()),
         "AMs on the reconnected ep did not arrive"
     );
-    assert_eq!(headers(inbox), vec![0, 1, 7]);
-    assert_eq!(handler.calls(), 1);
-    // The new connection fails and is held again like the first.
-    let rx = fail_reconnected(&pair, handler);
-    let reported = leaked_reported();
-    assert_eq!(
-        purge(
-            pair.ep_a,
-            &rx,
-            record_header,
-            reported as *const Reported as *mut c_void
-        ),
-        UCS_OK
-    );
-    assert_eq!(*reported.lock().unwrap(), vec![0]);
-    // SAFETY: live ep, destroyed once.
-    unsafe { uct_ep_destroy(fresh) };
-    pair.close();
+    assert_eq!(&headers(inbox)[before..], headers_to_send);
 }
 
-/// As [`fail_with_undelivered_ams`] for one AM on the reconnected ep (the
-/// handler's second call).
-fn fail_reconnected(pair: &Pair, handler: &Handler) -> Vec<u8> {
+#[test]
+fn purged_ep_reconnects_to_a_fresh_peer_and_is_used_again() {
+    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
+    let handler = Handler::leaked(UCS_INPROGRESS);
+    let pair = Pair::with_params(Some(handler.params()), None);
+    let inbox = pair.b.collect_am(5);
+    let address_before = pair.a.ep_address(pair.ep_a);
+    let rx = fail_with_undelivered_ams(&pair, handler, 2);
+    let reported = leaked_reported();
+    let arg = reported as *const Reported as *mut c_void;
+    assert_eq!(purge(pair.ep_a, &rx, record_header, arg), UCS_OK);
+    assert_eq!(*reported.lock().unwrap(), vec![0, 1]);
+    // The purged ep got a new QP: a new address for the peer.
+    assert_ne!(pair.a.ep_address(pair.ep_a), address_before);
+    assert_eq!(am_short(pair.ep_a, 9), UCS_ERR_NOT_CONNECTED);
+    // b's old ep was stopped by the RX token: a fresh one.
+    let fresh = connect_to_fresh_peer(&pair, pair.ep_a);
+    // The replayed ops and new ones arrive, once each, in order.
+    deliver(&pair, inbox, &[0, 1, 7]);
+
+    // Again, purged before progress sees the old connection's flushed
+    // completions and reconnected at once: those completions belong to
+    // the old QP and cannot fail the new connection.
     drop_next(c"mlx5_0", 1000);
-    assert_eq!(am_short(pair.ep_a, 0), UCS_OK);
-    // SAFETY: live ep.
-    assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, null()) }, UCS_OK);
-    assert!(
-        pair.wait(|| handler.calls() == 2),
-        "the handler did not run for the new connection"
+    assert_eq!(am_short(pair.ep_a, 20), UCS_OK);
+    assert_eq!(am_short(pair.ep_a, 21), UCS_OK);
+    assert_eq!(
+        invalidate(pair.ep_a, UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS),
+        UCS_OK
     );
     drop_next(c"mlx5_0", 0);
-    tokens(pair)
+    let rx = tokens(&pair);
+    let reported = leaked_reported();
+    let arg = reported as *const Reported as *mut c_void;
+    assert_eq!(purge(pair.ep_a, &rx, record_header, arg), UCS_OK);
+    assert_eq!(*reported.lock().unwrap(), vec![20, 21]);
+    let fresher = connect_to_fresh_peer(&pair, pair.ep_a);
+    deliver(&pair, inbox, &[20, 21, 22]);
+    assert_eq!(
+        handler.calls(),
+        1,
+        "only the first failure called the handler"
+    );
+    // SAFETY: live eps, destroyed once.
+    unsafe {
+        uct_ep_destroy(fresh);
+        uct_ep_destroy(fresher);
+    }
+    pair.close();
 }
 
 fn link(device: &std::ffi::CStr, up: bool) {

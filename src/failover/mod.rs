@@ -20,10 +20,14 @@
 //!
 //! - `uct_ep_failover_enable` → [`EpFailover::enable`]; on an error CQE,
 //!   [`EpFailover::on_transport_error`] says whether to keep the op table
-//!   (and suppress completions: [`EpFailover::is_holding`]) or complete it
-//!   with the error. The iface error handler is called either way, once.
-//! - `uct_ep_invalidate(flags)` → move the QP to ERROR, then
-//!   [`EpFailover::on_invalidate`]`(flags & NO_COMPLETIONS != 0)`.
+//!   (and suppress completions: [`EpFailover::is_holding`]) or to ask the
+//!   iface error handler, whose answer goes to
+//!   [`EpFailover::on_handler_result`] (`UCS_INPROGRESS` on a token iface
+//!   keeps the table). The handler is called once, before the ops are
+//!   touched.
+//! - `uct_ep_invalidate(flags)` → [`EpFailover::on_invalidate`]`(flags &
+//!   NO_COMPLETIONS != 0)`: keep at once, or move the QP to ERROR and let the
+//!   flushed WQEs fail the ep as a transport error would.
 //! - `uct_ep_query` → [`ep_query_tx_token`]`(attr, Some(&connection))`
 //!   (`None` before `connect_to_ep`).
 //! - `uct_iface_query_v2` → fill the other fields, then
@@ -31,7 +35,8 @@
 //!   the ep whose QPN is `claimed.responder.qpn` (else
 //!   [`FailoverError::UnknownConnection`]) and answers its own
 //!   `as_responder` view plus `qp.query()?.next_rcv_psn`.
-//! - `uct_ep_outstanding_purge` → [`EpFailover::check_purge`]; build one
+//! - `uct_ep_outstanding_purge` → [`EpFailover::check_purge`] (nothing left:
+//!   `UCS_OK` at once); build one
 //!   [`OpPsns`] per op-table entry (class from the op kind, `first_psn`,
 //!   `psn_count`, `cqe_seen`); [`prepare_purge`]`(params, &connection, &ops,
 //!   tx.next_psn)`; on `Err` return it untouched. Then take the ops out of
@@ -41,7 +46,8 @@
 //!   `complete` runs the op's completion action only for `Ok` and calls
 //!   `comp`; `report` calls [`report_op`] with
 //!   [`PurgeCallback::from_params`]; every method releases the op's bounce
-//!   buffer, ring blocks and CQ credit. Finally [`EpFailover::purged`].
+//!   buffer, ring blocks and CQ credit. Finally [`EpFailover::purged`];
+//!   a later `connect_to_ep` calls [`EpFailover::reconnected`].
 
 pub mod classify;
 pub mod error;

@@ -224,6 +224,24 @@ pub struct TxRing {
 }
 
 impl TxRing {
+    /// The empty send ring of a new QP, and the QP's initial PSN.
+    fn for_qp(qp: &Qp, state: &IfaceState) -> (TxRing, u32) {
+        let ring = qp.send_ring();
+        let initial_psn = initial_psn(qp.qpn());
+        let moderation = state.limits.tx_moderation.min(ring.wqebb_count / 4).max(1);
+        let tx = TxRing {
+            ring,
+            doorbell: qp.doorbell(),
+            pi: 0,
+            ci: 0,
+            unsignaled_bbs: 0,
+            moderation,
+            credit_low_water: (state.tx_credits_max / 2).max(1),
+            next_psn: initial_psn,
+        };
+        (tx, initial_psn)
+    }
+
     /// Blocks free in the ring.
     #[inline]
     pub fn free_bbs(&self) -> u32 {
@@ -410,12 +428,8 @@ impl RcEp {
     /// a tombstone after destroy: [`crate::core::tombstone`]).
     pub fn create(iface: *mut RcIface, state: &mut IfaceState) -> Result<RcEp, Status> {
         let qp = state.create_qp()?;
-        let ring = qp.send_ring();
-        let op_capacity = ring.wqebb_count as usize;
-        let doorbell = qp.doorbell();
-        let qpn = qp.qpn();
-        let initial_psn = initial_psn(qpn);
-        let moderation = state.limits.tx_moderation.min(ring.wqebb_count / 4).max(1);
+        let (tx, initial_psn) = TxRing::for_qp(&qp, state);
+        let op_capacity = tx.ring.wqebb_count as usize;
         // An RcIface starts with its BaseIface, which starts with uct_iface.
         let handle = iface as uct_iface_h;
         let ep = RcEp {
@@ -423,16 +437,7 @@ impl RcEp {
             magic: EP_MAGIC,
             iface,
             qp,
-            tx: TxRing {
-                ring,
-                doorbell,
-                pi: 0,
-                ci: 0,
-                unsignaled_bbs: 0,
-                moderation,
-                credit_low_water: (state.tx_credits_max / 2).max(1),
-                next_psn: initial_psn,
-            },
+            tx,
             // One op per WQE at most, so posting never grows it.
             ops: OpTable {
                 ops: VecDeque::with_capacity(op_capacity),
@@ -556,6 +561,46 @@ impl RcEp {
         self.canceled = false;
         self.cancel_cqe_due = false;
         self.failed_post_logged.set(false);
+        Ok(())
+    }
+
+    /// After a purge: a new QP replaces the failed one, and the ep is as
+    /// new (not connected, nothing held, its address changed), ready for
+    /// `uct_ep_connect_to_ep` to a fresh peer. Completions still due for
+    /// the old QP find no ep and are dropped, so they cannot be taken for
+    /// the new connection's. Pending requests stay (the caller purges
+    /// them); `uct_ep_failover_enable` stays armed.
+    ///
+    /// # Safety
+    /// `self` is the ep `self_ptr` of the iface whose state is `state`.
+    pub unsafe fn renew_qp(
+        &mut self,
+        self_ptr: *mut RcEp,
+        state: &mut IfaceState,
+    ) -> Result<(), Status> {
+        debug_assert!(self.ops.is_empty());
+        let qp = state.create_qp()?;
+        let (tx, initial_psn) = TxRing::for_qp(&qp, state);
+        let old_qpn = self.qpn();
+        state.eps.remove(&old_qpn);
+        self.qp = qp;
+        self.tx = tx;
+        self.initial_psn = initial_psn;
+        self.remote = None;
+        self.state = EpState::Idle;
+        self.fc = EpFc::new(&state.fc);
+        self.fence_next = false;
+        self.error_reported = false;
+        self.canceled = false;
+        self.cancel_cqe_due = false;
+        self.failed_post_logged.set(false);
+        // The failover phase stays "purged" (a purge again is a no-op) until
+        // `connect` starts the new connection.
+        state.eps.insert(self.qpn(), self_ptr);
+        tracing::debug!(
+            "rc_mlx5 ep {self_ptr:p}: QP 0x{old_qpn:x} replaced by 0x{:x} after purge",
+            self.qpn()
+        );
         Ok(())
     }
 

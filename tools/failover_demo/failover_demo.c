@@ -76,6 +76,12 @@ static const char *const op_kind_names[OP_KINDS] = {
 enum role { ROLE_SENDER, ROLE_RECEIVER };
 enum cut_side { CUT_SENDER = 1, CUT_RECEIVER = 2, CUT_BOTH = 3 };
 
+/* The two ways a caller keeps a failed ep's outstanding ops for purge. */
+enum {
+    HOLD_ENABLE,  /* uct_ep_failover_enable before posting (PR 11582/11810) */
+    HOLD_HANDLER  /* the iface error handler answers UCS_INPROGRESS (UCX master) */
+};
+
 struct options {
     unsigned ops;
     uint64_t seed;
@@ -88,6 +94,7 @@ struct options {
     const char *bootstrap;
     const char *cut_cmd;
     const char *rail_md[RAILS];
+    int hold;             /* how the sender's rail-0 ep keeps its ops: HOLD_* */
 };
 
 struct plan_op {
@@ -638,6 +645,10 @@ static ucs_status_t err_handler(void *arg, uct_ep_h ep, ucs_status_t status)
             if (!s->rail[r].failed) {
                 s->rail[r].failed      = 1;
                 s->rail[r].fail_status = status;
+            }
+            /* Held for purge: the sender replays what rail 0 did not deliver. */
+            if (s->role == ROLE_SENDER && r == 0 && s->opt->hold == HOLD_HANDLER) {
+                return UCS_INPROGRESS;
             }
             return UCS_OK;
         }
@@ -1329,7 +1340,12 @@ static int run_sender(struct side *s)
     set_am(s, 1, AM_TOKEN_REPLY, am_token_reply_cb);
     set_am(s, 1, AM_VERDICT, am_verdict_cb);
 
-    status = uct_ep_failover_enable(s->rail[0].ep);
+    if (s->opt->hold == HOLD_HANDLER) {
+        say(s, "the error handler holds the rail-0 endpoint's ops (answers UCS_INPROGRESS)");
+        status = UCS_OK;
+    } else {
+        status = uct_ep_failover_enable(s->rail[0].ep);
+    }
     if (status != UCS_OK) {
         if (s->opt->cut_at >= 0) {
             die(s, "uct_ep_failover_enable(rail 0): %s: this library cannot fail over yet "
@@ -1337,7 +1353,7 @@ static int run_sender(struct side *s)
         }
         say(s, "uct_ep_failover_enable: %s (no cut requested, going on)",
             ucs_status_string(status));
-    } else {
+    } else if (s->opt->hold == HOLD_ENABLE) {
         say(s, "failover enabled on the rail-0 endpoint");
     }
 
@@ -1746,6 +1762,9 @@ static void usage(FILE *out)
             "                       listens), e.g. in two network namespaces\n"
             "  --cut-cmd CMD        cut by running CMD (e.g. ip link set veth0 down) on the\n"
             "                       cutting side(s) instead of uct_soft_hca_link_set\n"
+            "  --hold H             how the sender keeps rail 0's outstanding ops for purge:\n"
+            "                       enable (uct_ep_failover_enable, default) or handler\n"
+            "                       (the error handler answers UCS_INPROGRESS)\n"
             "Devices: UCX_SOFT_HCA_DEVICES (default " DEFAULT_DEVICES ").\n"
             "Exit status 0 only if nothing was lost or duplicated.\n",
             MAX_OPS);
@@ -1760,6 +1779,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
         { "timeout", required_argument, NULL, 't' },  { "role", required_argument, NULL, 'r' },
         { "bootstrap", required_argument, NULL, 'b' }, { "cut-cmd", required_argument, NULL, 'x' },
         { "rails", required_argument, NULL, 'R' },    { "help", no_argument, NULL, 'h' },
+        { "hold", required_argument, NULL, 'H' },
         { NULL, 0, NULL, 0 }
     };
     static char rails[128];
@@ -1774,6 +1794,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
     opt->role       = -1;
     opt->rail_md[0] = "mlx5_0";
     opt->rail_md[1] = "mlx5_1";
+    opt->hold       = HOLD_ENABLE;
     while ((c = getopt_long(argc, argv, "hq", longopts, NULL)) != -1) {
         switch (c) {
         case 'n':
@@ -1846,6 +1867,16 @@ static int parse_options(int argc, char **argv, struct options *opt)
             break;
         case 'x':
             opt->cut_cmd = optarg;
+            break;
+        case 'H':
+            if (strcmp(optarg, "enable") == 0) {
+                opt->hold = HOLD_ENABLE;
+            } else if (strcmp(optarg, "handler") == 0) {
+                opt->hold = HOLD_HANDLER;
+            } else {
+                fprintf(stderr, "failover_demo: --hold is enable or handler\n");
+                return -1;
+            }
             break;
         case 'R':
             snprintf(rails, sizeof(rails), "%s", optarg);
