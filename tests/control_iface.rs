@@ -347,6 +347,7 @@ fn iface_open_validates_params() {
             UCS_OK
         );
         uct_iface_close(iface);
+        iface = null_mut();
         no_device.mode.device.dev_name = null();
         assert_eq!(
             uct_iface_open(md, worker, &no_device, null(), &mut iface),
