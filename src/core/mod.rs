@@ -10,4 +10,5 @@ pub mod iface;
 pub mod log;
 pub mod ops;
 pub mod tombstone;
+pub mod ucx_libucs;
 pub mod worker;
