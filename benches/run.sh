@@ -119,4 +119,85 @@ for config in "${configs[@]}"; do
         printf "%-15s %-14s %10s %10s %12s\n" "$op" "$name" "$ns" "$ir" "$bell"
     done
 done
+# --- side by side with UCX's own rc_mlx5 on the same device --------------------
+# With UCT_BENCH_STANDIN=<libuct_verbs_standin.so> (c-tests/verbs builds it
+# into <build>/c-tests/verbs/): the same uct_bench on the soft HCA through
+# the verbs stand-in, once with our rc_mlx5 (our libuct's verbs backend
+# loads the stand-in) and once with UCX 1.13's own rc_mlx5 (Debian's libuct
+# and libuct_ib.so.0, which load the stand-in as libibverbs.so.1 +
+# libmlx5.so.1, run by c-tests/thirdparty/with_standin_sysfs.sh: root
+# only). Prints the results with ratios ours / UCX, then the posting cost of
+# both under callgrind, counted as ours above (inside post_burst_<op>: the
+# stand-in notices doorbells in its own thread there, UCT_STANDIN_DOORBELL=
+# watch, so the device's work is outside the count for both).
+side_by_side_with_ucx_rc_mlx5() {
+    local standin
+    standin=$(realpath "$1")
+    local work=$out/side_by_side
+    rm -rf "$work"
+    mkdir -p "$work/lib" "$work/ours-sysfs"
+    ln -s "$standin" "$work/lib/libibverbs.so.1"
+    ln -s "$standin" "$work/lib/libmlx5.so.1"
+    local fixture=$here/../c-tests/thirdparty/with_standin_sysfs.sh
+    local devices=UCX_SOFT_HCA_DEVICES=mlx5_0@127.0.0.1
+    local ours=(env "$devices" UCX_SOFT_HCA=auto "LD_LIBRARY_PATH=$lib_dir"
+                "UCT_VERBS_LIBIBVERBS=$standin" "UCT_VERBS_LIBMLX5=$standin"
+                "UCT_VERBS_SYSFS_ROOT=$work/ours-sysfs")
+    local theirs=(env "$devices" UCX_WARN_UNUSED_ENV_VARS=n "LD_LIBRARY_PATH=$work/lib"
+                  bash "$fixture" "$work/tree")
+    echo "running ours_standin and ucx_standin (rc_mlx5/mlx5_0:1 through the stand-in)..." >&2
+    timeout 600 "${ours[@]}" "$out/uct_bench" -t rc_mlx5 -d mlx5_0:1 -s "$scale" \
+        >"$work/ours.txt" 2>"$work/ours.err" || echo "  ours_standin failed: $(tail -n 1 "$work/ours.err")" >&2
+    timeout 600 "${theirs[@]}" "$out/uct_bench" -t rc_mlx5 -d mlx5_0:1 -s "$scale" \
+        >"$work/ucx.txt" 2>"$work/ucx.err" || echo "  ucx_standin failed: $(tail -n 1 "$work/ucx.err")" >&2
+    echo
+    echo "rc_mlx5 through the verbs stand-in: ours vs UCX 1.13's own driver"
+    awk '
+        FNR == 1 { file++ }
+        $1 == "RESULT" {
+            key = $2 " " $3
+            if (!(key in seen)) { seen[key] = 1; order[++rows] = key }
+            value[key, file] = $4
+            if ($4 != "n/a") unit[key] = $5
+        }
+        END {
+            printf "%-15s %8s %-7s %14s %14s %10s\n", "test", "size", "unit", "ours_standin", "ucx_standin", "ours/ucx"
+            for (r = 1; r <= rows; r++) {
+                split(order[r], k, " ")
+                a = value[order[r], 1]; b = value[order[r], 2]
+                q = (a == "" || b == "" || a == "n/a" || b == "n/a" || b + 0 == 0) ? "-" : sprintf("%.2f", a / b)
+                printf "%-15s %8s %-7s %14s %14s %10s\n", k[1], k[2], unit[order[r]], \
+                    (a == "" ? "-" : a), (b == "" ? "-" : b), q
+            }
+        }' "$work/ours.txt" "$work/ucx.txt"
+
+    echo
+    printf "%-15s %14s %14s %10s\n" "post instr/op" "ours_standin" "ucx_standin" "ours/ucx"
+    local op which cmd posted total
+    for op in put_short am_short; do
+        local -A ir=()
+        for which in ours ucx; do
+            ir[$which]="-"
+            if [[ $which == ours ]]; then cmd=("${ours[@]}"); else cmd=("${theirs[@]}"); fi
+            if command -v valgrind >/dev/null &&
+                timeout 900 "${cmd[@]}" env UCT_STANDIN_DOORBELL=watch valgrind --tool=callgrind \
+                    --toggle-collect="post_burst_$op" \
+                    --callgrind-out-file="$work/callgrind.$which.$op" \
+                    "$out/uct_bench_g" -t rc_mlx5 -d mlx5_0:1 -P "$op" \
+                    >"$work/cg.$which.$op.txt" 2>"$work/cg.$which.$op.err"; then
+                posted=$(awk '$1 == "POSTED" { print $2 }' "$work/cg.$which.$op.txt")
+                total=$(awk '$1 == "summary:" { print $2 }' "$work/callgrind.$which.$op")
+                if [[ -n "$posted" && -n "$total" && "$posted" -gt 0 ]]; then
+                    ir[$which]=$(awk -v t="$total" -v p="$posted" 'BEGIN { printf "%.1f", t / p }')
+                fi
+            fi
+        done
+        printf "%-15s %14s %14s %10s\n" "$op" "${ir[ours]}" "${ir[ucx]}" \
+            "$(awk -v a="${ir[ours]}" -v b="${ir[ucx]}" 'BEGIN { if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f", a / b }')"
+    done
+}
+if [[ -n "${UCT_BENCH_STANDIN:-}" ]]; then
+    side_by_side_with_ucx_rc_mlx5 "$UCT_BENCH_STANDIN"
+fi
+
 echo "raw results: $out" >&2

@@ -11,7 +11,11 @@ UCT_APT_PACKAGES=(cmake make pkg-config gcc g++ libc6-dev binutils libucx-dev uc
 # UCX 1.13.1's source package and watches its server's listening socket.
 # libibverbs-dev (pulls libibverbs1, ibverbs-providers): the verbs tests
 # check our FFI against its headers and load rdma-core with no device.
-UCT_TEST_APT_PACKAGES=(tshark dpkg-dev iproute2 procps libibverbs-dev valgrind)
+# ibverbs-utils (ibv_devinfo, ibv_devices), util-linux (unshare),
+# python3 (a free TCP port): the thirdparty tests run Debian's programs on
+# the verbs stand-in.
+UCT_TEST_APT_PACKAGES=(tshark dpkg-dev iproute2 procps libibverbs-dev valgrind
+                       ibverbs-utils util-linux python3)
 # Cargo subcommands/tools (installed with `cargo install --locked` if missing).
 UCT_CARGO_TOOLS=()
 # rustup components.

@@ -8,8 +8,10 @@
 //! owner in bit 0). Format 1 (the `MLX5_INLINE_SCATTER_32` bit) means the
 //! device scattered a receive of at most 32 bytes into CQE bytes 0..32
 //! instead of the receive buffer (libmlx5 turns this on by default);
-//! format 2 (`MLX5_INLINE_SCATTER_64`) is the same for 128-byte CQEs, which
-//! we never create, and format 3 marks compressed CQEs, never enabled. Error CQEs put the vendor syndrome at 54 and the
+//! format 2 (`MLX5_INLINE_SCATTER_64`) is the same for 128-byte CQEs (up to
+//! 64 bytes, in the first half of the entry; only the soft device's CQs for
+//! the verbs stand-in have them), and format 3 marks compressed CQEs, never
+//! enabled. Error CQEs put the vendor syndrome at 54 and the
 //! syndrome at 55, inside what is otherwise the timestamp.
 
 use crate::mlx5::endian::{get_u16, get_u32, get_u64, put_u16, put_u32, put_u64};
@@ -177,6 +179,12 @@ pub fn cqe_inline_data(b: &CqeBytes) -> Option<&[u8]> {
     }
     let len = usize::try_from(get_u32(b, 44)).ok()?;
     b.get(..len).filter(|_| len <= CQE_INLINE_DATA_MAX)
+}
+
+/// Marks an encoded receive CQE of a 128-byte entry as having its data
+/// (`byte_cnt` bytes, at most 64) in the 64 bytes in front of it (format 2).
+pub fn mark_cqe_inline_data_in_front(b: &mut CqeBytes) {
+    b[CQE_OP_OWN_OFFSET] = (b[CQE_OP_OWN_OFFSET] & !MLX5_CQE_FORMAT_MASK) | MLX5_INLINE_SCATTER_64;
 }
 
 /// Marks an encoded receive CQE as carrying `data` (at most 32 bytes)

@@ -139,9 +139,26 @@ impl SoftDevice {
         cqe_count: u32,
         channel: Option<&SoftEventChannel>,
     ) -> Result<SoftCq, Status> {
+        self.create_cq_sized(cqe_count, mlx5::CQE_LEN, channel)
+    }
+
+    /// A CQ of `cqe_size`-byte entries: 64, or 128 as mlx5 makes on
+    /// request (each CQE64 in the last 64 bytes of its entry; receives of
+    /// 33..=64 bytes scattered into the first 64 under scatter-to-CQE).
+    pub fn create_cq_sized(
+        &self,
+        cqe_count: u32,
+        cqe_size: usize,
+        channel: Option<&SoftEventChannel>,
+    ) -> Result<SoftCq, Status> {
         let cqe_count = ring_entries(cqe_count, MAX_CQE)?;
         let cqn = self.core().alloc_cqn();
-        let shared = CqShared::new(cqn, cqe_count, channel.map(|ch| Arc::clone(&ch.0)))?;
+        let shared = CqShared::new(
+            cqn,
+            cqe_count,
+            cqe_size,
+            channel.map(|ch| Arc::clone(&ch.0)),
+        )?;
         Ok(SoftCq {
             device: self.clone(),
             shared: Arc::new(shared),
@@ -318,6 +335,11 @@ impl SoftCq {
         self.shared.ring()
     }
 
+    /// Bytes per entry (64 or 128); [`CqRing::buf`] is the first entry.
+    pub fn cqe_size(&self) -> usize {
+        self.shared.cqe_size()
+    }
+
     pub fn arm(&self) {
         self.shared.arm();
         self.device.core().caller_sleeps();
@@ -381,6 +403,15 @@ impl SoftQp {
         drop(state);
         core.timer_changed(deadline);
         result
+    }
+
+    /// Turns scatter-to-CQE on or off for this QP alone (what libmlx5's
+    /// `MLX5DV_QP_CREATE_ALLOW_/DISABLE_SCATTER_TO_CQE` ask for); see
+    /// [`SoftDevice::set_scatter_to_cqe`].
+    pub fn set_scatter_to_cqe(&self, on: bool) {
+        if let Some(qp) = self.device.core().lock().qps.get_mut(&self.qpn) {
+            qp.set_scatter_to_cqe(on);
+        }
     }
 
     pub fn query(&self) -> Result<QpInfo, Status> {

@@ -64,6 +64,22 @@ impl DmaBuffer {
         true
     }
 
+    /// Copies `data` into the buffer at `offset` (no ordering: a later
+    /// [`publish`](Self::publish) makes it visible). Returns false (copying
+    /// nothing) if the range is outside the buffer.
+    pub fn write(&self, offset: usize, data: &[u8]) -> bool {
+        let Some(end) = offset.checked_add(data.len()) else {
+            return false;
+        };
+        if end > self.size() {
+            return false;
+        }
+        // SAFETY: `offset..end` is inside the allocation (checked above) and
+        // `data` is a distinct Rust buffer, so the ranges do not overlap.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr.add(offset), data.len()) };
+        true
+    }
+
     /// Loads a big-endian 32-bit word at `offset` (4-aligned) with acquire
     /// ordering: the transport publishes doorbell records this way.
     pub fn load_be32(&self, offset: usize) -> u32 {

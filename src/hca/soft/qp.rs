@@ -57,8 +57,9 @@ pub(crate) struct QpContext {
     /// The receive the engine holds (at most one: a new one is given only
     /// when it holds none): where a scattered-to-CQE message came from.
     engine_recv: Option<TakenRecv>,
-    /// Receives of at most 32 bytes go into the CQE, as mlx5 does with
-    /// libmlx5's default scatter-to-CQE (see [`QpContext::set_scatter_to_cqe`]).
+    /// Receives of at most 32 bytes (64 on a CQ of 128-byte entries) go
+    /// into the CQE, as mlx5 does with libmlx5's default scatter-to-CQE
+    /// (see [`QpContext::set_scatter_to_cqe`]).
     scatter_to_cqe: bool,
 }
 
@@ -429,39 +430,49 @@ impl QpContext {
                 let recv = self
                     .engine_recv
                     .take_if(|r| u64::from(r.wqe_index) == completion.wr_id);
+                let mut data = [0u8; 2 * mlx5::CQE_INLINE_DATA_MAX];
+                let mut in_front = None;
                 if let Some(recv) = recv.filter(|_| self.scatter_to_cqe) {
-                    self.scatter_into_cqe(completion, &recv, &mut cqe, mrs);
+                    in_front = self.scatter_into_cqe(completion, &recv, &mut cqe, &mut data, mrs);
                 }
-                self.recv_cq.push(cqe);
+                self.recv_cq.push_with_data(cqe, in_front);
             }
         }
     }
 }
 
 impl QpContext {
-    /// Moves a short SEND's bytes from the receive buffer into `cqe` and
+    /// Moves a short SEND's bytes from the receive buffer into the CQE and
     /// leaves the buffer holding [`STALE_RECV_BYTE`]: on hardware the
     /// buffer keeps whatever it held before, so a consumer that ignores the
-    /// CQE's format bits reads wrong data here too.
-    fn scatter_into_cqe(
+    /// CQE's format bits reads wrong data here too. Up to 32 bytes go into
+    /// `cqe` itself (`MLX5_INLINE_SCATTER_32`); on a CQ of 128-byte entries
+    /// 33..=64 bytes go into the 64 bytes in front of it
+    /// (`MLX5_INLINE_SCATTER_64`): those are returned, in `data`.
+    fn scatter_into_cqe<'d>(
         &self,
         completion: &Completion,
         recv: &TakenRecv,
         cqe: &mut mlx5::CqeBytes,
+        data: &'d mut [u8; 2 * mlx5::CQE_INLINE_DATA_MAX],
         mrs: &MrTable,
-    ) {
+    ) -> Option<&'d [u8]> {
         let len = completion.byte_len as usize;
+        let max = if self.recv_cq.cqe_size() > mlx5::CQE_LEN {
+            data.len()
+        } else {
+            mlx5::CQE_INLINE_DATA_MAX
+        };
         if completion.status != CompletionStatus::Success
             || completion.opcode != CompletionOpcode::Recv
-            || len > mlx5::CQE_INLINE_DATA_MAX
+            || len > max
         {
-            return;
+            return None;
         }
         let mut memory = ProcessMemory {
             table: mrs,
             pd: self.pd,
         };
-        let mut data = [0u8; mlx5::CQE_INLINE_DATA_MAX];
         let mut filled = 0;
         let mut pieces = Vec::new();
         for sge in &recv.sgl {
@@ -480,19 +491,30 @@ impl QpContext {
             {
                 // The engine wrote there a moment ago; if it is gone now
                 // the ordinary CQE is all we can give.
-                return;
+                return None;
             }
             pieces.push((sge.lkey, sge.addr, take));
             filled += take;
         }
-        if filled != len || !mlx5::put_cqe_inline_data(cqe, &data[..len]) {
-            return;
+        if filled != len {
+            return None;
         }
-        let stale = [STALE_RECV_BYTE; mlx5::CQE_INLINE_DATA_MAX];
+        let in_front = if len <= mlx5::CQE_INLINE_DATA_MAX {
+            if !mlx5::put_cqe_inline_data(cqe, &data[..len]) {
+                return None;
+            }
+            None
+        } else {
+            mlx5::mark_cqe_inline_data_in_front(cqe);
+            let data: &'d [u8] = data;
+            Some(&data[..len])
+        };
+        let stale = [STALE_RECV_BYTE; 2 * mlx5::CQE_INLINE_DATA_MAX];
         for (lkey, addr, take) in pieces {
             // Best effort: the range was just read, so it is registered.
             let _ = memory.write(lkey, addr, &stale[..take], Access::LOCAL_WRITE);
         }
+        in_front
     }
 }
 

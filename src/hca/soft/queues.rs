@@ -24,13 +24,16 @@ pub(crate) fn ring_entries(requested: u32, max: u32) -> Result<u32, Status> {
     Ok(requested.next_power_of_two())
 }
 
-/// A CQ: `cqe_count` CQE64 entries. The device is the only producer
-/// (always under the device lock); the transport consumes.
+/// A CQ: `cqe_count` entries of `cqe_size` bytes (64, or 128 as mlx5 makes
+/// on request: the CQE64 in the entry's last 64 bytes, the first 64 holding
+/// data scattered into the CQE). The device is the only producer (always
+/// under the device lock); the transport consumes.
 pub(crate) struct CqShared {
     pub cqn: u32,
     ring: DmaBuffer,
     dbrec: DmaBuffer,
     cqe_count: u32,
+    cqe_size: usize,
     /// Next entry the device writes (free-running).
     producer: AtomicU32,
     armed: AtomicBool,
@@ -41,25 +44,42 @@ impl CqShared {
     pub fn new(
         cqn: u32,
         cqe_count: u32,
+        cqe_size: usize,
         channel: Option<Arc<EventFd>>,
     ) -> Result<CqShared, Status> {
-        let ring = DmaBuffer::new(cqe_count as usize * mlx5::CQE_LEN)?;
+        if cqe_size != mlx5::CQE_LEN && cqe_size != 2 * mlx5::CQE_LEN {
+            tracing::warn!("soft hca: CQE size {cqe_size} (64 or 128 supported)");
+            return Err(Status::InvalidParam);
+        }
+        let ring = DmaBuffer::new(cqe_count as usize * cqe_size)?;
+        let shared = CqShared {
+            cqn,
+            ring,
+            dbrec: DmaBuffer::new(DBREC_LEN)?,
+            cqe_count,
+            cqe_size,
+            producer: AtomicU32::new(0),
+            armed: AtomicBool::new(false),
+            channel,
+        };
         // Every entry starts INVALID, so the transport's first poll of each
         // slot sees "not written yet" whatever its owner bit says.
         for index in 0..cqe_count {
             let mut cqe = [0u8; mlx5::CQE_LEN];
             cqe[mlx5::CQE_OP_OWN_OFFSET] = mlx5::CQE_INIT_OP_OWN;
-            ring.publish(index as usize * mlx5::CQE_LEN, &cqe);
+            shared.ring.publish(shared.cqe64_offset(index), &cqe);
         }
-        Ok(CqShared {
-            cqn,
-            ring,
-            dbrec: DmaBuffer::new(DBREC_LEN)?,
-            cqe_count,
-            producer: AtomicU32::new(0),
-            armed: AtomicBool::new(false),
-            channel,
-        })
+        Ok(shared)
+    }
+
+    /// Bytes per entry: 64 or 128.
+    pub fn cqe_size(&self) -> usize {
+        self.cqe_size
+    }
+
+    /// Where the CQE64 of entry `index` (masked) starts in the ring.
+    fn cqe64_offset(&self, index: u32) -> usize {
+        (index & (self.cqe_count - 1)) as usize * self.cqe_size + self.cqe_size - mlx5::CQE_LEN
     }
 
     pub fn ring(&self) -> CqRing {
@@ -83,15 +103,26 @@ impl CqShared {
     /// the consumer index: UCX publishes it only when arming, and sizes its
     /// CQs by credits so they cannot overflow. A transport that posts more
     /// signalled work than the CQ holds loses completions, as on hardware.
-    pub fn push(&self, mut cqe: [u8; mlx5::CQE_LEN]) {
+    pub fn push(&self, cqe: [u8; mlx5::CQE_LEN]) {
+        self.push_with_data(cqe, None);
+    }
+
+    /// [`push`](Self::push), with `data` (a 128-byte CQ only) written into
+    /// the 64 bytes before the CQE64 first, as mlx5's 64-byte scatter does.
+    pub fn push_with_data(&self, mut cqe: [u8; mlx5::CQE_LEN], data: Option<&[u8]>) {
         let producer = self.producer.load(Ordering::Relaxed);
-        let index = producer & (self.cqe_count - 1);
         if mlx5::cqe_owner_for(producer, self.cqe_count) {
             cqe[mlx5::CQE_OP_OWN_OFFSET] |= mlx5::MLX5_CQE_OWNER_MASK;
         } else {
             cqe[mlx5::CQE_OP_OWN_OFFSET] &= !mlx5::MLX5_CQE_OWNER_MASK;
         }
-        self.ring.publish(index as usize * mlx5::CQE_LEN, &cqe);
+        let offset = self.cqe64_offset(producer);
+        if let Some(data) =
+            data.filter(|d| self.cqe_size > mlx5::CQE_LEN && d.len() <= mlx5::CQE_LEN)
+        {
+            self.ring.write(offset - mlx5::CQE_LEN, data);
+        }
+        self.ring.publish(offset, &cqe);
         self.producer
             .store(producer.wrapping_add(1), Ordering::Relaxed);
         // Pairs with the fence in `arm`: either the arming thread sees this

@@ -28,6 +28,7 @@ use crate::objects::{
     self, adopt, get, release, Channel, Context, Cq, Kind, Mr, Page, Pd, Qp, Srq,
 };
 use crate::simulate;
+use crate::trapped_doorbell::RegisterPage;
 use crate::watcher;
 
 pub fn set_errno(errno: c_int) {
@@ -85,7 +86,7 @@ fn inc(counter: &AtomicU32) {
 pub unsafe extern "C" fn ibv_get_device_list(num_devices: *mut c_int) -> *mut *mut ibv_device {
     uct::core::log::init();
     let devices = devices::all();
-    devices::write_sysfs_gid_types(devices);
+    devices::write_sysfs_tree(devices);
     // SAFETY: calloc of (n + 1) pointers, checked; NULL-terminated array.
     let list = unsafe { libc::calloc(devices.len() + 1, std::mem::size_of::<*mut ibv_device>()) }
         .cast::<*mut ibv_device>();
@@ -159,25 +160,45 @@ unsafe extern "C" fn req_notify_cq(cq: *mut ibv_cq, _solicited_only: c_int) -> c
 /// refused); other pointers must be valid as rdma-core requires.
 #[no_mangle]
 pub unsafe extern "C" fn ibv_open_device(device: *mut ibv_device) -> *mut ibv_context {
+    open_context("ibv_open_device", device)
+}
+
+/// Opens a context on one of our devices (`ibv_open_device`, and
+/// `mlx5dv_open_device` without DEVX). Its `async_fd` is an eventfd of its
+/// own, as rdma-core's is a descriptor of the kernel's: callers make it
+/// non-blocking and poll it; it turns readable only when an asynchronous
+/// event is queued, and the stand-in queues none (a port that never
+/// changes, QPs that never hit a fatal error outside their CQEs).
+pub fn open_context(function: &str, device: *mut ibv_device) -> *mut ibv_context {
     uct::core::log::init();
     if simulate::fails("open_device") {
         return null_errno(libc::ENOMEM);
     }
     let Some(device) = devices::find(device) else {
-        refuse!("ibv_open_device", "unknown device {device:p}");
+        tracing::warn!("verbs stand-in: {function}: unknown device {device:p}");
         return null_errno(libc::ENODEV);
     };
     let soft = match device.soft() {
         Ok(soft) => soft,
         Err(status) => {
-            refuse!(
-                "ibv_open_device",
-                "{}: soft device does not open",
+            tracing::warn!(
+                "verbs stand-in: {function}: {}: soft device does not open",
                 device.name
             );
             return null_errno(errno_of(status));
         }
     };
+    // SAFETY: plain syscall, result checked.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+    if fd < 0 {
+        let errno = std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO);
+        tracing::warn!("verbs stand-in: {function}: eventfd failed (errno {errno})");
+        return null_errno(errno);
+    }
+    // SAFETY: a new descriptor nobody else owns.
+    let async_events = unsafe { OwnedFd::from_raw_fd(fd) };
     let context = adopt(Context {
         head: ContextHead {
             public: ibv_context {
@@ -191,7 +212,7 @@ pub unsafe extern "C" fn ibv_open_device(device: *mut ibv_device) -> *mut ibv_co
                     trailing: [null_mut(); 19],
                 },
                 cmd_fd: -1,
-                async_fd: -1,
+                async_fd: fd,
                 num_comp_vectors: 1,
             },
             mutex: [0; 5],
@@ -199,6 +220,7 @@ pub unsafe extern "C" fn ibv_open_device(device: *mut ibv_device) -> *mut ibv_co
         },
         device,
         soft,
+        async_events,
         children: AtomicU32::new(0),
     });
     trace(format_args!("open {}", device.name));
@@ -251,19 +273,17 @@ pub unsafe extern "C" fn ibv_query_device(
     }
     let soft = ctx.soft.attr();
     let int = |v: u32| c_int::try_from(v).unwrap_or(c_int::MAX);
-    let ip = ctx.device.ipv4.octets();
-    let guid = u64::from_be_bytes([0x02, 0xc9, 0xff, 0xfe, ip[0], ip[1], ip[2], ip[3]]);
     // SAFETY: all-zero is a valid ibv_device_attr.
     let mut out: ibv_device_attr = unsafe { std::mem::zeroed() };
-    for (slot, byte) in out.fw_ver.iter_mut().zip(b"0.0.0 (verbs stand-in)".iter()) {
-        *slot = *byte as c_char;
+    for (slot, byte) in out.fw_ver.iter_mut().zip(devices::FW_VERSION.bytes()) {
+        *slot = byte as c_char;
     }
-    out.node_guid = guid.to_be();
-    out.sys_image_guid = guid.to_be();
+    out.node_guid = ctx.device.guid_be();
+    out.sys_image_guid = ctx.device.guid_be();
     out.max_mr_size = u64::MAX;
     out.page_size_cap = 0xffff_f000;
-    out.vendor_id = 0x02c9;
-    out.vendor_part_id = 4119;
+    out.vendor_id = devices::VENDOR_OUI;
+    out.vendor_part_id = u32::from(devices::PCI_DEVICE);
     out.max_qp = 1 << 16;
     out.max_qp_wr = int(MAX_QP_WQEBB);
     out.max_sge = 1;
@@ -445,10 +465,17 @@ const KNOWN_ACCESS: u32 = IBV_ACCESS_LOCAL_WRITE
     | IBV_ACCESS_REMOTE_READ
     | IBV_ACCESS_REMOTE_ATOMIC;
 
+/// `IBV_ACCESS_OPTIONAL_RANGE`: bits a provider may ignore when it does
+/// not support them (relaxed ordering, which UCX asks for on some hosts,
+/// is one); rdma-core's `ibv_reg_mr` drops the ones it cannot honour.
+const OPTIONAL_ACCESS: u32 = 0x3ff0_0000;
+
 /// The soft HCA's access rights of verbs access bits (the same values);
-/// unsupported bits, or remote write/atomic without local write (which
-/// rdma-core refuses too), are EINVAL.
+/// optional bits are ignored; other unsupported bits, or remote
+/// write/atomic without local write (which rdma-core refuses too), are
+/// EINVAL.
 fn access_of(bits: u32) -> Result<Access, c_int> {
+    let bits = bits & !OPTIONAL_ACCESS;
     if bits & !KNOWN_ACCESS != 0 {
         return Err(libc::EINVAL);
     }
@@ -471,6 +498,40 @@ pub unsafe extern "C" fn ibv_reg_mr(
     length: usize,
     access: c_int,
 ) -> *mut ibv_mr {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { reg_mr(pd, addr, length, access) }
+}
+
+/// rdma-core's `ibv_reg_mr_iova2` (what `ibv_reg_mr` of rdma-core's
+/// headers calls when optional access bits are given), on the soft HCA.
+/// The soft device addresses registered memory by virtual address, so
+/// `iova` must equal `addr` (EOPNOTSUPP otherwise, logged).
+///
+/// # Safety
+/// Handles must be NULL or made by this library (checked: others are
+/// refused); other pointers must be valid as rdma-core requires.
+#[no_mangle]
+pub unsafe extern "C" fn ibv_reg_mr_iova2(
+    pd: *mut ibv_pd,
+    addr: *mut c_void,
+    length: usize,
+    iova: u64,
+    access: c_uint,
+) -> *mut ibv_mr {
+    if iova != addr as u64 {
+        refuse!(
+            "ibv_reg_mr_iova2",
+            "iova {iova:#x} differs from the address {addr:p} (not supported)"
+        );
+        return null_errno(libc::EOPNOTSUPP);
+    }
+    // SAFETY: the caller's contract, passed on.
+    unsafe { reg_mr(pd, addr, length, access as c_int) }
+}
+
+/// # Safety
+/// As `ibv_reg_mr`.
+unsafe fn reg_mr(pd: *mut ibv_pd, addr: *mut c_void, length: usize, access: c_int) -> *mut ibv_mr {
     if simulate::fails("reg_mr") {
         return null_errno(libc::ENOMEM);
     }
@@ -621,6 +682,32 @@ pub unsafe extern "C" fn ibv_create_cq(
     channel: *mut ibv_comp_channel,
     comp_vector: c_int,
 ) -> *mut ibv_cq {
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        create_cq(
+            context,
+            cqe,
+            cq_context,
+            channel,
+            comp_vector,
+            uct::mlx5::CQE_LEN,
+        )
+    }
+}
+
+/// `ibv_create_cq` with entries of `cqe_size` bytes (64, or 128 for
+/// `mlx5dv_create_cq`).
+///
+/// # Safety
+/// As `ibv_create_cq`.
+pub unsafe fn create_cq(
+    context: *mut ibv_context,
+    cqe: c_int,
+    cq_context: *mut c_void,
+    channel: *mut ibv_comp_channel,
+    comp_vector: c_int,
+    cqe_size: usize,
+) -> *mut ibv_cq {
     if simulate::fails("create_cq") {
         return null_errno(libc::ENOMEM);
     }
@@ -661,7 +748,7 @@ pub unsafe extern "C" fn ibv_create_cq(
             Err(status) => return null_errno(errno_of(status)),
         },
     };
-    let mut soft = match ctx.soft.create_cq(entries, events.as_ref()) {
+    let mut soft = match ctx.soft.create_cq_sized(entries, cqe_size, events.as_ref()) {
         Ok(soft) => soft,
         Err(status) => {
             refuse!("ibv_create_cq", "soft CQ of {entries} entries refused");
@@ -671,7 +758,7 @@ pub unsafe extern "C" fn ibv_create_cq(
     if soft.ring().cqn == 0 {
         // CQ number 0 would make an all-zero arm doorbell, which the
         // watcher cannot tell from "not written": take the next number.
-        soft = match ctx.soft.create_cq(entries, events.as_ref()) {
+        soft = match ctx.soft.create_cq_sized(entries, cqe_size, events.as_ref()) {
             Ok(soft) => soft,
             Err(status) => return null_errno(errno_of(status)),
         };
@@ -688,7 +775,7 @@ pub unsafe extern "C" fn ibv_create_cq(
             handle: soft.ring().cqn,
             cqe: c_int::try_from(ring_entries).unwrap_or(c_int::MAX),
         },
-        tail: [0; 12],
+        tail: [0; 32],
         context: ctx,
         channel: channel_object.map_or(std::ptr::null(), |c| c as *const Channel),
         soft,
@@ -966,6 +1053,32 @@ pub unsafe extern "C" fn ibv_create_qp(
     pd: *mut ibv_pd,
     attr: *mut ibv_qp_init_attr,
 ) -> *mut ibv_qp {
+    if attr.is_null() {
+        refuse!("ibv_create_qp", "NULL attr");
+        return null_errno(libc::EINVAL);
+    }
+    // SAFETY: readable (checked non-NULL).
+    let mut init = unsafe { *attr };
+    // SAFETY: the caller's contract, passed on.
+    let qp = unsafe { create_qp(pd, &mut init, None) };
+    if !qp.is_null() {
+        // SAFETY: writable (checked non-NULL): the capabilities made.
+        unsafe { (*attr).cap = init.cap };
+    }
+    qp
+}
+
+/// `ibv_create_qp` (and `mlx5dv_create_qp`): `init.cap` is updated to
+/// what was made; `scatter_to_cqe` overrides the device's default
+/// (libmlx5's: on) for this QP.
+///
+/// # Safety
+/// As `ibv_create_qp`.
+pub unsafe fn create_qp(
+    pd: *mut ibv_pd,
+    init: &mut ibv_qp_init_attr,
+    scatter_to_cqe: Option<bool>,
+) -> *mut ibv_qp {
     if simulate::fails("create_qp") {
         return null_errno(libc::ENOMEM);
     }
@@ -974,14 +1087,12 @@ pub unsafe extern "C" fn ibv_create_qp(
         refuse!("ibv_create_qp", "unknown PD {pd:p}");
         return null_errno(libc::EINVAL);
     };
-    if attr.is_null() {
-        refuse!("ibv_create_qp", "NULL attr");
-        return null_errno(libc::EINVAL);
-    }
-    // SAFETY: readable (checked non-NULL).
-    let mut init = unsafe { *attr };
     if init.qp_type != IBV_QPT_RC {
-        refuse!("ibv_create_qp", "QP type {} (only RC)", init.qp_type);
+        // A feature the stand-in lacks (UD), not bad input: UCX probes it.
+        tracing::debug!(
+            "verbs stand-in: ibv_create_qp: QP type {} (only RC)",
+            init.qp_type
+        );
         return null_errno(libc::EOPNOTSUPP);
     }
     // SAFETY: live-handle lookups.
@@ -997,11 +1108,10 @@ pub unsafe extern "C" fn ibv_create_qp(
         return null_errno(libc::EINVAL);
     };
     let Some(srq) = srq else {
-        refuse!(
-            "ibv_create_qp",
-            "no SRQ: the stand-in makes RC QPs on an SRQ only"
-        );
-        return null_errno(libc::EINVAL);
+        // A feature the stand-in lacks (RC with a receive queue of its
+        // own), which UCX's rc_verbs probes: EOPNOTSUPP and a debug line.
+        tracing::debug!("verbs stand-in: ibv_create_qp: no SRQ: RC QPs on an SRQ only");
+        return null_errno(libc::EOPNOTSUPP);
     };
     let context = pd_object.context;
     if !std::ptr::eq(send_cq.context, context)
@@ -1026,9 +1136,12 @@ pub unsafe extern "C" fn ibv_create_qp(
             return null_errno(errno_of(status));
         }
     };
-    let Some(blueflame) = Page::new() else {
+    let Some(blueflame) = RegisterPage::new(soft.doorbell()) else {
         return null_errno(libc::ENOMEM);
     };
+    if let Some(on) = scatter_to_cqe {
+        soft.set_scatter_to_cqe(on);
+    }
     let ring = soft.send_ring();
     init.cap.max_send_wr = ring.wqebb_count;
     init.cap.max_recv_wr = 0;
@@ -1052,7 +1165,7 @@ pub unsafe extern "C" fn ibv_create_qp(
         srq,
         soft,
         blueflame,
-        init,
+        init: *init,
         attrs: Mutex::new(ibv_qp_attr::default()),
     });
     inc(&pd_object.children);
@@ -1062,8 +1175,6 @@ pub unsafe extern "C" fn ibv_create_qp(
     // SAFETY: `dbrec` points at the soft QP's two doorbell words, valid
     // until the QP is dropped; ibv_destroy_qp unwatches before that.
     unsafe { watcher::watch(qp as usize, ring.dbrec.add(1), doorbell) };
-    // SAFETY: writable (checked non-NULL): the capabilities made.
-    unsafe { (*attr).cap = init.cap };
     trace(format_args!("qp {:#x}", ring.qpn));
     qp.cast()
 }

@@ -45,9 +45,115 @@ pub struct ContextHead {
 }
 
 /// What follows the mirrored part of `struct ibv_cq` (`mutex`, `cond`,
-/// `comp_events_completed`, `async_events_completed`): 40 + 48 + 8 bytes,
-/// kept so the object has the size rdma-core's has.
-pub type CqTail = [u64; 12];
+/// `comp_events_completed`, `async_events_completed`: 40 + 48 + 8 bytes),
+/// then the rest of `struct ibv_cq_ex` (`comp_mask` and its poll function
+/// pointers, all NULL: a CQ made by `mlx5dv_create_cq` is an `ibv_cq_ex`,
+/// and a caller that looks for the extended poll API finds none).
+pub type CqTail = [u64; 32];
+
+/// `struct ibv_cq_init_attr_ex` (`ibv_create_cq_ex`, `mlx5dv_create_cq`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct CqInitAttrEx {
+    pub cqe: u32,
+    pub cq_context: *mut c_void,
+    pub channel: *mut uct::hca::verbs::ffi::ibv_comp_channel,
+    pub comp_vector: u32,
+    pub wc_flags: u64,
+    pub comp_mask: u32,
+    pub flags: u32,
+    pub parent_domain: *mut c_void,
+}
+
+/// `IBV_CQ_INIT_ATTR_MASK_FLAGS`; `IBV_CREATE_CQ_ATTR_SINGLE_THREADED` /
+/// `_IGNORE_OVERRUN` (flags the stand-in can honour by doing nothing).
+pub const CQ_INIT_ATTR_MASK_FLAGS: u32 = 1 << 0;
+pub const CREATE_CQ_ATTR_SINGLE_THREADED: u32 = 1 << 0;
+pub const CREATE_CQ_ATTR_IGNORE_OVERRUN: u32 = 1 << 1;
+
+/// `struct mlx5dv_cq_init_attr`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Mlx5CqInitAttr {
+    pub comp_mask: u64,
+    pub cqe_comp_res_format: u8,
+    pub flags: u32,
+    pub cqe_size: u16,
+}
+
+/// `MLX5DV_CQ_INIT_ATTR_MASK_FLAGS` / `_CQE_SIZE` (bit 0, compressed
+/// CQEs, is refused); `MLX5DV_CQ_INIT_ATTR_FLAGS_CQE_PAD`.
+pub const MLX5_CQ_INIT_ATTR_MASK_FLAGS: u64 = 1 << 1;
+pub const MLX5_CQ_INIT_ATTR_MASK_CQE_SIZE: u64 = 1 << 2;
+pub const MLX5_CQ_INIT_ATTR_FLAGS_CQE_PAD: u32 = 1 << 0;
+
+/// `struct ibv_qp_init_attr_ex` up to `send_ops_flags` (136 bytes).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct QpInitAttrEx {
+    pub qp_context: *mut c_void,
+    pub send_cq: *mut uct::hca::verbs::ffi::ibv_cq,
+    pub recv_cq: *mut uct::hca::verbs::ffi::ibv_cq,
+    pub srq: *mut uct::hca::verbs::ffi::ibv_srq,
+    pub cap: uct::hca::verbs::ffi::ibv_qp_cap,
+    pub qp_type: u32,
+    pub sq_sig_all: c_int,
+    pub comp_mask: u32,
+    pub pd: *mut uct::hca::verbs::ffi::ibv_pd,
+    pub xrcd: *mut c_void,
+    pub create_flags: u32,
+    pub max_tso_header: u16,
+    pub rwq_ind_tbl: *mut c_void,
+    pub rx_hash_conf: [u64; 3],
+    pub source_qpn: u32,
+    pub send_ops_flags: u64,
+}
+
+/// `IBV_QP_INIT_ATTR_PD` / `_CREATE_FLAGS`; `IBV_QPT_DRIVER` (DC QPs).
+pub const QP_INIT_ATTR_PD: u32 = 1 << 0;
+pub const QP_INIT_ATTR_CREATE_FLAGS: u32 = 1 << 2;
+pub const QPT_DRIVER: u32 = 255;
+
+/// `struct mlx5dv_qp_init_attr` (40 bytes; the DC part is not read).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Mlx5QpInitAttr {
+    pub comp_mask: u64,
+    pub create_flags: u32,
+    pub dc_init_attr: [u64; 2],
+    pub send_ops_flags: u64,
+}
+
+/// `MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS` (the others, DC and send
+/// ops, are refused); `MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE` /
+/// `_ALLOW_SCATTER_TO_CQE`.
+pub const MLX5_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS: u64 = 1 << 0;
+pub const MLX5_QP_CREATE_DISABLE_SCATTER_TO_CQE: u32 = 1 << 3;
+pub const MLX5_QP_CREATE_ALLOW_SCATTER_TO_CQE: u32 = 1 << 4;
+
+/// `struct mlx5dv_context_attr`; `MLX5DV_CONTEXT_FLAGS_DEVX`.
+#[repr(C)]
+pub struct Mlx5ContextAttr {
+    pub flags: u32,
+    pub comp_mask: u64,
+}
+pub const MLX5_CONTEXT_FLAGS_DEVX: u32 = 1 << 0;
+
+/// `struct ibv_async_event`: the object (CQ, QP, SRQ, WQ or port number)
+/// and `enum ibv_event_type`.
+#[repr(C)]
+pub struct AsyncEvent {
+    pub element: u64,
+    pub event_type: u32,
+}
+
+/// `struct ibv_ah`.
+#[repr(C)]
+pub struct AhHead {
+    pub context: *mut uct::hca::verbs::ffi::ibv_context,
+    pub pd: *mut uct::hca::verbs::ffi::ibv_pd,
+    pub handle: u32,
+}
 
 #[cfg(test)]
 mod tests {
@@ -62,6 +168,23 @@ mod tests {
         assert_eq!(size_of::<DeviceHead>(), 664);
         assert_eq!(offset_of!(ContextHead, mutex), 280);
         assert_eq!(size_of::<ContextHead>(), 328);
-        assert_eq!(size_of::<ibv_cq>() + size_of::<CqTail>(), 128);
+        assert_eq!(size_of::<ibv_cq>() + size_of::<CqTail>(), 288);
+        assert_eq!(size_of::<CqInitAttrEx>(), 56);
+        assert_eq!(offset_of!(CqInitAttrEx, wc_flags), 32);
+        assert_eq!(offset_of!(CqInitAttrEx, parent_domain), 48);
+        assert_eq!(size_of::<Mlx5CqInitAttr>(), 24);
+        assert_eq!(offset_of!(Mlx5CqInitAttr, flags), 12);
+        assert_eq!(offset_of!(Mlx5CqInitAttr, cqe_size), 16);
+        assert_eq!(size_of::<QpInitAttrEx>(), 136);
+        assert_eq!(offset_of!(QpInitAttrEx, qp_type), 52);
+        assert_eq!(offset_of!(QpInitAttrEx, comp_mask), 60);
+        assert_eq!(offset_of!(QpInitAttrEx, pd), 64);
+        assert_eq!(offset_of!(QpInitAttrEx, create_flags), 80);
+        assert_eq!(offset_of!(QpInitAttrEx, source_qpn), 120);
+        assert_eq!(size_of::<Mlx5QpInitAttr>(), 40);
+        assert_eq!(offset_of!(Mlx5QpInitAttr, send_ops_flags), 32);
+        assert_eq!(size_of::<Mlx5ContextAttr>(), 16);
+        assert_eq!(size_of::<AsyncEvent>(), 16);
+        assert_eq!(size_of::<AhHead>(), 24);
     }
 }

@@ -8,10 +8,24 @@
 //!   (index 0, RoCE v2 in `$UCT_VERBS_SYSFS_ROOT/<dev>/ports/1/gid_attrs/
 //!   types/0`, written by `ibv_get_device_list`) encodes the soft device's
 //!   UDP endpoint: fe80:: prefix, IPv4 in bytes 10..14, port in 14..16;
-//! - objects: PD, MR, completion channel, CQ, SRQ, RC QP, whose mlx5 rings
-//!   (`mlx5dv_init_obj`) are the soft device's; the QP's BlueFlame register
-//!   is a plain page, and a watcher thread rings the soft doorbell when a
-//!   QP's `dbrec[1]` moves (`watcher`);
+//! - objects: PD, MR, completion channel, CQ (64- or 128-byte CQEs through
+//!   `mlx5dv_create_cq`, short receives scattered into the CQE as mlx5
+//!   does), SRQ, RC QP (also `mlx5dv_create_qp` with the scatter-to-CQE
+//!   flags), AH, whose mlx5 rings (`mlx5dv_init_obj`) are the soft
+//!   device's; the QP's BlueFlame register is a read-only page whose
+//!   doorbell store traps into the soft doorbell in the posting thread
+//!   (`trapped_doorbell`, x86-64; BlueFlame size 0, so one 8-byte store per
+//!   ring), and a watcher thread also rings the soft doorbell when a QP's
+//!   `dbrec[1]` moves (`watcher`: the only way with
+//!   `UCT_STANDIN_DOORBELL=watch`);
+//! - what programs linked against rdma-core need besides (Debian's UCX
+//!   modules, `ibv_devinfo`): rdma-core's version nodes on every export,
+//!   DEVX calls failing with EOPNOTSUPP (as without kernel DEVX), an eventfd
+//!   as `async_fd`, access bits of the optional range accepted, and with
+//!   `UCT_VERBS_SYSFS_ROOT` a sysfs tree per device with a ConnectX-5 PCI
+//!   identity (`devices::write_sysfs_tree`); the library's own soname is
+//!   `libuct_verbs_standin.so` and it exports nothing of the uct crate but
+//!   the fault API below;
 //! - events: a CQ is armed as mlx5 hardware is, by the arm doorbell in its
 //!   UAR page (`mlx5dv_cq.cq_uar`, a plain page the watcher thread takes:
 //!   a CQE at or past the named consumer index signals at once, else the
@@ -34,11 +48,14 @@
 //! Never ship it: it is not rdma-core and talks RoCEv2 over UDP sockets.
 
 mod devices;
+mod devx;
 mod ibv;
+mod ibv_misc;
 mod layout;
 mod mlx5dv;
 mod objects;
 mod simulate;
+mod trapped_doorbell;
 mod watcher;
 
 /// The fault API of the soft HCA, acting on this library's soft devices.

@@ -26,6 +26,7 @@ pub enum Kind {
     Cq,
     Srq,
     Qp,
+    Ah,
     DeviceList,
 }
 
@@ -96,9 +97,8 @@ pub unsafe fn release<T: Object, H>(ptr: *const H) -> Option<Box<T>> {
     Some(unsafe { Box::from_raw(ptr.cast::<T>().cast_mut()) })
 }
 
-/// A zeroed, page-aligned page: the BlueFlame register of a QP (written,
-/// never read) and the UAR page of a CQ (the watcher takes its arm
-/// doorbell).
+/// A zeroed, page-aligned page: the UAR page of a CQ (the watcher takes
+/// its arm doorbell).
 pub struct Page(*mut u8);
 
 const PAGE: usize = 4096;
@@ -139,6 +139,8 @@ pub struct Context {
     pub head: ContextHead,
     pub device: &'static Device,
     pub soft: SoftDevice,
+    /// The descriptor behind `ibv_context.async_fd`.
+    pub async_events: OwnedFd,
     /// PDs, channels and CQs made from it.
     pub children: AtomicU32,
 }
@@ -211,7 +213,8 @@ impl Cq {
 
     fn holds_cqe_at(&self, ci: u32) -> bool {
         let ring = self.soft.ring();
-        let slot = (ci & (ring.cqe_count - 1)) as usize * mlx5::CQE_LEN;
+        let entry = self.soft.cqe_size();
+        let slot = (ci & (ring.cqe_count - 1)) as usize * entry + entry - mlx5::CQE_LEN;
         // SAFETY: the owner byte of an entry inside the soft CQ's ring,
         // alive with `self`; the device stores it last, with release order.
         let op_own = unsafe {
@@ -251,12 +254,22 @@ pub struct Qp {
     pub recv_cq: *const Cq,
     pub srq: *const Srq,
     pub soft: SoftQp,
-    pub blueflame: Page,
+    pub blueflame: crate::trapped_doorbell::RegisterPage,
     /// The creation attributes (what `ibv_query_qp` reports as init_attr).
     pub init: ffi::ibv_qp_init_attr,
     /// Attributes set by `ibv_modify_qp` so far (reported by query, with
     /// the live state and PSNs from the soft QP).
     pub attrs: Mutex<ffi::ibv_qp_attr>,
+}
+
+/// An address handle: what `ibv_create_ah` was given (the stand-in's RC
+/// QPs take their path from `ibv_modify_qp`; UCX makes AHs to probe the
+/// address vector format and for UD/DC, which the stand-in has not).
+#[repr(C)]
+pub struct Ah {
+    pub head: crate::layout::AhHead,
+    pub pd: *const Pd,
+    pub attr: ffi::ibv_ah_attr,
 }
 
 macro_rules! object {
@@ -272,4 +285,4 @@ macro_rules! object {
         unsafe impl Sync for $ty {}
     )*};
 }
-object!(Context => Context, Pd => Pd, Mr => Mr, Channel => Channel, Cq => Cq, Srq => Srq, Qp => Qp);
+object!(Context => Context, Pd => Pd, Mr => Mr, Channel => Channel, Cq => Cq, Srq => Srq, Qp => Qp, Ah => Ah);

@@ -845,10 +845,17 @@ fn bad_calls_fail_with_errno_and_do_not_crash() {
         let pd = (v.ibv.alloc_pd)(context);
         assert!(!pd.is_null());
         let mut buf = [0u8; 64];
-        // Remote write without local write, and an unknown access bit.
+        // Remote write without local write, and an unknown access bit
+        // outside the optional range (IBV_ACCESS_MW_BIND).
         assert!((v.ibv.reg_mr)(pd, buf.as_mut_ptr().cast(), 64, 2).is_null());
         assert_eq!(errno(), libc::EINVAL);
-        assert!((v.ibv.reg_mr)(pd, buf.as_mut_ptr().cast(), 64, 1 << 20).is_null());
+        assert!((v.ibv.reg_mr)(pd, buf.as_mut_ptr().cast(), 64, 1 | (1 << 4)).is_null());
+        assert_eq!(errno(), libc::EINVAL);
+        // Optional bits (IBV_ACCESS_RELAXED_ORDERING, which UCX adds on some
+        // hosts) are accepted and ignored, as rdma-core does.
+        let relaxed = (v.ibv.reg_mr)(pd, buf.as_mut_ptr().cast(), 64, 1 | (1 << 20));
+        assert!(!relaxed.is_null(), "optional access bits refused");
+        assert_eq!((v.ibv.dereg_mr)(relaxed), 0);
         let cq = (v.ibv.create_cq)(context, 16, std::ptr::null_mut(), std::ptr::null_mut(), 0);
         let mut init = ffi::ibv_qp_init_attr {
             qp_context: std::ptr::null_mut(),
