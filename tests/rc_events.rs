@@ -3,19 +3,18 @@
 //! and query, and a dead link failing the ep with ENDPOINT_TIMEOUT.
 
 mod rc_common;
-mod uct_safe;
 
 use std::ffi::{c_uint, c_void};
 use std::ptr::{null, null_mut};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::iface::*;
 use uct::api::md::*;
-use uct_safe::*;
 
 #[test]
 fn am_zcopy_header_and_iov_arrive_contiguous() {

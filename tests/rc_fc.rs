@@ -9,7 +9,6 @@
 
 mod failover_rc_common;
 mod rc_common;
-mod uct_safe;
 
 use std::ffi::{c_uint, c_void, CStr};
 use std::ptr::null_mut;
@@ -17,6 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use failover_rc_common::*;
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
@@ -25,7 +25,6 @@ use uct::mlx5;
 use uct::rc::ep::{OpKind, PostSpec, RcEp};
 use uct::rc::fc::{FC_GRANT, FC_HARD_REQ, FC_PURE_GRANT, FC_SOFT_REQ};
 use uct::rc::iface::RcIface;
-use uct_safe::*;
 
 /// `uct_soft_hca_drop_next` acts on the whole device: tests that send
 /// traffic take this lock.
@@ -53,7 +52,7 @@ fn seq_of(message: &[u8]) -> u64 {
 }
 
 fn am_short(ep: uct_ep_h, seq: u64) -> ucs_status_t {
-    uct_safe::am_short(ep, AM_ID, seq, &[])
+    rc_common::uct_safe::am_short(ep, AM_ID, seq, &[])
 }
 
 /// A pending request that sends AM `seq` when dispatched.

@@ -5,11 +5,10 @@
 //! loss applies to the whole device.
 
 mod rc_common;
-mod uct_safe;
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
-use uct_safe::*;
 
 const AM_ID: u8 = 4;
 

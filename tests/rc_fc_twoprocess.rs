@@ -6,18 +6,17 @@
 //! without loss, then with 3 % of packets dropped by both devices.
 
 mod rc_common;
-mod uct_safe;
 
 use std::ffi::CStr;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::soft_hca::uct_soft_hca_loss_set;
-use uct_safe::*;
 
 const ROLE_ENV: &str = "RC_FC_TWOPROCESS_CHILD";
 const LOSS_ENV: &str = "RC_FC_TWOPROCESS_LOSS";

@@ -9,7 +9,6 @@
 mod failover_rc_common;
 mod log_capture;
 mod rc_common;
-mod uct_safe;
 
 use std::ffi::c_uint;
 use std::ptr::{null, null_mut};
@@ -18,13 +17,13 @@ use std::time::Duration;
 
 use failover_rc_common::*;
 use log_capture::capture_logs;
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::iface::*;
 use uct::mlx5;
 use uct::rc::ep::{OpKind, RcEp};
-use uct_safe::*;
 
 /// `uct_soft_hca_drop_next` acts on the whole device.
 static TRAFFIC: Mutex<()> = Mutex::new(());

@@ -4,14 +4,13 @@
 //! the loss applies to the whole device.
 
 mod rc_common;
-mod uct_safe;
 
 use std::ffi::c_void;
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct_safe::*;
 
 /// Posts with progress until the op is accepted.
 fn post_retrying(pair: &Pair, mut post: impl FnMut() -> ucs_status_t) -> ucs_status_t {

@@ -5,15 +5,14 @@
 //! the most iov entries (get_short: `rc_get_short.rs`).
 
 mod rc_common;
-mod uct_safe;
 
 use std::ffi::c_uint;
 use std::ptr::null_mut;
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct_safe::*;
 
 fn iov_entry(buffer: *mut u8, length: usize, memh: uct_mem_h) -> uct_iov_t {
     uct_iov_t {

@@ -4,18 +4,17 @@
 //! completions counted, NO_RESOURCE then pending, flush, errors.
 
 mod rc_common;
-mod uct_safe;
 
 use std::ffi::{c_uint, c_void};
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::iface::*;
-use uct_safe::*;
 
 #[test]
 fn query_reports_limits_and_working_ops() {

@@ -5,7 +5,6 @@
 //! reports what it received, and both sides check the data.
 
 mod rc_common;
-mod uct_safe;
 
 use std::ffi::c_void;
 use std::io::{BufRead, BufReader, Write};
@@ -14,11 +13,11 @@ use std::ptr::null_mut;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::iface::*;
-use uct_safe::*;
 
 const ROLE_ENV: &str = "RC_TWOPROCESS_CHILD";
 const PREFIX: &str = "RCTEST";

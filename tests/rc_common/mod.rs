@@ -3,6 +3,11 @@
 //! connected ep pair, driven through the C entry points.
 #![allow(dead_code)]
 
+// The safe layer over the C API, for the helpers below and for the tests
+// that use this module (`use rc_common::uct_safe::*`).
+#[path = "../uct_safe/mod.rs"]
+pub mod uct_safe;
+
 use std::ffi::{c_uint, c_void, CStr};
 use std::ptr::{null, null_mut};
 use std::sync::{Mutex, Once};
@@ -16,6 +21,7 @@ use uct::api::iface::*;
 use uct::api::md::*;
 use uct::api::worker::*;
 pub use uct::rc::pool::BufferClass;
+use uct_safe::*;
 
 pub fn setup() {
     static SETUP: Once = Once::new();
@@ -407,8 +413,7 @@ impl Pair {
     pub fn flush(&self, ep: uct_ep_h) -> ucs_status_t {
         let start = Instant::now();
         loop {
-            // SAFETY: live ep; no completion.
-            let status = unsafe { uct_ep_flush(ep, 0, null_mut()) };
+            let status = ep_flush(ep, 0, null_mut());
             if status != UCS_INPROGRESS && status != UCS_ERR_NO_RESOURCE {
                 return status;
             }
@@ -421,11 +426,8 @@ impl Pair {
     }
 
     pub fn close(self) {
-        // SAFETY: live eps, destroyed once before their ifaces.
-        unsafe {
-            uct_ep_destroy(self.ep_a);
-            uct_ep_destroy(self.ep_b);
-        }
+        ep_destroy(self.ep_a);
+        ep_destroy(self.ep_b);
         self.a.close();
         self.b.close();
     }
@@ -471,19 +473,16 @@ impl CountingCompletion {
     /// Calls so far. Read volatile: the library writes through the pointer
     /// handed out by `as_ptr`, behind the compiler's back.
     pub fn calls(&self) -> u32 {
-        // SAFETY: a valid, aligned field of self.
-        unsafe { std::ptr::read_volatile(&self.calls) }
+        read_volatile(&self.calls)
     }
 
     /// Status at the last call.
     pub fn status(&self) -> ucs_status_t {
-        // SAFETY: as above.
-        unsafe { std::ptr::read_volatile(&self.last_status) }
+        read_volatile(&self.last_status)
     }
 
     /// The remaining count.
     pub fn count(&self) -> i32 {
-        // SAFETY: as above.
-        unsafe { std::ptr::read_volatile(&self.comp.count) }
+        read_volatile(&self.comp.count)
     }
 }
