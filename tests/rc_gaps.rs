@@ -242,14 +242,8 @@ fn send_completion_event_wakes_a_sender_waiting_for_a_grant() {
         ep_flush(pair.ep_a, 0, null_mut()) == UCS_OK
     }));
     let mut fd = -1;
-    // SAFETY: live iface, valid out-pointer.
-    unsafe {
-        assert_eq!(uct_iface_event_fd_get(pair.a.iface, &mut fd), UCS_OK);
-        assert_eq!(
-            uct_iface_event_arm(pair.a.iface, UCT_EVENT_SEND_COMP),
-            UCS_OK
-        );
-    }
+    assert_eq!(event_fd_get(pair.a.iface, &mut fd), UCS_OK);
+    assert_eq!(event_arm(pair.a.iface, UCT_EVENT_SEND_COMP), UCS_OK);
     assert!(!fd_readable(fd, Duration::from_millis(50)));
     // b takes the AMs and grants: a's fd wakes for the grant.
     assert!(wait_for(|| {
