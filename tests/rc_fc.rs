@@ -20,7 +20,6 @@ use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct::api::iface::*;
 use uct::mlx5;
 use uct::rc::ep::{OpKind, PostSpec, RcEp};
 use uct::rc::fc::{FC_GRANT, FC_HARD_REQ, FC_PURE_GRANT, FC_SOFT_REQ};
@@ -105,16 +104,13 @@ unsafe extern "C" fn count_am(
 fn count_every_id(side: &Side) -> &'static AtomicUsize {
     let counter: &'static AtomicUsize = Box::leak(Box::new(AtomicUsize::new(0)));
     for id in 0..UCT_AM_ID_MAX as u8 {
-        // SAFETY: live iface; the counter is leaked.
-        let status = unsafe {
-            uct_iface_set_am_handler(
-                side.iface,
-                id,
-                Some(count_am),
-                counter as *const AtomicUsize as *mut c_void,
-                0,
-            )
-        };
+        let status = set_am_handler(
+            side.iface,
+            id,
+            Some(count_am),
+            counter as *const AtomicUsize as *mut c_void,
+            0,
+        );
         assert_eq!(status, UCS_OK);
     }
     counter

@@ -23,15 +23,6 @@ fn send_until_accepted(pair: &Pair, ep: uct_ep_h, seq: u64) {
     }
 }
 
-fn sequence(inbox: &Inbox) -> Vec<u64> {
-    inbox
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|m| u64::from_ne_bytes(m[..8].try_into().unwrap()))
-        .collect()
-}
-
 #[test]
 fn small_window_under_loss_delivers_everything_once_in_order() {
     const COUNT: u64 = 2000;

@@ -95,15 +95,6 @@ fn flush(side: &Side, ep: uct_ep_h) {
     });
 }
 
-fn sequence(inbox: &Inbox) -> Vec<u64> {
-    inbox
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|m| u64::from_ne_bytes(m[..8].try_into().unwrap()))
-        .collect()
-}
-
 fn set_loss(device: &CStr, ratio: f64) {
     // SAFETY: a NUL-terminated device name.
     assert_eq!(

@@ -14,16 +14,6 @@ use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
 
-fn iov_entry(buffer: *mut u8, length: usize, memh: uct_mem_h) -> uct_iov_t {
-    uct_iov_t {
-        buffer: buffer.cast(),
-        length,
-        memh,
-        stride: 0,
-        count: 1,
-    }
-}
-
 /// Splits `buffer` into `parts` iov entries of different lengths (some
 /// empty) covering it exactly.
 fn split(buffer: &mut [u8], parts: usize, memh: uct_mem_h) -> Vec<uct_iov_t> {
@@ -160,7 +150,7 @@ fn refused_am_zcopy_posts_nothing() {
     );
     // A NULL buffer with a length.
     assert_eq!(
-        post(4, 8, &[iov_entry(null_mut(), 10, memh)]),
+        post(4, 8, &[iov_entry(null_mut::<u8>(), 10, memh)]),
         UCS_ERR_INVALID_PARAM
     );
     // Nothing was posted: flush completes at once, nothing arrives.

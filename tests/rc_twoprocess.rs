@@ -260,7 +260,7 @@ fn two_processes() {
     for (i, b) in local.iter_mut().enumerate() {
         *b = (i * 7 % 256) as u8;
     }
-    let iov = [iov_entry(local.as_mut_ptr().cast(), BUF_LEN, local_memh)];
+    let iov = [iov_entry(local.as_mut_ptr(), BUF_LEN, local_memh)];
     let mut put_done = CountingCompletion::new(1);
     let status = put_zcopy(ep, &iov[..1], peer.buffer, peer.rkey, put_done.as_ptr());
     assert_eq!(status, UCS_INPROGRESS);

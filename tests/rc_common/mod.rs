@@ -433,6 +433,17 @@ impl Pair {
     }
 }
 
+/// The first 8 bytes of each message in `inbox`, as the u64 the sender
+/// put there (a sequence number), in arrival order.
+pub fn sequence(inbox: &Inbox) -> Vec<u64> {
+    inbox
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|m| u64::from_ne_bytes(m[..8].try_into().unwrap()))
+        .collect()
+}
+
 /// A leaked inbox for a handler argument.
 pub fn inbox() -> &'static Inbox {
     Box::leak(Box::new(Mutex::new(Vec::new())))

@@ -413,9 +413,9 @@ pub fn fd_readable(fd: i32, timeout: std::time::Duration) -> bool {
 
 /// One contiguous iov entry of `length` bytes at `buffer` (`memh` from its
 /// registration, or NULL where the op takes unregistered memory).
-pub fn iov_entry(buffer: *mut c_void, length: usize, memh: uct_mem_h) -> uct_iov_t {
+pub fn iov_entry<T>(buffer: *mut T, length: usize, memh: uct_mem_h) -> uct_iov_t {
     uct_iov_t {
-        buffer,
+        buffer: buffer.cast(),
         length,
         memh,
         stride: 0,
