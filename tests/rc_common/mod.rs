@@ -444,6 +444,48 @@ pub fn sequence(inbox: &Inbox) -> Vec<u64> {
         .collect()
 }
 
+/// Starts this test binary again as the other process of a two-process
+/// test: only its test `child_side`, with `role_env=1`, the two soft
+/// devices and `env`. Returns the child and the first line it prints that
+/// contains `prefix` (from `prefix` on: libtest may print "test child_side
+/// ... " in front of it), read by a thread so that a child that never
+/// answers fails the test after 30 s instead of hanging it.
+pub fn spawn_child(
+    role_env: &str,
+    env: &[(&str, String)],
+    prefix: &'static str,
+) -> (std::process::Child, String) {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let mut command = Command::new(std::env::current_exe().expect("test binary"));
+    command
+        .args(["--exact", "child_side", "--nocapture", "--test-threads=1"])
+        .env(role_env, "1")
+        .env("UCX_SOFT_HCA_DEVICES", "mlx5_0@127.0.0.1,mlx5_1@127.0.0.2")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().expect("start the child");
+    let child_out = BufReader::new(child.stdout.take().expect("stdout"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in child_out.lines().map_while(Result::ok) {
+            if let Some(at) = line.find(prefix) {
+                let _ = tx.send(line[at..].to_string());
+            }
+        }
+    });
+    match rx.recv_timeout(Duration::from_secs(30)) {
+        Ok(line) => (child, line),
+        Err(_) => {
+            let _ = child.kill();
+            panic!("the child sent no address");
+        }
+    }
+}
+
 /// A leaked inbox for a handler argument.
 pub fn inbox() -> &'static Inbox {
     Box::leak(Box::new(Mutex::new(Vec::new())))
