@@ -5,14 +5,13 @@
 //! refused input that posts nothing.
 
 mod rc_common;
-mod uct_safe;
 
 use std::ptr::null_mut;
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct_safe::*;
 
 /// Waits for `comp` to have been called once.
 fn wait_done(pair: &Pair, comp: &CountingCompletion) {

@@ -5,12 +5,11 @@
 //! own test binary, since the loss applies to the whole device.
 
 mod rc_common;
-mod uct_safe;
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct_safe::*;
 
 #[test]
 fn fetch_add_executes_once_per_op_under_loss() {

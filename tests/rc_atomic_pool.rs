@@ -5,17 +5,16 @@
 //! refused with `UCS_ERR_NO_RESOURCE` and runs from the pending queue.
 
 mod rc_common;
-mod uct_safe;
 
 use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct_safe::*;
 
 /// Posts fetch-adds of 1 on `ep` at `addr` (no progress, so nothing
 /// completes) until the transport refuses one; returns the refusal and the

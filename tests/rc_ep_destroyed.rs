@@ -8,18 +8,17 @@
 //! stays bounded under create/destroy churn; iface close frees it all.
 
 mod rc_common;
-mod uct_safe;
 
 use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::v2::*;
 use uct::core::tombstone::{is_dead_iface, EP_QUARANTINE};
-use uct_safe::*;
 
 /// User callbacks that must never run on a destroyed ep.
 static CALLBACKS: AtomicUsize = AtomicUsize::new(0);

@@ -3,19 +3,17 @@
 //! and query, and a dead link failing the ep with ENDPOINT_TIMEOUT.
 
 mod rc_common;
-mod uct_safe;
 
-use std::ffi::{c_uint, c_void};
-use std::ptr::{null, null_mut};
+use std::ffi::c_void;
+use std::ptr::null_mut;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::iface::*;
-use uct::api::md::*;
-use uct_safe::*;
 
 #[test]
 fn am_zcopy_header_and_iov_arrive_contiguous() {
@@ -42,19 +40,7 @@ fn am_zcopy_header_and_iov_arrive_contiguous() {
         },
     ];
     let mut comp = CountingCompletion::new(1);
-    // SAFETY: valid header, registered iov, live completion.
-    let status = unsafe {
-        uct_ep_am_zcopy(
-            pair.ep_a,
-            3,
-            header.as_ptr().cast(),
-            header.len() as c_uint,
-            iov.as_ptr(),
-            2,
-            0,
-            comp.as_ptr(),
-        )
-    };
+    let status = am_zcopy(pair.ep_a, 3, &header, &iov[..2], 0, comp.as_ptr());
     assert_eq!(status, UCS_INPROGRESS);
     assert!(pair.wait(|| comp.calls() == 1 && at_b.lock().unwrap().len() == 1));
     let got = at_b.lock().unwrap()[0].clone();
@@ -63,22 +49,10 @@ fn am_zcopy_header_and_iov_arrive_contiguous() {
     // Too long a header, too much data: refused.
     let max_hdr = pair.a.attr.cap.am.max_hdr;
     let long = vec![0u8; max_hdr + 1];
-    // SAFETY: valid buffers.
-    unsafe {
-        assert_eq!(
-            uct_ep_am_zcopy(
-                pair.ep_a,
-                3,
-                long.as_ptr().cast(),
-                long.len() as c_uint,
-                iov.as_ptr(),
-                2,
-                0,
-                null_mut()
-            ),
-            UCS_ERR_INVALID_PARAM
-        );
-    }
+    assert_eq!(
+        am_zcopy(pair.ep_a, 3, &long, &iov[..2], 0, null_mut()),
+        UCS_ERR_INVALID_PARAM
+    );
     assert_eq!(mem_dereg(pair.a.md, memh), UCS_OK);
     pair.close();
 }
@@ -98,11 +72,7 @@ fn blocking_wait_on_the_event_fd() {
     }
     assert!(fd >= 0);
     // Nothing pending: arming succeeds and the fd stays quiet.
-    // SAFETY: live iface.
-    assert_eq!(
-        unsafe { uct_iface_event_arm(pair.b.iface, UCT_EVENT_RECV) },
-        UCS_OK
-    );
+    assert_eq!(event_arm(pair.b.iface, UCT_EVENT_RECV), UCS_OK);
     assert!(!fd_readable(fd, Duration::from_millis(50)));
     // A message wakes the fd without b progressing (the device's service
     // thread delivers it).
@@ -112,17 +82,9 @@ fn blocking_wait_on_the_event_fd() {
         "event fd became readable"
     );
     // Arming again with the completion unread reports BUSY.
-    // SAFETY: live iface.
-    assert_eq!(
-        unsafe { uct_iface_event_arm(pair.b.iface, UCT_EVENT_RECV) },
-        UCS_ERR_BUSY
-    );
+    assert_eq!(event_arm(pair.b.iface, UCT_EVENT_RECV), UCS_ERR_BUSY);
     assert!(pair.wait(|| at_b.lock().unwrap().len() == 1));
-    // SAFETY: live iface.
-    assert_eq!(
-        unsafe { uct_iface_event_arm(pair.b.iface, UCT_EVENT_RECV) },
-        UCS_OK
-    );
+    assert_eq!(event_arm(pair.b.iface, UCT_EVENT_RECV), UCS_OK);
     pair.close();
 }
 
@@ -139,11 +101,8 @@ fn flush_with_completion_fence_and_iface_flush() {
         let status = put_short(pair.ep_a, &i.to_ne_bytes()[..8], base + 8 * i, rkey);
         assert_eq!(status, UCS_OK);
     }
-    // SAFETY: live ep.
-    assert_eq!(unsafe { uct_ep_fence(pair.ep_a, 0) }, UCS_OK);
-    // SAFETY: inside the registration.
-    let status =
-        unsafe { uct_ep_put_short(pair.ep_a, [0xffu8; 8].as_ptr().cast(), 8, base + 80, rkey) };
+    assert_eq!(ep_fence(pair.ep_a), UCS_OK);
+    let status = put_short(pair.ep_a, &[0xffu8; 8][..8], base + 80, rkey);
     assert_eq!(status, UCS_OK);
     let mut flushed = CountingCompletion::new(1);
     assert_eq!(ep_flush(pair.ep_a, 0, flushed.as_ptr()), UCS_INPROGRESS);
@@ -180,15 +139,9 @@ fn flush_with_completion_fence_and_iface_flush() {
     }
     assert_eq!(&target[..8], &[1u8; 8]);
     // ep_check of a connected ep.
-    // SAFETY: live ep.
-    unsafe {
-        assert_eq!(uct_ep_check(pair.ep_a, 0, null_mut()), UCS_OK);
-        assert_eq!(
-            uct_ep_check(pair.ep_a, 1, null_mut()),
-            UCS_ERR_INVALID_PARAM
-        );
-        assert_eq!(uct_md_mem_dereg(pair.b.md, memh), UCS_OK);
-    }
+    assert_eq!(ep_check(pair.ep_a, 0, null_mut()), UCS_OK);
+    assert_eq!(ep_check(pair.ep_a, 1, null_mut()), UCS_ERR_INVALID_PARAM);
+    assert_eq!(mem_dereg(pair.b.md, memh), UCS_OK);
     pair.close();
 }
 
@@ -233,53 +186,35 @@ fn pending_purge_returns_requests_in_order() {
 
 #[test]
 fn v2_reachability_and_query() {
-    use uct::api::v2::*;
     let pair = Pair::new();
     let dev_b = pair.b.device_address();
     // SAFETY: all-zero params are valid; fields set below.
     let mut params: uct_iface_is_reachable_params_t = unsafe { std::mem::zeroed() };
     params.field_mask = u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR);
     params.device_addr = dev_b.as_ptr().cast();
-    // SAFETY: valid params.
-    assert_eq!(
-        unsafe { uct_iface_is_reachable_v2(pair.a.iface, &params) },
-        1
-    );
+    assert_eq!(is_reachable_v2(pair.a.iface, &params), 1);
     let bad = [0u8; 7];
     params.device_addr = bad.as_ptr().cast();
-    // SAFETY: valid params.
-    assert_eq!(
-        unsafe { uct_iface_is_reachable_v2(pair.a.iface, &params) },
-        0
-    );
+    assert_eq!(is_reachable_v2(pair.a.iface, &params), 0);
 
     // SAFETY: all-zero attr; only the mask is read.
     let mut attr: uct_iface_attr_v2_t = unsafe { std::mem::zeroed() };
     attr.field_mask = UCT_IFACE_ATTR_FIELD_CAP_FLAGS;
-    // SAFETY: valid attr.
-    assert_eq!(
-        unsafe { uct_iface_query_v2(pair.a.iface, &mut attr) },
-        UCS_OK
-    );
+    assert_eq!(iface_query_v2(pair.a.iface, &mut attr), UCS_OK);
     assert_ne!(
         attr.cap.flags & UCT_IFACE_FLAG_V2_QUERY_TOKEN,
         0,
         "failover tokens are advertised (rc::failover)"
     );
     attr.field_mask = UCT_IFACE_ATTR_FIELD_TX_TOKEN_LENGTH;
-    // SAFETY: valid attr.
-    assert_eq!(
-        unsafe { uct_iface_query_v2(pair.a.iface, &mut attr) },
-        UCS_OK
-    );
+    assert_eq!(iface_query_v2(pair.a.iface, &mut attr), UCS_OK);
     assert!(attr.tx_token_length > 0);
 
     let addr_b = pair.b.ep_address(pair.ep_b);
     let mut connected: uct_ep_is_connected_params_t = unsafe { std::mem::zeroed() };
     connected.field_mask = u64::from(UCT_EP_IS_CONNECTED_FIELD_EP_ADDR);
     connected.ep_addr = addr_b.as_ptr().cast();
-    // SAFETY: valid params.
-    assert_eq!(unsafe { uct_ep_is_connected(pair.ep_a, &connected) }, 1);
+    assert_eq!(ep_is_connected(pair.ep_a, &connected), 1);
     pair.close();
 }
 
@@ -335,17 +270,11 @@ fn unanswered_peer_fails_the_ep_with_endpoint_timeout() {
         .filter(|&(ep, _)| ep == ep_a as usize)
         .collect();
     assert_eq!(mine, vec![(ep_a as usize, UCS_ERR_ENDPOINT_TIMEOUT)]);
-    // SAFETY: failed ep: posts and flush report its status.
-    unsafe {
-        assert_eq!(
-            uct_ep_am_short(ep_a, 0, 1, null(), 0),
-            UCS_ERR_ENDPOINT_TIMEOUT
-        );
-        assert_eq!(uct_ep_flush(ep_a, 0, null_mut()), UCS_ERR_ENDPOINT_TIMEOUT);
-        assert_eq!(uct_ep_check(ep_a, 0, null_mut()), UCS_ERR_ENDPOINT_TIMEOUT);
-        uct_ep_destroy(ep_a);
-        uct_ep_destroy(ep_b);
-    }
+    assert_eq!(am_short(ep_a, 0, 1, &[]), UCS_ERR_ENDPOINT_TIMEOUT);
+    assert_eq!(ep_flush(ep_a, 0, null_mut()), UCS_ERR_ENDPOINT_TIMEOUT);
+    assert_eq!(ep_check(ep_a, 0, null_mut()), UCS_ERR_ENDPOINT_TIMEOUT);
+    ep_destroy(ep_a);
+    ep_destroy(ep_b);
     a.close();
     b.close();
 }

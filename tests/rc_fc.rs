@@ -9,7 +9,6 @@
 
 mod failover_rc_common;
 mod rc_common;
-mod uct_safe;
 
 use std::ffi::{c_uint, c_void, CStr};
 use std::ptr::null_mut;
@@ -17,15 +16,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use failover_rc_common::*;
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct::api::iface::*;
 use uct::mlx5;
 use uct::rc::ep::{OpKind, PostSpec, RcEp};
 use uct::rc::fc::{FC_GRANT, FC_HARD_REQ, FC_PURE_GRANT, FC_SOFT_REQ};
 use uct::rc::iface::RcIface;
-use uct_safe::*;
 
 /// `uct_soft_hca_drop_next` acts on the whole device: tests that send
 /// traffic take this lock.
@@ -53,7 +51,7 @@ fn seq_of(message: &[u8]) -> u64 {
 }
 
 fn am_short(ep: uct_ep_h, seq: u64) -> ucs_status_t {
-    uct_safe::am_short(ep, AM_ID, seq, &[])
+    rc_common::uct_safe::am_short(ep, AM_ID, seq, &[])
 }
 
 /// A pending request that sends AM `seq` when dispatched.
@@ -106,16 +104,13 @@ unsafe extern "C" fn count_am(
 fn count_every_id(side: &Side) -> &'static AtomicUsize {
     let counter: &'static AtomicUsize = Box::leak(Box::new(AtomicUsize::new(0)));
     for id in 0..UCT_AM_ID_MAX as u8 {
-        // SAFETY: live iface; the counter is leaked.
-        let status = unsafe {
-            uct_iface_set_am_handler(
-                side.iface,
-                id,
-                Some(count_am),
-                counter as *const AtomicUsize as *mut c_void,
-                0,
-            )
-        };
+        let status = set_am_handler(
+            side.iface,
+            id,
+            Some(count_am),
+            counter as *const AtomicUsize as *mut c_void,
+            0,
+        );
         assert_eq!(status, UCS_OK);
     }
     counter

@@ -5,11 +5,10 @@
 //! loss applies to the whole device.
 
 mod rc_common;
-mod uct_safe;
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
-use uct_safe::*;
 
 const AM_ID: u8 = 4;
 
@@ -22,15 +21,6 @@ fn send_until_accepted(pair: &Pair, ep: uct_ep_h, seq: u64) {
         assert_eq!(status, UCS_ERR_NO_RESOURCE);
         pair.progress();
     }
-}
-
-fn sequence(inbox: &Inbox) -> Vec<u64> {
-    inbox
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|m| u64::from_ne_bytes(m[..8].try_into().unwrap()))
-        .collect()
 }
 
 #[test]

@@ -6,18 +6,16 @@
 //! without loss, then with 3 % of packets dropped by both devices.
 
 mod rc_common;
-mod uct_safe;
 
 use std::ffi::CStr;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::io::Write;
 use std::time::{Duration, Instant};
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::soft_hca::uct_soft_hca_loss_set;
-use uct_safe::*;
 
 const ROLE_ENV: &str = "RC_FC_TWOPROCESS_CHILD";
 const LOSS_ENV: &str = "RC_FC_TWOPROCESS_LOSS";
@@ -96,15 +94,6 @@ fn flush(side: &Side, ep: uct_ep_h) {
     });
 }
 
-fn sequence(inbox: &Inbox) -> Vec<u64> {
-    inbox
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|m| u64::from_ne_bytes(m[..8].try_into().unwrap()))
-        .collect()
-}
-
 fn set_loss(device: &CStr, ratio: f64) {
     // SAFETY: a NUL-terminated device name.
     assert_eq!(
@@ -161,28 +150,7 @@ fn child_side() {
 
 /// One parent run against a fresh child; `loss` on both devices.
 fn run(loss: f64) {
-    let mut child = Command::new(std::env::current_exe().expect("test binary"))
-        .args(["--exact", "child_side", "--nocapture", "--test-threads=1"])
-        .env(ROLE_ENV, "1")
-        .env(LOSS_ENV, loss.to_string())
-        .env("UCX_SOFT_HCA_DEVICES", "mlx5_0@127.0.0.1,mlx5_1@127.0.0.2")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start the child");
-    let child_out = BufReader::new(child.stdout.take().expect("stdout"));
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in child_out.lines().map_while(Result::ok) {
-            if let Some(at) = line.find(PREFIX) {
-                let _ = tx.send(line[at..].to_string());
-            }
-        }
-    });
-    let Ok(peer) = rx.recv_timeout(Duration::from_secs(30)) else {
-        let _ = child.kill();
-        panic!("the child sent no address");
-    };
+    let (mut child, peer) = spawn_child(ROLE_ENV, &[(LOSS_ENV, loss.to_string())], PREFIX);
     let side = Side::open_with(c"mlx5_0", c"mlx5_0:1", None, &SETTINGS);
     set_loss(c"mlx5_0", loss);
     let ep = side.create_ep();

@@ -9,7 +9,6 @@
 mod failover_rc_common;
 mod log_capture;
 mod rc_common;
-mod uct_safe;
 
 use std::ffi::c_uint;
 use std::ptr::{null, null_mut};
@@ -18,13 +17,13 @@ use std::time::Duration;
 
 use failover_rc_common::*;
 use log_capture::capture_logs;
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::iface::*;
 use uct::mlx5;
 use uct::rc::ep::{OpKind, RcEp};
-use uct_safe::*;
 
 /// `uct_soft_hca_drop_next` acts on the whole device.
 static TRAFFIC: Mutex<()> = Mutex::new(());
@@ -243,14 +242,8 @@ fn send_completion_event_wakes_a_sender_waiting_for_a_grant() {
         ep_flush(pair.ep_a, 0, null_mut()) == UCS_OK
     }));
     let mut fd = -1;
-    // SAFETY: live iface, valid out-pointer.
-    unsafe {
-        assert_eq!(uct_iface_event_fd_get(pair.a.iface, &mut fd), UCS_OK);
-        assert_eq!(
-            uct_iface_event_arm(pair.a.iface, UCT_EVENT_SEND_COMP),
-            UCS_OK
-        );
-    }
+    assert_eq!(event_fd_get(pair.a.iface, &mut fd), UCS_OK);
+    assert_eq!(event_arm(pair.a.iface, UCT_EVENT_SEND_COMP), UCS_OK);
     assert!(!fd_readable(fd, Duration::from_millis(50)));
     // b takes the AMs and grants: a's fd wakes for the grant.
     assert!(wait_for(|| {

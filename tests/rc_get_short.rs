@@ -8,17 +8,16 @@
 
 mod failover_rc_common;
 mod rc_common;
-mod uct_safe;
 
 use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::sync::Mutex;
 
 use failover_rc_common::*;
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct_safe::*;
 
 /// `uct_soft_hca_drop_next` acts on the whole device: tests that send
 /// traffic take this lock so the purge test's drops hit only its own ops.

@@ -4,14 +4,13 @@
 //! the loss applies to the whole device.
 
 mod rc_common;
-mod uct_safe;
 
 use std::ffi::c_void;
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct_safe::*;
 
 /// Posts with progress until the op is accepted.
 fn post_retrying(pair: &Pair, mut post: impl FnMut() -> ucs_status_t) -> ucs_status_t {
@@ -77,11 +76,7 @@ fn everything_arrives_once_and_in_order_under_loss() {
     let mut back = vec![0u8; target.len()];
     let (back_memh, _) = pair.a.register(back.as_mut_ptr(), back.len());
     let mut put_done = CountingCompletion::new(1);
-    let iov = [iov_entry(
-        source.as_mut_ptr().cast(),
-        source.len(),
-        source_memh,
-    )];
+    let iov = [iov_entry(source.as_mut_ptr(), source.len(), source_memh)];
     let status = put_zcopy(
         pair.ep_a,
         &iov[..1],
@@ -94,7 +89,7 @@ fn everything_arrives_once_and_in_order_under_loss() {
     assert_eq!(put_done.status(), UCS_OK);
     assert!(target == source, "put_zcopy data");
     let mut get_done = CountingCompletion::new(1);
-    let iov = [iov_entry(back.as_mut_ptr().cast(), back.len(), back_memh)];
+    let iov = [iov_entry(back.as_mut_ptr(), back.len(), back_memh)];
     let status = get_zcopy(
         pair.ep_a,
         &iov[..1],

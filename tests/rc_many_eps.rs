@@ -4,13 +4,12 @@
 //! reported and pending requests run once credits return.
 
 mod rc_common;
-mod uct_safe;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
-use uct_safe::*;
 
 const EPS: usize = 4;
 const PER_EP: u64 = 500;

@@ -5,25 +5,14 @@
 //! the most iov entries (get_short: `rc_get_short.rs`).
 
 mod rc_common;
-mod uct_safe;
 
 use std::ffi::c_uint;
 use std::ptr::null_mut;
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct_safe::*;
-
-fn iov_entry(buffer: *mut u8, length: usize, memh: uct_mem_h) -> uct_iov_t {
-    uct_iov_t {
-        buffer: buffer.cast(),
-        length,
-        memh,
-        stride: 0,
-        count: 1,
-    }
-}
 
 /// Splits `buffer` into `parts` iov entries of different lengths (some
 /// empty) covering it exactly.
@@ -161,7 +150,7 @@ fn refused_am_zcopy_posts_nothing() {
     );
     // A NULL buffer with a length.
     assert_eq!(
-        post(4, 8, &[iov_entry(null_mut(), 10, memh)]),
+        post(4, 8, &[iov_entry(null_mut::<u8>(), 10, memh)]),
         UCS_ERR_INVALID_PARAM
     );
     // Nothing was posted: flush completes at once, nothing arrives.

@@ -7,17 +7,16 @@
 //! transport takes the message from the CQE.
 
 mod rc_common;
-mod uct_safe;
 
 use std::ffi::{c_uint, c_void, CStr};
 use std::ptr::null_mut;
 use std::sync::Mutex;
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::iface::*;
 use uct::hca::soft::SoftDevice;
-use uct_safe::*;
 
 const AM_ID: u8 = 6;
 
@@ -76,14 +75,14 @@ fn am_short_message(header: u64, data: &[u8]) -> Vec<u8> {
 }
 
 fn am_short(pair: &Pair, ep: uct_ep_h, header: u64, data: &[u8]) {
-    let status = pair.post_retrying(|| uct_safe::am_short(ep, AM_ID, header, data));
+    let status = pair.post_retrying(|| rc_common::uct_safe::am_short(ep, AM_ID, header, data));
     assert_eq!(status, UCS_OK);
 }
 
 fn am_bcopy(pair: &Pair, ep: uct_ep_h, data: &[u8]) {
     let data = data.to_vec();
     let status = pair.post_retrying(|| {
-        let sent = uct_safe::am_bcopy(ep, AM_ID, &data, 0);
+        let sent = rc_common::uct_safe::am_bcopy(ep, AM_ID, &data, 0);
         if sent >= 0 {
             assert_eq!(sent as usize, data.len());
             UCS_OK

@@ -4,18 +4,17 @@
 //! completions counted, NO_RESOURCE then pending, flush, errors.
 
 mod rc_common;
-mod uct_safe;
 
 use std::ffi::{c_uint, c_void};
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::iface::*;
-use uct_safe::*;
 
 #[test]
 fn query_reports_limits_and_working_ops() {
@@ -180,11 +179,7 @@ fn am_short_iov_and_bcopy_round_trip() {
         }
     }
     assert!(pair.wait(|| at_b.lock().unwrap().len() == 52));
-    let seqs: Vec<u64> = at_b.lock().unwrap()[2..]
-        .iter()
-        .map(|m| u64::from_ne_bytes(m[..8].try_into().unwrap()))
-        .collect();
-    assert_eq!(seqs, (0..50).collect::<Vec<u64>>());
+    assert_eq!(sequence(at_b)[2..], (0..50).collect::<Vec<u64>>());
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
     assert_eq!(pair.flush(pair.ep_b), UCS_OK);
     pair.close();
@@ -271,7 +266,7 @@ fn put_then_get_with_data_checked_and_completions_counted() {
     let mut source: Vec<u8> = (0..20000u32).map(|i| (i * 13 % 256) as u8).collect();
     let (source_memh, _) = pair.a.register(source.as_mut_ptr(), source.len());
     let iov = [
-        iov_entry(source.as_mut_ptr().cast(), 12000, source_memh),
+        iov_entry(source.as_mut_ptr(), 12000, source_memh),
         uct_iov_t {
             // SAFETY: inside `source`.
             buffer: unsafe { source.as_mut_ptr().add(12000) }.cast(),
@@ -524,7 +519,7 @@ fn remote_access_error_fails_the_ep_once() {
         (0..3).map(|_| CountingCompletion::new(1)).collect();
     let mut source = vec![1u8; 64];
     let (source_memh, _) = pair.a.register(source.as_mut_ptr(), 64);
-    let iov = [iov_entry(source.as_mut_ptr().cast(), 64, source_memh)];
+    let iov = [iov_entry(source.as_mut_ptr(), 64, source_memh)];
     let base = target.as_ptr() as u64;
     assert_eq!(
         put_zcopy(pair.ep_a, &iov[..1], base, rkey, comps[0].as_ptr()),

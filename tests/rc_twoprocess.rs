@@ -5,20 +5,18 @@
 //! reports what it received, and both sides check the data.
 
 mod rc_common;
-mod uct_safe;
 
 use std::ffi::c_void;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::io::Write;
 use std::ptr::null_mut;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::iface::*;
-use uct_safe::*;
 
 const ROLE_ENV: &str = "RC_TWOPROCESS_CHILD";
 const PREFIX: &str = "RCTEST";
@@ -176,33 +174,8 @@ fn child_side() {
 #[test]
 fn two_processes() {
     setup();
-    let mut child = Command::new(std::env::current_exe().expect("test binary"))
-        .args(["--exact", "child_side", "--nocapture", "--test-threads=1"])
-        .env(ROLE_ENV, "1")
-        .env("UCX_SOFT_HCA_DEVICES", "mlx5_0@127.0.0.1,mlx5_1@127.0.0.2")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start the child");
-    // The child's address line, read by a thread so that a child that
-    // never answers fails the test instead of hanging it. libtest may print
-    // "test child_side ... " in front of it on the same line.
-    let child_out = BufReader::new(child.stdout.take().expect("stdout"));
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in child_out.lines().map_while(Result::ok) {
-            if let Some(at) = line.find(PREFIX) {
-                let _ = tx.send(line[at..].to_string());
-            }
-        }
-    });
-    let peer = match rx.recv_timeout(Duration::from_secs(30)) {
-        Ok(line) => parse_peer(&line),
-        Err(_) => {
-            let _ = child.kill();
-            panic!("the child sent no address");
-        }
-    };
+    let (mut child, line) = spawn_child(ROLE_ENV, &[], PREFIX);
+    let peer = parse_peer(&line);
 
     let side = Side::open(c"mlx5_0", c"mlx5_0:1", None);
     let ep = side.create_ep();
@@ -217,17 +190,7 @@ fn two_processes() {
     .expect("send address");
     connect(ep, &peer);
     let reports = inbox();
-    // SAFETY: live iface, leaked inbox.
-    unsafe {
-        let status = uct_iface_set_am_handler(
-            side.iface,
-            AM_REPORT,
-            Some(collect_am),
-            reports as *const Mutex<_> as *mut c_void,
-            0,
-        );
-        assert_eq!(status, UCS_OK);
-    }
+    side.collect_am_into(AM_REPORT, reports);
 
     // AMs: short ones with a sequence number and a payload, then bcopy.
     let mut sent: Vec<Vec<u8>> = Vec::new();
@@ -237,18 +200,8 @@ fn two_processes() {
         sent.push([seq.to_ne_bytes().to_vec(), payload].concat());
     }
     let big: Vec<u8> = (0..7000u32).map(|i| (i % 251) as u8).collect();
-    unsafe extern "C" fn pack(dest: *mut c_void, arg: *mut c_void) -> usize {
-        // SAFETY: arg is the Vec; dest holds max_bcopy bytes.
-        unsafe {
-            let src = &*(arg as *const Vec<u8>);
-            std::ptr::copy_nonoverlapping(src.as_ptr(), dest as *mut u8, src.len());
-            src.len()
-        }
-    }
     loop {
-        // SAFETY: valid pack callback and argument.
-        let n =
-            unsafe { uct_ep_am_bcopy(ep, AM_DATA, Some(pack), &big as *const _ as *mut c_void, 0) };
+        let n = am_bcopy(ep, AM_DATA, &big, 0);
         if n == 7000 {
             break;
         }
@@ -261,7 +214,7 @@ fn two_processes() {
     for (i, b) in local.iter_mut().enumerate() {
         *b = (i * 7 % 256) as u8;
     }
-    let iov = [iov_entry(local.as_mut_ptr().cast(), BUF_LEN, local_memh)];
+    let iov = [iov_entry(local.as_mut_ptr(), BUF_LEN, local_memh)];
     let mut put_done = CountingCompletion::new(1);
     let status = put_zcopy(ep, &iov[..1], peer.buffer, peer.rkey, put_done.as_ptr());
     assert_eq!(status, UCS_INPROGRESS);

@@ -3,6 +3,11 @@
 //! connected ep pair, driven through the C entry points.
 #![allow(dead_code)]
 
+// The safe layer over the C API, for the helpers below and for the tests
+// that use this module (`use rc_common::uct_safe::*`).
+#[path = "../uct_safe/mod.rs"]
+pub mod uct_safe;
+
 use std::ffi::{c_uint, c_void, CStr};
 use std::ptr::{null, null_mut};
 use std::sync::{Mutex, Once};
@@ -16,6 +21,7 @@ use uct::api::iface::*;
 use uct::api::md::*;
 use uct::api::worker::*;
 pub use uct::rc::pool::BufferClass;
+use uct_safe::*;
 
 pub fn setup() {
     static SETUP: Once = Once::new();
@@ -407,8 +413,7 @@ impl Pair {
     pub fn flush(&self, ep: uct_ep_h) -> ucs_status_t {
         let start = Instant::now();
         loop {
-            // SAFETY: live ep; no completion.
-            let status = unsafe { uct_ep_flush(ep, 0, null_mut()) };
+            let status = ep_flush(ep, 0, null_mut());
             if status != UCS_INPROGRESS && status != UCS_ERR_NO_RESOURCE {
                 return status;
             }
@@ -421,13 +426,63 @@ impl Pair {
     }
 
     pub fn close(self) {
-        // SAFETY: live eps, destroyed once before their ifaces.
-        unsafe {
-            uct_ep_destroy(self.ep_a);
-            uct_ep_destroy(self.ep_b);
-        }
+        ep_destroy(self.ep_a);
+        ep_destroy(self.ep_b);
         self.a.close();
         self.b.close();
+    }
+}
+
+/// The first 8 bytes of each message in `inbox`, as the u64 the sender
+/// put there (a sequence number), in arrival order.
+pub fn sequence(inbox: &Inbox) -> Vec<u64> {
+    inbox
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|m| u64::from_ne_bytes(m[..8].try_into().unwrap()))
+        .collect()
+}
+
+/// Starts this test binary again as the other process of a two-process
+/// test: only its test `child_side`, with `role_env=1`, the two soft
+/// devices and `env`. Returns the child and the first line it prints that
+/// contains `prefix` (from `prefix` on: libtest may print "test child_side
+/// ... " in front of it), read by a thread so that a child that never
+/// answers fails the test after 30 s instead of hanging it.
+pub fn spawn_child(
+    role_env: &str,
+    env: &[(&str, String)],
+    prefix: &'static str,
+) -> (std::process::Child, String) {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let mut command = Command::new(std::env::current_exe().expect("test binary"));
+    command
+        .args(["--exact", "child_side", "--nocapture", "--test-threads=1"])
+        .env(role_env, "1")
+        .env("UCX_SOFT_HCA_DEVICES", "mlx5_0@127.0.0.1,mlx5_1@127.0.0.2")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().expect("start the child");
+    let child_out = BufReader::new(child.stdout.take().expect("stdout"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in child_out.lines().map_while(Result::ok) {
+            if let Some(at) = line.find(prefix) {
+                let _ = tx.send(line[at..].to_string());
+            }
+        }
+    });
+    match rx.recv_timeout(Duration::from_secs(30)) {
+        Ok(line) => (child, line),
+        Err(_) => {
+            let _ = child.kill();
+            panic!("the child sent no address");
+        }
     }
 }
 
@@ -471,19 +526,16 @@ impl CountingCompletion {
     /// Calls so far. Read volatile: the library writes through the pointer
     /// handed out by `as_ptr`, behind the compiler's back.
     pub fn calls(&self) -> u32 {
-        // SAFETY: a valid, aligned field of self.
-        unsafe { std::ptr::read_volatile(&self.calls) }
+        read_volatile(&self.calls)
     }
 
     /// Status at the last call.
     pub fn status(&self) -> ucs_status_t {
-        // SAFETY: as above.
-        unsafe { std::ptr::read_volatile(&self.last_status) }
+        read_volatile(&self.last_status)
     }
 
     /// The remaining count.
     pub fn count(&self) -> i32 {
-        // SAFETY: as above.
-        unsafe { std::ptr::read_volatile(&self.comp.count) }
+        read_volatile(&self.comp.count)
     }
 }

@@ -21,6 +21,7 @@ use uct::api::ep::*;
 use uct::api::iface::*;
 use uct::api::md::*;
 use uct::api::soft_hca::*;
+use uct::api::v2::*;
 
 // ------------------------------------------------------------------ AM --
 
@@ -302,6 +303,57 @@ pub fn iface_progress(iface: uct_iface_h) -> c_uint {
     unsafe { uct_iface_progress(iface) }
 }
 
+/// `uct_ep_check`.
+pub fn ep_check(ep: uct_ep_h, flags: c_uint, comp: *mut uct_completion_t) -> ucs_status_t {
+    // SAFETY: a live ep; `comp` (if any) outlives the check.
+    unsafe { uct_ep_check(ep, flags, comp) }
+}
+
+/// `uct_ep_is_connected` with `params` (their address fields point at
+/// buffers the caller holds).
+pub fn ep_is_connected(ep: uct_ep_h, params: &uct_ep_is_connected_params_t) -> i32 {
+    // SAFETY: a live ep; valid params.
+    unsafe { uct_ep_is_connected(ep, params) }
+}
+
+// --------------------------------------------------------------- iface --
+
+/// `uct_iface_query`: the attributes, or the status.
+pub fn iface_query(iface: uct_iface_h) -> Result<uct_iface_attr_t, ucs_status_t> {
+    // SAFETY: all-zero is a valid uct_iface_attr_t (integers and arrays).
+    let mut attr: uct_iface_attr_t = unsafe { std::mem::zeroed() };
+    // SAFETY: a live iface, a writable attr.
+    match unsafe { uct_iface_query(iface, &mut attr) } {
+        UCS_OK => Ok(attr),
+        status => Err(status),
+    }
+}
+
+/// `uct_iface_query_v2` into `attr` (its field mask set by the caller; its
+/// token pointers, if asked for, point at buffers the caller holds).
+pub fn iface_query_v2(iface: uct_iface_h, attr: &mut uct_iface_attr_v2_t) -> ucs_status_t {
+    // SAFETY: a live iface; valid attr.
+    unsafe { uct_iface_query_v2(iface, attr) }
+}
+
+/// `uct_iface_is_reachable_v2` with `params`.
+pub fn is_reachable_v2(iface: uct_iface_h, params: &uct_iface_is_reachable_params_t) -> i32 {
+    // SAFETY: a live iface; valid params.
+    unsafe { uct_iface_is_reachable_v2(iface, params) }
+}
+
+/// `uct_iface_event_fd_get` into `fd`.
+pub fn event_fd_get(iface: uct_iface_h, fd: &mut i32) -> ucs_status_t {
+    // SAFETY: a live iface; a writable int.
+    unsafe { uct_iface_event_fd_get(iface, fd) }
+}
+
+/// `uct_iface_event_arm` for `events`.
+pub fn event_arm(iface: uct_iface_h, events: c_uint) -> ucs_status_t {
+    // SAFETY: a live iface.
+    unsafe { uct_iface_event_arm(iface, events) }
+}
+
 // ------------------------------------------------------------------ md --
 
 /// `uct_md_mem_dereg`.
@@ -361,9 +413,9 @@ pub fn fd_readable(fd: i32, timeout: std::time::Duration) -> bool {
 
 /// One contiguous iov entry of `length` bytes at `buffer` (`memh` from its
 /// registration, or NULL where the op takes unregistered memory).
-pub fn iov_entry(buffer: *mut c_void, length: usize, memh: uct_mem_h) -> uct_iov_t {
+pub fn iov_entry<T>(buffer: *mut T, length: usize, memh: uct_mem_h) -> uct_iov_t {
     uct_iov_t {
-        buffer,
+        buffer: buffer.cast(),
         length,
         memh,
         stride: 0,
