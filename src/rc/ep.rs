@@ -307,6 +307,11 @@ pub struct RcEp {
     pub failover: crate::failover::EpFailover,
     /// AM flow control ([`crate::rc::fc`]).
     pub fc: EpFc,
+    /// QPs this ep used before a purge gave it a new one
+    /// ([`RcEp::renew_qp`]), kept (in error) until the ep is destroyed, as
+    /// an ep's only QP would have been: destroying a QP mid-run could
+    /// strand a receive it had taken from the shared SRQ.
+    retired_qps: Vec<Qp>,
 }
 
 /// What [`RcEp::post`] needs besides the segments.
@@ -454,6 +459,7 @@ impl RcEp {
             failed_post_logged: std::cell::Cell::new(false),
             failover: crate::failover::EpFailover::default(),
             fc: EpFc::new(&state.fc),
+            retired_qps: Vec::new(),
         };
         Ok(ep)
     }
@@ -567,8 +573,8 @@ impl RcEp {
     /// After a purge: a new QP replaces the failed one, and the ep is as
     /// new (not connected, nothing held, its address changed), ready for
     /// `uct_ep_connect_to_ep` to a fresh peer. Completions still due for
-    /// the old QP find no ep and are dropped, so they cannot be taken for
-    /// the new connection's. Pending requests stay (the caller purges
+    /// the old QP (kept until the ep is destroyed) find no ep and are
+    /// dropped, so they cannot be taken for the new connection's. Pending requests stay (the caller purges
     /// them); `uct_ep_failover_enable` stays armed.
     ///
     /// # Safety
@@ -583,7 +589,7 @@ impl RcEp {
         let (tx, initial_psn) = TxRing::for_qp(&qp, state);
         let old_qpn = self.qpn();
         state.eps.remove(&old_qpn);
-        self.qp = qp;
+        self.retired_qps.push(std::mem::replace(&mut self.qp, qp));
         self.tx = tx;
         self.initial_psn = initial_psn;
         self.remote = None;
