@@ -309,8 +309,10 @@ pub struct RcEp {
     pub fc: EpFc,
     /// QPs this ep used before a purge gave it a new one
     /// ([`RcEp::renew_qp`]), kept (in error) until the ep is destroyed, as
-    /// an ep's only QP would have been: destroying a QP mid-run could
-    /// strand a receive it had taken from the shared SRQ.
+    /// the failed QP always was: destroying it at purge time made the
+    /// two-process failover stress hang about once in 300 trials (not
+    /// understood yet; a receive it had taken from the shared SRQ is the
+    /// suspect).
     retired_qps: Vec<Qp>,
 }
 
@@ -574,8 +576,9 @@ impl RcEp {
     /// new (not connected, nothing held, its address changed), ready for
     /// `uct_ep_connect_to_ep` to a fresh peer. Completions still due for
     /// the old QP (kept until the ep is destroyed) find no ep and are
-    /// dropped, so they cannot be taken for the new connection's. Pending requests stay (the caller purges
-    /// them); `uct_ep_failover_enable` stays armed.
+    /// dropped, so they cannot be taken for the new connection's. Pending
+    /// requests stay (the caller purges them); `uct_ep_failover_enable`
+    /// stays armed.
     ///
     /// # Safety
     /// `self` is the ep `self_ptr` of the iface whose state is `state`.
