@@ -180,13 +180,13 @@ fn purge_refuses_bad_parameters_and_eps_that_hold_nothing() {
     // `arg` is optional; the ep was invalidated with NO_COMPLETIONS.
     assert_eq!(purge_raw(pair.ep_a, &good), UCS_OK);
     // Again: nothing left, UCS_OK, no callback (upstream's rule).
-    let calls: &'static AtomicUsize = Box::leak(Box::new(AtomicUsize::new(0)));
+    let calls = AtomicUsize::new(0);
     assert_eq!(
         purge(
             pair.ep_a,
             &rx,
             count_op,
-            calls as *const AtomicUsize as *mut c_void
+            &calls as *const AtomicUsize as *mut c_void
         ),
         UCS_OK
     );

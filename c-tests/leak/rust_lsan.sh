@@ -12,7 +12,7 @@ set -u -o pipefail
 
 src=${1:?usage: rust_lsan.sh <source dir> <cargo target dir>}
 target_dir=${2:?usage: rust_lsan.sh <source dir> <cargo target dir>}
-readonly TESTS=(failover_purge failover_rc_checks failover_rc failover_engine rc_ep_destroyed)
+readonly TESTS=(failover_purge failover_rc_checks failover_rc failover_upstream failover_engine rc_ep_destroyed)
 readonly TRIPLE=x86_64-unknown-linux-gnu
 
 if ! cargo +nightly --version >/dev/null 2>&1; then

@@ -307,6 +307,13 @@ pub struct RcEp {
     pub failover: crate::failover::EpFailover,
     /// AM flow control ([`crate::rc::fc`]).
     pub fc: EpFc,
+    /// QPs this ep used before a purge gave it a new one
+    /// ([`RcEp::renew_qp`]), kept (in error) until the ep is destroyed, as
+    /// the failed QP always was: destroying it at purge time made the
+    /// two-process failover stress hang about once in 300 trials (not
+    /// understood yet; a receive it had taken from the shared SRQ is the
+    /// suspect).
+    retired_qps: Vec<Qp>,
 }
 
 /// What [`RcEp::post`] needs besides the segments.
@@ -454,6 +461,7 @@ impl RcEp {
             failed_post_logged: std::cell::Cell::new(false),
             failover: crate::failover::EpFailover::default(),
             fc: EpFc::new(&state.fc),
+            retired_qps: Vec::new(),
         };
         Ok(ep)
     }
@@ -567,9 +575,10 @@ impl RcEp {
     /// After a purge: a new QP replaces the failed one, and the ep is as
     /// new (not connected, nothing held, its address changed), ready for
     /// `uct_ep_connect_to_ep` to a fresh peer. Completions still due for
-    /// the old QP find no ep and are dropped, so they cannot be taken for
-    /// the new connection's. Pending requests stay (the caller purges
-    /// them); `uct_ep_failover_enable` stays armed.
+    /// the old QP (kept until the ep is destroyed) find no ep and are
+    /// dropped, so they cannot be taken for the new connection's. Pending
+    /// requests stay (the caller purges them); `uct_ep_failover_enable`
+    /// stays armed.
     ///
     /// # Safety
     /// `self` is the ep `self_ptr` of the iface whose state is `state`.
@@ -583,7 +592,7 @@ impl RcEp {
         let (tx, initial_psn) = TxRing::for_qp(&qp, state);
         let old_qpn = self.qpn();
         state.eps.remove(&old_qpn);
-        self.qp = qp;
+        self.retired_qps.push(std::mem::replace(&mut self.qp, qp));
         self.tx = tx;
         self.initial_psn = initial_psn;
         self.remote = None;
