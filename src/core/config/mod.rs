@@ -20,7 +20,7 @@ pub mod value;
 pub use env::{Env, MapEnv, ProcessEnv};
 pub use handle::{iface_config_from_handle, md_config_from_handle};
 pub use table::{Config, ConfigTable};
-pub use typed::{IbMdConfig, RcMlx5IfaceConfig, SoftHcaConfig, SoftHcaMode};
+pub use typed::{IbMdConfig, RcMlx5IfaceConfig, SoftHcaConfig, SoftHcaMode, SoftHcaWire};
 pub use unused::warn_misspelled_env_vars_once;
 pub use value::{MemUnits, SoftDeviceSpec, Ternary, TimeUnits, Ulunits};
 

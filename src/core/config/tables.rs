@@ -503,6 +503,9 @@ pub static RC_MLX5_IFACE_CONFIG: ConfigTable = ConfigTable {
 /// Soft HCA mode names.
 pub const SOFT_HCA_MODE_NAMES: &[&str] = &["auto", "yes", "no"];
 
+/// Soft HCA wire names.
+pub const SOFT_HCA_WIRE_NAMES: &[&str] = &["auto", "udp"];
+
 /// Our own variables for the software HCA (no UCX counterpart).
 static SOFT_HCA_FIELDS: &[Field] = &[
     value(
@@ -528,6 +531,12 @@ static SOFT_HCA_FIELDS: &[Field] = &[
         "auto",
         "Seed of the software HCA's packet drop decisions, for reproducible lossy\nruns; 'auto' picks a random one.",
         Kind::Ulunits,
+    ),
+    value(
+        "SOFT_HCA_WIRE",
+        "auto",
+        "How the software HCA carries its RoCEv2 datagrams: 'auto' through shared\nmemory to devices on this host (same network namespace) and UDP to the\nothers, 'udp' always over UDP.",
+        Kind::Enum(SOFT_HCA_WIRE_NAMES),
     ),
 ];
 

@@ -415,9 +415,19 @@ pub enum SoftHcaMode {
     No,
 }
 
+/// How soft devices carry datagrams (`UCX_SOFT_HCA_WIRE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SoftHcaWire {
+    /// Shared memory to devices on this host, UDP to the others.
+    Auto,
+    /// UDP only.
+    Udp,
+}
+
 /// `UCX_SOFT_HCA*`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SoftHcaConfig {
+    pub wire: SoftHcaWire,
     pub mode: SoftHcaMode,
     pub devices: Vec<SoftDeviceSpec>,
     /// Fraction of packets dropped, 0..=1.
@@ -439,6 +449,10 @@ impl SoftHcaConfig {
             _ => return r.mismatch("SOFT_HCA_DEVICES"),
         };
         Ok(SoftHcaConfig {
+            wire: match r.enum_index("SOFT_HCA_WIRE")? {
+                1 => SoftHcaWire::Udp,
+                _ => SoftHcaWire::Auto,
+            },
             mode,
             devices,
             loss: r.double("SOFT_HCA_LOSS")?,

@@ -10,7 +10,10 @@ use std::mem::MaybeUninit;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::fd::RawFd;
 
+use std::sync::Arc;
+
 use super::link::{Link, MAX_DATAGRAM};
+use super::shm::PeerRing;
 
 /// Datagrams one `sendmmsg` carries at most.
 pub(crate) const TX_BATCH: usize = 64;
@@ -30,18 +33,49 @@ impl Tx<'_> {
     }
 }
 
+/// The shared-memory rings of peers on this host, by UDP address (`None`:
+/// the address has none, it is reached over UDP).
+#[derive(Default)]
+pub(crate) struct ShmPeers {
+    known: Vec<(SocketAddrV4, Option<Arc<PeerRing>>)>,
+}
+
+impl ShmPeers {
+    /// The ring of the device at `to`, looked up (and remembered) the first
+    /// time.
+    pub fn ring_for(&mut self, to: SocketAddrV4) -> Option<&PeerRing> {
+        let index = match self.known.iter().position(|(addr, _)| *addr == to) {
+            Some(index) => index,
+            None => {
+                self.known.push((to, PeerRing::open(to)));
+                self.known.len() - 1
+            }
+        };
+        self.known[index].1.as_deref()
+    }
+
+    /// The device at `to` closed its ring: look again next time (another
+    /// device may get its address).
+    pub fn forget(&mut self, to: SocketAddrV4) {
+        self.known.retain(|(addr, _)| *addr != to);
+    }
+}
+
 /// Datagrams built and waiting for the next flush.
 pub(crate) struct TxBatch {
     buf: Box<[u8]>,
     /// Length and destination of each built datagram, in slot order.
     queued: Vec<(usize, SocketAddrV4)>,
+    /// Same-host peers' rings, when the shared-memory wire is on.
+    pub shm: Option<ShmPeers>,
 }
 
 impl TxBatch {
-    pub fn new() -> TxBatch {
+    pub fn new(shm: bool) -> TxBatch {
         TxBatch {
             buf: vec![0u8; TX_BATCH * MAX_DATAGRAM].into_boxed_slice(),
             queued: Vec::with_capacity(TX_BATCH),
+            shm: shm.then(ShmPeers::default),
         }
     }
 
@@ -51,10 +85,6 @@ impl TxBatch {
 
     pub fn is_empty(&self) -> bool {
         self.queued.is_empty()
-    }
-
-    pub fn len(&self) -> usize {
-        self.queued.len()
     }
 
     /// The free slot the next datagram is built in (the batch is not full).
@@ -69,15 +99,46 @@ impl TxBatch {
         self.queued.push((len.min(MAX_DATAGRAM), to));
     }
 
-    /// Datagram `index` and its destination.
-    pub fn get(&self, index: usize) -> (&[u8], SocketAddrV4) {
-        let (len, to) = self.queued[index];
-        let start = index * MAX_DATAGRAM;
-        (&self.buf[start..start + len], to)
+    /// Every datagram (by index) and the peer rings, borrowed together.
+    pub fn parts(&mut self) -> (TxView<'_>, Option<&mut ShmPeers>) {
+        (
+            TxView {
+                buf: &self.buf,
+                queued: &self.queued,
+            },
+            self.shm.as_mut(),
+        )
     }
 
     pub fn clear(&mut self) {
         self.queued.clear();
+    }
+}
+
+fn datagram_at<'a>(
+    buf: &'a [u8],
+    queued: &[(usize, SocketAddrV4)],
+    index: usize,
+) -> (&'a [u8], SocketAddrV4) {
+    let (len, to) = queued[index];
+    let start = index * MAX_DATAGRAM;
+    (&buf[start..start + len], to)
+}
+
+/// The datagrams of a [`TxBatch`], read-only.
+#[derive(Clone, Copy)]
+pub(crate) struct TxView<'a> {
+    buf: &'a [u8],
+    queued: &'a [(usize, SocketAddrV4)],
+}
+
+impl<'a> TxView<'a> {
+    pub fn len(&self) -> usize {
+        self.queued.len()
+    }
+
+    pub fn get(&self, index: usize) -> (&'a [u8], SocketAddrV4) {
+        datagram_at(self.buf, self.queued, index)
     }
 }
 
@@ -122,11 +183,12 @@ fn addr_of(raw: &libc::sockaddr_in) -> Option<SocketAddrV4> {
     })
 }
 
-/// Sends datagrams `first..` of `batch` with `sendmmsg`. Returns how many
-/// the kernel took (from `first` on) or the error of the first one it
-/// refused; the caller decides about that one and calls again for the rest.
-pub(crate) fn send_batch(fd: RawFd, batch: &TxBatch, first: usize) -> io::Result<usize> {
-    let count = batch.len().saturating_sub(first).min(TX_BATCH);
+/// Sends the datagrams of `batch` named by `indexes` with `sendmmsg`.
+/// Returns how many the kernel took (from the first on) or the error of the
+/// first one it refused; the caller decides about that one and calls again
+/// for the rest.
+pub(crate) fn send_batch(fd: RawFd, batch: TxView<'_>, indexes: &[u8]) -> io::Result<usize> {
+    let count = indexes.len().min(TX_BATCH);
     if count == 0 {
         return Ok(0);
     }
@@ -138,7 +200,7 @@ pub(crate) fn send_batch(fd: RawFd, batch: &TxBatch, first: usize) -> io::Result
     // SAFETY: mmsghdr is plain old data; all-zero is a valid (empty) value.
     let mut msgs: [libc::mmsghdr; TX_BATCH] = unsafe { MaybeUninit::zeroed().assume_init() };
     for i in 0..count {
-        let (datagram, to) = batch.get(first + i);
+        let (datagram, to) = batch.get(usize::from(indexes[i]));
         addrs[i] = sockaddr_of(to);
         iovs[i] = libc::iovec {
             // The kernel only reads through it (sendmmsg).
@@ -244,13 +306,17 @@ mod tests {
         let std::net::SocketAddr::V4(from) = a.local_addr().expect("addr") else {
             panic!("v4")
         };
-        let mut tx = TxBatch::new();
+        let mut tx = TxBatch::new(false);
         for i in 0..10u8 {
             let slot = tx.slot();
             slot[..3].copy_from_slice(&[i, i, i]);
             tx.commit(1 + usize::from(i % 3), to);
         }
-        assert_eq!(send_batch(a.as_raw_fd(), &tx, 0).expect("send"), 10);
+        let all: Vec<u8> = (0..10).collect();
+        assert_eq!(
+            send_batch(a.as_raw_fd(), tx.parts().0, &all).expect("send"),
+            10
+        );
         let mut rx = RxBatch::new();
         let mut seen = Vec::new();
         for _ in 0..200 {

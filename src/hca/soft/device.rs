@@ -17,16 +17,28 @@ use std::time::Duration;
 
 use super::batch::{RxBatch, Tx, TxBatch, RX_BATCH};
 use super::engine::Instant;
-use super::link::{bump, Link};
+use super::link::{bump, Link, MAX_DATAGRAM};
 use super::memory::MrTable;
 use super::os::{poll_readable, EventFd};
 use super::qp::QpContext;
 use super::registry::Faults;
+use super::shm::{InboundRing, WAKE_BYTE};
 use crate::abi::ucs_status::Status;
+use crate::core::config::SoftHcaWire;
 
 /// How long after the caller's last progress call the service thread leaves
 /// the socket to the caller.
 const CALLER_ACTIVE_NANOS: u64 = 1_000_000;
+
+/// After a datagram arrived by UDP, the caller's progress reads the socket
+/// at every pass for this long.
+const UDP_BUSY_NANOS: u64 = 10_000_000;
+
+/// With the shared-memory wire on and no UDP traffic, how often the
+/// caller's progress still reads the socket (a peer on another host, or one
+/// with `UCX_SOFT_HCA_WIRE=udp`, starts sending): its first datagram waits
+/// at most this long.
+const SOCKET_IDLE_READ_NANOS: u64 = 50_000;
 
 /// "No timer pending" in the deadline atomics.
 pub(crate) const NO_DEADLINE: u64 = u64::MAX;
@@ -56,6 +68,8 @@ pub(crate) struct Core {
     /// The service thread sleeps watching the socket, not the caller:
     /// a doorbell must wake it.
     service_watching: AtomicBool,
+    /// The shared-memory ring same-host peers send into (`None`: UDP only).
+    inbound: Option<InboundRing>,
     state: Mutex<State>,
 }
 
@@ -79,6 +93,13 @@ pub(crate) struct State {
     /// The rung QPs being taken (swapped with `Core::rung`, so that neither
     /// allocates once grown).
     rung_taken: Vec<u32>,
+    /// A datagram taken from the shared-memory ring.
+    shm_buf: Box<[u8]>,
+    /// When the caller's progress last read the socket, and until when it
+    /// reads it at every pass (a datagram came by UDP recently); see
+    /// [`Core::socket_due`].
+    socket_read_at: u64,
+    udp_busy_until: u64,
 }
 
 impl Core {
@@ -194,12 +215,61 @@ impl Core {
         }
     }
 
-    /// Reads every datagram waiting on the socket, a batch per system call,
-    /// hands each to its QP, and lets each QP that got some answer them
-    /// once per batch.
-    fn drain_socket(&self, state: &mut State, now: Instant) {
+    /// Hands one datagram to its QP (checked against the faults and the
+    /// QP's peer); the QP answers at the end of the batch.
+    #[allow(clippy::too_many_arguments)]
+    fn handle_datagram(
+        &self,
+        qps: &mut HashMap<u32, QpContext>,
+        mrs: &MrTable,
+        touched: &mut Vec<u32>,
+        datagram: &[u8],
+        from: SocketAddrV4,
+        now: Instant,
+    ) {
+        if datagram == [WAKE_BYTE] {
+            // A same-host peer woke the service thread: its datagrams are in
+            // the ring.
+            return;
+        }
+        if !self.link.accept(from) {
+            return;
+        }
+        let len = datagram.len();
+        let Some(dest_qpn) = super::qp::dest_qpn_of(datagram) else {
+            bump(&self.link.counters.rx_malformed);
+            tracing::debug!(
+                "soft hca {}: malformed datagram of {len} bytes from {from}",
+                self.name
+            );
+            return;
+        };
+        let Some(qp) = qps.get_mut(&dest_qpn) else {
+            bump(&self.link.counters.rx_unknown_qp);
+            tracing::debug!(
+                "soft hca {}: datagram from {from} for unknown QP 0x{dest_qpn:x}",
+                self.name
+            );
+            return;
+        };
+        if qp.peer() != Some(from) {
+            bump(&self.link.counters.rx_forged_source);
+            tracing::debug!(
+                "soft hca {}: QP 0x{dest_qpn:x} got a datagram from {from}, its peer is {:?}; dropped",
+                self.name,
+                qp.peer()
+            );
+            return;
+        }
+        if !qp.needs_pump {
+            touched.push(dest_qpn);
+        }
+        qp.receive(datagram, from, now, &self.link, mrs);
+    }
+
+    /// Lets each QP that received datagrams in this batch answer them.
+    fn answer_batch(&self, state: &mut State, now: Instant) {
         let State {
-            rx,
             qps,
             mrs,
             tx,
@@ -210,60 +280,92 @@ impl Core {
             link: &self.link,
             batch: tx,
         };
+        for qpn in touched.drain(..) {
+            let Some(qp) = qps.get_mut(&qpn) else {
+                continue;
+            };
+            qp.pump(now, &mut tx, mrs);
+            // A packet can arm a timer (RNR wait, retransmission of what it
+            // let go out): whoever progresses next must see it due.
+            if let Some(deadline) = qp.next_timeout() {
+                self.next_deadline
+                    .fetch_min(deadline.as_nanos(), Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Reads every datagram waiting in the shared-memory ring, a batch at a
+    /// time.
+    fn drain_ring(&self, state: &mut State, now: Instant) {
+        let Some(ring) = &self.inbound else { return };
         loop {
-            let read = self.link.recv_batch(rx);
-            for index in 0..read {
-                let (datagram, from) = rx.get(index);
-                if !self.link.accept(from) {
-                    continue;
-                }
-                let len = datagram.len();
-                let Some(dest_qpn) = super::qp::dest_qpn_of(datagram) else {
-                    bump(&self.link.counters.rx_malformed);
-                    tracing::debug!(
-                        "soft hca {}: malformed datagram of {len} bytes from {from}",
-                        self.name
-                    );
-                    continue;
+            let mut taken = 0;
+            while taken < RX_BATCH {
+                let State {
+                    qps,
+                    mrs,
+                    touched,
+                    shm_buf,
+                    ..
+                } = &mut *state;
+                let Some((len, from)) = ring.pop(shm_buf) else {
+                    break;
                 };
-                let Some(qp) = qps.get_mut(&dest_qpn) else {
-                    bump(&self.link.counters.rx_unknown_qp);
-                    tracing::debug!(
-                        "soft hca {}: datagram from {from} for unknown QP 0x{dest_qpn:x}",
-                        self.name
-                    );
-                    continue;
-                };
-                if qp.peer() != Some(from) {
-                    bump(&self.link.counters.rx_forged_source);
-                    tracing::debug!(
-                        "soft hca {}: QP 0x{dest_qpn:x} got a datagram from {from}, its peer is {:?}; dropped",
-                        self.name,
-                        qp.peer()
-                    );
-                    continue;
-                }
-                if !qp.needs_pump {
-                    touched.push(dest_qpn);
-                }
-                qp.receive(datagram, from, now, &self.link, mrs);
+                taken += 1;
+                bump(&self.link.counters.rx_shm);
+                self.handle_datagram(qps, mrs, touched, &shm_buf[..len], from, now);
             }
-            for qpn in touched.drain(..) {
-                let Some(qp) = qps.get_mut(&qpn) else {
-                    continue;
-                };
-                qp.pump(now, &mut tx, mrs);
-                // A packet can arm a timer (RNR wait, retransmission of what
-                // it let go out): whoever progresses next must see it due.
-                if let Some(deadline) = qp.next_timeout() {
-                    self.next_deadline
-                        .fetch_min(deadline.as_nanos(), Ordering::Relaxed);
-                }
+            self.answer_batch(state, now);
+            if taken < RX_BATCH {
+                break;
             }
+        }
+    }
+
+    /// Reads every datagram waiting on the socket, a batch per system call,
+    /// and lets each QP that got some answer them once per batch.
+    fn drain_socket(&self, state: &mut State, now: Instant) {
+        loop {
+            let read = {
+                let State {
+                    rx,
+                    qps,
+                    mrs,
+                    touched,
+                    ..
+                } = &mut *state;
+                let read = self.link.recv_batch(rx);
+                for index in 0..read {
+                    let (datagram, from) = rx.get(index);
+                    self.handle_datagram(qps, mrs, touched, datagram, from, now);
+                }
+                read
+            };
+            if read > 0 && !state.touched.is_empty() {
+                state.udp_busy_until = now.as_nanos().saturating_add(UDP_BUSY_NANOS);
+            }
+            self.answer_batch(state, now);
             if read < RX_BATCH {
                 break;
             }
         }
+    }
+
+    /// Whether the caller's progress should read the socket now. With the
+    /// shared-memory wire the socket usually carries nothing (same-host
+    /// peers use the ring), and an empty `recvmmsg` would be most of a
+    /// pass's cost: it is read at every pass only while datagrams arrive
+    /// over UDP, else once per [`SOCKET_IDLE_READ_NANOS`].
+    fn socket_due(&self, state: &mut State, now: Instant) -> bool {
+        let now = now.as_nanos();
+        if self.inbound.is_none()
+            || now < state.udp_busy_until
+            || now.saturating_sub(state.socket_read_at) >= SOCKET_IDLE_READ_NANOS
+        {
+            state.socket_read_at = now;
+            return true;
+        }
+        false
     }
 
     /// Runs due timers and recomputes the earliest deadline.
@@ -300,6 +402,7 @@ impl Core {
         let now = self.now();
         self.take_doorbells(state, now);
         self.flush(state);
+        self.drain_ring(state, now);
         self.drain_socket(state, now);
         let deadline = self.run_timers(state, now);
         self.flush(state);
@@ -332,7 +435,10 @@ impl Core {
         // system call less on the latency path of a reply.
         self.take_doorbells(&mut state, now);
         self.flush(&mut state);
-        self.drain_socket(&mut state, now);
+        self.drain_ring(&mut state, now);
+        if self.socket_due(&mut state, now) {
+            self.drain_socket(&mut state, now);
+        }
         if self.next_deadline.load(Ordering::Relaxed) <= now.as_nanos() {
             self.run_timers(&mut state, now);
         }
@@ -393,8 +499,16 @@ impl Core {
                     // Nobody else drives the device now: doorbells wake us.
                     // SeqCst pairs with `doorbell_rung`.
                     self.service_watching.store(true, Ordering::SeqCst);
+                    if let Some(ring) = &self.inbound {
+                        ring.set_sleeping(true);
+                    }
+                    let ring_has_data = self.inbound.as_ref().is_some_and(InboundRing::has_data);
                     let woken = self.doorbells_pending.load(Ordering::SeqCst)
+                        || ring_has_data
                         || poll_readable(fds, sleep)[1];
+                    if let Some(ring) = &self.inbound {
+                        ring.set_sleeping(false);
+                    }
                     self.service_watching.store(false, Ordering::SeqCst);
                     woken
                 }
@@ -431,11 +545,24 @@ impl Opened {
         ipv4: Ipv4Addr,
         faults: Faults,
         loss_seed: u64,
+        wire: SoftHcaWire,
     ) -> Result<Arc<Opened>, Status> {
         let link = Link::bind(ipv4, loss_seed).map_err(|err| {
             tracing::warn!("soft hca {name}: cannot bind a UDP socket to {ipv4}: {err}");
             Status::NoDevice
         })?;
+        let inbound = match wire {
+            SoftHcaWire::Udp => None,
+            SoftHcaWire::Auto => match InboundRing::create(link.local_addr()) {
+                Ok(ring) => Some(ring),
+                Err(err) => {
+                    // Same-host peers then reach this device over UDP.
+                    tracing::debug!("soft hca {name}: no shared-memory ring ({err}); UDP only");
+                    None
+                }
+            },
+        };
+        let shm = inbound.is_some();
         let wake = EventFd::new().map_err(|err| {
             tracing::warn!("soft hca {name}: eventfd: {err}");
             Status::IoError
@@ -452,6 +579,7 @@ impl Opened {
             rung: Mutex::new(Vec::new()),
             doorbells_pending: AtomicBool::new(false),
             service_watching: AtomicBool::new(false),
+            inbound,
             state: Mutex::new(State {
                 mrs: MrTable::default(),
                 qps: HashMap::new(),
@@ -461,9 +589,12 @@ impl Opened {
                 next_srqn: 0,
                 scatter_to_cqe: false,
                 rx: RxBatch::new(),
-                tx: TxBatch::new(),
+                tx: TxBatch::new(shm),
                 touched: Vec::new(),
                 rung_taken: Vec::new(),
+                shm_buf: vec![0u8; MAX_DATAGRAM].into_boxed_slice(),
+                socket_read_at: 0,
+                udp_busy_until: 0,
             }),
         });
         let opened_core = Arc::clone(&core);

@@ -11,7 +11,8 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use super::batch::{recv_batch, send_batch, RxBatch, TxBatch};
+use super::batch::{recv_batch, send_batch, RxBatch, TxBatch, TxView, TX_BATCH};
+use super::shm::{Pushed, WAKE_BYTE};
 
 /// Largest datagram the device sends or accepts: a 4096-byte MTU payload plus
 /// every RoCEv2 header, rounded up generously.
@@ -83,6 +84,12 @@ pub struct LinkCounters {
     pub rx_unknown_qp: AtomicU64,
     /// Datagrams whose source address is not the destination QP's peer.
     pub rx_forged_source: AtomicU64,
+    /// Of `tx_packets`: datagrams carried by a same-host peer's
+    /// shared-memory ring instead of UDP.
+    pub tx_shm: AtomicU64,
+    /// Datagrams read from this device's shared-memory ring (before the
+    /// faults; those that survive count in `rx_packets` too).
+    pub rx_shm: AtomicU64,
 }
 
 /// A plain snapshot of [`LinkCounters`].
@@ -98,6 +105,8 @@ pub struct LinkStats {
     pub rx_malformed: u64,
     pub rx_unknown_qp: u64,
     pub rx_forged_source: u64,
+    pub tx_shm: u64,
+    pub rx_shm: u64,
 }
 
 impl LinkCounters {
@@ -114,6 +123,8 @@ impl LinkCounters {
             rx_malformed: get(&self.rx_malformed),
             rx_unknown_qp: get(&self.rx_unknown_qp),
             rx_forged_source: get(&self.rx_forged_source),
+            tx_shm: get(&self.tx_shm),
+            rx_shm: get(&self.rx_shm),
         }
     }
 }
@@ -340,41 +351,85 @@ impl Link {
         batch.commit(len, to);
     }
 
-    /// Sends every datagram of `batch` (one `sendmmsg` when the kernel takes
-    /// them all) and empties it. A datagram the kernel refuses is lost like
-    /// any other: RC retransmits it.
+    /// Sends every datagram of `batch` and empties it: into the ring of
+    /// each same-host peer that has one, the rest with one `sendmmsg` (when
+    /// the kernel takes them all). A datagram that cannot go out (a full
+    /// ring or socket buffer) is lost like any other: RC retransmits it.
     pub(crate) fn flush(&self, batch: &mut TxBatch) {
-        let mut next = 0;
-        while next < batch.len() {
-            match send_batch(self.raw_fd(), batch, next) {
+        let (view, mut shm) = batch.parts();
+        let mut udp = [0u8; TX_BATCH];
+        let mut udp_count = 0;
+        let mut wake: Vec<SocketAddrV4> = Vec::new();
+        for index in 0..view.len() {
+            let (datagram, to) = view.get(index);
+            let pushed = shm
+                .as_deref_mut()
+                .and_then(|peers| peers.ring_for(to))
+                .map(|ring| ring.push(datagram, self.local));
+            match pushed {
+                Some(Pushed::Queued { wake: asleep }) => {
+                    bump(&self.counters.tx_packets);
+                    bump(&self.counters.tx_shm);
+                    if asleep && !wake.contains(&to) {
+                        wake.push(to);
+                    }
+                    continue;
+                }
+                Some(Pushed::Full) => {
+                    bump(&self.counters.tx_errors);
+                    tracing::debug!("soft hca {}: ring of {to} full, datagram lost", self.local);
+                    continue;
+                }
+                Some(Pushed::Gone) => {
+                    if let Some(peers) = shm.as_deref_mut() {
+                        peers.forget(to);
+                    }
+                }
+                None => {}
+            }
+            udp[udp_count] = index as u8;
+            udp_count += 1;
+        }
+        self.send_udp(view, &udp[..udp_count]);
+        for to in wake {
+            if let Err(err) = self.socket.send_to(&[WAKE_BYTE], to) {
+                tracing::debug!("soft hca {}: wake-up of {to} failed: {err}", self.local);
+            }
+        }
+        batch.clear();
+    }
+
+    /// Sends the datagrams of `view` named by `indexes` over UDP.
+    fn send_udp(&self, view: TxView<'_>, mut indexes: &[u8]) {
+        while let Some(&first) = indexes.first() {
+            match send_batch(self.raw_fd(), view, indexes) {
                 Ok(sent) if sent > 0 => {
                     self.counters
                         .tx_packets
                         .fetch_add(sent as u64, Ordering::Relaxed);
-                    next += sent;
+                    indexes = &indexes[sent.min(indexes.len())..];
                 }
                 Err(err) if err.raw_os_error() == Some(libc::EMSGSIZE) => {
-                    let (datagram, to) = batch.get(next);
+                    let (datagram, to) = view.get(usize::from(first));
                     self.fall_back_to_fragmenting(datagram, to);
-                    next += 1;
+                    indexes = &indexes[1..];
                 }
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
                     // The socket buffer is full: the rest is lost, as a
                     // NIC's full queue would lose it.
-                    let lost = (batch.len() - next) as u64;
+                    let lost = indexes.len() as u64;
                     self.counters.tx_errors.fetch_add(lost, Ordering::Relaxed);
                     tracing::debug!("soft hca {}: send buffer full, {lost} lost", self.local);
                     break;
                 }
                 other => {
                     bump(&self.counters.tx_errors);
-                    let (_, to) = batch.get(next);
+                    let (_, to) = view.get(usize::from(first));
                     tracing::debug!("soft hca {}: send to {to} failed: {other:?}", self.local);
-                    next += 1;
+                    indexes = &indexes[1..];
                 }
             }
         }
-        batch.clear();
     }
 
     /// Reads the next batch of datagrams into `batch` with one `recvmmsg`;

@@ -22,6 +22,7 @@ mod os;
 mod qp;
 mod queues;
 pub mod registry;
+mod shm;
 mod translate;
 
 pub use handles::{

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use super::device::Opened;
 use crate::abi::ucs_status::Status;
-use crate::core::config::SoftHcaMode;
+use crate::core::config::{SoftHcaMode, SoftHcaWire};
 
 /// Faults of one device name.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -89,6 +89,12 @@ fn loss_seed(opened: u64) -> u64 {
     base ^ opened.wrapping_mul(0x2545_f491_4f6c_dd1d)
 }
 
+/// `UCX_SOFT_HCA_WIRE`, read at each open like the seed (a bad value was
+/// reported by the config module; the default then applies).
+fn wire() -> SoftHcaWire {
+    crate::core::config::soft_hca_config().map_or(SoftHcaWire::Auto, |config| config.wire)
+}
+
 fn random_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
@@ -137,7 +143,13 @@ pub(crate) fn open(name: &str, ipv4: Option<Ipv4Addr>) -> Result<Arc<Opened>, St
     if let Some(device) = entry.open.upgrade() {
         return Ok(device);
     }
-    let device = Opened::start(name, entry.ipv4, entry.faults, loss_seed(opened_count))?;
+    let device = Opened::start(
+        name,
+        entry.ipv4,
+        entry.faults,
+        loss_seed(opened_count),
+        wire(),
+    )?;
     device
         .core
         .link

@@ -1,0 +1,149 @@
+//! The two wires of the soft HCA: devices of one host talk through shared
+//! memory under `UCX_SOFT_HCA_WIRE=auto` (the default) and over UDP under
+//! `udp`; a receiver that never calls progress still gets its messages on
+//! the shared-memory wire (the producer wakes its service thread), and the
+//! fault calls act on that wire as on UDP. One test function: it changes
+//! the environment between device opens.
+
+mod softhca_common;
+
+use std::net::Ipv4Addr;
+use std::time::Duration;
+
+use softhca_common::*;
+use uct::hca::Device;
+use uct::mlx5;
+
+const LONG: Duration = Duration::from_secs(20);
+
+fn soft(device: &Device) -> &uct::hca::soft::SoftDevice {
+    let Device::Soft(dev) = device else {
+        panic!("not a soft HCA device")
+    };
+    dev
+}
+
+fn pair(prefix: &str, timeout: u8) -> (Side, Side) {
+    let a = Side::new(open_soft(
+        &format!("{prefix}_a"),
+        Ipv4Addr::new(127, 0, 0, 1),
+    ));
+    let mut b = Side::new(open_soft(
+        &format!("{prefix}_b"),
+        Ipv4Addr::new(127, 0, 0, 2),
+    ));
+    a.connect(&b.endpoint(), timeout, 7);
+    b.connect(&a.endpoint(), timeout, 7);
+    b.post_recvs(32);
+    (a, b)
+}
+
+/// A WRITE and a SEND from a to b, b never calling progress: the WRITE's
+/// completion needs b's ACK, the SEND's receive CQE b's service thread.
+fn write_and_send_to_passive(a: &mut Side, b: &mut Side, seed: u8) {
+    let rkey = b.endpoint().rkey;
+    a.write_buf(0, &pattern(10_000, seed));
+    let i = a.post(&Op::Write {
+        offset: 0,
+        len: 10_000,
+        remote: b.buf_addr(0),
+        rkey,
+        imm: None,
+    });
+    let cqe = a.wait_send(LONG).expect("WRITE completes");
+    assert_eq!((cqe.opcode, cqe.wqe_counter), (mlx5::MLX5_CQE_REQ, i));
+    assert_eq!(b.read_buf(0, 10_000), pattern(10_000, seed));
+    a.post(&Op::SendInline(&[seed; 24]));
+    a.wait_send(LONG).expect("SEND completes");
+    let cqe = b.wait_recv_passive(LONG).expect("receive without progress");
+    assert_eq!(cqe.byte_cnt, 24);
+}
+
+#[test]
+fn same_host_devices_use_shared_memory_unless_told_udp_and_faults_act_on_both() {
+    std::env::remove_var("UCX_SOFT_HCA_WIRE");
+    // Seeded drop decisions: the lossy part repeats exactly.
+    std::env::set_var("UCX_SOFT_HCA_SEED", "20261202");
+    let (mut a, mut b) = pair("wire_shm", 8);
+    write_and_send_to_passive(&mut a, &mut b, 3);
+    let stats = soft(&a.device).link_stats();
+    assert!(stats.tx_packets > 0);
+    assert_eq!(
+        stats.tx_shm, stats.tx_packets,
+        "all through shared memory: {stats:?}"
+    );
+    assert_eq!(
+        soft(&b.device).link_stats().tx_shm,
+        soft(&b.device).link_stats().tx_packets
+    );
+
+    // Link down on a: nothing leaves, the WRITE waits; back up, the
+    // retransmission completes it (timeout 8: ~1 ms per try).
+    // SAFETY: literal C strings.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_link_set(c"wire_shm_a".as_ptr(), 0) },
+        0
+    );
+    let rkey = b.endpoint().rkey;
+    a.write_buf(0, &pattern(64, 9));
+    let i = a.post(&Op::Write {
+        offset: 0,
+        len: 64,
+        remote: b.buf_addr(0),
+        rkey,
+        imm: None,
+    });
+    assert!(
+        a.wait_send(Duration::from_millis(3)).is_none(),
+        "no completion while down"
+    );
+    assert!(soft(&a.device).link_stats().tx_dropped_link_down > 0);
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_link_set(c"wire_shm_a".as_ptr(), 1) },
+        0
+    );
+    let cqe = a.wait_send(LONG).expect("completes once the link is up");
+    assert_eq!((cqe.opcode, cqe.wqe_counter), (mlx5::MLX5_CQE_REQ, i));
+    assert_eq!(b.read_buf(0, 64), pattern(64, 9));
+
+    // drop_next and a drop ratio on the receiving side count there.
+    let before = soft(&b.device).link_stats();
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"wire_shm_b".as_ptr(), 1) },
+        0
+    );
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_loss_set(c"wire_shm_b".as_ptr(), 0.1) },
+        0
+    );
+    for round in 0..5u8 {
+        write_and_send_to_passive(&mut a, &mut b, 20 + round);
+    }
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { uct::api::soft_hca::uct_soft_hca_loss_set(c"wire_shm_b".as_ptr(), 0.0) },
+        0
+    );
+    let after = soft(&b.device).link_stats();
+    assert!(
+        after.tx_dropped_loss > before.tx_dropped_loss
+            && after.rx_dropped_loss > before.rx_dropped_loss,
+        "losses on the shared-memory wire, both directions: {before:?} -> {after:?}"
+    );
+    assert!(after.rx_shm > before.rx_shm);
+
+    std::env::set_var("UCX_SOFT_HCA_WIRE", "udp");
+    let (mut c, mut d) = pair("wire_udp", 8);
+    write_and_send_to_passive(&mut c, &mut d, 5);
+    let stats = soft(&c.device).link_stats();
+    assert!(stats.tx_packets > 0);
+    assert_eq!(
+        (stats.tx_shm, soft(&d.device).link_stats().rx_shm),
+        (0, 0),
+        "UDP only"
+    );
+    std::env::remove_var("UCX_SOFT_HCA_WIRE");
+}
