@@ -72,7 +72,8 @@ side_env() {
     local args=()
     [[ -n $preload ]] && args+=("LD_PRELOAD=$preload")
     args+=("${both_env[@]}" "${extra[@]}")
-    printf '%s\0' "${args[@]}"
+    ((${#args[@]})) && printf '%s\0' "${args[@]}"
+    return 0
 }
 mapfile -d '' server_vars < <(side_env server_env)
 mapfile -d '' client_vars < <(side_env client_env)
