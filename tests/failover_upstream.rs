@@ -484,3 +484,41 @@ fn rx_token_stops_the_receiver_so_a_late_packet_is_not_executed_and_replayed() {
     );
     pair.close();
 }
+
+#[test]
+fn invalidate_ignores_unknown_flags_and_field_mask_bits() {
+    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
+    // Unknown bits next to NO_COMPLETIONS: held as with NO_COMPLETIONS alone.
+    let pair = Pair::new();
+    let params = uct_ep_invalidate_params_t {
+        field_mask: UCT_EP_INVALIDATE_PARAM_FIELD_FLAGS | 0x100,
+        flags: UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS | 0x80,
+    };
+    // SAFETY: live ep, valid params.
+    assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, &params) }, UCS_OK);
+    assert_eq!(
+        am_short(pair.ep_a, 1),
+        UCS_ERR_CANCELED,
+        "held: posts refused"
+    );
+    let rx = tokens(&pair);
+    let reported = leaked_reported();
+    let arg = reported as *const Reported as *mut c_void;
+    assert_eq!(purge(pair.ep_a, &rx, record_header, arg), UCS_OK);
+    pair.close();
+
+    // `flags` without its field bit is not read: a plain invalidate, the
+    // next post is still taken (and flushed).
+    let handler = Handler::leaked(UCS_OK);
+    let pair = Pair::with_params(Some(handler.params()), None);
+    let params = uct_ep_invalidate_params_t {
+        field_mask: 0x100,
+        flags: UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS,
+    };
+    // SAFETY: live ep, valid params.
+    assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, &params) }, UCS_OK);
+    assert_eq!(am_short(pair.ep_a, 1), UCS_OK);
+    assert!(pair.wait(|| handler.calls() == 1), "the handler never ran");
+    assert_eq!(handler.status(), UCS_ERR_CANCELED);
+    pair.close();
+}
