@@ -32,12 +32,14 @@ struct Handler {
 }
 
 impl Handler {
-    fn leaked(answer: ucs_status_t) -> &'static Handler {
-        Box::leak(Box::new(Handler {
+    /// Boxed: the iface keeps its address as the handler argument, so it
+    /// must outlive the iface (the tests close their pairs first).
+    fn boxed(answer: ucs_status_t) -> Box<Handler> {
+        Box::new(Handler {
             calls: AtomicUsize::new(0),
             status: AtomicI8::new(UCS_OK),
             answer,
-        }))
+        })
     }
 
     fn calls(&self) -> usize {
@@ -48,7 +50,7 @@ impl Handler {
         self.status.load(Ordering::SeqCst)
     }
 
-    fn params(&'static self) -> uct_iface_params_t {
+    fn params(&self) -> uct_iface_params_t {
         let mut params = iface_params();
         params.field_mask |=
             UCT_IFACE_PARAM_FIELD_ERR_HANDLER | UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG;
@@ -84,10 +86,6 @@ unsafe extern "C" fn record_header(info: *const uct_ep_op_info_t, arg: *mut c_vo
     }
 }
 
-fn leaked_reported() -> &'static Reported {
-    Box::leak(Box::new(Mutex::new(Vec::new())))
-}
-
 fn drop_next(device: &std::ffi::CStr, count: u32) {
     // SAFETY: a NUL-terminated device name.
     assert_eq!(
@@ -121,49 +119,50 @@ fn tokens(pair: &Pair) -> Vec<u8> {
 
 #[test]
 fn invalidate_with_null_params_fails_the_ep_like_a_transport_error() {
+    // Whatever the handler answers other than UCS_INPROGRESS (UCS_OK, an
+    // error), the ops fail.
     let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let handler = Handler::leaked(UCS_OK);
-    let pair = Pair::with_params(Some(handler.params()), None);
-    // Nothing a sends arrives: the ops stay outstanding until invalidated.
-    drop_next(c"mlx5_0", 1000);
-    for header in 0..3 {
-        assert_eq!(am_short(pair.ep_a, header), UCS_OK);
+    for answer in [UCS_OK, UCS_ERR_CANCELED] {
+        let handler = Handler::boxed(answer);
+        let pair = Pair::with_params(Some(handler.params()), None);
+        // Nothing a sends arrives: the ops stay outstanding until invalidated.
+        drop_next(c"mlx5_0", 1000);
+        for header in 0..3 {
+            assert_eq!(am_short(pair.ep_a, header), UCS_OK);
+        }
+        let mut comp = CountingCompletion::new(1);
+        // SAFETY: live ep; the completion outlives the flush.
+        assert_eq!(
+            unsafe { uct_ep_flush(pair.ep_a, 0, comp.as_ptr()) },
+            UCS_INPROGRESS
+        );
+        // SAFETY: live ep; NULL params (UCX's own tests call it so).
+        assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, null()) }, UCS_OK);
+        assert!(pair.wait(|| comp.calls() == 1), "the flush never completed");
+        assert_eq!(
+            comp.status(),
+            UCS_ERR_CANCELED,
+            "flushed WQEs end as UCX's WR_FLUSH_ERR"
+        );
+        assert_eq!(handler.calls(), 1);
+        assert_eq!(handler.status(), UCS_ERR_CANCELED);
+        // Posts fail from now on, and the handler is not called again.
+        assert_eq!(am_short(pair.ep_a, 9), UCS_ERR_CANCELED);
+        for _ in 0..100 {
+            pair.progress();
+        }
+        assert_eq!(handler.calls(), 1);
+        drop_next(c"mlx5_0", 0);
+        // Nothing is held: purge has nothing to take.
+        let rx = tokens(&pair);
+        let unused = Reported::default();
+        let arg = &unused as *const Reported as *mut c_void;
+        assert_eq!(
+            purge(pair.ep_a, &rx, record_header, arg),
+            UCS_ERR_INVALID_PARAM
+        );
+        pair.close();
     }
-    let mut comp = CountingCompletion::new(1);
-    // SAFETY: live ep; the completion outlives the flush.
-    assert_eq!(
-        unsafe { uct_ep_flush(pair.ep_a, 0, comp.as_ptr()) },
-        UCS_INPROGRESS
-    );
-    // SAFETY: live ep; NULL params (UCX's own tests call it so).
-    assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, null()) }, UCS_OK);
-    assert!(pair.wait(|| comp.calls() == 1), "the flush never completed");
-    assert_eq!(
-        comp.status(),
-        UCS_ERR_CANCELED,
-        "flushed WQEs end as UCX's WR_FLUSH_ERR"
-    );
-    assert_eq!(handler.calls(), 1);
-    assert_eq!(handler.status(), UCS_ERR_CANCELED);
-    // Posts fail from now on, and the handler is not called again.
-    assert_eq!(am_short(pair.ep_a, 9), UCS_ERR_CANCELED);
-    for _ in 0..100 {
-        pair.progress();
-    }
-    assert_eq!(handler.calls(), 1);
-    // The handler answered UCS_OK: nothing is held, purge has nothing.
-    let rx = tokens(&pair);
-    assert_eq!(
-        purge(
-            pair.ep_a,
-            &rx,
-            record_header,
-            leaked_reported() as *const Reported as *mut c_void
-        ),
-        UCS_ERR_INVALID_PARAM
-    );
-    drop_next(c"mlx5_0", 0);
-    pair.close();
 }
 
 #[test]
@@ -171,7 +170,7 @@ fn invalidated_idle_ep_fails_at_its_next_post_as_in_ucx() {
     // UCX's test_uct_peer_failure.peer_failure: invalidate(ep, NULL), a
     // put_short still returns UCS_OK, the flushed WQE calls the handler.
     let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let handler = Handler::leaked(UCS_OK);
+    let handler = Handler::boxed(UCS_OK);
     let pair = Pair::with_params(Some(handler.params()), None);
     let params = uct_ep_invalidate_params_t {
         field_mask: 0,
@@ -214,23 +213,23 @@ fn fail_with_undelivered_ams(pair: &Pair, handler: &Handler, count: u64) -> Vec<
 #[test]
 fn error_handler_answering_inprogress_holds_the_ops_for_purge() {
     let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let handler = Handler::leaked(UCS_INPROGRESS);
+    let handler = Handler::boxed(UCS_INPROGRESS);
     let pair = Pair::with_params(Some(handler.params()), None);
     let inbox = pair.b.collect_am(5);
-    let rx = fail_with_undelivered_ams(&pair, handler, 4);
+    let rx = fail_with_undelivered_ams(&pair, &handler, 4);
     assert_eq!(handler.calls(), 1);
     assert_eq!(
         am_short(pair.ep_a, 9),
         UCS_ERR_CANCELED,
         "a failed ep refuses posts"
     );
-    let reported = leaked_reported();
+    let reported = Reported::default();
     assert_eq!(
         purge(
             pair.ep_a,
             &rx,
             record_header,
-            reported as *const Reported as *mut c_void
+            &reported as *const Reported as *mut c_void
         ),
         UCS_OK
     );
@@ -246,44 +245,12 @@ fn error_handler_answering_inprogress_holds_the_ops_for_purge() {
             pair.ep_a,
             &rx,
             record_header,
-            reported as *const Reported as *mut c_void
+            &reported as *const Reported as *mut c_void
         ),
         UCS_OK
     );
     assert_eq!(reported.lock().unwrap().len(), 4);
     assert_eq!(handler.calls(), 1);
-    pair.close();
-}
-
-#[test]
-fn error_handler_answering_an_error_lets_the_ops_fail() {
-    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let handler = Handler::leaked(UCS_ERR_CANCELED);
-    let pair = Pair::with_params(Some(handler.params()), None);
-    drop_next(c"mlx5_0", 1000);
-    assert_eq!(am_short(pair.ep_a, 0), UCS_OK);
-    let mut comp = CountingCompletion::new(1);
-    // SAFETY: live ep; the completion outlives the flush.
-    assert_eq!(
-        unsafe { uct_ep_flush(pair.ep_a, 0, comp.as_ptr()) },
-        UCS_INPROGRESS
-    );
-    // SAFETY: live ep.
-    assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, null()) }, UCS_OK);
-    assert!(pair.wait(|| comp.calls() == 1), "the flush never completed");
-    assert_eq!(comp.status(), UCS_ERR_CANCELED);
-    assert_eq!(handler.calls(), 1);
-    drop_next(c"mlx5_0", 0);
-    let rx = tokens(&pair);
-    assert_eq!(
-        purge(
-            pair.ep_a,
-            &rx,
-            record_header,
-            leaked_reported() as *const Reported as *mut c_void
-        ),
-        UCS_ERR_INVALID_PARAM
-    );
     pair.close();
 }
 
@@ -298,7 +265,7 @@ fn failover_enable_and_handler_inprogress_hold_a_transport_error_alike() {
         [(c"RC_TIMEOUT", c"1ms"), (c"RC_RETRY_COUNT", c"2")];
     let mut seen = Vec::new();
     for enable in [true, false] {
-        let handler = Handler::leaked(if enable { UCS_OK } else { UCS_INPROGRESS });
+        let handler = Handler::boxed(if enable { UCS_OK } else { UCS_INPROGRESS });
         let pair = Pair::with_config(Some(handler.params()), None, &settings);
         if enable {
             // SAFETY: live ep.
@@ -315,13 +282,13 @@ fn failover_enable_and_handler_inprogress_hold_a_transport_error_alike() {
         }
         drop_next(c"mlx5_0", 0);
         let rx = tokens(&pair);
-        let reported = leaked_reported();
+        let reported = Reported::default();
         assert_eq!(
             purge(
                 pair.ep_a,
                 &rx,
                 record_header,
-                reported as *const Reported as *mut c_void
+                &reported as *const Reported as *mut c_void
             ),
             UCS_OK
         );
@@ -369,13 +336,13 @@ fn deliver(pair: &Pair, inbox: &Inbox, headers_to_send: &[u64]) {
 #[test]
 fn purged_ep_reconnects_to_a_fresh_peer_and_is_used_again() {
     let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let handler = Handler::leaked(UCS_INPROGRESS);
+    let handler = Handler::boxed(UCS_INPROGRESS);
     let pair = Pair::with_params(Some(handler.params()), None);
     let inbox = pair.b.collect_am(5);
     let address_before = pair.a.ep_address(pair.ep_a);
-    let rx = fail_with_undelivered_ams(&pair, handler, 2);
-    let reported = leaked_reported();
-    let arg = reported as *const Reported as *mut c_void;
+    let rx = fail_with_undelivered_ams(&pair, &handler, 2);
+    let reported = Reported::default();
+    let arg = &reported as *const Reported as *mut c_void;
     assert_eq!(purge(pair.ep_a, &rx, record_header, arg), UCS_OK);
     assert_eq!(*reported.lock().unwrap(), vec![0, 1]);
     // The purged ep got a new QP: a new address for the peer.
@@ -398,8 +365,8 @@ fn purged_ep_reconnects_to_a_fresh_peer_and_is_used_again() {
     );
     drop_next(c"mlx5_0", 0);
     let rx = tokens(&pair);
-    let reported = leaked_reported();
-    let arg = reported as *const Reported as *mut c_void;
+    let reported = Reported::default();
+    let arg = &reported as *const Reported as *mut c_void;
     assert_eq!(purge(pair.ep_a, &rx, record_header, arg), UCS_OK);
     assert_eq!(*reported.lock().unwrap(), vec![20, 21]);
     let fresher = connect_to_fresh_peer(&pair, pair.ep_a);
@@ -458,13 +425,13 @@ fn rx_token_stops_the_receiver_so_a_late_packet_is_not_executed_and_replayed() {
         invalidate(pair.ep_a, UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS),
         UCS_OK
     );
-    let reported = leaked_reported();
+    let reported = Reported::default();
     assert_eq!(
         purge(
             pair.ep_a,
             &rx,
             record_header,
-            reported as *const Reported as *mut c_void
+            &reported as *const Reported as *mut c_void
         ),
         UCS_OK
     );
@@ -482,5 +449,43 @@ fn rx_token_stops_the_receiver_so_a_late_packet_is_not_executed_and_replayed() {
         (0..count).collect::<Vec<_>>(),
         "each AM exactly once: executed by b or replayed"
     );
+    pair.close();
+}
+
+#[test]
+fn invalidate_ignores_unknown_flags_and_field_mask_bits() {
+    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
+    // Unknown bits next to NO_COMPLETIONS: held as with NO_COMPLETIONS alone.
+    let pair = Pair::new();
+    let params = uct_ep_invalidate_params_t {
+        field_mask: UCT_EP_INVALIDATE_PARAM_FIELD_FLAGS | 0x100,
+        flags: UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS | 0x80,
+    };
+    // SAFETY: live ep, valid params.
+    assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, &params) }, UCS_OK);
+    assert_eq!(
+        am_short(pair.ep_a, 1),
+        UCS_ERR_CANCELED,
+        "held: posts refused"
+    );
+    let rx = tokens(&pair);
+    let reported = Reported::default();
+    let arg = &reported as *const Reported as *mut c_void;
+    assert_eq!(purge(pair.ep_a, &rx, record_header, arg), UCS_OK);
+    pair.close();
+
+    // `flags` without its field bit is not read: a plain invalidate, the
+    // next post is still taken (and flushed).
+    let handler = Handler::boxed(UCS_OK);
+    let pair = Pair::with_params(Some(handler.params()), None);
+    let params = uct_ep_invalidate_params_t {
+        field_mask: 0x100,
+        flags: UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS,
+    };
+    // SAFETY: live ep, valid params.
+    assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, &params) }, UCS_OK);
+    assert_eq!(am_short(pair.ep_a, 1), UCS_OK);
+    assert!(pair.wait(|| handler.calls() == 1), "the handler never ran");
+    assert_eq!(handler.status(), UCS_ERR_CANCELED);
     pair.close();
 }

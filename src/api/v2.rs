@@ -92,9 +92,8 @@ pub(crate) unsafe fn checked_field_mask<T: FieldMasked>(
     function: &str,
     argument: &str,
 ) -> Result<u64, Status> {
-    non_null(params, function, argument)?;
-    // SAFETY: non-NULL; valid by the contract.
-    let field_mask = unsafe { T::field_mask(params) };
+    // SAFETY: by the contract.
+    let field_mask = unsafe { tolerant_field_mask(params, u64::MAX, function, argument) }?;
     known_fields(field_mask, known, function, T::NAME)?;
     Ok(field_mask)
 }
