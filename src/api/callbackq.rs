@@ -141,6 +141,13 @@ pub unsafe extern "C" fn ucs_callbackq_cleanup(cbq: *mut ucs_callbackq_t) {
     }
 }
 
+/// UCX's `ucs_callbackq_add` / `_add_safe`.
+type AddFn =
+    unsafe extern "C" fn(*mut ucs_callbackq_t, ucs_callback_t, *mut c_void, c_uint) -> c_int;
+/// UCX's `ucs_callbackq_remove` / `_remove_safe`.
+type RemoveFn = unsafe extern "C" fn(*mut ucs_callbackq_t, c_int);
+
+/// A queue of UCX's goes to `ucx` (when UCX's libucs is loaded), ours here.
 /// Adds `cb(arg)`; returns its id, or `UCS_CALLBACKQ_ID_NULL` (-1) with a log
 /// line on bad input. `UCS_CALLBACKQ_FLAG_ONESHOT` runs it once;
 /// `UCS_CALLBACKQ_FLAG_FAST` is accepted (every callback is equally fast).
@@ -149,8 +156,16 @@ unsafe fn add(
     cb: ucs_callback_t,
     arg: *mut c_void,
     flags: c_uint,
+    ucx: impl FnOnce() -> Option<AddFn>,
     function: &str,
 ) -> c_int {
+    // SAFETY: the caller's contract.
+    if unsafe { our_queue(cbq) }.is_none() {
+        if let Some(ucx) = ucx() {
+            // SAFETY: UCX's function, same arguments as ours.
+            return unsafe { ucx(cbq, cb, arg, flags) };
+        }
+    }
     // SAFETY: the caller's contract.
     let queue = match unsafe { queue_ref(cbq, function) } {
         Ok(queue) => queue,
@@ -175,8 +190,24 @@ unsafe fn add(
     queue.add(cb, arg, lifetime)
 }
 
-fn remove(cbq: *mut ucs_callbackq_t, id: c_int, function: &str) {
-    // SAFETY: the exported callers pass the C caller's queue on.
+/// A queue of UCX's goes to `ucx` (when UCX's libucs is loaded), ours here.
+///
+/// # Safety
+/// `cbq` NULL, ours or UCX's.
+unsafe fn remove(
+    cbq: *mut ucs_callbackq_t,
+    id: c_int,
+    ucx: impl FnOnce() -> Option<RemoveFn>,
+    function: &str,
+) {
+    // SAFETY: the caller's contract.
+    if unsafe { our_queue(cbq) }.is_none() {
+        if let Some(ucx) = ucx() {
+            // SAFETY: UCX's function, same arguments as ours.
+            return unsafe { ucx(cbq, id) };
+        }
+    }
+    // SAFETY: the caller's contract.
     let Ok(queue) = (unsafe { queue_ref(cbq, function) }) else {
         return;
     };
@@ -197,16 +228,9 @@ pub unsafe extern "C" fn ucs_callbackq_add(
     arg: *mut c_void,
     flags: c_uint,
 ) -> c_int {
+    let ucx = || ucx_function!(ucs_callbackq_add: fn(*mut ucs_callbackq_t, ucs_callback_t, *mut c_void, c_uint) -> c_int);
     // SAFETY: the caller's contract.
-    if unsafe { our_queue(cbq) }.is_none() {
-        if let Some(ucx) = ucx_function!(ucs_callbackq_add: fn(*mut ucs_callbackq_t, ucs_callback_t, *mut c_void, c_uint) -> c_int)
-        {
-            // SAFETY: UCX's function, same arguments as ours.
-            return unsafe { ucx(cbq, cb, arg, flags) };
-        }
-    }
-    // SAFETY: the caller's contract.
-    unsafe { add(cbq, cb, arg, flags, "ucs_callbackq_add") }
+    unsafe { add(cbq, cb, arg, flags, ucx, "ucs_callbackq_add") }
 }
 
 /// Adds a callback from any thread, also from inside a callback.
@@ -220,16 +244,9 @@ pub unsafe extern "C" fn ucs_callbackq_add_safe(
     arg: *mut c_void,
     flags: c_uint,
 ) -> c_int {
+    let ucx = || ucx_function!(ucs_callbackq_add_safe: fn(*mut ucs_callbackq_t, ucs_callback_t, *mut c_void, c_uint) -> c_int);
     // SAFETY: the caller's contract.
-    if unsafe { our_queue(cbq) }.is_none() {
-        if let Some(ucx) = ucx_function!(ucs_callbackq_add_safe: fn(*mut ucs_callbackq_t, ucs_callback_t, *mut c_void, c_uint) -> c_int)
-        {
-            // SAFETY: UCX's function, same arguments as ours.
-            return unsafe { ucx(cbq, cb, arg, flags) };
-        }
-    }
-    // SAFETY: the caller's contract.
-    unsafe { add(cbq, cb, arg, flags, "ucs_callbackq_add_safe") }
+    unsafe { add(cbq, cb, arg, flags, ucx, "ucs_callbackq_add_safe") }
 }
 
 /// Removes callback `id`; it is never called again once this returns.
@@ -238,14 +255,9 @@ pub unsafe extern "C" fn ucs_callbackq_add_safe(
 /// `cbq` NULL, ours or UCX's.
 #[no_mangle]
 pub unsafe extern "C" fn ucs_callbackq_remove(cbq: *mut ucs_callbackq_t, id: c_int) {
+    let ucx = || ucx_function!(ucs_callbackq_remove: fn(*mut ucs_callbackq_t, c_int));
     // SAFETY: the caller's contract.
-    if unsafe { our_queue(cbq) }.is_none() {
-        if let Some(ucx) = ucx_function!(ucs_callbackq_remove: fn(*mut ucs_callbackq_t, c_int)) {
-            // SAFETY: UCX's function, same arguments as ours.
-            return unsafe { ucx(cbq, id) };
-        }
-    }
-    remove(cbq, id, "ucs_callbackq_remove");
+    unsafe { remove(cbq, id, ucx, "ucs_callbackq_remove") }
 }
 
 /// Removes callback `id` from any thread, also from inside a callback.
@@ -254,15 +266,9 @@ pub unsafe extern "C" fn ucs_callbackq_remove(cbq: *mut ucs_callbackq_t, id: c_i
 /// `cbq` NULL, ours or UCX's.
 #[no_mangle]
 pub unsafe extern "C" fn ucs_callbackq_remove_safe(cbq: *mut ucs_callbackq_t, id: c_int) {
+    let ucx = || ucx_function!(ucs_callbackq_remove_safe: fn(*mut ucs_callbackq_t, c_int));
     // SAFETY: the caller's contract.
-    if unsafe { our_queue(cbq) }.is_none() {
-        if let Some(ucx) = ucx_function!(ucs_callbackq_remove_safe: fn(*mut ucs_callbackq_t, c_int))
-        {
-            // SAFETY: UCX's function, same arguments as ours.
-            return unsafe { ucx(cbq, id) };
-        }
-    }
-    remove(cbq, id, "ucs_callbackq_remove_safe");
+    unsafe { remove(cbq, id, ucx, "ucs_callbackq_remove_safe") }
 }
 
 /// Removes every callback for which `pred(elem, arg)` is non-zero; `elem`

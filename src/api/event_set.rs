@@ -136,6 +136,17 @@ pub unsafe extern "C" fn ucs_event_set_create_from_fd(
     unsafe { create(event_set_p, Some(event_fd), "ucs_event_set_create_from_fd") }
 }
 
+/// UCX's `ucs_event_set_add` / `_mod`.
+type ControlFn = unsafe extern "C" fn(
+    *mut ucs_sys_event_set_t,
+    c_int,
+    ucs_event_set_types_t,
+    *mut c_void,
+) -> ucs_status_t;
+
+/// `epoll_ctl(op)` on a set of ours; a set of UCX's goes to `ucx` (when
+/// UCX's libucs is loaded).
+///
 /// # Safety
 /// `set` NULL, ours or UCX's.
 unsafe fn control(
@@ -144,8 +155,16 @@ unsafe fn control(
     fd: c_int,
     events: ucs_event_set_types_t,
     data: *mut c_void,
+    ucx: impl FnOnce() -> Option<ControlFn>,
     function: &str,
 ) -> ucs_status_t {
+    // SAFETY: the caller's contract.
+    if !unsafe { is_ours(set) } {
+        if let Some(ucx) = ucx() {
+            // SAFETY: a set of UCX's, handed back to UCX.
+            return unsafe { ucx(set, fd, events, data) };
+        }
+    }
     let result = (|| {
         // SAFETY: the caller's contract.
         let set = unsafe { set_ref(set, function) }?;
@@ -182,14 +201,7 @@ pub unsafe extern "C" fn ucs_event_set_add(
     events: ucs_event_set_types_t,
     callback_data: *mut c_void,
 ) -> ucs_status_t {
-    // SAFETY: the caller's contract.
-    if !unsafe { is_ours(event_set) } {
-        if let Some(ucx) = ucx_function!(ucs_event_set_add: fn(*mut ucs_sys_event_set_t, c_int, ucs_event_set_types_t, *mut c_void) -> ucs_status_t)
-        {
-            // SAFETY: a set of UCX's, handed back to UCX.
-            return unsafe { ucx(event_set, fd, events, callback_data) };
-        }
-    }
+    let ucx = || ucx_function!(ucs_event_set_add: fn(*mut ucs_sys_event_set_t, c_int, ucs_event_set_types_t, *mut c_void) -> ucs_status_t);
     // SAFETY: the caller's contract.
     unsafe {
         control(
@@ -198,6 +210,7 @@ pub unsafe extern "C" fn ucs_event_set_add(
             fd,
             events,
             callback_data,
+            ucx,
             "ucs_event_set_add",
         )
     }
@@ -214,14 +227,7 @@ pub unsafe extern "C" fn ucs_event_set_mod(
     events: ucs_event_set_types_t,
     callback_data: *mut c_void,
 ) -> ucs_status_t {
-    // SAFETY: the caller's contract.
-    if !unsafe { is_ours(event_set) } {
-        if let Some(ucx) = ucx_function!(ucs_event_set_mod: fn(*mut ucs_sys_event_set_t, c_int, ucs_event_set_types_t, *mut c_void) -> ucs_status_t)
-        {
-            // SAFETY: a set of UCX's, handed back to UCX.
-            return unsafe { ucx(event_set, fd, events, callback_data) };
-        }
-    }
+    let ucx = || ucx_function!(ucs_event_set_mod: fn(*mut ucs_sys_event_set_t, c_int, ucs_event_set_types_t, *mut c_void) -> ucs_status_t);
     // SAFETY: the caller's contract.
     unsafe {
         control(
@@ -230,6 +236,7 @@ pub unsafe extern "C" fn ucs_event_set_mod(
             fd,
             events,
             callback_data,
+            ucx,
             "ucs_event_set_mod",
         )
     }
@@ -261,6 +268,7 @@ pub unsafe extern "C" fn ucs_event_set_del(
             fd,
             0,
             std::ptr::null_mut(),
+            || None,
             "ucs_event_set_del",
         )
     }
