@@ -121,16 +121,26 @@ impl DeviceAddress {
     /// kind, LID, GID). This is also the UCT `device_addr_len`.
     pub const MAX_PACKED_LEN: usize = 19;
     const KIND_UDP: u8 = 1;
-    const KIND_ROCE: u8 = 2;
     const KIND_IB_LID: u8 = 3;
     const KIND_IB_LID_GID: u8 = 4;
     const UDP_LEN: usize = 7;
     const ROCE_LEN: usize = 17;
     const IB_LID_LEN: usize = 3;
     const IB_LID_GID_LEN: usize = 19;
+    /// A RoCE address is UCX 1.13's `uct_ib_address_t` for Ethernet, so
+    /// that UCX's own rc_mlx5 and ours read each other's: a flags byte
+    /// (`UCT_IB_ADDRESS_FLAG_LINK_LAYER_ETH`, `_ROCE_IPV6` unless the GID
+    /// is IPv4-mapped, the RoCE version in bits 5..7: 2 = v2, the kind our
+    /// discovery prefers), then the GID. Optional fields UCX may append
+    /// (path MTU, GID index, P_Key, each flagged) are ignored on unpack.
+    /// The ETH bit (0x08) is clear in every other kind byte.
+    const UCX_FLAG_LINK_LAYER_ETH: u8 = 1 << 3;
+    const UCX_FLAG_ROCE_IPV6: u8 = 1 << 4;
+    const UCX_ROCE_V2: u8 = 2 << 5;
 
     /// Writes the address into `out` (a kind byte, then the fields,
-    /// multi-byte numbers big-endian) and returns the length written;
+    /// multi-byte numbers big-endian; RoCE as UCX does, see
+    /// `UCX_FLAG_LINK_LAYER_ETH`) and returns the length written;
     /// `out` must hold `MAX_PACKED_LEN` bytes.
     pub fn pack(&self, out: &mut [u8]) -> Result<usize, Status> {
         let len = self.packed_len();
@@ -142,7 +152,11 @@ impl DeviceAddress {
                 out[5..7].copy_from_slice(&addr.port().to_be_bytes());
             }
             DeviceAddress::Roce { gid } => {
-                out[0] = Self::KIND_ROCE;
+                let ipv4_mapped = gid[..10].iter().all(|&b| b == 0) && gid[10..12] == [0xff, 0xff];
+                out[0] = Self::UCX_FLAG_LINK_LAYER_ETH | Self::UCX_ROCE_V2;
+                if !ipv4_mapped {
+                    out[0] |= Self::UCX_FLAG_ROCE_IPV6;
+                }
                 out[1..17].copy_from_slice(gid);
             }
             DeviceAddress::Ib { lid, gid } => {
@@ -204,7 +218,9 @@ impl DeviceAddress {
                 }
                 Ok(DeviceAddress::Udp(SocketAddrV4::new(ip, port)))
             }
-            Some(&Self::KIND_ROCE) => Ok(DeviceAddress::Roce { gid: gid_at(1)? }),
+            Some(&flags) if flags & Self::UCX_FLAG_LINK_LAYER_ETH != 0 => {
+                Ok(DeviceAddress::Roce { gid: gid_at(1)? })
+            }
             Some(&Self::KIND_IB_LID) => Ok(DeviceAddress::Ib {
                 lid: lid()?,
                 gid: None,
@@ -220,7 +236,7 @@ impl DeviceAddress {
     /// 16 bytes that name the port this address reaches, for identities
     /// that must fit 16 bytes (failover tokens): a GID where there is one
     /// (unique per port), else the packed address zero-padded. Kinds cannot
-    /// collide: a packed address starts with a kind byte 1..=4, and GIDs in
+    /// collide: such a packed address starts with a kind byte 1, 3 or 4, and GIDs in
     /// use never start with those (`::/8` holds only IPv4-mapped and
     /// reserved addresses, whose first byte is 0).
     pub fn identity(&self) -> [u8; 16] {
@@ -888,8 +904,26 @@ mod tests {
         }
         let mut packed = [0u8; DeviceAddress::MAX_PACKED_LEN];
         DeviceAddress::Roce { gid: GID }.pack(&mut packed).unwrap();
-        assert_eq!(packed[0], 2);
+        // UCX 1.13's flags for RoCE v2 with an IPv6 GID: ETH | IPV6 | 2 << 5.
+        assert_eq!(packed[0], 0x58);
         assert_eq!(packed[1..17], GID);
+        // An address UCX packed with its optional path MTU byte after the
+        // GID (flag 0x02) reads the same.
+        let mut ucx = [0u8; 18];
+        ucx[0] = 0x58 | 0x02;
+        ucx[1..17].copy_from_slice(&GID);
+        ucx[17] = 3;
+        assert_eq!(
+            DeviceAddress::unpack(&ucx),
+            Ok(DeviceAddress::Roce { gid: GID })
+        );
+        let mut mapped = [0u8; 16];
+        mapped[10..12].copy_from_slice(&[0xff, 0xff]);
+        mapped[12..].copy_from_slice(&[10, 0, 0, 1]);
+        DeviceAddress::Roce { gid: mapped }
+            .pack(&mut packed)
+            .unwrap();
+        assert_eq!(packed[0], 0x48);
         DeviceAddress::Ib {
             lid: 0x1234,
             gid: Some(GID),

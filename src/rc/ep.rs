@@ -37,7 +37,7 @@ use crate::hca::{
 };
 use crate::mlx5::{self, psn_add, CtrlSeg, RaddrSeg, WqeBuilder, PSN_MASK, SEND_WQE_BB};
 use crate::rc::fc::{EpFc, FC_PURE_GRANT};
-use crate::rc::iface::{IfaceState, RcIface, AM_HDR_LEN};
+use crate::rc::iface::{am_header, IfaceState, RcIface, AM_HDR_LEN};
 use crate::rc::pool::BufferPool;
 
 /// Tag of a live [`RcEp`].
@@ -47,9 +47,17 @@ const EP_MAGIC: u64 = 0x7263_5f65_705f_5f5f; // "rc_ep___"
 /// the ring always keeps this much room before a post is attempted.
 pub const MAX_WQE_BBS: u16 = 4;
 
-/// Bytes of an ep address: QP number and initial PSN, 3 bytes each,
-/// big-endian.
-pub const EP_ADDR_LEN: usize = 6;
+/// Bytes of an ep address, laid out as UCX 1.13's rc_mlx5
+/// (`uct_rc_mlx5_ep_address_t`) so that its eps and ours connect: the QP
+/// number (3 bytes, least significant first), then 3 bytes UCX uses only
+/// with hardware tag matching (off: it neither writes nor reads them),
+/// which carry our connection generation ([`RcEp::generation`]), then
+/// UCX's atomic MR id (0: atomics use the registration's own key).
+pub const EP_ADDR_LEN: usize = 7;
+
+/// The PSN every connection starts from in both directions, as UCX's
+/// rc_mlx5 connects its QPs (it does not exchange PSNs).
+pub const START_PSN: u32 = 0;
 
 /// What kind of operation a WQE carries. Failover uses it to decide whether
 /// an op may be replayed (SEND/WRITE/READ) or must not be (fetching atomics
@@ -225,9 +233,8 @@ pub struct TxRing {
 
 impl TxRing {
     /// The empty send ring of a new QP, and the QP's initial PSN.
-    fn for_qp(qp: &Qp, state: &IfaceState) -> (TxRing, u32) {
+    fn for_qp(qp: &Qp, state: &IfaceState) -> TxRing {
         let ring = qp.send_ring();
-        let initial_psn = initial_psn(qp.qpn());
         let moderation = state.limits.tx_moderation.min(ring.wqebb_count / 4).max(1);
         let tx = TxRing {
             ring,
@@ -237,9 +244,9 @@ impl TxRing {
             unsignaled_bbs: 0,
             moderation,
             credit_low_water: (state.tx_credits_max / 2).max(1),
-            next_psn: initial_psn,
+            next_psn: START_PSN,
         };
-        (tx, initial_psn)
+        tx
     }
 
     /// Blocks free in the ring.
@@ -264,8 +271,9 @@ pub enum EpState {
 pub struct RemoteEp {
     pub address: DeviceAddress,
     pub qpn: u32,
-    /// The PSN the peer's requester starts from (our responder expects it).
-    pub psn: u32,
+    /// The peer's connection generation, from its ep address (what a
+    /// UCX peer leaves there instead is not meaningful).
+    pub generation: u32,
 }
 
 /// An endpoint (what a `uct_ep_h` points at).
@@ -281,8 +289,10 @@ pub struct RcEp {
     pub tx: TxRing,
     pub ops: OpTable,
     pub state: EpState,
-    /// The PSN our requester started from (sent in the ep address).
-    pub initial_psn: u32,
+    /// A value that differs between QPs and runs (never 0), sent in the ep
+    /// address: it names this connection in failover tokens, so that a
+    /// token of an earlier connection on the same QP number is refused.
+    pub generation: u32,
     pub remote: Option<RemoteEp>,
     pub path_mtu: Mtu,
     /// Requests from `uct_ep_pending_add`, oldest first.
@@ -435,8 +445,9 @@ impl RcEp {
     /// a tombstone after destroy: [`crate::core::tombstone`]).
     pub fn create(iface: *mut RcIface, state: &mut IfaceState) -> Result<RcEp, Status> {
         let qp = state.create_qp()?;
-        let (tx, initial_psn) = TxRing::for_qp(&qp, state);
+        let tx = TxRing::for_qp(&qp, state);
         let op_capacity = tx.ring.wqebb_count as usize;
+        let generation = generation(qp.qpn());
         // An RcIface starts with its BaseIface, which starts with uct_iface.
         let handle = iface as uct_iface_h;
         let ep = RcEp {
@@ -450,7 +461,7 @@ impl RcEp {
                 ops: VecDeque::with_capacity(op_capacity),
             },
             state: EpState::Idle,
-            initial_psn,
+            generation,
             remote: None,
             path_mtu: state.path_mtu,
             pending: VecDeque::new(),
@@ -510,15 +521,16 @@ impl RcEp {
 
     /// Writes the ep address ([`EP_ADDR_LEN`] bytes).
     pub fn pack_address(&self, out: &mut [u8; EP_ADDR_LEN]) {
-        out[..3].copy_from_slice(&self.qpn().to_be_bytes()[1..]);
-        out[3..].copy_from_slice(&self.initial_psn.to_be_bytes()[1..]);
+        out[..3].copy_from_slice(&self.qpn().to_le_bytes()[..3]);
+        out[3..6].copy_from_slice(&self.generation.to_le_bytes()[..3]);
+        out[6] = 0;
     }
 
-    /// Reads a peer's ep address.
+    /// Reads a peer's ep address: its QP number and generation.
     pub fn unpack_address(bytes: &[u8; EP_ADDR_LEN]) -> (u32, u32) {
-        let qpn = u32::from_be_bytes([0, bytes[0], bytes[1], bytes[2]]);
-        let psn = u32::from_be_bytes([0, bytes[3], bytes[4], bytes[5]]);
-        (qpn, psn)
+        let qpn = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], 0]);
+        let generation = u32::from_le_bytes([bytes[3], bytes[4], bytes[5], 0]);
+        (qpn, generation)
     }
 
     /// Connects the QP to the peer: RESET (if it was used) → INIT → RTR → RTS.
@@ -539,7 +551,7 @@ impl RcEp {
             self.tx.pi = 0;
             self.tx.ci = 0;
             self.tx.unsignaled_bbs = 0;
-            self.tx.next_psn = self.initial_psn;
+            self.tx.next_psn = START_PSN;
         }
         let limits = &state.limits;
         self.qp.modify(QpTransition::Init {
@@ -548,14 +560,14 @@ impl RcEp {
         self.qp.modify(QpTransition::Rtr(RtrAttr {
             dest_qpn: remote.qpn,
             peer: remote.address,
-            rq_psn: remote.psn,
+            rq_psn: START_PSN,
             path_mtu: self.path_mtu,
             min_rnr_timer: rnr_timer_code(limits.rnr_timeout),
             max_dest_rd_atomic: limits.max_rd_atomic,
             path: limits.path,
         }))?;
         self.qp.modify(QpTransition::Rts(RtsAttr {
-            sq_psn: self.initial_psn,
+            sq_psn: START_PSN,
             timeout: ack_timeout_exponent(limits.ack_timeout),
             retry_cnt: limits.retry_count,
             rnr_retry: limits.rnr_retry_count,
@@ -589,12 +601,13 @@ impl RcEp {
     ) -> Result<(), Status> {
         debug_assert!(self.ops.is_empty());
         let qp = state.create_qp()?;
-        let (tx, initial_psn) = TxRing::for_qp(&qp, state);
+        let tx = TxRing::for_qp(&qp, state);
+        let generation = generation(qp.qpn());
         let old_qpn = self.qpn();
         state.eps.remove(&old_qpn);
         self.retired_qps.push(std::mem::replace(&mut self.qp, qp));
         self.tx = tx;
-        self.initial_psn = initial_psn;
+        self.generation = generation;
         self.remote = None;
         self.state = EpState::Idle;
         self.fc = EpFc::new(&state.fc);
@@ -886,11 +899,11 @@ impl RcEp {
         Ok(())
     }
 
-    /// Posts the flow-control grant message (a SEND of the header byte
+    /// Posts the flow-control grant message (a SEND of the AM header
     /// alone). It takes no window: grants must flow when windows are empty.
     pub fn post_fc_grant(&mut self, credits: &mut u32) -> Result<(), Status> {
         let spec = PostSpec::new(OpKind::FcGrant, mlx5::MLX5_OPCODE_SEND, AM_HDR_LEN);
-        self.post_inline(credits, spec, None, &[FC_PURE_GRANT], &[])
+        self.post_inline(credits, spec, None, &am_header(FC_PURE_GRANT), &[])
     }
 
     /// Completes, in order, every op posted at or before WQE `wqe_counter`
@@ -1091,14 +1104,14 @@ pub(crate) unsafe fn finish_op(iface: *mut RcIface, op: &OutstandingOp, status: 
     unsafe { invoke_completion(op.comp, status) };
 }
 
-/// A starting PSN that differs between QPs and runs, so that a stale peer
-/// is unlikely to match.
-fn initial_psn(qpn: u32) -> u32 {
+/// A connection generation that differs between QPs and runs (24 bits,
+/// never 0), so that a stale peer is unlikely to match.
+fn generation(qpn: u32) -> u32 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
-    (qpn.wrapping_mul(0x9e37_79b9) ^ nanos) & PSN_MASK
+    ((qpn.wrapping_mul(0x9e37_79b9) ^ nanos) & PSN_MASK).max(1)
 }
 
 /// A bounce buffer for a bcopy op, `offset` bytes into the data area.

@@ -48,12 +48,12 @@ fn ends(ep: &RcEp) -> Option<(QpIdentity, QpIdentity)> {
     let own = QpIdentity {
         device: DeviceId::from_address(address),
         qpn: ep.qpn(),
-        generation: ep.initial_psn,
+        generation: ep.generation,
     };
     let peer = QpIdentity {
         device: DeviceId::from_address(&remote.address),
         qpn: remote.qpn,
-        generation: remote.psn,
+        generation: remote.generation,
     };
     Some((own, peer))
 }

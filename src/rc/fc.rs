@@ -6,8 +6,9 @@
 //!
 //! Each ep may send `wnd_size` AMs (`UCX_RC_FC_WND_SIZE`, at most the
 //! receive queue length) before it needs a grant from the peer. The top
-//! three bits of the 1-byte AM header (the AM id takes the low five, as
-//! `UCT_AM_ID_MAX` is 32) carry the protocol:
+//! three bits of the AM id byte of the AM header (the AM id takes the low
+//! five, as `UCT_AM_ID_MAX` is 32; see `rc::iface::AM_HDR_LEN`) carry the
+//! protocol:
 //!
 //! - [`FC_SOFT_REQ`]: sent on the AM that brings the window down to the
 //!   soft threshold. The peer owes a grant and piggybacks it on its next AM

@@ -33,8 +33,22 @@ use crate::rc::ep::{EpState, RcEp, MAX_WQE_BBS};
 use crate::rc::fc::{FcConfig, Request, RxHeader, FC_MASK};
 use crate::rc::pool::{BufferPool, LKEY_BYTES};
 
-/// Bytes of the AM header in every AM SEND (the AM id).
-pub const AM_HDR_LEN: usize = 1;
+/// Bytes of the AM header in every AM SEND, as UCX 1.13's rc_mlx5 lays it
+/// out (`uct_rc_mlx5_hdr_t`), so that its AMs and ours read the same: a
+/// tag-matching opcode byte ([`TMH_NO_TAG`]: no hardware tag matching),
+/// then the AM id with the flow-control bits ([`crate::rc::fc`]).
+pub const AM_HDR_LEN: usize = 2;
+/// Offset of the AM id byte in the AM header.
+pub const AM_ID_OFFSET: usize = 1;
+/// `IBV_TMH_NO_TAG`: the first AM header byte of a message that is not a
+/// hardware tag-matching one.
+pub const TMH_NO_TAG: u8 = 0;
+
+/// The AM header carrying `id_byte` (AM id and flow-control bits).
+#[inline(always)]
+pub fn am_header(id_byte: u8) -> [u8; AM_HDR_LEN] {
+    [TMH_NO_TAG, id_byte]
+}
 
 /// Largest am_zcopy header: with the AM id it fills four inline units,
 /// which leaves room for the iov's data segments in the largest WQE.
@@ -591,6 +605,9 @@ impl RcIface {
                 if valid && mlx5::cqe_format_is_special(cqe_bytes[mlx5::CQE_OP_OWN_OFFSET]) {
                     valid = Self::take_inline_rx(&cqe_bytes, payload.sub(AM_HDR_LEN));
                 }
+                // A hardware tag-matching message (a peer with TM on) is
+                // not an AM: dropped below, with the line saying so.
+                valid = valid && payload.sub(AM_HDR_LEN).read() == TMH_NO_TAG;
                 if !valid {
                     if cqe.is_error() {
                         tracing::warn!("rc_mlx5: receive error CQE syndrome 0x{:x}", cqe.syndrome);
@@ -604,7 +621,7 @@ impl RcIface {
                     state.publish_srq();
                     continue;
                 }
-                let header = payload.sub(AM_HDR_LEN).read();
+                let header = payload.sub(AM_HDR_LEN - AM_ID_OFFSET).read();
                 let len = len - AM_HDR_LEN;
                 let am_id = if header & FC_MASK == 0 {
                     header

@@ -15,7 +15,7 @@ use crate::mlx5::{self, DataSeg, RaddrSeg};
 use crate::rc::ep::{
     bounce_from_pool, CompletionAction, EpState, OpKind, PostSpec, RcEp, RemoteEp, EP_ADDR_LEN,
 };
-use crate::rc::iface::{RcIface, AM_HDR_LEN};
+use crate::rc::iface::{am_header, RcIface, AM_HDR_LEN};
 use crate::rc::pool::BufferPool;
 
 /// Largest iov count of `am_short_iov`.
@@ -228,7 +228,7 @@ unsafe extern "C" fn ep_am_short(
         // The AM header byte then the user's 8-byte header: one fixed-size
         // prefix of the inline data.
         let mut head = [0u8; AM_HDR_LEN + 8];
-        head[0] = id | fc_bits;
+        head[..AM_HDR_LEN].copy_from_slice(&am_header(id | fc_bits));
         head[AM_HDR_LEN..].copy_from_slice(&header.to_ne_bytes());
         let mut spec = PostSpec::new(
             OpKind::AmShort,
@@ -258,7 +258,7 @@ unsafe extern "C" fn ep_am_short_iov(
             return Err(Status::InvalidParam);
         }
         let fc_bits = am_fc_bits(ep, iface)?;
-        let id_bytes = [id | fc_bits];
+        let id_bytes = am_header(id | fc_bits);
         let mut parts: [&[u8]; MAX_SHORT_IOV + 1] = [&[]; MAX_SHORT_IOV + 1];
         parts[0] = &id_bytes;
         let mut total = 0usize;
@@ -308,10 +308,11 @@ unsafe extern "C" fn ep_am_bcopy(
         let fc_bits = am_fc_bits(ep, iface)?;
         ep.check_post(iface.state.tx_credits)?;
         let bounce = bounce_from_pool(&mut iface.state.tx_pool, 0)?;
-        // SAFETY: the bounce data area holds seg_size bytes; the id byte
+        // SAFETY: the bounce data area holds seg_size bytes; the AM header
         // first, the caller packs at most max_bcopy after it.
         let packed = unsafe {
-            bounce.data.write(id | fc_bits);
+            let header = am_header(id | fc_bits);
+            std::ptr::copy_nonoverlapping(header.as_ptr(), bounce.data, AM_HDR_LEN);
             pack(bounce.data.add(AM_HDR_LEN) as *mut c_void, arg)
         };
         if packed > iface.state.limits.am_max_bcopy {
@@ -380,7 +381,7 @@ unsafe extern "C" fn ep_am_zcopy(
         // SAFETY: iov was checked by iov_segments (or iovcnt is 0).
         spec.iov = Some(unsafe { iov_copy(iov, iovcnt) });
         ep.post(&mut iface.state.tx_credits, spec, |wqe| {
-            wqe.inline(&[&[id | fc_bits], header]);
+            wqe.inline(&[&am_header(id | fc_bits), header]);
             for segment in &segments[..count] {
                 wqe.data(*segment);
             }
@@ -1058,9 +1059,16 @@ unsafe fn connect_to_ep(
     };
     let address = DeviceAddress::unpack(device)
         .inspect_err(|_| tracing::warn!("{function}: bad device address"))?;
-    let (qpn, psn) = RcEp::unpack_address(packed_ep);
-    ep.connect(&iface.state, RemoteEp { address, qpn, psn })
-        .inspect_err(|status| tracing::warn!("{function}: QP connect failed: {status}"))
+    let (qpn, generation) = RcEp::unpack_address(packed_ep);
+    ep.connect(
+        &iface.state,
+        RemoteEp {
+            address,
+            qpn,
+            generation,
+        },
+    )
+    .inspect_err(|status| tracing::warn!("{function}: QP connect failed: {status}"))
 }
 
 unsafe extern "C" fn ep_connect_to_ep(
@@ -1222,13 +1230,34 @@ unsafe extern "C" fn iface_get_address(
     iface: uct_iface_h,
     addr: *mut uct_iface_addr_t,
 ) -> ucs_status_t {
-    // The iface address is empty (iface_addr_len 0): rc connects ep to ep.
+    // rc connects ep to ep; the iface address is UCX 1.13 rc_mlx5's one
+    // byte, its address type: basic (no hardware tag matching).
     status_of((|| {
         // SAFETY: by the caller's contract.
         unsafe { RcIface::from_handle(iface, "uct_iface_get_address") }?;
-        let _ = addr;
+        if addr.is_null() {
+            tracing::warn!("uct_iface_get_address: NULL addr");
+            return Err(Status::InvalidParam);
+        }
+        // SAFETY: writable for iface_addr_len (1) bytes by the contract.
+        unsafe { addr.cast::<u8>().write(IFACE_ADDR_TYPE_BASIC) };
         Ok(())
     })())
+}
+
+/// Bytes of the iface address, and its only value (UCX 1.13's rc_mlx5
+/// `UCT_RC_MLX5_IFACE_ADDR_TYPE_BASIC`; a peer with hardware tag matching
+/// sends another type and is not reachable).
+const IFACE_ADDR_LEN: usize = 1;
+const IFACE_ADDR_TYPE_BASIC: u8 = 0;
+
+/// Whether a peer's iface address (NULL: not given) is of a type we talk to.
+///
+/// # Safety
+/// `iface_addr` NULL or readable for [`IFACE_ADDR_LEN`] bytes.
+unsafe fn iface_addr_reachable(iface_addr: *const uct_iface_addr_t) -> bool {
+    // SAFETY: by the contract.
+    iface_addr.is_null() || unsafe { iface_addr.cast::<u8>().read() } == IFACE_ADDR_TYPE_BASIC
 }
 
 /// Whether a peer's device address is one we can reach.
@@ -1247,14 +1276,18 @@ unsafe fn device_reachable(dev_addr: *const uct_device_addr_t, len: usize) -> bo
 unsafe extern "C" fn iface_is_reachable(
     iface: uct_iface_h,
     dev_addr: *const uct_device_addr_t,
-    _iface_addr: *const uct_iface_addr_t,
+    iface_addr: *const uct_iface_addr_t,
 ) -> c_int {
     // SAFETY: by the caller's contract.
     if unsafe { RcIface::from_handle(iface, "uct_iface_is_reachable") }.is_err() {
         return 0;
     }
-    // SAFETY: a device address of ours is MAX_PACKED_LEN bytes.
-    c_int::from(unsafe { device_reachable(dev_addr, DeviceAddress::MAX_PACKED_LEN) })
+    // SAFETY: a device address of ours is MAX_PACKED_LEN bytes; an iface
+    // address IFACE_ADDR_LEN.
+    c_int::from(unsafe {
+        iface_addr_reachable(iface_addr)
+            && device_reachable(dev_addr, DeviceAddress::MAX_PACKED_LEN)
+    })
 }
 
 unsafe fn iface_is_reachable_v2(
@@ -1266,6 +1299,12 @@ unsafe fn iface_is_reachable_v2(
         return false;
     }
     if params.field_mask & u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR) == 0 {
+        return false;
+    }
+    if params.field_mask & u64::from(UCT_IFACE_IS_REACHABLE_FIELD_IFACE_ADDR) != 0
+        // SAFETY: readable for IFACE_ADDR_LEN bytes (or NULL) by the contract.
+        && !unsafe { iface_addr_reachable(params.iface_addr) }
+    {
         return false;
     }
     let len = if params.field_mask & u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR_LENGTH) != 0
@@ -1311,7 +1350,7 @@ pub fn attributes(rc: &RcIface) -> uct_iface_attr_t {
     crate::rc::atomic::advertise(&mut attr, rc.state.domain.device.attr().atomics);
     attr.cap.event_flags = EVENT_FLAGS;
     attr.device_addr_len = DeviceAddress::MAX_PACKED_LEN;
-    attr.iface_addr_len = 0;
+    attr.iface_addr_len = IFACE_ADDR_LEN;
     attr.ep_addr_len = EP_ADDR_LEN;
     attr.max_conn_priv = 0;
     // Estimates for the soft HCA (RoCEv2 over UDP in software).

@@ -17,7 +17,9 @@
 #       Runs a server and a client (127.0.0.1, a free port) with
 #       `-<mode> -t TL -d DEV`, LD_LIBRARY_PATH=DIR if given, and checks that
 #       the server received the client's string. --expect-lib-dir: the loader
-#       must resolve libuct.so.0 and libucs.so.0 inside DIR.
+#       must resolve libuct.so.0 and libucs.so.0 inside DIR. --server-env /
+#       --client-env VAR=VALUE (repeatable): set for that process only (two
+#       processes on different libraries: c-tests/thirdparty's mixed pairs).
 set -euo pipefail
 
 readonly UCX_UPSTREAM_VERSION="1.13.1"
@@ -209,6 +211,7 @@ check_resolved_lib() {
 
 run() {
     local binary="" mode="" tl="" dev="" lib_path="" expect_lib_dir="" size=16 limit=60
+    local -a server_env=() client_env=()
     while [[ $# -gt 0 ]]; do
         case $1 in
         --binary) binary=$2 ;;
@@ -219,6 +222,8 @@ run() {
         --expect-lib-dir) expect_lib_dir=$2 ;;
         --size) size=$2 ;;
         --timeout) limit=$2 ;;
+        --server-env) server_env+=("$2") ;;
+        --client-env) client_env+=("$2") ;;
         *) die "run: unknown option $1" ;;
         esac
         shift 2
@@ -270,7 +275,8 @@ run() {
         port=$(free_tcp_port)
         args=(-"$mode" -t "$tl" -d "$dev" -p "$port" -s "$size")
         echo "server: $binary ${args[*]}"
-        timeout -k 5 "$limit" "$binary" "${args[@]}" >"$logs/server.out" 2>"$logs/server.err" &
+        env "${server_env[@]}" timeout -k 5 "$limit" "$binary" "${args[@]}" \
+            >"$logs/server.out" 2>"$logs/server.err" &
         server=$!
         # The server accepts exactly one connection, so readiness is watched
         # from the outside (a probing connect would be taken as the client),
@@ -302,7 +308,7 @@ run() {
 
     echo "client: $binary ${args[*]} -n 127.0.0.1"
     local client_status=0
-    timeout -k 5 "$limit" "$binary" "${args[@]}" -n 127.0.0.1 \
+    env "${client_env[@]}" timeout -k 5 "$limit" "$binary" "${args[@]}" -n 127.0.0.1 \
         >"$logs/client.out" 2>"$logs/client.err" || client_status=$?
     local server_status=0
     wait "$server" || server_status=$?
