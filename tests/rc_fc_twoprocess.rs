@@ -34,17 +34,6 @@ const SETTINGS: [(&CStr, &CStr); 3] = [
     (c"RC_RETRY_COUNT", c"7"),
 ];
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex"))
-        .collect()
-}
-
 fn address_line(side: &Side, ep: uct_ep_h) -> String {
     format!(
         "{PREFIX} {} {}",

@@ -146,24 +146,7 @@ fn am_short_iov_and_bcopy_round_trip() {
 
     // am_bcopy back from b to a, 5000 bytes (several packets at MTU 4096).
     let big: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 251) as u8).collect();
-    unsafe extern "C" fn pack(dest: *mut c_void, arg: *mut c_void) -> usize {
-        // SAFETY: arg is the Vec; dest has max_bcopy bytes.
-        unsafe {
-            let src = &*(arg as *const Vec<u8>);
-            std::ptr::copy_nonoverlapping(src.as_ptr(), dest as *mut u8, src.len());
-            src.len()
-        }
-    }
-    // SAFETY: valid ep, pack callback and argument.
-    let packed = unsafe {
-        uct_ep_am_bcopy(
-            pair.ep_b,
-            31,
-            Some(pack),
-            &big as *const _ as *mut c_void,
-            0,
-        )
-    };
+    let packed = am_bcopy(pair.ep_b, 31, &big, 0);
     assert_eq!(packed, 5000);
     assert!(pair.wait(|| at_a.lock().unwrap().len() == 1));
     assert_eq!(at_a.lock().unwrap()[0], big);
@@ -243,24 +226,7 @@ fn put_then_get_with_data_checked_and_completions_counted() {
 
     // put_bcopy of 3000 bytes at offset 1000.
     let bcopy: Vec<u8> = (0..3000u32).map(|i| (i % 253) as u8).collect();
-    unsafe extern "C" fn pack(dest: *mut c_void, arg: *mut c_void) -> usize {
-        // SAFETY: arg is the Vec, dest has max_bcopy bytes.
-        unsafe {
-            let src = &*(arg as *const Vec<u8>);
-            std::ptr::copy_nonoverlapping(src.as_ptr(), dest as *mut u8, src.len());
-            src.len()
-        }
-    }
-    // SAFETY: valid pack callback and argument.
-    let packed = unsafe {
-        uct_ep_put_bcopy(
-            pair.ep_a,
-            Some(pack),
-            &bcopy as *const _ as *mut c_void,
-            base + 1000,
-            rkey,
-        )
-    };
+    let packed = put_bcopy(pair.ep_a, &bcopy, base + 1000, rkey);
     assert_eq!(packed, 3000);
 
     // put_zcopy of 20000 bytes (two iov entries) at offset 8192, counted.

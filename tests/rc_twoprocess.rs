@@ -26,17 +26,6 @@ const AM_DONE: u8 = 2;
 const AM_REPORT: u8 = 3;
 const SHORT_COUNT: u64 = 100;
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex"))
-        .collect()
-}
-
 /// `RCTEST <dev> <ep> <rkey> <buffer address>`.
 fn address_line(side: &Side, ep: uct_ep_h, rkey: uct_rkey_t, buffer: u64) -> String {
     format!(

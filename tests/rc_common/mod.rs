@@ -444,6 +444,19 @@ pub fn sequence(inbox: &Inbox) -> Vec<u64> {
         .collect()
 }
 
+/// Lower-case hex of `bytes` (addresses on a two-process test's pipe).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The bytes of a [`hex`] string.
+pub fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex"))
+        .collect()
+}
+
 /// Starts this test binary again as the other process of a two-process
 /// test: only its test `child_side`, with `role_env=1`, the two soft
 /// devices and `env`. Returns the child and the first line it prints that
