@@ -324,6 +324,11 @@ pub struct RcEp {
     /// understood yet; a receive it had taken from the shared SRQ is the
     /// suspect).
     retired_qps: Vec<Qp>,
+    /// Set by a purge: the next `uct_ep_get_address` or
+    /// `uct_ep_connect_to_ep` first gives the ep a new QP
+    /// ([`RcEp::renew_qp_if_due`]), so that the purge does not pay for one
+    /// and an ep destroyed after its purge never makes one.
+    pub qp_renewal_due: bool,
 }
 
 /// What [`RcEp::post`] needs besides the segments.
@@ -473,6 +478,7 @@ impl RcEp {
             failover: crate::failover::EpFailover::default(),
             fc: EpFc::new(&state.fc),
             retired_qps: Vec::new(),
+            qp_renewal_due: false,
         };
         Ok(ep)
     }
@@ -584,7 +590,8 @@ impl RcEp {
         Ok(())
     }
 
-    /// After a purge: a new QP replaces the failed one, and the ep is as
+    /// After a purge (when due, [`RcEp::renew_qp_if_due`]): a new QP
+    /// replaces the failed one, and the ep is as
     /// new (not connected, nothing held, its address changed), ready for
     /// `uct_ep_connect_to_ep` to a fresh peer. Completions still due for
     /// the old QP (kept until the ep is destroyed) find no ep and are
@@ -623,6 +630,24 @@ impl RcEp {
             "rc_mlx5 ep {self_ptr:p}: QP 0x{old_qpn:x} replaced by 0x{:x} after purge",
             self.qpn()
         );
+        Ok(())
+    }
+
+    /// [`RcEp::renew_qp`] if a purge left it due.
+    ///
+    /// # Safety
+    /// `ep` live.
+    pub unsafe fn renew_qp_if_due(ep: *mut RcEp) -> Result<(), Status> {
+        // SAFETY: live by the contract; its iface outlives it. The iface
+        // state is borrowed apart from the ep (housed in its own allocation).
+        unsafe {
+            if !(*ep).qp_renewal_due {
+                return Ok(());
+            }
+            let iface = (*ep).iface;
+            (*ep).renew_qp(ep, &mut (*iface).state)?;
+            (*ep).qp_renewal_due = false;
+        }
         Ok(())
     }
 

@@ -506,7 +506,7 @@ pub unsafe fn ep_outstanding_purge(
     let (iface, qpn) = (rc_ep.iface, rc_ep.qpn());
     let summary = run_purge(ops.into_iter().zip(verdicts), &mut sink);
     // SAFETY: the iface outlives the purge (its callbacks may not close it).
-    unsafe { renew_after_purge(ep, iface, qpn) };
+    unsafe { due_for_new_qp(ep, iface, qpn) };
     tracing::debug!(
         "{F}: ep {ep:p}: {} delivered, {} reported, {} failed, {} dropped",
         summary.delivered,
@@ -517,28 +517,19 @@ pub unsafe fn ep_outstanding_purge(
     Ok(())
 }
 
-/// Gives the purged ep a new QP (`RcEp::renew_qp`) so that it can be
-/// connected again; if that fails the ep stays failed and can only be
-/// destroyed (logged). Skipped if a purge callback destroyed the ep: it is
-/// looked up by the QPN it had in its iface's table.
+/// Marks the purged ep for a new QP before it is connected again
+/// (`RcEp::renew_qp_if_due`). Skipped if a purge callback destroyed the ep:
+/// it is looked up by the QPN it had in its iface's table.
 ///
 /// # Safety
 /// `iface` live; `ep` was its ep with QP `qpn` before the callbacks.
-unsafe fn renew_after_purge(ep: uct_ep_h, iface: *mut RcIface, qpn: u32) {
+unsafe fn due_for_new_qp(ep: uct_ep_h, iface: *mut RcIface, qpn: u32) {
     let ep = ep as *mut RcEp;
     // SAFETY: the iface is live; a short shared look at its table.
     let live = unsafe { (*iface).state.eps.get(&qpn) == Some(&ep) };
-    if !live {
-        return;
-    }
-    // SAFETY: live (checked), no callback runs inside; the iface state is
-    // borrowed apart from the ep (housed in its own allocation).
-    let result = unsafe { (*ep).renew_qp(ep, &mut (*iface).state) };
-    if let Err(status) = result {
-        tracing::warn!(
-            "uct_ep_outstanding_purge: ep {ep:p} cannot get a new QP ({status}): it can \
-             only be destroyed"
-        );
+    if live {
+        // SAFETY: live (checked); a one-field write.
+        unsafe { (*ep).qp_renewal_due = true };
     }
 }
 

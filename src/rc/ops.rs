@@ -1025,6 +1025,9 @@ unsafe extern "C" fn ep_get_address(ep: uct_ep_h, addr: *mut uct_ep_addr_t) -> u
             tracing::warn!("{F}: addr is NULL");
             return Err(Status::InvalidParam);
         }
+        // A purged ep's address is that of its next QP.
+        // SAFETY: live (from_handle).
+        unsafe { RcEp::renew_qp_if_due(ep) }?;
         let mut packed = [0u8; EP_ADDR_LEN];
         ep.pack_address(&mut packed);
         // SAFETY: addr writable for ep_addr_len bytes by the contract.
@@ -1044,12 +1047,17 @@ unsafe fn connect_to_ep(
     dev_addr_len: usize,
     ep_addr: *const uct_ep_addr_t,
 ) -> Result<(), Status> {
-    // SAFETY: by the caller's contract.
-    let (ep, iface) = unsafe { ep_and_iface(ep, function) }?;
     if dev_addr.is_null() || ep_addr.is_null() {
+        // SAFETY: by the caller's contract (checks the handle first).
+        unsafe { ep_and_iface(ep, function) }?;
         tracing::warn!("{function}: NULL device or ep address");
         return Err(Status::InvalidParam);
     }
+    // A purged ep connects with a new QP.
+    // SAFETY: by the caller's contract.
+    unsafe { RcEp::renew_qp_if_due(RcEp::from_handle(ep, function)?) }?;
+    // SAFETY: by the caller's contract.
+    let (ep, iface) = unsafe { ep_and_iface(ep, function) }?;
     // SAFETY: readable for their lengths by the contract.
     let (device, packed_ep) = unsafe {
         (
