@@ -331,3 +331,14 @@ fn name_tables_are_ucx_1_13s() {
         48
     );
 }
+
+#[test]
+fn topology_types_have_ucx_layouts() {
+    // UCX 1.13's topo.h: {uint16_t domain; uint8_t bus, slot, function}, two
+    // doubles, and the two-pointer list link.
+    assert_eq!(std::mem::size_of::<ucs_sys_bus_id_t>(), 6);
+    assert_eq!(std::mem::offset_of!(ucs_sys_bus_id_t, function), 4);
+    assert_eq!(std::mem::size_of::<ucs_sys_dev_distance_t>(), 16);
+    assert_eq!(std::mem::offset_of!(ucs_sys_dev_distance_t, bandwidth), 8);
+    assert_eq!(std::mem::size_of::<ucs_list_link_t>(), 16);
+}

@@ -64,11 +64,15 @@ for entry in "${cases[@]}"; do
     status=$?
     # -f prints only the final figures, one line of eight numbers:
     # iterations, latency median/average/overall (us), bandwidth average/
-    # overall (MB/s), message rate average/overall.
-    final=$(grep -E '^ *[0-9]+( +[0-9.]+){7} *$' <<<"$output" | tail -1)
+    # overall (MB/s), message rate average/overall. The averages cover the
+    # last report interval only and read "-nan" when it was empty (a slow
+    # run whose last report fell on its end); the overall figures must be
+    # numbers.
+    final=$(grep -E '^ *[0-9]+( +(-?nan|[0-9.]+)){7} *$' <<<"$output" | tail -1)
     verdict=$(awk -v want="$iters" '
         NF == 8 {
             ok = ($1 == want)
+            for (i = 2; i <= 8; i += 2) if ($i !~ /^[0-9.]+$/) ok = 0
             if ($2 <= 0 || $8 <= 0) ok = 0
             printf "%s %s %s %s\n", (ok ? "ok" : "implausible"), $2, $6, $8
             found = 1

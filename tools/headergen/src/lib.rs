@@ -173,7 +173,7 @@ pub const HEADERS: &[HeaderSpec] = &[
         sys_includes: &[],
         macros: "",
         anonymous_members: &[],
-        exclude: &["EventSet"],
+        exclude: &["EventSet", "ControlFn"],
         claims: &[],
     },
     HeaderSpec {
@@ -193,7 +193,7 @@ pub const HEADERS: &[HeaderSpec] = &[
         sys_includes: &["stddef.h", "stdint.h"],
         macros: "",
         anonymous_members: &[],
-        exclude: &[],
+        exclude: &["AddFn", "RemoveFn"],
         claims: &[],
     },
     HeaderSpec {
