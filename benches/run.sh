@@ -17,6 +17,12 @@
 # counting inside the post loop only (--toggle-collect). With
 # UCT_BENCH_DOORBELL=<regex of function names>, the share of those functions
 # (the doorbell) is reported separately from the rest (the WQE build).
+#
+# A third table uses UCX's own ucx_perftest (Debian's ucx-utils) as the
+# harness on both sides: the same binary and flags, two processes
+# (c-tests/perftest/perftest_pair.sh), on our rc_mlx5 (LD_PRELOAD=our
+# libuct.so.0) and on UCX 1.13's tcp (lo) and posix (memory); see
+# benches/perftest_bench.sh (also runnable alone). UCT_BENCH_PERFTEST=0 skips it.
 set -euo pipefail
 
 [[ $# -ge 1 ]] || { echo "usage: $0 LIB_DIR [SCALE]" >&2; exit 2; }
@@ -200,4 +206,9 @@ if [[ -n "${UCT_BENCH_STANDIN:-}" ]]; then
     side_by_side_with_ucx_rc_mlx5 "$UCT_BENCH_STANDIN"
 fi
 
+
+# --- ucx_perftest as the harness (issue 11): benches/perftest_bench.sh -------
+if [[ ${UCT_BENCH_PERFTEST:-1} != 0 ]]; then
+    bash "$here/perftest_bench.sh" "$lib_dir" "$scale" "$out"
+fi
 echo "raw results: $out" >&2

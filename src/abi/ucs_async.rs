@@ -19,3 +19,18 @@ pub type ucs_async_context_t = ucs_async_context;
 /// Called when a registered fd becomes ready or a timer expires.
 pub type ucs_async_event_cb_t =
     Option<unsafe extern "C" fn(id: c_int, events: ucs_event_set_types_t, arg: *mut c_void)>;
+
+/// A set of file descriptors to wait on (opaque; `ucs_event_set_create`).
+pub struct ucs_sys_event_set {
+    _opaque: [u8; 0],
+}
+pub type ucs_sys_event_set_t = ucs_sys_event_set;
+
+/// Called once per ready fd by `ucs_event_set_wait`.
+pub type ucs_event_set_handler_t = Option<
+    unsafe extern "C" fn(
+        callback_data: *mut c_void,
+        events: ucs_event_set_types_t,
+        arg: *mut c_void,
+    ),
+>;

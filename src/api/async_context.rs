@@ -1,5 +1,9 @@
 //! `ucs_async_*`: async contexts and their event handlers
 //! (`ucs/async/async_fwd.h`).
+//!
+//! When UCX's own `libucs` is loaded in the process, these step aside as
+//! `crate::core::ucx_libucs` describes: new contexts are UCX's, calls on a
+//! context go to whoever made it (ours carry a magic word at offset 0).
 
 use std::ffi::{c_char, c_int, c_void};
 
@@ -7,6 +11,37 @@ use crate::abi::*;
 use crate::api::checks::{finish, non_null};
 use crate::api::memory_type::CStringTable;
 use crate::core::async_context::{self, AsyncContext, AsyncMode};
+use crate::core::ucx_libucs::{ucx_function, ucx_libucs_loaded};
+
+/// True when `async_context` is a live context of ours (not UCX's).
+///
+/// # Safety
+/// `async_context` must be NULL, one of ours, or a context UCX's libucs made
+/// (at least 8 readable bytes: its lock comes first).
+pub(crate) unsafe fn is_our_context(async_context: *mut ucs_async_context_t) -> bool {
+    // SAFETY: non-NULL and at least 8 readable bytes by the caller's contract;
+    // AsyncContext is repr(C) with its magic first.
+    !async_context.is_null() && unsafe { &*(async_context as *const AsyncContext) }.is_valid()
+}
+
+/// Checks a context handed to `uct_worker_create`: ours and live, or, when
+/// UCX's libucs is loaded, any non-NULL context (UCX 1.13 does not publish
+/// its layout, and the transport never looks inside it).
+///
+/// # Safety
+/// As [`is_our_context`].
+pub(crate) unsafe fn check_worker_async_context(
+    async_context: *mut ucs_async_context_t,
+    function: &str,
+) -> Result<(), Status> {
+    non_null(async_context, function, "async context")?;
+    // SAFETY: as this function's contract.
+    if unsafe { is_our_context(async_context) } || ucx_libucs_loaded() {
+        return Ok(());
+    }
+    tracing::warn!("{function}: {async_context:p} is not a live async context");
+    Err(Status::InvalidParam)
+}
 
 /// Names of the async modes, indexed by `ucs_async_mode_t`, NULL-terminated
 /// (UCX exports this table for configuration printing).
@@ -50,6 +85,11 @@ pub unsafe extern "C" fn ucs_async_context_create(
     mode: ucs_async_mode_t,
     async_p: *mut *mut ucs_async_context_t,
 ) -> ucs_status_t {
+    if let Some(ucx) = ucx_function!(ucs_async_context_create: fn(ucs_async_mode_t, *mut *mut ucs_async_context_t) -> ucs_status_t)
+    {
+        // SAFETY: UCX's function, same arguments as ours.
+        return unsafe { ucx(mode, async_p) };
+    }
     crate::api::enter();
     const FUNCTION: &str = "ucs_async_context_create";
     let result = (|| {
@@ -78,6 +118,13 @@ pub unsafe extern "C" fn ucs_async_context_destroy(async_context: *mut ucs_async
     if async_context.is_null() {
         return;
     }
+    // SAFETY: NULL, ours or UCX's by the caller's contract.
+    if !unsafe { is_our_context(async_context) } {
+        if let Some(ucx) = ucx_function!(ucs_async_context_destroy: fn(*mut ucs_async_context_t)) {
+            // SAFETY: a context of UCX's, handed back to UCX.
+            return unsafe { ucx(async_context) };
+        }
+    }
     // SAFETY: non-NULL live context by the caller's contract.
     if unsafe { async_context_ref(async_context, FUNCTION) }.is_err() {
         return;
@@ -98,9 +145,19 @@ pub unsafe extern "C" fn ucs_async_context_destroy(async_context: *mut ucs_async
 /// `async_context` must be NULL or a live context.
 #[no_mangle]
 pub unsafe extern "C" fn ucs_async_poll(async_context: *mut ucs_async_context_t) {
+    let ucx = ucx_function!(ucs_async_poll: fn(*mut ucs_async_context_t));
     if async_context.is_null() {
         async_context::poll_all();
+        if let Some(ucx) = ucx {
+            // SAFETY: UCX's function; NULL means all of its contexts.
+            unsafe { ucx(async_context) };
+        }
         return;
+    }
+    // SAFETY: ours or UCX's by the caller's contract.
+    if let (false, Some(ucx)) = (unsafe { is_our_context(async_context) }, ucx) {
+        // SAFETY: a context of UCX's, handed back to UCX.
+        return unsafe { ucx(async_context) };
     }
     // SAFETY: live context by the caller's contract.
     if let Ok(context) = unsafe { async_context_ref(async_context, "ucs_async_poll") } {
@@ -124,6 +181,14 @@ pub unsafe extern "C" fn ucs_async_set_event_handler(
     arg: *mut c_void,
     async_context: *mut ucs_async_context_t,
 ) -> ucs_status_t {
+    // SAFETY: NULL, ours or UCX's by the caller's contract.
+    if !unsafe { is_our_context(async_context) } {
+        if let Some(ucx) = ucx_function!(ucs_async_set_event_handler: fn(ucs_async_mode_t, c_int, ucs_event_set_types_t, ucs_async_event_cb_t, *mut c_void, *mut ucs_async_context_t) -> ucs_status_t)
+        {
+            // SAFETY: UCX's function, same arguments as ours.
+            return unsafe { ucx(mode, event_fd, events, cb, arg, async_context) };
+        }
+    }
     crate::api::enter();
     const FUNCTION: &str = "ucs_async_set_event_handler";
     let result = (|| {
@@ -150,7 +215,15 @@ pub unsafe extern "C" fn ucs_async_set_event_handler(
 #[no_mangle]
 pub extern "C" fn ucs_async_remove_handler(id: c_int, sync: c_int) -> ucs_status_t {
     const FUNCTION: &str = "ucs_async_remove_handler";
-    let result = async_context::remove_handler(id, sync != 0).inspect_err(|_| {
+    let result = async_context::remove_handler(id, sync != 0);
+    if result.is_err() {
+        if let Some(ucx) = ucx_function!(ucs_async_remove_handler: fn(c_int, c_int) -> ucs_status_t)
+        {
+            // SAFETY: UCX's function; the id is not one of ours, so UCX's.
+            return unsafe { ucx(id, sync) };
+        }
+    }
+    let result = result.inspect_err(|_| {
         crate::api::enter();
         tracing::warn!("{FUNCTION}: no async handler with id {id}");
     });
@@ -164,7 +237,15 @@ pub extern "C" fn ucs_async_modify_handler(
     events: ucs_event_set_types_t,
 ) -> ucs_status_t {
     const FUNCTION: &str = "ucs_async_modify_handler";
-    let result = async_context::modify_handler(fd, events).inspect_err(|status| {
+    let result = async_context::modify_handler(fd, events);
+    if result == Err(Status::NoElem) {
+        if let Some(ucx) = ucx_function!(ucs_async_modify_handler: fn(c_int, ucs_event_set_types_t) -> ucs_status_t)
+        {
+            // SAFETY: UCX's function; the fd has no handler of ours.
+            return unsafe { ucx(fd, events) };
+        }
+    }
+    let result = result.inspect_err(|status| {
         crate::api::enter();
         tracing::warn!("{FUNCTION}: cannot modify the handler of fd {fd}: {status}");
     });
@@ -184,6 +265,14 @@ pub unsafe extern "C" fn ucs_async_add_timer(
     async_context: *mut ucs_async_context_t,
     timer_id_p: *mut c_int,
 ) -> ucs_status_t {
+    // SAFETY: NULL, ours or UCX's by the caller's contract.
+    if !unsafe { is_our_context(async_context) } {
+        if let Some(ucx) = ucx_function!(ucs_async_add_timer: fn(ucs_async_mode_t, ucs_time_t, ucs_async_event_cb_t, *mut c_void, *mut ucs_async_context_t, *mut c_int) -> ucs_status_t)
+        {
+            // SAFETY: UCX's function, same arguments as ours.
+            return unsafe { ucx(mode, interval, cb, arg, async_context, timer_id_p) };
+        }
+    }
     crate::api::enter();
     tracing::warn!(
         "ucs_async_add_timer: timers are not implemented yet (mode {mode}, interval {interval}, \
@@ -191,4 +280,24 @@ pub unsafe extern "C" fn ucs_async_add_timer(
         cb.is_some()
     );
     UCS_ERR_UNSUPPORTED
+}
+
+/// Delivers the events a blocked context missed (called by UCX's inline
+/// `ucs_async_check_miss`); for our contexts, the same as `ucs_async_poll`.
+///
+/// # Safety
+/// `async_context` must be a live context, ours or UCX's.
+#[no_mangle]
+pub unsafe extern "C" fn __ucs_async_poll_missed(async_context: *mut ucs_async_context_t) {
+    // SAFETY: ours or UCX's by the caller's contract.
+    if !unsafe { is_our_context(async_context) } {
+        if let Some(ucx) = ucx_function!(__ucs_async_poll_missed: fn(*mut ucs_async_context_t)) {
+            // SAFETY: a context of UCX's, handed back to UCX.
+            return unsafe { ucx(async_context) };
+        }
+    }
+    // SAFETY: as this function's contract.
+    if let Ok(context) = unsafe { async_context_ref(async_context, "__ucs_async_poll_missed") } {
+        context.poll();
+    }
 }

@@ -1,10 +1,13 @@
 //! `ucs_memory_type_names` / `ucs_memory_type_descs`: the data symbols UCX
 //! exports for printing memory types (`uct_hello_world` indexes the first one).
 //!
-//! The tables follow master's memory types (the ones `crate::abi` declares);
-//! index `UCS_MEMORY_TYPE_LAST` is "unknown" and a NULL ends the names table,
-//! as in UCX. A binary built against UCX 1.13 (5 memory types) sees the same
-//! names for its types 0..=4.
+//! Their size and contents are UCX 1.13's (five memory types, `unknown` at
+//! index 5, then NULL in the names table): a 1.13-built binary copies them at
+//! load time with that size, and UCX's own libraries, when loaded beside us,
+//! read whichever definition wins (`crate::core::ucx_libucs`). The memory
+//! types master added after ROCm (`crate::abi`, from `UCS_MEMORY_TYPE_RDMA`
+//! up) are not in them: use [`memory_type_name`] (or `ucs_memory_type_names`
+//! only for types below `UCS_MEMORY_TYPE_RDMA`).
 
 use std::ffi::c_char;
 
@@ -20,11 +23,13 @@ pub struct CStringTable<const N: usize>(pub [*const c_char; N]);
 // is never written, so sharing the table between threads is sound.
 unsafe impl<const N: usize> Sync for CStringTable<N> {}
 
-const NAME_COUNT: usize = UCS_MEMORY_TYPE_LAST as usize + 2;
-const DESC_COUNT: usize = UCS_MEMORY_TYPE_LAST as usize + 1;
+/// Memory types UCX 1.13 knows (host, CUDA, CUDA managed, ROCm, ROCm managed).
+const UCX_1_13_MEMORY_TYPE_COUNT: usize = 5;
+const NAME_COUNT: usize = UCX_1_13_MEMORY_TYPE_COUNT + 2;
+const DESC_COUNT: usize = UCX_1_13_MEMORY_TYPE_COUNT + 1;
 
-/// Short names (`host`, `cuda`, …), `unknown` at `UCS_MEMORY_TYPE_LAST`,
-/// then NULL.
+/// Short names (`host`, `cuda`, …), `unknown` at index 5 (1.13's
+/// `UCS_MEMORY_TYPE_LAST`), then NULL.
 #[no_mangle]
 pub static ucs_memory_type_names: CStringTable<NAME_COUNT> = CStringTable([
     c"host".as_ptr(),
@@ -32,16 +37,11 @@ pub static ucs_memory_type_names: CStringTable<NAME_COUNT> = CStringTable([
     c"cuda-managed".as_ptr(),
     c"rocm".as_ptr(),
     c"rocm-managed".as_ptr(),
-    c"rdma".as_ptr(),
-    c"ze-host".as_ptr(),
-    c"ze-device".as_ptr(),
-    c"ze-managed".as_ptr(),
-    c"gaudi".as_ptr(),
     c"unknown".as_ptr(),
     std::ptr::null(),
 ]);
 
-/// One-line descriptions, `unknown` at `UCS_MEMORY_TYPE_LAST`.
+/// One-line descriptions, `unknown` at index 5.
 #[no_mangle]
 pub static ucs_memory_type_descs: CStringTable<DESC_COUNT> = CStringTable([
     c"System memory".as_ptr(),
@@ -49,11 +49,6 @@ pub static ucs_memory_type_descs: CStringTable<DESC_COUNT> = CStringTable([
     c"NVIDIA GPU managed/unified memory".as_ptr(),
     c"AMD/ROCm GPU memory".as_ptr(),
     c"AMD/ROCm GPU managed memory".as_ptr(),
-    c"RDMA device memory".as_ptr(),
-    c"Intel/Ze USM host memory".as_ptr(),
-    c"Intel/Ze GPU memory".as_ptr(),
-    c"Intel/Ze GPU managed memory".as_ptr(),
-    c"HabanaLabs Gaudi memory".as_ptr(),
     c"unknown".as_ptr(),
 ]);
 
@@ -84,12 +79,18 @@ mod tests {
 
     #[test]
     fn c_table_matches_rust_names() {
-        for memory_type in 0..=UCS_MEMORY_TYPE_LAST {
-            let ptr = ucs_memory_type_names.0[memory_type as usize];
+        for memory_type in 0..UCX_1_13_MEMORY_TYPE_COUNT {
+            let ptr = ucs_memory_type_names.0[memory_type];
             // SAFETY: every non-final entry points at a NUL-terminated literal.
             let c_name = unsafe { CStr::from_ptr(ptr) };
-            assert_eq!(c_name.to_str(), Ok(memory_type_name(memory_type)));
+            assert_eq!(
+                c_name.to_str(),
+                Ok(memory_type_name(memory_type as ucs_memory_type_t))
+            );
         }
+        // SAFETY: as above.
+        let unknown = unsafe { CStr::from_ptr(ucs_memory_type_names.0[NAME_COUNT - 2]) };
+        assert_eq!(unknown.to_str(), Ok("unknown"));
         assert!(ucs_memory_type_names.0[NAME_COUNT - 1].is_null());
         assert_eq!(memory_type_name(UCS_MEMORY_TYPE_LAST + 5), "unknown");
     }

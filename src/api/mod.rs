@@ -3,17 +3,23 @@
 //! none of them can panic.
 
 pub mod async_context;
+pub mod callbackq;
 mod checks;
 pub mod component;
 pub mod config;
 pub mod cstr;
 mod dispatch;
 pub mod ep;
+pub mod event_set;
 pub mod iface;
 pub mod md;
+pub mod mem_alloc;
 pub mod memory_type;
+pub mod names;
 pub mod soft_hca;
+pub mod stats;
 pub mod status;
+pub mod topo;
 pub mod unsupported;
 pub mod v2;
 pub mod worker;

@@ -68,9 +68,16 @@ pub fn status_text(status: ucs_status_t) -> &'static CStr {
     })
 }
 
-/// Returns UCX's text for `status`; never NULL.
+/// Returns UCX's text for `status`; never NULL. With UCX's libucs loaded,
+/// its own function answers (`crate::core::ucx_libucs`).
 #[no_mangle]
 pub extern "C" fn ucs_status_string(status: ucs_status_t) -> *const c_char {
+    if let Some(ucx) =
+        crate::core::ucx_libucs::ucx_function!(ucs_status_string: fn(ucs_status_t) -> *const c_char)
+    {
+        // SAFETY: UCX's function, same argument as ours.
+        return unsafe { ucx(status) };
+    }
     status_text(status).as_ptr()
 }
 

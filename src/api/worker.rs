@@ -3,7 +3,7 @@
 use std::ffi::{c_uint, c_void};
 
 use crate::abi::*;
-use crate::api::async_context::async_context_ref;
+use crate::api::async_context::check_worker_async_context;
 use crate::api::checks::{finish, non_null};
 use crate::core::worker::Worker;
 
@@ -40,8 +40,9 @@ pub unsafe extern "C" fn uct_worker_create(
     const FUNCTION: &str = "uct_worker_create";
     let result = (|| {
         non_null(worker_p, FUNCTION, "worker_p")?;
-        // SAFETY: NULL or a live async context by the caller's contract.
-        unsafe { async_context_ref(async_context, FUNCTION) }?;
+        // SAFETY: NULL or a live async context (ours or UCX's) by the
+        // caller's contract.
+        unsafe { check_worker_async_context(async_context, FUNCTION) }?;
         if thread_mode >= UCS_THREAD_MODE_LAST {
             tracing::warn!("{FUNCTION}: invalid thread mode {thread_mode}");
             return Err(Status::InvalidParam);

@@ -157,7 +157,7 @@ fn os_error(what: &str) -> Status {
     Status::IoError
 }
 
-fn epoll_flags(events: ucs_event_set_types_t) -> u32 {
+pub(crate) fn epoll_flags(events: ucs_event_set_types_t) -> u32 {
     let mut flags = 0;
     if events & UCS_EVENT_SET_EVREAD != 0 {
         flags |= libc::EPOLLIN as u32;
@@ -174,7 +174,7 @@ fn epoll_flags(events: ucs_event_set_types_t) -> u32 {
     flags
 }
 
-fn ucs_events(flags: u32) -> ucs_event_set_types_t {
+pub(crate) fn ucs_events(flags: u32) -> ucs_event_set_types_t {
     let mut events = 0;
     if flags & (libc::EPOLLIN as u32 | libc::EPOLLHUP as u32) != 0 {
         events |= UCS_EVENT_SET_EVREAD;

@@ -147,6 +147,24 @@ impl ProgressQueue {
         was_live
     }
 
+    /// Removes every live callback for which `remove(func, arg)` is true
+    /// (`ucs_callbackq_remove_if`); returns how many were removed. The
+    /// predicate runs without the lock held, so it may use the queue.
+    pub fn remove_if(&self, mut remove: impl FnMut(ProgressFn, *mut c_void) -> bool) -> usize {
+        let snapshot = Arc::clone(&self.lock().entries);
+        let mut removed = 0;
+        for entry in snapshot.iter() {
+            if entry.live.load(Ordering::SeqCst)
+                && remove(entry.func, entry.arg as *mut c_void)
+                && entry.live.swap(false, Ordering::SeqCst)
+            {
+                removed += 1;
+            }
+        }
+        self.lock().rebuild(None);
+        removed
+    }
+
     /// Number of callbacks that would run on the next walk.
     pub fn len(&self) -> usize {
         let state = self.lock();

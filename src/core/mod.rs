@@ -12,4 +12,5 @@ pub mod log;
 pub mod md;
 pub mod ops;
 pub mod tombstone;
+pub mod ucx_libucs;
 pub mod worker;

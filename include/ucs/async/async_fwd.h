@@ -17,6 +17,11 @@
  */
 struct ucs_async_context;
 
+/**
+ * A set of file descriptors to wait on (opaque; `ucs_event_set_create`).
+ */
+struct ucs_sys_event_set;
+
 typedef struct ucs_async_context ucs_async_context_t;
 
 /**
@@ -28,6 +33,15 @@ typedef uint8_t ucs_event_set_types_t;
  * Called when a registered fd becomes ready or a timer expires.
  */
 typedef void (*ucs_async_event_cb_t)(int id, ucs_event_set_types_t events, void *arg);
+
+typedef struct ucs_sys_event_set ucs_sys_event_set_t;
+
+/**
+ * Called once per ready fd by `ucs_event_set_wait`.
+ */
+typedef void (*ucs_event_set_handler_t)(void *callback_data,
+                                        ucs_event_set_types_t events,
+                                        void *arg);
 
 #define UCS_EVENT_SET_EVREAD 1
 
@@ -107,6 +121,15 @@ ucs_status_t ucs_async_add_timer(ucs_async_mode_t mode,
                                  void *arg,
                                  ucs_async_context_t *async_context,
                                  int *timer_id_p);
+
+/**
+ * Delivers the events a blocked context missed (called by UCX's inline
+ * `ucs_async_check_miss`); for our contexts, the same as `ucs_async_poll`.
+ *
+ * # Safety
+ * `async_context` must be a live context, ours or UCX's.
+ */
+void __ucs_async_poll_missed(ucs_async_context_t *async_context);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -43,11 +43,6 @@ struct ucs_callbackq_priv;
 typedef unsigned int (*ucs_callback_t)(void *arg);
 
 /**
- * Key for one-shot callbacks.
- */
-typedef void *ucs_callbackq_key_t;
-
-/**
  * One callback and its argument.
  */
 struct ucs_callbackq_elem {
@@ -56,11 +51,6 @@ struct ucs_callbackq_elem {
 };
 
 typedef struct ucs_callbackq_elem ucs_callbackq_elem_t;
-
-/**
- * Selects elements to remove (non-zero = remove).
- */
-typedef int (*ucs_callbackq_predicate_t)(const ucs_callbackq_elem_t *elem, void *arg);
 
 typedef struct ucs_callbackq_priv ucs_callbackq_priv_t;
 
@@ -76,5 +66,90 @@ struct ucs_callbackq {
 };
 
 typedef struct ucs_callbackq ucs_callbackq_t;
+
+/**
+ * Selects elements to remove (non-zero = remove).
+ */
+typedef int (*ucs_callbackq_predicate_t)(const ucs_callbackq_elem_t *elem, void *arg);
+
+/**
+ * Key for one-shot callbacks.
+ */
+typedef void *ucs_callbackq_key_t;
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+/**
+ * Makes `cbq` an empty queue.
+ *
+ * # Safety
+ * `cbq` must be NULL or point at writable storage of UCX 1.13's or master's
+ * `ucs_callbackq_t` (at least 48 bytes: both are larger).
+ */
+ucs_status_t ucs_callbackq_init(ucs_callbackq_t *cbq);
+
+/**
+ * Frees the queue's state; callbacks still registered are dropped (with a
+ * log line). Leaves `cbq` empty: a walk after this calls nothing.
+ *
+ * # Safety
+ * `cbq` NULL, ours, or UCX's; no walk of it may be running.
+ */
+void ucs_callbackq_cleanup(ucs_callbackq_t *cbq);
+
+/**
+ * Adds a callback (see `add`).
+ *
+ * # Safety
+ * `cbq` NULL, ours or UCX's; `cb(arg)` callable until removed.
+ */
+int ucs_callbackq_add(ucs_callbackq_t *cbq,
+                      ucs_callback_t cb,
+                      void *arg,
+                      unsigned int flags);
+
+/**
+ * Adds a callback from any thread, also from inside a callback.
+ *
+ * # Safety
+ * As `ucs_callbackq_add`.
+ */
+int ucs_callbackq_add_safe(ucs_callbackq_t *cbq,
+                           ucs_callback_t cb,
+                           void *arg,
+                           unsigned int flags);
+
+/**
+ * Removes callback `id`; it is never called again once this returns.
+ *
+ * # Safety
+ * `cbq` NULL, ours or UCX's.
+ */
+void ucs_callbackq_remove(ucs_callbackq_t *cbq, int id);
+
+/**
+ * Removes callback `id` from any thread, also from inside a callback.
+ *
+ * # Safety
+ * `cbq` NULL, ours or UCX's.
+ */
+void ucs_callbackq_remove_safe(ucs_callbackq_t *cbq, int id);
+
+/**
+ * Removes every callback for which `pred(elem, arg)` is non-zero; `elem`
+ * shows the callback and its argument.
+ *
+ * # Safety
+ * `cbq` NULL, ours or UCX's; `pred` callable with `arg`.
+ */
+void ucs_callbackq_remove_if(ucs_callbackq_t *cbq,
+                             ucs_callbackq_predicate_t pred,
+                             void *arg);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
 
 #endif  /* UCT_RS_UCS_DATASTRUCT_CALLBACKQ_H */

@@ -16,7 +16,12 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Short names and descriptions of the memory types, indexed by value. */
+/*
+ * Short names and descriptions of the memory types, indexed by value. They
+ * hold UCX 1.13's memory types only (up to UCS_MEMORY_TYPE_ROCM_MANAGED),
+ * then "unknown" at index 5 (and a NULL after it in the names), with 1.13's
+ * sizes: binaries built against 1.13 copy them at load time.
+ */
 extern const char *ucs_memory_type_names[];
 extern const char *ucs_memory_type_descs[];
 #ifdef __cplusplus

@@ -6,11 +6,34 @@
 #ifndef UCT_RS_UCS_STATS_STATS_FWD_H
 #define UCT_RS_UCS_STATS_STATS_FWD_H
 
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Names of the statistics output formats ("full", "agg", "summary"), then NULL. */
+extern const char *ucs_stats_formats_names[];
+#ifdef __cplusplus
+}
+#endif
+
 /**
  * A node of the statistics tree (opaque).
  */
 struct ucs_stats_node;
 
 typedef struct ucs_stats_node ucs_stats_node_t;
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+/**
+ * The root of the statistics tree: NULL (statistics are not collected).
+ */
+ucs_stats_node_t *ucs_stats_get_root(void);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
 
 #endif  /* UCT_RS_UCS_STATS_STATS_FWD_H */

@@ -119,7 +119,8 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * Returns UCX's text for `status`; never NULL.
+ * Returns UCX's text for `status`; never NULL. With UCX's libucs loaded,
+ * its own function answers (`crate::core::ucx_libucs`).
  */
 const char *ucs_status_string(ucs_status_t status);
 

@@ -6,6 +6,16 @@
 #ifndef UCT_RS_UCS_TYPE_THREAD_MODE_H
 #define UCT_RS_UCS_TYPE_THREAD_MODE_H
 
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Names of the ucs_thread_mode_t values, indexed by value. */
+extern const char *ucs_thread_mode_names[];
+#ifdef __cplusplus
+}
+#endif
+
 /**
  * Thread-safety level an object is created with.
  */

@@ -22,10 +22,22 @@
 #include <ucs/stats/stats_fwd.h>
 #include <ucs/sys/compiler_def.h>
 #include <ucs/sys/topo/base/topo.h>
+#include <ucs/sys/event_set.h>
 
 /* printf format and arguments for "<transport>/<device>". */
 #define UCT_TL_RESOURCE_DESC_FMT              "%s/%s"
 #define UCT_TL_RESOURCE_DESC_ARG(_resource)   (_resource)->tl_name, (_resource)->dev_name
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Names of the uct_device_type_t values, indexed by value. */
+extern const char *uct_device_type_names[];
+/* Names of the uct_alloc_method_t values, indexed by value, then NULL. */
+extern const char *uct_alloc_method_names[];
+#ifdef __cplusplus
+}
+#endif
 
 #define UCT_COMPONENT_ATTR_FIELD_NAME 1
 
@@ -339,6 +351,11 @@
 #define UCT_TAG_RECV_CB_INLINE_DATA 1
 
 /**
+ * What the caller asked for, read per its field mask.
+ */
+struct Request;
+
+/**
  * Name of a memory domain, as listed by a component.
  */
 struct uct_md_resource_desc {
@@ -398,6 +415,29 @@ typedef struct uct_rkey_bundle uct_rkey_bundle_t;
  * How `uct_mem_alloc` obtains memory.
  */
 typedef unsigned int uct_alloc_method_t;
+
+/**
+ * `uct_mem_alloc_params_t::mds`.
+ */
+struct uct_mem_alloc_params_mds {
+    const uct_md_h *mds;
+    unsigned int count;
+};
+
+/**
+ * Parameters of `uct_mem_alloc`.
+ */
+struct uct_mem_alloc_params {
+    uint64_t field_mask;
+    unsigned int flags;
+    void *address;
+    ucs_memory_type_t mem_type;
+    struct uct_mem_alloc_params_mds mds;
+    const char *name;
+    ucs_sys_device_t sys_device;
+};
+
+typedef struct uct_mem_alloc_params uct_mem_alloc_params_t;
 
 /**
  * Memory obtained by `uct_mem_alloc` / `uct_iface_mem_alloc`.
@@ -779,29 +819,6 @@ struct uct_tag_context {
                     unsigned int flags);
     char priv[UCT_TAG_PRIV_LEN];
 };
-
-/**
- * `uct_mem_alloc_params_t::mds`.
- */
-struct uct_mem_alloc_params_mds {
-    const uct_md_h *mds;
-    unsigned int count;
-};
-
-/**
- * Parameters of `uct_mem_alloc`.
- */
-struct uct_mem_alloc_params {
-    uint64_t field_mask;
-    unsigned int flags;
-    void *address;
-    ucs_memory_type_t mem_type;
-    struct uct_mem_alloc_params_mds mds;
-    const char *name;
-    ucs_sys_device_t sys_device;
-};
-
-typedef struct uct_mem_alloc_params uct_mem_alloc_params_t;
 
 /**
  * A network device (an HCA port).
@@ -1219,26 +1236,6 @@ ucs_status_t uct_iface_set_am_tracer(uct_iface_h iface,
                                      void *arg);
 
 /**
- * Allocates memory suited to the interface. Not implemented yet.
- *
- * # Safety
- * `iface` NULL or live; `mem` NULL or writable.
- */
-ucs_status_t uct_iface_mem_alloc(uct_iface_h iface,
-                                 size_t length,
-                                 unsigned int flags,
-                                 const char *name,
-                                 uct_allocated_memory_t *mem);
-
-/**
- * Frees memory from `uct_iface_mem_alloc` (which cannot succeed yet).
- *
- * # Safety
- * `mem` NULL or valid.
- */
-void uct_iface_mem_free(const uct_allocated_memory_t *mem);
-
-/**
  * Closes the interface (`iface->ops.iface_close`).
  */
 void uct_iface_close(uct_iface_h iface);
@@ -1328,6 +1325,50 @@ ucs_status_t uct_iface_tag_recv_zcopy(uct_iface_h iface,
 ucs_status_t uct_iface_tag_recv_cancel(uct_iface_h iface,
                                        uct_tag_context_t *ctx,
                                        int force);
+
+/**
+ * Allocates `length` bytes with the first of `methods` that works (see the
+ * module documentation).
+ *
+ * # Safety
+ * `methods` readable for `num_methods`; `params` NULL or valid per its
+ * field mask; `mem` NULL or writable.
+ */
+ucs_status_t uct_mem_alloc(size_t length,
+                           const uct_alloc_method_t *methods,
+                           unsigned int num_methods,
+                           const uct_mem_alloc_params_t *params,
+                           uct_allocated_memory_t *mem);
+
+/**
+ * Frees memory from `uct_mem_alloc`.
+ *
+ * # Safety
+ * `mem` NULL or describing memory from `uct_mem_alloc`, not freed yet.
+ */
+ucs_status_t uct_mem_free(const uct_allocated_memory_t *mem);
+
+/**
+ * Allocates `length` bytes (`thp`, `mmap`, then `heap`) and registers them
+ * with the interface's memory domain (`flags`: `UCT_MD_MEM_*` as for
+ * `uct_md_mem_reg`). `mem->md` and `mem->memh` name the registration.
+ *
+ * # Safety
+ * `iface` NULL or live; `name` NULL or NUL-terminated; `mem` NULL or writable.
+ */
+ucs_status_t uct_iface_mem_alloc(uct_iface_h iface,
+                                 size_t length,
+                                 unsigned int flags,
+                                 const char *name,
+                                 uct_allocated_memory_t *mem);
+
+/**
+ * Deregisters and frees memory from `uct_iface_mem_alloc`.
+ *
+ * # Safety
+ * `mem` NULL or describing memory from `uct_iface_mem_alloc`, not freed yet.
+ */
+void uct_iface_mem_free(const uct_allocated_memory_t *mem);
 
 /**
  * Records the first failure of a multi-part operation in `comp->status`

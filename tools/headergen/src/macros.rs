@@ -102,7 +102,12 @@ pub const MEMORY_TYPE: &str = r#"
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Short names and descriptions of the memory types, indexed by value. */
+/*
+ * Short names and descriptions of the memory types, indexed by value. They
+ * hold UCX 1.13's memory types only (up to UCS_MEMORY_TYPE_ROCM_MANAGED),
+ * then "unknown" at index 5 (and a NULL after it in the names), with 1.13's
+ * sizes: binaries built against 1.13 copy them at load time.
+ */
 extern const char *ucs_memory_type_names[];
 extern const char *ucs_memory_type_descs[];
 #ifdef __cplusplus
@@ -151,6 +156,41 @@ pub const UCT: &str = r#"
 /* printf format and arguments for "<transport>/<device>". */
 #define UCT_TL_RESOURCE_DESC_FMT              "%s/%s"
 #define UCT_TL_RESOURCE_DESC_ARG(_resource)   (_resource)->tl_name, (_resource)->dev_name
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Names of the uct_device_type_t values, indexed by value. */
+extern const char *uct_device_type_names[];
+/* Names of the uct_alloc_method_t values, indexed by value, then NULL. */
+extern const char *uct_alloc_method_names[];
+#ifdef __cplusplus
+}
+#endif
+"#;
+
+/// `ucs/type/thread_mode.h`: the name table of thread modes (data).
+pub const THREAD_MODE: &str = r#"
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Names of the ucs_thread_mode_t values, indexed by value. */
+extern const char *ucs_thread_mode_names[];
+#ifdef __cplusplus
+}
+#endif
+"#;
+
+/// `ucs/stats/stats_fwd.h`: the name table of statistics formats (data).
+pub const STATS: &str = r#"
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Names of the statistics output formats ("full", "agg", "summary"), then NULL. */
+extern const char *ucs_stats_formats_names[];
+#ifdef __cplusplus
+}
+#endif
 "#;
 
 /// `ucs/config/types.h`: the name table of async modes (exported as data).

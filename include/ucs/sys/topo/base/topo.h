@@ -6,7 +6,24 @@
 #ifndef UCT_RS_UCS_SYS_TOPO_BASE_TOPO_H
 #define UCT_RS_UCS_SYS_TOPO_BASE_TOPO_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <ucs/type/status.h>
+
+struct Device;
+
+/**
+ * A PCI address (`ucs_sys_bus_id_t`).
+ */
+struct ucs_sys_bus_id {
+    uint16_t domain;
+    uint8_t bus;
+    uint8_t slot;
+    uint8_t function;
+};
+
+typedef struct ucs_sys_bus_id ucs_sys_bus_id_t;
 
 /**
  * Index of a system device known to the topology module.
@@ -14,10 +31,149 @@
 typedef uint8_t ucs_sys_device_t;
 
 /**
+ * Latency (seconds) and bandwidth (bytes/second) between two devices.
+ */
+struct ucs_sys_dev_distance {
+    double latency;
+    double bandwidth;
+};
+
+typedef struct ucs_sys_dev_distance ucs_sys_dev_distance_t;
+
+/**
+ * A doubly linked list head (`ucs_list_link_t`).
+ */
+struct ucs_list_link {
+    struct ucs_list_link *prev;
+    struct ucs_list_link *next;
+};
+
+typedef struct ucs_list_link ucs_list_link_t;
+
+/**
  * No system device, or unknown.
  */
 #define UCS_SYS_DEVICE_ID_UNKNOWN 255
 
 #define UCS_SYS_DEVICE_ID_MAX 255
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+/**
+ * The distance of near (or unknown) devices: no latency, no bandwidth limit.
+ */
+extern const ucs_sys_dev_distance_t ucs_topo_default_distance;
+
+/**
+ * UCX's list of topology methods: empty here (no method of ours is
+ * registered), a valid empty list for anyone who walks or extends it (UCX's
+ * libucs links its methods in when this definition is the one the process
+ * uses). Rust never touches it after the initialiser: only C code does,
+ * under UCX's rules, hence `static mut`.
+ */
+extern ucs_list_link_t ucs_sys_topo_methods_list;
+
+/**
+ * The device index of `bus_id`, registering it (named by its short PCI
+ * address) the first time.
+ *
+ * # Safety
+ * Pointers NULL or valid.
+ */
+ucs_status_t ucs_topo_find_device_by_bus_id(const ucs_sys_bus_id_t *bus_id,
+                                            ucs_sys_device_t *sys_dev);
+
+/**
+ * The PCI address of device `sys_dev`; `UCS_ERR_NO_ELEM` for an unknown one.
+ *
+ * # Safety
+ * `bus_id` NULL or writable.
+ */
+ucs_status_t ucs_topo_get_device_bus_id(ucs_sys_device_t sys_dev,
+                                        ucs_sys_bus_id_t *bus_id);
+
+/**
+ * The distance between two devices: always the default one here (see the
+ * module documentation).
+ *
+ * # Safety
+ * `distance` NULL or writable.
+ */
+ucs_status_t ucs_topo_get_distance(ucs_sys_device_t device1,
+                                   ucs_sys_device_t device2,
+                                   ucs_sys_dev_distance_t *distance);
+
+/**
+ * Writes `distance` as text into `buffer` (`max` bytes); returns `buffer`.
+ *
+ * # Safety
+ * `distance` NULL or readable; `buffer` NULL or writable for `max` bytes.
+ */
+const char *ucs_topo_distance_str(const ucs_sys_dev_distance_t *distance,
+                                  char *buffer,
+                                  size_t max);
+
+/**
+ * The full PCI address of `sys_dev` (`<unknown>`, `<invalid>`) in `buffer`.
+ *
+ * # Safety
+ * `buffer` NULL or writable for `max` bytes.
+ */
+const char *ucs_topo_sys_device_bdf_name(ucs_sys_device_t sys_dev,
+                                         char *buffer,
+                                         size_t max);
+
+/**
+ * The device of PCI address `name`, registered on first use;
+ * `UCS_ERR_INVALID_PARAM` for text that is not a PCI address.
+ *
+ * # Safety
+ * `name` NULL or NUL-terminated; `sys_dev` NULL or writable.
+ */
+ucs_status_t ucs_topo_find_device_by_bdf_name(const char *name,
+                                              ucs_sys_device_t *sys_dev);
+
+/**
+ * Renames device `sys_dev`.
+ *
+ * # Safety
+ * `name` NULL or NUL-terminated.
+ */
+ucs_status_t ucs_topo_sys_device_set_name(ucs_sys_device_t sys_dev, const char *name);
+
+/**
+ * The name of `sys_dev` (`<unknown>`, `<invalid>`); valid for the process.
+ */
+const char *ucs_topo_sys_device_get_name(ucs_sys_device_t sys_dev);
+
+/**
+ * How many system devices are known.
+ */
+unsigned int ucs_topo_num_devices(void);
+
+/**
+ * Prints one line per device (index, PCI address, name) to `stream`.
+ *
+ * # Safety
+ * `stream` NULL or an open `FILE *`.
+ */
+void ucs_topo_print_info(FILE *stream);
+
+/**
+ * Called by UCX's library constructor; nothing to set up here.
+ */
+void ucs_topo_init(void);
+
+/**
+ * Called by UCX's library destructor; nothing to tear down here (device
+ * names stay valid until the process ends).
+ */
+void ucs_topo_cleanup(void);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
 
 #endif  /* UCT_RS_UCS_SYS_TOPO_BASE_TOPO_H */

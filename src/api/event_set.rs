@@ -1,0 +1,396 @@
+//! `ucs_event_set_*` (`ucs/sys/event_set.h`): a set of file descriptors to
+//! wait on, over epoll.
+//!
+//! With UCX's libucs loaded, new sets are UCX's and calls on a set go to
+//! whoever made it (ours start with a magic word; UCX's with two 4-byte
+//! fields, so the first 8 bytes are always readable): see
+//! `crate::core::ucx_libucs`.
+
+use std::ffi::{c_int, c_uint, c_void};
+
+use crate::abi::*;
+use crate::api::checks::{finish, non_null};
+use crate::core::async_context::{epoll_flags, ucs_events};
+use crate::core::ucx_libucs::ucx_function;
+
+/// The most events one `ucs_event_set_wait` call reports (UCX 1.13's value).
+#[no_mangle]
+pub static ucs_sys_event_set_max_wait_events: c_uint = 100;
+
+const EVENT_SET_MAGIC: u64 = 0x7563_735f_6576_7365; // "ucs_evse"
+
+/// Our event set behind a `ucs_sys_event_set_t *`.
+#[repr(C)]
+struct EventSet {
+    magic: u64,
+    epoll_fd: c_int,
+    /// False for `ucs_event_set_create_from_fd`: the caller keeps the fd.
+    owns_fd: bool,
+}
+
+/// True when `set` is a live set of ours.
+///
+/// # Safety
+/// `set` must be NULL, ours or UCX's (8 readable bytes).
+unsafe fn is_ours(set: *mut ucs_sys_event_set_t) -> bool {
+    // SAFETY: as this function's contract.
+    !set.is_null() && unsafe { (*(set as *const EventSet)).magic } == EVENT_SET_MAGIC
+}
+
+/// Ours and live, else a log line and `InvalidParam`.
+///
+/// # Safety
+/// As [`is_ours`].
+unsafe fn set_ref<'a>(
+    set: *mut ucs_sys_event_set_t,
+    function: &str,
+) -> Result<&'a EventSet, Status> {
+    non_null(set, function, "event set")?;
+    // SAFETY: as this function's contract.
+    if !unsafe { is_ours(set) } {
+        crate::api::enter();
+        tracing::warn!("{function}: {set:p} is not a live event set");
+        return Err(Status::InvalidParam);
+    }
+    // SAFETY: ours, so a live boxed set.
+    Ok(unsafe { &*(set as *const EventSet) })
+}
+
+fn os_error(function: &str, what: &str) -> Status {
+    let error = std::io::Error::last_os_error();
+    crate::api::enter();
+    tracing::warn!("{function}: {what} failed: {error}");
+    Status::IoError
+}
+
+/// # Safety
+/// `event_set_p` NULL or writable.
+unsafe fn create(
+    event_set_p: *mut *mut ucs_sys_event_set_t,
+    epoll_fd: Option<c_int>,
+    function: &str,
+) -> ucs_status_t {
+    let result = (|| {
+        non_null(event_set_p, function, "event_set_p")?;
+        let (epoll_fd, owns_fd) = match epoll_fd {
+            Some(fd) if fd < 0 => {
+                crate::api::enter();
+                tracing::warn!("{function}: invalid fd {fd}");
+                return Err(Status::InvalidParam);
+            }
+            Some(fd) => (fd, false),
+            None => {
+                // SAFETY: plain syscall; checked.
+                let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+                if fd < 0 {
+                    return Err(os_error(function, "epoll_create1"));
+                }
+                (fd, true)
+            }
+        };
+        let set = Box::new(EventSet {
+            magic: EVENT_SET_MAGIC,
+            epoll_fd,
+            owns_fd,
+        });
+        // SAFETY: non-NULL and writable by the caller's contract.
+        unsafe { event_set_p.write(Box::into_raw(set).cast()) };
+        Ok(())
+    })();
+    finish(function, result)
+}
+
+/// Creates an empty set.
+///
+/// # Safety
+/// `event_set_p` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ucs_event_set_create(
+    event_set_p: *mut *mut ucs_sys_event_set_t,
+) -> ucs_status_t {
+    if let Some(ucx) =
+        ucx_function!(ucs_event_set_create: fn(*mut *mut ucs_sys_event_set_t) -> ucs_status_t)
+    {
+        // SAFETY: UCX's function, same argument as ours.
+        return unsafe { ucx(event_set_p) };
+    }
+    // SAFETY: the caller's contract.
+    unsafe { create(event_set_p, None, "ucs_event_set_create") }
+}
+
+/// Wraps an existing epoll fd, which stays the caller's (cleanup keeps it open).
+///
+/// # Safety
+/// `event_set_p` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ucs_event_set_create_from_fd(
+    event_set_p: *mut *mut ucs_sys_event_set_t,
+    event_fd: c_int,
+) -> ucs_status_t {
+    if let Some(ucx) = ucx_function!(ucs_event_set_create_from_fd: fn(*mut *mut ucs_sys_event_set_t, c_int) -> ucs_status_t)
+    {
+        // SAFETY: UCX's function, same arguments as ours.
+        return unsafe { ucx(event_set_p, event_fd) };
+    }
+    // SAFETY: the caller's contract.
+    unsafe { create(event_set_p, Some(event_fd), "ucs_event_set_create_from_fd") }
+}
+
+/// UCX's `ucs_event_set_add` / `_mod`.
+type ControlFn = unsafe extern "C" fn(
+    *mut ucs_sys_event_set_t,
+    c_int,
+    ucs_event_set_types_t,
+    *mut c_void,
+) -> ucs_status_t;
+
+/// `epoll_ctl(op)` on a set of ours; a set of UCX's goes to `ucx` (when
+/// UCX's libucs is loaded).
+///
+/// # Safety
+/// `set` NULL, ours or UCX's.
+unsafe fn control(
+    set: *mut ucs_sys_event_set_t,
+    op: c_int,
+    fd: c_int,
+    events: ucs_event_set_types_t,
+    data: *mut c_void,
+    ucx: impl FnOnce() -> Option<ControlFn>,
+    function: &str,
+) -> ucs_status_t {
+    // SAFETY: the caller's contract.
+    if !unsafe { is_ours(set) } {
+        if let Some(ucx) = ucx() {
+            // SAFETY: a set of UCX's, handed back to UCX.
+            return unsafe { ucx(set, fd, events, data) };
+        }
+    }
+    let result = (|| {
+        // SAFETY: the caller's contract.
+        let set = unsafe { set_ref(set, function) }?;
+        let known = UCS_EVENT_SET_EVREAD
+            | UCS_EVENT_SET_EVWRITE
+            | UCS_EVENT_SET_EVERR
+            | UCS_EVENT_SET_EDGE_TRIGGERED;
+        if events & !known != 0 {
+            crate::api::enter();
+            tracing::warn!("{function}: unknown event bits {:#x}", events & !known);
+            return Err(Status::InvalidParam);
+        }
+        let mut event = libc::epoll_event {
+            events: epoll_flags(events),
+            u64: data as u64,
+        };
+        // SAFETY: a valid event struct; the kernel checks both fds.
+        if unsafe { libc::epoll_ctl(set.epoll_fd, op, fd, &mut event) } != 0 {
+            return Err(os_error(function, &format!("epoll_ctl on fd {fd}")));
+        }
+        Ok(())
+    })();
+    finish(function, result)
+}
+
+/// Watches `fd` for `events`; `callback_data` is handed to the wait handler.
+///
+/// # Safety
+/// `event_set` NULL, ours or UCX's.
+#[no_mangle]
+pub unsafe extern "C" fn ucs_event_set_add(
+    event_set: *mut ucs_sys_event_set_t,
+    fd: c_int,
+    events: ucs_event_set_types_t,
+    callback_data: *mut c_void,
+) -> ucs_status_t {
+    let ucx = || ucx_function!(ucs_event_set_add: fn(*mut ucs_sys_event_set_t, c_int, ucs_event_set_types_t, *mut c_void) -> ucs_status_t);
+    // SAFETY: the caller's contract.
+    unsafe {
+        control(
+            event_set,
+            libc::EPOLL_CTL_ADD,
+            fd,
+            events,
+            callback_data,
+            ucx,
+            "ucs_event_set_add",
+        )
+    }
+}
+
+/// Changes the events and callback data of a watched `fd`.
+///
+/// # Safety
+/// `event_set` NULL, ours or UCX's.
+#[no_mangle]
+pub unsafe extern "C" fn ucs_event_set_mod(
+    event_set: *mut ucs_sys_event_set_t,
+    fd: c_int,
+    events: ucs_event_set_types_t,
+    callback_data: *mut c_void,
+) -> ucs_status_t {
+    let ucx = || ucx_function!(ucs_event_set_mod: fn(*mut ucs_sys_event_set_t, c_int, ucs_event_set_types_t, *mut c_void) -> ucs_status_t);
+    // SAFETY: the caller's contract.
+    unsafe {
+        control(
+            event_set,
+            libc::EPOLL_CTL_MOD,
+            fd,
+            events,
+            callback_data,
+            ucx,
+            "ucs_event_set_mod",
+        )
+    }
+}
+
+/// Stops watching `fd`.
+///
+/// # Safety
+/// `event_set` NULL, ours or UCX's.
+#[no_mangle]
+pub unsafe extern "C" fn ucs_event_set_del(
+    event_set: *mut ucs_sys_event_set_t,
+    fd: c_int,
+) -> ucs_status_t {
+    // SAFETY: the caller's contract.
+    if !unsafe { is_ours(event_set) } {
+        if let Some(ucx) =
+            ucx_function!(ucs_event_set_del: fn(*mut ucs_sys_event_set_t, c_int) -> ucs_status_t)
+        {
+            // SAFETY: a set of UCX's, handed back to UCX.
+            return unsafe { ucx(event_set, fd) };
+        }
+    }
+    // SAFETY: the caller's contract.
+    unsafe {
+        control(
+            event_set,
+            libc::EPOLL_CTL_DEL,
+            fd,
+            0,
+            std::ptr::null_mut(),
+            || None,
+            "ucs_event_set_del",
+        )
+    }
+}
+
+/// Waits up to `timeout_ms` (-1: forever) for at most `*num_events` events
+/// (capped at `ucs_sys_event_set_max_wait_events`), calls
+/// `handler(callback_data, events, arg)` for each, and stores how many there
+/// were in `*num_events`. `UCS_INPROGRESS` when a signal interrupted the wait.
+///
+/// # Safety
+/// `event_set` NULL, ours or UCX's; `num_events` NULL or read/writable.
+#[no_mangle]
+pub unsafe extern "C" fn ucs_event_set_wait(
+    event_set: *mut ucs_sys_event_set_t,
+    num_events: *mut c_uint,
+    timeout_ms: c_int,
+    handler: ucs_event_set_handler_t,
+    arg: *mut c_void,
+) -> ucs_status_t {
+    const FUNCTION: &str = "ucs_event_set_wait";
+    // SAFETY: the caller's contract.
+    if !unsafe { is_ours(event_set) } {
+        if let Some(ucx) = ucx_function!(ucs_event_set_wait: fn(*mut ucs_sys_event_set_t, *mut c_uint, c_int, ucs_event_set_handler_t, *mut c_void) -> ucs_status_t)
+        {
+            // SAFETY: a set of UCX's, handed back to UCX.
+            return unsafe { ucx(event_set, num_events, timeout_ms, handler, arg) };
+        }
+    }
+    let result = (|| {
+        // SAFETY: the caller's contract.
+        let set = unsafe { set_ref(event_set, FUNCTION) }?;
+        non_null(num_events, FUNCTION, "num_events")?;
+        let Some(handler) = handler else {
+            crate::api::enter();
+            tracing::warn!("{FUNCTION}: handler is NULL");
+            return Err(Status::InvalidParam);
+        };
+        // SAFETY: readable by the caller's contract.
+        let wanted = unsafe { num_events.read() }.min(ucs_sys_event_set_max_wait_events) as usize;
+        let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; wanted.max(1)];
+        // SAFETY: the buffer holds `wanted` events (at least one slot).
+        let ready = unsafe {
+            libc::epoll_wait(
+                set.epoll_fd,
+                events.as_mut_ptr(),
+                wanted as c_int,
+                timeout_ms,
+            )
+        };
+        if ready < 0 {
+            // SAFETY: writable by the caller's contract.
+            unsafe { num_events.write(0) };
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                return Err(Status::InProgress);
+            }
+            return Err(os_error(FUNCTION, "epoll_wait"));
+        }
+        for event in &events[..ready as usize] {
+            let (data, flags) = (event.u64, event.events);
+            // SAFETY: the caller's handler with the data it registered.
+            unsafe { handler(data as *mut c_void, ucs_events(flags), arg) };
+        }
+        // SAFETY: writable by the caller's contract.
+        unsafe { num_events.write(ready as c_uint) };
+        Ok(())
+    })();
+    finish(FUNCTION, result)
+}
+
+/// Frees the set (and closes its epoll fd unless the caller gave it).
+///
+/// # Safety
+/// `event_set` NULL, ours or UCX's; not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn ucs_event_set_cleanup(event_set: *mut ucs_sys_event_set_t) {
+    // SAFETY: the caller's contract.
+    if !unsafe { is_ours(event_set) } {
+        if let Some(ucx) = ucx_function!(ucs_event_set_cleanup: fn(*mut ucs_sys_event_set_t)) {
+            // SAFETY: a set of UCX's, handed back to UCX.
+            return unsafe { ucx(event_set) };
+        }
+    }
+    // SAFETY: the caller's contract.
+    if unsafe { set_ref(event_set, "ucs_event_set_cleanup") }.is_err() {
+        return;
+    }
+    // SAFETY: ours, so made by Box::into_raw; the magic is cleared first so a
+    // second cleanup is likely refused above.
+    let mut set = unsafe { Box::from_raw(event_set as *mut EventSet) };
+    set.magic = 0;
+    if set.owns_fd {
+        // SAFETY: our own epoll fd, closed once.
+        unsafe { libc::close(set.epoll_fd) };
+    }
+}
+
+/// The set's epoll fd (readable when an event is pending).
+///
+/// # Safety
+/// `event_set` NULL, ours or UCX's; `event_fd_p` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ucs_event_set_fd_get(
+    event_set: *mut ucs_sys_event_set_t,
+    event_fd_p: *mut c_int,
+) -> ucs_status_t {
+    const FUNCTION: &str = "ucs_event_set_fd_get";
+    // SAFETY: the caller's contract.
+    if !unsafe { is_ours(event_set) } {
+        if let Some(ucx) = ucx_function!(ucs_event_set_fd_get: fn(*mut ucs_sys_event_set_t, *mut c_int) -> ucs_status_t)
+        {
+            // SAFETY: a set of UCX's, handed back to UCX.
+            return unsafe { ucx(event_set, event_fd_p) };
+        }
+    }
+    let result = (|| {
+        // SAFETY: the caller's contract.
+        let set = unsafe { set_ref(event_set, FUNCTION) }?;
+        non_null(event_fd_p, FUNCTION, "event_fd_p")?;
+        // SAFETY: writable by the caller's contract.
+        unsafe { event_fd_p.write(set.epoll_fd) };
+        Ok(())
+    })();
+    finish(FUNCTION, result)
+}

@@ -1,0 +1,142 @@
+//! Living beside UCX's own `libucs.so.0` in one process.
+//!
+//! This library exports some `ucs_*` functions and data objects so that a
+//! pure UCT program finds everything it needs in one file. But a process may
+//! also load UCX's `libucs.so.0`: `ucx_perftest` and `ucx_info` link it, and
+//! so does every program using `libucp`. When this library is preloaded (or
+//! comes first in the link order), the dynamic linker binds every reference to
+//! those names, including the ones inside UCX's `libucs` and `libucp`, to our
+//! definitions. Those callers then hand us objects that UCX's `libucs` made,
+//! or expect UCX's behaviour from objects we made for them.
+//!
+//! The rule, for every exported `ucs_*` name:
+//!
+//! - **Functions step aside.** When UCX's `libucs.so.0` is loaded (and is not
+//!   this file under that name), a call that creates an object goes to UCX's
+//!   definition of the same function; a call on an existing object goes to
+//!   whoever made it (ours carry a mark we check first, everything else is
+//!   UCX's). So UCX's callers get UCX's behaviour, and our own objects keep
+//!   working if UCX's library turns up later (`dlopen`).
+//! - **Data objects are UCX 1.13's**, byte for byte in size and, for the
+//!   name tables, in content: a 1.13-built binary copies them at load time
+//!   (copy relocation), and UCX's own code reads whichever copy wins.
+//! - **The transport needs nothing of UCX's objects**: `uct_worker_create`
+//!   accepts an async context UCX's `libucs` made (created, or initialised in
+//!   the caller's storage, a layout 1.13 does not publish) and never looks
+//!   inside it.
+//!
+//! UCX's definitions are found through `dlopen("libucs.so.0", RTLD_NOLOAD)`
+//! and `dlsym` on that handle, which searches UCX's object before anything
+//! else; a definition that lives in this shared object (installed as
+//! `libucs.so.0` too) does not count.
+
+use std::ffi::{c_void, CStr};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The base address of the shared object holding `address`.
+fn object_base(address: *const c_void) -> Option<usize> {
+    // SAFETY: Dl_info is plain data; dladdr fills it for an address inside a
+    // loaded object and returns 0 otherwise.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: `info` is writable; any address may be asked about.
+    if unsafe { libc::dladdr(address, &mut info) } == 0 {
+        return None;
+    }
+    Some(info.dli_fbase as usize)
+}
+
+/// Private to this shared object (never exported, so never interposed): an
+/// address that says where "we" live.
+#[inline(never)]
+fn this_object_marker() {}
+
+/// UCX's definition of `name`, if UCX's `libucs.so.0` is loaded and defines
+/// it outside this shared object.
+fn lookup(name: &CStr) -> Option<usize> {
+    // SAFETY: RTLD_NOLOAD never loads anything; it returns a reference to an
+    // already loaded object (released below) or NULL.
+    let handle =
+        unsafe { libc::dlopen(c"libucs.so.0".as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+    if handle.is_null() {
+        return None;
+    }
+    // SAFETY: `handle` is live; `name` is NUL-terminated.
+    let address = unsafe { libc::dlsym(handle, name.as_ptr()) };
+    // SAFETY: drops the reference RTLD_NOLOAD took; the object stays loaded
+    // (the process holds its own reference), so `address` stays valid.
+    unsafe { libc::dlclose(handle) };
+    if address.is_null() {
+        return None;
+    }
+    let ours = object_base(this_object_marker as *const c_void);
+    if ours.is_some() && ours == object_base(address) {
+        return None;
+    }
+    Some(address as usize)
+}
+
+/// True when UCX's own `libucs.so.0` is loaded in this process.
+pub fn ucx_libucs_loaded() -> bool {
+    static PROBE: UcxSymbol = UcxSymbol::new(c"ucs_status_string");
+    PROBE.address().is_some()
+}
+
+/// One of UCX's functions, looked up on first use. A found address is kept
+/// (UCX's library is never unloaded once a process uses it); "not found" is
+/// asked again next time, since a program may `dlopen` UCX later.
+pub struct UcxSymbol {
+    name: &'static CStr,
+    address: AtomicUsize,
+}
+
+impl UcxSymbol {
+    pub const fn new(name: &'static CStr) -> Self {
+        Self {
+            name,
+            address: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn address(&self) -> Option<usize> {
+        let known = self.address.load(Ordering::Acquire);
+        if known != 0 {
+            return Some(known);
+        }
+        let found = lookup(self.name)?;
+        self.address.store(found, Ordering::Release);
+        tracing::debug!(
+            "{}: UCX's libucs is loaded, calls go to its definition",
+            self.name.to_string_lossy()
+        );
+        Some(found)
+    }
+}
+
+/// UCX's definition of the exported function `$name`, typed as
+/// `unsafe extern "C" fn($args) -> $ret`, or `None` when UCX's `libucs` is
+/// not loaded.
+macro_rules! ucx_function {
+    ($name:ident : fn($($arg:ty),*) $(-> $ret:ty)?) => {{
+        static SYMBOL: $crate::core::ucx_libucs::UcxSymbol = $crate::core::ucx_libucs::UcxSymbol::new(
+            // SAFETY: the literal has exactly one NUL, at its end.
+            unsafe { ::std::ffi::CStr::from_bytes_with_nul_unchecked(concat!(stringify!($name), "\0").as_bytes()) },
+        );
+        SYMBOL.address().map(|address| {
+            // SAFETY: `address` is UCX's definition of a function declared
+            // in UCX's headers with exactly this signature (ours mirrors it).
+            unsafe { ::std::mem::transmute::<usize, unsafe extern "C" fn($($arg),*) $(-> $ret)?>(address) }
+        })
+    }};
+}
+pub(crate) use ucx_function;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_only_we_define_is_not_ucx() {
+        // UCX never defines this name, loaded or not.
+        assert_eq!(lookup(c"uct_soft_hca_link_set"), None);
+    }
+}
