@@ -7,10 +7,10 @@
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use crate::abi::*;
-use crate::api::checks::{finish, known_fields, non_null};
+use crate::api::checks::{finish, non_null};
 use crate::api::component::component_arg;
 use crate::api::cstr::{c_str_arg, fill_c_array};
-use crate::api::v2::{checked_field_mask, required_fields};
+use crate::api::v2::{checked_field_mask, required_fields, tolerant_field_mask};
 use crate::core::config::{md_config_from_handle, read_md_config, IbMdConfig};
 use crate::ib::domain::MemHandle;
 use crate::ib::md::{
@@ -279,9 +279,22 @@ pub unsafe extern "C" fn uct_md_query_v2(
         // SAFETY: only the field_mask is read here, through a raw pointer,
         // because the caller need not initialise the rest of the struct.
         let field_mask = unsafe { std::ptr::addr_of!((*md_attr).field_mask).read() };
-        known_fields(field_mask, MD_ATTR_V2_FIELDS, FUNCTION, "uct_md_attr_v2_t")?;
+        // As UCX: fields this version does not know are left alone.
+        let unknown = field_mask & !MD_ATTR_V2_FIELDS;
+        if unknown != 0 {
+            tracing::debug!(
+                "{FUNCTION}: uct_md_attr_v2_t.field_mask bits 0x{unknown:x} are unknown, ignored"
+            );
+        }
         // SAFETY: md_attr is non-NULL and writable by the caller's contract.
-        unsafe { fill_md_attr_v2(md, &md.capabilities(), field_mask, md_attr) };
+        unsafe {
+            fill_md_attr_v2(
+                md,
+                &md.capabilities(),
+                field_mask & MD_ATTR_V2_FIELDS,
+                md_attr,
+            )
+        };
         Ok(())
     })();
     finish(FUNCTION, result)
@@ -368,7 +381,7 @@ const RKEY_UNPACK_FIELDS: u64 = UCT_RKEY_UNPACK_FIELD_SYS_DEVICE as u64;
 macro_rules! param_field {
     ($params:expr, $field_mask:expr, $bit:expr, $field:ident, $default:expr) => {
         if $field_mask & ($bit as u64) != 0 {
-            // SAFETY: `$params` was checked non-NULL (checked_field_mask)
+            // SAFETY: `$params` was checked non-NULL (tolerant_field_mask)
             // and the caller set this field, as its mask bit says.
             unsafe { std::ptr::addr_of!((*$params).$field).read() }
         } else {
@@ -396,7 +409,7 @@ unsafe fn mem_reg(
     let md = unsafe { md_ref(md, function) }?;
     non_null(memh_p, function, "memh_p")?;
     // SAFETY: NULL or valid by the caller's contract.
-    let field_mask = unsafe { checked_field_mask(params, MEM_REG_FIELDS, function, "params") }?;
+    let field_mask = unsafe { tolerant_field_mask(params, MEM_REG_FIELDS, function, "params") }?;
     let flags = param_field!(params, field_mask, UCT_MD_MEM_REG_FIELD_FLAGS, flags, 0);
     check_mem_reg_flags(flags, function)?;
     let hide_errors = flags & UCT_MD_MEM_FLAG_HIDE_ERRORS as u64 != 0;
@@ -551,7 +564,7 @@ unsafe fn mem_dereg(
     // SAFETY: NULL or live by the caller's contract.
     unsafe { md_ref(md, function) }?;
     // SAFETY: NULL or valid by the caller's contract.
-    let field_mask = unsafe { checked_field_mask(params, MEM_DEREG_FIELDS, function, "params") }?;
+    let field_mask = unsafe { tolerant_field_mask(params, MEM_DEREG_FIELDS, function, "params") }?;
     required_fields(
         field_mask,
         UCT_MD_MEM_DEREG_FIELD_MEMH as u64,
@@ -631,7 +644,7 @@ unsafe fn mkey_pack(
     non_null(memh, function, "memh")?;
     non_null(mkey_buffer, function, "mkey_buffer")?;
     // SAFETY: NULL or valid by the caller's contract.
-    let field_mask = unsafe { checked_field_mask(params, MKEY_PACK_FIELDS, function, "params") }?;
+    let field_mask = unsafe { tolerant_field_mask(params, MKEY_PACK_FIELDS, function, "params") }?;
     let flags = param_field!(params, field_mask, UCT_MD_MKEY_PACK_FIELD_FLAGS, flags, 0);
     check_mkey_pack_flags(flags, function)?;
     // SAFETY: a handle from uct_md_mem_reg(_v2) by the caller's contract.
@@ -719,7 +732,7 @@ unsafe fn rkey_unpack(
     non_null(rkey_buffer, function, "rkey_buffer")?;
     non_null(rkey_ob, function, "rkey_ob")?;
     // SAFETY: NULL or valid by the caller's contract.
-    unsafe { checked_field_mask(params, RKEY_UNPACK_FIELDS, function, "params") }?;
+    unsafe { tolerant_field_mask(params, RKEY_UNPACK_FIELDS, function, "params") }?;
     // SAFETY: readable for rkey_packed_size bytes by the caller's contract.
     let rkey = unsafe { load_packed_rkey(rkey_buffer) };
     // SAFETY: rkey_ob is non-NULL and writable by the caller's contract.

@@ -13,8 +13,8 @@
 //!
 //! Identity: each ep knows its own QP ([`QpIdentity`]: device id from its
 //! [`crate::hca::DeviceAddress`] via [`DeviceId::from_address`], QPN, and a
-//! generation, the QP's initial PSN) and the peer's (from the peer's ep
-//! address: device, QPN, initial PSN). The sender names the connection
+//! generation, a random per-QP value) and the peer's (from the peer's ep
+//! address: device, QPN, generation). The sender names the connection
 //! [`ConnectionId::as_requester`]`(own, peer)`, the receiver the same one
 //! [`ConnectionId::as_responder`]`(own, peer)`.
 //!

@@ -153,13 +153,21 @@ impl EpFailover {
         }
     }
 
-    /// What a purge does now; `InvalidParam` with a log line when nothing
-    /// ever held the ops (they complete on their own).
-    pub fn check_purge(&self) -> Result<PurgeStep, Status> {
+    /// What a purge does now, given how many ops the ep still has
+    /// outstanding. Nothing left (purged before, or nothing held and nothing
+    /// outstanding, e.g. every op already completed with the failure's
+    /// error): `NothingLeft`, so the purge answers `UCS_OK` and calls
+    /// nothing. Ops outstanding that nothing holds (they complete on their
+    /// own): `InvalidParam` with a log line.
+    pub fn check_purge(&self, outstanding_ops: usize) -> Result<PurgeStep, Status> {
         match self.phase {
             Phase::Holding(_) => Ok(PurgeStep::Run),
             Phase::Purged => {
                 tracing::debug!("uct_ep_outstanding_purge: nothing left to purge");
+                Ok(PurgeStep::NothingLeft)
+            }
+            Phase::Normal if outstanding_ops == 0 => {
+                tracing::debug!("uct_ep_outstanding_purge: no outstanding ops, nothing to purge");
                 Ok(PurgeStep::NothingLeft)
             }
             Phase::Normal => {
@@ -202,7 +210,8 @@ mod tests {
             OnError::CompleteWithError
         );
         assert!(!ep.is_holding());
-        assert_eq!(ep.check_purge(), Err(Status::InvalidParam));
+        assert_eq!(ep.check_purge(1), Err(Status::InvalidParam));
+        assert_eq!(ep.check_purge(0), Ok(PurgeStep::NothingLeft));
     }
 
     #[test]
@@ -225,7 +234,7 @@ mod tests {
             with_tokens.on_transport_error(Status::Canceled),
             OnError::Keep
         );
-        assert_eq!(with_tokens.check_purge(), Ok(PurgeStep::Run));
+        assert_eq!(with_tokens.check_purge(1), Ok(PurgeStep::Run));
 
         let mut without = EpFailover::default();
         without.on_transport_error(Status::Canceled);
@@ -233,7 +242,7 @@ mod tests {
             without.on_handler_result(Status::Canceled, UCS_INPROGRESS, false),
             OnError::CompleteWithError
         );
-        assert_eq!(without.check_purge(), Err(Status::InvalidParam));
+        assert_eq!(without.check_purge(1), Err(Status::InvalidParam));
 
         // Any other answer, an error status included, completes the ops.
         let mut other = EpFailover::default();
@@ -265,9 +274,10 @@ mod tests {
     #[test]
     fn enabled_ep_holds_on_error_until_purged_then_purge_is_a_no_op() {
         let mut ep = EpFailover::default();
-        assert_eq!(ep.check_purge(), Err(Status::InvalidParam));
+        assert_eq!(ep.check_purge(1), Err(Status::InvalidParam));
         ep.enable();
-        assert_eq!(ep.check_purge(), Err(Status::InvalidParam));
+        assert_eq!(ep.check_purge(1), Err(Status::InvalidParam));
+        assert_eq!(ep.check_purge(0), Ok(PurgeStep::NothingLeft));
         assert_eq!(
             ep.on_transport_error(Status::EndpointTimeout),
             OnError::Keep
@@ -281,14 +291,14 @@ mod tests {
             ep.hold_reason(),
             Some(HoldReason::TransportError(Status::EndpointTimeout))
         );
-        assert_eq!(ep.check_purge(), Ok(PurgeStep::Run));
+        assert_eq!(ep.check_purge(2), Ok(PurgeStep::Run));
         ep.purged();
         assert!(!ep.is_holding());
-        assert_eq!(ep.check_purge(), Ok(PurgeStep::NothingLeft));
-        assert_eq!(ep.check_purge(), Ok(PurgeStep::NothingLeft));
+        assert_eq!(ep.check_purge(0), Ok(PurgeStep::NothingLeft));
+        assert_eq!(ep.check_purge(0), Ok(PurgeStep::NothingLeft));
         // Reconnected: a new connection, still armed.
         ep.reconnected();
-        assert_eq!(ep.check_purge(), Err(Status::InvalidParam));
+        assert_eq!(ep.check_purge(1), Err(Status::InvalidParam));
         assert_eq!(ep.on_transport_error(Status::IoError), OnError::Keep);
     }
 
@@ -296,12 +306,12 @@ mod tests {
     fn invalidate_holds_with_no_completions_or_failover_enabled() {
         let mut plain = EpFailover::default();
         assert_eq!(plain.on_invalidate(false), OnError::AskHandler);
-        assert_eq!(plain.check_purge(), Err(Status::InvalidParam));
+        assert_eq!(plain.check_purge(1), Err(Status::InvalidParam));
 
         let mut keep = EpFailover::default();
         assert_eq!(keep.on_invalidate(true), OnError::Keep);
         assert_eq!(keep.hold_reason(), Some(HoldReason::Invalidated));
-        assert_eq!(keep.check_purge(), Ok(PurgeStep::Run));
+        assert_eq!(keep.check_purge(1), Ok(PurgeStep::Run));
 
         let mut enabled = EpFailover::default();
         enabled.enable();

@@ -26,8 +26,8 @@
 //! checks that an RX token echoes exactly its own connection. The
 //! *generation* is a value both sides learned when the connection was set
 //! up and that a QP destroyed and recreated under the same number would not
-//! reproduce (the rc transport uses each QP's randomly chosen initial PSN,
-//! which the ep address carries), so a token that outlived its QP is
+//! reproduce (the rc transport draws a random 24-bit value per QP and
+//! carries it in the ep address; PSNs themselves start at 0, as UCX's), so a token that outlived its QP is
 //! refused instead of being applied to the QP's successor.
 
 use crate::failover::error::{FailoverError, TokenKind};
@@ -75,7 +75,8 @@ pub struct QpIdentity {
     /// QP number (24 bits).
     pub qpn: u32,
     /// Distinguishes this QP from an earlier or later one with the same
-    /// number; both ends must know it (rc: the QP's initial PSN).
+    /// number; both ends must know it (rc: a random value per QP, sent in the
+    /// ep address).
     pub generation: u32,
 }
 

@@ -232,11 +232,11 @@ pub struct TxRing {
 }
 
 impl TxRing {
-    /// The empty send ring of a new QP, and the QP's initial PSN.
+    /// The empty send ring of a new QP, starting at [`START_PSN`].
     fn for_qp(qp: &Qp, state: &IfaceState) -> TxRing {
         let ring = qp.send_ring();
         let moderation = state.limits.tx_moderation.min(ring.wqebb_count / 4).max(1);
-        let tx = TxRing {
+        TxRing {
             ring,
             doorbell: qp.doorbell(),
             pi: 0,
@@ -245,8 +245,7 @@ impl TxRing {
             moderation,
             credit_low_water: (state.tx_credits_max / 2).max(1),
             next_psn: START_PSN,
-        };
-        tx
+        }
     }
 
     /// Blocks free in the ring.

@@ -4,8 +4,9 @@
 //! the effects it asks for (completing, reporting, releasing ops). These
 //! are the failover slots of [`crate::rc::ops::INTERNAL_OPS`].
 //!
-//! Identity: an ep's QP is (its iface's device, its QPN, its initial PSN as
-//! the generation); the peer's comes from the peer's ep address. The
+//! Identity: an ep's QP is (its iface's device, its QPN, its generation: a
+//! random 24-bit value per QP, carried in bytes 3..6 of the ep address); the
+//! peer's comes from the peer's ep address. The
 //! sending ep names the connection as requester, the receiving iface finds
 //! its ep by the responder QPN a TX token names.
 //!
@@ -187,12 +188,13 @@ pub unsafe fn ep_invalidate(ep: uct_ep_h, flags: c_uint) -> Result<(), Status> {
     let ep = unsafe { RcEp::from_handle(ep, F) }?;
     let no_completions = flags & UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS != 0;
     let connected = ep.state == EpState::Connected;
+    // The QP first: if the device refuses, the ep is left as it was.
+    if connected {
+        ep.qp.modify(QpTransition::Error)?;
+    }
     match ep.failover.on_invalidate(no_completions) {
         OnError::Keep => {
             ep.error_reported = true;
-            if connected {
-                ep.qp.modify(QpTransition::Error)?;
-            }
             if !matches!(ep.state, EpState::Failed(_)) {
                 ep.state = EpState::Failed(Status::Canceled);
             }
@@ -204,7 +206,6 @@ pub unsafe fn ep_invalidate(ep: uct_ep_h, flags: c_uint) -> Result<(), Status> {
         }
         OnError::AskHandler | OnError::CompleteWithError => {
             if connected {
-                ep.qp.modify(QpTransition::Error)?;
                 tracing::debug!(
                     "{F}: ep {:p} moved to error with {} outstanding ops",
                     ep as *const RcEp,
@@ -450,7 +451,7 @@ pub unsafe fn ep_outstanding_purge(
     const F: &str = "uct_ep_outstanding_purge";
     // SAFETY: by the caller's contract.
     let rc_ep = unsafe { RcEp::from_handle(ep, F) }?;
-    if rc_ep.failover.check_purge()? == PurgeStep::NothingLeft {
+    if rc_ep.failover.check_purge(rc_ep.ops.len())? == PurgeStep::NothingLeft {
         return Ok(());
     }
     let Some(connection) = requester_connection(rc_ep) else {
