@@ -212,9 +212,13 @@ static int open_end(struct end *e, const char *md_name, const char *dev_name)
         uct_md_iface_config_read(e->md, "rc_mlx5", NULL, NULL, &config) != UCS_OK) {
         return 0;
     }
-    /* UCX's peer-failure tests shorten the retransmission timeout. */
-    uct_config_modify(config, "RC_TIMEOUT", "1ms");
-    uct_config_modify(config, "RC_RETRY_COUNT", "4");
+    /* UCX's peer-failure tests shorten the retransmission timeout (100 us,
+     * 4 retries); no case here waits for one (failures are injected with
+     * uct_ep_invalidate), so it is only kept short enough that a lost
+     * packet costs little, and long enough that a loaded machine does not
+     * time out a healthy pair. */
+    uct_config_modify(config, "RC_TIMEOUT", "10ms");
+    uct_config_modify(config, "RC_RETRY_COUNT", "7");
     memset(&params, 0, sizeof(params));
     params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE |
                         UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
