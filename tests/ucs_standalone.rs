@@ -342,3 +342,50 @@ fn topology_types_have_ucx_layouts() {
     assert_eq!(std::mem::offset_of!(ucs_sys_dev_distance_t, bandwidth), 8);
     assert_eq!(std::mem::size_of::<ucs_list_link_t>(), 16);
 }
+
+static WORKER_CALLS: AtomicU32 = AtomicU32::new(0);
+
+unsafe extern "C" fn count_worker(_arg: *mut c_void) -> c_uint {
+    WORKER_CALLS.fetch_add(1, Ordering::SeqCst);
+    1
+}
+
+unsafe extern "C" fn is_count_worker(elem: *const ucs_callbackq_elem_t, _arg: *mut c_void) -> i32 {
+    // SAFETY: the queue hands a live element.
+    i32::from(unsafe { (*elem).cb }.map(|cb| cb as *const ()) == Some(count_worker as *const ()))
+}
+
+#[test]
+fn remove_if_on_a_workers_progress_queue() {
+    use uct::api::async_context::*;
+    use uct::api::worker::*;
+    // SAFETY: valid out-pointers; handles used while alive, destroyed once.
+    unsafe {
+        let mut async_context = null_mut();
+        assert_eq!(
+            ucs_async_context_create(UCS_ASYNC_MODE_POLL, &mut async_context),
+            UCS_OK
+        );
+        let mut worker = null_mut();
+        assert_eq!(
+            uct_worker_create(async_context, UCS_THREAD_MODE_SINGLE, &mut worker),
+            UCS_OK
+        );
+        let mut id = -1;
+        uct_worker_progress_register_safe(worker, Some(count_worker), null_mut(), 0, &mut id);
+        assert_eq!(uct_worker_progress(worker), 1);
+        // As UCX 1.13's libucp does: straight on &worker->progress_q.
+        let queue = worker as *mut ucs_callbackq_t;
+        ucs_callbackq_remove_if(queue, Some(is_count_worker), null_mut());
+        assert_eq!(uct_worker_progress(worker), 0);
+        assert_eq!(WORKER_CALLS.load(Ordering::SeqCst), 1);
+        ucs_callbackq_cleanup(queue);
+        assert_eq!(
+            uct_worker_progress(worker),
+            0,
+            "cleanup refused: still a live worker"
+        );
+        uct_worker_destroy(worker);
+        ucs_async_context_destroy(async_context);
+    }
+}

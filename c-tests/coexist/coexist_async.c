@@ -6,7 +6,8 @@
  *    ucx_perftest and libucp do) and created (ucs_async_context_create);
  *  - an event handler set on UCX's context (through the ucs_* name we also
  *    export) is delivered by UCX's async thread;
- *  - ucs_event_set_* and ucs_callbackq_* (with 1.13's inline dispatch) work;
+ *  - ucs_event_set_* and ucs_callbackq_* (with 1.13's inline dispatch) work,
+ *    also ucs_callbackq_remove_if on a worker's progress_q (as libucp does);
  *  - an rc_mlx5 interface opens on such a worker.
  * Prints one line per check; exits 1 at the first failure.
  */
@@ -59,6 +60,36 @@ static unsigned count_progress(void *arg)
 {
     (void)arg;
     return ++progress_calls, 1;
+}
+
+static int is_count_progress(const ucs_callbackq_elem_t *elem, void *arg)
+{
+    (void)arg;
+    return elem->cb == count_progress;
+}
+
+/*
+ * As UCX 1.13's libucp does on endpoint and worker cleanup: remove progress
+ * callbacks straight from the worker's progress_q (tl.h's struct uct_worker)
+ * with ucs_callbackq_remove_if.
+ */
+static int remove_from_worker_queue(uct_worker_h worker)
+{
+    uct_worker_cb_id_t id = UCS_CALLBACKQ_ID_NULL;
+    unsigned before;
+
+    progress_calls = 0;
+    uct_worker_progress_register_safe(worker, count_progress, NULL, 0, &id);
+    uct_worker_progress(worker);
+    CHECK(progress_calls == 1, "the worker ran its callback %u times, expected 1",
+          progress_calls);
+    ucs_callbackq_remove_if(&worker->progress_q, is_count_progress, NULL);
+    before = progress_calls;
+    uct_worker_progress(worker);
+    CHECK(progress_calls == before, "the callback ran after ucs_callbackq_remove_if");
+    progress_calls = 0;
+    printf("ok: ucs_callbackq_remove_if on the worker's progress_q\n");
+    return 0;
 }
 
 static int open_rc_iface(uct_worker_h worker)
@@ -127,7 +158,7 @@ int main(void)
     CHECK(status == UCS_OK, "uct_worker_create(UCX's context in caller storage): %s",
           ucs_status_string(status));
     printf("ok: worker on UCX's context initialised in caller storage\n");
-    if (open_rc_iface(worker) != 0) {
+    if ((remove_from_worker_queue(worker) != 0) || (open_rc_iface(worker) != 0)) {
         return 1;
     }
     uct_worker_destroy(worker);

@@ -10,9 +10,12 @@
 //! so a queue laid out by either version's header works. Both the plain and
 //! the `_safe` calls are thread safe here.
 //!
-//! With UCX's libucs loaded, a queue initialised by UCX's `ucs_callbackq_init`
-//! goes to UCX (`crate::core::ucx_libucs`); ours are recognised by their
-//! dispatcher.
+//! Our queues are recognised by their dispatcher: the ones made here and
+//! every worker's `progress_q` (UCX 1.13's libucp calls
+//! `ucs_callbackq_remove_if` on `&worker->progress_q` directly; handing our
+//! worker to UCX's implementation would make it read its own, larger layout
+//! out of our memory). `ucs_callbackq_init` never steps aside (see there);
+//! a queue UCX's own code initialised goes to UCX (`crate::core::ucx_libucs`).
 
 use std::ffi::{c_int, c_uint, c_void};
 
@@ -20,6 +23,7 @@ use crate::abi::*;
 use crate::api::checks::{finish, non_null};
 use crate::core::callbackq::{Lifetime, ProgressQueue, CALLBACK_ID_NULL};
 use crate::core::ucx_libucs::ucx_function;
+use crate::core::worker::progress_queue_of;
 
 /// Bytes from element 1 to the end of element 1 in either layout (1.13's
 /// element 1 ends at byte 48, master's at 32): zeroing them ends every walk
@@ -32,11 +36,24 @@ unsafe extern "C" fn dispatch_caller_queue(arg: *mut c_void) -> c_uint {
     unsafe { &*(arg as *const ProgressQueue) }.dispatch()
 }
 
-/// Our queue behind `cbq`, or `None` when `cbq` is not one of ours.
+/// Our queue behind `cbq`: one `ucs_callbackq_init` made, or a worker's
+/// `progress_q` (see [`progress_queue_of`]); `None` for anything else.
 ///
 /// # Safety
 /// `cbq` must be NULL or point at a readable `ucs_callbackq_t`.
 unsafe fn our_queue<'a>(cbq: *mut ucs_callbackq_t) -> Option<&'a ProgressQueue> {
+    if cbq.is_null() {
+        return None;
+    }
+    // SAFETY: readable by the caller's contract.
+    unsafe { caller_queue(cbq).or_else(|| progress_queue_of(cbq)) }
+}
+
+/// The queue `ucs_callbackq_init` made in `cbq`, or `None`.
+///
+/// # Safety
+/// As [`our_queue`].
+unsafe fn caller_queue<'a>(cbq: *mut ucs_callbackq_t) -> Option<&'a ProgressQueue> {
     if cbq.is_null() {
         return None;
     }
@@ -69,17 +86,16 @@ unsafe fn queue_ref<'a>(
     })
 }
 
-/// Makes `cbq` an empty queue.
+/// Makes `cbq` an empty queue. Always ours, also with UCX's libucs loaded:
+/// it writes only the 48 bytes both layouts share, so a caller built against
+/// master's smaller struct (our headers) is safe, and both inline dispatches
+/// walk it (UCX's own init would write 1.13's 264 bytes).
 ///
 /// # Safety
 /// `cbq` must be NULL or point at writable storage of UCX 1.13's or master's
 /// `ucs_callbackq_t` (at least 48 bytes: both are larger).
 #[no_mangle]
 pub unsafe extern "C" fn ucs_callbackq_init(cbq: *mut ucs_callbackq_t) -> ucs_status_t {
-    if let Some(ucx) = ucx_function!(ucs_callbackq_init: fn(*mut ucs_callbackq_t) -> ucs_status_t) {
-        // SAFETY: UCX's function, same argument as ours.
-        return unsafe { ucx(cbq) };
-    }
     crate::api::enter();
     const FUNCTION: &str = "ucs_callbackq_init";
     let result = (|| {
@@ -112,7 +128,15 @@ pub unsafe extern "C" fn ucs_callbackq_init(cbq: *mut ucs_callbackq_t) -> ucs_st
 #[no_mangle]
 pub unsafe extern "C" fn ucs_callbackq_cleanup(cbq: *mut ucs_callbackq_t) {
     // SAFETY: readable queue or NULL by the caller's contract.
-    let Some(queue) = (unsafe { our_queue(cbq) }) else {
+    if !cbq.is_null() && unsafe { progress_queue_of(cbq) }.is_some() {
+        crate::api::enter();
+        tracing::warn!(
+            "ucs_callbackq_cleanup: {cbq:p} is a worker's queue; uct_worker_destroy frees it"
+        );
+        return;
+    }
+    // SAFETY: readable queue or NULL by the caller's contract.
+    let Some(queue) = (unsafe { caller_queue(cbq) }) else {
         if let Some(ucx) = ucx_function!(ucs_callbackq_cleanup: fn(*mut ucs_callbackq_t)) {
             // SAFETY: a queue of UCX's, handed back to UCX.
             return unsafe { ucx(cbq) };

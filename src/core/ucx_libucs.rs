@@ -16,7 +16,11 @@
 //!   definition of the same function; a call on an existing object goes to
 //!   whoever made it (ours carry a mark we check first, everything else is
 //!   UCX's). So UCX's callers get UCX's behaviour, and our own objects keep
-//!   working if UCX's library turns up later (`dlopen`).
+//!   working if UCX's library turns up later (`dlopen`). One exception
+//!   behaves as UCX's for every caller instead: `ucs_callbackq_init` (queues
+//!   in the caller's storage, whose size differs between 1.13 and master;
+//!   ours fits both and both inline dispatches walk it), and every worker's
+//!   `progress_q` stays ours whoever edits it.
 //! - **Data objects are UCX 1.13's**, byte for byte in size and, for the
 //!   name tables, in content: a 1.13-built binary copies them at load time
 //!   (copy relocation), and UCX's own code reads whichever copy wins.

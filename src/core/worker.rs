@@ -59,6 +59,28 @@ unsafe extern "C" fn dispatch_progress_queue(arg: *mut c_void) -> c_uint {
     worker.queue.dispatch()
 }
 
+/// The progress queue of the worker whose `progress_q` is `cbq`, or `None`
+/// when `cbq` is not a live worker's. UCX 1.13's libucp edits
+/// `&worker->progress_q` directly (`ucs_callbackq_remove_if`), so the
+/// `ucs_callbackq_*` entry points must know worker queues too.
+///
+/// # Safety
+/// `cbq` must point at a readable `ucs_callbackq_t` (ours or UCX's layout).
+pub unsafe fn progress_queue_of<'a>(cbq: *const ucs_callbackq_t) -> Option<&'a ProgressQueue> {
+    // SAFETY: readable by the caller's contract.
+    let first = unsafe { (*cbq).fast_elems[0] };
+    // Our dispatcher is defined once, here; only its address from this
+    // crate is ever stored, so comparing addresses identifies worker queues.
+    let ours = first.cb.map(|cb| cb as *const ()) == Some(dispatch_progress_queue as *const ());
+    if !ours || first.arg.is_null() {
+        return None;
+    }
+    // SAFETY: our dispatcher's argument is always its worker, alive while C
+    // may touch its queue.
+    let worker = unsafe { &*(first.arg as *const Worker) };
+    worker.is_valid().then_some(&worker.queue)
+}
+
 impl Worker {
     /// Allocates a worker at a fixed address (its queue header points back at
     /// it, so it must never move).

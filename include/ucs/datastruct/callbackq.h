@@ -82,7 +82,10 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * Makes `cbq` an empty queue.
+ * Makes `cbq` an empty queue. Always ours, also with UCX's libucs loaded:
+ * it writes only the 48 bytes both layouts share, so a caller built against
+ * master's smaller struct (our headers) is safe, and both inline dispatches
+ * walk it (UCX's own init would write 1.13's 264 bytes).
  *
  * # Safety
  * `cbq` must be NULL or point at writable storage of UCX 1.13's or master's
