@@ -337,15 +337,15 @@ fn purge_drops_grant_messages_and_reports_user_ams_with_clean_ids() {
     pair.close();
 }
 
-/// Posts a SEND whose bytes are `message` as they are (the first is the
-/// AM header byte), as a peer could.
+/// Posts a SEND of the tag-matching byte (0) then `message` as it is (its
+/// first byte is the AM id byte of the AM header), as a peer could.
 fn post_raw(side: &Side, ep: uct_ep_h, message: &[u8]) {
     // SAFETY: a live iface of this transport.
     let iface = unsafe { RcIface::from_handle(side.iface, "test") }.expect("rc iface");
-    let spec = PostSpec::new(OpKind::AmShort, mlx5::MLX5_OPCODE_SEND, message.len());
+    let spec = PostSpec::new(OpKind::AmShort, mlx5::MLX5_OPCODE_SEND, 1 + message.len());
     rc_ep(ep)
         .post(&mut iface.state.tx_credits, spec, |wqe| {
-            wqe.inline(&[message]);
+            wqe.inline(&[&[uct::rc::iface::TMH_NO_TAG], message]);
         })
         .expect("raw post");
 }

@@ -99,8 +99,8 @@ fn short_ams_around_the_32_byte_limit_arrive_intact() {
     let pair = Pair::new();
     let at_b = inbox();
     set_handler(&pair.b, collect_am, at_b as *const Inbox as *mut c_void);
-    // One header byte goes before each AM: payloads of up to 23 bytes after
-    // the 8-byte header fit the CQE, 24 and more do not.
+    // The 2-byte AM header goes before each AM: payloads of up to 22 bytes
+    // after the 8-byte header fit the CQE, 23 and more do not.
     let lengths = [0usize, 1, 7, 22, 23, 24, 31, 100];
     let mut expected = Vec::new();
     for (round, &len) in lengths.iter().enumerate() {
@@ -109,7 +109,7 @@ fn short_ams_around_the_32_byte_limit_arrive_intact() {
         am_short(&pair, pair.ep_a, header, &data);
         expected.push(am_short_message(header, &data));
     }
-    // bcopy AMs of 0 to 31 bytes: every one but the last fits the CQE.
+    // bcopy AMs of 0 to 30 bytes fit the CQE, 31 and 32 do not.
     for len in [0usize, 1, 5, 31, 32] {
         let data = payload(len, 0x40 + len as u8);
         am_bcopy(&pair, pair.ep_a, &data);
@@ -127,7 +127,7 @@ fn short_ams_around_the_32_byte_limit_arrive_intact() {
 
 #[test]
 fn grants_of_a_small_window_arrive_and_many_short_ams_stay_in_order() {
-    // Each side's grants (1-byte messages) come back inside CQEs; read from
+    // Each side's grants (2-byte messages) come back inside CQEs; read from
     // the stale buffer they would never reopen the window.
     const COUNT: u64 = 2000;
     let _devices = scatter_on();

@@ -218,7 +218,9 @@ impl DeviceAddress {
                 }
                 Ok(DeviceAddress::Udp(SocketAddrV4::new(ip, port)))
             }
-            Some(&flags) if flags & Self::UCX_FLAG_LINK_LAYER_ETH != 0 => {
+            // RoCE v1, v1.5 or v2 (UCX's version 3 is its "any" wildcard,
+            // never in an address of a port).
+            Some(&flags) if flags & Self::UCX_FLAG_LINK_LAYER_ETH != 0 && flags >> 5 <= 2 => {
                 Ok(DeviceAddress::Roce { gid: gid_at(1)? })
             }
             Some(&Self::KIND_IB_LID) => Ok(DeviceAddress::Ib {
