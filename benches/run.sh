@@ -212,3 +212,73 @@ if [[ ${UCT_BENCH_PERFTEST:-1} != 0 ]]; then
     bash "$here/perftest_bench.sh" "$lib_dir" "$scale" "$out"
 fi
 echo "raw results: $out" >&2
+
+# --- soft HCA wires: the goals table of issue 14 (SPEED) --------------------
+# Our rc_mlx5 once per soft HCA wire (UCX_SOFT_HCA_WIRE=udp; auto = shared
+# memory between the two processes of this host, the default, so the
+# ours_rc_mlx5 column above is that wire), against the tcp/posix runs
+# above, a single-core memcpy, the posting cost above (callgrind) and the
+# CPU of an idle connected process; one row per goal.
+speed_goals() {
+    local wire value
+    "$cc" -std=gnu99 -O2 -Wall -o "$out/memcpy_bw" "$here/memcpy_bw.c"
+    "$out/memcpy_bw" $((1024 * 1024)) >"$out/memcpy.txt" 2>&1 || true
+    for wire in udp auto; do
+        echo "running ours_rc_mlx5 on wire $wire..." >&2
+        env LD_LIBRARY_PATH="$lib_dir" UCX_SOFT_HCA_WIRE="$wire" timeout 600 \
+            "$out/uct_bench" -t rc_mlx5 -d mlx5_0:1 -s "$scale" \
+            >"$out/wire.$wire.txt" 2>"$out/wire.$wire.err" ||
+            echo "  wire $wire failed: $(tail -n 1 "$out/wire.$wire.err")" >&2
+        env LD_LIBRARY_PATH="$lib_dir" UCX_SOFT_HCA_WIRE="$wire" timeout 60 \
+            "$out/uct_bench" -t rc_mlx5 -d mlx5_0:1 -I 3 \
+            >"$out/idle.$wire.txt" 2>&1 || true
+    done
+    # value FILE TEST SIZE
+    value() { awk -v t="$2" -v s="$3" '$1 == "RESULT" && $2 == t && $3 == s && $4 != "n/a" { print $4 }' "$1" 2>/dev/null; }
+    # Instructions per post outside the soft HCA's doorbell, from the
+    # callgrind runs of the posting table above.
+    posting() {
+        local cg="$out/callgrind.ours_rc_mlx5.$1" posted total bell
+        posted=$(awk '$1 == "POSTED" { print $2 }' "$out/cg.ours_rc_mlx5.$1.txt" 2>/dev/null)
+        total=$(awk '$1 == "summary:" { print $2 }' "$cg" 2>/dev/null)
+        [[ -n "$posted" && -n "$total" && "$posted" -gt 0 ]] || return 0
+        bell=$(callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$cg" 2>/dev/null |
+            awk -v re="${UCT_BENCH_DOORBELL:-ep.rs:uct::rc::ep::ring_doorbell\$}" \
+                '$1 ~ /^[0-9,]+$/ && $2 ~ /^\(/ && $3 ~ re { gsub(",", "", $1); s += $1 } END { print s + 0 }')
+        awk -v t="$total" -v b="$bell" -v p="$posted" 'BEGIN { printf "%.1f", (t - b) / p }'
+    }
+    # row FIGURE OURS REFERENCE GOAL: the ratio ours/reference (or the
+    # value alone when REFERENCE is "=").
+    row() {
+        local ratio="-"
+        if [[ "$3" == "=" ]]; then
+            ratio=${2:--}
+        elif [[ -n "$2" && -n "$3" ]]; then
+            ratio=$(awk -v a="$2" -v b="$3" 'BEGIN { if (b + 0 == 0) print "-"; else printf "%.2f", a / b }')
+        fi
+        printf "%-58s %12s %12s %8s   %s\n" "$1" "${2:--}" "$( [[ "$3" == "=" ]] && echo - || echo "${3:--}")" "$ratio" "$4"
+    }
+    local udp="$out/wire.udp.txt" shm="$out/wire.auto.txt"
+    local tcp="$out/ucx_tcp_lo.txt" posix="$out/ucx_posix.txt"
+    echo
+    printf "%-58s %12s %12s %8s   %s\n" "goal (issue 14)" "ours" "reference" "ratio" "goal"
+    row "am_short latency usec, UDP wire / UCX tcp on lo" \
+        "$(value "$udp" am_short_lat 8)" "$(value "$tcp" am_short_lat 8)" "<= 1.0"
+    row "am_short latency usec, same-host wire / UCX posix" \
+        "$(value "$shm" am_short_lat 8)" "$(value "$posix" am_short_lat 8)" "<= 3"
+    row "am_short rate Mmsg/s, UDP wire / UCX tcp" \
+        "$(value "$udp" am_short_rate 8)" "$(value "$tcp" am_short_rate 8)" ">= 3"
+    row "put_short rate Mmsg/s, UDP wire / UCX tcp am_short rate" \
+        "$(value "$udp" put_short_rate 8)" "$(value "$tcp" am_short_rate 8)" ">= 3"
+    row "put_short rate Mmsg/s, same-host wire" \
+        "$(value "$shm" put_short_rate 8)" "=" ">= 3 Mmsg/s"
+    row "put_zcopy 1 MiB MB/s, UDP wire / UCX tcp on lo" \
+        "$(value "$udp" put_zcopy_bw 1048576)" "$(value "$tcp" put_zcopy_bw 1048576)" ">= 1.0"
+    row "put_zcopy 1 MiB MB/s, same-host wire / 1-core memcpy" \
+        "$(value "$shm" put_zcopy_bw 1048576)" "$(value "$out/memcpy.txt" memcpy_bw 1048576)" ">= 0.5"
+    row "posting cost instr/put_short outside the device" "$(posting put_short)" "=" "<= 150"
+    row "posting cost instr/am_short outside the device" "$(posting am_short)" "=" "<= 150"
+    row "idle connected process %cpu, same-host wire" "$(value "$out/idle.auto.txt" idle_cpu 0)" "=" "~0"
+    row "idle connected process %cpu, UDP wire" "$(value "$out/idle.udp.txt" idle_cpu 0)" "=" "~0"
+}
+speed_goals

@@ -18,6 +18,10 @@
  * -P OP measures only the cost of posting OP (bursts of 16, drained by a
  * flush outside the measurement): "RESULT post_OP 8 <ns> ns/op" and
  * "POSTED <n>", for dividing a callgrind instruction count by.
+ * -I SECONDS measures only the CPU an idle connected process burns: both
+ * sides connect, then sleep SECONDS without calling progress; "RESULT
+ * idle_cpu 0 <percent> %cpu" is the initiator's CPU time (all its threads,
+ * the soft HCA's service thread included) over the wall time.
  * SCALE multiplies the iteration counts (default 1).
  */
 
@@ -29,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -661,7 +666,34 @@ static void bench_post_cost(bench_t *b, int initiator, unsigned scale, const cha
     oob_barrier_progress(b);
 }
 
+static double cpu_sec(void)
+{
+    struct rusage usage;
+    CHECK(getrusage(RUSAGE_SELF, &usage) == 0, "getrusage");
+    return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+           (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+}
+
+/* Connected and idle: neither side progresses; the CPU is the device's. */
+static void bench_idle_cpu(bench_t *b, int initiator, unsigned seconds)
+{
+    double wall, cpu;
+
+    oob_barrier(b);
+    wall = now_sec();
+    cpu  = cpu_sec();
+    sleep(seconds);
+    cpu  = cpu_sec() - cpu;
+    wall = now_sec() - wall;
+    if (initiator) {
+        result("idle_cpu", 0, cpu / wall * 100.0, "%cpu");
+    }
+    oob_barrier(b);
+}
+
 /* --- main ------------------------------------------------------------------ */
+
+static unsigned idle_seconds; /* -I */
 
 static void run(int oob, int initiator, const char *tl, const char *dev, unsigned scale,
                 size_t max_size, const char *post_op)
@@ -684,7 +716,9 @@ static void run(int oob, int initiator, const char *tl, const char *dev, unsigne
     }
     exchange_region(&b, initiator, &region, have_region, &remote);
 
-    if (post_op != NULL) {
+    if (idle_seconds > 0) {
+        bench_idle_cpu(&b, initiator, idle_seconds);
+    } else if (post_op != NULL) {
         bench_post_cost(&b, initiator, scale, post_op, &remote);
     } else {
         bench_am_short(&b, initiator, scale);
@@ -709,9 +743,9 @@ int main(int argc, char **argv)
 
     int target_fd       = -1;
     const char *post_op = NULL;
-    char fd_arg[16], scale_arg[16], size_arg[32];
+    char fd_arg[16], scale_arg[16], size_arg[32], idle_arg[16];
 
-    while ((c = getopt(argc, argv, "t:d:s:m:P:T:h")) != -1) {
+    while ((c = getopt(argc, argv, "t:d:s:m:P:I:T:h")) != -1) {
         switch (c) {
         case 't':
             tl = optarg;
@@ -727,6 +761,9 @@ int main(int argc, char **argv)
             break;
         case 'P':
             post_op = optarg;
+            break;
+        case 'I':
+            idle_seconds = (unsigned)strtoul(optarg, NULL, 0);
             break;
         case 'T': /* internal: run as the target on this socket */
             target_fd = atoi(optarg);
@@ -753,10 +790,11 @@ int main(int argc, char **argv)
         snprintf(fd_arg, sizeof(fd_arg), "%d", fds[1]);
         snprintf(scale_arg, sizeof(scale_arg), "%u", scale);
         snprintf(size_arg, sizeof(size_arg), "%zu", max_size);
+        snprintf(idle_arg, sizeof(idle_arg), "%u", idle_seconds);
         /* argv[0] rather than /proc/self/exe: under valgrind the latter is
          * the valgrind tool, and the target should run natively. */
         execl(strchr(argv[0], '/') ? argv[0] : "/proc/self/exe", argv[0], "-T", fd_arg, "-t", tl, "-d", dev, "-s", scale_arg,
-              "-m", size_arg, post_op ? "-P" : (char *)NULL, post_op, (char *)NULL);
+              "-m", size_arg, "-I", idle_arg, post_op ? "-P" : (char *)NULL, post_op, (char *)NULL);
         fprintf(stderr, "uct_bench: exec of the target failed: %s\n", strerror(errno));
         _exit(1);
     }

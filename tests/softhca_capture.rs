@@ -135,9 +135,11 @@ fn capture_decodes_as_infiniband() {
         eprintln!("SKIPPED: dumpcap/tshark not installed");
         return;
     }
-    // dumpcap sees what crosses `lo`: the UDP wire. Two devices of one
-    // process would otherwise talk through shared memory.
+    // dumpcap sees what crosses `lo`: the UDP wire (two devices of one
+    // process would otherwise talk through shared memory), one datagram per
+    // frame (with GSO it sees the unsegmented messages).
     std::env::set_var("UCX_SOFT_HCA_WIRE", "udp");
+    std::env::set_var("UCX_SOFT_HCA_GSO", "n");
     let mut a = Side::new(open_soft("capture_a", Ipv4Addr::new(127, 0, 0, 1)));
     let mut b = Side::new(open_soft("capture_b", Ipv4Addr::new(127, 0, 0, 2)));
     a.connect(&b.endpoint(), 12, 7);

@@ -51,7 +51,13 @@ fn write_and_send_to_passive(a: &mut Side, b: &mut Side, seed: u8) {
         imm: None,
     });
     let cqe = a.wait_send(LONG).expect("WRITE completes");
-    assert_eq!((cqe.opcode, cqe.wqe_counter), (mlx5::MLX5_CQE_REQ, i));
+    assert_eq!(
+        (cqe.opcode, cqe.wqe_counter),
+        (mlx5::MLX5_CQE_REQ, i),
+        "{cqe:?} {:?} {:?}",
+        soft(&a.device).link_stats(),
+        soft(&b.device).link_stats()
+    );
     assert_eq!(b.read_buf(0, 10_000), pattern(10_000, seed));
     a.post(&Op::SendInline(&[seed; 24]));
     a.wait_send(LONG).expect("SEND completes");

@@ -538,6 +538,12 @@ static SOFT_HCA_FIELDS: &[Field] = &[
         "How the software HCA carries its RoCEv2 datagrams: 'auto' through shared\nmemory to devices on this host (same network namespace) and UDP to the\nothers, 'udp' always over UDP.",
         Kind::Enum(SOFT_HCA_WIRE_NAMES),
     ),
+    value(
+        "SOFT_HCA_GSO",
+        "y",
+        "Send runs of equal-sized datagrams to one peer as one UDP GSO message, and\nreceive coalesced (GRO) messages, where the kernel has them. A capture on\nthe interface then shows the unsegmented messages.",
+        Kind::Bool,
+    ),
 ];
 
 pub static SOFT_HCA_CONFIG: ConfigTable = ConfigTable {

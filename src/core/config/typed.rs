@@ -428,6 +428,8 @@ pub enum SoftHcaWire {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SoftHcaConfig {
     pub wire: SoftHcaWire,
+    /// UDP GSO on send and GRO on receive (`UCX_SOFT_HCA_GSO`).
+    pub udp_offload: bool,
     pub mode: SoftHcaMode,
     pub devices: Vec<SoftDeviceSpec>,
     /// Fraction of packets dropped, 0..=1.
@@ -449,6 +451,7 @@ impl SoftHcaConfig {
             _ => return r.mismatch("SOFT_HCA_DEVICES"),
         };
         Ok(SoftHcaConfig {
+            udp_offload: r.boolean("SOFT_HCA_GSO")?,
             wire: match r.enum_index("SOFT_HCA_WIRE")? {
                 1 => SoftHcaWire::Udp,
                 _ => SoftHcaWire::Auto,

@@ -145,22 +145,28 @@ impl<'a> TxView<'a> {
 /// Datagrams read by one `recvmmsg`.
 pub(crate) struct RxBatch {
     buf: Box<[u8]>,
-    /// Length and source of each datagram read, in slot order.
-    got: Vec<(usize, SocketAddrV4)>,
+    /// Offset, length and source of each datagram read, in order.
+    got: Vec<(usize, usize, SocketAddrV4)>,
 }
 
 impl RxBatch {
-    pub fn new() -> RxBatch {
+    /// With `gro`, each slot holds a coalesced message of up to 64 KiB.
+    pub fn new(gro: bool) -> RxBatch {
+        let slot = if gro { GRO_SLOT } else { MAX_DATAGRAM };
         RxBatch {
-            buf: vec![0u8; RX_BATCH * MAX_DATAGRAM].into_boxed_slice(),
+            buf: vec![0u8; RX_BATCH * slot].into_boxed_slice(),
             got: Vec::with_capacity(RX_BATCH),
         }
     }
 
+    /// Datagrams read by the last `recv_batch`.
+    pub fn len(&self) -> usize {
+        self.got.len()
+    }
+
     /// Datagram `index` and its source.
     pub fn get(&self, index: usize) -> (&[u8], SocketAddrV4) {
-        let (len, from) = self.got[index];
-        let start = index * MAX_DATAGRAM;
+        let (start, len, from) = self.got[index];
         (&self.buf[start..start + len], from)
     }
 }
@@ -183,13 +189,57 @@ fn addr_of(raw: &libc::sockaddr_in) -> Option<SocketAddrV4> {
     })
 }
 
-/// Sends the datagrams of `batch` named by `indexes` with `sendmmsg`.
-/// Returns how many the kernel took (from the first on) or the error of the
-/// first one it refused; the caller decides about that one and calls again
-/// for the rest.
-pub(crate) fn send_batch(fd: RawFd, batch: TxView<'_>, indexes: &[u8]) -> io::Result<usize> {
-    let count = indexes.len().min(TX_BATCH);
-    if count == 0 {
+/// Most datagrams one GSO send carries (the kernel's limit on older
+/// kernels) and most bytes (an IPv4 packet's payload).
+const GSO_MAX_SEGMENTS: usize = 64;
+const GSO_MAX_BYTES: usize = 65_507;
+
+/// A receive slot with GRO on: one coalesced message of up to 64 KiB.
+const GRO_SLOT: usize = 65_536;
+
+/// Room for one control message with an int (`UDP_SEGMENT` takes a u16,
+/// `UDP_GRO` gives an int), 8-byte aligned.
+type CmsgSpace = [u64; 4];
+
+/// How many of `indexes` (from the first) can go as one GSO message: the
+/// same destination, every datagram but the last of the first one's length,
+/// the last no longer.
+fn gso_run(batch: TxView<'_>, indexes: &[u8]) -> usize {
+    let Some(&first) = indexes.first() else {
+        return 0;
+    };
+    let (head, to) = batch.get(usize::from(first));
+    let segment = head.len();
+    let mut count = 1;
+    let mut bytes = segment;
+    while count < indexes.len() && count < GSO_MAX_SEGMENTS {
+        let (datagram, dest) = batch.get(usize::from(indexes[count]));
+        if dest != to || datagram.len() > segment || bytes + datagram.len() > GSO_MAX_BYTES {
+            break;
+        }
+        bytes += datagram.len();
+        count += 1;
+        if datagram.len() < segment {
+            break;
+        }
+    }
+    count
+}
+
+/// Sends the datagrams of `batch` named by `indexes` with `sendmmsg`; with
+/// `gso`, runs of equal-sized datagrams to one destination go as one
+/// message the kernel segments (UDP GSO). Returns how many datagrams the
+/// kernel took (from the first on), or the error of the first message it
+/// refused with the number of datagrams in that message; the caller
+/// decides about those and calls again for the rest.
+pub(crate) fn send_batch(
+    fd: RawFd,
+    batch: TxView<'_>,
+    indexes: &[u8],
+    gso: bool,
+) -> Result<usize, (io::Error, usize)> {
+    let indexes = &indexes[..indexes.len().min(TX_BATCH)];
+    if indexes.is_empty() {
         return Ok(0);
     }
     let mut addrs = [sockaddr_of(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)); TX_BATCH];
@@ -197,46 +247,105 @@ pub(crate) fn send_batch(fd: RawFd, batch: TxView<'_>, indexes: &[u8]) -> io::Re
         iov_base: std::ptr::null_mut(),
         iov_len: 0,
     }; TX_BATCH];
+    let mut cmsgs: [CmsgSpace; TX_BATCH] = [[0; 4]; TX_BATCH];
     // SAFETY: mmsghdr is plain old data; all-zero is a valid (empty) value.
     let mut msgs: [libc::mmsghdr; TX_BATCH] = unsafe { MaybeUninit::zeroed().assume_init() };
-    for i in 0..count {
-        let (datagram, to) = batch.get(usize::from(indexes[i]));
-        addrs[i] = sockaddr_of(to);
+    // Datagrams in each message.
+    let mut sizes = [0usize; TX_BATCH];
+    for (i, &index) in indexes.iter().enumerate() {
+        let (datagram, _) = batch.get(usize::from(index));
         iovs[i] = libc::iovec {
             // The kernel only reads through it (sendmmsg).
             iov_base: datagram.as_ptr() as *mut libc::c_void,
             iov_len: datagram.len(),
         };
     }
-    for i in 0..count {
-        let hdr = &mut msgs[i].msg_hdr;
-        hdr.msg_name = (&mut addrs[i] as *mut libc::sockaddr_in).cast();
+    let mut count = 0;
+    let mut next = 0;
+    while next < indexes.len() {
+        let run = if gso {
+            gso_run(batch, &indexes[next..])
+        } else {
+            1
+        };
+        let (head, to) = batch.get(usize::from(indexes[next]));
+        addrs[count] = sockaddr_of(to);
+        let hdr = &mut msgs[count].msg_hdr;
+        hdr.msg_name = (&mut addrs[count] as *mut libc::sockaddr_in).cast();
         hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-        hdr.msg_iov = &mut iovs[i];
-        hdr.msg_iovlen = 1;
+        hdr.msg_iov = &mut iovs[next];
+        hdr.msg_iovlen = run;
+        if run > 1 {
+            hdr.msg_control = cmsgs[count].as_mut_ptr().cast();
+            // SAFETY: CMSG_SPACE only computes a size.
+            hdr.msg_controllen = unsafe { libc::CMSG_SPACE(2) } as usize;
+            // SAFETY: msg_control points at 32 zeroed, aligned bytes, more
+            // than CMSG_SPACE(2), so the first header and its 2-byte payload
+            // lie inside it.
+            unsafe {
+                let cmsg = libc::CMSG_FIRSTHDR(hdr);
+                (*cmsg).cmsg_level = libc::SOL_UDP;
+                (*cmsg).cmsg_type = libc::UDP_SEGMENT;
+                (*cmsg).cmsg_len = libc::CMSG_LEN(2) as usize;
+                std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<u16>(), head.len() as u16);
+            }
+        }
+        sizes[count] = run;
+        count += 1;
+        next += run;
     }
     loop {
-        // SAFETY: `msgs[..count]` are initialised headers whose names and
-        // iovecs point at live locals and at `batch`'s buffer, all alive
-        // for the duration of the call; the kernel writes only `msg_len`.
+        // SAFETY: `msgs[..count]` are initialised headers whose names,
+        // iovecs and control buffers point at live locals and at `batch`'s
+        // buffer, all alive for the duration of the call; the kernel
+        // writes only `msg_len`.
         let rc = unsafe { libc::sendmmsg(fd, msgs.as_mut_ptr(), count as libc::c_uint, 0) };
         if rc >= 0 {
-            return Ok(rc as usize);
+            return Ok(sizes[..rc as usize].iter().sum());
         }
         let err = io::Error::last_os_error();
         if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
+            return Err((err, sizes[0]));
         }
     }
 }
 
-/// Reads up to [`RX_BATCH`] datagrams with `recvmmsg` into `batch`
-/// (replacing what it held). Returns how many it read; `WouldBlock` when
-/// none is waiting.
+impl RxBatch {
+    /// Bytes of one receive slot: one datagram, or with GRO one coalesced
+    /// message.
+    fn slot_len(&self) -> usize {
+        self.buf.len() / RX_BATCH
+    }
+}
+
+/// The segment size the kernel reports for a coalesced (GRO) message.
+fn gro_segment(hdr: &libc::msghdr) -> Option<usize> {
+    // SAFETY: the kernel filled `msg_control` (our buffer) with
+    // `msg_controllen` bytes of well-formed control messages; the CMSG
+    // macros walk inside that length.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(hdr);
+        while !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_UDP && (*cmsg).cmsg_type == libc::UDP_GRO {
+                let size = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
+                return usize::try_from(size).ok().filter(|s| *s > 0);
+            }
+            cmsg = libc::CMSG_NXTHDR(hdr, cmsg);
+        }
+    }
+    None
+}
+
+/// Reads up to [`RX_BATCH`] messages with `recvmmsg` into `batch`
+/// (replacing what it held), splitting coalesced (GRO) messages into their
+/// datagrams. Returns how many messages it read; `WouldBlock` when none is
+/// waiting.
 pub(crate) fn recv_batch(fd: RawFd, batch: &mut RxBatch) -> io::Result<usize> {
     batch.got.clear();
+    let slot_len = batch.slot_len();
     // SAFETY: sockaddr_in is plain old data; all-zero is a valid value.
     let mut addrs: [libc::sockaddr_in; RX_BATCH] = unsafe { MaybeUninit::zeroed().assume_init() };
+    let mut cmsgs: [CmsgSpace; RX_BATCH] = [[0; 4]; RX_BATCH];
     let base = batch.buf.as_mut_ptr();
     let mut iovs = [libc::iovec {
         iov_base: std::ptr::null_mut(),
@@ -244,8 +353,8 @@ pub(crate) fn recv_batch(fd: RawFd, batch: &mut RxBatch) -> io::Result<usize> {
     }; RX_BATCH];
     for (i, iov) in iovs.iter_mut().enumerate() {
         // SAFETY: slot `i` lies inside `batch.buf` (RX_BATCH slots).
-        iov.iov_base = unsafe { base.add(i * MAX_DATAGRAM) }.cast();
-        iov.iov_len = MAX_DATAGRAM;
+        iov.iov_base = unsafe { base.add(i * slot_len) }.cast();
+        iov.iov_len = slot_len;
     }
     // SAFETY: mmsghdr is plain old data; all-zero is a valid (empty) value.
     let mut msgs: [libc::mmsghdr; RX_BATCH] = unsafe { MaybeUninit::zeroed().assume_init() };
@@ -254,11 +363,13 @@ pub(crate) fn recv_batch(fd: RawFd, batch: &mut RxBatch) -> io::Result<usize> {
         msg.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
         msg.msg_hdr.msg_iov = &mut iovs[i];
         msg.msg_hdr.msg_iovlen = 1;
+        msg.msg_hdr.msg_control = cmsgs[i].as_mut_ptr().cast();
+        msg.msg_hdr.msg_controllen = std::mem::size_of::<CmsgSpace>();
     }
     let received = loop {
-        // SAFETY: every header points at a live local address buffer and at
-        // its own MAX_DATAGRAM-byte slot of `batch.buf`; the kernel writes
-        // at most that much into each and fills `msg_len`/`msg_namelen`.
+        // SAFETY: every header points at a live local address buffer, a
+        // live control buffer and its own slot of `batch.buf`; the kernel
+        // writes at most their lengths and fills the length fields.
         let rc = unsafe {
             libc::recvmmsg(
                 fd,
@@ -277,14 +388,23 @@ pub(crate) fn recv_batch(fd: RawFd, batch: &mut RxBatch) -> io::Result<usize> {
         }
     };
     for i in 0..received {
-        let len = (msgs[i].msg_len as usize).min(MAX_DATAGRAM);
-        // A datagram without an IPv4 source cannot be ours; keep its slot
-        // with an unspecified source so that indexes stay aligned, the
-        // device drops it as forged.
+        let len = (msgs[i].msg_len as usize).min(slot_len);
+        // A datagram without an IPv4 source cannot be ours; it keeps an
+        // unspecified source, which the device drops as forged.
         let from = addr_of(&addrs[i]).unwrap_or(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0));
-        // Truncated datagrams (longer than a slot) are cut to MAX_DATAGRAM;
-        // their ICRC then fails and they count as malformed.
-        batch.got.push((len, from));
+        // Truncated datagrams (longer than a slot) are cut; their ICRC then
+        // fails and they count as malformed.
+        let segment = gro_segment(&msgs[i].msg_hdr).unwrap_or(len).max(1);
+        let start = i * slot_len;
+        let mut offset = 0;
+        while offset < len {
+            let piece = segment.min(len - offset);
+            batch.got.push((start + offset, piece, from));
+            offset += piece;
+        }
+        if len == 0 {
+            batch.got.push((start, 0, from));
+        }
     }
     Ok(received)
 }
@@ -295,11 +415,25 @@ mod tests {
     use std::net::UdpSocket;
     use std::os::fd::AsRawFd;
 
-    #[test]
-    fn a_batch_goes_out_and_comes_back_in_order() {
+    /// Sends `lens.len()` datagrams (datagram `i`: `lens[i]` bytes of
+    /// value `i`) from one socket to another in one batch and returns what
+    /// arrived, in order, and how many messages carried it.
+    fn round_trip(lens: &[usize], offload: bool) -> (Vec<Vec<u8>>, usize) {
         let a = UdpSocket::bind("127.0.0.1:0").expect("bind a");
         let b = UdpSocket::bind("127.0.0.1:0").expect("bind b");
         b.set_nonblocking(true).expect("nonblocking");
+        let gro_value: libc::c_int = 1;
+        // SAFETY: setsockopt on our own socket with a live c_int.
+        let gro = offload
+            && unsafe {
+                libc::setsockopt(
+                    b.as_raw_fd(),
+                    libc::SOL_UDP,
+                    libc::UDP_GRO,
+                    (&gro_value as *const libc::c_int).cast(),
+                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                )
+            } == 0;
         let std::net::SocketAddr::V4(to) = b.local_addr().expect("addr") else {
             panic!("v4")
         };
@@ -307,22 +441,22 @@ mod tests {
             panic!("v4")
         };
         let mut tx = TxBatch::new(false);
-        for i in 0..10u8 {
-            let slot = tx.slot();
-            slot[..3].copy_from_slice(&[i, i, i]);
-            tx.commit(1 + usize::from(i % 3), to);
+        for (i, &len) in lens.iter().enumerate() {
+            tx.slot()[..len].fill(i as u8);
+            tx.commit(len, to);
         }
-        let all: Vec<u8> = (0..10).collect();
+        let all: Vec<u8> = (0..lens.len() as u8).collect();
         assert_eq!(
-            send_batch(a.as_raw_fd(), tx.parts().0, &all).expect("send"),
-            10
+            send_batch(a.as_raw_fd(), tx.parts().0, &all, offload).expect("send"),
+            lens.len()
         );
-        let mut rx = RxBatch::new();
-        let mut seen = Vec::new();
+        let mut rx = RxBatch::new(gro);
+        let (mut seen, mut messages) = (Vec::new(), 0);
         for _ in 0..200 {
             match recv_batch(b.as_raw_fd(), &mut rx) {
-                Ok(n) => {
-                    for i in 0..n {
+                Ok(read) => {
+                    messages += read;
+                    for i in 0..rx.len() {
                         let (bytes, src) = rx.get(i);
                         assert_eq!(src, from);
                         seen.push(bytes.to_vec());
@@ -330,12 +464,38 @@ mod tests {
                 }
                 Err(err) => assert_eq!(err.kind(), io::ErrorKind::WouldBlock),
             }
-            if seen.len() == 10 {
+            if seen.len() >= lens.len() {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        let want: Vec<Vec<u8>> = (0..10u8).map(|i| vec![i; 1 + usize::from(i % 3)]).collect();
-        assert_eq!(seen, want);
+        (seen, messages)
+    }
+
+    fn expected(lens: &[usize]) -> Vec<Vec<u8>> {
+        lens.iter()
+            .enumerate()
+            .map(|(i, &len)| vec![i as u8; len])
+            .collect()
+    }
+
+    #[test]
+    fn a_batch_goes_out_and_comes_back_in_order() {
+        let lens: Vec<usize> = (0..10).map(|i| 1 + i % 3).collect();
+        assert_eq!(round_trip(&lens, false).0, expected(&lens));
+    }
+
+    #[test]
+    fn equal_sized_runs_go_as_gso_and_come_back_as_the_same_datagrams() {
+        // Three runs: 20 of 1000 bytes, 5 of 4000 ending in a shorter one,
+        // then 3 single sizes.
+        let mut lens = vec![1000; 20];
+        lens.extend([4000, 4000, 4000, 4000, 1234]);
+        lens.extend([17, 300, 16]);
+        let (seen, messages) = round_trip(&lens, true);
+        assert_eq!(seen, expected(&lens), "the same datagrams, in order");
+        // With GRO (loopback keeps the GSO message whole) fewer messages
+        // than datagrams; without kernel support one each, still correct.
+        assert!(messages <= lens.len());
     }
 }

@@ -222,6 +222,7 @@ impl Core {
         &self,
         qps: &mut HashMap<u32, QpContext>,
         mrs: &MrTable,
+        tx: &mut TxBatch,
         touched: &mut Vec<u32>,
         datagram: &[u8],
         from: SocketAddrV4,
@@ -264,7 +265,11 @@ impl Core {
         if !qp.needs_pump {
             touched.push(dest_qpn);
         }
-        qp.receive(datagram, from, now, &self.link, mrs);
+        let mut tx = Tx {
+            link: &self.link,
+            batch: tx,
+        };
+        qp.receive(datagram, from, now, &mut tx, mrs);
     }
 
     /// Lets each QP that received datagrams in this batch answer them.
@@ -304,6 +309,7 @@ impl Core {
                 let State {
                     qps,
                     mrs,
+                    tx,
                     touched,
                     shm_buf,
                     ..
@@ -313,7 +319,7 @@ impl Core {
                 };
                 taken += 1;
                 bump(&self.link.counters.rx_shm);
-                self.handle_datagram(qps, mrs, touched, &shm_buf[..len], from, now);
+                self.handle_datagram(qps, mrs, tx, touched, &shm_buf[..len], from, now);
             }
             self.answer_batch(state, now);
             if taken < RX_BATCH {
@@ -331,13 +337,14 @@ impl Core {
                     rx,
                     qps,
                     mrs,
+                    tx,
                     touched,
                     ..
                 } = &mut *state;
                 let read = self.link.recv_batch(rx);
-                for index in 0..read {
+                for index in 0..rx.len() {
                     let (datagram, from) = rx.get(index);
-                    self.handle_datagram(qps, mrs, touched, datagram, from, now);
+                    self.handle_datagram(qps, mrs, tx, touched, datagram, from, now);
                 }
                 read
             };
@@ -546,8 +553,9 @@ impl Opened {
         faults: Faults,
         loss_seed: u64,
         wire: SoftHcaWire,
+        udp_offload: bool,
     ) -> Result<Arc<Opened>, Status> {
-        let link = Link::bind(ipv4, loss_seed).map_err(|err| {
+        let link = Link::bind(ipv4, loss_seed, udp_offload).map_err(|err| {
             tracing::warn!("soft hca {name}: cannot bind a UDP socket to {ipv4}: {err}");
             Status::NoDevice
         })?;
@@ -563,6 +571,7 @@ impl Opened {
             },
         };
         let shm = inbound.is_some();
+        let link_gro = link.gro();
         let wake = EventFd::new().map_err(|err| {
             tracing::warn!("soft hca {name}: eventfd: {err}");
             Status::IoError
@@ -588,7 +597,7 @@ impl Opened {
                 next_cqn: 0,
                 next_srqn: 0,
                 scatter_to_cqe: false,
-                rx: RxBatch::new(),
+                rx: RxBatch::new(link_gro),
                 tx: TxBatch::new(shm),
                 touched: Vec::new(),
                 rung_taken: Vec::new(),

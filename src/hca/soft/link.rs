@@ -197,12 +197,19 @@ pub struct Link {
     dice: LossDice,
     /// Datagrams still to drop on send, whatever the drop ratio.
     drop_next: AtomicU64,
+    /// Runs of equal-sized datagrams to one peer go as one UDP GSO message
+    /// (cleared for good if the kernel refuses one).
+    gso: AtomicBool,
+    /// The socket delivers coalesced (GRO) messages.
+    gro: bool,
     pub counters: LinkCounters,
 }
 
 impl Link {
-    /// Binds a non-blocking UDP socket to `ip` on an ephemeral port.
-    pub fn bind(ip: Ipv4Addr, loss_seed: u64) -> io::Result<Link> {
+    /// Binds a non-blocking UDP socket to `ip` on an ephemeral port. With
+    /// `offload`, sends use UDP GSO and receives GRO where the kernel has
+    /// them (else one datagram per message, as without).
+    pub fn bind(ip: Ipv4Addr, loss_seed: u64, offload: bool) -> io::Result<Link> {
         let socket = UdpSocket::bind(SocketAddrV4::new(ip, 0))?;
         socket.set_nonblocking(true)?;
         // A QP keeps up to a few hundred MTU-sized packets in flight; the
@@ -213,6 +220,10 @@ impl Link {
             set_buffer_size(&socket, option, SOCKET_BUFFER_BYTES);
         }
         set_dont_fragment(&socket);
+        // Setting the default segment size to 0 (none) tells whether the
+        // kernel knows UDP_SEGMENT at all.
+        let gso = offload && set_int_option(&socket, libc::SOL_UDP, libc::UDP_SEGMENT, 0).is_ok();
+        let gro = offload && set_int_option(&socket, libc::SOL_UDP, libc::UDP_GRO, 1).is_ok();
         let local = match socket.local_addr()? {
             SocketAddr::V4(addr) => addr,
             SocketAddr::V6(_) => {
@@ -225,12 +236,19 @@ impl Link {
             up: AtomicBool::new(true),
             dice: LossDice::new(loss_seed),
             drop_next: AtomicU64::new(0),
+            gso: AtomicBool::new(gso),
+            gro,
             counters: LinkCounters::default(),
         })
     }
 
     pub fn local_addr(&self) -> SocketAddrV4 {
         self.local
+    }
+
+    /// Whether receives may carry coalesced (GRO) messages.
+    pub(crate) fn gro(&self) -> bool {
+        self.gro
     }
 
     pub fn raw_fd(&self) -> RawFd {
@@ -402,19 +420,34 @@ impl Link {
     /// Sends the datagrams of `view` named by `indexes` over UDP.
     fn send_udp(&self, view: TxView<'_>, mut indexes: &[u8]) {
         while let Some(&first) = indexes.first() {
-            match send_batch(self.raw_fd(), view, indexes) {
+            let gso = self.gso.load(Ordering::Relaxed);
+            match send_batch(self.raw_fd(), view, indexes, gso) {
                 Ok(sent) if sent > 0 => {
                     self.counters
                         .tx_packets
                         .fetch_add(sent as u64, Ordering::Relaxed);
                     indexes = &indexes[sent.min(indexes.len())..];
                 }
-                Err(err) if err.raw_os_error() == Some(libc::EMSGSIZE) => {
+                Ok(_) => break,
+                Err((err, group))
+                    if group > 1 && !matches!(err.kind(), io::ErrorKind::WouldBlock) =>
+                {
+                    // E.g. EMSGSIZE (a route MTU below the path MTU: the
+                    // segments would need fragmenting) or EIO (no checksum
+                    // offload on the route): send one datagram per message
+                    // from now on, starting with this run.
+                    tracing::debug!(
+                        "soft hca {}: UDP GSO refused ({err}); sending datagrams one by one",
+                        self.local
+                    );
+                    self.gso.store(false, Ordering::Relaxed);
+                }
+                Err((err, _)) if err.raw_os_error() == Some(libc::EMSGSIZE) => {
                     let (datagram, to) = view.get(usize::from(first));
                     self.fall_back_to_fragmenting(datagram, to);
                     indexes = &indexes[1..];
                 }
-                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
+                Err((err, _)) if err.kind() == io::ErrorKind::WouldBlock => {
                     // The socket buffer is full: the rest is lost, as a
                     // NIC's full queue would lose it.
                     let lost = indexes.len() as u64;
@@ -422,18 +455,19 @@ impl Link {
                     tracing::debug!("soft hca {}: send buffer full, {lost} lost", self.local);
                     break;
                 }
-                other => {
+                Err((err, _)) => {
                     bump(&self.counters.tx_errors);
                     let (_, to) = view.get(usize::from(first));
-                    tracing::debug!("soft hca {}: send to {to} failed: {other:?}", self.local);
+                    tracing::debug!("soft hca {}: send to {to} failed: {err}", self.local);
                     indexes = &indexes[1..];
                 }
             }
         }
     }
 
-    /// Reads the next batch of datagrams into `batch` with one `recvmmsg`;
-    /// returns how many it read (0: none waiting). Pass each to
+    /// Reads the next batch of messages into `batch` with one `recvmmsg`;
+    /// returns how many messages it read (0: none waiting; a coalesced one
+    /// holds several datagrams, see `RxBatch::len`). Pass each datagram to
     /// [`Link::accept`] before using it.
     pub(crate) fn recv_batch(&self, batch: &mut RxBatch) -> usize {
         // An error (e.g. ECONNREFUSED reported from an earlier send to a
@@ -534,8 +568,8 @@ mod tests {
 
     #[test]
     fn link_down_drops_both_directions() {
-        let a = Link::bind(Ipv4Addr::LOCALHOST, 1).expect("bind a");
-        let b = Link::bind(Ipv4Addr::LOCALHOST, 2).expect("bind b");
+        let a = Link::bind(Ipv4Addr::LOCALHOST, 1, true).expect("bind a");
+        let b = Link::bind(Ipv4Addr::LOCALHOST, 2, true).expect("bind b");
         let mut buf = [0u8; 64];
         a.send(b"one", b.local_addr());
         let got = wait_recv(&b, &mut buf);
@@ -558,8 +592,8 @@ mod tests {
 
     #[test]
     fn drop_next_drops_exactly_that_many_sends() {
-        let a = Link::bind(Ipv4Addr::LOCALHOST, 1).expect("bind a");
-        let b = Link::bind(Ipv4Addr::LOCALHOST, 2).expect("bind b");
+        let a = Link::bind(Ipv4Addr::LOCALHOST, 1, true).expect("bind a");
+        let b = Link::bind(Ipv4Addr::LOCALHOST, 2, true).expect("bind b");
         a.drop_next(2);
         for payload in [b"1", b"2", b"3"] {
             a.send(payload, b.local_addr());

@@ -313,10 +313,17 @@ impl QpContext {
         datagram: &[u8],
         from: SocketAddrV4,
         now: Instant,
-        link: &super::link::Link,
+        tx: &mut Tx<'_>,
         mrs: &MrTable,
     ) {
         let Some(local) = self.local else { return };
+        if self.engine.owes_responses() {
+            // READ data or atomic results of an earlier packet of this batch
+            // go out before this packet can discard them (see
+            // `owes_responses`): as a NIC would have sent them already.
+            self.pump(now, tx, mrs);
+        }
+        let link = tx.link;
         let packet = match PacketRepr::parse(datagram, &IcrcContext::new(from, local)) {
             Ok(packet) => packet,
             Err(err) => {

@@ -95,6 +95,11 @@ fn wire() -> SoftHcaWire {
     crate::core::config::soft_hca_config().map_or(SoftHcaWire::Auto, |config| config.wire)
 }
 
+/// `UCX_SOFT_HCA_GSO`, read at each open.
+fn udp_offload() -> bool {
+    crate::core::config::soft_hca_config().map_or(true, |config| config.udp_offload)
+}
+
 fn random_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
@@ -149,6 +154,7 @@ pub(crate) fn open(name: &str, ipv4: Option<Ipv4Addr>) -> Result<Arc<Opened>, St
         entry.faults,
         loss_seed(opened_count),
         wire(),
+        udp_offload(),
     )?;
     device
         .core

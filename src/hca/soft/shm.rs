@@ -98,6 +98,14 @@ fn register_own_ring(path: &CString) {
     own_rings().push(path.clone());
 }
 
+/// Whether process `pid` exists (signal 0 only checks; EPERM means it
+/// exists under another user).
+fn process_exists(pid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 delivers nothing.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
 /// Removes ring files whose owner process is gone (killed before it could
 /// remove them), so that they do not pile up in `/dev/shm`.
 fn sweep_dead_rings() {
@@ -121,11 +129,7 @@ fn sweep_dead_rings() {
         let mut pid_bytes = [0u8; 4];
         pid_bytes.copy_from_slice(&header[OFF_PID..OFF_PID + 4]);
         let pid = u32::from_ne_bytes(pid_bytes) as libc::pid_t;
-        // SAFETY: signal 0 only checks whether the process exists.
-        let gone = pid > 0
-            && unsafe { libc::kill(pid, 0) } != 0
-            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-        if gone {
+        if pid > 0 && !process_exists(pid) {
             let _ = std::fs::remove_file(&path);
         }
     }
@@ -359,7 +363,10 @@ impl PeerRing {
             && u64::from(map.u32_at(OFF_SLOT_COUNT).load(Ordering::Relaxed)) == SLOT_COUNT
             && map.u32_at(OFF_SLOT_SIZE).load(Ordering::Relaxed) as usize == SLOT_SIZE
             && map.u64_at(OFF_NETNS).load(Ordering::Relaxed) == netns_id()
-            && map.u32_at(OFF_ALIVE).load(Ordering::Acquire) == 1;
+            && map.u32_at(OFF_ALIVE).load(Ordering::Acquire) == 1
+            // A file left by a killed process still says alive; a device
+            // at its address now may be on the UDP wire only.
+            && process_exists(map.u32_at(OFF_PID).load(Ordering::Relaxed) as libc::pid_t);
         matches.then(|| Arc::new(PeerRing { map }))
     }
 

@@ -662,6 +662,17 @@ impl Qp {
         self.sq.len()
     }
 
+    /// Whether responses other than ACKs wait to be sent (READ responses,
+    /// atomic results, NAKs). A device that handles several packets before
+    /// sending should send these first: a later packet that moves the QP to
+    /// ERROR discards what is queued, and unlike an ACK (implied by the NAK
+    /// that follows) these carry what only they can tell the requester.
+    pub fn owes_responses(&self) -> bool {
+        self.responses
+            .iter()
+            .any(|r| !matches!(r, Response::Ack { .. }))
+    }
+
     /// Receives posted and not yet consumed.
     pub fn recv_queue_len(&self) -> usize {
         self.rq.len()
