@@ -211,6 +211,7 @@ fn v2_reachability_and_query() {
     assert!(attr.tx_token_length > 0);
 
     let addr_b = pair.b.ep_address(pair.ep_b);
+    // SAFETY: a plain-data C struct, all zeroes is a valid value.
     let mut connected: uct_ep_is_connected_params_t = unsafe { std::mem::zeroed() };
     connected.field_mask = u64::from(UCT_EP_IS_CONNECTED_FIELD_EP_ADDR);
     connected.ep_addr = addr_b.as_ptr().cast();
