@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every check of the project, in the order CI runs them (.ci/run):
-#   cargo fmt --check, cargo clippy -D warnings, cargo build, cargo test,
-#   the fuzz targets (fuzz/run.sh), CMake configure + build (library
-#   through cargo, C tests), ctest.
+#   cargo fmt --check, cargo clippy -D warnings, CMake configure + build
+#   (library through cargo, C tests), ctest, cargo build, cargo test, the
+#   fuzz targets (fuzz/run.sh).
 # Installs missing prerequisites first (Debian packages, rustup components).
 # Runs all steps even after a failure, then prints one summary line; the exit
 # status is non-zero if any step failed.
@@ -52,15 +52,9 @@ mkdir -p "$log_dir"
 
 run_step fmt cargo fmt --all -- --check
 run_step clippy cargo clippy --workspace --all-targets -- -D warnings
-# Some tests inspect the built shared object (target/debug/libuct.so), which
-# `cargo test` alone does not link: build it first.
-run_step cargo-build cargo build --workspace
-# --no-fail-fast: one failing test binary must not hide the others' results.
-run_step cargo-test cargo test --workspace --no-fail-fast
-# Every cargo-fuzz target for a bounded time (FUZZ_SECONDS each, default 60);
-# fails on a crash, skips with a message where no toolchain can build them.
-run_step fuzz ./fuzz/run.sh "${FUZZ_SECONDS:-60}"
-
+# The CMake flow first, as a user runs it on a fresh clone (cmake, build,
+# ctest with no cargo build before it): nothing cargo leaves in target/
+# can hide a test that only works after one.
 ctest_summary=""
 ctest_note=""
 if run_step cmake-configure cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release; then
@@ -78,6 +72,15 @@ if run_step cmake-configure cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Releas
 else
     skipped+=(cmake-build ctest)
 fi
+
+# Some tests inspect the built shared object (target/debug/libuct.so), which
+# `cargo test` alone does not link: build it first.
+run_step cargo-build cargo build --workspace
+# --no-fail-fast: one failing test binary must not hide the others' results.
+run_step cargo-test cargo test --workspace --no-fail-fast
+# Every cargo-fuzz target for a bounded time (FUZZ_SECONDS each, default 60);
+# fails on a crash, skips with a message where no toolchain can build them.
+run_step fuzz ./fuzz/run.sh "${FUZZ_SECONDS:-60}"
 
 elapsed=$((SECONDS - started))
 echo

@@ -19,9 +19,8 @@ use crate::core::ucx_libucs::{ucx_function, ucx_libucs_loaded};
 /// `async_context` must be NULL, one of ours, or a context UCX's libucs made
 /// (at least 8 readable bytes: its lock comes first).
 pub(crate) unsafe fn is_our_context(async_context: *mut ucs_async_context_t) -> bool {
-    // SAFETY: non-NULL and at least 8 readable bytes by the caller's contract;
-    // AsyncContext is repr(C) with its magic first.
-    !async_context.is_null() && unsafe { &*(async_context as *const AsyncContext) }.is_valid()
+    // SAFETY: non-NULL and at least 8 readable bytes by the caller's contract.
+    !async_context.is_null() && unsafe { AsyncContext::has_our_magic(async_context.cast()) }
 }
 
 /// Checks a context handed to `uct_worker_create`: ours and live, or, when
@@ -66,14 +65,16 @@ pub(crate) unsafe fn async_context_ref<'a>(
     function: &str,
 ) -> Result<&'a AsyncContext, Status> {
     non_null(async_context, function, "async context")?;
-    // SAFETY: non-NULL, and by the caller's contract it points at a live
-    // AsyncContext we boxed in ucs_async_context_create.
-    let context = unsafe { &*(async_context as *const AsyncContext) };
-    if !context.is_valid() {
+    // The magic first, through 8 bytes only: a context another library
+    // made must not be read as a whole AsyncContext.
+    // SAFETY: non-NULL, and by the caller's contract at least 8 readable bytes.
+    if !unsafe { AsyncContext::has_our_magic(async_context.cast()) } {
         tracing::warn!("{function}: {async_context:p} is not a live async context");
         return Err(Status::InvalidParam);
     }
-    Ok(context)
+    // SAFETY: our magic, so by the caller's contract a live AsyncContext we
+    // boxed in ucs_async_context_create.
+    Ok(unsafe { &*(async_context as *const AsyncContext) })
 }
 
 /// Creates an async context delivering events in `mode`.

@@ -331,6 +331,18 @@ impl AsyncContext {
         self.magic == ASYNC_CONTEXT_MAGIC
     }
 
+    /// True when the 8 bytes at `context` hold our magic: reads only those
+    /// bytes, so it is safe on a context another library made (no
+    /// reference to a whole `AsyncContext` is formed over foreign memory).
+    ///
+    /// # Safety
+    /// `context` points at 8 readable bytes.
+    pub unsafe fn has_our_magic(context: *const c_void) -> bool {
+        // SAFETY: 8 readable bytes by the contract; `magic` is the first
+        // field of this repr(C) struct, so those bytes are where ours keeps it.
+        unsafe { (context as *const u64).read_unaligned() == ASYNC_CONTEXT_MAGIC }
+    }
+
     /// Keeps this context's handlers from running until the guard drops
     /// (`UCS_ASYNC_BLOCK` / `UCS_ASYNC_UNBLOCK`). Recursive.
     pub fn block(&self) -> AsyncBlock<'_> {

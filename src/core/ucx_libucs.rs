@@ -58,16 +58,22 @@ fn this_object_marker() {}
 /// it outside this shared object.
 fn lookup(name: &CStr) -> Option<usize> {
     // SAFETY: RTLD_NOLOAD never loads anything; it returns a reference to an
-    // already loaded object (released below) or NULL.
-    let handle =
-        unsafe { libc::dlopen(c"libucs.so.0".as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+    // already loaded object (released below) or NULL. RTLD_NODELETE pins
+    // that object for the life of the process, so the addresses cached from
+    // it stay valid even if the program later dlcloses UCX's libraries.
+    let handle = unsafe {
+        libc::dlopen(
+            c"libucs.so.0".as_ptr(),
+            libc::RTLD_LAZY | libc::RTLD_NOLOAD | libc::RTLD_NODELETE,
+        )
+    };
     if handle.is_null() {
         return None;
     }
     // SAFETY: `handle` is live; `name` is NUL-terminated.
     let address = unsafe { libc::dlsym(handle, name.as_ptr()) };
     // SAFETY: drops the reference RTLD_NOLOAD took; the object stays loaded
-    // (the process holds its own reference), so `address` stays valid.
+    // (RTLD_NODELETE above), so `address` stays valid.
     unsafe { libc::dlclose(handle) };
     if address.is_null() {
         return None;
@@ -86,7 +92,7 @@ pub fn ucx_libucs_loaded() -> bool {
 }
 
 /// One of UCX's functions, looked up on first use. A found address is kept
-/// (UCX's library is never unloaded once a process uses it); "not found" is
+/// (UCX's library is pinned with RTLD_NODELETE when found); "not found" is
 /// asked again next time, since a program may `dlopen` UCX later.
 pub struct UcxSymbol {
     name: &'static CStr,
