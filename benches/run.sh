@@ -135,7 +135,10 @@ done
 # only). Prints the results with ratios ours / UCX, then the posting cost of
 # both under callgrind, counted as ours above (inside post_burst_<op>: the
 # stand-in notices doorbells in its own thread there, UCT_STANDIN_DOORBELL=
-# watch, so the device's work is outside the count for both).
+# watch, so the device's work is outside the count for both), with AM flow
+# control off on both sides (UCX_RC_FC_ENABLE=n, a UCX variable both
+# drivers read): with it on, posts the window refuses and the progress that
+# waits for grants inside a burst would be counted as posting cost.
 side_by_side_with_ucx_rc_mlx5() {
     local standin
     standin=$(realpath "$1")
@@ -186,7 +189,8 @@ side_by_side_with_ucx_rc_mlx5() {
             ir[$which]="-"
             if [[ $which == ours ]]; then cmd=("${ours[@]}"); else cmd=("${theirs[@]}"); fi
             if command -v valgrind >/dev/null &&
-                timeout 900 "${cmd[@]}" env UCT_STANDIN_DOORBELL=watch valgrind --tool=callgrind \
+                timeout 900 "${cmd[@]}" env UCT_STANDIN_DOORBELL=watch UCX_RC_FC_ENABLE=n \
+                    valgrind --tool=callgrind \
                     --toggle-collect="post_burst_$op" \
                     --callgrind-out-file="$work/callgrind.$which.$op" \
                     "$out/uct_bench_g" -t rc_mlx5 -d mlx5_0:1 -P "$op" \
