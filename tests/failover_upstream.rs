@@ -491,3 +491,51 @@ fn invalidate_ignores_unknown_flags_and_field_mask_bits() {
     assert_eq!(handler.status(), UCS_ERR_CANCELED);
     pair.close();
 }
+
+/// A pending request whose send never succeeds (the window stays shut).
+unsafe extern "C" fn pending_never_sends(_req: *mut uct_pending_req_t) -> ucs_status_t {
+    UCS_ERR_NO_RESOURCE
+}
+
+#[test]
+fn invalidated_ep_with_pending_requests_fails_at_its_flush_even_if_every_wqe_ran() {
+    // UCX's test_uct_peer_failure.purge_failed_peer, with the race made
+    // certain: the flow-control window is shut, the device has executed
+    // every WQE before the plain invalidate (so no WQE is left to be
+    // flushed with an error), and requests wait in the pending queue. The
+    // flush must still fail the ep (its NOP is flushed with an error) so
+    // that the error handler runs, instead of answering NO_RESOURCE forever.
+    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
+    let handler = Handler::boxed(UCS_OK);
+    let pair = Pair::with_params(Some(handler.params()), None);
+    let mut posted = 0u64;
+    while am_short(pair.ep_a, posted) == UCS_OK {
+        posted += 1;
+        assert!(posted < 1_000_000, "the window never shut");
+    }
+    // Let the device (its service thread) execute and acknowledge all of it.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: live ep.
+    assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, null()) }, UCS_OK);
+    let mut requests: Vec<uct_pending_req_t> = (0..4)
+        .map(|_| uct_pending_req_t {
+            func: Some(pending_never_sends),
+            r#priv: [0; UCT_PENDING_REQ_PRIV_LEN],
+        })
+        .collect();
+    for request in &mut requests {
+        // SAFETY: live ep; the request outlives the ep (destroyed below).
+        assert_eq!(unsafe { uct_ep_pending_add(pair.ep_a, request, 0) }, UCS_OK);
+    }
+    let mut flushed = UCS_ERR_NO_RESOURCE;
+    assert!(
+        pair.wait(|| {
+            // SAFETY: live ep; no completion.
+            flushed = unsafe { uct_ep_flush(pair.ep_a, 0, std::ptr::null_mut()) };
+            handler.calls() == 1
+        }),
+        "the handler never ran (last flush answered {flushed})"
+    );
+    assert_eq!(handler.status(), UCS_ERR_CANCELED);
+    pair.close();
+}

@@ -8,7 +8,7 @@ use std::ffi::{c_int, c_uint, c_void};
 use crate::abi::*;
 use crate::core::iface::{query_v2_defaults, IfaceInternalOps};
 use crate::core::ops::unsupported_iface_ops;
-use crate::hca::DeviceAddress;
+use crate::hca::{DeviceAddress, QpState};
 use crate::ib::domain::MemHandle;
 use crate::ib::rkey::rdma_rkey;
 use crate::mlx5::{self, DataSeg, RaddrSeg};
@@ -764,17 +764,21 @@ unsafe extern "C" fn ep_get_bcopy(
 
 /// Flushes one ep: `Ok` when nothing is outstanding, `InProgress` after
 /// making sure the last op will produce a CQE (a signalled NOP carrying
-/// `comp` if needed).
+/// `comp` if needed). With `nop_when_idle` a NOP is posted even when nothing
+/// is outstanding (an invalidated QP: the device flushes it with an error,
+/// which fails the ep).
 fn flush_ep(
     ep: &mut RcEp,
     iface: &mut RcIface,
     flags: c_uint,
     comp: *mut uct_completion_t,
+    nop_when_idle: bool,
 ) -> Result<(), Status> {
     if let EpState::Failed(status) = ep.state {
         return Err(status);
     }
     let needs_nop = match ep.ops.ops.back() {
+        None if nop_when_idle => true,
         None => return Ok(()),
         Some(last) => !last.signaled || !comp.is_null(),
     };
@@ -821,9 +825,19 @@ unsafe extern "C" fn ep_flush(
             };
         }
         if !ep.pending.is_empty() {
-            return Err(Status::NoResource);
+            // After a plain uct_ep_invalidate the pending requests can never
+            // go out (no flow-control grant crosses a QP in error), so the
+            // flush posts its NOP now: the device flushes it with an error,
+            // the ep fails the normal way and the error handler (which may
+            // purge the pending requests) runs, as UCX's flush does.
+            let qp_in_error = ep.state == EpState::Connected
+                && ep.qp.query().is_ok_and(|info| info.state == QpState::Error);
+            if !qp_in_error {
+                return Err(Status::NoResource);
+            }
+            return flush_ep(ep, iface, flags, comp, true);
         }
-        flush_ep(ep, iface, flags, comp)
+        flush_ep(ep, iface, flags, comp, false)
     })())
 }
 
@@ -940,7 +954,7 @@ unsafe extern "C" fn iface_flush(
                 in_progress = true;
                 continue;
             }
-            match flush_ep(ep, rc, flags, std::ptr::null_mut()) {
+            match flush_ep(ep, rc, flags, std::ptr::null_mut(), false) {
                 Ok(())
                 | Err(
                     Status::EndpointTimeout
