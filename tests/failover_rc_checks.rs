@@ -49,6 +49,18 @@ unsafe extern "C" fn count_op(_: *const uct_ep_op_info_t, arg: *mut c_void) {
     unsafe { &*(arg as *const AtomicUsize) }.fetch_add(1, Ordering::Relaxed);
 }
 
+/// Purges `ep` with `rx`, counting the callbacks: (status, calls).
+fn purge_counting(ep: uct_ep_h, rx: &[u8]) -> (ucs_status_t, usize) {
+    let calls = AtomicUsize::new(0);
+    let status = purge(
+        ep,
+        rx,
+        count_op,
+        &calls as *const AtomicUsize as *mut c_void,
+    );
+    (status, calls.load(Ordering::Relaxed))
+}
+
 #[test]
 fn capability_and_token_lengths_are_advertised() {
     let pair = Pair::new();
@@ -132,13 +144,10 @@ fn purge_refuses_bad_parameters_and_unheld_ops_in_flight() {
     let rx = rx_token(pair.b.iface, &tx, rx_len).unwrap();
     // A working ep with nothing outstanding: nothing to do, UCS_OK and no
     // callback; the same once failover is enabled but nothing failed.
-    let calls = AtomicUsize::new(0);
-    let calls_arg = &calls as *const AtomicUsize as *mut c_void;
-    assert_eq!(purge(pair.ep_a, &rx, count_op, calls_arg), UCS_OK);
+    assert_eq!(purge_counting(pair.ep_a, &rx), (UCS_OK, 0));
     // SAFETY: live ep.
     assert_eq!(unsafe { uct_ep_failover_enable(pair.ep_a) }, UCS_OK);
-    assert_eq!(purge(pair.ep_a, &rx, count_op, calls_arg), UCS_OK);
-    assert_eq!(calls.load(Ordering::Relaxed), 0);
+    assert_eq!(purge_counting(pair.ep_a, &rx), (UCS_OK, 0));
 
     let all = UCT_EP_OUTSTANDING_FIELD_RX_TOKEN | UCT_EP_OUTSTANDING_FIELD_CB;
     let good = uct_ep_outstanding_purge_params_t {
@@ -177,17 +186,7 @@ fn purge_refuses_bad_parameters_and_unheld_ops_in_flight() {
     // `arg` is optional; the ep was invalidated with NO_COMPLETIONS.
     assert_eq!(purge_raw(pair.ep_a, &good), UCS_OK);
     // Again: nothing left, UCS_OK, no callback (upstream's rule).
-    let calls = AtomicUsize::new(0);
-    assert_eq!(
-        purge(
-            pair.ep_a,
-            &rx,
-            count_op,
-            &calls as *const AtomicUsize as *mut c_void
-        ),
-        UCS_OK
-    );
-    assert_eq!(calls.load(Ordering::Relaxed), 0);
+    assert_eq!(purge_counting(pair.ep_a, &rx), (UCS_OK, 0));
     pair.close();
 }
 
@@ -205,13 +204,7 @@ fn purge_refuses_an_op_in_flight_that_nothing_holds() {
     );
     let tx = tx_token(pair.ep_a, tx_len).unwrap();
     let rx = rx_token(pair.b.iface, &tx, rx_len).unwrap();
-    let calls = AtomicUsize::new(0);
-    let calls_arg = &calls as *const AtomicUsize as *mut c_void;
-    assert_eq!(
-        purge(pair.ep_a, &rx, count_op, calls_arg),
-        UCS_ERR_INVALID_PARAM
-    );
-    assert_eq!(calls.load(Ordering::Relaxed), 0);
+    assert_eq!(purge_counting(pair.ep_a, &rx), (UCS_ERR_INVALID_PARAM, 0));
     pair.close();
 }
 
@@ -238,17 +231,7 @@ fn invalidate_without_no_completions_leaves_nothing_to_purge() {
     assert!(comp.status() == UCS_OK || comp.status() == UCS_ERR_CANCELED);
     // The op completed on its own (never held): nothing is left, so purge
     // has nothing to do and reports nothing.
-    let calls = AtomicUsize::new(0);
-    assert_eq!(
-        purge(
-            pair.ep_a,
-            &rx,
-            count_op,
-            &calls as *const AtomicUsize as *mut c_void
-        ),
-        UCS_OK
-    );
-    assert_eq!(calls.load(Ordering::Relaxed), 0);
+    assert_eq!(purge_counting(pair.ep_a, &rx), (UCS_OK, 0));
     pair.close();
 }
 
