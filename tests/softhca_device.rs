@@ -581,6 +581,13 @@ fn destroyed_qp_and_closed_device() {
         (cqe.wqe_counter, cqe.syndrome),
         (i, mlx5::MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR)
     );
+    // b's device counts them when it takes them off its wire, in its own
+    // thread (on the shared-memory wire, after a wake-up), which may be a
+    // moment after a's requester gave up: wait for it, boundedly.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while soft(&b_device).link_stats().rx_unknown_qp == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
     assert!(
         soft(&b_device).link_stats().rx_unknown_qp >= 1,
         "datagrams for a destroyed QP are counted"
