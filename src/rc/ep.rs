@@ -308,6 +308,11 @@ pub struct RcEp {
     /// error, nothing posted from then on can succeed), until the first
     /// error CQE: that one still completes the ops executed before it.
     cancel_cqe_due: bool,
+    /// A plain `uct_ep_invalidate` moved the QP to error while the ep is
+    /// still connected (it fails at the first error CQE): a flush with
+    /// requests pending then posts its NOP at once, since those requests
+    /// can never go out.
+    pub invalidated: bool,
     /// A post refused because the ep failed has been logged (once per
     /// failure: callers may retry in a loop).
     failed_post_logged: std::cell::Cell<bool>,
@@ -473,6 +478,7 @@ impl RcEp {
             error_reported: false,
             canceled: false,
             cancel_cqe_due: false,
+            invalidated: false,
             failed_post_logged: std::cell::Cell::new(false),
             failover: crate::failover::EpFailover::default(),
             fc: EpFc::new(&state.fc),
@@ -585,6 +591,7 @@ impl RcEp {
         self.failover.reconnected();
         self.canceled = false;
         self.cancel_cqe_due = false;
+        self.invalidated = false;
         self.failed_post_logged.set(false);
         Ok(())
     }
@@ -621,6 +628,7 @@ impl RcEp {
         self.error_reported = false;
         self.canceled = false;
         self.cancel_cqe_due = false;
+        self.invalidated = false;
         self.failed_post_logged.set(false);
         // The failover phase stays "purged" (a purge again is a no-op) until
         // `connect` starts the new connection.

@@ -206,6 +206,7 @@ pub unsafe fn ep_invalidate(ep: uct_ep_h, flags: c_uint) -> Result<(), Status> {
         }
         OnError::AskHandler | OnError::CompleteWithError => {
             if connected {
+                ep.invalidated = true;
                 tracing::debug!(
                     "{F}: ep {:p} moved to error with {} outstanding ops",
                     ep as *const RcEp,

@@ -8,7 +8,7 @@ use std::ffi::{c_int, c_uint, c_void};
 use crate::abi::*;
 use crate::core::iface::{query_v2_defaults, IfaceInternalOps};
 use crate::core::ops::unsupported_iface_ops;
-use crate::hca::{DeviceAddress, QpState};
+use crate::hca::DeviceAddress;
 use crate::ib::domain::MemHandle;
 use crate::ib::rkey::rdma_rkey;
 use crate::mlx5::{self, DataSeg, RaddrSeg};
@@ -830,9 +830,7 @@ unsafe extern "C" fn ep_flush(
             // flush posts its NOP now: the device flushes it with an error,
             // the ep fails the normal way and the error handler (which may
             // purge the pending requests) runs, as UCX's flush does.
-            let qp_in_error = ep.state == EpState::Connected
-                && ep.qp.query().is_ok_and(|info| info.state == QpState::Error);
-            if !qp_in_error {
+            if !(ep.invalidated && ep.state == EpState::Connected) {
                 return Err(Status::NoResource);
             }
             return flush_ep(ep, iface, flags, comp, true);
