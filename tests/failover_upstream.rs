@@ -86,6 +86,19 @@ unsafe extern "C" fn record_header(info: *const uct_ep_op_info_t, arg: *mut c_vo
     }
 }
 
+/// Purges `ep` with `rx`, recording the AM header of each reported op:
+/// (status, headers in report order).
+fn purge_headers(ep: uct_ep_h, rx: &[u8]) -> (ucs_status_t, Vec<u64>) {
+    let reported = Reported::default();
+    let status = purge(
+        ep,
+        rx,
+        record_header,
+        &reported as *const Reported as *mut c_void,
+    );
+    (status, reported.into_inner().unwrap())
+}
+
 fn drop_next(device: &std::ffi::CStr, count: u32) {
     // SAFETY: a NUL-terminated device name.
     assert_eq!(
@@ -156,11 +169,10 @@ fn invalidate_with_null_params_fails_the_ep_like_a_transport_error() {
         // Every op completed with the error: nothing is left, so a purge
         // answers UCS_OK and reports nothing.
         let rx = tokens(&pair);
-        let reported = Reported::default();
-        let arg = &reported as *const Reported as *mut c_void;
-        assert_eq!(purge(pair.ep_a, &rx, record_header, arg), UCS_OK);
+        let (status, reported) = purge_headers(pair.ep_a, &rx);
+        assert_eq!(status, UCS_OK);
         assert!(
-            reported.lock().unwrap().is_empty(),
+            reported.is_empty(),
             "a purge with nothing left called its callback"
         );
         pair.close();
@@ -225,33 +237,16 @@ fn error_handler_answering_inprogress_holds_the_ops_for_purge() {
         UCS_ERR_CANCELED,
         "a failed ep refuses posts"
     );
-    let reported = Reported::default();
+    let (status, reported) = purge_headers(pair.ep_a, &rx);
+    assert_eq!(status, UCS_OK);
     assert_eq!(
-        purge(
-            pair.ep_a,
-            &rx,
-            record_header,
-            &reported as *const Reported as *mut c_void
-        ),
-        UCS_OK
-    );
-    assert_eq!(
-        *reported.lock().unwrap(),
+        reported,
         vec![0, 1, 2, 3],
         "held, reported in posting order"
     );
     assert!(headers(inbox).is_empty());
     // Idempotent: again, nothing left, UCS_OK, no callback.
-    assert_eq!(
-        purge(
-            pair.ep_a,
-            &rx,
-            record_header,
-            &reported as *const Reported as *mut c_void
-        ),
-        UCS_OK
-    );
-    assert_eq!(reported.lock().unwrap().len(), 4);
+    assert_eq!(purge_headers(pair.ep_a, &rx), (UCS_OK, vec![]));
     assert_eq!(handler.calls(), 1);
     pair.close();
 }
@@ -284,18 +279,10 @@ fn failover_enable_and_handler_inprogress_hold_a_transport_error_alike() {
         }
         drop_next(c"mlx5_0", 0);
         let rx = tokens(&pair);
-        let reported = Reported::default();
-        assert_eq!(
-            purge(
-                pair.ep_a,
-                &rx,
-                record_header,
-                &reported as *const Reported as *mut c_void
-            ),
-            UCS_OK
-        );
+        let (status, reported) = purge_headers(pair.ep_a, &rx);
+        assert_eq!(status, UCS_OK);
         assert_eq!(handler.calls(), 1);
-        seen.push(reported.lock().unwrap().clone());
+        seen.push(reported);
         pair.close();
     }
     assert_eq!(seen[0], vec![0, 1, 2]);
@@ -305,19 +292,7 @@ fn failover_enable_and_handler_inprogress_hold_a_transport_error_alike() {
 /// Connects `ep` (on a) and a new ep on b to each other; returns b's ep.
 fn connect_to_fresh_peer(pair: &Pair, ep: uct_ep_h) -> uct_ep_h {
     let fresh = pair.b.create_ep();
-    let (dev_a, dev_b) = (pair.a.device_address(), pair.b.device_address());
-    let (addr_a, addr_fresh) = (pair.a.ep_address(ep), pair.b.ep_address(fresh));
-    // SAFETY: addresses from the peer's iface and ep.
-    unsafe {
-        assert_eq!(
-            uct_ep_connect_to_ep(ep, dev_b.as_ptr().cast(), addr_fresh.as_ptr().cast()),
-            UCS_OK
-        );
-        assert_eq!(
-            uct_ep_connect_to_ep(fresh, dev_a.as_ptr().cast(), addr_a.as_ptr().cast()),
-            UCS_OK
-        );
-    }
+    connect_existing(&pair.a, ep, &pair.b, fresh);
     fresh
 }
 
@@ -343,10 +318,7 @@ fn purged_ep_reconnects_to_a_fresh_peer_and_is_used_again() {
     let inbox = pair.b.collect_am(5);
     let address_before = pair.a.ep_address(pair.ep_a);
     let rx = fail_with_undelivered_ams(&pair, &handler, 2);
-    let reported = Reported::default();
-    let arg = &reported as *const Reported as *mut c_void;
-    assert_eq!(purge(pair.ep_a, &rx, record_header, arg), UCS_OK);
-    assert_eq!(*reported.lock().unwrap(), vec![0, 1]);
+    assert_eq!(purge_headers(pair.ep_a, &rx), (UCS_OK, vec![0, 1]));
     // The purged ep got a new QP: a new address for the peer.
     assert_ne!(pair.a.ep_address(pair.ep_a), address_before);
     assert_eq!(am_short(pair.ep_a, 9), UCS_ERR_NOT_CONNECTED);
@@ -367,10 +339,7 @@ fn purged_ep_reconnects_to_a_fresh_peer_and_is_used_again() {
     );
     drop_next(c"mlx5_0", 0);
     let rx = tokens(&pair);
-    let reported = Reported::default();
-    let arg = &reported as *const Reported as *mut c_void;
-    assert_eq!(purge(pair.ep_a, &rx, record_header, arg), UCS_OK);
-    assert_eq!(*reported.lock().unwrap(), vec![20, 21]);
+    assert_eq!(purge_headers(pair.ep_a, &rx), (UCS_OK, vec![20, 21]));
     let fresher = connect_to_fresh_peer(&pair, pair.ep_a);
     deliver(&pair, inbox, &[20, 21, 22]);
     assert_eq!(
@@ -471,9 +440,7 @@ fn invalidate_ignores_unknown_flags_and_field_mask_bits() {
         "held: posts refused"
     );
     let rx = tokens(&pair);
-    let reported = Reported::default();
-    let arg = &reported as *const Reported as *mut c_void;
-    assert_eq!(purge(pair.ep_a, &rx, record_header, arg), UCS_OK);
+    assert_eq!(purge_headers(pair.ep_a, &rx).0, UCS_OK);
     pair.close();
 
     // `flags` without its field bit is not read: a plain invalidate, the

@@ -258,6 +258,12 @@ impl Side {
 /// A new ep on each side, connected to each other: `(a -> b, b -> a)`.
 pub fn connect_eps(a: &Side, b: &Side) -> (uct_ep_h, uct_ep_h) {
     let (ep_a, ep_b) = (a.create_ep(), b.create_ep());
+    connect_existing(a, ep_a, b, ep_b);
+    (ep_a, ep_b)
+}
+
+/// Connects `ep_a` (an ep of `a`) and `ep_b` (of `b`) to each other.
+pub fn connect_existing(a: &Side, ep_a: uct_ep_h, b: &Side, ep_b: uct_ep_h) {
     let (dev_a, dev_b) = (a.device_address(), b.device_address());
     let (addr_a, addr_b) = (a.ep_address(ep_a), b.ep_address(ep_b));
     // SAFETY: addresses from the peer's iface and ep.
@@ -271,7 +277,6 @@ pub fn connect_eps(a: &Side, b: &Side) -> (uct_ep_h, uct_ep_h) {
             UCS_OK
         );
     }
-    (ep_a, ep_b)
 }
 
 /// Send bounce buffers of `class` an rc_mlx5 iface has handed out and not
