@@ -138,7 +138,9 @@ done
 # watch, so the device's work is outside the count for both), with AM flow
 # control off on both sides (UCX_RC_FC_ENABLE=n, a UCX variable both
 # drivers read): with it on, posts the window refuses and the progress that
-# waits for grants inside a burst would be counted as posting cost.
+# waits for grants inside a burst would be counted as posting cost. Last,
+# unless UCT_BENCH_PERFTEST=0, UCX's ucx_perftest on both drivers through
+# the stand-in (benches/perftest_bench.sh --standin), ratios ours / UCX.
 side_by_side_with_ucx_rc_mlx5() {
     local standin
     standin=$(realpath "$1")
@@ -205,6 +207,13 @@ side_by_side_with_ucx_rc_mlx5() {
         printf "%-15s %14s %14s %10s\n" "$op" "${ir[ours]}" "${ir[ucx]}" \
             "$(awk -v a="${ir[ours]}" -v b="${ir[ucx]}" 'BEGIN { if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f", a / b }')"
     done
+
+    # UCX's ucx_perftest as the harness on both drivers, same device.
+    if [[ ${UCT_BENCH_PERFTEST:-1} != 0 ]]; then
+        echo
+        echo "ucx_perftest, rc_mlx5 through the verbs stand-in: ours vs UCX 1.13's own driver"
+        bash "$here/perftest_bench.sh" --standin "$standin" "$lib_dir" "$scale" "$work/perftest"
+    fi
 }
 if [[ -n "${UCT_BENCH_STANDIN:-}" ]]; then
     side_by_side_with_ucx_rc_mlx5 "$UCT_BENCH_STANDIN"
