@@ -8,7 +8,7 @@
 //! arrives or the earliest engine timer is due, so one-sided operations
 //! complete while the target process never calls progress.
 
-use std::collections::HashMap;
+use crate::core::id_map::IdMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -76,7 +76,7 @@ pub(crate) struct Core {
 /// The device's objects, under the device mutex.
 pub(crate) struct State {
     pub mrs: MrTable,
-    pub qps: HashMap<u32, QpContext>,
+    pub qps: IdMap<QpContext>,
     next_pd: u32,
     next_qpn: u32,
     next_cqn: u32,
@@ -220,7 +220,7 @@ impl Core {
     #[allow(clippy::too_many_arguments)]
     fn handle_datagram(
         &self,
-        qps: &mut HashMap<u32, QpContext>,
+        qps: &mut IdMap<QpContext>,
         mrs: &MrTable,
         tx: &mut TxBatch,
         touched: &mut Vec<u32>,
@@ -591,7 +591,7 @@ impl Opened {
             inbound,
             state: Mutex::new(State {
                 mrs: MrTable::default(),
-                qps: HashMap::new(),
+                qps: IdMap::default(),
                 next_pd: 0,
                 next_qpn: 0x100,
                 next_cqn: 0,

@@ -7,7 +7,7 @@
 //! bad key, a range past the region's end, a region of another protection
 //! domain or a missing right is refused before any byte moves.
 
-use std::collections::HashMap;
+use crate::core::id_map::IdMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use super::engine::{Access, AtomicOp, MemError, Memory};
@@ -27,7 +27,7 @@ pub struct Region {
 /// is made, so a stale key of a deregistered region is refused.
 #[derive(Debug, Default)]
 pub struct MrTable {
-    regions: HashMap<u32, Region>,
+    regions: IdMap<Region>,
     next_index: u32,
     generation: u8,
     /// The byte order of fetched-atomic results in the requester's buffer,
