@@ -242,23 +242,22 @@ pub(crate) fn send_batch(
     if indexes.is_empty() {
         return Ok(0);
     }
-    let mut addrs = [sockaddr_of(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)); TX_BATCH];
-    let mut iovs = [libc::iovec {
-        iov_base: std::ptr::null_mut(),
-        iov_len: 0,
-    }; TX_BATCH];
-    let mut cmsgs: [CmsgSpace; TX_BATCH] = [[0; 4]; TX_BATCH];
-    // SAFETY: mmsghdr is plain old data; all-zero is a valid (empty) value.
-    let mut msgs: [libc::mmsghdr; TX_BATCH] = unsafe { MaybeUninit::zeroed().assume_init() };
+    // Only the entries used are written (a flush usually sends a few
+    // datagrams; zeroing all TX_BATCH headers, names, iovecs and control
+    // buffers was ~8 KiB of stores per call on the latency path).
+    let mut addrs = [MaybeUninit::<libc::sockaddr_in>::uninit(); TX_BATCH];
+    let mut iovs = [MaybeUninit::<libc::iovec>::uninit(); TX_BATCH];
+    let mut cmsgs = [MaybeUninit::<CmsgSpace>::uninit(); TX_BATCH];
+    let mut msgs = [MaybeUninit::<libc::mmsghdr>::uninit(); TX_BATCH];
     // Datagrams in each message.
     let mut sizes = [0usize; TX_BATCH];
     for (i, &index) in indexes.iter().enumerate() {
         let (datagram, _) = batch.get(usize::from(index));
-        iovs[i] = libc::iovec {
+        iovs[i].write(libc::iovec {
             // The kernel only reads through it (sendmmsg).
             iov_base: datagram.as_ptr() as *mut libc::c_void,
             iov_len: datagram.len(),
-        };
+        });
     }
     let mut count = 0;
     let mut next = 0;
@@ -269,14 +268,18 @@ pub(crate) fn send_batch(
             1
         };
         let (head, to) = batch.get(usize::from(indexes[next]));
-        addrs[count] = sockaddr_of(to);
-        let hdr = &mut msgs[count].msg_hdr;
-        hdr.msg_name = (&mut addrs[count] as *mut libc::sockaddr_in).cast();
+        let name = addrs[count].write(sockaddr_of(to));
+        // SAFETY: mmsghdr is plain old data; all-zero is a valid (empty) value.
+        let mut msg: libc::mmsghdr = unsafe { MaybeUninit::zeroed().assume_init() };
+        let hdr = &mut msg.msg_hdr;
+        hdr.msg_name = (name as *mut libc::sockaddr_in).cast();
         hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-        hdr.msg_iov = &mut iovs[next];
+        // Entries next..next + run of `iovs` were written above.
+        hdr.msg_iov = iovs[next].as_mut_ptr();
         hdr.msg_iovlen = run;
         if run > 1 {
-            hdr.msg_control = cmsgs[count].as_mut_ptr().cast();
+            let control = cmsgs[count].write([0; 4]);
+            hdr.msg_control = control.as_mut_ptr().cast();
             // SAFETY: CMSG_SPACE only computes a size.
             hdr.msg_controllen = unsafe { libc::CMSG_SPACE(2) } as usize;
             // SAFETY: msg_control points at 32 zeroed, aligned bytes, more
@@ -290,16 +293,18 @@ pub(crate) fn send_batch(
                 std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<u16>(), head.len() as u16);
             }
         }
+        msgs[count].write(msg);
         sizes[count] = run;
         count += 1;
         next += run;
     }
     loop {
-        // SAFETY: `msgs[..count]` are initialised headers whose names,
-        // iovecs and control buffers point at live locals and at `batch`'s
-        // buffer, all alive for the duration of the call; the kernel
-        // writes only `msg_len`.
-        let rc = unsafe { libc::sendmmsg(fd, msgs.as_mut_ptr(), count as libc::c_uint, 0) };
+        // SAFETY: `msgs[..count]` are written headers whose names, iovecs
+        // (written for every datagram) and control buffers point at live
+        // locals and at `batch`'s buffer, all alive for the duration of the
+        // call; the kernel reads only `count` headers and writes only
+        // their `msg_len`.
+        let rc = unsafe { libc::sendmmsg(fd, msgs.as_mut_ptr().cast(), count as libc::c_uint, 0) };
         if rc >= 0 {
             return Ok(sizes[..rc as usize].iter().sum());
         }
