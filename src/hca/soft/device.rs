@@ -123,6 +123,9 @@ pub(crate) struct State {
     rx: RxBatch,
     /// Datagrams built in this pass, sent at its end (`sendmmsg`).
     pub tx: TxBatch,
+    /// `tx` holds what a caller's pass on the UDP wire answered, kept for
+    /// the next pass (see [`Core::progress`]).
+    tx_held: bool,
     /// QPs that received datagrams in the batch being handled.
     touched: Vec<u32>,
     /// The rung QPs being taken (swapped with `Core::rung`, so that neither
@@ -437,6 +440,7 @@ impl Core {
         if !state.tx.is_empty() {
             self.link.flush(&mut state.tx);
         }
+        state.tx_held = false;
     }
 
     /// Everything due now: rung doorbells, incoming datagrams and timers.
@@ -490,7 +494,18 @@ impl Core {
         if self.next_deadline.load(Ordering::Relaxed) <= clock.estimate().as_nanos() {
             self.run_timers(&mut state, clock.now());
         }
-        self.flush(&mut state);
+        // On the UDP wire what this pass answered (the ACK of a message the
+        // caller is about to see, say) waits for the caller's next pass,
+        // one pass at most, and leaves in one `sendmmsg` with what the
+        // caller posts meanwhile (its reply): a system call less on the
+        // latency path of a ping-pong. If the caller does not come back,
+        // the service thread sends it when it takes over. On the
+        // shared-memory wire a send is no system call: nothing waits.
+        if self.inbound.is_none() && !state.tx_held && !state.tx.is_empty() {
+            state.tx_held = true;
+        } else {
+            self.flush(&mut state);
+        }
     }
 
     /// The clock of a caller's pass. On the shared-memory wire a spinning
@@ -677,6 +692,7 @@ impl Opened {
                 scatter_to_cqe: false,
                 rx: RxBatch::new(link_gro),
                 tx: TxBatch::new(shm),
+                tx_held: false,
                 touched: Vec::new(),
                 rung_taken: Vec::new(),
                 shm_buf: vec![0u8; MAX_DATAGRAM].into_boxed_slice(),
