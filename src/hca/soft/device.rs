@@ -264,6 +264,7 @@ impl Core {
         touched: &mut Vec<u32>,
         datagram: &[u8],
         from: SocketAddrV4,
+        via_ring: bool,
         now: Instant,
     ) {
         if datagram == [WAKE_BYTE] {
@@ -307,7 +308,7 @@ impl Core {
             link: &self.link,
             batch: tx,
         };
-        qp.receive(datagram, from, now, &mut tx, mrs);
+        qp.receive(datagram, from, via_ring, now, &mut tx, mrs);
     }
 
     /// Lets each QP that received datagrams in this batch answer them.
@@ -357,7 +358,7 @@ impl Core {
                 };
                 taken += 1;
                 bump(&self.link.counters.rx_shm);
-                self.handle_datagram(qps, mrs, tx, touched, &shm_buf[..len], from, now);
+                self.handle_datagram(qps, mrs, tx, touched, &shm_buf[..len], from, true, now);
             }
             self.answer_batch(state, now);
             if taken < RX_BATCH {
@@ -382,7 +383,7 @@ impl Core {
                 let read = self.link.recv_batch(rx);
                 for index in 0..rx.len() {
                     let (datagram, from) = rx.get(index);
-                    self.handle_datagram(qps, mrs, tx, touched, datagram, from, now);
+                    self.handle_datagram(qps, mrs, tx, touched, datagram, from, false, now);
                 }
                 read
             };
