@@ -113,6 +113,13 @@ impl TxBatch {
     pub fn clear(&mut self) {
         self.queued.clear();
     }
+
+    /// Datagram `index`, writable (to seal it), and its destination.
+    pub fn datagram_mut(&mut self, index: usize) -> (&mut [u8], SocketAddrV4) {
+        let (len, to) = self.queued[index];
+        let start = index * MAX_DATAGRAM;
+        (&mut self.buf[start..start + len], to)
+    }
 }
 
 fn datagram_at<'a>(

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::batch::{recv_batch, send_batch, RxBatch, TxBatch, TxView, TX_BATCH};
 use super::shm::{Pushed, WAKE_BYTE};
+use super::wire::{seal, IcrcContext};
 
 /// Largest datagram the device sends or accepts: a 4096-byte MTU payload plus
 /// every RoCEv2 header, rounded up generously.
@@ -408,6 +409,13 @@ impl Link {
             udp[udp_count] = index as u8;
             udp_count += 1;
         }
+        // Datagrams are built unsealed: only those that leave by UDP get
+        // their ICRC (one CRC pass over each byte the ring carries less).
+        for &index in &udp[..udp_count] {
+            let (datagram, to) = batch.datagram_mut(usize::from(index));
+            seal(datagram, &IcrcContext::new(self.local, to));
+        }
+        let (view, _) = batch.parts();
         self.send_udp(view, &udp[..udp_count]);
         for to in wake {
             if let Err(err) = self.socket.send_to(&[WAKE_BYTE], to) {

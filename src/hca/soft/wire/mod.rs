@@ -29,7 +29,7 @@ pub use headers::{
 };
 pub use icrc::{IcrcContext, ICRC_LEN};
 pub use opcode::{HeaderLayout, Opcode};
-pub use packet::{Packet, PacketRepr, MAX_DATAGRAM_LEN};
+pub use packet::{seal, Packet, PacketRepr, MAX_DATAGRAM_LEN};
 
 use std::fmt;
 

@@ -415,6 +415,15 @@ impl<'a> PacketRepr<'a> {
 
     /// Writes the datagram into the front of `buf` and returns its length.
     pub fn emit(&self, buf: &mut [u8], ctx: &IcrcContext) -> Result<usize, WireError> {
+        let len = self.emit_unsealed(buf)?;
+        seal(&mut buf[..len], ctx);
+        Ok(len)
+    }
+
+    /// Writes the datagram as [`PacketRepr::emit`] does, with its ICRC left
+    /// zero: [`seal`] computes it once the datagram's wire is known (a
+    /// datagram for a same-host peer's ring needs none).
+    pub fn emit_unsealed(&self, buf: &mut [u8]) -> Result<usize, WireError> {
         let layout = self.bth.opcode.layout();
         if !self.headers_match_opcode() {
             return Err(WireError::HeaderMismatch);
@@ -471,9 +480,15 @@ impl<'a> PacketRepr<'a> {
         }
         out[at..at + self.payload.len()].copy_from_slice(self.payload);
         at += self.payload.len();
-        out[at..len - ICRC_LEN].fill(0);
-
-        PacketWriter { buffer: out }.fill_icrc(ctx);
+        out[at..].fill(0);
         Ok(len)
+    }
+}
+
+/// Computes and stores the ICRC of a datagram written by
+/// [`PacketRepr::emit_unsealed`] (the whole datagram, ICRC included).
+pub fn seal(datagram: &mut [u8], ctx: &IcrcContext) {
+    if datagram.len() >= ICRC_LEN {
+        PacketWriter { buffer: datagram }.fill_icrc(ctx);
     }
 }
