@@ -171,6 +171,114 @@ pub fn op_flush_flags(info: &uct_ep_op_info_t) -> Option<std::ffi::c_uint> {
     Some(unsafe { info.detail.flush.flags })
 }
 
+/// A purged op's details, read from the union member its operation names.
+#[derive(Clone, Copy)]
+pub enum OpDetail {
+    AmShort {
+        am: uct_ep_op_info_am,
+        header: u64,
+        data: uct_ep_op_info_data,
+    },
+    AmBcopy {
+        am: uct_ep_op_info_am,
+        data: uct_ep_op_info_data,
+    },
+    AmZcopy {
+        am: uct_ep_op_info_am,
+        header: uct_ep_op_info_am_header_zcopy,
+        iov: uct_ep_op_info_zcopy,
+    },
+    /// A put short or bcopy: its data.
+    PutData {
+        rma: uct_ep_op_info_rma,
+        data: uct_ep_op_info_data,
+    },
+    /// A put or get zcopy: its iov.
+    RmaZcopy {
+        rma: uct_ep_op_info_rma,
+        iov: uct_ep_op_info_zcopy,
+    },
+    GetBcopy {
+        rma: uct_ep_op_info_rma,
+        unpack: uct_ep_op_info_unpack,
+    },
+    Atomic(uct_ep_op_info_atomic),
+    Flush(uct_ep_op_info_flush),
+    /// An operation with no detail read here.
+    Other,
+}
+
+impl OpDetail {
+    pub fn of(info: &uct_ep_op_info_t) -> OpDetail {
+        let detail = &info.detail;
+        // SAFETY: each arm reads the members its operation names (UCX's
+        // uct_v2.h), which the library fills for that operation.
+        unsafe {
+            match info.operation {
+                UCT_EP_OP_AM_SHORT => OpDetail::AmShort {
+                    am: detail.am,
+                    header: detail.am.header.value,
+                    data: detail.am.payload.data,
+                },
+                UCT_EP_OP_AM_BCOPY => OpDetail::AmBcopy {
+                    am: detail.am,
+                    data: detail.am.payload.data,
+                },
+                UCT_EP_OP_AM_ZCOPY => OpDetail::AmZcopy {
+                    am: detail.am,
+                    header: detail.am.header.zcopy,
+                    iov: detail.am.payload.zcopy,
+                },
+                UCT_EP_OP_PUT_SHORT | UCT_EP_OP_PUT_BCOPY => OpDetail::PutData {
+                    rma: detail.rma,
+                    data: detail.rma.payload.data,
+                },
+                UCT_EP_OP_PUT_ZCOPY | UCT_EP_OP_GET_ZCOPY => OpDetail::RmaZcopy {
+                    rma: detail.rma,
+                    iov: detail.rma.payload.zcopy,
+                },
+                UCT_EP_OP_GET_BCOPY => OpDetail::GetBcopy {
+                    rma: detail.rma,
+                    unpack: detail.rma.payload.unpack,
+                },
+                UCT_EP_OP_ATOMIC_POST | UCT_EP_OP_ATOMIC_FETCH => OpDetail::Atomic(detail.atomic),
+                UCT_EP_OP_FLUSH => OpDetail::Flush(detail.flush),
+                _ => OpDetail::Other,
+            }
+        }
+    }
+}
+
+/// The bytes of a zcopy AM's header (valid during the purge callback).
+pub fn header_bytes(header: &uct_ep_op_info_am_header_zcopy) -> &[u8] {
+    if header.length == 0 {
+        return &[];
+    }
+    // SAFETY: as in data_bytes.
+    unsafe { std::slice::from_raw_parts(header.buffer as *const u8, header.length) }
+}
+
+/// The bytes an op info's data member names (valid during the purge
+/// callback that was handed the op info).
+pub fn data_bytes(data: &uct_ep_op_info_data) -> &[u8] {
+    if data.length == 0 {
+        return &[];
+    }
+    // SAFETY: the library reports `length` readable bytes at `buffer`,
+    // alive while the callback runs (the borrow of the op info).
+    unsafe { std::slice::from_raw_parts(data.buffer as *const u8, data.length) }
+}
+
+/// The iov entries an op info's zcopy member names (valid during the purge
+/// callback).
+pub fn zcopy_iov(zcopy: &uct_ep_op_info_zcopy) -> &[uct_iov_t] {
+    if zcopy.iovcnt == 0 {
+        return &[];
+    }
+    // SAFETY: as in data_bytes, `iovcnt` entries at `iov`.
+    unsafe { std::slice::from_raw_parts(zcopy.iov, zcopy.iovcnt) }
+}
+
 /// Purge parameters as a caller could get them wrong.
 pub fn purge_raw(ep: uct_ep_h, params: &uct_ep_outstanding_purge_params_t) -> ucs_status_t {
     // SAFETY: live ep, params valid per its mask.
