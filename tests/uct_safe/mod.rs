@@ -44,6 +44,12 @@ pub fn am_short(ep: uct_ep_h, id: u8, header: u64, payload: &[u8]) -> ucs_status
     }
 }
 
+/// `uct_ep_am_short_iov` of the bytes `iov` names.
+pub fn am_short_iov(ep: uct_ep_h, id: u8, iov: &[uct_iov_t]) -> ucs_status_t {
+    // SAFETY: a live ep; the iov buffers are read during the call only.
+    unsafe { uct_ep_am_short_iov(ep, id, iov.as_ptr(), iov.len()) }
+}
+
 /// Copies the slice behind `arg` into the bounce buffer.
 unsafe extern "C" fn pack_slice(dest: *mut c_void, arg: *mut c_void) -> usize {
     // SAFETY: `arg` is the `&[u8]` of the wrappers below, alive during the
@@ -341,6 +347,14 @@ pub fn ep_is_connected(ep: uct_ep_h, params: &uct_ep_is_connected_params_t) -> i
 pub fn connect_to_ep(ep: uct_ep_h, device_addr: &[u8], ep_addr: &[u8]) -> ucs_status_t {
     // SAFETY: a live ep; the addresses are read during the call only.
     unsafe { uct_ep_connect_to_ep(ep, device_addr.as_ptr().cast(), ep_addr.as_ptr().cast()) }
+}
+
+/// `uct_ep_invalidate` with `params` (`None`: NULL, as UCX's own tests
+/// call it).
+pub fn ep_invalidate(ep: uct_ep_h, params: Option<&uct_ep_invalidate_params_t>) -> ucs_status_t {
+    let params = params.map_or(std::ptr::null(), |p| p as *const _);
+    // SAFETY: a live ep; NULL or valid params.
+    unsafe { uct_ep_invalidate(ep, params) }
 }
 
 /// `uct_ep_failover_enable`.
