@@ -384,13 +384,13 @@ unsafe extern "C" fn replay_op(info: *const uct_ep_op_info_t, arg: *mut c_void) 
                 am_zcopy(ep, am.am_id, header_bytes(&header), &iov, am.flags, comp)
             });
         }
-        (UCT_EP_OP_PUT_SHORT, OpDetail::PutData { rma, data }) => {
+        (UCT_EP_OP_PUT_SHORT, OpDetail::RmaData { rma, data }) => {
             let rkey = replay.rkey(rma.rkey);
             replay.retry("put_short", || {
                 put_short(ep, data_bytes(&data), rma.remote_addr, rkey)
             });
         }
-        (UCT_EP_OP_PUT_BCOPY, OpDetail::PutData { rma, data }) => {
+        (UCT_EP_OP_PUT_BCOPY, OpDetail::RmaData { rma, data }) => {
             let rkey = replay.rkey(rma.rkey);
             replay.retry("put_bcopy", || {
                 bcopy_status(put_bcopy(ep, data_bytes(&data), rma.remote_addr, rkey))

@@ -188,8 +188,8 @@ pub enum OpDetail {
         header: uct_ep_op_info_am_header_zcopy,
         iov: uct_ep_op_info_zcopy,
     },
-    /// A put short or bcopy: its data.
-    PutData {
+    /// A put short or bcopy (its data) or a get short (its destination).
+    RmaData {
         rma: uct_ep_op_info_rma,
         data: uct_ep_op_info_data,
     },
@@ -229,10 +229,12 @@ impl OpDetail {
                     header: detail.am.header.zcopy,
                     iov: detail.am.payload.zcopy,
                 },
-                UCT_EP_OP_PUT_SHORT | UCT_EP_OP_PUT_BCOPY => OpDetail::PutData {
-                    rma: detail.rma,
-                    data: detail.rma.payload.data,
-                },
+                UCT_EP_OP_PUT_SHORT | UCT_EP_OP_PUT_BCOPY | UCT_EP_OP_GET_SHORT => {
+                    OpDetail::RmaData {
+                        rma: detail.rma,
+                        data: detail.rma.payload.data,
+                    }
+                }
                 UCT_EP_OP_PUT_ZCOPY | UCT_EP_OP_GET_ZCOPY => OpDetail::RmaZcopy {
                     rma: detail.rma,
                     iov: detail.rma.payload.zcopy,
