@@ -138,9 +138,7 @@ fn token_queries_refuse_bad_parameters() {
 #[test]
 fn purge_refuses_bad_parameters_and_unheld_ops_in_flight() {
     let pair = Pair::new();
-    let (_, tx_len, rx_len) = token_caps(pair.a.iface);
-    let tx = tx_token(pair.ep_a, tx_len).unwrap();
-    let rx = rx_token(pair.b.iface, &tx, rx_len).unwrap();
+    let rx = exchange_tokens(pair.ep_a, pair.a.iface, pair.b.iface);
     // A working ep with nothing outstanding: nothing to do, UCS_OK and no
     // callback; the same once failover is enabled but nothing failed.
     assert_eq!(purge_counting(pair.ep_a, &rx), (UCS_OK, 0));
@@ -192,12 +190,10 @@ fn purge_refuses_bad_parameters_and_unheld_ops_in_flight() {
 fn purge_refuses_an_op_in_flight_that_nothing_holds() {
     let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
     let pair = Pair::new();
-    let (_, tx_len, rx_len) = token_caps(pair.a.iface);
     // Nothing has progressed either iface, so the AM is still outstanding
     // when the purge asks: it completes on its own, so purge refuses it.
     assert_eq!(am_short(pair.ep_a, 3, 7, &[]), UCS_OK);
-    let tx = tx_token(pair.ep_a, tx_len).unwrap();
-    let rx = rx_token(pair.b.iface, &tx, rx_len).unwrap();
+    let rx = exchange_tokens(pair.ep_a, pair.a.iface, pair.b.iface);
     assert_eq!(purge_counting(pair.ep_a, &rx), (UCS_ERR_INVALID_PARAM, 0));
     pair.close();
 }
@@ -209,9 +205,7 @@ static TRAFFIC: Mutex<()> = Mutex::new(());
 fn invalidate_without_no_completions_leaves_nothing_to_purge() {
     let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
     let pair = Pair::new();
-    let (_, tx_len, rx_len) = token_caps(pair.a.iface);
-    let tx = tx_token(pair.ep_a, tx_len).unwrap();
-    let rx = rx_token(pair.b.iface, &tx, rx_len).unwrap();
+    let rx = exchange_tokens(pair.ep_a, pair.a.iface, pair.b.iface);
     let mut comp = CountingCompletion::new(1);
     // The completion outlives the op.
     assert_eq!(am_short(pair.ep_a, 3, 7, &[]), UCS_OK);
@@ -231,7 +225,6 @@ fn invalidate_without_no_completions_leaves_nothing_to_purge() {
 fn invalidated_ep_reports_undelivered_ams_in_posting_order() {
     let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
     let pair = Pair::new();
-    let (_, tx_len, rx_len) = token_caps(pair.a.iface);
     let inbox = inbox();
     pair.b.collect_am_into(5, inbox);
     let count = 6u64;
@@ -252,8 +245,7 @@ fn invalidated_ep_reports_undelivered_ams_in_posting_order() {
     for _ in 0..200 {
         pair.progress();
     }
-    let tx = tx_token(pair.ep_a, tx_len).unwrap();
-    let rx = rx_token(pair.b.iface, &tx, rx_len).unwrap();
+    let rx = exchange_tokens(pair.ep_a, pair.a.iface, pair.b.iface);
     let seen: &'static Seen = Box::leak(Box::new(Mutex::new(Vec::new())));
     assert_eq!(
         purge(
@@ -350,7 +342,6 @@ unsafe extern "C" fn unpack_none(_: *mut c_void, _: *const c_void, _: usize) {}
 fn op_info_of_every_op_kind_is_what_was_posted() {
     let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
     let pair = Pair::new();
-    let (_, tx_len, rx_len) = token_caps(pair.a.iface);
     let mut remote = vec![0u64; 64];
     let (remote_memh, rkey) = pair.b.register(remote.as_mut_ptr().cast(), 512);
     let raddr = remote.as_ptr() as u64;
@@ -437,8 +428,7 @@ fn op_info_of_every_op_kind_is_what_was_posted() {
         invalidate(ep, UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS),
         UCS_OK
     );
-    let tx = tx_token(ep, tx_len).unwrap();
-    let rx = rx_token(pair.b.iface, &tx, rx_len).unwrap();
+    let rx = exchange_tokens(ep, pair.a.iface, pair.b.iface);
     let mut seen: Vec<Reported> = Vec::new();
     assert_eq!(
         purge(
@@ -557,7 +547,6 @@ unsafe extern "C" fn replay_am_short(info: *const uct_ep_op_info_t, arg: *mut c_
 fn purge_callback_replays_on_another_ep_of_the_same_iface() {
     let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
     let pair = Pair::new();
-    let (_, tx_len, rx_len) = token_caps(pair.a.iface);
     let inbox = inbox();
     pair.b.collect_am_into(6, inbox);
     // A second connection between the same two ifaces.
@@ -572,8 +561,7 @@ fn purge_callback_replays_on_another_ep_of_the_same_iface() {
         UCS_OK
     );
     assert_eq!(drop_next(c"mlx5_0", 0), UCS_OK);
-    let tx = tx_token(pair.ep_a, tx_len).unwrap();
-    let rx = rx_token(pair.b.iface, &tx, rx_len).unwrap();
+    let rx = exchange_tokens(pair.ep_a, pair.a.iface, pair.b.iface);
     let mut target = ep_a2;
     assert_eq!(
         purge(

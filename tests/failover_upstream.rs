@@ -107,22 +107,11 @@ fn am_short(ep: uct_ep_h, header: u64) -> ucs_status_t {
     uct_safe::am_short(ep, 5, header, &[])
 }
 
-/// Headers of the AMs an inbox got (the 8-byte AM header of each).
-fn headers(inbox: &Inbox) -> Vec<u64> {
-    inbox
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|m| u64::from_ne_bytes(m[..8].try_into().unwrap()))
-        .collect()
-}
-
 /// Tokens for `pair.ep_a`'s connection, the RX one from b's iface.
 fn tokens(pair: &Pair) -> Vec<u8> {
-    let (flags, tx_len, rx_len) = token_caps(pair.a.iface);
+    let (flags, _, _) = token_caps(pair.a.iface);
     assert_ne!(flags & UCT_IFACE_FLAG_V2_QUERY_TOKEN, 0);
-    let tx = tx_token(pair.ep_a, tx_len).unwrap();
-    rx_token(pair.b.iface, &tx, rx_len).unwrap()
+    exchange_tokens(pair.ep_a, pair.a.iface, pair.b.iface)
 }
 
 #[test]
@@ -225,7 +214,7 @@ fn error_handler_answering_inprogress_holds_the_ops_for_purge() {
         vec![0, 1, 2, 3],
         "held, reported in posting order"
     );
-    assert!(headers(inbox).is_empty());
+    assert!(sequence(inbox).is_empty());
     // Idempotent: again, nothing left, UCS_OK, no callback.
     assert_eq!(purge_headers(pair.ep_a, &rx), (UCS_OK, vec![]));
     assert_eq!(handler.calls(), 1);
@@ -278,16 +267,16 @@ fn connect_to_fresh_peer(pair: &Pair, ep: uct_ep_h) -> uct_ep_h {
 
 /// Posts `headers` on a's ep, flushes, and waits until b's inbox has them.
 fn deliver(pair: &Pair, inbox: &Inbox, headers_to_send: &[u64]) {
-    let before = headers(inbox).len();
+    let before = sequence(inbox).len();
     for &header in headers_to_send {
         assert_eq!(pair.post_retrying(|| am_short(pair.ep_a, header)), UCS_OK);
     }
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
     assert!(
-        pair.wait(|| headers(inbox).len() == before + headers_to_send.len()),
+        pair.wait(|| sequence(inbox).len() == before + headers_to_send.len()),
         "AMs on the reconnected ep did not arrive"
     );
-    assert_eq!(&headers(inbox)[before..], headers_to_send);
+    assert_eq!(&sequence(inbox)[before..], headers_to_send);
 }
 
 #[test]
@@ -382,7 +371,7 @@ fn rx_token_stops_the_receiver_so_a_late_packet_is_not_executed_and_replayed() {
         pair.progress();
     }
     drop_next(c"mlx5_1", 0);
-    let received = headers(inbox);
+    let received = sequence(inbox);
     let reported = reported.lock().unwrap().clone();
     println!("received {received:?}, reported {reported:?}");
     let mut all: Vec<u64> = received.iter().chain(&reported).copied().collect();

@@ -49,6 +49,14 @@ pub fn rx_token(iface: uct_iface_h, tx: &[u8], length: usize) -> Result<Vec<u8>,
     }
 }
 
+/// The RX token `peer_iface` derives from `ep`'s TX token (token lengths
+/// from `own_iface`, the iface of `ep`).
+pub fn exchange_tokens(ep: uct_ep_h, own_iface: uct_iface_h, peer_iface: uct_iface_h) -> Vec<u8> {
+    let (_, tx_len, rx_len) = token_caps(own_iface);
+    let tx = tx_token(ep, tx_len).expect("tx token");
+    rx_token(peer_iface, &tx, rx_len).expect("rx token")
+}
+
 /// `uct_ep_invalidate` with `flags`.
 pub fn invalidate(ep: uct_ep_h, flags: u32) -> ucs_status_t {
     let params = uct_ep_invalidate_params_t {
