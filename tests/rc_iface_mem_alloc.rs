@@ -49,23 +49,7 @@ fn allocated_memory_serves_zcopy_both_ways() {
     for (index, byte) in source_bytes.iter_mut().enumerate() {
         *byte = (index * 7 % 251) as u8;
     }
-    let mut packed = [0u8; 8];
-    let mut bundle = uct_rkey_bundle_t {
-        rkey: 0,
-        handle: null_mut(),
-        r#type: null_mut(),
-    };
-    // SAFETY: live md and memh; room for the 8-byte key.
-    unsafe {
-        assert_eq!(
-            uct_md_mkey_pack(target.md, target.memh, packed.as_mut_ptr().cast()),
-            UCS_OK
-        );
-        assert_eq!(
-            uct_rkey_unpack(component(), packed.as_ptr().cast(), &mut bundle),
-            UCS_OK
-        );
-    }
+    let bundle = unpacked_rkey(target.md, target.memh);
     let iov = uct_iov_t {
         buffer: source.address,
         length: 10_000,

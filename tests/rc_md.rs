@@ -45,11 +45,7 @@ fn register_pack_unpack_release() {
     // SAFETY: packed has room for rkey_packed_size (8), unaligned on purpose.
     let status = unsafe { uct_md_mkey_pack(md, memh, packed[1..].as_mut_ptr().cast()) };
     assert_eq!(status, UCS_OK);
-    let mut bundle = uct_rkey_bundle_t {
-        rkey: 0,
-        handle: null_mut(),
-        r#type: null_mut(),
-    };
+    let mut bundle = empty_rkey_bundle();
     // SAFETY: packed by uct_md_mkey_pack; bundle writable.
     let status = unsafe { uct_rkey_unpack(component(), packed[1..].as_ptr().cast(), &mut bundle) };
     assert_eq!(status, UCS_OK);
@@ -99,11 +95,7 @@ fn bad_arguments_are_refused() {
     let mut memh: uct_mem_h = null_mut();
     let mut fake = [0u64; 8];
     let mut out = [0u8; 8];
-    let mut bundle = uct_rkey_bundle_t {
-        rkey: 0,
-        handle: null_mut(),
-        r#type: null_mut(),
-    };
+    let mut bundle = empty_rkey_bundle();
     // SAFETY: each call has one bad argument; nothing is dereferenced badly.
     unsafe {
         let addr = buffer.as_mut_ptr() as *mut c_void;

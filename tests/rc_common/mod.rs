@@ -219,29 +219,8 @@ impl Side {
         len: usize,
         flags: c_uint,
     ) -> (uct_mem_h, uct_rkey_t) {
-        let mut memh = null_mut();
-        let mut packed = [0u8; 8];
-        let mut bundle = uct_rkey_bundle_t {
-            rkey: 0,
-            handle: null_mut(),
-            r#type: null_mut(),
-        };
-        // SAFETY: buffer valid for len bytes while registered.
-        unsafe {
-            assert_eq!(
-                uct_md_mem_reg(self.md, buffer.cast(), len, flags, &mut memh),
-                UCS_OK
-            );
-            assert_eq!(
-                uct_md_mkey_pack(self.md, memh, packed.as_mut_ptr().cast()),
-                UCS_OK
-            );
-            assert_eq!(
-                uct_rkey_unpack(component(), packed.as_ptr().cast(), &mut bundle),
-                UCS_OK
-            );
-        }
-        (memh, bundle.rkey)
+        let memh = mem_reg(self.md, buffer, len, flags).expect("uct_md_mem_reg");
+        (memh, unpacked_rkey(self.md, memh).rkey)
     }
 
     pub fn close(self) {
@@ -253,6 +232,33 @@ impl Side {
             uct_md_close(self.md);
         }
     }
+}
+
+/// A bundle for `uct_rkey_unpack` to fill.
+pub fn empty_rkey_bundle() -> uct_rkey_bundle_t {
+    uct_rkey_bundle_t {
+        rkey: 0,
+        handle: null_mut(),
+        r#type: null_mut(),
+    }
+}
+
+/// `memh`'s key packed by `md` and unpacked again (as the peer would).
+pub fn unpacked_rkey(md: uct_md_h, memh: uct_mem_h) -> uct_rkey_bundle_t {
+    let mut packed = [0u8; 8];
+    let mut bundle = empty_rkey_bundle();
+    // SAFETY: a live md and one of its memhs; room for the 8-byte key.
+    unsafe {
+        assert_eq!(
+            uct_md_mkey_pack(md, memh, packed.as_mut_ptr().cast()),
+            UCS_OK
+        );
+        assert_eq!(
+            uct_rkey_unpack(component(), packed.as_ptr().cast(), &mut bundle),
+            UCS_OK
+        );
+    }
+    bundle
 }
 
 /// A new ep on each side, connected to each other: `(a -> b, b -> a)`.
