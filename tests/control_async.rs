@@ -88,16 +88,19 @@ fn create(mode: ucs_async_mode_t) -> *mut ucs_async_context_t {
     context
 }
 
-/// `cb` with `seen` for reads on `pipe`, in `context` of `mode`.
-fn watch_reads(
+/// A new context of `mode` with `cb` watching a new pipe's reads, and
+/// what the handler saw (boxed: the handler keeps its address).
+fn watched(
     mode: ucs_async_mode_t,
-    pipe: &Pipe,
     cb: ucs_async_event_cb_t,
-    seen: &Seen,
-    context: *mut ucs_async_context_t,
-) -> ucs_status_t {
-    let arg = seen as *const Seen as *mut c_void;
-    set_event_handler(mode, pipe.read, UCS_EVENT_SET_EVREAD, cb, arg, context)
+) -> (*mut ucs_async_context_t, Pipe, Box<Seen>) {
+    let context = create(mode);
+    let pipe = Pipe::new();
+    let seen = Box::<Seen>::default();
+    let arg = &*seen as *const Seen as *mut c_void;
+    let status = set_event_handler(mode, pipe.read, UCS_EVENT_SET_EVREAD, cb, arg, context);
+    assert_eq!(status, UCS_OK);
+    (context, pipe, seen)
 }
 
 fn wait_for(what: impl Fn() -> bool) -> bool {
@@ -113,11 +116,7 @@ fn wait_for(what: impl Fn() -> bool) -> bool {
 
 #[test]
 fn poll_mode_delivers_only_when_polled() {
-    let context = create(UCS_ASYNC_MODE_POLL);
-    let pipe = Pipe::new();
-    let seen = Seen::default();
-    let status = watch_reads(UCS_ASYNC_MODE_POLL, &pipe, Some(on_event), &seen, context);
-    assert_eq!(status, UCS_OK);
+    let (context, pipe, seen) = watched(UCS_ASYNC_MODE_POLL, Some(on_event));
     async_poll(context);
     assert_eq!(seen.calls.load(Ordering::SeqCst), 0, "nothing pending");
 
@@ -165,11 +164,7 @@ fn thread_mode_delivers_from_the_service_thread() {
         UCS_ASYNC_MODE_THREAD_MUTEX,
         UCS_ASYNC_MODE_SIGNAL,
     ] {
-        let context = create(mode);
-        let pipe = Pipe::new();
-        let seen = Seen::default();
-        let status = watch_reads(mode, &pipe, Some(on_event), &seen, context);
-        assert_eq!(status, UCS_OK);
+        let (context, pipe, seen) = watched(mode, Some(on_event));
         pipe.poke();
         assert!(
             wait_for(|| seen.calls.load(Ordering::SeqCst) == 1),
@@ -205,17 +200,7 @@ fn thread_mode_delivers_from_the_service_thread() {
 
 #[test]
 fn block_holds_back_handlers() {
-    let context = create(UCS_ASYNC_MODE_THREAD_MUTEX);
-    let pipe = Pipe::new();
-    let seen = Seen::default();
-    let status = watch_reads(
-        UCS_ASYNC_MODE_THREAD_MUTEX,
-        &pipe,
-        Some(on_event),
-        &seen,
-        context,
-    );
-    assert_eq!(status, UCS_OK);
+    let (context, pipe, seen) = watched(UCS_ASYNC_MODE_THREAD_MUTEX, Some(on_event));
     // SAFETY: the handle is our live AsyncContext.
     let rust_context = unsafe { &*(context as *const AsyncContext) };
     {
@@ -231,17 +216,7 @@ fn block_holds_back_handlers() {
 
 #[test]
 fn handler_may_remove_itself_synchronously() {
-    let context = create(UCS_ASYNC_MODE_THREAD_SPINLOCK);
-    let pipe = Pipe::new();
-    let seen = Seen::default();
-    let status = watch_reads(
-        UCS_ASYNC_MODE_THREAD_SPINLOCK,
-        &pipe,
-        Some(remove_self),
-        &seen,
-        context,
-    );
-    assert_eq!(status, UCS_OK);
+    let (context, pipe, seen) = watched(UCS_ASYNC_MODE_THREAD_SPINLOCK, Some(remove_self));
     pipe.poke();
     assert!(wait_for(|| seen.calls.load(Ordering::SeqCst) == 1));
     assert!(wait_for(
@@ -255,17 +230,7 @@ fn handler_may_remove_itself_synchronously() {
 
 #[test]
 fn destroy_drops_remaining_handlers() {
-    let context = create(UCS_ASYNC_MODE_THREAD_SPINLOCK);
-    let pipe = Pipe::new();
-    let seen = Seen::default();
-    let status = watch_reads(
-        UCS_ASYNC_MODE_THREAD_SPINLOCK,
-        &pipe,
-        Some(on_event),
-        &seen,
-        context,
-    );
-    assert_eq!(status, UCS_OK);
+    let (context, pipe, _seen) = watched(UCS_ASYNC_MODE_THREAD_SPINLOCK, Some(on_event));
     async_context_destroy(context);
     assert_eq!(ucs_async_remove_handler(pipe.read, 1), UCS_ERR_NO_ELEM);
 }
