@@ -261,12 +261,7 @@ fn invalidated_ep_reports_undelivered_ams_in_posting_order() {
     for _ in 0..200 {
         pair.progress();
     }
-    let received: Vec<u64> = inbox
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|m| u64::from_ne_bytes(m[..8].try_into().unwrap()))
-        .collect();
+    let received = sequence(inbox);
     let reported = seen.lock().unwrap().clone();
     // Received ones are a prefix, reported ones the rest, each exactly once.
     let expected_reported: Vec<u64> = (received.len() as u64..count).collect();
@@ -578,12 +573,7 @@ fn purge_callback_replays_on_another_ep_of_the_same_iface() {
     for _ in 0..100 {
         pair.progress();
     }
-    let received: Vec<u64> = inbox
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|m| u64::from_ne_bytes(m[..8].try_into().unwrap()))
-        .collect();
+    let received = sequence(inbox);
     assert_eq!(
         received,
         (0..count).collect::<Vec<_>>(),

@@ -10,6 +10,7 @@ mod rc_common;
 use std::ffi::{c_uint, c_void, CStr};
 use std::ptr::{null, null_mut};
 
+use rc_common::uct_safe::iov_entry;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
@@ -144,16 +145,6 @@ fn target_bytes(target: &mut Target) -> Vec<u8> {
         // SAFETY: in bounds of the target; nothing is in flight when read.
         .map(|i| unsafe { base.add(i).read_volatile() })
         .collect()
-}
-
-fn iov_entry(buffer: *mut u8, length: usize, memh: uct_mem_h) -> uct_iov_t {
-    uct_iov_t {
-        buffer: buffer.cast(),
-        length,
-        memh,
-        stride: 0,
-        count: 1,
-    }
 }
 
 #[test]
