@@ -2,22 +2,10 @@
 //! (rdma-core `mlx5dv.h`), round trips, ring wrap, the decoder on garbage,
 //! CQ ownership and doorbell records.
 
-use uct::mlx5::*;
+mod seeded_rng;
 
-/// Small seeded generator (SplitMix64) so the random tests are reproducible.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use seeded_rng::Rng;
+use uct::mlx5::*;
 
 fn seg_at(ring: &mut [u8], idx: u16, unit: usize) -> &mut Seg {
     ring_seg_mut(ring, idx, unit).expect("valid ring")
@@ -510,7 +498,7 @@ fn decoder_survives_random_rings() {
                 MLX5_OPCODE_ATOMIC_MASKED_CS,
                 MLX5_OPCODE_ATOMIC_MASKED_FA,
             ];
-            seg[3] = ops[rng.below(ops.len() as u64) as usize];
+            seg[3] = ops[rng.below(ops.len())];
             seg[0] = 8 + (rng.below(2) as u8);
         }
         if let Ok(wqe) = decode_send_wqe(&ring, idx) {
