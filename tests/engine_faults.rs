@@ -2,7 +2,11 @@
 //! exhaustion after a cut, flushes, remote access errors that leave memory
 //! untouched, local errors, and the QP state rules for posting.
 
+mod engine_common;
+
 use std::time::Duration;
+
+use engine_common::poll_all;
 
 use uct::hca::soft::engine::sim::{connected_pair, LinkConfig, PairSetup, SimPair};
 use uct::hca::soft::engine::{
@@ -548,9 +552,7 @@ fn posting_rules_by_state() {
     // In ERROR, posts complete with flush at once.
     qp.post_recv(recv(4, 1)).unwrap();
     qp.post_send(send(5, 1)).unwrap();
-    let got: Vec<_> = std::iter::from_fn(|| qp.poll_completion())
-        .map(|c| (c.wr_id, c.status))
-        .collect();
+    let got = poll_all(&mut qp);
     assert_eq!(
         got,
         vec![

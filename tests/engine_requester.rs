@@ -2,7 +2,11 @@
 //! bytes that land), PSNs across the 2^24 wrap under loss, ACK requests, the
 //! send window, fences and the READ/atomic limit.
 
+mod engine_common;
+
 use std::time::Duration;
+
+use engine_common::poll_all;
 
 use uct::hca::soft::engine::sim::{connected_pair, LinkConfig, PairSetup, Rng};
 use uct::hca::soft::engine::{
@@ -395,9 +399,7 @@ fn oversized_messages_fail_locally() {
     qp.post_send(SendWr::new(2, SendOp::Send { imm: None }, over))
         .unwrap();
     assert!(drain(&mut qp, &mut mem).is_empty());
-    let got: Vec<_> = std::iter::from_fn(|| qp.poll_completion())
-        .map(|c| (c.wr_id, c.status))
-        .collect();
+    let got = poll_all(&mut qp);
     assert_eq!(
         got,
         vec![
@@ -454,9 +456,7 @@ fn lost_read_responses_are_requested_again_from_the_gap() {
     // Go-back-N resends the WRITE too (a duplicate the responder re-ACKs).
     assert_eq!(again.len(), 2);
     respond(&mut qp, &mut mem, &mut responder, &mut rmem, &again);
-    let got: Vec<_> = std::iter::from_fn(|| qp.poll_completion())
-        .map(|c| (c.wr_id, c.status))
-        .collect();
+    let got = poll_all(&mut qp);
     assert_eq!(
         got,
         vec![

@@ -993,7 +993,7 @@ fn write_inline_parts_fast_path_matches_wrapping_form() {
             .collect();
         let parts: Vec<&[u8]> = pieces.iter().map(|p| p.as_slice()).collect();
         let index = rng.below(8) as u16;
-        let unit = rng.below(4) as usize;
+        let unit = rng.below(4);
         let (mut fast, mut general) = (garbage.clone(), garbage);
         let fast_units = write_inline_parts(&mut fast, index, unit, &parts);
         let general_units = write_inline_parts_wrapping(&mut general, index, unit, &parts);
