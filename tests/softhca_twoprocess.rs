@@ -162,27 +162,24 @@ fn every_opcode_with_peer(device: &str, loss: f64) {
     });
     ok(&mut me, i, mlx5::MLX5_OPCODE_RDMA_WRITE);
 
-    let i = me.post(&Op::Read {
-        offset: 50_000,
-        len: READ_LEN,
-        remote: at(READ_SRC),
-        rkey,
-    });
-    ok(&mut me, i, mlx5::MLX5_OPCODE_RDMA_READ);
+    // READs `len` bytes at the peer's `remote` into `offset`; their bytes.
+    let read = |me: &mut Side, offset: usize, len: usize, remote: u64| {
+        let i = me.post(&Op::Read {
+            offset,
+            len,
+            remote,
+            rkey,
+        });
+        ok(me, i, mlx5::MLX5_OPCODE_RDMA_READ);
+        me.read_buf(offset, len)
+    };
     assert_eq!(
-        me.read_buf(50_000, READ_LEN),
+        read(&mut me, 50_000, READ_LEN, at(READ_SRC)),
         pattern(READ_LEN, 13),
         "READ brought the peer's bytes"
     );
     // Read back what we wrote: it landed.
-    let i = me.post(&Op::Read {
-        offset: 70_000,
-        len: WRITE_LEN,
-        remote: at(WRITE_DST),
-        rkey,
-    });
-    ok(&mut me, i, mlx5::MLX5_OPCODE_RDMA_READ);
-    assert_eq!(me.read_buf(70_000, WRITE_LEN), data);
+    assert_eq!(read(&mut me, 70_000, WRITE_LEN, at(WRITE_DST)), data);
 
     for k in 0..10u64 {
         let i = me.post(&Op::FetchAdd {
