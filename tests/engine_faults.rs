@@ -70,6 +70,13 @@ fn recv(id: u64, len: u32) -> RecvWr {
     }
 }
 
+/// The first receive completion among `c`.
+fn first_recv(c: &[Completion]) -> &Completion {
+    c.iter()
+        .find(|c| c.queue == WorkQueue::Recv)
+        .expect("a receive completion")
+}
+
 fn send_completions(c: &[Completion]) -> Vec<(u64, CompletionStatus)> {
     c.iter()
         .filter(|c| c.queue == WorkQueue::Send)
@@ -107,11 +114,7 @@ fn rnr_then_receive_posted_succeeds() {
         send_completions(&p.a.completions),
         vec![(1, CompletionStatus::Success)]
     );
-    let r =
-        p.b.completions
-            .iter()
-            .find(|c| c.queue == WorkQueue::Recv)
-            .unwrap();
+    let r = first_recv(&p.b.completions);
     assert_eq!(
         (r.wr_id, r.status, r.byte_len),
         (9, CompletionStatus::Success, 3000)
@@ -149,11 +152,7 @@ fn write_with_immediate_waits_for_a_receive_and_writes_once() {
         send_completions(&p.a.completions),
         vec![(1, CompletionStatus::Success)]
     );
-    let r =
-        p.b.completions
-            .iter()
-            .find(|c| c.queue == WorkQueue::Recv)
-            .unwrap();
+    let r = first_recv(&p.b.completions);
     assert_eq!(
         (r.wr_id, r.opcode, r.byte_len, r.imm),
         (5, CompletionOpcode::RecvRdmaWithImm, 500, Some(0xfeed))

@@ -260,16 +260,24 @@ fn lone_responder() -> (Qp, SimMemory) {
     (qp, memory(5))
 }
 
+/// Posts READ `wr_id` of `len` bytes from remote offset `offset` into the
+/// start of the local buffer.
+fn post_read(qp: &mut Qp, wr_id: u64, offset: u64, len: u32) {
+    qp.post_send(SendWr::new(
+        wr_id,
+        SendOp::Read {
+            remote: remote(offset),
+        },
+        sgl(0, len),
+    ))
+    .unwrap();
+}
+
 #[test]
 fn fence_waits_for_earlier_reads() {
     let (mut qp, mut mem) = lone_requester(4, 64);
     let (mut responder, mut rmem) = lone_responder();
-    qp.post_send(SendWr::new(
-        1,
-        SendOp::Read { remote: remote(0) },
-        sgl(0, 600),
-    ))
-    .unwrap();
+    post_read(&mut qp, 1, 0, 600);
     qp.post_send(SendWr::new(
         2,
         SendOp::Write {
@@ -475,12 +483,7 @@ fn lost_read_responses_are_requested_again_from_the_gap() {
 fn a_response_past_a_gap_asks_again_at_once() {
     let (mut qp, mut mem) = lone_requester(4, 64);
     let (mut responder, mut rmem) = lone_responder();
-    qp.post_send(SendWr::new(
-        1,
-        SendOp::Read { remote: remote(0) },
-        sgl(0, 1000),
-    ))
-    .unwrap();
+    post_read(&mut qp, 1, 0, 1000);
     let out = drain(&mut qp, &mut mem);
     responder.handle_packet(Instant::ZERO, &out[0].repr(), &mut rmem);
     let answers = drain(&mut responder, &mut rmem);

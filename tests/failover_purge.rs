@@ -358,6 +358,17 @@ fn atomic_of(info: &uct_ep_op_info_t) -> uct_ep_op_info_atomic {
     }
 }
 
+/// The atomic detail of a fetching atomic's op info, its top level checked.
+fn fetch_atomic_of(info: &uct_ep_op_info_t) -> uct_ep_op_info_atomic {
+    expect_top(
+        info,
+        UCT_EP_OP_ATOMIC_FETCH,
+        UCT_EP_OP_INFO_FIELD_ATOMIC,
+        true,
+    );
+    atomic_of(info)
+}
+
 const ATOMIC_COMMON: u16 = UCT_EP_OP_INFO_ATOMIC_FIELD_OP
     | UCT_EP_OP_INFO_ATOMIC_FIELD_REMOTE_ADDR
     | UCT_EP_OP_INFO_ATOMIC_FIELD_RKEY
@@ -406,14 +417,8 @@ fn atomic_fetch_and_cswap_report_result_and_compare() {
     }
     .op_info()
     .unwrap();
-    expect_top(
-        &info,
-        UCT_EP_OP_ATOMIC_FETCH,
-        UCT_EP_OP_INFO_FIELD_ATOMIC,
-        true,
-    );
     assert_eq!(info.comp, comp);
-    let atomic = atomic_of(&info);
+    let atomic = fetch_atomic_of(&info);
     assert_eq!(
         atomic.field_mask,
         ATOMIC_COMMON | UCT_EP_OP_INFO_ATOMIC_FIELD_RESULT
@@ -433,13 +438,7 @@ fn atomic_fetch_and_cswap_report_result_and_compare() {
     }
     .op_info()
     .unwrap();
-    expect_top(
-        &info,
-        UCT_EP_OP_ATOMIC_FETCH,
-        UCT_EP_OP_INFO_FIELD_ATOMIC,
-        true,
-    );
-    let atomic = atomic_of(&info);
+    let atomic = fetch_atomic_of(&info);
     assert_eq!(
         atomic.field_mask,
         ATOMIC_COMMON | UCT_EP_OP_INFO_ATOMIC_FIELD_RESULT | UCT_EP_OP_INFO_ATOMIC_FIELD_COMPARE

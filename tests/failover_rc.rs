@@ -209,6 +209,15 @@ impl Rig {
         progress(&[&self.s0, &self.s1, &self.r0, &self.r1]);
     }
 
+    /// Progresses every side until `done`; fails with `what` after 30 s.
+    fn progress_until(&self, what: &str, mut done: impl FnMut() -> bool) {
+        let waited = Instant::now();
+        while !done() {
+            self.progress_all();
+            assert!(waited.elapsed() < Duration::from_secs(30), "{what}");
+        }
+    }
+
     fn target_addr(&self, offset: usize) -> u64 {
         self.target.as_ptr() as u64 + offset as u64
     }
@@ -511,14 +520,9 @@ fn trial(cut_after: usize, cut_device: &CStr, loss: f64) {
         assert_eq!(link_set(cut_device, false), UCS_OK);
     }
     let ep_s0 = rig.ep_s0 as usize;
-    let waited = Instant::now();
-    while !ERRORS.lock().unwrap().iter().any(|&(ep, _)| ep == ep_s0) {
-        rig.progress_all();
-        assert!(
-            waited.elapsed() < Duration::from_secs(30),
-            "no error reported"
-        );
-    }
+    rig.progress_until("no error reported", || {
+        ERRORS.lock().unwrap().iter().any(|&(ep, _)| ep == ep_s0)
+    });
     // Let in-flight packets settle at the receiver.
     for _ in 0..200 {
         rig.progress_all();
@@ -578,23 +582,14 @@ fn trial(cut_after: usize, cut_device: &CStr, loss: f64) {
         rig.post_rail1(op);
     }
     // Everything completes.
-    let waited = Instant::now();
-    loop {
+    rig.progress_until("rail 1 never drained", || {
         let status = ep_flush(rig.ep_s1, 0, null_mut());
-        let comps_done = rig.comps.iter().flatten().all(|c| c.calls() >= 1);
-        if status == UCS_OK && comps_done {
-            break;
-        }
         assert!(
             status == UCS_OK || status == UCS_INPROGRESS || status == UCS_ERR_NO_RESOURCE,
             "flush of rail 1: {status}"
         );
-        rig.progress_all();
-        assert!(
-            waited.elapsed() < Duration::from_secs(30),
-            "rail 1 never drained"
-        );
-    }
+        status == UCS_OK && rig.comps.iter().flatten().all(|c| c.calls() >= 1)
+    });
     for _ in 0..100 {
         rig.progress_all();
     }

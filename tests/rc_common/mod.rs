@@ -392,14 +392,12 @@ impl Pair {
     /// Posts `attempt` until it is not `UCS_ERR_NO_RESOURCE`, progressing
     /// both sides in between; gives up (returning the last status) after 20 s.
     pub fn post_retrying(&self, mut attempt: impl FnMut() -> ucs_status_t) -> ucs_status_t {
-        let start = Instant::now();
-        loop {
-            let status = attempt();
-            if status != UCS_ERR_NO_RESOURCE || start.elapsed() > Duration::from_secs(20) {
-                return status;
-            }
-            self.progress();
-        }
+        let mut status = UCS_ERR_NO_RESOURCE;
+        self.wait(|| {
+            status = attempt();
+            status != UCS_ERR_NO_RESOURCE
+        });
+        status
     }
 
     pub fn progress(&self) {
