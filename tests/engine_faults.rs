@@ -70,6 +70,19 @@ fn recv(id: u64, len: u32) -> RecvWr {
     }
 }
 
+/// Posts `wr` at B (which RNR-NAKed A's send 1 so far), runs until A
+/// completes, checks that send 1 succeeded, and returns B's receive
+/// completion.
+fn receive_after_rnr(p: &mut SimPair, wr: RecvWr) -> Completion {
+    p.b.qp.post_recv(wr).unwrap();
+    assert!(p.run_until(Duration::from_millis(10), |p| !p.a.completions.is_empty()));
+    assert_eq!(
+        send_completions(&p.a.completions),
+        vec![(1, CompletionStatus::Success)]
+    );
+    *first_recv(&p.b.completions)
+}
+
 /// The first receive completion among `c`.
 fn first_recv(c: &[Completion]) -> &Completion {
     c.iter()
@@ -108,13 +121,7 @@ fn rnr_then_receive_posted_succeeds() {
     assert!(p.a.qp.stats().rnr_naks_received >= 2);
     assert!(p.a.completions.is_empty());
     assert_eq!(p.a.qp.state(), QpState::Rts);
-    p.b.qp.post_recv(recv(9, 4096)).unwrap();
-    assert!(p.run_until(Duration::from_millis(10), |p| !p.a.completions.is_empty()));
-    assert_eq!(
-        send_completions(&p.a.completions),
-        vec![(1, CompletionStatus::Success)]
-    );
-    let r = first_recv(&p.b.completions);
+    let r = receive_after_rnr(&mut p, recv(9, 4096));
     assert_eq!(
         (r.wr_id, r.status, r.byte_len),
         (9, CompletionStatus::Success, 3000)
@@ -146,13 +153,7 @@ fn write_with_immediate_waits_for_a_receive_and_writes_once() {
     assert!(p.b.qp.stats().rnr_naks_sent >= 1);
     // An RNR-NAKed WRITE-only-with-immediate has written nothing yet.
     assert_eq!(p.b.mem.region(KEY_REMOTE).unwrap(), &before[..]);
-    p.b.qp.post_recv(recv(5, 0)).unwrap();
-    assert!(p.run_until(Duration::from_millis(10), |p| !p.a.completions.is_empty()));
-    assert_eq!(
-        send_completions(&p.a.completions),
-        vec![(1, CompletionStatus::Success)]
-    );
-    let r = first_recv(&p.b.completions);
+    let r = receive_after_rnr(&mut p, recv(5, 0));
     assert_eq!(
         (r.wr_id, r.opcode, r.byte_len, r.imm),
         (5, CompletionOpcode::RecvRdmaWithImm, 500, Some(0xfeed))

@@ -334,29 +334,32 @@ impl Target {
         self.words.as_ptr() as u64 + byte_offset as u64
     }
 
+    /// The aligned `T` at `byte_offset`, checked to be inside the target.
+    fn word<T>(&mut self, byte_offset: usize) -> *mut T {
+        let size = std::mem::size_of::<T>();
+        assert!(byte_offset % size == 0 && byte_offset + size <= self.len());
+        self.base().wrapping_add(byte_offset).cast()
+    }
+
     pub fn read64(&mut self, byte_offset: usize) -> u64 {
-        assert!(byte_offset % 8 == 0 && byte_offset + 8 <= self.len());
-        // SAFETY: in bounds and aligned (checked); no op is in flight when
-        // tests read.
-        unsafe { (self.base().add(byte_offset) as *const u64).read_volatile() }
+        // SAFETY: in bounds and aligned (word checks it); no op is in
+        // flight when tests read.
+        unsafe { self.word::<u64>(byte_offset).read_volatile() }
     }
 
     pub fn write64(&mut self, byte_offset: usize, value: u64) {
-        assert!(byte_offset % 8 == 0 && byte_offset + 8 <= self.len());
         // SAFETY: as in read64.
-        unsafe { (self.base().add(byte_offset) as *mut u64).write_volatile(value) }
+        unsafe { self.word::<u64>(byte_offset).write_volatile(value) }
     }
 
     pub fn read32(&mut self, byte_offset: usize) -> u32 {
-        assert!(byte_offset % 4 == 0 && byte_offset + 4 <= self.len());
-        // SAFETY: as in read64, for an aligned u32.
-        unsafe { (self.base().add(byte_offset) as *const u32).read_volatile() }
+        // SAFETY: as in read64.
+        unsafe { self.word::<u32>(byte_offset).read_volatile() }
     }
 
     pub fn write32(&mut self, byte_offset: usize, value: u32) {
-        assert!(byte_offset % 4 == 0 && byte_offset + 4 <= self.len());
-        // SAFETY: as in read32.
-        unsafe { (self.base().add(byte_offset) as *mut u32).write_volatile(value) }
+        // SAFETY: as in read64.
+        unsafe { self.word::<u32>(byte_offset).write_volatile(value) }
     }
 }
 
