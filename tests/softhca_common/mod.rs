@@ -89,6 +89,23 @@ pub enum Op<'a> {
     Nop,
 }
 
+/// A copy of `len` bytes at byte `offset` of `region`, made with a raw
+/// copy: the device may write the region concurrently, as RDMA does.
+fn copy_out(region: &[u64], offset: usize, len: usize) -> Vec<u8> {
+    assert!(offset + len <= region.len() * 8, "outside the region");
+    let mut out = vec![0u8; len];
+    // SAFETY: inside the region (checked); a raw copy does not assert
+    // exclusive access to bytes the device writes.
+    unsafe {
+        std::ptr::copy(
+            (region.as_ptr() as *const u8).add(offset),
+            out.as_mut_ptr(),
+            len,
+        )
+    };
+    out
+}
+
 /// One end: device, QP, queues and a registered 1 MiB buffer.
 pub struct Side {
     pub device: Device,
@@ -233,17 +250,7 @@ impl Side {
     /// Reads `len` bytes of the local buffer (a copy: the device may write
     /// the buffer concurrently, as RDMA does).
     pub fn read_buf(&self, offset: usize, len: usize) -> Vec<u8> {
-        let mut out = vec![0u8; len];
-        // SAFETY: offset+len is inside the buffer (tests use small offsets);
-        // a raw copy does not assert exclusive access.
-        unsafe {
-            std::ptr::copy(
-                (self.buf.as_ptr() as *const u8).add(offset),
-                out.as_mut_ptr(),
-                len,
-            )
-        };
-        out
+        copy_out(&self.buf, offset, len)
     }
 
     pub fn write_buf(&mut self, offset: usize, data: &[u8]) {
@@ -263,17 +270,8 @@ impl Side {
     }
 
     pub fn read_recv(&self, slot: u16, len: usize) -> Vec<u8> {
-        let mut out = vec![0u8; len];
         let offset = (slot as usize % SRQ_WQES as usize) * RECV_SLOT;
-        // SAFETY: inside the receive buffer; raw copy.
-        unsafe {
-            std::ptr::copy(
-                (self.recv_buf.as_ptr() as *const u8).add(offset),
-                out.as_mut_ptr(),
-                len,
-            )
-        };
-        out
+        copy_out(&self.recv_buf, offset, len)
     }
 
     fn rtr_attr(&self, peer: &Endpoint) -> RtrAttr {
@@ -400,6 +398,21 @@ impl Side {
                 }
                 .write(ring_unit(ring, index, unit));
             };
+            // The remote address segment, always unit 1.
+            let raddr = |ring: &mut [u8], raddr: u64, rkey: u32| {
+                RaddrSeg { raddr, rkey }.write(ring_unit(ring, index, 1));
+            };
+            // An 8-byte atomic: remote address, operands, result segment.
+            let atomic = |ring: &mut [u8],
+                          remote: u64,
+                          rkey: u32,
+                          swap_add: u64,
+                          compare: u64,
+                          result: usize| {
+                raddr(ring, remote, rkey);
+                mlx5::AtomicSeg { swap_add, compare }.write(ring_unit(ring, index, 2));
+                local(ring, 3, result, 8);
+            };
             match *op {
                 Op::SendInline(data) => {
                     units += mlx5::write_inline(ring, index, units, data).expect("inline");
@@ -430,11 +443,7 @@ impl Side {
                     rkey,
                     imm,
                 } => {
-                    RaddrSeg {
-                        raddr: remote,
-                        rkey,
-                    }
-                    .write(ring_unit(ring, index, 1));
+                    raddr(ring, remote, rkey);
                     local(ring, 2, offset, len);
                     units = 3;
                     match imm {
@@ -443,11 +452,7 @@ impl Side {
                     }
                 }
                 Op::WriteInline { data, remote, rkey } => {
-                    RaddrSeg {
-                        raddr: remote,
-                        rkey,
-                    }
-                    .write(ring_unit(ring, index, 1));
+                    raddr(ring, remote, rkey);
                     units = 2 + mlx5::write_inline(ring, index, 2, data).expect("inline");
                     (mlx5::MLX5_OPCODE_RDMA_WRITE, 0, 0)
                 }
@@ -457,11 +462,7 @@ impl Side {
                     remote,
                     rkey,
                 } => {
-                    RaddrSeg {
-                        raddr: remote,
-                        rkey,
-                    }
-                    .write(ring_unit(ring, index, 1));
+                    raddr(ring, remote, rkey);
                     local(ring, 2, offset, len);
                     units = 3;
                     (mlx5::MLX5_OPCODE_RDMA_READ, 0, 0)
@@ -473,17 +474,7 @@ impl Side {
                     compare,
                     swap,
                 } => {
-                    RaddrSeg {
-                        raddr: remote,
-                        rkey,
-                    }
-                    .write(ring_unit(ring, index, 1));
-                    mlx5::AtomicSeg {
-                        swap_add: swap,
-                        compare,
-                    }
-                    .write(ring_unit(ring, index, 2));
-                    local(ring, 3, result_offset, 8);
+                    atomic(ring, remote, rkey, swap, compare, result_offset);
                     units = 4;
                     (mlx5::MLX5_OPCODE_ATOMIC_CS, 0, 0)
                 }
@@ -493,17 +484,7 @@ impl Side {
                     rkey,
                     add,
                 } => {
-                    RaddrSeg {
-                        raddr: remote,
-                        rkey,
-                    }
-                    .write(ring_unit(ring, index, 1));
-                    mlx5::AtomicSeg {
-                        swap_add: add,
-                        compare: 0,
-                    }
-                    .write(ring_unit(ring, index, 2));
-                    local(ring, 3, result_offset, 8);
+                    atomic(ring, remote, rkey, add, 0, result_offset);
                     units = 4;
                     (mlx5::MLX5_OPCODE_ATOMIC_FA, 0, 0)
                 }
@@ -517,11 +498,7 @@ impl Side {
                     swap,
                     swap_mask,
                 } => {
-                    RaddrSeg {
-                        raddr: remote,
-                        rkey,
-                    }
-                    .write(ring_unit(ring, index, 1));
+                    raddr(ring, remote, rkey);
                     let ops = mlx5::MaskedCsSeg {
                         swap,
                         compare,
@@ -554,11 +531,7 @@ impl Side {
                     add,
                     boundary,
                 } => {
-                    RaddrSeg {
-                        raddr: remote,
-                        rkey,
-                    }
-                    .write(ring_unit(ring, index, 1));
+                    raddr(ring, remote, rkey);
                     mlx5::MaskedFaSeg {
                         add,
                         field_boundary: boundary,
@@ -591,14 +564,20 @@ impl Side {
         };
         ctrl.write(mlx5::ring_seg_mut(ring, index, 0).expect("ctrl"));
         let bbs = ctrl.wqebbs() as u16;
+        self.advance_send_counter(bbs);
+        let ctrl_ptr = mlx5::ring_seg(ring, index, 0).expect("ctrl").as_ptr();
+        self.doorbell.ring(ctrl_ptr);
+        index
+    }
+
+    /// Moves the send producer index on by `bbs` basic blocks and publishes
+    /// it in the send counter (before the doorbell).
+    fn advance_send_counter(&mut self, bbs: u16) {
         self.sq_pi = self.sq_pi.wrapping_add(bbs);
         // SAFETY: the doorbell record is 4-aligned device memory valid while
         // the QP lives; word 1 is the send counter.
         let counter = unsafe { &*((self.sq.dbrec as *const AtomicU32).add(1)) };
         counter.store(mlx5::dbrec_word(self.sq_pi), Ordering::Release);
-        let ctrl_ptr = mlx5::ring_seg(ring, index, 0).expect("ctrl").as_ptr();
-        self.doorbell.ring(ctrl_ptr);
-        index
     }
 
     /// Index of the next WQE to be posted.
@@ -620,10 +599,7 @@ impl Side {
                 std::ptr::copy_nonoverlapping(chunk.as_ptr(), self.sq.buf.add(at), chunk.len())
             };
         }
-        self.sq_pi = self.sq_pi.wrapping_add(bbs);
-        // SAFETY: word 1 of the QP doorbell record, as in `post_flags`.
-        let counter = unsafe { &*((self.sq.dbrec as *const AtomicU32).add(1)) };
-        counter.store(mlx5::dbrec_word(self.sq_pi), Ordering::Release);
+        self.advance_send_counter(bbs);
         self.doorbell.ring(self.sq.buf);
         index
     }
