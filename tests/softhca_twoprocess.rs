@@ -8,6 +8,8 @@
 //! thread can serve those operations.
 
 mod softhca_common;
+#[path = "uct_safe/mod.rs"]
+mod uct_safe;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::Ipv4Addr;
@@ -130,11 +132,7 @@ fn every_opcode_with_peer(device: &str, loss: f64) {
     let mut peer = Peer::spawn(loss);
     let mut me = Side::new(open_soft(device, Ipv4Addr::LOCALHOST));
     let name = std::ffi::CString::new(device).expect("name");
-    // SAFETY: a valid C string.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_loss_set(name.as_ptr(), loss) },
-        0
-    );
+    assert_eq!(uct_safe::loss_set(&name, loss), 0);
     let remote = Endpoint::from_line(&peer.expect("EP"));
     peer.say(&format!("EP {}", me.endpoint().to_line()));
     me.connect(&remote, 12, 7);

@@ -89,6 +89,16 @@ pub enum Op<'a> {
     Nop,
 }
 
+/// Soft devices `{tag}_a` on 127.0.0.1 and `{tag}_b` on 127.0.0.2, one
+/// Side each, connected to each other with `timeout` and `retry_cnt`.
+pub fn pair(tag: &str, timeout: u8, retry_cnt: u8) -> (Side, Side) {
+    let a = Side::new(open_soft(&format!("{tag}_a"), Ipv4Addr::new(127, 0, 0, 1)));
+    let b = Side::new(open_soft(&format!("{tag}_b"), Ipv4Addr::new(127, 0, 0, 2)));
+    a.connect(&b.endpoint(), timeout, retry_cnt);
+    b.connect(&a.endpoint(), timeout, retry_cnt);
+    (a, b)
+}
+
 /// A copy of `len` bytes at byte `offset` of `region`, made with a raw
 /// copy: the device may write the region concurrently, as RDMA does.
 fn copy_out(region: &[u64], offset: usize, len: usize) -> Vec<u8> {
