@@ -15,6 +15,9 @@ use uct::api::iface::*;
 use uct::api::v2::*;
 use uct::core::iface::{BaseIface, IfaceInternalOps, UNSUPPORTED_INTERNAL_OPS};
 
+#[path = "uct_safe/mod.rs"]
+mod uct_safe;
+
 /// What the test transport's put_short saw last: (ep, length, remote_addr, rkey).
 static LAST_PUT: Mutex<Option<(usize, c_uint, u64, uct_rkey_t)>> = Mutex::new(None);
 
@@ -298,8 +301,7 @@ fn md_and_worker() -> (uct_md_h, uct_worker_h, *mut ucs_async_context_t) {
 }
 
 fn device_params(tl_name: *const c_char, dev_name: *const c_char) -> uct_iface_params_t {
-    // SAFETY: all-zero is a valid uct_iface_params_t (plain data, NULL pointers).
-    let mut params: uct_iface_params_t = unsafe { std::mem::zeroed() };
+    let mut params: uct_iface_params_t = uct_safe::zeroed();
     params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
     params.open_mode = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device = uct_iface_params_mode_device { tl_name, dev_name };
@@ -393,8 +395,7 @@ fn iface_open_validates_params() {
 #[test]
 fn ep_create_needs_an_iface() {
     let mut transport = TestTransport::new();
-    // SAFETY: all-zero is a valid uct_ep_params_t.
-    let mut params: uct_ep_params_t = unsafe { std::mem::zeroed() };
+    let mut params: uct_ep_params_t = uct_safe::zeroed();
     let mut ep = null_mut();
     // SAFETY: bad inputs, then the test iface (whose ep_create is a stub).
     unsafe {
@@ -413,8 +414,7 @@ fn ep_create_needs_an_iface() {
 }
 
 fn iface_attr_v2(field_mask: u64) -> uct_iface_attr_v2_t {
-    // SAFETY: all-zero is a valid uct_iface_attr_v2_t.
-    let mut attr: uct_iface_attr_v2_t = unsafe { std::mem::zeroed() };
+    let mut attr: uct_iface_attr_v2_t = uct_safe::zeroed();
     attr.field_mask = field_mask;
     attr
 }

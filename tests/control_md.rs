@@ -51,8 +51,7 @@ fn open_md(name: &CStr) -> uct_md_h {
 }
 
 fn zeroed_component_attr(field_mask: u64) -> uct_component_attr_t {
-    // SAFETY: all-zero is a valid uct_component_attr_t (plain data, NULL pointer).
-    let mut attr: uct_component_attr_t = unsafe { std::mem::zeroed() };
+    let mut attr: uct_component_attr_t = uct_safe::zeroed();
     attr.field_mask = field_mask;
     attr
 }
@@ -281,8 +280,7 @@ fn md_query_v1_stays_inside_the_old_struct() {
 }
 
 fn guarded_v2(field_mask: u64) -> Box<uct_md_attr_v2_t> {
-    // SAFETY: filling a plain-data struct with a byte pattern is valid.
-    let mut attr: Box<uct_md_attr_v2_t> = Box::new(unsafe { std::mem::zeroed() });
+    let mut attr: Box<uct_md_attr_v2_t> = Box::new(uct_safe::zeroed());
     // SAFETY: writing bytes of a plain-data struct.
     unsafe {
         std::ptr::write_bytes(
@@ -327,8 +325,7 @@ fn md_query_v2_writes_only_requested_fields() {
     assert_eq!(all.required_mem_flags, UCS_MEM_FLAG_REGISTRABLE as u8);
 
     // The v1 and v2 answers agree.
-    // SAFETY: zeroed plain data, then filled by uct_md_query.
-    let mut v1: uct_md_attr_t = unsafe { std::mem::zeroed() };
+    let mut v1: uct_md_attr_t = uct_safe::zeroed();
     assert_eq!(md_query(md, &mut v1), UCS_OK);
     assert_eq!(v1.cap.flags, all.flags);
     assert_eq!(v1.cap.max_reg, all.max_reg);

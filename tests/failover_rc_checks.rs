@@ -79,8 +79,7 @@ fn token_queries_refuse_bad_parameters() {
     let mut rx = vec![0u8; rx_len];
 
     // TX token without RX token; buffers of the advertised lengths.
-    // SAFETY: all-zero is a valid attr.
-    let mut attr: uct_iface_attr_v2_t = unsafe { std::mem::zeroed() };
+    let mut attr: uct_iface_attr_v2_t = zeroed();
     attr.field_mask = UCT_IFACE_ATTR_FIELD_TX_TOKEN;
     attr.tx_token = tx.as_ptr().cast();
     assert_eq!(

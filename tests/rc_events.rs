@@ -188,8 +188,7 @@ fn pending_purge_returns_requests_in_order() {
 fn v2_reachability_and_query() {
     let pair = Pair::new();
     let dev_b = pair.b.device_address();
-    // SAFETY: all-zero params are valid; fields set below.
-    let mut params: uct_iface_is_reachable_params_t = unsafe { std::mem::zeroed() };
+    let mut params: uct_iface_is_reachable_params_t = zeroed();
     params.field_mask = u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR);
     params.device_addr = dev_b.as_ptr().cast();
     assert_eq!(is_reachable_v2(pair.a.iface, &params), 1);
@@ -197,8 +196,7 @@ fn v2_reachability_and_query() {
     params.device_addr = bad.as_ptr().cast();
     assert_eq!(is_reachable_v2(pair.a.iface, &params), 0);
 
-    // SAFETY: all-zero attr; only the mask is read.
-    let mut attr: uct_iface_attr_v2_t = unsafe { std::mem::zeroed() };
+    let mut attr: uct_iface_attr_v2_t = zeroed();
     attr.field_mask = UCT_IFACE_ATTR_FIELD_CAP_FLAGS;
     assert_eq!(iface_query_v2(pair.a.iface, &mut attr), UCS_OK);
     assert_ne!(
@@ -211,8 +209,7 @@ fn v2_reachability_and_query() {
     assert!(attr.tx_token_length > 0);
 
     let addr_b = pair.b.ep_address(pair.ep_b);
-    // SAFETY: a plain-data C struct, all zeroes is a valid value.
-    let mut connected: uct_ep_is_connected_params_t = unsafe { std::mem::zeroed() };
+    let mut connected: uct_ep_is_connected_params_t = zeroed();
     connected.field_mask = u64::from(UCT_EP_IS_CONNECTED_FIELD_EP_ADDR);
     connected.ep_addr = addr_b.as_ptr().cast();
     assert_eq!(ep_is_connected(pair.ep_a, &connected), 1);

@@ -14,8 +14,7 @@ use uct::api::md::*;
 use uct::api::mem_alloc::*;
 
 fn alloc(iface: uct_iface_h, length: usize) -> uct_allocated_memory_t {
-    // SAFETY: all-zero is a valid (empty) uct_allocated_memory_t.
-    let mut mem: uct_allocated_memory_t = unsafe { std::mem::zeroed() };
+    let mut mem: uct_allocated_memory_t = rc_common::uct_safe::zeroed();
     // SAFETY: live iface, NUL-terminated name, writable mem.
     let status = unsafe {
         uct_iface_mem_alloc(
@@ -88,8 +87,7 @@ fn allocated_memory_serves_zcopy_both_ways() {
 #[test]
 fn bad_arguments_are_refused() {
     let side = Side::open(c"mlx5_0", c"mlx5_0:1", None);
-    // SAFETY: all-zero is a valid (empty) uct_allocated_memory_t.
-    let mut mem: uct_allocated_memory_t = unsafe { std::mem::zeroed() };
+    let mut mem: uct_allocated_memory_t = rc_common::uct_safe::zeroed();
     // SAFETY: each call has one bad argument and otherwise valid ones.
     unsafe {
         assert_eq!(

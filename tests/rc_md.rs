@@ -141,8 +141,7 @@ fn bad_arguments_are_refused() {
 #[test]
 fn query_advertises_what_ucx_ib_md_does() {
     let md = open_md(c"mlx5_0");
-    // SAFETY: zeroed plain data, then filled by uct_md_query_v2.
-    let mut attr: uct_md_attr_v2_t = unsafe { std::mem::zeroed() };
+    let mut attr: uct_md_attr_v2_t = rc_common::uct_safe::zeroed();
     attr.field_mask = UCT_MD_ATTR_FIELD_FLAGS
         | UCT_MD_ATTR_FIELD_REG_MEM_TYPES
         | UCT_MD_ATTR_FIELD_ACCESS_MEM_TYPES

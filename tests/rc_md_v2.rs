@@ -578,8 +578,7 @@ fn mem_reg_v2_refuses_bad_input_with_ucx_statuses() {
 fn mem_dereg_v2_refuses_bad_input_and_invalidation() {
     let md = open_md(c"mlx5_1");
     // As UCX's verbs ib md: no invalidation advertised, so none offered.
-    // SAFETY: zeroed plain data, then filled by uct_md_query_v2.
-    let mut attr: uct_md_attr_v2_t = unsafe { std::mem::zeroed() };
+    let mut attr: uct_md_attr_v2_t = rc_common::uct_safe::zeroed();
     attr.field_mask = UCT_MD_ATTR_FIELD_FLAGS;
     // SAFETY: open md, valid attr.
     assert_eq!(unsafe { uct_md_query_v2(md, &mut attr) }, UCS_OK);
@@ -931,8 +930,7 @@ fn v2_md_calls_ignore_unknown_field_mask_bits_as_ucx() {
     release(&bundle);
     release(&expected);
 
-    // SAFETY: zeroed plain data; only the named fields are then written.
-    let mut attr: uct_md_attr_v2_t = unsafe { std::mem::zeroed() };
+    let mut attr: uct_md_attr_v2_t = rc_common::uct_safe::zeroed();
     attr.field_mask = UCT_MD_ATTR_FIELD_MAX_REG | 1 << 62;
     // SAFETY: md is open; attr is a live, writable struct.
     assert_eq!(unsafe { uct_md_query_v2(md, &mut attr) }, UCS_OK);

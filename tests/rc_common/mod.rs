@@ -71,8 +71,7 @@ pub struct Side {
 }
 
 pub fn iface_params() -> uct_iface_params_t {
-    // SAFETY: all-zero is a valid uct_iface_params_t.
-    let mut params: uct_iface_params_t = unsafe { std::mem::zeroed() };
+    let mut params: uct_iface_params_t = zeroed();
     params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
     params.open_mode = UCT_IFACE_OPEN_MODE_DEVICE;
     params
@@ -160,8 +159,7 @@ impl Side {
     }
 
     pub fn create_ep(&self) -> uct_ep_h {
-        // SAFETY: all-zero params plus the iface.
-        let mut params: uct_ep_params_t = unsafe { std::mem::zeroed() };
+        let mut params: uct_ep_params_t = zeroed();
         params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
         params.iface = self.iface;
         let mut ep = null_mut();

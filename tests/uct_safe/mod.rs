@@ -28,6 +28,36 @@ use uct::api::soft_hca::*;
 use uct::api::v2::*;
 use uct::api::worker::*;
 
+// ------------------------------------------------------------- structs --
+
+/// A C struct for which all-zero bytes are a valid value: integers, arrays,
+/// raw pointers (NULL), `Option` of function pointers (`None`) and unions
+/// of those, nothing else.
+///
+/// # Safety
+/// Only for such structs.
+pub unsafe trait AllZeroValid: Sized {}
+
+// SAFETY (each impl below): the struct's fields are integers, arrays,
+// raw pointers, Option<fn> and unions of those (see src/abi).
+unsafe impl AllZeroValid for uct_allocated_memory_t {}
+unsafe impl AllZeroValid for uct_component_attr_t {}
+unsafe impl AllZeroValid for uct_ep_attr_t {}
+unsafe impl AllZeroValid for uct_ep_is_connected_params_t {}
+unsafe impl AllZeroValid for uct_ep_params_t {}
+unsafe impl AllZeroValid for uct_iface_attr_t {}
+unsafe impl AllZeroValid for uct_iface_attr_v2_t {}
+unsafe impl AllZeroValid for uct_iface_is_reachable_params_t {}
+unsafe impl AllZeroValid for uct_iface_params_t {}
+unsafe impl AllZeroValid for uct_md_attr_t {}
+unsafe impl AllZeroValid for uct_md_attr_v2_t {}
+
+/// An all-zero `T` (a C struct to fill field by field).
+pub fn zeroed<T: AllZeroValid>() -> T {
+    // SAFETY: all-zero is a valid T (the trait's contract).
+    unsafe { std::mem::zeroed() }
+}
+
 // ------------------------------------------------------------------ AM --
 
 /// `uct_ep_am_short` of `payload` after the 8-byte `header`.
@@ -367,8 +397,7 @@ pub fn failover_enable(ep: uct_ep_h) -> ucs_status_t {
 
 /// `uct_iface_query`: the attributes, or the status.
 pub fn iface_query(iface: uct_iface_h) -> Result<uct_iface_attr_t, ucs_status_t> {
-    // SAFETY: all-zero is a valid uct_iface_attr_t (integers and arrays).
-    let mut attr: uct_iface_attr_t = unsafe { std::mem::zeroed() };
+    let mut attr: uct_iface_attr_t = zeroed();
     // SAFETY: a live iface, a writable attr.
     match unsafe { uct_iface_query(iface, &mut attr) } {
         UCS_OK => Ok(attr),
