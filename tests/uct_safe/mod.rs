@@ -387,6 +387,24 @@ pub fn ep_invalidate(ep: uct_ep_h, params: Option<&uct_ep_invalidate_params_t>) 
     unsafe { uct_ep_invalidate(ep, params) }
 }
 
+/// `uct_ep_query` into `attr` (its field mask set by the caller; a TX
+/// token pointer, if asked for, points at a buffer the caller holds).
+pub fn ep_query(ep: uct_ep_h, attr: &mut uct_ep_attr_t) -> ucs_status_t {
+    // SAFETY: NULL or a live ep; a valid attr.
+    unsafe { uct_ep_query(ep, attr) }
+}
+
+/// `uct_ep_outstanding_purge` with `params` (`None`: NULL).
+pub fn outstanding_purge(
+    ep: uct_ep_h,
+    params: Option<&uct_ep_outstanding_purge_params_t>,
+) -> ucs_status_t {
+    let params = params.map_or(std::ptr::null(), |p| p as *const _);
+    // SAFETY: NULL or a live ep; NULL or params whose token, if set, is a
+    // buffer the caller holds and whose callback takes `arg`.
+    unsafe { uct_ep_outstanding_purge(ep, params) }
+}
+
 /// `uct_ep_failover_enable`.
 pub fn failover_enable(ep: uct_ep_h) -> ucs_status_t {
     // SAFETY: a live ep.
@@ -394,6 +412,26 @@ pub fn failover_enable(ep: uct_ep_h) -> ucs_status_t {
 }
 
 // --------------------------------------------------------------- iface --
+
+/// `uct_iface_open` on `md` and `worker` with `params` (their names
+/// NUL-terminated or NULL) and `config` (NULL: defaults) into `iface`.
+pub fn iface_open(
+    md: uct_md_h,
+    worker: uct_worker_h,
+    params: &uct_iface_params_t,
+    config: *const uct_iface_config_t,
+    iface: &mut uct_iface_h,
+) -> ucs_status_t {
+    // SAFETY: NULL or live md, worker and config (checked by the library);
+    // valid params; a writable out-pointer.
+    unsafe { uct_iface_open(md, worker, params, config, iface) }
+}
+
+/// `uct_iface_close` (NULL is ignored).
+pub fn iface_close(iface: uct_iface_h) {
+    // SAFETY: NULL or a live iface, closed once.
+    unsafe { uct_iface_close(iface) }
+}
 
 /// `uct_iface_query`: the attributes, or the status.
 pub fn iface_query(iface: uct_iface_h) -> Result<uct_iface_attr_t, ucs_status_t> {
