@@ -4,6 +4,8 @@
 //! verdicts in posting order.
 
 mod failover_rc_common;
+#[path = "uct_safe/mod.rs"]
+mod uct_safe;
 
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};

@@ -19,6 +19,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use failover_rc_common::*;
+use rc_common::uct_safe;
 use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
