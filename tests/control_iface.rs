@@ -388,9 +388,10 @@ fn ep_create_needs_an_iface() {
 }
 
 fn iface_attr_v2(field_mask: u64) -> uct_iface_attr_v2_t {
-    let mut attr: uct_iface_attr_v2_t = uct_safe::zeroed();
-    attr.field_mask = field_mask;
-    attr
+    uct_iface_attr_v2_t {
+        field_mask,
+        ..uct_safe::zeroed()
+    }
 }
 
 #[test]

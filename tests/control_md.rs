@@ -51,9 +51,10 @@ fn open_md(name: &CStr) -> uct_md_h {
 }
 
 fn zeroed_component_attr(field_mask: u64) -> uct_component_attr_t {
-    let mut attr: uct_component_attr_t = uct_safe::zeroed();
-    attr.field_mask = field_mask;
-    attr
+    uct_component_attr_t {
+        field_mask,
+        ..uct_safe::zeroed()
+    }
 }
 
 #[test]

@@ -171,15 +171,11 @@ fn token_exchange_sender_receiver_sender() {
 
 #[test]
 fn iface_token_checks() {
-    let tx = {
-        let mut bytes = [0u8; TX_TOKEN_LENGTH];
-        TxToken {
-            connection: connection(),
-        }
-        .encode(&mut bytes)
-        .unwrap();
-        bytes
+    let token = TxToken {
+        connection: connection(),
     };
+    let mut tx = [0u8; TX_TOKEN_LENGTH];
+    token.encode(&mut tx).unwrap();
     let mut rx = [0x5au8; RX_TOKEN_LENGTH];
     let mut lookup = receiver(1);
 

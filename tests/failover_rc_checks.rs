@@ -8,7 +8,7 @@ mod rc_common;
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use failover_rc_common::*;
 use rc_common::uct_safe;
@@ -188,8 +188,7 @@ fn purge_refuses_bad_parameters_and_unheld_ops_in_flight() {
 
 #[test]
 fn purge_refuses_an_op_in_flight_that_nothing_holds() {
-    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let pair = Pair::new();
+    let (_traffic, pair) = traffic_pair();
     // Nothing has progressed either iface, so the AM is still outstanding
     // when the purge asks: it completes on its own, so purge refuses it.
     assert_eq!(am_short(pair.ep_a, 3, 7, &[]), UCS_OK);
@@ -201,10 +200,15 @@ fn purge_refuses_an_op_in_flight_that_nothing_holds() {
 /// Tests that send traffic (and drop packets on mlx5_0) run one at a time.
 static TRAFFIC: Mutex<()> = Mutex::new(());
 
+/// The traffic lock (held until the guard drops) and a new pair.
+fn traffic_pair() -> (MutexGuard<'static, ()>, Pair) {
+    let traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
+    (traffic, Pair::new())
+}
+
 #[test]
 fn invalidate_without_no_completions_leaves_nothing_to_purge() {
-    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let pair = Pair::new();
+    let (_traffic, pair) = traffic_pair();
     let rx = exchange_tokens(pair.ep_a, pair.a.iface, pair.b.iface);
     let mut comp = CountingCompletion::new(1);
     // The completion outlives the op.
@@ -223,8 +227,7 @@ fn invalidate_without_no_completions_leaves_nothing_to_purge() {
 
 #[test]
 fn invalidated_ep_reports_undelivered_ams_in_posting_order() {
-    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let pair = Pair::new();
+    let (_traffic, pair) = traffic_pair();
     let inbox = inbox();
     pair.b.collect_am_into(5, inbox);
     let count = 6u64;
@@ -335,8 +338,7 @@ unsafe extern "C" fn unpack_none(_: *mut c_void, _: *const c_void, _: usize) {}
 
 #[test]
 fn op_info_of_every_op_kind_is_what_was_posted() {
-    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let pair = Pair::new();
+    let (_traffic, pair) = traffic_pair();
     let mut remote = vec![0u64; 64];
     let (remote_memh, rkey) = pair.b.register(remote.as_mut_ptr().cast(), 512);
     let raddr = remote.as_ptr() as u64;
@@ -540,8 +542,7 @@ unsafe extern "C" fn replay_am_short(info: *const uct_ep_op_info_t, arg: *mut c_
 
 #[test]
 fn purge_callback_replays_on_another_ep_of_the_same_iface() {
-    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let pair = Pair::new();
+    let (_traffic, pair) = traffic_pair();
     let inbox = inbox();
     pair.b.collect_am_into(6, inbox);
     // A second connection between the same two ifaces.
@@ -590,8 +591,7 @@ fn purge_callback_replays_on_another_ep_of_the_same_iface() {
 
 #[test]
 fn a_token_of_another_connection_leaves_the_named_qp_alone() {
-    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let pair = Pair::new();
+    let (_traffic, pair) = traffic_pair();
     let (_, tx_len, rx_len) = token_caps(pair.a.iface);
     let tx = tx_token(pair.ep_a, tx_len).unwrap();
     // Same responder QP, another requester incarnation: well formed,

@@ -178,6 +178,15 @@ fn invalidated_idle_ep_fails_at_its_next_post_as_in_ucx() {
     pair.close();
 }
 
+/// A pair whose iface error handler (a's) answers UCS_INPROGRESS, and the
+/// inbox of b's AM 5. The handler is boxed: the iface keeps its address.
+fn holding_pair() -> (Box<Handler>, Pair, &'static Inbox) {
+    let handler = Handler::boxed(UCS_INPROGRESS);
+    let pair = Pair::with_params(Some(handler.params()), None);
+    let inbox = pair.b.collect_am(5);
+    (handler, pair, inbox)
+}
+
 /// Posts `count` AMs on a that b never sees, invalidates a with NULL params
 /// and waits for the handler; returns b's RX token.
 fn fail_with_undelivered_ams(pair: &Pair, handler: &Handler, count: u64) -> Vec<u8> {
@@ -197,9 +206,7 @@ fn fail_with_undelivered_ams(pair: &Pair, handler: &Handler, count: u64) -> Vec<
 #[test]
 fn error_handler_answering_inprogress_holds_the_ops_for_purge() {
     let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let handler = Handler::boxed(UCS_INPROGRESS);
-    let pair = Pair::with_params(Some(handler.params()), None);
-    let inbox = pair.b.collect_am(5);
+    let (handler, pair, inbox) = holding_pair();
     let rx = fail_with_undelivered_ams(&pair, &handler, 4);
     assert_eq!(handler.calls(), 1);
     assert_eq!(
@@ -282,9 +289,7 @@ fn deliver(pair: &Pair, inbox: &Inbox, headers_to_send: &[u64]) {
 #[test]
 fn purged_ep_reconnects_to_a_fresh_peer_and_is_used_again() {
     let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let handler = Handler::boxed(UCS_INPROGRESS);
-    let pair = Pair::with_params(Some(handler.params()), None);
-    let inbox = pair.b.collect_am(5);
+    let (handler, pair, inbox) = holding_pair();
     let address_before = pair.a.ep_address(pair.ep_a);
     let rx = fail_with_undelivered_ams(&pair, &handler, 2);
     assert_eq!(purge_headers(pair.ep_a, &rx), (UCS_OK, vec![0, 1]));
