@@ -148,14 +148,7 @@ fn a_lost_request_or_response_is_recovered_exactly_once() {
 
     // The WRITE request itself is lost once.
     assert_eq!(uct_safe::drop_next(c"dropone_a", 1), 0);
-    a.write_buf(0, &pattern(256, 31));
-    let i = a.post(&Op::Write {
-        offset: 0,
-        len: 256,
-        remote: b.buf_addr(0),
-        rkey,
-        imm: None,
-    });
+    let i = a.post_pattern_write(&b, 256, 31);
     let cqe = a.wait_send(LONG).expect("completes after retransmission");
     assert_eq!((cqe.opcode, cqe.wqe_counter), (mlx5::MLX5_CQE_REQ, i));
     assert_eq!(b.read_buf(0, 256), pattern(256, 31));

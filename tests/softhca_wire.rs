@@ -34,15 +34,7 @@ fn pair_receiving(prefix: &str, timeout: u8) -> (Side, Side) {
 /// A WRITE and a SEND from a to b, b never calling progress: the WRITE's
 /// completion needs b's ACK, the SEND's receive CQE b's service thread.
 fn write_and_send_to_passive(a: &mut Side, b: &mut Side, seed: u8) {
-    let rkey = b.endpoint().rkey;
-    a.write_buf(0, &pattern(10_000, seed));
-    let i = a.post(&Op::Write {
-        offset: 0,
-        len: 10_000,
-        remote: b.buf_addr(0),
-        rkey,
-        imm: None,
-    });
+    let i = a.post_pattern_write(b, 10_000, seed);
     let cqe = a.wait_send(LONG).expect("WRITE completes");
     assert_eq!(
         (cqe.opcode, cqe.wqe_counter),
@@ -79,15 +71,7 @@ fn same_host_devices_use_shared_memory_unless_told_udp_and_faults_act_on_both() 
     // Link down on a: nothing leaves, the WRITE waits; back up, the
     // retransmission completes it (timeout 8: ~1 ms per try).
     assert_eq!(uct_safe::link_set(c"wire_shm_a", false), 0);
-    let rkey = b.endpoint().rkey;
-    a.write_buf(0, &pattern(64, 9));
-    let i = a.post(&Op::Write {
-        offset: 0,
-        len: 64,
-        remote: b.buf_addr(0),
-        rkey,
-        imm: None,
-    });
+    let i = a.post_pattern_write(&b, 64, 9);
     assert!(
         a.wait_send(Duration::from_millis(3)).is_none(),
         "no completion while down"

@@ -385,6 +385,20 @@ impl Side {
         counter.store(mlx5::dbrec_word(self.srq_pi), Ordering::Release);
     }
 
+    /// Writes `pattern(len, seed)` at the start of this side's buffer and
+    /// posts (signalled) a WRITE of it to the start of `peer`'s buffer.
+    /// Returns its WQE index.
+    pub fn post_pattern_write(&mut self, peer: &Side, len: usize, seed: u8) -> u16 {
+        self.write_buf(0, &pattern(len, seed));
+        self.post(&Op::Write {
+            offset: 0,
+            len,
+            remote: peer.buf_addr(0),
+            rkey: peer.endpoint().rkey,
+            imm: None,
+        })
+    }
+
     /// Writes one WQE for `op` (signalled) into the send ring and rings the
     /// doorbell. Returns its WQE index.
     pub fn post(&mut self, op: &Op<'_>) -> u16 {
