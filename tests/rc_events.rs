@@ -31,8 +31,7 @@ fn am_zcopy_header_and_iov_arrive_contiguous() {
             count: 1,
         },
         uct_iov_t {
-            // SAFETY: inside `payload`.
-            buffer: unsafe { payload.as_mut_ptr().add(1000) }.cast(),
+            buffer: payload[1000..].as_mut_ptr().cast(),
             length: 5000,
             memh,
             stride: 0,
@@ -176,8 +175,8 @@ fn pending_purge_returns_requests_in_order() {
     }
     // A flush must wait for the pending queue.
     assert_eq!(ep_flush(pair.ep_a, 0, null_mut()), UCS_ERR_NO_RESOURCE);
-    // SAFETY: live ep, callback and argument.
-    unsafe { uct_ep_pending_purge(pair.ep_a, Some(record_purge), 0x1234 as *mut c_void) };
+    // Live ep, callback and argument.
+    pending_purge(pair.ep_a, Some(record_purge), 0x1234 as *mut c_void);
     let expected: Vec<usize> = reqs.iter().map(|r| r as *const _ as usize).collect();
     assert_eq!(*PURGED.lock().unwrap(), expected);
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);

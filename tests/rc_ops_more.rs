@@ -28,8 +28,7 @@ fn split(buffer: &mut [u8], parts: usize, memh: uct_mem_h) -> Vec<uct_iov_t> {
     let mut start = 0;
     cuts.iter()
         .map(|&end| {
-            // SAFETY: start <= end <= len.
-            let entry = iov_entry(unsafe { buffer.as_mut_ptr().add(start) }, end - start, memh);
+            let entry = iov_entry(buffer[start..].as_mut_ptr(), end - start, memh);
             start = end;
             entry
         })

@@ -61,9 +61,8 @@ fn parse_peer(line: &str) -> Peer {
 }
 
 fn connect(ep: uct_ep_h, peer: &Peer) {
-    // SAFETY: the peer's addresses, of the lengths its iface reported.
-    let status =
-        unsafe { uct_ep_connect_to_ep(ep, peer.device.as_ptr().cast(), peer.ep.as_ptr().cast()) };
+    // The peer's addresses, of the lengths its iface reported.
+    let status = connect_to_ep(ep, &peer.device, &peer.ep);
     assert_eq!(status, UCS_OK);
 }
 

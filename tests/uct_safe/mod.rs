@@ -354,6 +354,13 @@ pub fn ep_destroy(ep: uct_ep_h) {
     unsafe { uct_ep_destroy(ep) }
 }
 
+/// `uct_iface_release_desc` of a descriptor an AM handler kept (it
+/// answered `UCS_INPROGRESS` for it).
+pub fn release_desc(desc: *mut c_void) {
+    // SAFETY: a kept descriptor, released once (module contract).
+    unsafe { uct_iface_release_desc(desc) }
+}
+
 /// `uct_iface_progress` of one iface.
 pub fn iface_progress(iface: uct_iface_h) -> c_uint {
     // SAFETY: a live iface.
