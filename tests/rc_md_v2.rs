@@ -206,9 +206,7 @@ fn v2_registrations_and_keys_serve_zcopy_and_atomics() {
         // Registered iov, live completion, target registered.
         put_zcopy(pair.ep_a, &put_iov, base, rkey, comp.as_ptr())
     });
-    assert_eq!(status, UCS_INPROGRESS);
-    assert!(pair.wait(|| comp.calls() == 1));
-    assert_eq!(comp.status(), UCS_OK);
+    pair.expect_completion(status, &comp);
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
     let landed = target_bytes(&mut target);
     assert_eq!(&landed[..LEN], &source[..]);
@@ -227,9 +225,7 @@ fn v2_registrations_and_keys_serve_zcopy_and_atomics() {
         // Registered iov, live completion.
         get_zcopy(pair.ep_a, &get_iov, base, rkey, get_comp.as_ptr())
     });
-    assert_eq!(status, UCS_INPROGRESS);
-    assert!(pair.wait(|| get_comp.calls() == 1));
-    assert_eq!(get_comp.status(), UCS_OK);
+    pair.expect_completion(status, &get_comp);
     assert_eq!(target_bytes(&mut back), source);
 
     // Atomics on the word past the put, with the same rkey.
@@ -248,9 +244,7 @@ fn v2_registrations_and_keys_serve_zcopy_and_atomics() {
             fetch.as_ptr(),
         )
     });
-    assert_eq!(status, UCS_INPROGRESS);
-    assert!(pair.wait(|| fetch.calls() == 1));
-    assert_eq!(fetch.status(), UCS_OK);
+    pair.expect_completion(status, &fetch);
     // Completed; the device no longer writes it.
     assert_eq!(read_volatile(&old), 100);
     let mut swapped = 0u64;

@@ -242,9 +242,7 @@ fn put_then_get_with_data_checked_and_completions_counted() {
     ];
     let mut comp = CountingCompletion::new(1);
     let status = put_zcopy(pair.ep_a, &iov[..2], base + 8192, rkey, comp.as_ptr());
-    assert_eq!(status, UCS_INPROGRESS);
-    assert!(pair.wait(|| comp.calls() == 1));
-    assert_eq!(comp.status(), UCS_OK);
+    pair.expect_completion(status, &comp);
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
 
     assert_eq!(&target[..100], &short[..]);

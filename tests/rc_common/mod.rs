@@ -419,6 +419,15 @@ impl Pair {
         true
     }
 
+    /// Checks that an op posted with `comp` is in progress (`status`), then
+    /// waits for `comp`'s one call and checks it reported `UCS_OK`.
+    #[track_caller]
+    pub fn expect_completion(&self, status: ucs_status_t, comp: &CountingCompletion) {
+        assert_eq!(status, UCS_INPROGRESS);
+        assert!(self.wait(|| comp.calls() == 1));
+        assert_eq!(comp.status(), UCS_OK);
+    }
+
     /// Flushes `ep` to completion.
     pub fn flush(&self, ep: uct_ep_h) -> ucs_status_t {
         let start = Instant::now();
