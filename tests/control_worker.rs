@@ -53,6 +53,12 @@ impl Fixture {
     fn progress(&self) -> c_uint {
         worker_progress(self.worker)
     }
+
+    /// One inline walk of the worker's callbacks with `WORDS`-word elements.
+    fn inline_progress<const WORDS: usize>(&self) -> c_uint {
+        // SAFETY: the fixture's worker is live.
+        unsafe { inline_progress::<WORDS>(self.worker) }
+    }
 }
 
 impl Drop for Fixture {
@@ -240,10 +246,8 @@ fn inline_walks_of_both_layouts_reach_the_same_callbacks() {
         .collect();
     assert_eq!(ids.len(), 10);
     // More callbacks than UCS_CALLBACKQ_FAST_COUNT: all still run once per walk.
-    // SAFETY: live worker.
-    assert_eq!(unsafe { inline_progress::<MASTER>(fixture.worker) }, 10);
-    // SAFETY: live worker.
-    assert_eq!(unsafe { inline_progress::<V113>(fixture.worker) }, 10);
+    assert_eq!(fixture.inline_progress::<MASTER>(), 10);
+    assert_eq!(fixture.inline_progress::<V113>(), 10);
     assert_eq!(fixture.progress(), 10);
     assert_eq!(hits.load(Ordering::SeqCst), 30);
 }
@@ -312,8 +316,7 @@ fn callbacks_may_unregister_and_register_during_the_walk() {
     *state.victim_id.lock().unwrap() = fixture.register(Some(victim_cb), arg, 0);
 
     // The walk is done the way a UCX 1.13 binary does it, inline.
-    // SAFETY: live worker.
-    let work = unsafe { inline_progress::<V113>(fixture.worker) };
+    let work = fixture.inline_progress::<V113>();
     assert_eq!(work, 1, "only the remover ran");
     assert_eq!(*state.log.lock().unwrap(), ["remover"]);
     assert_eq!(*state.victim_id.lock().unwrap(), UCS_CALLBACKQ_ID_NULL);
@@ -321,8 +324,7 @@ fn callbacks_may_unregister_and_register_during_the_walk() {
     assert_ne!(*state.added_id.lock().unwrap(), UCS_CALLBACKQ_ID_NULL);
 
     // Next walk: only the callback added during the previous one.
-    // SAFETY: live worker.
-    assert_eq!(unsafe { inline_progress::<MASTER>(fixture.worker) }, 1);
+    assert_eq!(fixture.inline_progress::<MASTER>(), 1);
     assert_eq!(*state.log.lock().unwrap(), ["remover", "added"]);
 
     let mut added = *state.added_id.lock().unwrap();
