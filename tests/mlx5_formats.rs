@@ -475,7 +475,7 @@ fn decoder_rejects_bad_wqes() {
 
 #[test]
 fn decoder_survives_random_rings() {
-    let mut rng = Rng(0x5eed_0001);
+    let mut rng = Rng::new(0x5eed_0001);
     let mut ok = 0;
     for round in 0..20_000 {
         let blocks = 1usize << rng.below(4);
@@ -965,7 +965,7 @@ fn inline_wqe_fast_path_matches_builder() {
             }
         }
     }
-    let mut rng = Rng(0x5eed_f00d);
+    let mut rng = Rng::new(0x5eed_f00d);
     let (mut taken, mut declined) = (0, 0);
     check(&mut rng, &[], &mut taken, &mut declined);
     check(
@@ -984,7 +984,7 @@ fn inline_wqe_fast_path_matches_builder() {
 /// for random pieces at every unit of a small ring.
 #[test]
 fn write_inline_parts_fast_path_matches_wrapping_form() {
-    let mut rng = Rng(0x1a2b_3c4d);
+    let mut rng = Rng::new(0x1a2b_3c4d);
     let ring_len = 4 * SEND_WQE_BB;
     for _ in 0..3000 {
         let garbage: Vec<u8> = (0..ring_len).map(|_| rng.next() as u8).collect();

@@ -13,7 +13,7 @@ const ROUNDS: usize = 200_000;
 
 #[test]
 fn random_bytes_never_panic() {
-    let mut rng = Rng(0x00c0_ffee);
+    let mut rng = Rng::new(0x00c0_ffee);
     let mut parsed = 0;
     for _ in 0..ROUNDS / 4 {
         let len = rng.below(130);
@@ -32,7 +32,7 @@ fn random_bytes_never_panic() {
 
 #[test]
 fn mutated_valid_packets_never_panic() {
-    let mut rng = Rng(0x0bad_5eed);
+    let mut rng = Rng::new(0x0bad_5eed);
     let ctx = context();
     let payload: Vec<u8> = (0..40u8).collect();
     let mut valid = Vec::new();

@@ -1,20 +1,23 @@
-//! A small seeded generator (SplitMix64), so the random tests are
-//! reproducible.
+//! The library's seeded generator (SplitMix64, `engine::sim::Rng`) with the
+//! `usize` bounds the format and wire fuzz tests index with, so their
+//! random cases are reproducible.
 #![allow(dead_code)]
 
-pub struct Rng(pub u64);
+use uct::hca::soft::engine::sim;
+
+pub struct Rng(sim::Rng);
 
 impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(sim::Rng::new(seed))
+    }
+
     pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform-ish in `0..n`.
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.0.below(n as u64) as usize
     }
 }
