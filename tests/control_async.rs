@@ -8,8 +8,12 @@ use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use uct::abi::*;
-use uct::api::async_context::*;
+use uct::api::async_context::{ucs_async_modify_handler, ucs_async_remove_handler};
 use uct::core::async_context::AsyncContext;
+
+#[path = "uct_safe/mod.rs"]
+mod uct_safe;
+use uct_safe::*;
 
 struct Pipe {
     read: c_int,
@@ -80,12 +84,23 @@ unsafe extern "C" fn remove_self(id: c_int, events: ucs_event_set_types_t, arg: 
 
 fn create(mode: ucs_async_mode_t) -> *mut ucs_async_context_t {
     let mut context = null_mut();
-    // SAFETY: valid out-pointer.
-    assert_eq!(
-        unsafe { ucs_async_context_create(mode, &mut context) },
-        UCS_OK
-    );
+    assert_eq!(async_context_create(mode, &mut context), UCS_OK);
     context
+}
+
+/// A new context of `mode` with `cb` watching a new pipe's reads, and
+/// what the handler saw (boxed: the handler keeps its address).
+fn watched(
+    mode: ucs_async_mode_t,
+    cb: ucs_async_event_cb_t,
+) -> (*mut ucs_async_context_t, Pipe, Box<Seen>) {
+    let context = create(mode);
+    let pipe = Pipe::new();
+    let seen = Box::<Seen>::default();
+    let arg = &*seen as *const Seen as *mut c_void;
+    let status = set_event_handler(mode, pipe.read, UCS_EVENT_SET_EVREAD, cb, arg, context);
+    assert_eq!(status, UCS_OK);
+    (context, pipe, seen)
 }
 
 fn wait_for(what: impl Fn() -> bool) -> bool {
@@ -101,24 +116,8 @@ fn wait_for(what: impl Fn() -> bool) -> bool {
 
 #[test]
 fn poll_mode_delivers_only_when_polled() {
-    let context = create(UCS_ASYNC_MODE_POLL);
-    let pipe = Pipe::new();
-    let seen = Seen::default();
-    let arg = &seen as *const Seen as *mut c_void;
-    // SAFETY: live context; `seen` outlives the handler.
-    let status = unsafe {
-        ucs_async_set_event_handler(
-            UCS_ASYNC_MODE_POLL,
-            pipe.read,
-            UCS_EVENT_SET_EVREAD,
-            Some(on_event),
-            arg,
-            context,
-        )
-    };
-    assert_eq!(status, UCS_OK);
-    // SAFETY: live context.
-    unsafe { ucs_async_poll(context) };
+    let (context, pipe, seen) = watched(UCS_ASYNC_MODE_POLL, Some(on_event));
+    async_poll(context);
     assert_eq!(seen.calls.load(Ordering::SeqCst), 0, "nothing pending");
 
     pipe.poke();
@@ -128,8 +127,7 @@ fn poll_mode_delivers_only_when_polled() {
         0,
         "no thread delivers in poll mode"
     );
-    // SAFETY: live context.
-    unsafe { ucs_async_poll(context) };
+    async_poll(context);
     assert_eq!(seen.calls.load(Ordering::SeqCst), 1);
     assert_eq!(seen.id.load(Ordering::SeqCst), pipe.read);
     assert_ne!(
@@ -143,18 +141,15 @@ fn poll_mode_delivers_only_when_polled() {
 
     // Polling every (poll-mode) context with NULL reaches it too.
     pipe.poke();
-    // SAFETY: NULL means all contexts.
-    unsafe { ucs_async_poll(null_mut()) };
+    // NULL means all contexts.
+    async_poll(null_mut());
     assert_eq!(seen.calls.load(Ordering::SeqCst), 2);
 
     assert_eq!(ucs_async_remove_handler(pipe.read, 1), UCS_OK);
     assert_eq!(ucs_async_remove_handler(pipe.read, 1), UCS_ERR_NO_ELEM);
     pipe.poke();
-    // SAFETY: live context, then destroyed once.
-    unsafe {
-        ucs_async_poll(context);
-        ucs_async_context_destroy(context);
-    }
+    async_poll(context);
+    async_context_destroy(context);
     assert_eq!(
         seen.calls.load(Ordering::SeqCst),
         2,
@@ -169,22 +164,7 @@ fn thread_mode_delivers_from_the_service_thread() {
         UCS_ASYNC_MODE_THREAD_MUTEX,
         UCS_ASYNC_MODE_SIGNAL,
     ] {
-        let context = create(mode);
-        let pipe = Pipe::new();
-        let seen = Seen::default();
-        let arg = &seen as *const Seen as *mut c_void;
-        // SAFETY: live context; `seen` outlives the handler.
-        let status = unsafe {
-            ucs_async_set_event_handler(
-                mode,
-                pipe.read,
-                UCS_EVENT_SET_EVREAD,
-                Some(on_event),
-                arg,
-                context,
-            )
-        };
-        assert_eq!(status, UCS_OK);
+        let (context, pipe, seen) = watched(mode, Some(on_event));
         pipe.poke();
         assert!(
             wait_for(|| seen.calls.load(Ordering::SeqCst) == 1),
@@ -214,29 +194,13 @@ fn thread_mode_delivers_from_the_service_thread() {
         );
 
         assert_eq!(ucs_async_remove_handler(pipe.read, 1), UCS_OK);
-        // SAFETY: destroyed once.
-        unsafe { ucs_async_context_destroy(context) };
+        async_context_destroy(context);
     }
 }
 
 #[test]
 fn block_holds_back_handlers() {
-    let context = create(UCS_ASYNC_MODE_THREAD_MUTEX);
-    let pipe = Pipe::new();
-    let seen = Seen::default();
-    let arg = &seen as *const Seen as *mut c_void;
-    // SAFETY: live context; `seen` outlives the handler.
-    let status = unsafe {
-        ucs_async_set_event_handler(
-            UCS_ASYNC_MODE_THREAD_MUTEX,
-            pipe.read,
-            UCS_EVENT_SET_EVREAD,
-            Some(on_event),
-            arg,
-            context,
-        )
-    };
-    assert_eq!(status, UCS_OK);
+    let (context, pipe, seen) = watched(UCS_ASYNC_MODE_THREAD_MUTEX, Some(on_event));
     // SAFETY: the handle is our live AsyncContext.
     let rust_context = unsafe { &*(context as *const AsyncContext) };
     {
@@ -247,28 +211,12 @@ fn block_holds_back_handlers() {
     }
     assert!(wait_for(|| seen.calls.load(Ordering::SeqCst) == 1));
     assert_eq!(ucs_async_remove_handler(pipe.read, 1), UCS_OK);
-    // SAFETY: destroyed once.
-    unsafe { ucs_async_context_destroy(context) };
+    async_context_destroy(context);
 }
 
 #[test]
 fn handler_may_remove_itself_synchronously() {
-    let context = create(UCS_ASYNC_MODE_THREAD_SPINLOCK);
-    let pipe = Pipe::new();
-    let seen = Seen::default();
-    let arg = &seen as *const Seen as *mut c_void;
-    // SAFETY: live context; `seen` outlives the handler.
-    let status = unsafe {
-        ucs_async_set_event_handler(
-            UCS_ASYNC_MODE_THREAD_SPINLOCK,
-            pipe.read,
-            UCS_EVENT_SET_EVREAD,
-            Some(remove_self),
-            arg,
-            context,
-        )
-    };
-    assert_eq!(status, UCS_OK);
+    let (context, pipe, seen) = watched(UCS_ASYNC_MODE_THREAD_SPINLOCK, Some(remove_self));
     pipe.poke();
     assert!(wait_for(|| seen.calls.load(Ordering::SeqCst) == 1));
     assert!(wait_for(
@@ -277,30 +225,13 @@ fn handler_may_remove_itself_synchronously() {
     pipe.poke();
     std::thread::sleep(Duration::from_millis(20));
     assert_eq!(seen.calls.load(Ordering::SeqCst), 1);
-    // SAFETY: destroyed once.
-    unsafe { ucs_async_context_destroy(context) };
+    async_context_destroy(context);
 }
 
 #[test]
 fn destroy_drops_remaining_handlers() {
-    let context = create(UCS_ASYNC_MODE_THREAD_SPINLOCK);
-    let pipe = Pipe::new();
-    let seen = Seen::default();
-    let arg = &seen as *const Seen as *mut c_void;
-    // SAFETY: live context; `seen` outlives the context.
-    let status = unsafe {
-        ucs_async_set_event_handler(
-            UCS_ASYNC_MODE_THREAD_SPINLOCK,
-            pipe.read,
-            UCS_EVENT_SET_EVREAD,
-            Some(on_event),
-            arg,
-            context,
-        )
-    };
-    assert_eq!(status, UCS_OK);
-    // SAFETY: destroyed once.
-    unsafe { ucs_async_context_destroy(context) };
+    let (context, pipe, _seen) = watched(UCS_ASYNC_MODE_THREAD_SPINLOCK, Some(on_event));
+    async_context_destroy(context);
     assert_eq!(ucs_async_remove_handler(pipe.read, 1), UCS_ERR_NO_ELEM);
 }
 
@@ -312,106 +243,51 @@ fn event_handler_bad_input() {
     let arg = &seen as *const Seen as *mut c_void;
     let read = UCS_EVENT_SET_EVREAD;
     let mut timer_id: c_int = -1;
-    // SAFETY: each call passes one bad argument; the context is live.
-    unsafe {
-        assert_eq!(
-            ucs_async_set_event_handler(
-                UCS_ASYNC_MODE_POLL,
-                -1,
-                read,
-                Some(on_event),
-                arg,
-                context
-            ),
-            UCS_ERR_INVALID_PARAM
-        );
-        assert_eq!(
-            ucs_async_set_event_handler(
-                UCS_ASYNC_MODE_POLL,
-                1_000_000,
-                read,
-                Some(on_event),
-                arg,
-                context
-            ),
-            UCS_ERR_EXCEEDS_LIMIT
-        );
-        assert_eq!(
-            ucs_async_set_event_handler(UCS_ASYNC_MODE_POLL, pipe.read, read, None, arg, context),
-            UCS_ERR_INVALID_PARAM
-        );
-        assert_eq!(
-            ucs_async_set_event_handler(
-                UCS_ASYNC_MODE_POLL,
-                pipe.read,
-                read,
-                Some(on_event),
-                arg,
-                null_mut()
-            ),
-            UCS_ERR_INVALID_PARAM
-        );
-        assert_eq!(
-            ucs_async_set_event_handler(
-                UCS_ASYNC_MODE_THREAD_MUTEX,
-                pipe.read,
-                read,
-                Some(on_event),
-                arg,
-                context
-            ),
-            UCS_ERR_INVALID_PARAM,
-            "mode differs from the context's"
-        );
-        // An fd number that is not open.
-        assert_eq!(
-            ucs_async_set_event_handler(
-                UCS_ASYNC_MODE_POLL,
-                999_999,
-                read,
-                Some(on_event),
-                arg,
-                context
-            ),
-            UCS_ERR_INVALID_PARAM
-        );
-        assert_eq!(
-            ucs_async_set_event_handler(
-                UCS_ASYNC_MODE_POLL,
-                pipe.read,
-                read,
-                Some(on_event),
-                arg,
-                context
-            ),
-            UCS_OK
-        );
-        assert_eq!(
-            ucs_async_set_event_handler(
-                UCS_ASYNC_MODE_POLL,
-                pipe.read,
-                read,
-                Some(on_event),
-                arg,
-                context
-            ),
-            UCS_ERR_ALREADY_EXISTS
-        );
-        assert_eq!(ucs_async_modify_handler(999_998, read), UCS_ERR_NO_ELEM);
-        assert_eq!(ucs_async_remove_handler(999_998, 1), UCS_ERR_NO_ELEM);
-        assert_eq!(
-            ucs_async_add_timer(
-                UCS_ASYNC_MODE_POLL,
-                1000,
-                Some(on_event),
-                arg,
-                context,
-                &mut timer_id
-            ),
-            UCS_ERR_UNSUPPORTED
-        );
-        assert_eq!(ucs_async_remove_handler(pipe.read, 1), UCS_OK);
-        ucs_async_context_destroy(context);
-    }
+    // Each call passes one bad argument; the context is live.
+    let set = |mode, fd, cb: ucs_async_event_cb_t, context| {
+        set_event_handler(mode, fd, read, cb, arg, context)
+    };
+    let poll = UCS_ASYNC_MODE_POLL;
+    assert_eq!(
+        set(poll, -1, Some(on_event), context),
+        UCS_ERR_INVALID_PARAM
+    );
+    assert_eq!(
+        set(poll, 1_000_000, Some(on_event), context),
+        UCS_ERR_EXCEEDS_LIMIT
+    );
+    assert_eq!(set(poll, pipe.read, None, context), UCS_ERR_INVALID_PARAM);
+    assert_eq!(
+        set(poll, pipe.read, Some(on_event), null_mut()),
+        UCS_ERR_INVALID_PARAM
+    );
+    assert_eq!(
+        set(
+            UCS_ASYNC_MODE_THREAD_MUTEX,
+            pipe.read,
+            Some(on_event),
+            context
+        ),
+        UCS_ERR_INVALID_PARAM,
+        "mode differs from the context's"
+    );
+    // An fd number that is not open.
+    assert_eq!(
+        set(poll, 999_999, Some(on_event), context),
+        UCS_ERR_INVALID_PARAM
+    );
+    assert_eq!(set(poll, pipe.read, Some(on_event), context), UCS_OK);
+    assert_eq!(
+        set(poll, pipe.read, Some(on_event), context),
+        UCS_ERR_ALREADY_EXISTS
+    );
+    assert_eq!(ucs_async_modify_handler(999_998, read), UCS_ERR_NO_ELEM);
+    assert_eq!(ucs_async_remove_handler(999_998, 1), UCS_ERR_NO_ELEM);
+    assert_eq!(
+        add_timer(poll, 1000, Some(on_event), arg, context, &mut timer_id),
+        UCS_ERR_UNSUPPORTED
+    );
+    assert_eq!(ucs_async_remove_handler(pipe.read, 1), UCS_OK);
+    async_context_destroy(context);
     assert_eq!(seen.calls.load(Ordering::SeqCst), 0);
 }

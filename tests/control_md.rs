@@ -1,7 +1,7 @@
 //! Components, memory domains and transport resources, with every bad input.
 //! The process sees two soft devices (set before first use, see `setup`).
 
-use std::ffi::{c_char, c_uint, CStr};
+use std::ffi::{c_uint, CStr};
 use std::mem::size_of;
 use std::ptr::null_mut;
 use std::sync::Once;
@@ -10,6 +10,13 @@ use uct::abi::*;
 use uct::api::component::*;
 use uct::api::cstr::c_array_to_string;
 use uct::api::md::*;
+
+#[path = "uct_safe/mod.rs"]
+mod uct_safe;
+use uct_safe::{
+    component_query, md_close, md_open, md_query, md_query_v2, query_components,
+    release_component_list, tl_resources,
+};
 
 const DEVICES: &str = "mlx5_0@127.0.0.1,mlx5_1@127.0.0.2";
 
@@ -24,24 +31,19 @@ fn ib_component() -> uct_component_h {
     setup();
     let mut components: *mut uct_component_h = null_mut();
     let mut count: c_uint = 0;
-    // SAFETY: valid out-pointers.
-    assert_eq!(
-        unsafe { uct_query_components(&mut components, &mut count) },
-        UCS_OK
-    );
+    assert_eq!(query_components(&mut components, &mut count), UCS_OK);
     assert_eq!(count, 1);
     // SAFETY: the array has `count` entries.
     let component = unsafe { *components };
-    // SAFETY: array from uct_query_components.
-    unsafe { uct_release_component_list(components) };
+    release_component_list(components);
     component
 }
 
 fn open_md(name: &CStr) -> uct_md_h {
     let mut md = null_mut();
-    // SAFETY: valid component, name and out-pointer; NULL config = defaults.
+    // NULL config = defaults.
     assert_eq!(
-        unsafe { uct_md_open(ib_component(), name.as_ptr(), std::ptr::null(), &mut md) },
+        md_open(ib_component(), name, std::ptr::null(), &mut md),
         UCS_OK
     );
     assert!(!md.is_null());
@@ -49,10 +51,10 @@ fn open_md(name: &CStr) -> uct_md_h {
 }
 
 fn zeroed_component_attr(field_mask: u64) -> uct_component_attr_t {
-    // SAFETY: all-zero is a valid uct_component_attr_t (plain data, NULL pointer).
-    let mut attr: uct_component_attr_t = unsafe { std::mem::zeroed() };
-    attr.field_mask = field_mask;
-    attr
+    uct_component_attr_t {
+        field_mask,
+        ..uct_safe::zeroed()
+    }
 }
 
 #[test]
@@ -64,8 +66,7 @@ fn component_list_and_query() {
             | UCT_COMPONENT_ATTR_FIELD_FLAGS,
     );
     attr.flags = u64::MAX;
-    // SAFETY: valid component and attr.
-    assert_eq!(unsafe { uct_component_query(component, &mut attr) }, UCS_OK);
+    assert_eq!(component_query(component, &mut attr), UCS_OK);
     assert_eq!(c_array_to_string(&attr.name), "ib");
     assert_eq!(attr.md_resource_count, 2);
     assert_eq!(attr.flags, 0, "ib has no CM and no rkey_ptr");
@@ -81,8 +82,8 @@ fn component_list_and_query() {
     attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
     attr.md_resources = resources.as_mut_ptr();
     attr.md_resource_count = 77;
-    // SAFETY: the array has room for every md (plus a guard entry).
-    assert_eq!(unsafe { uct_component_query(component, &mut attr) }, UCS_OK);
+    // The array has room for every md (plus a guard entry).
+    assert_eq!(component_query(component, &mut attr), UCS_OK);
     assert_eq!(
         attr.md_resource_count, 77,
         "fields not asked for are untouched"
@@ -104,11 +105,7 @@ fn component_list_and_query() {
 
     // field_mask 0 is a valid no-op.
     let mut empty = zeroed_component_attr(0);
-    // SAFETY: valid attr.
-    assert_eq!(
-        unsafe { uct_component_query(component, &mut empty) },
-        UCS_OK
-    );
+    assert_eq!(component_query(component, &mut empty), UCS_OK);
 }
 
 #[test]
@@ -118,7 +115,7 @@ fn component_bad_input() {
     let mut list: *mut uct_component_h = null_mut();
     let mut attr = zeroed_component_attr(UCT_COMPONENT_ATTR_FIELD_NAME);
     let mut foreign = [0u64; 4];
-    // SAFETY: each call passes one bad argument; the rest are valid.
+    // SAFETY: each call passes one bad (NULL) out-pointer.
     unsafe {
         assert_eq!(
             uct_query_components(null_mut(), &mut count),
@@ -129,31 +126,32 @@ fn component_bad_input() {
             UCS_ERR_INVALID_PARAM
         );
         assert_eq!(
-            uct_component_query(null_mut(), &mut attr),
-            UCS_ERR_INVALID_PARAM
-        );
-        assert_eq!(
-            uct_component_query(foreign.as_mut_ptr() as uct_component_h, &mut attr),
-            UCS_ERR_INVALID_PARAM
-        );
-        assert_eq!(
             uct_component_query(component, null_mut()),
             UCS_ERR_INVALID_PARAM
         );
-        // A bit UCX does not define.
-        let mut unknown = zeroed_component_attr(UCT_COMPONENT_ATTR_FIELD_FLAGS << 1);
-        assert_eq!(
-            uct_component_query(component, &mut unknown),
-            UCS_ERR_INVALID_PARAM
-        );
-        // MD_RESOURCES without an array.
-        let mut no_array = zeroed_component_attr(UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES);
-        assert_eq!(
-            uct_component_query(component, &mut no_array),
-            UCS_ERR_INVALID_PARAM
-        );
-        uct_release_component_list(null_mut());
     }
+    // Each call passes one bad argument; the rest are valid.
+    assert_eq!(
+        component_query(null_mut(), &mut attr),
+        UCS_ERR_INVALID_PARAM
+    );
+    assert_eq!(
+        component_query(foreign.as_mut_ptr().cast(), &mut attr),
+        UCS_ERR_INVALID_PARAM
+    );
+    // A bit UCX does not define.
+    let mut unknown = zeroed_component_attr(UCT_COMPONENT_ATTR_FIELD_FLAGS << 1);
+    assert_eq!(
+        component_query(component, &mut unknown),
+        UCS_ERR_INVALID_PARAM
+    );
+    // MD_RESOURCES without an array.
+    let mut no_array = zeroed_component_attr(UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES);
+    assert_eq!(
+        component_query(component, &mut no_array),
+        UCS_ERR_INVALID_PARAM
+    );
+    release_component_list(null_mut());
     assert!(list.is_null());
     assert_eq!(
         attr.name, [0; UCT_COMPONENT_NAME_MAX],
@@ -165,59 +163,50 @@ fn component_bad_input() {
 fn md_open_close_and_bad_input() {
     let component = ib_component();
     let md = open_md(c"mlx5_1");
-    // SAFETY: open md.
-    unsafe { uct_md_close(md) };
+    md_close(md);
 
     let mut out = null_mut();
     let mut foreign = [0u64; 4];
-    // SAFETY: each call passes one bad argument.
+    let defaults = std::ptr::null();
+    // Each call passes one bad argument.
+    assert_eq!(
+        md_open(component, c"mlx5_9", defaults, &mut out),
+        UCS_ERR_NO_DEVICE
+    );
+    assert_eq!(
+        md_open(component, c"", defaults, &mut out),
+        UCS_ERR_NO_DEVICE
+    );
+    // SAFETY: the NULL name and the NULL out-pointer are the bad inputs.
     unsafe {
         assert_eq!(
-            uct_md_open(component, c"mlx5_9".as_ptr(), std::ptr::null(), &mut out),
-            UCS_ERR_NO_DEVICE
-        );
-        assert_eq!(
-            uct_md_open(component, c"".as_ptr(), std::ptr::null(), &mut out),
-            UCS_ERR_NO_DEVICE
-        );
-        assert_eq!(
-            uct_md_open(component, std::ptr::null(), std::ptr::null(), &mut out),
+            uct_md_open(component, std::ptr::null(), defaults, &mut out),
             UCS_ERR_INVALID_PARAM
         );
         assert_eq!(
-            uct_md_open(component, c"mlx5_0".as_ptr(), std::ptr::null(), null_mut()),
+            uct_md_open(component, c"mlx5_0".as_ptr(), defaults, null_mut()),
             UCS_ERR_INVALID_PARAM
         );
-        assert_eq!(
-            uct_md_open(null_mut(), c"mlx5_0".as_ptr(), std::ptr::null(), &mut out),
-            UCS_ERR_INVALID_PARAM
-        );
-        assert_eq!(
-            uct_md_open(
-                foreign.as_mut_ptr() as uct_component_h,
-                c"mlx5_0".as_ptr(),
-                std::ptr::null(),
-                &mut out
-            ),
-            UCS_ERR_INVALID_PARAM
-        );
-        let invalid_utf8 = [0xffu8 as c_char, 0];
-        assert_eq!(
-            uct_md_open(component, invalid_utf8.as_ptr(), std::ptr::null(), &mut out),
-            UCS_ERR_INVALID_PARAM
-        );
-        // A config handle that is not one.
-        assert_ne!(
-            uct_md_open(
-                component,
-                c"mlx5_0".as_ptr(),
-                foreign.as_ptr() as *const uct_md_config_t,
-                &mut out
-            ),
-            UCS_OK
-        );
-        uct_md_close(null_mut());
     }
+    assert_eq!(
+        md_open(null_mut(), c"mlx5_0", defaults, &mut out),
+        UCS_ERR_INVALID_PARAM
+    );
+    assert_eq!(
+        md_open(foreign.as_mut_ptr().cast(), c"mlx5_0", defaults, &mut out),
+        UCS_ERR_INVALID_PARAM
+    );
+    let invalid_utf8 = CStr::from_bytes_with_nul(&[0xff, 0]).unwrap();
+    assert_eq!(
+        md_open(component, invalid_utf8, defaults, &mut out),
+        UCS_ERR_INVALID_PARAM
+    );
+    // A config handle that is not one.
+    assert_ne!(
+        md_open(component, c"mlx5_0", foreign.as_ptr().cast(), &mut out),
+        UCS_OK
+    );
+    md_close(null_mut());
     assert!(out.is_null(), "nothing written on failure");
 }
 
@@ -236,16 +225,11 @@ fn md_open_with_config_from_md_config_read() {
     };
     assert_eq!(status, UCS_OK);
     let mut md = null_mut();
-    // SAFETY: config from uct_md_config_read.
-    assert_eq!(
-        unsafe { uct_md_open(component, c"mlx5_0".as_ptr(), config, &mut md) },
-        UCS_OK
-    );
-    // SAFETY: open md; config handle released once.
-    unsafe {
-        uct_md_close(md);
-        uct::api::config::uct_config_release(config as *mut _);
-    }
+    // A config from uct_md_config_read.
+    assert_eq!(md_open(component, c"mlx5_0", config, &mut md), UCS_OK);
+    md_close(md);
+    // SAFETY: the config handle, released once.
+    unsafe { uct::api::config::uct_config_release(config as *mut _) };
 }
 
 /// Size of `uct_md_attr_t` in UCX 1.13 and in master (identical layouts).
@@ -288,17 +272,16 @@ fn md_query_v1_stays_inside_the_old_struct() {
     assert!(attr.reg_cost.c > 0.0, "cost from UCX_IB_MEM_REG_OVERHEAD");
     assert!(attr.local_cpus.ucs_bits[0] & 1 == 1, "CPU 0 is local");
 
-    // SAFETY: bad arguments.
+    // SAFETY: bad arguments: a NULL attr, a NULL md with a valid attr.
     unsafe {
         assert_eq!(uct_md_query(md, null_mut()), UCS_ERR_INVALID_PARAM);
         assert_eq!(uct_md_query(null_mut(), attr_ptr), UCS_ERR_INVALID_PARAM);
-        uct_md_close(md);
     }
+    md_close(md);
 }
 
 fn guarded_v2(field_mask: u64) -> Box<uct_md_attr_v2_t> {
-    // SAFETY: filling a plain-data struct with a byte pattern is valid.
-    let mut attr: Box<uct_md_attr_v2_t> = Box::new(unsafe { std::mem::zeroed() });
+    let mut attr: Box<uct_md_attr_v2_t> = Box::new(uct_safe::zeroed());
     // SAFETY: writing bytes of a plain-data struct.
     unsafe {
         std::ptr::write_bytes(
@@ -319,8 +302,7 @@ fn md_query_v2_writes_only_requested_fields() {
     let mut attr = guarded_v2(
         UCT_MD_ATTR_FIELD_FLAGS | UCT_MD_ATTR_FIELD_COMPONENT_NAME | UCT_MD_ATTR_FIELD_GLOBAL_ID,
     );
-    // SAFETY: open md, valid attr.
-    assert_eq!(unsafe { uct_md_query_v2(md, &mut *attr) }, UCS_OK);
+    assert_eq!(md_query_v2(md, &mut attr), UCS_OK);
     assert_eq!(
         attr.flags,
         UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_MEMH | UCT_MD_FLAG_NEED_RKEY | UCT_MD_FLAG_ADVISE
@@ -336,8 +318,7 @@ fn md_query_v2_writes_only_requested_fields() {
     assert_eq!(attr.required_mem_flags, GUARD);
 
     let mut all = guarded_v2((UCT_MD_ATTR_FIELD_REQUIRED_MEM_FLAGS << 1) - 1);
-    // SAFETY: open md, valid attr.
-    assert_eq!(unsafe { uct_md_query_v2(md, &mut *all) }, UCS_OK);
+    assert_eq!(md_query_v2(md, &mut all), UCS_OK);
     assert_eq!(all.max_reg, usize::MAX);
     assert_eq!(all.reg_mem_types, 1 << UCS_MEMORY_TYPE_HOST);
     assert_eq!(all.rkey_packed_size, 8);
@@ -345,10 +326,8 @@ fn md_query_v2_writes_only_requested_fields() {
     assert_eq!(all.required_mem_flags, UCS_MEM_FLAG_REGISTRABLE as u8);
 
     // The v1 and v2 answers agree.
-    // SAFETY: zeroed plain data, then filled by uct_md_query.
-    let mut v1: uct_md_attr_t = unsafe { std::mem::zeroed() };
-    // SAFETY: open md.
-    assert_eq!(unsafe { uct_md_query(md, &mut v1) }, UCS_OK);
+    let mut v1: uct_md_attr_t = uct_safe::zeroed();
+    assert_eq!(md_query(md, &mut v1), UCS_OK);
     assert_eq!(v1.cap.flags, all.flags);
     assert_eq!(v1.cap.max_reg, all.max_reg);
     assert_eq!(v1.cap.access_mem_types, all.access_mem_types);
@@ -359,8 +338,7 @@ fn md_query_v2_writes_only_requested_fields() {
     // succeeds and writes nothing.
     let unknown_bit = UCT_MD_ATTR_FIELD_REQUIRED_MEM_FLAGS << 1;
     let mut unknown = guarded_v2(unknown_bit);
-    // SAFETY: open md, valid attr.
-    assert_eq!(unsafe { uct_md_query_v2(md, &mut *unknown) }, UCS_OK);
+    assert_eq!(md_query_v2(md, &mut unknown), UCS_OK);
     let mut untouched = guarded_v2(unknown_bit);
     untouched.field_mask = unknown.field_mask;
     // SAFETY: both are plain-data structs of the same size, read as bytes.
@@ -377,15 +355,13 @@ fn md_query_v2_writes_only_requested_fields() {
         )
     };
     assert_eq!(written, expected, "an unknown field bit wrote something");
-    // SAFETY: bad arguments.
-    unsafe {
-        assert_eq!(uct_md_query_v2(md, null_mut()), UCS_ERR_INVALID_PARAM);
-        assert_eq!(
-            uct_md_query_v2(null_mut(), &mut *all),
-            UCS_ERR_INVALID_PARAM
-        );
-        uct_md_close(md);
-    }
+    // SAFETY: the NULL attr is the bad argument.
+    assert_eq!(
+        unsafe { uct_md_query_v2(md, null_mut()) },
+        UCS_ERR_INVALID_PARAM
+    );
+    assert_eq!(md_query_v2(null_mut(), &mut all), UCS_ERR_INVALID_PARAM);
+    md_close(md);
     assert_eq!(unknown.max_alloc, pattern, "nothing written on failure");
 }
 
@@ -393,23 +369,17 @@ fn md_query_v2_writes_only_requested_fields() {
 fn tl_resources_are_rc_mlx5_on_port_1() {
     for (md_name, dev_name) in [(c"mlx5_0", "mlx5_0:1"), (c"mlx5_1", "mlx5_1:1")] {
         let md = open_md(md_name);
-        let mut resources: *mut uct_tl_resource_desc_t = null_mut();
-        let mut count: c_uint = 0;
-        // SAFETY: open md, valid out-pointers.
-        assert_eq!(
-            unsafe { uct_md_query_tl_resources(md, &mut resources, &mut count) },
-            UCS_OK
-        );
-        assert_eq!(count, 1);
-        // SAFETY: the array has `count` entries.
-        let resource = unsafe { *resources };
+        let resources = tl_resources(md).expect("tl resources");
+        assert_eq!(resources.len(), 1);
+        let resource = resources[0];
         assert_eq!(c_array_to_string(&resource.tl_name), "rc_mlx5");
         assert_eq!(c_array_to_string(&resource.dev_name), dev_name);
         assert_eq!(resource.dev_type, UCT_DEVICE_TYPE_NET);
         assert_eq!(resource.sys_device, UCS_SYS_DEVICE_ID_UNKNOWN);
-        // SAFETY: array from uct_md_query_tl_resources; md open.
+        let mut resources: *mut uct_tl_resource_desc_t = null_mut();
+        let mut count: c_uint = 0;
+        // SAFETY: each call passes one bad (NULL) argument; md open.
         unsafe {
-            uct_release_tl_resource_list(resources);
             assert_eq!(
                 uct_md_query_tl_resources(md, null_mut(), &mut count),
                 UCS_ERR_INVALID_PARAM
@@ -423,8 +393,8 @@ fn tl_resources_are_rc_mlx5_on_port_1() {
                 UCS_ERR_INVALID_PARAM
             );
             uct_release_tl_resource_list(null_mut());
-            uct_md_close(md);
         }
+        md_close(md);
     }
 }
 

@@ -144,21 +144,17 @@ fn memory_type_names_follow_ucx_1_13() {
 #[test]
 fn async_mode_names_follow_ucx() {
     let names = &ucs_async_mode_names.0;
-    assert_eq!(
-        table_entry(names, UCS_ASYNC_MODE_SIGNAL as usize).as_deref(),
-        Some("signal")
-    );
-    assert_eq!(
-        table_entry(names, UCS_ASYNC_MODE_THREAD_SPINLOCK as usize).as_deref(),
-        Some("thread_spinlock")
-    );
-    assert_eq!(
-        table_entry(names, UCS_ASYNC_MODE_THREAD_MUTEX as usize).as_deref(),
-        Some("thread_mutex")
-    );
-    assert_eq!(
-        table_entry(names, UCS_ASYNC_MODE_POLL as usize).as_deref(),
-        Some("poll")
-    );
+    for (mode, name) in [
+        (UCS_ASYNC_MODE_SIGNAL, "signal"),
+        (UCS_ASYNC_MODE_THREAD_SPINLOCK, "thread_spinlock"),
+        (UCS_ASYNC_MODE_THREAD_MUTEX, "thread_mutex"),
+        (UCS_ASYNC_MODE_POLL, "poll"),
+    ] {
+        assert_eq!(
+            table_entry(names, mode as usize).as_deref(),
+            Some(name),
+            "mode {mode}"
+        );
+    }
     assert_eq!(table_entry(names, UCS_ASYNC_MODE_LAST as usize), None);
 }

@@ -9,10 +9,12 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use uct::abi::*;
-use uct::api::async_context::{
-    ucs_async_context_create, ucs_async_context_destroy, ucs_async_poll,
-};
-use uct::api::worker::*;
+use uct::api::async_context::ucs_async_context_create;
+use uct::api::worker::{uct_worker_create, uct_worker_progress_register_safe};
+
+#[path = "uct_safe/mod.rs"]
+mod uct_safe;
+use uct_safe::*;
 
 struct Fixture {
     async_context: *mut ucs_async_context_t,
@@ -22,15 +24,11 @@ struct Fixture {
 impl Fixture {
     fn new() -> Self {
         let mut async_context = null_mut();
-        // SAFETY: valid out-pointer.
-        let status =
-            unsafe { ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &mut async_context) };
+        let status = async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &mut async_context);
         assert_eq!(status, UCS_OK);
         assert!(!async_context.is_null());
         let mut worker = null_mut();
-        // SAFETY: live async context, valid out-pointer.
-        let status =
-            unsafe { uct_worker_create(async_context, UCS_THREAD_MODE_SINGLE, &mut worker) };
+        let status = worker_create(async_context, UCS_THREAD_MODE_SINGLE, &mut worker);
         assert_eq!(status, UCS_OK);
         assert!(!worker.is_null());
         Fixture {
@@ -46,25 +44,27 @@ impl Fixture {
         flags: c_uint,
     ) -> uct_worker_cb_id_t {
         let mut id = UCS_CALLBACKQ_ID_NULL;
-        // SAFETY: live worker, valid id pointer; callbacks below outlive use.
-        unsafe { uct_worker_progress_register_safe(self.worker, func, arg, flags, &mut id) };
+        // The callbacks' arguments outlive their use.
+        progress_register(self.worker, func, arg, flags, &mut id);
         assert_ne!(id, UCS_CALLBACKQ_ID_NULL);
         id
     }
 
     fn progress(&self) -> c_uint {
-        // SAFETY: live worker.
-        unsafe { uct_worker_progress(self.worker) }
+        worker_progress(self.worker)
+    }
+
+    /// One inline walk of the worker's callbacks with `WORDS`-word elements.
+    fn inline_progress<const WORDS: usize>(&self) -> c_uint {
+        // SAFETY: the fixture's worker is live.
+        unsafe { inline_progress::<WORDS>(self.worker) }
     }
 }
 
 impl Drop for Fixture {
     fn drop(&mut self) {
-        // SAFETY: created in new(), destroyed once.
-        unsafe {
-            uct_worker_destroy(self.worker);
-            ucs_async_context_destroy(self.async_context);
-        }
+        worker_destroy(self.worker);
+        async_context_destroy(self.async_context);
     }
 }
 
@@ -75,41 +75,36 @@ unsafe extern "C" fn count(arg: *mut c_void) -> c_uint {
     1
 }
 
-/// Walks `fast_elems` the way UCX master's inline `uct_worker_progress` does
-/// (16-byte `{cb, arg}` elements until a NULL `cb`).
-unsafe fn inline_progress_master(worker: uct_worker_h) -> c_uint {
-    let mut element = worker as *const [usize; 2];
+/// Walks `fast_elems` the way an inline `uct_worker_progress` compiled
+/// against UCX does: elements of `WORDS` machine words, `{cb, arg, ...}`,
+/// until a NULL `cb`. UCX master's elements are 2 words (16 bytes), 1.13's
+/// are 3 (`{cb, arg, flags, id}`, 24 bytes).
+unsafe fn inline_progress<const WORDS: usize>(worker: uct_worker_h) -> c_uint {
+    let mut element = worker as *const [usize; WORDS];
     let mut total: c_uint = 0;
     loop {
         // SAFETY: the worker starts with its callback queue; the walk stops
         // at the first NULL cb, which is inside fast_elems.
-        let [cb, arg] = unsafe { element.read() };
+        let words = unsafe { element.read() };
+        let (cb, arg) = (words[0], words[1]);
         if cb == 0 {
             return total;
         }
         // SAFETY: a non-NULL cb in fast_elems is a ucs_callback_t.
         let cb: unsafe extern "C" fn(*mut c_void) -> c_uint = unsafe { std::mem::transmute(cb) };
-        total += unsafe { cb(arg as *mut c_void) };
-        element = unsafe { element.add(1) };
+        // SAFETY: called with its registered arg; the next element is still
+        // inside fast_elems (the NULL end has not been reached).
+        unsafe {
+            total += cb(arg as *mut c_void);
+            element = element.add(1);
+        }
     }
 }
 
-/// The same walk with UCX 1.13's 24-byte `{cb, arg, flags, id}` elements.
-unsafe fn inline_progress_v113(worker: uct_worker_h) -> c_uint {
-    let mut element = worker as *const [usize; 3];
-    let mut total: c_uint = 0;
-    loop {
-        // SAFETY: as above; 1.13 binaries read 24-byte elements.
-        let [cb, arg, _flags_and_id] = unsafe { element.read() };
-        if cb == 0 {
-            return total;
-        }
-        // SAFETY: a non-NULL cb in fast_elems is a ucs_callback_t.
-        let cb: unsafe extern "C" fn(*mut c_void) -> c_uint = unsafe { std::mem::transmute(cb) };
-        total += unsafe { cb(arg as *mut c_void) };
-        element = unsafe { element.add(1) };
-    }
-}
+/// Words in an element of a UCX master binary's walk.
+const MASTER: usize = 2;
+/// Words in an element of a UCX 1.13 binary's walk.
+const V113: usize = 3;
 
 #[test]
 fn async_context_bad_input() {
@@ -119,9 +114,8 @@ fn async_context_bad_input() {
         UCS_ERR_INVALID_PARAM
     );
     let mut context = null_mut();
-    // SAFETY: valid out-pointer; bad mode.
     assert_eq!(
-        unsafe { ucs_async_context_create(UCS_ASYNC_MODE_LAST, &mut context) },
+        async_context_create(UCS_ASYNC_MODE_LAST, &mut context),
         UCS_ERR_INVALID_PARAM
     );
     assert!(context.is_null(), "nothing written on failure");
@@ -130,75 +124,61 @@ fn async_context_bad_input() {
         UCS_ASYNC_MODE_THREAD_MUTEX,
         UCS_ASYNC_MODE_POLL,
     ] {
-        // SAFETY: valid out-pointer.
-        assert_eq!(
-            unsafe { ucs_async_context_create(mode, &mut context) },
-            UCS_OK
-        );
-        // SAFETY: live context.
-        unsafe {
-            ucs_async_poll(context);
-            ucs_async_context_destroy(context);
-        }
+        assert_eq!(async_context_create(mode, &mut context), UCS_OK);
+        async_poll(context);
+        async_context_destroy(context);
     }
-    // SAFETY: NULL is accepted and ignored.
-    unsafe {
-        ucs_async_context_destroy(null_mut());
-        ucs_async_poll(null_mut());
-    }
+    // NULL is accepted and ignored.
+    async_context_destroy(null_mut());
+    async_poll(null_mut());
 }
 
 #[test]
 fn worker_bad_input() {
     let fixture = Fixture::new();
     let mut worker = null_mut();
-    // SAFETY: each call passes one bad argument.
-    unsafe {
-        assert_eq!(
-            uct_worker_create(null_mut(), UCS_THREAD_MODE_SINGLE, &mut worker),
-            UCS_ERR_INVALID_PARAM
-        );
-        assert_eq!(
-            uct_worker_create(fixture.async_context, UCS_THREAD_MODE_SINGLE, null_mut()),
-            UCS_ERR_INVALID_PARAM
-        );
-        assert_eq!(
-            uct_worker_create(fixture.async_context, UCS_THREAD_MODE_LAST, &mut worker),
-            UCS_ERR_INVALID_PARAM
-        );
-        // A pointer to something that is not an async context.
-        let mut not_a_context = [0u64; 8];
-        assert_eq!(
-            uct_worker_create(
-                not_a_context.as_mut_ptr() as *mut _,
-                UCS_THREAD_MODE_SINGLE,
-                &mut worker
-            ),
-            UCS_ERR_INVALID_PARAM
-        );
-    }
+    // Each call passes one bad argument.
+    let single = UCS_THREAD_MODE_SINGLE;
+    assert_eq!(
+        worker_create(null_mut(), single, &mut worker),
+        UCS_ERR_INVALID_PARAM
+    );
+    // SAFETY: the NULL out-pointer is the bad input under test.
+    assert_eq!(
+        unsafe { uct_worker_create(fixture.async_context, single, null_mut()) },
+        UCS_ERR_INVALID_PARAM
+    );
+    assert_eq!(
+        worker_create(fixture.async_context, UCS_THREAD_MODE_LAST, &mut worker),
+        UCS_ERR_INVALID_PARAM
+    );
+    // A pointer to something that is not an async context.
+    let mut not_a_context = [0u64; 8];
+    assert_eq!(
+        worker_create(not_a_context.as_mut_ptr().cast(), single, &mut worker),
+        UCS_ERR_INVALID_PARAM
+    );
     assert!(worker.is_null());
-    // SAFETY: NULL handles are ignored / report no work.
+    // NULL handles are ignored / report no work.
+    worker_destroy(null_mut());
+    assert_eq!(worker_progress(null_mut()), 0);
+    let mut id = UCS_CALLBACKQ_ID_NULL;
+    progress_register(null_mut(), Some(count), null_mut(), 0, &mut id);
+    assert_eq!(id, UCS_CALLBACKQ_ID_NULL);
+    progress_register(fixture.worker, None, null_mut(), 0, &mut id);
+    assert_eq!(id, UCS_CALLBACKQ_ID_NULL, "NULL callback is refused");
+    // SAFETY: the NULL id pointers are the bad input under test.
     unsafe {
-        uct_worker_destroy(null_mut());
-        assert_eq!(uct_worker_progress(null_mut()), 0);
-        let mut id = UCS_CALLBACKQ_ID_NULL;
-        uct_worker_progress_register_safe(null_mut(), Some(count), null_mut(), 0, &mut id);
-        assert_eq!(id, UCS_CALLBACKQ_ID_NULL);
-        uct_worker_progress_register_safe(fixture.worker, None, null_mut(), 0, &mut id);
-        assert_eq!(id, UCS_CALLBACKQ_ID_NULL, "NULL callback is refused");
         uct_worker_progress_register_safe(fixture.worker, Some(count), null_mut(), 0, null_mut());
-        uct_worker_progress_unregister_safe(fixture.worker, null_mut());
+        uct::api::worker::uct_worker_progress_unregister_safe(fixture.worker, null_mut());
     }
     assert_eq!(fixture.progress(), 0, "nothing was registered");
     for mode in [UCS_THREAD_MODE_SERIALIZED, UCS_THREAD_MODE_MULTI] {
-        // SAFETY: live async context, valid out-pointer.
         assert_eq!(
-            unsafe { uct_worker_create(fixture.async_context, mode, &mut worker) },
+            worker_create(fixture.async_context, mode, &mut worker),
             UCS_OK
         );
-        // SAFETY: created above.
-        unsafe { uct_worker_destroy(worker) };
+        worker_destroy(worker);
     }
 }
 
@@ -210,27 +190,24 @@ fn register_progress_unregister() {
     assert_eq!(fixture.progress(), 0);
 
     let mut id = UCS_CALLBACKQ_ID_NULL;
-    // SAFETY: live worker; `hits` outlives the registration.
-    unsafe { uct_worker_progress_register_safe(fixture.worker, Some(count), arg, 0, &mut id) };
+    // `hits` outlives the registration.
+    progress_register(fixture.worker, Some(count), arg, 0, &mut id);
     assert_ne!(id, UCS_CALLBACKQ_ID_NULL);
     let first_id = id;
     // A second register with a non-NULL id does nothing (UCX semantics).
-    // SAFETY: as above.
-    unsafe { uct_worker_progress_register_safe(fixture.worker, Some(count), arg, 0, &mut id) };
+    progress_register(fixture.worker, Some(count), arg, 0, &mut id);
     assert_eq!(id, first_id);
 
     assert_eq!(fixture.progress(), 1, "registered once, called once");
     assert_eq!(fixture.progress(), 1);
     assert_eq!(hits.load(Ordering::SeqCst), 2);
 
-    // SAFETY: live worker, id from register.
-    unsafe { uct_worker_progress_unregister_safe(fixture.worker, &mut id) };
+    progress_unregister(fixture.worker, &mut id);
     assert_eq!(id, UCS_CALLBACKQ_ID_NULL, "unregister resets the id");
     assert_eq!(fixture.progress(), 0);
     assert_eq!(hits.load(Ordering::SeqCst), 2);
     // Unregistering a NULL id is a no-op.
-    // SAFETY: as above.
-    unsafe { uct_worker_progress_unregister_safe(fixture.worker, &mut id) };
+    progress_unregister(fixture.worker, &mut id);
     assert_eq!(id, UCS_CALLBACKQ_ID_NULL);
 }
 
@@ -246,8 +223,8 @@ fn oneshot_runs_once_and_late_unregister_is_harmless() {
     assert_eq!(fixture.progress(), 1);
     assert_eq!(fixture.progress(), 0);
     assert_eq!(hits.load(Ordering::SeqCst), 1);
-    // SAFETY: live worker; the one-shot already removed itself.
-    unsafe { uct_worker_progress_unregister_safe(fixture.worker, &mut id) };
+    // The one-shot already removed itself.
+    progress_unregister(fixture.worker, &mut id);
     assert_eq!(id, UCS_CALLBACKQ_ID_NULL);
 }
 
@@ -269,10 +246,8 @@ fn inline_walks_of_both_layouts_reach_the_same_callbacks() {
         .collect();
     assert_eq!(ids.len(), 10);
     // More callbacks than UCS_CALLBACKQ_FAST_COUNT: all still run once per walk.
-    // SAFETY: live worker.
-    assert_eq!(unsafe { inline_progress_master(fixture.worker) }, 10);
-    // SAFETY: live worker.
-    assert_eq!(unsafe { inline_progress_v113(fixture.worker) }, 10);
+    assert_eq!(fixture.inline_progress::<MASTER>(), 10);
+    assert_eq!(fixture.inline_progress::<V113>(), 10);
     assert_eq!(fixture.progress(), 10);
     assert_eq!(hits.load(Ordering::SeqCst), 30);
 }
@@ -292,39 +267,37 @@ unsafe extern "C" fn remove_victim_and_self(arg: *mut c_void) -> c_uint {
     state.log.lock().unwrap().push("remover");
     let mut victim = *state.victim_id.lock().unwrap();
     let mut own = *state.own_id.lock().unwrap();
-    // SAFETY: live worker; ids from registration.
-    unsafe {
-        uct_worker_progress_unregister_safe(state.worker, &mut victim);
-        uct_worker_progress_unregister_safe(state.worker, &mut own);
-    }
+    progress_unregister(state.worker, &mut victim);
+    progress_unregister(state.worker, &mut own);
     *state.victim_id.lock().unwrap() = victim;
     *state.own_id.lock().unwrap() = own;
     // Register a new callback from inside the walk.
     let mut added = UCS_CALLBACKQ_ID_NULL;
-    // SAFETY: live worker; `state` outlives the registration.
-    unsafe { uct_worker_progress_register_safe(state.worker, Some(added_cb), arg, 0, &mut added) };
+    // `state` outlives the registration.
+    progress_register(state.worker, Some(added_cb), arg, 0, &mut added);
     *state.added_id.lock().unwrap() = added;
     1
 }
 
-unsafe extern "C" fn victim_cb(arg: *mut c_void) -> c_uint {
+/// Logs `name` into the Reentrant behind `arg`.
+unsafe fn log_call(arg: *mut c_void, name: &'static str) -> c_uint {
     // SAFETY: tests pass a live Reentrant.
     unsafe { &*(arg as *const Reentrant) }
         .log
         .lock()
         .unwrap()
-        .push("victim");
+        .push(name);
     1
 }
 
+unsafe extern "C" fn victim_cb(arg: *mut c_void) -> c_uint {
+    // SAFETY: the arg of a callback of this test.
+    unsafe { log_call(arg, "victim") }
+}
+
 unsafe extern "C" fn added_cb(arg: *mut c_void) -> c_uint {
-    // SAFETY: tests pass a live Reentrant.
-    unsafe { &*(arg as *const Reentrant) }
-        .log
-        .lock()
-        .unwrap()
-        .push("added");
-    1
+    // SAFETY: the arg of a callback of this test.
+    unsafe { log_call(arg, "added") }
 }
 
 #[test]
@@ -343,8 +316,7 @@ fn callbacks_may_unregister_and_register_during_the_walk() {
     *state.victim_id.lock().unwrap() = fixture.register(Some(victim_cb), arg, 0);
 
     // The walk is done the way a UCX 1.13 binary does it, inline.
-    // SAFETY: live worker.
-    let work = unsafe { inline_progress_v113(fixture.worker) };
+    let work = fixture.inline_progress::<V113>();
     assert_eq!(work, 1, "only the remover ran");
     assert_eq!(*state.log.lock().unwrap(), ["remover"]);
     assert_eq!(*state.victim_id.lock().unwrap(), UCS_CALLBACKQ_ID_NULL);
@@ -352,13 +324,11 @@ fn callbacks_may_unregister_and_register_during_the_walk() {
     assert_ne!(*state.added_id.lock().unwrap(), UCS_CALLBACKQ_ID_NULL);
 
     // Next walk: only the callback added during the previous one.
-    // SAFETY: live worker.
-    assert_eq!(unsafe { inline_progress_master(fixture.worker) }, 1);
+    assert_eq!(fixture.inline_progress::<MASTER>(), 1);
     assert_eq!(*state.log.lock().unwrap(), ["remover", "added"]);
 
     let mut added = *state.added_id.lock().unwrap();
-    // SAFETY: live worker, id from registration.
-    unsafe { uct_worker_progress_unregister_safe(fixture.worker, &mut added) };
+    progress_unregister(fixture.worker, &mut added);
     assert_eq!(fixture.progress(), 0);
 }
 
@@ -366,8 +336,7 @@ fn callbacks_may_unregister_and_register_during_the_walk() {
 unsafe extern "C" fn unregister_self(arg: *mut c_void) -> c_uint {
     // SAFETY: tests pass a live (worker, id) pair.
     let (worker, id) = unsafe { &mut *(arg as *mut (uct_worker_h, uct_worker_cb_id_t)) };
-    // SAFETY: live worker, id from registration.
-    unsafe { uct_worker_progress_unregister_safe(*worker, id) };
+    progress_unregister(*worker, id);
     1
 }
 
@@ -400,13 +369,11 @@ fn registration_from_another_thread_while_progressing() {
             for _ in 0..200 {
                 let mut id = UCS_CALLBACKQ_ID_NULL;
                 let arg = Arc::as_ptr(&hits) as *mut c_void;
-                // SAFETY: the worker outlives this thread (joined below);
-                // `hits` is kept alive by the Arc until the end of the test.
-                unsafe {
-                    uct_worker_progress_register_safe(worker, Some(bump), arg, 0, &mut id);
-                    assert_ne!(id, UCS_CALLBACKQ_ID_NULL);
-                    uct_worker_progress_unregister_safe(worker, &mut id);
-                }
+                // The worker outlives this thread (joined below); `hits` is
+                // kept alive by the Arc until the end of the test.
+                progress_register(worker, Some(bump), arg, 0, &mut id);
+                assert_ne!(id, UCS_CALLBACKQ_ID_NULL);
+                progress_unregister(worker, &mut id);
                 assert_eq!(id, UCS_CALLBACKQ_ID_NULL);
             }
         })

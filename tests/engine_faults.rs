@@ -2,7 +2,11 @@
 //! exhaustion after a cut, flushes, remote access errors that leave memory
 //! untouched, local errors, and the QP state rules for posting.
 
+mod engine_common;
+
 use std::time::Duration;
+
+use engine_common::poll_all;
 
 use uct::hca::soft::engine::sim::{connected_pair, LinkConfig, PairSetup, SimPair};
 use uct::hca::soft::engine::{
@@ -66,6 +70,26 @@ fn recv(id: u64, len: u32) -> RecvWr {
     }
 }
 
+/// Posts `wr` at B (which RNR-NAKed A's send 1 so far), runs until A
+/// completes, checks that send 1 succeeded, and returns B's receive
+/// completion.
+fn receive_after_rnr(p: &mut SimPair, wr: RecvWr) -> Completion {
+    p.b.qp.post_recv(wr).unwrap();
+    assert!(p.run_until(Duration::from_millis(10), |p| !p.a.completions.is_empty()));
+    assert_eq!(
+        send_completions(&p.a.completions),
+        vec![(1, CompletionStatus::Success)]
+    );
+    *first_recv(&p.b.completions)
+}
+
+/// The first receive completion among `c`.
+fn first_recv(c: &[Completion]) -> &Completion {
+    c.iter()
+        .find(|c| c.queue == WorkQueue::Recv)
+        .expect("a receive completion")
+}
+
 fn send_completions(c: &[Completion]) -> Vec<(u64, CompletionStatus)> {
     c.iter()
         .filter(|c| c.queue == WorkQueue::Send)
@@ -97,17 +121,7 @@ fn rnr_then_receive_posted_succeeds() {
     assert!(p.a.qp.stats().rnr_naks_received >= 2);
     assert!(p.a.completions.is_empty());
     assert_eq!(p.a.qp.state(), QpState::Rts);
-    p.b.qp.post_recv(recv(9, 4096)).unwrap();
-    assert!(p.run_until(Duration::from_millis(10), |p| !p.a.completions.is_empty()));
-    assert_eq!(
-        send_completions(&p.a.completions),
-        vec![(1, CompletionStatus::Success)]
-    );
-    let r =
-        p.b.completions
-            .iter()
-            .find(|c| c.queue == WorkQueue::Recv)
-            .unwrap();
+    let r = receive_after_rnr(&mut p, recv(9, 4096));
     assert_eq!(
         (r.wr_id, r.status, r.byte_len),
         (9, CompletionStatus::Success, 3000)
@@ -139,17 +153,7 @@ fn write_with_immediate_waits_for_a_receive_and_writes_once() {
     assert!(p.b.qp.stats().rnr_naks_sent >= 1);
     // An RNR-NAKed WRITE-only-with-immediate has written nothing yet.
     assert_eq!(p.b.mem.region(KEY_REMOTE).unwrap(), &before[..]);
-    p.b.qp.post_recv(recv(5, 0)).unwrap();
-    assert!(p.run_until(Duration::from_millis(10), |p| !p.a.completions.is_empty()));
-    assert_eq!(
-        send_completions(&p.a.completions),
-        vec![(1, CompletionStatus::Success)]
-    );
-    let r =
-        p.b.completions
-            .iter()
-            .find(|c| c.queue == WorkQueue::Recv)
-            .unwrap();
+    let r = receive_after_rnr(&mut p, recv(5, 0));
     assert_eq!(
         (r.wr_id, r.opcode, r.byte_len, r.imm),
         (5, CompletionOpcode::RecvRdmaWithImm, 500, Some(0xfeed))
@@ -548,9 +552,7 @@ fn posting_rules_by_state() {
     // In ERROR, posts complete with flush at once.
     qp.post_recv(recv(4, 1)).unwrap();
     qp.post_send(send(5, 1)).unwrap();
-    let got: Vec<_> = std::iter::from_fn(|| qp.poll_completion())
-        .map(|c| (c.wr_id, c.status))
-        .collect();
+    let got = poll_all(&mut qp);
     assert_eq!(
         got,
         vec![

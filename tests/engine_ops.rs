@@ -2,7 +2,11 @@
 //! duplication and reordering: the data that lands, the completions (status,
 //! order, byte counts) and exactly-once execution at the responder.
 
+mod engine_common;
+
 use std::time::Duration;
+
+use engine_common::*;
 
 use uct::hca::soft::engine::sim::{connected_pair, LinkConfig, PairSetup, Rng, SimPair};
 use uct::hca::soft::engine::{
@@ -10,19 +14,6 @@ use uct::hca::soft::engine::{
     RemoteBuf, SendOp, SendWr, Sge, SimMemory, WorkQueue,
 };
 use uct::hca::soft::wire::AtomicSize;
-
-/// Both requester-local buffers and receive buffers (`LOCAL_WRITE`).
-const KEY_LOCAL: u32 = 1;
-/// Target of RDMA WRITEs.
-const KEY_WRITE: u32 = 2;
-/// Source of RDMA READs (prefilled).
-const KEY_READ: u32 = 3;
-/// Atomic cells.
-const KEY_ATOMIC: u32 = 4;
-const BASE_LOCAL: u64 = 0x1000_0000;
-const BASE_WRITE: u64 = 0x2000_0000;
-const BASE_READ: u64 = 0x3000_0000;
-const BASE_ATOMIC: u64 = 0x4000_0000;
 
 /// Atomic cell offsets.
 const CELL_FA: u64 = 0;

@@ -2,7 +2,11 @@
 //! bytes that land), PSNs across the 2^24 wrap under loss, ACK requests, the
 //! send window, fences and the READ/atomic limit.
 
+mod engine_common;
+
 use std::time::Duration;
+
+use engine_common::poll_all;
 
 use uct::hca::soft::engine::sim::{connected_pair, LinkConfig, PairSetup, Rng};
 use uct::hca::soft::engine::{
@@ -256,16 +260,24 @@ fn lone_responder() -> (Qp, SimMemory) {
     (qp, memory(5))
 }
 
+/// Posts READ `wr_id` of `len` bytes from remote offset `offset` into the
+/// start of the local buffer.
+fn post_read(qp: &mut Qp, wr_id: u64, offset: u64, len: u32) {
+    qp.post_send(SendWr::new(
+        wr_id,
+        SendOp::Read {
+            remote: remote(offset),
+        },
+        sgl(0, len),
+    ))
+    .unwrap();
+}
+
 #[test]
 fn fence_waits_for_earlier_reads() {
     let (mut qp, mut mem) = lone_requester(4, 64);
     let (mut responder, mut rmem) = lone_responder();
-    qp.post_send(SendWr::new(
-        1,
-        SendOp::Read { remote: remote(0) },
-        sgl(0, 600),
-    ))
-    .unwrap();
+    post_read(&mut qp, 1, 0, 600);
     qp.post_send(SendWr::new(
         2,
         SendOp::Write {
@@ -395,9 +407,7 @@ fn oversized_messages_fail_locally() {
     qp.post_send(SendWr::new(2, SendOp::Send { imm: None }, over))
         .unwrap();
     assert!(drain(&mut qp, &mut mem).is_empty());
-    let got: Vec<_> = std::iter::from_fn(|| qp.poll_completion())
-        .map(|c| (c.wr_id, c.status))
-        .collect();
+    let got = poll_all(&mut qp);
     assert_eq!(
         got,
         vec![
@@ -454,9 +464,7 @@ fn lost_read_responses_are_requested_again_from_the_gap() {
     // Go-back-N resends the WRITE too (a duplicate the responder re-ACKs).
     assert_eq!(again.len(), 2);
     respond(&mut qp, &mut mem, &mut responder, &mut rmem, &again);
-    let got: Vec<_> = std::iter::from_fn(|| qp.poll_completion())
-        .map(|c| (c.wr_id, c.status))
-        .collect();
+    let got = poll_all(&mut qp);
     assert_eq!(
         got,
         vec![
@@ -475,12 +483,7 @@ fn lost_read_responses_are_requested_again_from_the_gap() {
 fn a_response_past_a_gap_asks_again_at_once() {
     let (mut qp, mut mem) = lone_requester(4, 64);
     let (mut responder, mut rmem) = lone_responder();
-    qp.post_send(SendWr::new(
-        1,
-        SendOp::Read { remote: remote(0) },
-        sgl(0, 1000),
-    ))
-    .unwrap();
+    post_read(&mut qp, 1, 0, 1000);
     let out = drain(&mut qp, &mut mem);
     responder.handle_packet(Instant::ZERO, &out[0].repr(), &mut rmem);
     let answers = drain(&mut responder, &mut rmem);

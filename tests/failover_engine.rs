@@ -14,7 +14,11 @@
 //!   fetch's results arrived; GETs without a completion are replayed;
 //! - a flush is `Delivered` only when nothing before it is replayed or lost.
 
+mod engine_common;
+
 use std::time::Duration;
+
+use engine_common::*;
 
 use uct::failover::{classify, packets_for, OpClass, OpPsns, Verdict};
 use uct::hca::soft::engine::sim::{connected_pair, LinkConfig, PairSetup, Rng};
@@ -27,14 +31,6 @@ use uct::mlx5::psn_add;
 const MTU: u32 = 1024;
 /// Bytes per op slot: the largest message plus room.
 const SLOT: u64 = 4 * MTU as u64;
-const KEY_LOCAL: u32 = 1;
-const KEY_WRITE: u32 = 2;
-const KEY_READ: u32 = 3;
-const KEY_ATOMIC: u32 = 4;
-const BASE_LOCAL: u64 = 0x1000_0000;
-const BASE_WRITE: u64 = 0x2000_0000;
-const BASE_READ: u64 = 0x3000_0000;
-const BASE_ATOMIC: u64 = 0x4000_0000;
 /// Where the requester's atomic results land (its local region, after the
 /// per-op slots).
 const RESULT_BASE: u64 = BASE_LOCAL + 64 * SLOT;

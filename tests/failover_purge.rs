@@ -3,9 +3,14 @@
 //! holds a value), the C callback invocation, and the driver applying
 //! verdicts in posting order.
 
+mod failover_rc_common;
+#[path = "uct_safe/mod.rs"]
+mod uct_safe;
+
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 
+use failover_rc_common::{data_bytes, OpDetail};
 use uct::abi::*;
 use uct::failover::{
     classify, report_op, run_purge, AtomicWidth, OpDescriptor, OpPsns, PurgeCallback, PurgeSink,
@@ -62,6 +67,29 @@ fn expect_top(info: &uct_ep_op_info_t, operation: uct_ep_operation_t, group: u64
     }
 }
 
+const AM_SHORT_FIELDS: u16 = UCT_EP_OP_INFO_AM_FIELD_AM_ID
+    | UCT_EP_OP_INFO_AM_FIELD_HEADER_VALUE
+    | UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_DATA;
+const AM_BCOPY_FIELDS: u16 = UCT_EP_OP_INFO_AM_FIELD_AM_ID
+    | UCT_EP_OP_INFO_AM_FIELD_FLAGS
+    | UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_DATA;
+
+/// The AM, header value and payload of a short AM's op info.
+fn am_short_of(info: &uct_ep_op_info_t) -> (uct_ep_op_info_am, u64, uct_ep_op_info_data) {
+    match OpDetail::of(info) {
+        OpDetail::AmShort { am, header, data } => (am, header, data),
+        _ => panic!("not an AM_SHORT"),
+    }
+}
+
+/// The AM and payload of a bcopy AM's op info.
+fn am_bcopy_of(info: &uct_ep_op_info_t) -> (uct_ep_op_info_am, uct_ep_op_info_data) {
+    match OpDetail::of(info) {
+        OpDetail::AmBcopy { am, data } => (am, data),
+        _ => panic!("not an AM_BCOPY"),
+    }
+}
+
 #[test]
 fn am_short_reports_id_header_and_payload() {
     let payload = [1u8, 2, 3, 4, 5];
@@ -72,21 +100,12 @@ fn am_short_reports_id_header_and_payload() {
     };
     let info = op.op_info().unwrap();
     expect_top(&info, UCT_EP_OP_AM_SHORT, UCT_EP_OP_INFO_FIELD_AM, false);
-    // SAFETY: the AM group is the valid union member for AM_SHORT.
-    let am = unsafe { info.detail.am };
-    assert_eq!(
-        am.field_mask,
-        UCT_EP_OP_INFO_AM_FIELD_AM_ID
-            | UCT_EP_OP_INFO_AM_FIELD_HEADER_VALUE
-            | UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_DATA
-    );
+    let (am, header, data) = am_short_of(&info);
+    assert_eq!(am.field_mask, AM_SHORT_FIELDS);
     assert_eq!(am.am_id, 17);
-    // SAFETY: HEADER_VALUE / PAYLOAD_DATA select these members.
-    unsafe {
-        assert_eq!(am.header.value, 0x0102_0304_0506_0708);
-        assert_eq!(am.payload.data.buffer.cast_const(), payload.as_ptr().cast());
-        assert_eq!(am.payload.data.length, 5);
-    }
+    assert_eq!(header, 0x0102_0304_0506_0708);
+    assert_eq!(data.buffer.cast_const(), payload.as_ptr().cast());
+    assert_eq!(data.length, 5);
 }
 
 #[test]
@@ -99,24 +118,13 @@ fn am_short_iov_is_split_into_header_and_payload_or_sent_as_bcopy() {
     .op_info()
     .unwrap();
     expect_top(&info, UCT_EP_OP_AM_SHORT, UCT_EP_OP_INFO_FIELD_AM, false);
-    // SAFETY: AM group for an AM operation; members per the mask.
-    unsafe {
-        let am = info.detail.am;
-        assert_eq!(
-            am.field_mask,
-            UCT_EP_OP_INFO_AM_FIELD_AM_ID
-                | UCT_EP_OP_INFO_AM_FIELD_HEADER_VALUE
-                | UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_DATA
-        );
-        // Replaying with am_short writes the header in host order: the
-        // same 8 bytes as the original IOV's first 8.
-        assert_eq!(am.header.value.to_ne_bytes(), data[..8]);
-        assert_eq!(
-            am.payload.data.buffer.cast_const(),
-            data[8..].as_ptr().cast()
-        );
-        assert_eq!(am.payload.data.length, 12);
-    }
+    let (am, header, payload) = am_short_of(&info);
+    assert_eq!(am.field_mask, AM_SHORT_FIELDS);
+    // Replaying with am_short writes the header in host order: the same 8
+    // bytes as the original IOV's first 8.
+    assert_eq!(header.to_ne_bytes(), data[..8]);
+    assert_eq!(payload.buffer.cast_const(), data[8..].as_ptr().cast());
+    assert_eq!(payload.length, 12);
     let short = [9u8, 8, 7];
     let info = OpDescriptor::AmShortIov {
         am_id: 4,
@@ -125,20 +133,12 @@ fn am_short_iov_is_split_into_header_and_payload_or_sent_as_bcopy() {
     .op_info()
     .unwrap();
     expect_top(&info, UCT_EP_OP_AM_BCOPY, UCT_EP_OP_INFO_FIELD_AM, false);
-    // SAFETY: as above.
-    unsafe {
-        let am = info.detail.am;
-        assert_eq!(
-            am.field_mask,
-            UCT_EP_OP_INFO_AM_FIELD_AM_ID
-                | UCT_EP_OP_INFO_AM_FIELD_FLAGS
-                | UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_DATA
-        );
-        assert_eq!(am.am_id, 4);
-        assert_eq!(am.flags, 0);
-        assert_eq!(am.payload.data.buffer.cast_const(), short.as_ptr().cast());
-        assert_eq!(am.payload.data.length, 3);
-    }
+    let (am, payload) = am_bcopy_of(&info);
+    assert_eq!(am.field_mask, AM_BCOPY_FIELDS);
+    assert_eq!(am.am_id, 4);
+    assert_eq!(am.flags, 0);
+    assert_eq!(payload.buffer.cast_const(), short.as_ptr().cast());
+    assert_eq!(payload.length, 3);
 }
 
 #[test]
@@ -152,20 +152,12 @@ fn am_bcopy_reports_flags_and_packed_payload() {
     .op_info()
     .unwrap();
     expect_top(&info, UCT_EP_OP_AM_BCOPY, UCT_EP_OP_INFO_FIELD_AM, false);
-    // SAFETY: AM group; members per the mask.
-    unsafe {
-        let am = info.detail.am;
-        assert_eq!(
-            am.field_mask,
-            UCT_EP_OP_INFO_AM_FIELD_AM_ID
-                | UCT_EP_OP_INFO_AM_FIELD_FLAGS
-                | UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_DATA
-        );
-        assert_eq!(am.am_id, 31);
-        assert_eq!(am.flags, UCT_SEND_FLAG_PEER_CHECK);
-        assert_eq!(am.payload.data.buffer.cast_const(), packed.as_ptr().cast());
-        assert_eq!(am.payload.data.length, 100);
-    }
+    let (am, payload) = am_bcopy_of(&info);
+    assert_eq!(am.field_mask, AM_BCOPY_FIELDS);
+    assert_eq!(am.am_id, 31);
+    assert_eq!(am.flags, UCT_SEND_FLAG_PEER_CHECK);
+    assert_eq!(payload.buffer.cast_const(), packed.as_ptr().cast());
+    assert_eq!(payload.length, 100);
 }
 
 #[test]
@@ -187,23 +179,27 @@ fn am_zcopy_reports_header_iov_flags_and_comp() {
     .unwrap();
     expect_top(&info, UCT_EP_OP_AM_ZCOPY, UCT_EP_OP_INFO_FIELD_AM, true);
     assert_eq!(info.comp, comp);
-    // SAFETY: AM group; members per the mask.
-    unsafe {
-        let am = info.detail.am;
-        assert_eq!(
-            am.field_mask,
-            UCT_EP_OP_INFO_AM_FIELD_AM_ID
-                | UCT_EP_OP_INFO_AM_FIELD_FLAGS
-                | UCT_EP_OP_INFO_AM_FIELD_HEADER_ZCOPY
-                | UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_ZCOPY
-        );
-        assert_eq!(am.am_id, 2);
-        assert_eq!(am.flags, UCT_SEND_FLAG_SIGNALED);
-        assert_eq!(am.header.zcopy.buffer, header.as_ptr().cast());
-        assert_eq!(am.header.zcopy.length, 12);
-        assert_eq!(am.payload.zcopy.iov, iovs.as_ptr());
-        assert_eq!(am.payload.zcopy.iovcnt, 2);
-    }
+    let OpDetail::AmZcopy {
+        am,
+        header: reported_header,
+        iov: reported_iov,
+    } = OpDetail::of(&info)
+    else {
+        panic!("not the AM_ZCOPY detail")
+    };
+    assert_eq!(
+        am.field_mask,
+        UCT_EP_OP_INFO_AM_FIELD_AM_ID
+            | UCT_EP_OP_INFO_AM_FIELD_FLAGS
+            | UCT_EP_OP_INFO_AM_FIELD_HEADER_ZCOPY
+            | UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_ZCOPY
+    );
+    assert_eq!(am.am_id, 2);
+    assert_eq!(am.flags, UCT_SEND_FLAG_SIGNALED);
+    assert_eq!(reported_header.buffer, header.as_ptr().cast());
+    assert_eq!(reported_header.length, 12);
+    assert_eq!(reported_iov.iov, iovs.as_ptr());
+    assert_eq!(reported_iov.iovcnt, 2);
 }
 
 #[test]
@@ -219,16 +215,30 @@ fn zcopy_with_null_comp_still_reports_the_comp_field() {
     assert!(info.comp.is_null());
 }
 
-fn expect_rma(info: &uct_ep_op_info_t, payload_bit: u16) -> uct_ep_op_info_rma {
-    // SAFETY: every caller passes an RMA operation.
-    let rma = unsafe { info.detail.rma };
+/// The RMA detail of `info`, its fields checked.
+fn expect_rma(info: &uct_ep_op_info_t, payload_bit: u16) -> OpDetail {
+    let detail = OpDetail::of(info);
+    let rma = match detail {
+        OpDetail::RmaData { rma, .. }
+        | OpDetail::RmaZcopy { rma, .. }
+        | OpDetail::GetBcopy { rma, .. } => rma,
+        _ => panic!("not an RMA detail"),
+    };
     assert_eq!(
         rma.field_mask,
         UCT_EP_OP_INFO_RMA_FIELD_REMOTE_ADDR | UCT_EP_OP_INFO_RMA_FIELD_RKEY | payload_bit
     );
     assert_eq!(rma.remote_addr, REMOTE.address);
     assert_eq!(rma.rkey, REMOTE.rkey);
-    rma
+    detail
+}
+
+/// The data an RMA's detail reports.
+fn rma_data_of(detail: OpDetail) -> uct_ep_op_info_data {
+    match detail {
+        OpDetail::RmaData { data, .. } => data,
+        _ => panic!("no RMA data"),
+    }
 }
 
 #[test]
@@ -252,12 +262,9 @@ fn put_short_and_bcopy_report_target_and_data() {
     ] {
         let info = op.op_info().unwrap();
         expect_top(&info, operation, UCT_EP_OP_INFO_FIELD_RMA, false);
-        let rma = expect_rma(&info, UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_DATA);
-        // SAFETY: PAYLOAD_DATA selects `data`.
-        unsafe {
-            assert_eq!(rma.payload.data.buffer.cast_const(), bytes.as_ptr().cast());
-            assert_eq!(rma.payload.data.length, 40);
-        }
+        let data = rma_data_of(expect_rma(&info, UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_DATA));
+        assert_eq!(data.buffer.cast_const(), bytes.as_ptr().cast());
+        assert_eq!(data.length, 40);
     }
 }
 
@@ -288,12 +295,13 @@ fn put_and_get_zcopy_report_iov_and_comp() {
         let info = op.op_info().unwrap();
         expect_top(&info, operation, UCT_EP_OP_INFO_FIELD_RMA, true);
         assert_eq!(info.comp, comp);
-        let rma = expect_rma(&info, UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_ZCOPY);
-        // SAFETY: PAYLOAD_ZCOPY selects `zcopy`.
-        unsafe {
-            assert_eq!(rma.payload.zcopy.iov, iovs.as_ptr());
-            assert_eq!(rma.payload.zcopy.iovcnt, 1);
-        }
+        let OpDetail::RmaZcopy { iov: zcopy, .. } =
+            expect_rma(&info, UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_ZCOPY)
+        else {
+            panic!("no RMA iov")
+        };
+        assert_eq!(zcopy.iov, iovs.as_ptr());
+        assert_eq!(zcopy.iovcnt, 1);
     }
 }
 
@@ -308,12 +316,9 @@ fn get_short_reports_the_destination_buffer() {
     .op_info()
     .unwrap();
     expect_top(&info, UCT_EP_OP_GET_SHORT, UCT_EP_OP_INFO_FIELD_RMA, false);
-    let rma = expect_rma(&info, UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_DATA);
-    // SAFETY: PAYLOAD_DATA selects `data`.
-    unsafe {
-        assert_eq!(rma.payload.data.buffer, destination.as_mut_ptr().cast());
-        assert_eq!(rma.payload.data.length, 16);
-    }
+    let data = rma_data_of(expect_rma(&info, UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_DATA));
+    assert_eq!(data.buffer, destination.as_mut_ptr().cast());
+    assert_eq!(data.length, 16);
 }
 
 #[test]
@@ -333,21 +338,37 @@ fn get_bcopy_reports_the_unpack_callback() {
     .unwrap();
     expect_top(&info, UCT_EP_OP_GET_BCOPY, UCT_EP_OP_INFO_FIELD_RMA, true);
     assert_eq!(info.comp, comp);
-    let rma = expect_rma(&info, UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_UNPACK);
-    // SAFETY: PAYLOAD_UNPACK selects `unpack`.
-    unsafe {
-        assert_eq!(rma.payload.unpack.arg, arg);
-        assert_eq!(rma.payload.unpack.length, 999);
-        // The reported callback is the caller's: calling it reaches `unpack`.
-        let reported = rma.payload.unpack.unpack_cb.expect("unpack_cb reported");
-        reported(rma.payload.unpack.arg, null(), 41);
-    }
+    let OpDetail::GetBcopy {
+        unpack: reported, ..
+    } = expect_rma(&info, UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_UNPACK)
+    else {
+        panic!("no unpack callback")
+    };
+    assert_eq!(reported.arg, arg);
+    assert_eq!(reported.length, 999);
+    // The reported callback is the caller's: calling it reaches `unpack`.
+    let unpack_cb = reported.unpack_cb.expect("unpack_cb reported");
+    // SAFETY: the test's `unpack` with its `*mut u64` argument.
+    unsafe { unpack_cb(reported.arg, null(), 41) };
     assert_eq!(state, 41);
 }
 
 fn atomic_of(info: &uct_ep_op_info_t) -> uct_ep_op_info_atomic {
-    // SAFETY: every caller passes an atomic operation.
-    unsafe { info.detail.atomic }
+    match OpDetail::of(info) {
+        OpDetail::Atomic(atomic) => atomic,
+        _ => panic!("not an atomic operation"),
+    }
+}
+
+/// The atomic detail of a fetching atomic's op info, its top level checked.
+fn fetch_atomic_of(info: &uct_ep_op_info_t) -> uct_ep_op_info_atomic {
+    expect_top(
+        info,
+        UCT_EP_OP_ATOMIC_FETCH,
+        UCT_EP_OP_INFO_FIELD_ATOMIC,
+        true,
+    );
+    atomic_of(info)
 }
 
 const ATOMIC_COMMON: u16 = UCT_EP_OP_INFO_ATOMIC_FIELD_OP
@@ -398,14 +419,8 @@ fn atomic_fetch_and_cswap_report_result_and_compare() {
     }
     .op_info()
     .unwrap();
-    expect_top(
-        &info,
-        UCT_EP_OP_ATOMIC_FETCH,
-        UCT_EP_OP_INFO_FIELD_ATOMIC,
-        true,
-    );
     assert_eq!(info.comp, comp);
-    let atomic = atomic_of(&info);
+    let atomic = fetch_atomic_of(&info);
     assert_eq!(
         atomic.field_mask,
         ATOMIC_COMMON | UCT_EP_OP_INFO_ATOMIC_FIELD_RESULT
@@ -425,13 +440,7 @@ fn atomic_fetch_and_cswap_report_result_and_compare() {
     }
     .op_info()
     .unwrap();
-    expect_top(
-        &info,
-        UCT_EP_OP_ATOMIC_FETCH,
-        UCT_EP_OP_INFO_FIELD_ATOMIC,
-        true,
-    );
-    let atomic = atomic_of(&info);
+    let atomic = fetch_atomic_of(&info);
     assert_eq!(
         atomic.field_mask,
         ATOMIC_COMMON | UCT_EP_OP_INFO_ATOMIC_FIELD_RESULT | UCT_EP_OP_INFO_ATOMIC_FIELD_COMPARE
@@ -455,8 +464,9 @@ fn flush_reports_flags_and_comp() {
     .unwrap();
     expect_top(&info, UCT_EP_OP_FLUSH, UCT_EP_OP_INFO_FIELD_FLUSH, true);
     assert_eq!(info.comp, comp);
-    // SAFETY: FLUSH group for a flush.
-    let flush = unsafe { info.detail.flush };
+    let OpDetail::Flush(flush) = OpDetail::of(&info) else {
+        panic!("not a flush")
+    };
     assert_eq!(flush.field_mask, UCT_EP_OP_INFO_FLUSH_FIELD_FLAGS);
     assert_eq!(flush.flags, UCT_FLUSH_FLAG_REMOTE);
 }
@@ -479,15 +489,10 @@ unsafe extern "C" fn record(op_info: *const uct_ep_op_info_t, arg: *mut c_void) 
     let (seen, info) = unsafe { (&mut *arg.cast::<Seen>(), &*op_info) };
     seen.operations.push(info.operation);
     if info.field_mask & UCT_EP_OP_INFO_FIELD_AM != 0 {
-        // SAFETY: AM group; PAYLOAD_DATA set for the ops this test reports.
-        unsafe {
-            let am = info.detail.am;
+        // PAYLOAD_DATA is set for the ops this test reports (AM bcopy).
+        if let OpDetail::AmBcopy { am, data } = OpDetail::of(info) {
             seen.am_ids.push(am.am_id);
-            let data = std::slice::from_raw_parts(
-                am.payload.data.buffer.cast::<u8>().cast_const(),
-                am.payload.data.length,
-            );
-            seen.payloads.push(data.to_vec());
+            seen.payloads.push(data_bytes(&data).to_vec());
         }
     }
 }

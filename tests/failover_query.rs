@@ -11,8 +11,8 @@ use std::ptr::{null, null_mut};
 use uct::abi::*;
 use uct::failover::{
     ep_query_tx_token, iface_query_tokens, prepare_purge, ConnectionId, DeviceId, FailoverError,
-    OpClass, OpPsns, QpIdentity, ResponderState, RxToken, TxToken, Verdict, RX_TOKEN_LENGTH,
-    TX_TOKEN_LENGTH,
+    OpClass, OpPsns, QpIdentity, ResponderLookup, ResponderState, RxToken, TxToken, Verdict,
+    RX_TOKEN_LENGTH, TX_TOKEN_LENGTH,
 };
 
 fn connection() -> ConnectionId {
@@ -54,6 +54,26 @@ fn ep_attr(field_mask: u64, tx_token: *mut c_void) -> uct_ep_attr_t {
     }
 }
 
+/// `iface_query_tokens` on `attr`, whose token pointers (where their bits
+/// are set) are NULL or buffers of the token lengths, as in every test here.
+fn query_tokens(
+    attr: &mut uct_iface_attr_v2_t,
+    lookup: Option<ResponderLookup<'_>>,
+) -> Result<(), Status> {
+    // SAFETY: a valid attr with NULL or token-sized buffers (above).
+    unsafe { iface_query_tokens(attr, lookup) }
+}
+
+/// `ep_query_tx_token` on `attr`, whose TX token pointer (where its bit is
+/// set) is NULL or a buffer of the TX token length.
+fn query_tx_token(
+    attr: &mut uct_ep_attr_t,
+    connection: Option<&ConnectionId>,
+) -> Result<(), Status> {
+    // SAFETY: a valid attr with a NULL or token-sized buffer (above).
+    unsafe { ep_query_tx_token(attr, connection) }
+}
+
 /// The receiver: one QP (0x200) connected as in `connection()`.
 fn receiver(
     next_rcv_psn: u32,
@@ -75,8 +95,7 @@ fn receiver(
 fn capability_and_lengths_are_advertised_only_with_support() {
     let mut attr = iface_attr(UCT_IFACE_ATTR_FIELD_CAP_FLAGS);
     attr.cap.flags = UCT_IFACE_FLAG_V2_QUERY_TOKEN | UCT_IFACE_FLAG_V2_PUT_SGL_ZCOPY;
-    // SAFETY: attr is a valid struct of ours.
-    assert_eq!(unsafe { iface_query_tokens(&mut attr, None) }, Ok(()));
+    assert_eq!(query_tokens(&mut attr, None), Ok(()));
     assert_eq!(attr.cap.flags, UCT_IFACE_FLAG_V2_PUT_SGL_ZCOPY);
 
     for field in [
@@ -85,11 +104,7 @@ fn capability_and_lengths_are_advertised_only_with_support() {
         UCT_IFACE_ATTR_FIELD_TX_TOKEN | UCT_IFACE_ATTR_FIELD_RX_TOKEN,
     ] {
         let mut attr = iface_attr(field);
-        // SAFETY: as above.
-        assert_eq!(
-            unsafe { iface_query_tokens(&mut attr, None) },
-            Err(Status::Unsupported)
-        );
+        assert_eq!(query_tokens(&mut attr, None), Err(Status::Unsupported));
     }
 
     let mut lookup = receiver(0);
@@ -99,11 +114,7 @@ fn capability_and_lengths_are_advertised_only_with_support() {
             | UCT_IFACE_ATTR_FIELD_RX_TOKEN_LENGTH,
     );
     attr.cap.flags = UCT_IFACE_FLAG_V2_GET_SGL_ZCOPY;
-    // SAFETY: as above.
-    assert_eq!(
-        unsafe { iface_query_tokens(&mut attr, Some(&mut lookup)) },
-        Ok(())
-    );
+    assert_eq!(query_tokens(&mut attr, Some(&mut lookup)), Ok(()));
     assert_eq!(
         attr.cap.flags,
         UCT_IFACE_FLAG_V2_GET_SGL_ZCOPY | UCT_IFACE_FLAG_V2_QUERY_TOKEN
@@ -117,11 +128,7 @@ fn token_exchange_sender_receiver_sender() {
     // Sender: its ep's TX token.
     let mut tx = [0u8; TX_TOKEN_LENGTH];
     let mut attr = ep_attr(UCT_EP_ATTR_FIELD_TX_TOKEN, tx.as_mut_ptr().cast());
-    // SAFETY: tx is TX_TOKEN_LENGTH bytes.
-    assert_eq!(
-        unsafe { ep_query_tx_token(&mut attr, Some(&connection())) },
-        Ok(())
-    );
+    assert_eq!(query_tx_token(&mut attr, Some(&connection())), Ok(()));
     assert_eq!(TxToken::decode(&tx).unwrap().connection, connection());
 
     // Receiver: derives the RX token.
@@ -131,11 +138,7 @@ fn token_exchange_sender_receiver_sender() {
     attr.tx_token = tx.as_ptr().cast();
     attr.rx_token = rx.as_mut_ptr().cast();
     let mut lookup = receiver(0x00_0105);
-    // SAFETY: both buffers have the token lengths.
-    assert_eq!(
-        unsafe { iface_query_tokens(&mut attr, Some(&mut lookup)) },
-        Ok(())
-    );
+    assert_eq!(query_tokens(&mut attr, Some(&mut lookup)), Ok(()));
     assert_eq!(tx, tx_before, "the TX token is input only");
     assert_eq!(RxToken::decode(&rx).unwrap().next_rcv_psn, 0x105);
 
@@ -168,15 +171,11 @@ fn token_exchange_sender_receiver_sender() {
 
 #[test]
 fn iface_token_checks() {
-    let tx = {
-        let mut bytes = [0u8; TX_TOKEN_LENGTH];
-        TxToken {
-            connection: connection(),
-        }
-        .encode(&mut bytes)
-        .unwrap();
-        bytes
+    let token = TxToken {
+        connection: connection(),
     };
+    let mut tx = [0u8; TX_TOKEN_LENGTH];
+    token.encode(&mut tx).unwrap();
     let mut rx = [0x5au8; RX_TOKEN_LENGTH];
     let mut lookup = receiver(1);
 
@@ -185,9 +184,8 @@ fn iface_token_checks() {
         let mut attr = iface_attr(field);
         attr.tx_token = tx.as_ptr().cast();
         attr.rx_token = rx.as_mut_ptr().cast();
-        // SAFETY: valid buffers.
         assert_eq!(
-            unsafe { iface_query_tokens(&mut attr, Some(&mut lookup)) },
+            query_tokens(&mut attr, Some(&mut lookup)),
             Err(Status::InvalidParam),
             "field 0x{field:x} alone"
         );
@@ -200,9 +198,8 @@ fn iface_token_checks() {
         let mut attr = iface_attr(UCT_IFACE_ATTR_FIELD_TX_TOKEN | UCT_IFACE_ATTR_FIELD_RX_TOKEN);
         attr.tx_token = tx_ptr;
         attr.rx_token = rx_ptr;
-        // SAFETY: non-NULL pointers are valid buffers.
         assert_eq!(
-            unsafe { iface_query_tokens(&mut attr, Some(&mut lookup)) },
+            query_tokens(&mut attr, Some(&mut lookup)),
             Err(Status::InvalidParam)
         );
     }
@@ -216,9 +213,8 @@ fn iface_token_checks() {
         let mut attr = iface_attr(UCT_IFACE_ATTR_FIELD_TX_TOKEN | UCT_IFACE_ATTR_FIELD_RX_TOKEN);
         attr.tx_token = bad.as_ptr().cast();
         attr.rx_token = rx.as_mut_ptr().cast();
-        // SAFETY: valid buffers.
         assert_eq!(
-            unsafe { iface_query_tokens(&mut attr, Some(&mut lookup)) },
+            query_tokens(&mut attr, Some(&mut lookup)),
             Err(Status::InvalidParam)
         );
     }
@@ -229,23 +225,17 @@ fn iface_token_checks() {
 fn ep_token_checks() {
     // Not asked for: nothing happens, even with a NULL buffer.
     let mut attr = ep_attr(UCT_EP_ATTR_FIELD_LOCAL_SOCKADDR, null_mut());
-    // SAFETY: valid struct.
-    assert_eq!(unsafe { ep_query_tx_token(&mut attr, None) }, Ok(()));
+    assert_eq!(query_tx_token(&mut attr, None), Ok(()));
     // NULL buffer.
     let mut attr = ep_attr(UCT_EP_ATTR_FIELD_TX_TOKEN, null_mut());
-    // SAFETY: valid struct.
     assert_eq!(
-        unsafe { ep_query_tx_token(&mut attr, Some(&connection())) },
+        query_tx_token(&mut attr, Some(&connection())),
         Err(Status::InvalidParam)
     );
     // Not connected.
     let mut tx = [0u8; TX_TOKEN_LENGTH];
     let mut attr = ep_attr(UCT_EP_ATTR_FIELD_TX_TOKEN, tx.as_mut_ptr().cast());
-    // SAFETY: valid buffer.
-    assert_eq!(
-        unsafe { ep_query_tx_token(&mut attr, None) },
-        Err(Status::NotConnected)
-    );
+    assert_eq!(query_tx_token(&mut attr, None), Err(Status::NotConnected));
     assert_eq!(tx, [0; TX_TOKEN_LENGTH]);
 }
 

@@ -19,11 +19,10 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use failover_rc_common::*;
+use rc_common::uct_safe;
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
-use uct::api::ep::*;
-use uct::api::iface::uct_iface_set_am_handler;
-use uct::api::soft_hca::{uct_soft_hca_link_set, uct_soft_hca_loss_set};
 
 const AM_ID: u8 = 1;
 const SLOT: usize = 64;
@@ -61,26 +60,6 @@ unsafe extern "C" fn on_error(_: *mut c_void, ep: uct_ep_h, status: ucs_status_t
     UCS_OK
 }
 
-/// Packs the `Vec<u8>` `arg` points at.
-unsafe extern "C" fn pack_vec(dest: *mut c_void, arg: *mut c_void) -> usize {
-    // SAFETY: arg is a live Vec<u8>; dest has room for max_bcopy bytes.
-    unsafe {
-        let data = &*(arg as *const Vec<u8>);
-        std::ptr::copy_nonoverlapping(data.as_ptr(), dest.cast(), data.len());
-        data.len()
-    }
-}
-
-/// Packs a (pointer, length) pair `arg` points at (replay of bcopy data).
-unsafe extern "C" fn pack_slice(dest: *mut c_void, arg: *mut c_void) -> usize {
-    // SAFETY: arg is a live (ptr, len) of readable bytes.
-    unsafe {
-        let (ptr, len) = *(arg as *const (*const u8, usize));
-        std::ptr::copy_nonoverlapping(ptr, dest.cast(), len);
-        len
-    }
-}
-
 /// Copies a READ's data into the `[u8; GET_LEN]` `arg` points at.
 unsafe extern "C" fn unpack_get(arg: *mut c_void, data: *const c_void, length: usize) {
     // SAFETY: arg is a live [u8; GET_LEN]; data holds length bytes.
@@ -103,19 +82,12 @@ fn progress(sides: &[&Side]) {
     }
 }
 
-fn connect(a: &Side, ep_a: uct_ep_h, b: &Side, ep_b: uct_ep_h) {
-    let (dev_a, dev_b) = (a.device_address(), b.device_address());
-    let (addr_a, addr_b) = (a.ep_address(ep_a), b.ep_address(ep_b));
-    // SAFETY: addresses from the peer's iface and ep.
-    unsafe {
-        assert_eq!(
-            uct_ep_connect_to_ep(ep_a, dev_b.as_ptr().cast(), addr_b.as_ptr().cast()),
-            UCS_OK
-        );
-        assert_eq!(
-            uct_ep_connect_to_ep(ep_b, dev_a.as_ptr().cast(), addr_a.as_ptr().cast()),
-            UCS_OK
-        );
+/// A bcopy's packed length as the status of the post.
+fn bcopy_status(packed: isize) -> ucs_status_t {
+    if packed >= 0 {
+        UCS_OK
+    } else {
+        packed as ucs_status_t
     }
 }
 
@@ -148,11 +120,11 @@ struct Rig {
     target_memh: [uct_mem_h; 2],
     /// GET destinations, one per op.
     gets: Vec<[u8; GET_LEN]>,
-    /// bcopy payloads (stable addresses for pack_vec).
+    /// bcopy payloads.
     bcopy: Vec<Vec<u8>>,
     /// zcopy iovs and AM zcopy headers, kept until completion.
     iovs: Vec<[uct_iov_t; 1]>,
-    headers: Vec<u64>,
+    headers: Vec<[u8; 8]>,
     /// One completion per op that takes one (by op index).
     comps: Vec<Option<Box<CountingCompletion>>>,
     /// Fetch results.
@@ -189,15 +161,12 @@ impl Rig {
         let r0 = Side::open_with(c"mlx5_1", c"mlx5_1:1", Some(params), &settings);
         let r1 = Side::open_with(c"mlx5_3", c"mlx5_3:1", Some(params), &[]);
         for side in [&r0, &r1] {
-            // SAFETY: live iface; the handler needs no argument.
-            let status =
-                unsafe { uct_iface_set_am_handler(side.iface, AM_ID, Some(on_am), null_mut(), 0) };
+            // The handler needs no argument.
+            let status = set_am_handler(side.iface, AM_ID, Some(on_am), null_mut(), 0);
             assert_eq!(status, UCS_OK);
         }
-        let (ep_s0, ep_r0) = (s0.create_ep(), r0.create_ep());
-        let (ep_s1, ep_r1) = (s1.create_ep(), r1.create_ep());
-        connect(&s0, ep_s0, &r0, ep_r0);
-        connect(&s1, ep_s1, &r1, ep_r1);
+        let (ep_s0, ep_r0) = connect_eps(&s0, &r0);
+        let (ep_s1, ep_r1) = connect_eps(&s1, &r1);
         let mut target = vec![0u8; target_len()];
         for op in 0..OPS {
             for i in 0..GET_LEN {
@@ -230,17 +199,8 @@ impl Rig {
             target_memh: [target_memh0, target_memh1],
             gets: vec![[0u8; GET_LEN]; OPS],
             bcopy: (0..OPS).map(|_| Vec::new()).collect(),
-            iovs: vec![
-                [uct_iov_t {
-                    buffer: null_mut(),
-                    length: 0,
-                    memh: null_mut(),
-                    stride: 0,
-                    count: 1,
-                }];
-                OPS
-            ],
-            headers: vec![0; OPS],
+            iovs: vec![[iov_entry(null_mut::<u8>(), 0, null_mut())]; OPS],
+            headers: vec![[0; 8]; OPS],
             comps: (0..OPS).map(|_| None).collect(),
             results: vec![u64::MAX; OPS],
         }
@@ -248,6 +208,15 @@ impl Rig {
 
     fn progress_all(&self) {
         progress(&[&self.s0, &self.s1, &self.r0, &self.r1]);
+    }
+
+    /// Progresses every side until `done`; fails with `what` after 30 s.
+    fn progress_until(&self, what: &str, mut done: impl FnMut() -> bool) {
+        let waited = Instant::now();
+        while !done() {
+            self.progress_all();
+            assert!(waited.elapsed() < Duration::from_secs(30), "{what}");
+        }
     }
 
     fn target_addr(&self, offset: usize) -> u64 {
@@ -268,101 +237,52 @@ impl Rig {
             self.comps[op] = Some(CountingCompletion::new(1));
         }
         let comp = self.comps[op].as_mut().map_or(null_mut(), |c| c.as_ptr());
-        // SAFETY: live eps; every buffer named lives in the rig until the op
-        // completes (the rig outlives the stream).
-        let status = unsafe {
-            match op % KINDS {
-                0 => {
-                    let payload = [op as u8; 4];
-                    uct_ep_am_short(ep, AM_ID, seq, payload.as_ptr().cast(), 4)
-                }
-                1 => {
-                    let mut data = seq.to_ne_bytes().to_vec();
-                    data.extend_from_slice(&[0xab; 24]);
-                    self.bcopy[op] = data;
-                    let packed = uct_ep_am_bcopy(
-                        ep,
-                        AM_ID,
-                        Some(pack_vec),
-                        &mut self.bcopy[op] as *mut Vec<u8> as *mut c_void,
-                        0,
-                    );
-                    if packed >= 0 {
-                        UCS_OK
-                    } else {
-                        packed as ucs_status_t
-                    }
-                }
-                2 => {
-                    self.headers[op] = seq;
-                    self.iovs[op][0] = uct_iov_t {
-                        buffer: self.source.as_mut_ptr().add(op * SLOT).cast(),
-                        length: 16,
-                        memh,
-                        stride: 0,
-                        count: 1,
-                    };
-                    uct_ep_am_zcopy(
-                        ep,
-                        AM_ID,
-                        (&self.headers[op] as *const u64).cast(),
-                        8,
-                        self.iovs[op].as_ptr(),
-                        1,
-                        0,
-                        comp,
-                    )
-                }
-                3 => {
-                    let data = put_pattern(op, 16);
-                    uct_ep_put_short(ep, data.as_ptr().cast(), 16, slot_addr, rkey)
-                }
-                4 => {
-                    self.bcopy[op] = put_pattern(op, SLOT);
-                    let packed = uct_ep_put_bcopy(
-                        ep,
-                        Some(pack_vec),
-                        &mut self.bcopy[op] as *mut Vec<u8> as *mut c_void,
-                        slot_addr,
-                        rkey,
-                    );
-                    if packed >= 0 {
-                        UCS_OK
-                    } else {
-                        packed as ucs_status_t
-                    }
-                }
-                5 => {
-                    self.iovs[op][0] = uct_iov_t {
-                        buffer: self.source.as_mut_ptr().add(op * SLOT).cast(),
-                        length: SLOT,
-                        memh,
-                        stride: 0,
-                        count: 1,
-                    };
-                    uct_ep_put_zcopy(ep, self.iovs[op].as_ptr(), 1, slot_addr, rkey, comp)
-                }
-                6 => uct_ep_get_bcopy(
-                    ep,
-                    Some(unpack_get),
-                    self.gets[op].as_mut_ptr().cast(),
-                    GET_LEN,
-                    self.target_addr(get_offset(op)),
-                    rkey,
-                    comp,
-                ),
-                7 => uct_ep_atomic64_post(ep, UCT_ATOMIC_OP_ADD, 1, counter, rkey),
-                8 => uct_ep_atomic64_fetch(
-                    ep,
-                    UCT_ATOMIC_OP_ADD,
-                    1,
-                    &mut self.results[op],
-                    counter,
-                    rkey,
-                    comp,
-                ),
-                _ => uct_ep_flush(ep, 0, comp),
+        // Every buffer named lives in the rig until the op completes (the
+        // rig outlives the stream).
+        let status = match op % KINDS {
+            0 => am_short(ep, AM_ID, seq, &[op as u8; 4]),
+            1 => {
+                let mut data = seq.to_ne_bytes().to_vec();
+                data.extend_from_slice(&[0xab; 24]);
+                self.bcopy[op] = data;
+                bcopy_status(am_bcopy(ep, AM_ID, &self.bcopy[op], 0))
             }
+            2 => {
+                self.headers[op] = seq.to_ne_bytes();
+                let source = self.source[op * SLOT..].as_mut_ptr();
+                self.iovs[op][0] = iov_entry(source, 16, memh);
+                am_zcopy(ep, AM_ID, &self.headers[op], &self.iovs[op], 0, comp)
+            }
+            3 => put_short(ep, &put_pattern(op, 16), slot_addr, rkey),
+            4 => {
+                self.bcopy[op] = put_pattern(op, SLOT);
+                bcopy_status(put_bcopy(ep, &self.bcopy[op], slot_addr, rkey))
+            }
+            5 => {
+                let source = self.source[op * SLOT..].as_mut_ptr();
+                self.iovs[op][0] = iov_entry(source, SLOT, memh);
+                put_zcopy(ep, &self.iovs[op], slot_addr, rkey, comp)
+            }
+            6 => get_bcopy(
+                ep,
+                Some(unpack_get),
+                self.gets[op].as_mut_ptr().cast(),
+                GET_LEN,
+                self.target_addr(get_offset(op)),
+                rkey,
+                comp,
+            ),
+            7 => atomic64_post(ep, UCT_ATOMIC_OP_ADD, 1, counter, rkey),
+            8 => atomic64_fetch(
+                ep,
+                UCT_ATOMIC_OP_ADD,
+                1,
+                &mut self.results[op],
+                counter,
+                rkey,
+                comp,
+            ),
+            _ => ep_flush(ep, 0, comp),
         };
         if status == UCS_OK {
             // Ops that took no completion (or finished at once) count as
@@ -416,9 +336,8 @@ impl Replay {
     }
 
     fn iov(&mut self, zcopy: uct_ep_op_info_zcopy) -> Vec<uct_iov_t> {
-        // SAFETY: the op_info's iov is valid during the callback.
-        let iov = unsafe { std::slice::from_raw_parts(zcopy.iov, zcopy.iovcnt) };
-        iov.iter()
+        zcopy_iov(&zcopy)
+            .iter()
             .map(|entry| {
                 let memh = match self.memhs.get(&(entry.memh as usize)) {
                     Some(&memh) => memh,
@@ -457,155 +376,94 @@ unsafe extern "C" fn replay_op(info: *const uct_ep_op_info_t, arg: *mut c_void) 
     replay.reported.push(info.operation);
     let ep = replay.ep;
     let comp = info.comp;
-    // SAFETY: the union members read are the ones the operation and the
-    // field masks name; pointers in them are valid during the callback.
-    unsafe {
-        match info.operation {
-            UCT_EP_OP_AM_SHORT => {
-                let am = info.detail.am;
-                let data = am.payload.data;
-                replay.retry("am_short", || {
-                    uct_ep_am_short(
-                        ep,
-                        am.am_id,
-                        am.header.value,
-                        data.buffer,
-                        data.length as c_uint,
-                    )
-                });
-            }
-            UCT_EP_OP_AM_BCOPY => {
-                let am = info.detail.am;
-                let data = am.payload.data;
-                let mut slice = (data.buffer as *const u8, data.length);
-                replay.retry("am_bcopy", || {
-                    let packed = uct_ep_am_bcopy(
-                        ep,
-                        am.am_id,
-                        Some(pack_slice),
-                        &mut slice as *mut (*const u8, usize) as *mut c_void,
-                        am.flags,
-                    );
-                    if packed >= 0 {
-                        UCS_OK
-                    } else {
-                        packed as ucs_status_t
-                    }
-                });
-            }
-            UCT_EP_OP_AM_ZCOPY => {
-                let am = info.detail.am;
-                let header = am.header.zcopy;
-                let iov = replay.iov(am.payload.zcopy);
-                replay.retry("am_zcopy", || {
-                    uct_ep_am_zcopy(
-                        ep,
-                        am.am_id,
-                        header.buffer,
-                        header.length as c_uint,
-                        iov.as_ptr(),
-                        iov.len(),
-                        am.flags,
-                        comp,
-                    )
-                });
-            }
-            UCT_EP_OP_PUT_SHORT => {
-                let rma = info.detail.rma;
-                let rkey = replay.rkey(rma.rkey);
-                let data = rma.payload.data;
-                replay.retry("put_short", || {
-                    uct_ep_put_short(
-                        ep,
-                        data.buffer,
-                        data.length as c_uint,
-                        rma.remote_addr,
-                        rkey,
-                    )
-                });
-            }
-            UCT_EP_OP_PUT_BCOPY => {
-                let rma = info.detail.rma;
-                let rkey = replay.rkey(rma.rkey);
-                let data = rma.payload.data;
-                let mut slice = (data.buffer as *const u8, data.length);
-                replay.retry("put_bcopy", || {
-                    let packed = uct_ep_put_bcopy(
-                        ep,
-                        Some(pack_slice),
-                        &mut slice as *mut (*const u8, usize) as *mut c_void,
-                        rma.remote_addr,
-                        rkey,
-                    );
-                    if packed >= 0 {
-                        UCS_OK
-                    } else {
-                        packed as ucs_status_t
-                    }
-                });
-            }
-            UCT_EP_OP_PUT_ZCOPY => {
-                let rma = info.detail.rma;
-                let rkey = replay.rkey(rma.rkey);
-                let iov = replay.iov(rma.payload.zcopy);
-                replay.retry("put_zcopy", || {
-                    uct_ep_put_zcopy(ep, iov.as_ptr(), iov.len(), rma.remote_addr, rkey, comp)
-                });
-            }
-            UCT_EP_OP_GET_BCOPY => {
-                let rma = info.detail.rma;
-                let rkey = replay.rkey(rma.rkey);
-                let unpack = rma.payload.unpack;
-                replay.retry("get_bcopy", || {
-                    uct_ep_get_bcopy(
-                        ep,
-                        unpack.unpack_cb,
-                        unpack.arg,
-                        unpack.length,
-                        rma.remote_addr,
-                        rkey,
-                        comp,
-                    )
-                });
-            }
-            UCT_EP_OP_ATOMIC_POST => {
-                let atomic = info.detail.atomic;
-                let rkey = replay.rkey(atomic.rkey);
-                if atomic.size != 8 {
-                    replay.problems.push(format!("atomic size {}", atomic.size));
-                }
-                replay.retry("atomic_post", || {
-                    uct_ep_atomic64_post(ep, atomic.op, atomic.value, atomic.remote_addr, rkey)
-                });
-            }
-            UCT_EP_OP_ATOMIC_FETCH => {
-                let atomic = info.detail.atomic;
-                let rkey = replay.rkey(atomic.rkey);
-                if atomic.op == UCT_ATOMIC_OP_CSWAP {
-                    replay
-                        .problems
-                        .push("cswap reported, none posted".to_string());
-                }
-                replay.retry("atomic_fetch", || {
-                    uct_ep_atomic64_fetch(
-                        ep,
-                        atomic.op,
-                        atomic.value,
-                        atomic.result.cast(),
-                        atomic.remote_addr,
-                        rkey,
-                        comp,
-                    )
-                });
-            }
-            UCT_EP_OP_FLUSH => {
-                let flags = info.detail.flush.flags;
-                replay.retry("flush", || uct_ep_flush(ep, flags, comp));
-            }
-            other => replay
-                .problems
-                .push(format!("unexpected operation {other}")),
+    // Pointers in the details are valid during the callback.
+    match (info.operation, OpDetail::of(info)) {
+        (UCT_EP_OP_AM_SHORT, OpDetail::AmShort { am, header, data }) => {
+            replay.retry("am_short", || {
+                am_short(ep, am.am_id, header, data_bytes(&data))
+            });
         }
+        (UCT_EP_OP_AM_BCOPY, OpDetail::AmBcopy { am, data }) => {
+            replay.retry("am_bcopy", || {
+                bcopy_status(am_bcopy(ep, am.am_id, data_bytes(&data), am.flags))
+            });
+        }
+        (UCT_EP_OP_AM_ZCOPY, OpDetail::AmZcopy { am, header, iov }) => {
+            let iov = replay.iov(iov);
+            replay.retry("am_zcopy", || {
+                am_zcopy(ep, am.am_id, header_bytes(&header), &iov, am.flags, comp)
+            });
+        }
+        (UCT_EP_OP_PUT_SHORT, OpDetail::RmaData { rma, data }) => {
+            let rkey = replay.rkey(rma.rkey);
+            replay.retry("put_short", || {
+                put_short(ep, data_bytes(&data), rma.remote_addr, rkey)
+            });
+        }
+        (UCT_EP_OP_PUT_BCOPY, OpDetail::RmaData { rma, data }) => {
+            let rkey = replay.rkey(rma.rkey);
+            replay.retry("put_bcopy", || {
+                bcopy_status(put_bcopy(ep, data_bytes(&data), rma.remote_addr, rkey))
+            });
+        }
+        (UCT_EP_OP_PUT_ZCOPY, OpDetail::RmaZcopy { rma, iov }) => {
+            let rkey = replay.rkey(rma.rkey);
+            let iov = replay.iov(iov);
+            replay.retry("put_zcopy", || {
+                put_zcopy(ep, &iov, rma.remote_addr, rkey, comp)
+            });
+        }
+        (UCT_EP_OP_GET_BCOPY, OpDetail::GetBcopy { rma, unpack }) => {
+            let rkey = replay.rkey(rma.rkey);
+            replay.retry("get_bcopy", || {
+                get_bcopy(
+                    ep,
+                    unpack.unpack_cb,
+                    unpack.arg,
+                    unpack.length,
+                    rma.remote_addr,
+                    rkey,
+                    comp,
+                )
+            });
+        }
+        (UCT_EP_OP_ATOMIC_POST, OpDetail::Atomic(atomic)) => {
+            let rkey = replay.rkey(atomic.rkey);
+            if atomic.size != 8 {
+                replay.problems.push(format!("atomic size {}", atomic.size));
+            }
+            replay.retry("atomic_post", || {
+                atomic64_post(ep, atomic.op, atomic.value, atomic.remote_addr, rkey)
+            });
+        }
+        (UCT_EP_OP_ATOMIC_FETCH, OpDetail::Atomic(atomic)) => {
+            let rkey = replay.rkey(atomic.rkey);
+            if atomic.op == UCT_ATOMIC_OP_CSWAP {
+                replay
+                    .problems
+                    .push("cswap reported, none posted".to_string());
+            }
+            // SAFETY: the result is the op's 8-byte slot in the rig, alive
+            // and not otherwise borrowed until the fetch completes.
+            let result = unsafe { &mut *atomic.result.cast::<u64>() };
+            replay.retry("atomic_fetch", || {
+                atomic64_fetch(
+                    ep,
+                    atomic.op,
+                    atomic.value,
+                    result,
+                    atomic.remote_addr,
+                    rkey,
+                    comp,
+                )
+            });
+        }
+        (UCT_EP_OP_FLUSH, OpDetail::Flush(flush)) => {
+            replay.retry("flush", || ep_flush(ep, flush.flags, comp));
+        }
+        (other, _) => replay
+            .problems
+            .push(format!("unexpected operation {other}")),
     }
 }
 
@@ -625,27 +483,16 @@ fn trial(cut_after: usize, cut_device: &CStr, loss: f64) {
     let (_, tx_len, rx_len) = token_caps(rig.s0.iface);
     let idle = send_resources(rig.s0.iface);
     assert_eq!(idle.0, 0);
-    // SAFETY: live ep.
-    assert_eq!(
-        unsafe { uct::api::v2::uct_ep_failover_enable(rig.ep_s0) },
-        UCS_OK
-    );
-    // SAFETY: a NUL-terminated device name.
-    assert_eq!(
-        unsafe { uct_soft_hca_loss_set(c"mlx5_1".as_ptr(), loss) },
-        UCS_OK
-    );
+    assert_eq!(failover_enable(rig.ep_s0), UCS_OK);
+    assert_eq!(loss_set(c"mlx5_1", loss), UCS_OK);
 
     // The stream on rail 0 until the ep fails.
     let mut posted_on_rail0 = 0;
     let start = Instant::now();
     'stream: while posted_on_rail0 < OPS {
         if posted_on_rail0 == cut_after {
-            // SAFETY: a NUL-terminated device name.
-            unsafe {
-                assert_eq!(uct_soft_hca_link_set(cut_device.as_ptr(), 0), UCS_OK);
-                assert_eq!(uct_soft_hca_loss_set(c"mlx5_1".as_ptr(), 0.0), UCS_OK);
-            }
+            assert_eq!(link_set(cut_device, false), UCS_OK);
+            assert_eq!(loss_set(c"mlx5_1", 0.0), UCS_OK);
         }
         loop {
             let status = rig.post(posted_on_rail0, 0);
@@ -671,21 +518,12 @@ fn trial(cut_after: usize, cut_device: &CStr, loss: f64) {
     }
     // Wait for the failure (the cable is out; retries run out).
     if cut_after >= posted_on_rail0 {
-        // SAFETY: as above.
-        assert_eq!(
-            unsafe { uct_soft_hca_link_set(cut_device.as_ptr(), 0) },
-            UCS_OK
-        );
+        assert_eq!(link_set(cut_device, false), UCS_OK);
     }
     let ep_s0 = rig.ep_s0 as usize;
-    let waited = Instant::now();
-    while !ERRORS.lock().unwrap().iter().any(|&(ep, _)| ep == ep_s0) {
-        rig.progress_all();
-        assert!(
-            waited.elapsed() < Duration::from_secs(30),
-            "no error reported"
-        );
-    }
+    rig.progress_until("no error reported", || {
+        ERRORS.lock().unwrap().iter().any(|&(ep, _)| ep == ep_s0)
+    });
     // Let in-flight packets settle at the receiver.
     for _ in 0..200 {
         rig.progress_all();
@@ -734,8 +572,7 @@ fn trial(cut_after: usize, cut_device: &CStr, loss: f64) {
     assert!(replay.problems.is_empty(), "{:?}", replay.problems);
     let after_purge = send_resources(rig.s0.iface);
     // The purged ep can go at once.
-    // SAFETY: live ep, destroyed once.
-    unsafe { uct_ep_destroy(rig.ep_s0) };
+    ep_destroy(rig.ep_s0);
     assert_eq!(
         after_purge, idle,
         "bounce buffers in use and CQ credits after purge"
@@ -746,24 +583,14 @@ fn trial(cut_after: usize, cut_device: &CStr, loss: f64) {
         rig.post_rail1(op);
     }
     // Everything completes.
-    let waited = Instant::now();
-    loop {
-        // SAFETY: live ep.
-        let status = unsafe { uct_ep_flush(rig.ep_s1, 0, null_mut()) };
-        let comps_done = rig.comps.iter().flatten().all(|c| c.calls() >= 1);
-        if status == UCS_OK && comps_done {
-            break;
-        }
+    rig.progress_until("rail 1 never drained", || {
+        let status = ep_flush(rig.ep_s1, 0, null_mut());
         assert!(
             status == UCS_OK || status == UCS_INPROGRESS || status == UCS_ERR_NO_RESOURCE,
             "flush of rail 1: {status}"
         );
-        rig.progress_all();
-        assert!(
-            waited.elapsed() < Duration::from_secs(30),
-            "rail 1 never drained"
-        );
-    }
+        status == UCS_OK && rig.comps.iter().flatten().all(|c| c.calls() >= 1)
+    });
     for _ in 0..100 {
         rig.progress_all();
     }
@@ -805,9 +632,8 @@ fn trial(cut_after: usize, cut_device: &CStr, loss: f64) {
     }
     let am_ops = (0..OPS).filter(|op| op % KINDS <= 2).count();
     assert_eq!(received.len(), am_ops, "no stray AMs");
-    // SAFETY: the counter is 8-byte aligned inside target.
-    let counter =
-        unsafe { (rig.target.as_ptr().add(counter_offset()) as *const u64).read_unaligned() };
+    let counter_bytes = &rig.target[counter_offset()..counter_offset() + 8];
+    let counter = u64::from_ne_bytes(counter_bytes.try_into().unwrap());
     assert_eq!(counter, atomics, "atomic counter");
     // Every fetch that returned saw a different old value.
     fetched.sort_unstable();
@@ -822,21 +648,15 @@ fn trial(cut_after: usize, cut_device: &CStr, loss: f64) {
         received.len()
     );
 
-    // SAFETY: a NUL-terminated device name.
-    assert_eq!(
-        unsafe { uct_soft_hca_link_set(cut_device.as_ptr(), 1) },
-        UCS_OK
-    );
-    // SAFETY: live eps, destroyed once; then the ifaces.
-    unsafe {
-        uct_ep_destroy(rig.ep_s1);
-        uct_ep_destroy(rig.ep_r0);
-        uct_ep_destroy(rig.ep_r1);
-        uct::api::md::uct_md_mem_dereg(rig.s0.md, rig.memh_s0);
-        uct::api::md::uct_md_mem_dereg(rig.s1.md, rig.memh_s1);
-        uct::api::md::uct_md_mem_dereg(rig.r0.md, rig.target_memh[0]);
-        uct::api::md::uct_md_mem_dereg(rig.r1.md, rig.target_memh[1]);
+    assert_eq!(link_set(cut_device, true), UCS_OK);
+    // The eps, then the registrations, then the ifaces.
+    for ep in [rig.ep_s1, rig.ep_r0, rig.ep_r1] {
+        ep_destroy(ep);
     }
+    mem_dereg(rig.s0.md, rig.memh_s0);
+    mem_dereg(rig.s1.md, rig.memh_s1);
+    mem_dereg(rig.r0.md, rig.target_memh[0]);
+    mem_dereg(rig.r1.md, rig.target_memh[1]);
     let Rig { s0, s1, r0, r1, .. } = rig;
     for side in [s0, s1, r0, r1] {
         side.close();

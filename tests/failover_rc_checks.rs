@@ -8,12 +8,13 @@ mod rc_common;
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use failover_rc_common::*;
+use rc_common::uct_safe;
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
-use uct::api::ep::*;
 use uct::api::v2::*;
 
 /// What a purge callback saw: (operation, AM id, header, payload).
@@ -78,38 +79,38 @@ fn token_queries_refuse_bad_parameters() {
     let before = tx.clone();
     let mut rx = vec![0u8; rx_len];
 
-    // TX token without RX token.
-    // SAFETY: all-zero attrs; buffers of the advertised lengths.
+    // TX token without RX token; buffers of the advertised lengths.
+    let mut attr: uct_iface_attr_v2_t = zeroed();
+    attr.field_mask = UCT_IFACE_ATTR_FIELD_TX_TOKEN;
+    attr.tx_token = tx.as_ptr().cast();
+    assert_eq!(
+        iface_query_v2(pair.b.iface, &mut attr),
+        UCS_ERR_INVALID_PARAM
+    );
+    // RX token without TX token.
+    attr.field_mask = UCT_IFACE_ATTR_FIELD_RX_TOKEN;
+    attr.rx_token = rx.as_mut_ptr().cast();
+    assert_eq!(
+        iface_query_v2(pair.b.iface, &mut attr),
+        UCS_ERR_INVALID_PARAM
+    );
+    // NULL TX token buffer.
+    attr.field_mask = UCT_IFACE_ATTR_FIELD_TX_TOKEN | UCT_IFACE_ATTR_FIELD_RX_TOKEN;
+    attr.tx_token = null();
+    assert_eq!(
+        iface_query_v2(pair.b.iface, &mut attr),
+        UCS_ERR_INVALID_PARAM
+    );
+    // NULL RX token buffer.
+    attr.tx_token = tx.as_ptr().cast();
+    attr.rx_token = null_mut();
+    assert_eq!(
+        iface_query_v2(pair.b.iface, &mut attr),
+        UCS_ERR_INVALID_PARAM
+    );
+    // uct_ep_query with a NULL TX token buffer.
+    // SAFETY: all-zero is a valid attr (its NULL token is the bad input).
     unsafe {
-        let mut attr: uct_iface_attr_v2_t = std::mem::zeroed();
-        attr.field_mask = UCT_IFACE_ATTR_FIELD_TX_TOKEN;
-        attr.tx_token = tx.as_ptr().cast();
-        assert_eq!(
-            uct_iface_query_v2(pair.b.iface, &mut attr),
-            UCS_ERR_INVALID_PARAM
-        );
-        // RX token without TX token.
-        attr.field_mask = UCT_IFACE_ATTR_FIELD_RX_TOKEN;
-        attr.rx_token = rx.as_mut_ptr().cast();
-        assert_eq!(
-            uct_iface_query_v2(pair.b.iface, &mut attr),
-            UCS_ERR_INVALID_PARAM
-        );
-        // NULL TX token buffer.
-        attr.field_mask = UCT_IFACE_ATTR_FIELD_TX_TOKEN | UCT_IFACE_ATTR_FIELD_RX_TOKEN;
-        attr.tx_token = null();
-        assert_eq!(
-            uct_iface_query_v2(pair.b.iface, &mut attr),
-            UCS_ERR_INVALID_PARAM
-        );
-        // NULL RX token buffer.
-        attr.tx_token = tx.as_ptr().cast();
-        attr.rx_token = null_mut();
-        assert_eq!(
-            uct_iface_query_v2(pair.b.iface, &mut attr),
-            UCS_ERR_INVALID_PARAM
-        );
-        // uct_ep_query with a NULL TX token buffer.
         let mut ep_attr: uct_ep_attr_t = std::mem::zeroed();
         ep_attr.field_mask = UCT_EP_ATTR_FIELD_TX_TOKEN;
         assert_eq!(uct_ep_query(pair.ep_a, &mut ep_attr), UCS_ERR_INVALID_PARAM);
@@ -124,14 +125,12 @@ fn token_queries_refuse_bad_parameters() {
         Err(UCS_ERR_INVALID_PARAM)
     );
     // A token for a destroyed QP: unknown connection.
-    // SAFETY: live ep, destroyed once (Pair::close is not used for it).
-    unsafe { uct_ep_destroy(pair.ep_b) };
+    ep_destroy(pair.ep_b);
     assert_eq!(
         rx_token(pair.b.iface, &tx, rx_len),
         Err(UCS_ERR_INVALID_PARAM)
     );
-    // SAFETY: the remaining handles, closed once.
-    unsafe { uct_ep_destroy(pair.ep_a) };
+    ep_destroy(pair.ep_a);
     pair.a.close();
     pair.b.close();
 }
@@ -139,14 +138,11 @@ fn token_queries_refuse_bad_parameters() {
 #[test]
 fn purge_refuses_bad_parameters_and_unheld_ops_in_flight() {
     let pair = Pair::new();
-    let (_, tx_len, rx_len) = token_caps(pair.a.iface);
-    let tx = tx_token(pair.ep_a, tx_len).unwrap();
-    let rx = rx_token(pair.b.iface, &tx, rx_len).unwrap();
+    let rx = exchange_tokens(pair.ep_a, pair.a.iface, pair.b.iface);
     // A working ep with nothing outstanding: nothing to do, UCS_OK and no
     // callback; the same once failover is enabled but nothing failed.
     assert_eq!(purge_counting(pair.ep_a, &rx), (UCS_OK, 0));
-    // SAFETY: live ep.
-    assert_eq!(unsafe { uct_ep_failover_enable(pair.ep_a) }, UCS_OK);
+    assert_eq!(failover_enable(pair.ep_a), UCS_OK);
     assert_eq!(purge_counting(pair.ep_a, &rx), (UCS_OK, 0));
 
     let all = UCT_EP_OUTSTANDING_FIELD_RX_TOKEN | UCT_EP_OUTSTANDING_FIELD_CB;
@@ -192,18 +188,11 @@ fn purge_refuses_bad_parameters_and_unheld_ops_in_flight() {
 
 #[test]
 fn purge_refuses_an_op_in_flight_that_nothing_holds() {
-    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let pair = Pair::new();
-    let (_, tx_len, rx_len) = token_caps(pair.a.iface);
+    let (_traffic, pair) = traffic_pair();
     // Nothing has progressed either iface, so the AM is still outstanding
     // when the purge asks: it completes on its own, so purge refuses it.
-    // SAFETY: live ep; no payload.
-    assert_eq!(
-        unsafe { uct_ep_am_short(pair.ep_a, 3, 7, null(), 0) },
-        UCS_OK
-    );
-    let tx = tx_token(pair.ep_a, tx_len).unwrap();
-    let rx = rx_token(pair.b.iface, &tx, rx_len).unwrap();
+    assert_eq!(am_short(pair.ep_a, 3, 7, &[]), UCS_OK);
+    let rx = exchange_tokens(pair.ep_a, pair.a.iface, pair.b.iface);
     assert_eq!(purge_counting(pair.ep_a, &rx), (UCS_ERR_INVALID_PARAM, 0));
     pair.close();
 }
@@ -211,19 +200,20 @@ fn purge_refuses_an_op_in_flight_that_nothing_holds() {
 /// Tests that send traffic (and drop packets on mlx5_0) run one at a time.
 static TRAFFIC: Mutex<()> = Mutex::new(());
 
+/// The traffic lock (held until the guard drops) and a new pair.
+fn traffic_pair() -> (MutexGuard<'static, ()>, Pair) {
+    let traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
+    (traffic, Pair::new())
+}
+
 #[test]
 fn invalidate_without_no_completions_leaves_nothing_to_purge() {
-    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let pair = Pair::new();
-    let (_, tx_len, rx_len) = token_caps(pair.a.iface);
-    let tx = tx_token(pair.ep_a, tx_len).unwrap();
-    let rx = rx_token(pair.b.iface, &tx, rx_len).unwrap();
+    let (_traffic, pair) = traffic_pair();
+    let rx = exchange_tokens(pair.ep_a, pair.a.iface, pair.b.iface);
     let mut comp = CountingCompletion::new(1);
-    // SAFETY: live ep; the completion outlives the op.
-    unsafe {
-        assert_eq!(uct_ep_am_short(pair.ep_a, 3, 7, null(), 0), UCS_OK);
-        assert_eq!(uct_ep_flush(pair.ep_a, 0, comp.as_ptr()), UCS_INPROGRESS);
-    }
+    // The completion outlives the op.
+    assert_eq!(am_short(pair.ep_a, 3, 7, &[]), UCS_OK);
+    assert_eq!(ep_flush(pair.ep_a, 0, comp.as_ptr()), UCS_INPROGRESS);
     assert_eq!(invalidate(pair.ep_a, 0), UCS_OK);
     assert!(pair.wait(|| comp.calls() == 1), "flush never completed");
     // Either the flush completed before the QP went down, or it was
@@ -237,35 +227,15 @@ fn invalidate_without_no_completions_leaves_nothing_to_purge() {
 
 #[test]
 fn invalidated_ep_reports_undelivered_ams_in_posting_order() {
-    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let pair = Pair::new();
-    let (_, tx_len, rx_len) = token_caps(pair.a.iface);
+    let (_traffic, pair) = traffic_pair();
     let inbox = inbox();
-    // SAFETY: live iface; the inbox is leaked.
-    unsafe {
-        assert_eq!(
-            uct::api::iface::uct_iface_set_am_handler(
-                pair.b.iface,
-                5,
-                Some(collect_am),
-                inbox as *const Inbox as *mut c_void,
-                0
-            ),
-            UCS_OK
-        );
-    }
+    pair.b.collect_am_into(5, inbox);
     let count = 6u64;
     // Nothing a leaves arrives (retransmissions included) until the ep is
     // invalidated: every AM is undelivered.
-    // SAFETY: a NUL-terminated device name.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 1000) },
-        UCS_OK
-    );
+    assert_eq!(drop_next(c"mlx5_0", 1000), UCS_OK);
     for seq in 0..count {
-        let payload = [seq as u8; 3];
-        // SAFETY: live ep, payload of 3 bytes.
-        let status = unsafe { uct_ep_am_short(pair.ep_a, 5, seq, payload.as_ptr().cast(), 3) };
+        let status = am_short(pair.ep_a, 5, seq, &[seq as u8; 3]);
         assert_eq!(status, UCS_OK);
     }
     assert_eq!(
@@ -273,17 +243,12 @@ fn invalidated_ep_reports_undelivered_ams_in_posting_order() {
         UCS_OK
     );
     // Posting on an invalidated ep fails.
-    // SAFETY: live ep.
-    assert_ne!(
-        unsafe { uct_ep_am_short(pair.ep_a, 5, 99, null(), 0) },
-        UCS_OK
-    );
+    assert_ne!(am_short(pair.ep_a, 5, 99, &[]), UCS_OK);
     // Let the receiver take whatever arrived before the QP went down.
     for _ in 0..200 {
         pair.progress();
     }
-    let tx = tx_token(pair.ep_a, tx_len).unwrap();
-    let rx = rx_token(pair.b.iface, &tx, rx_len).unwrap();
+    let rx = exchange_tokens(pair.ep_a, pair.a.iface, pair.b.iface);
     let seen: &'static Seen = Box::leak(Box::new(Mutex::new(Vec::new())));
     assert_eq!(
         purge(
@@ -299,12 +264,7 @@ fn invalidated_ep_reports_undelivered_ams_in_posting_order() {
     for _ in 0..200 {
         pair.progress();
     }
-    let received: Vec<u64> = inbox
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|m| u64::from_ne_bytes(m[..8].try_into().unwrap()))
-        .collect();
+    let received = sequence(inbox);
     let reported = seen.lock().unwrap().clone();
     // Received ones are a prefix, reported ones the rest, each exactly once.
     let expected_reported: Vec<u64> = (received.len() as u64..count).collect();
@@ -318,11 +278,7 @@ fn invalidated_ep_reports_undelivered_ams_in_posting_order() {
     }
     println!("received {}, reported {}", received.len(), reported.len());
     assert_eq!(reported.len(), count as usize, "all dropped, all reported");
-    // SAFETY: as above.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 0) },
-        UCS_OK
-    );
+    assert_eq!(drop_next(c"mlx5_0", 0), UCS_OK);
     // The ep can be destroyed right away.
     pair.close();
 }
@@ -378,31 +334,18 @@ unsafe extern "C" fn copy_op(info: *const uct_ep_op_info_t, arg: *mut c_void) {
     }
 }
 
-unsafe extern "C" fn pack_fixed(dest: *mut c_void, _: *mut c_void) -> usize {
-    // SAFETY: dest has room for max_bcopy >= 5 bytes.
-    unsafe { std::ptr::copy_nonoverlapping(b"bcopy".as_ptr(), dest.cast(), 5) };
-    5
-}
-
 unsafe extern "C" fn unpack_none(_: *mut c_void, _: *const c_void, _: usize) {}
 
 #[test]
 fn op_info_of_every_op_kind_is_what_was_posted() {
-    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let pair = Pair::new();
-    let (_, tx_len, rx_len) = token_caps(pair.a.iface);
+    let (_traffic, pair) = traffic_pair();
     let mut remote = vec![0u64; 64];
     let (remote_memh, rkey) = pair.b.register(remote.as_mut_ptr().cast(), 512);
     let raddr = remote.as_ptr() as u64;
     let mut local = vec![7u8; 256];
     let (local_memh, _) = pair.a.register(local.as_mut_ptr(), local.len());
-    let iov = |offset: usize, length: usize| uct_iov_t {
-        // SAFETY: inside `local`.
-        buffer: unsafe { local.as_ptr().add(offset) } as *mut c_void,
-        length,
-        memh: local_memh,
-        stride: 0,
-        count: 1,
+    let iov = |offset: usize, length: usize| {
+        iov_entry(local[offset..].as_ptr() as *mut u8, length, local_memh)
     };
     let am_iov = [iov(0, 16)];
     let put_iov = [iov(16, 24), iov(64, 8)];
@@ -425,90 +368,64 @@ fn op_info_of_every_op_kind_is_what_was_posted() {
     let mut results = [0u64; 2];
     let (result0, result1) = (&mut results[0] as *mut u64, &mut results[1] as *mut u64);
     // Nothing leaves a until the ep is invalidated: every op is reported.
-    // SAFETY: a NUL-terminated device name.
+    assert_eq!(drop_next(c"mlx5_0", 1000), UCS_OK);
+    let ep = pair.ep_a;
+    // Every buffer lives until the purge is done.
+    assert_eq!(am_short(ep, 2, 0x1122_3344_5566_7788, b"short"), UCS_OK);
+    assert_eq!(am_short_iov(ep, 3, &short_iov), UCS_OK);
+    assert_eq!(am_bcopy(ep, 4, b"bcopy", 0), 5);
     assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 1000) },
+        am_zcopy(ep, 5, &header, &am_iov, 0, comp_ptrs[0]),
+        UCS_INPROGRESS
+    );
+    assert_eq!(put_short(ep, b"putshort", raddr, rkey), UCS_OK);
+    assert_eq!(put_bcopy(ep, b"bcopy", raddr + 8, rkey), 5);
+    assert_eq!(
+        put_zcopy(ep, &put_iov, raddr + 64, rkey, comp_ptrs[1]),
+        UCS_INPROGRESS
+    );
+    assert_eq!(
+        get_bcopy(
+            ep,
+            Some(unpack_none),
+            0x55 as *mut c_void,
+            24,
+            raddr + 128,
+            rkey,
+            comp_ptrs[2]
+        ),
+        UCS_INPROGRESS
+    );
+    assert_eq!(
+        get_zcopy(ep, &get_iov, raddr + 192, rkey, comp_ptrs[3]),
+        UCS_INPROGRESS
+    );
+    assert_eq!(
+        atomic32_post(ep, UCT_ATOMIC_OP_XOR, 0xf0f0, raddr + 256, rkey),
         UCS_OK
     );
-    let ep = pair.ep_a;
-    // SAFETY: live ep; every buffer lives until the purge is done.
-    unsafe {
-        let payload = *b"short";
-        assert_eq!(
-            uct_ep_am_short(ep, 2, 0x1122_3344_5566_7788, payload.as_ptr().cast(), 5),
-            UCS_OK
-        );
-        assert_eq!(uct_ep_am_short_iov(ep, 3, short_iov.as_ptr(), 2), UCS_OK);
-        assert_eq!(uct_ep_am_bcopy(ep, 4, Some(pack_fixed), null_mut(), 0), 5);
-        assert_eq!(
-            uct_ep_am_zcopy(
-                ep,
-                5,
-                header.as_ptr().cast(),
-                4,
-                am_iov.as_ptr(),
-                1,
-                0,
-                comp_ptrs[0]
-            ),
-            UCS_INPROGRESS
-        );
-        assert_eq!(
-            uct_ep_put_short(ep, b"putshort".as_ptr().cast(), 8, raddr, rkey),
-            UCS_OK
-        );
-        assert_eq!(
-            uct_ep_put_bcopy(ep, Some(pack_fixed), null_mut(), raddr + 8, rkey),
-            5
-        );
-        assert_eq!(
-            uct_ep_put_zcopy(ep, put_iov.as_ptr(), 2, raddr + 64, rkey, comp_ptrs[1]),
-            UCS_INPROGRESS
-        );
-        assert_eq!(
-            uct_ep_get_bcopy(
-                ep,
-                Some(unpack_none),
-                0x55 as *mut c_void,
-                24,
-                raddr + 128,
-                rkey,
-                comp_ptrs[2]
-            ),
-            UCS_INPROGRESS
-        );
-        assert_eq!(
-            uct_ep_get_zcopy(ep, get_iov.as_ptr(), 1, raddr + 192, rkey, comp_ptrs[3]),
-            UCS_INPROGRESS
-        );
-        assert_eq!(
-            uct_ep_atomic32_post(ep, UCT_ATOMIC_OP_XOR, 0xf0f0, raddr + 256, rkey),
-            UCS_OK
-        );
-        assert_eq!(
-            uct_ep_atomic64_fetch(
-                ep,
-                UCT_ATOMIC_OP_ADD,
-                9,
-                result0,
-                raddr + 264,
-                rkey,
-                comp_ptrs[4]
-            ),
-            UCS_INPROGRESS
-        );
-        assert_eq!(
-            uct_ep_atomic_cswap64(ep, 1, 2, raddr + 272, rkey, result1, comp_ptrs[5]),
-            UCS_INPROGRESS
-        );
-        assert_eq!(uct_ep_flush(ep, 0, comp_ptrs[6]), UCS_INPROGRESS);
-    }
+    assert_eq!(
+        atomic64_fetch(
+            ep,
+            UCT_ATOMIC_OP_ADD,
+            9,
+            &mut results[0],
+            raddr + 264,
+            rkey,
+            comp_ptrs[4]
+        ),
+        UCS_INPROGRESS
+    );
+    assert_eq!(
+        cswap64(ep, 1, 2, raddr + 272, rkey, &mut results[1], comp_ptrs[5]),
+        UCS_INPROGRESS
+    );
+    assert_eq!(ep_flush(ep, 0, comp_ptrs[6]), UCS_INPROGRESS);
     assert_eq!(
         invalidate(ep, UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS),
         UCS_OK
     );
-    let tx = tx_token(ep, tx_len).unwrap();
-    let rx = rx_token(pair.b.iface, &tx, rx_len).unwrap();
+    let rx = exchange_tokens(ep, pair.a.iface, pair.b.iface);
     let mut seen: Vec<Reported> = Vec::new();
     assert_eq!(
         purge(
@@ -519,11 +436,7 @@ fn op_info_of_every_op_kind_is_what_was_posted() {
         ),
         UCS_OK
     );
-    // SAFETY: as above.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 0) },
-        UCS_OK
-    );
+    assert_eq!(drop_next(c"mlx5_0", 0), UCS_OK);
     let ops: Vec<uct_ep_operation_t> = seen.iter().map(|r| r.info.operation).collect();
     assert_eq!(
         ops,
@@ -610,94 +523,41 @@ fn op_info_of_every_op_kind_is_what_was_posted() {
     }
     // Reported ops are the caller's now: no completion was called.
     assert!(comps.iter().all(|c| c.calls() == 0));
-    // SAFETY: registrations of live mds.
-    unsafe {
-        uct::api::md::uct_md_mem_dereg(pair.b.md, remote_memh);
-        uct::api::md::uct_md_mem_dereg(pair.a.md, local_memh);
-    }
+    mem_dereg(pair.b.md, remote_memh);
+    mem_dereg(pair.a.md, local_memh);
     pair.close();
 }
 
 /// Replays AM shorts on the ep `arg` points at (same iface as the purged one).
 unsafe extern "C" fn replay_am_short(info: *const uct_ep_op_info_t, arg: *mut c_void) {
-    // SAFETY: valid op_info during the call; arg is a live uct_ep_h; the
-    // AM member is the one AM_SHORT names.
-    unsafe {
-        let info = &*info;
-        let ep = *(arg as *const uct_ep_h);
-        assert_eq!(info.operation, UCT_EP_OP_AM_SHORT);
-        let am = info.detail.am;
-        let data = am.payload.data;
-        let status = uct_ep_am_short(
-            ep,
-            am.am_id,
-            am.header.value,
-            data.buffer,
-            data.length as u32,
-        );
-        assert_eq!(status, UCS_OK);
-    }
+    // SAFETY: valid op_info during the call; arg is a live uct_ep_h.
+    let (info, ep) = unsafe { (&*info, *(arg as *const uct_ep_h)) };
+    assert_eq!(info.operation, UCT_EP_OP_AM_SHORT);
+    let OpDetail::AmShort { am, header, data } = OpDetail::of(info) else {
+        unreachable!("an AM_SHORT")
+    };
+    let status = am_short(ep, am.am_id, header, data_bytes(&data));
+    assert_eq!(status, UCS_OK);
 }
 
 #[test]
 fn purge_callback_replays_on_another_ep_of_the_same_iface() {
-    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let pair = Pair::new();
-    let (_, tx_len, rx_len) = token_caps(pair.a.iface);
+    let (_traffic, pair) = traffic_pair();
     let inbox = inbox();
-    // SAFETY: live iface; the inbox is leaked.
-    unsafe {
-        assert_eq!(
-            uct::api::iface::uct_iface_set_am_handler(
-                pair.b.iface,
-                6,
-                Some(collect_am),
-                inbox as *const Inbox as *mut c_void,
-                0
-            ),
-            UCS_OK
-        );
-    }
+    pair.b.collect_am_into(6, inbox);
     // A second connection between the same two ifaces.
-    let ep_a2 = pair.a.create_ep();
-    let ep_b2 = pair.b.create_ep();
-    let (dev_a, dev_b) = (pair.a.device_address(), pair.b.device_address());
-    let (addr_a2, addr_b2) = (pair.a.ep_address(ep_a2), pair.b.ep_address(ep_b2));
-    // SAFETY: addresses from the peer's iface and ep.
-    unsafe {
-        assert_eq!(
-            uct_ep_connect_to_ep(ep_a2, dev_b.as_ptr().cast(), addr_b2.as_ptr().cast()),
-            UCS_OK
-        );
-        assert_eq!(
-            uct_ep_connect_to_ep(ep_b2, dev_a.as_ptr().cast(), addr_a2.as_ptr().cast()),
-            UCS_OK
-        );
-    }
+    let (ep_a2, ep_b2) = connect_eps(&pair.a, &pair.b);
     let count = 20u64;
-    // SAFETY: a NUL-terminated device name.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 1000) },
-        UCS_OK
-    );
+    assert_eq!(drop_next(c"mlx5_0", 1000), UCS_OK);
     for seq in 0..count {
-        // SAFETY: live ep, no payload.
-        assert_eq!(
-            unsafe { uct_ep_am_short(pair.ep_a, 6, seq, null(), 0) },
-            UCS_OK
-        );
+        assert_eq!(am_short(pair.ep_a, 6, seq, &[]), UCS_OK);
     }
     assert_eq!(
         invalidate(pair.ep_a, UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS),
         UCS_OK
     );
-    // SAFETY: as above.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"mlx5_0".as_ptr(), 0) },
-        UCS_OK
-    );
-    let tx = tx_token(pair.ep_a, tx_len).unwrap();
-    let rx = rx_token(pair.b.iface, &tx, rx_len).unwrap();
+    assert_eq!(drop_next(c"mlx5_0", 0), UCS_OK);
+    let rx = exchange_tokens(pair.ep_a, pair.a.iface, pair.b.iface);
     let mut target = ep_a2;
     assert_eq!(
         purge(
@@ -708,29 +568,21 @@ fn purge_callback_replays_on_another_ep_of_the_same_iface() {
         ),
         UCS_OK
     );
-    // SAFETY: the purged ep, destroyed at once.
-    unsafe { uct_ep_destroy(pair.ep_a) };
+    ep_destroy(pair.ep_a);
     assert_eq!(pair.flush(ep_a2), UCS_OK);
     assert!(pair.wait(|| inbox.lock().unwrap().len() >= count as usize));
     for _ in 0..100 {
         pair.progress();
     }
-    let received: Vec<u64> = inbox
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|m| u64::from_ne_bytes(m[..8].try_into().unwrap()))
-        .collect();
+    let received = sequence(inbox);
     assert_eq!(
         received,
         (0..count).collect::<Vec<_>>(),
         "each once, in order"
     );
-    // SAFETY: live eps, destroyed once, before the ifaces.
-    unsafe {
-        uct_ep_destroy(ep_a2);
-        uct_ep_destroy(ep_b2);
-        uct_ep_destroy(pair.ep_b);
+    // The eps, each once, before the ifaces.
+    for ep in [ep_a2, ep_b2, pair.ep_b] {
+        ep_destroy(ep);
     }
     let Pair { a, b, .. } = pair;
     a.close();
@@ -739,8 +591,7 @@ fn purge_callback_replays_on_another_ep_of_the_same_iface() {
 
 #[test]
 fn a_token_of_another_connection_leaves_the_named_qp_alone() {
-    let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let pair = Pair::new();
+    let (_traffic, pair) = traffic_pair();
     let (_, tx_len, rx_len) = token_caps(pair.a.iface);
     let tx = tx_token(pair.ep_a, tx_len).unwrap();
     // Same responder QP, another requester incarnation: well formed,
@@ -755,20 +606,8 @@ fn a_token_of_another_connection_leaves_the_named_qp_alone() {
     );
     // The connection still works.
     let inbox = inbox();
-    // SAFETY: live iface; the inbox is leaked.
-    unsafe {
-        assert_eq!(
-            uct::api::iface::uct_iface_set_am_handler(
-                pair.b.iface,
-                7,
-                Some(collect_am),
-                inbox as *const Inbox as *mut c_void,
-                0
-            ),
-            UCS_OK
-        );
-        assert_eq!(uct_ep_am_short(pair.ep_a, 7, 42, null(), 0), UCS_OK);
-    }
+    pair.b.collect_am_into(7, inbox);
+    assert_eq!(am_short(pair.ep_a, 7, 42, &[]), UCS_OK);
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
     assert!(pair.wait(|| inbox.lock().unwrap().len() == 1));
     // The genuine token is still accepted.

@@ -290,6 +290,22 @@ fn rx_token_for_another_connection_is_refused() {
     }
 }
 
+/// The error deriving an RX token from `tx_bytes()` gives when the
+/// responder's QP is connected as `responder` says (into `out`).
+fn refusal_by(responder: ConnectionId, out: &mut [u8; RX_TOKEN_LENGTH]) -> FailoverError {
+    derive_rx_token(
+        &tx_bytes(),
+        |_| {
+            Ok(ResponderState {
+                connection: responder,
+                next_rcv_psn: 7,
+            })
+        },
+        out,
+    )
+    .unwrap_err()
+}
+
 #[test]
 fn receiver_refuses_a_token_for_a_recreated_qp() {
     // The responder's QP 0xb07 was destroyed and recreated: same number, a
@@ -297,17 +313,7 @@ fn receiver_refuses_a_token_for_a_recreated_qp() {
     let mut recreated = connection();
     recreated.responder.generation = 0x00_0001;
     let mut out = [0xaa; RX_TOKEN_LENGTH];
-    let error = derive_rx_token(
-        &tx_bytes(),
-        |_| {
-            Ok(ResponderState {
-                connection: recreated,
-                next_rcv_psn: 7,
-            })
-        },
-        &mut out,
-    )
-    .unwrap_err();
+    let error = refusal_by(recreated, &mut out);
     assert!(matches!(
         error,
         FailoverError::ConnectionMismatch {
@@ -324,17 +330,7 @@ fn receiver_refuses_a_qp_connected_elsewhere() {
     let mut elsewhere = connection();
     elsewhere.requester.qpn = 0x00_0c00;
     let mut out = [0u8; RX_TOKEN_LENGTH];
-    let error = derive_rx_token(
-        &tx_bytes(),
-        |_| {
-            Ok(ResponderState {
-                connection: elsewhere,
-                next_rcv_psn: 7,
-            })
-        },
-        &mut out,
-    )
-    .unwrap_err();
+    let error = refusal_by(elsewhere, &mut out);
     assert!(matches!(
         error,
         FailoverError::ConnectionMismatch {

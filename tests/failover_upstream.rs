@@ -11,15 +11,15 @@ mod failover_rc_common;
 mod rc_common;
 
 use std::ffi::c_void;
-use std::ptr::null;
 use std::sync::atomic::{AtomicI8, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use failover_rc_common::*;
+use rc_common::uct_safe::{
+    self, ep_destroy, ep_flush, ep_invalidate, failover_enable, pending_add,
+};
 use rc_common::*;
 use uct::abi::*;
-use uct::api::ep::*;
-use uct::api::v2::*;
 
 /// The soft HCA's drop/link switches are per device: one test at a time.
 static TRAFFIC: Mutex<()> = Mutex::new(());
@@ -100,34 +100,18 @@ fn purge_headers(ep: uct_ep_h, rx: &[u8]) -> (ucs_status_t, Vec<u64>) {
 }
 
 fn drop_next(device: &std::ffi::CStr, count: u32) {
-    // SAFETY: a NUL-terminated device name.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(device.as_ptr(), count) },
-        UCS_OK
-    );
+    assert_eq!(uct_safe::drop_next(device, count), UCS_OK);
 }
 
 fn am_short(ep: uct_ep_h, header: u64) -> ucs_status_t {
-    // SAFETY: live ep, no payload.
-    unsafe { uct_ep_am_short(ep, 5, header, null(), 0) }
-}
-
-/// Headers of the AMs an inbox got (the 8-byte AM header of each).
-fn headers(inbox: &Inbox) -> Vec<u64> {
-    inbox
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|m| u64::from_ne_bytes(m[..8].try_into().unwrap()))
-        .collect()
+    uct_safe::am_short(ep, 5, header, &[])
 }
 
 /// Tokens for `pair.ep_a`'s connection, the RX one from b's iface.
 fn tokens(pair: &Pair) -> Vec<u8> {
-    let (flags, tx_len, rx_len) = token_caps(pair.a.iface);
+    let (flags, _, _) = token_caps(pair.a.iface);
     assert_ne!(flags & UCT_IFACE_FLAG_V2_QUERY_TOKEN, 0);
-    let tx = tx_token(pair.ep_a, tx_len).unwrap();
-    rx_token(pair.b.iface, &tx, rx_len).unwrap()
+    exchange_tokens(pair.ep_a, pair.a.iface, pair.b.iface)
 }
 
 #[test]
@@ -144,13 +128,8 @@ fn invalidate_with_null_params_fails_the_ep_like_a_transport_error() {
             assert_eq!(am_short(pair.ep_a, header), UCS_OK);
         }
         let mut comp = CountingCompletion::new(1);
-        // SAFETY: live ep; the completion outlives the flush.
-        assert_eq!(
-            unsafe { uct_ep_flush(pair.ep_a, 0, comp.as_ptr()) },
-            UCS_INPROGRESS
-        );
-        // SAFETY: live ep; NULL params (UCX's own tests call it so).
-        assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, null()) }, UCS_OK);
+        assert_eq!(ep_flush(pair.ep_a, 0, comp.as_ptr()), UCS_INPROGRESS);
+        assert_eq!(ep_invalidate(pair.ep_a, None), UCS_OK);
         assert!(pair.wait(|| comp.calls() == 1), "the flush never completed");
         assert_eq!(
             comp.status(),
@@ -190,21 +169,22 @@ fn invalidated_idle_ep_fails_at_its_next_post_as_in_ucx() {
         field_mask: 0,
         flags: 0,
     };
-    // SAFETY: live ep, valid params.
-    assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, &params) }, UCS_OK);
-    // SAFETY: live ep; zero-length put needs no buffer or key.
-    assert_eq!(
-        unsafe { uct_ep_put_short(pair.ep_a, null(), 0, 0, 0) },
-        UCS_OK
-    );
+    assert_eq!(ep_invalidate(pair.ep_a, Some(&params)), UCS_OK);
+    // A zero-length put needs no buffer or key.
+    assert_eq!(uct_safe::put_short(pair.ep_a, &[], 0, 0), UCS_OK);
     assert!(pair.wait(|| handler.calls() == 1), "the handler never ran");
     assert_eq!(handler.status(), UCS_ERR_CANCELED);
-    // SAFETY: as above.
-    assert_eq!(
-        unsafe { uct_ep_put_short(pair.ep_a, null(), 0, 0, 0) },
-        UCS_ERR_CANCELED
-    );
+    assert_eq!(uct_safe::put_short(pair.ep_a, &[], 0, 0), UCS_ERR_CANCELED);
     pair.close();
+}
+
+/// A pair whose iface error handler (a's) answers UCS_INPROGRESS, and the
+/// inbox of b's AM 5. The handler is boxed: the iface keeps its address.
+fn holding_pair() -> (Box<Handler>, Pair, &'static Inbox) {
+    let handler = Handler::boxed(UCS_INPROGRESS);
+    let pair = Pair::with_params(Some(handler.params()), None);
+    let inbox = pair.b.collect_am(5);
+    (handler, pair, inbox)
 }
 
 /// Posts `count` AMs on a that b never sees, invalidates a with NULL params
@@ -214,8 +194,7 @@ fn fail_with_undelivered_ams(pair: &Pair, handler: &Handler, count: u64) -> Vec<
     for header in 0..count {
         assert_eq!(am_short(pair.ep_a, header), UCS_OK);
     }
-    // SAFETY: live ep.
-    assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, null()) }, UCS_OK);
+    assert_eq!(ep_invalidate(pair.ep_a, None), UCS_OK);
     assert!(pair.wait(|| handler.calls() == 1), "the handler never ran");
     for _ in 0..100 {
         pair.progress();
@@ -227,9 +206,7 @@ fn fail_with_undelivered_ams(pair: &Pair, handler: &Handler, count: u64) -> Vec<
 #[test]
 fn error_handler_answering_inprogress_holds_the_ops_for_purge() {
     let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let handler = Handler::boxed(UCS_INPROGRESS);
-    let pair = Pair::with_params(Some(handler.params()), None);
-    let inbox = pair.b.collect_am(5);
+    let (handler, pair, inbox) = holding_pair();
     let rx = fail_with_undelivered_ams(&pair, &handler, 4);
     assert_eq!(handler.calls(), 1);
     assert_eq!(
@@ -244,7 +221,7 @@ fn error_handler_answering_inprogress_holds_the_ops_for_purge() {
         vec![0, 1, 2, 3],
         "held, reported in posting order"
     );
-    assert!(headers(inbox).is_empty());
+    assert!(sequence(inbox).is_empty());
     // Idempotent: again, nothing left, UCS_OK, no callback.
     assert_eq!(purge_headers(pair.ep_a, &rx), (UCS_OK, vec![]));
     assert_eq!(handler.calls(), 1);
@@ -265,8 +242,7 @@ fn failover_enable_and_handler_inprogress_hold_a_transport_error_alike() {
         let handler = Handler::boxed(if enable { UCS_OK } else { UCS_INPROGRESS });
         let pair = Pair::with_config(Some(handler.params()), None, &settings);
         if enable {
-            // SAFETY: live ep.
-            assert_eq!(unsafe { uct_ep_failover_enable(pair.ep_a) }, UCS_OK);
+            assert_eq!(failover_enable(pair.ep_a), UCS_OK);
         }
         drop_next(c"mlx5_0", 100_000);
         for header in 0..3 {
@@ -298,24 +274,22 @@ fn connect_to_fresh_peer(pair: &Pair, ep: uct_ep_h) -> uct_ep_h {
 
 /// Posts `headers` on a's ep, flushes, and waits until b's inbox has them.
 fn deliver(pair: &Pair, inbox: &Inbox, headers_to_send: &[u64]) {
-    let before = headers(inbox).len();
+    let before = sequence(inbox).len();
     for &header in headers_to_send {
         assert_eq!(pair.post_retrying(|| am_short(pair.ep_a, header)), UCS_OK);
     }
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
     assert!(
-        pair.wait(|| headers(inbox).len() == before + headers_to_send.len()),
+        pair.wait(|| sequence(inbox).len() == before + headers_to_send.len()),
         "AMs on the reconnected ep did not arrive"
     );
-    assert_eq!(&headers(inbox)[before..], headers_to_send);
+    assert_eq!(&sequence(inbox)[before..], headers_to_send);
 }
 
 #[test]
 fn purged_ep_reconnects_to_a_fresh_peer_and_is_used_again() {
     let _traffic = TRAFFIC.lock().unwrap_or_else(|p| p.into_inner());
-    let handler = Handler::boxed(UCS_INPROGRESS);
-    let pair = Pair::with_params(Some(handler.params()), None);
-    let inbox = pair.b.collect_am(5);
+    let (handler, pair, inbox) = holding_pair();
     let address_before = pair.a.ep_address(pair.ep_a);
     let rx = fail_with_undelivered_ams(&pair, &handler, 2);
     assert_eq!(purge_headers(pair.ep_a, &rx), (UCS_OK, vec![0, 1]));
@@ -347,20 +321,13 @@ fn purged_ep_reconnects_to_a_fresh_peer_and_is_used_again() {
         1,
         "only the first failure called the handler"
     );
-    // SAFETY: live eps, destroyed once.
-    unsafe {
-        uct_ep_destroy(fresh);
-        uct_ep_destroy(fresher);
-    }
+    ep_destroy(fresh);
+    ep_destroy(fresher);
     pair.close();
 }
 
 fn link(device: &std::ffi::CStr, up: bool) {
-    // SAFETY: a NUL-terminated device name.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_link_set(device.as_ptr(), i32::from(up)) },
-        UCS_OK
-    );
+    assert_eq!(uct_safe::link_set(device, up), UCS_OK);
 }
 
 #[test]
@@ -374,8 +341,7 @@ fn rx_token_stops_the_receiver_so_a_late_packet_is_not_executed_and_replayed() {
     let settings: [(&std::ffi::CStr, &std::ffi::CStr); 2] =
         [(c"RC_TIMEOUT", c"1ms"), (c"RC_RETRY_COUNT", c"7")];
     let pair = Pair::with_config(None, None, &settings);
-    // SAFETY: live ep; a retry-exceeded error keeps the ops.
-    assert_eq!(unsafe { uct_ep_failover_enable(pair.ep_a) }, UCS_OK);
+    assert_eq!(failover_enable(pair.ep_a), UCS_OK);
     let inbox = pair.b.collect_am(5);
     let count = 5u64;
     // Nothing reaches b before the token: its port is down.
@@ -410,7 +376,7 @@ fn rx_token_stops_the_receiver_so_a_late_packet_is_not_executed_and_replayed() {
         pair.progress();
     }
     drop_next(c"mlx5_1", 0);
-    let received = headers(inbox);
+    let received = sequence(inbox);
     let reported = reported.lock().unwrap().clone();
     println!("received {received:?}, reported {reported:?}");
     let mut all: Vec<u64> = received.iter().chain(&reported).copied().collect();
@@ -432,8 +398,7 @@ fn invalidate_ignores_unknown_flags_and_field_mask_bits() {
         field_mask: UCT_EP_INVALIDATE_PARAM_FIELD_FLAGS | 0x100,
         flags: UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS | 0x80,
     };
-    // SAFETY: live ep, valid params.
-    assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, &params) }, UCS_OK);
+    assert_eq!(ep_invalidate(pair.ep_a, Some(&params)), UCS_OK);
     assert_eq!(
         am_short(pair.ep_a, 1),
         UCS_ERR_CANCELED,
@@ -451,8 +416,7 @@ fn invalidate_ignores_unknown_flags_and_field_mask_bits() {
         field_mask: 0x100,
         flags: UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS,
     };
-    // SAFETY: live ep, valid params.
-    assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, &params) }, UCS_OK);
+    assert_eq!(ep_invalidate(pair.ep_a, Some(&params)), UCS_OK);
     assert_eq!(am_short(pair.ep_a, 1), UCS_OK);
     assert!(pair.wait(|| handler.calls() == 1), "the handler never ran");
     assert_eq!(handler.status(), UCS_ERR_CANCELED);
@@ -482,8 +446,7 @@ fn invalidated_ep_with_pending_requests_fails_at_its_flush_even_if_every_wqe_ran
     }
     // Let the device (its service thread) execute and acknowledge all of it.
     std::thread::sleep(std::time::Duration::from_millis(300));
-    // SAFETY: live ep.
-    assert_eq!(unsafe { uct_ep_invalidate(pair.ep_a, null()) }, UCS_OK);
+    assert_eq!(ep_invalidate(pair.ep_a, None), UCS_OK);
     let mut requests: Vec<uct_pending_req_t> = (0..4)
         .map(|_| uct_pending_req_t {
             func: Some(pending_never_sends),
@@ -491,14 +454,13 @@ fn invalidated_ep_with_pending_requests_fails_at_its_flush_even_if_every_wqe_ran
         })
         .collect();
     for request in &mut requests {
-        // SAFETY: live ep; the request outlives the ep (destroyed below).
-        assert_eq!(unsafe { uct_ep_pending_add(pair.ep_a, request, 0) }, UCS_OK);
+        // The request outlives the ep (destroyed below).
+        assert_eq!(pending_add(pair.ep_a, request, 0), UCS_OK);
     }
     let mut flushed = UCS_ERR_NO_RESOURCE;
     assert!(
         pair.wait(|| {
-            // SAFETY: live ep; no completion.
-            flushed = unsafe { uct_ep_flush(pair.ep_a, 0, std::ptr::null_mut()) };
+            flushed = ep_flush(pair.ep_a, 0, std::ptr::null_mut());
             handler.calls() == 1
         }),
         "the handler never ran (last flush answered {flushed})"

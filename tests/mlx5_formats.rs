@@ -2,22 +2,10 @@
 //! (rdma-core `mlx5dv.h`), round trips, ring wrap, the decoder on garbage,
 //! CQ ownership and doorbell records.
 
-use uct::mlx5::*;
+mod seeded_rng;
 
-/// Small seeded generator (SplitMix64) so the random tests are reproducible.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use seeded_rng::Rng;
+use uct::mlx5::*;
 
 fn seg_at(ring: &mut [u8], idx: u16, unit: usize) -> &mut Seg {
     ring_seg_mut(ring, idx, unit).expect("valid ring")
@@ -487,7 +475,7 @@ fn decoder_rejects_bad_wqes() {
 
 #[test]
 fn decoder_survives_random_rings() {
-    let mut rng = Rng(0x5eed_0001);
+    let mut rng = Rng::new(0x5eed_0001);
     let mut ok = 0;
     for round in 0..20_000 {
         let blocks = 1usize << rng.below(4);
@@ -510,7 +498,7 @@ fn decoder_survives_random_rings() {
                 MLX5_OPCODE_ATOMIC_MASKED_CS,
                 MLX5_OPCODE_ATOMIC_MASKED_FA,
             ];
-            seg[3] = ops[rng.below(ops.len() as u64) as usize];
+            seg[3] = ops[rng.below(ops.len())];
             seg[0] = 8 + (rng.below(2) as u8);
         }
         if let Ok(wqe) = decode_send_wqe(&ring, idx) {
@@ -977,7 +965,7 @@ fn inline_wqe_fast_path_matches_builder() {
             }
         }
     }
-    let mut rng = Rng(0x5eed_f00d);
+    let mut rng = Rng::new(0x5eed_f00d);
     let (mut taken, mut declined) = (0, 0);
     check(&mut rng, &[], &mut taken, &mut declined);
     check(
@@ -996,7 +984,7 @@ fn inline_wqe_fast_path_matches_builder() {
 /// for random pieces at every unit of a small ring.
 #[test]
 fn write_inline_parts_fast_path_matches_wrapping_form() {
-    let mut rng = Rng(0x1a2b_3c4d);
+    let mut rng = Rng::new(0x1a2b_3c4d);
     let ring_len = 4 * SEND_WQE_BB;
     for _ in 0..3000 {
         let garbage: Vec<u8> = (0..ring_len).map(|_| rng.next() as u8).collect();
@@ -1005,7 +993,7 @@ fn write_inline_parts_fast_path_matches_wrapping_form() {
             .collect();
         let parts: Vec<&[u8]> = pieces.iter().map(|p| p.as_slice()).collect();
         let index = rng.below(8) as u16;
-        let unit = rng.below(4) as usize;
+        let unit = rng.below(4);
         let (mut fast, mut general) = (garbage.clone(), garbage);
         let fast_units = write_inline_parts(&mut fast, index, unit, &parts);
         let general_units = write_inline_parts_wrapping(&mut general, index, unit, &parts);

@@ -31,8 +31,7 @@ fn am_zcopy_header_and_iov_arrive_contiguous() {
             count: 1,
         },
         uct_iov_t {
-            // SAFETY: inside `payload`.
-            buffer: unsafe { payload.as_mut_ptr().add(1000) }.cast(),
+            buffer: payload[1000..].as_mut_ptr().cast(),
             length: 5000,
             memh,
             stride: 0,
@@ -176,8 +175,8 @@ fn pending_purge_returns_requests_in_order() {
     }
     // A flush must wait for the pending queue.
     assert_eq!(ep_flush(pair.ep_a, 0, null_mut()), UCS_ERR_NO_RESOURCE);
-    // SAFETY: live ep, callback and argument.
-    unsafe { uct_ep_pending_purge(pair.ep_a, Some(record_purge), 0x1234 as *mut c_void) };
+    // Live ep, callback and argument.
+    pending_purge(pair.ep_a, Some(record_purge), 0x1234 as *mut c_void);
     let expected: Vec<usize> = reqs.iter().map(|r| r as *const _ as usize).collect();
     assert_eq!(*PURGED.lock().unwrap(), expected);
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
@@ -188,8 +187,7 @@ fn pending_purge_returns_requests_in_order() {
 fn v2_reachability_and_query() {
     let pair = Pair::new();
     let dev_b = pair.b.device_address();
-    // SAFETY: all-zero params are valid; fields set below.
-    let mut params: uct_iface_is_reachable_params_t = unsafe { std::mem::zeroed() };
+    let mut params: uct_iface_is_reachable_params_t = zeroed();
     params.field_mask = u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR);
     params.device_addr = dev_b.as_ptr().cast();
     assert_eq!(is_reachable_v2(pair.a.iface, &params), 1);
@@ -197,8 +195,7 @@ fn v2_reachability_and_query() {
     params.device_addr = bad.as_ptr().cast();
     assert_eq!(is_reachable_v2(pair.a.iface, &params), 0);
 
-    // SAFETY: all-zero attr; only the mask is read.
-    let mut attr: uct_iface_attr_v2_t = unsafe { std::mem::zeroed() };
+    let mut attr: uct_iface_attr_v2_t = zeroed();
     attr.field_mask = UCT_IFACE_ATTR_FIELD_CAP_FLAGS;
     assert_eq!(iface_query_v2(pair.a.iface, &mut attr), UCS_OK);
     assert_ne!(
@@ -211,8 +208,7 @@ fn v2_reachability_and_query() {
     assert!(attr.tx_token_length > 0);
 
     let addr_b = pair.b.ep_address(pair.ep_b);
-    // SAFETY: a plain-data C struct, all zeroes is a valid value.
-    let mut connected: uct_ep_is_connected_params_t = unsafe { std::mem::zeroed() };
+    let mut connected: uct_ep_is_connected_params_t = zeroed();
     connected.field_mask = u64::from(UCT_EP_IS_CONNECTED_FIELD_EP_ADDR);
     connected.ep_addr = addr_b.as_ptr().cast();
     assert_eq!(ep_is_connected(pair.ep_a, &connected), 1);

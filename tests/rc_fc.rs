@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use failover_rc_common::*;
+use rc_common::uct_safe;
 use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;

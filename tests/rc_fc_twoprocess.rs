@@ -14,8 +14,6 @@ use std::time::{Duration, Instant};
 use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
-use uct::api::ep::*;
-use uct::api::soft_hca::uct_soft_hca_loss_set;
 
 const ROLE_ENV: &str = "RC_FC_TWOPROCESS_CHILD";
 const LOSS_ENV: &str = "RC_FC_TWOPROCESS_LOSS";
@@ -47,9 +45,8 @@ fn connect(ep: uct_ep_h, line: &str) {
     assert_eq!(parts.next(), Some(PREFIX));
     let device = unhex(parts.next().expect("device address"));
     let ep_addr = unhex(parts.next().expect("ep address"));
-    // SAFETY: the peer's addresses, of the lengths its iface reported.
-    let status =
-        unsafe { uct_ep_connect_to_ep(ep, device.as_ptr().cast(), ep_addr.as_ptr().cast()) };
+    // The peer's addresses, of the lengths its iface reported.
+    let status = connect_to_ep(ep, &device, &ep_addr);
     assert_eq!(status, UCS_OK);
 }
 
@@ -77,18 +74,11 @@ fn progress_until(side: &Side, mut done: impl FnMut() -> bool) {
 }
 
 fn flush(side: &Side, ep: uct_ep_h) {
-    // SAFETY: live ep.
-    progress_until(side, || unsafe {
-        uct_ep_flush(ep, 0, std::ptr::null_mut()) == UCS_OK
-    });
+    progress_until(side, || ep_flush(ep, 0, std::ptr::null_mut()) == UCS_OK);
 }
 
 fn set_loss(device: &CStr, ratio: f64) {
-    // SAFETY: a NUL-terminated device name.
-    assert_eq!(
-        unsafe { uct_soft_hca_loss_set(device.as_ptr(), ratio) },
-        UCS_OK
-    );
+    assert_eq!(loss_set(device, ratio), UCS_OK);
 }
 
 /// The child: takes AMs until AM_DONE, echoing every ECHO_EVERY-th, then

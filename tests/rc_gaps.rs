@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use failover_rc_common::*;
 use log_capture::capture_logs;
+use rc_common::uct_safe;
 use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;

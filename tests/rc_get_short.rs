@@ -14,6 +14,7 @@ use std::ptr::null_mut;
 use std::sync::Mutex;
 
 use failover_rc_common::*;
+use rc_common::uct_safe;
 use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;

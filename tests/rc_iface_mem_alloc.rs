@@ -14,8 +14,7 @@ use uct::api::md::*;
 use uct::api::mem_alloc::*;
 
 fn alloc(iface: uct_iface_h, length: usize) -> uct_allocated_memory_t {
-    // SAFETY: all-zero is a valid (empty) uct_allocated_memory_t.
-    let mut mem: uct_allocated_memory_t = unsafe { std::mem::zeroed() };
+    let mut mem: uct_allocated_memory_t = rc_common::uct_safe::zeroed();
     // SAFETY: live iface, NUL-terminated name, writable mem.
     let status = unsafe {
         uct_iface_mem_alloc(
@@ -49,23 +48,7 @@ fn allocated_memory_serves_zcopy_both_ways() {
     for (index, byte) in source_bytes.iter_mut().enumerate() {
         *byte = (index * 7 % 251) as u8;
     }
-    let mut packed = [0u8; 8];
-    let mut bundle = uct_rkey_bundle_t {
-        rkey: 0,
-        handle: null_mut(),
-        r#type: null_mut(),
-    };
-    // SAFETY: live md and memh; room for the 8-byte key.
-    unsafe {
-        assert_eq!(
-            uct_md_mkey_pack(target.md, target.memh, packed.as_mut_ptr().cast()),
-            UCS_OK
-        );
-        assert_eq!(
-            uct_rkey_unpack(component(), packed.as_ptr().cast(), &mut bundle),
-            UCS_OK
-        );
-    }
+    let bundle = unpacked_rkey(target.md, target.memh);
     let iov = uct_iov_t {
         buffer: source.address,
         length: 10_000,
@@ -104,8 +87,7 @@ fn allocated_memory_serves_zcopy_both_ways() {
 #[test]
 fn bad_arguments_are_refused() {
     let side = Side::open(c"mlx5_0", c"mlx5_0:1", None);
-    // SAFETY: all-zero is a valid (empty) uct_allocated_memory_t.
-    let mut mem: uct_allocated_memory_t = unsafe { std::mem::zeroed() };
+    let mut mem: uct_allocated_memory_t = rc_common::uct_safe::zeroed();
     // SAFETY: each call has one bad argument and otherwise valid ones.
     unsafe {
         assert_eq!(

@@ -8,9 +8,11 @@ mod rc_common;
 use std::ffi::{c_void, CStr};
 use std::ptr::{null, null_mut};
 
+use rc_common::uct_safe::{
+    atomic64_fetch, md_close, md_open, md_query_v2, mem_dereg, mem_reg, read_volatile,
+};
 use rc_common::*;
 use uct::abi::*;
-use uct::api::ep::*;
 use uct::api::md::*;
 use uct::hca::Device;
 use uct::ib::domain::MemHandle;
@@ -18,11 +20,8 @@ use uct::ib::rkey::rdma_rkey;
 
 fn open_md(name: &CStr) -> uct_md_h {
     let mut md = null_mut();
-    // SAFETY: valid component, name and out-pointer; NULL config = defaults.
-    assert_eq!(
-        unsafe { uct_md_open(component(), name.as_ptr(), null(), &mut md) },
-        UCS_OK
-    );
+    // NULL config = defaults.
+    assert_eq!(md_open(component(), name, null(), &mut md), UCS_OK);
     md
 }
 
@@ -30,11 +29,8 @@ fn open_md(name: &CStr) -> uct_md_h {
 fn register_pack_unpack_release() {
     let md = open_md(c"mlx5_0");
     let mut buffer = vec![0u8; 4096];
-    let mut memh: uct_mem_h = null_mut();
-    // SAFETY: live md, buffer valid for its length until dereg.
-    let status =
-        unsafe { uct_md_mem_reg(md, buffer.as_mut_ptr().cast(), buffer.len(), 0, &mut memh) };
-    assert_eq!(status, UCS_OK);
+    // The buffer stays valid for its length until dereg.
+    let memh = mem_reg(md, buffer.as_mut_ptr(), buffer.len(), 0).expect("uct_md_mem_reg");
     assert!(!memh.is_null());
     // SAFETY: a handle from uct_md_mem_reg.
     let handle = unsafe { MemHandle::from_handle(memh) }.expect("live handle");
@@ -45,11 +41,7 @@ fn register_pack_unpack_release() {
     // SAFETY: packed has room for rkey_packed_size (8), unaligned on purpose.
     let status = unsafe { uct_md_mkey_pack(md, memh, packed[1..].as_mut_ptr().cast()) };
     assert_eq!(status, UCS_OK);
-    let mut bundle = uct_rkey_bundle_t {
-        rkey: 0,
-        handle: null_mut(),
-        r#type: null_mut(),
-    };
+    let mut bundle = empty_rkey_bundle();
     // SAFETY: packed by uct_md_mkey_pack; bundle writable.
     let status = unsafe { uct_rkey_unpack(component(), packed[1..].as_ptr().cast(), &mut bundle) };
     assert_eq!(status, UCS_OK);
@@ -57,11 +49,8 @@ fn register_pack_unpack_release() {
     // SAFETY: a bundle from uct_rkey_unpack.
     assert_eq!(unsafe { uct_rkey_release(component(), &bundle) }, UCS_OK);
 
-    // SAFETY: live handle, released once; then the stale one is refused.
-    unsafe {
-        assert_eq!(uct_md_mem_dereg(md, memh), UCS_OK);
-        uct_md_close(md);
-    }
+    assert_eq!(mem_dereg(md, memh), UCS_OK);
+    md_close(md);
 }
 
 #[test]
@@ -99,11 +88,7 @@ fn bad_arguments_are_refused() {
     let mut memh: uct_mem_h = null_mut();
     let mut fake = [0u64; 8];
     let mut out = [0u8; 8];
-    let mut bundle = uct_rkey_bundle_t {
-        rkey: 0,
-        handle: null_mut(),
-        r#type: null_mut(),
-    };
+    let mut bundle = empty_rkey_bundle();
     // SAFETY: each call has one bad argument; nothing is dereferenced badly.
     unsafe {
         let addr = buffer.as_mut_ptr() as *mut c_void;
@@ -149,16 +134,14 @@ fn bad_arguments_are_refused() {
 #[test]
 fn query_advertises_what_ucx_ib_md_does() {
     let md = open_md(c"mlx5_0");
-    // SAFETY: zeroed plain data, then filled by uct_md_query_v2.
-    let mut attr: uct_md_attr_v2_t = unsafe { std::mem::zeroed() };
+    let mut attr: uct_md_attr_v2_t = rc_common::uct_safe::zeroed();
     attr.field_mask = UCT_MD_ATTR_FIELD_FLAGS
         | UCT_MD_ATTR_FIELD_REG_MEM_TYPES
         | UCT_MD_ATTR_FIELD_ACCESS_MEM_TYPES
         | UCT_MD_ATTR_FIELD_ALLOC_MEM_TYPES
         | UCT_MD_ATTR_FIELD_RKEY_PACKED_SIZE
         | UCT_MD_ATTR_FIELD_REQUIRED_MEM_FLAGS;
-    // SAFETY: open md, valid attr.
-    assert_eq!(unsafe { uct_md_query_v2(md, &mut attr) }, UCS_OK);
+    assert_eq!(md_query_v2(md, &mut attr), UCS_OK);
     let host = 1u64 << UCS_MEMORY_TYPE_HOST;
     assert_eq!(
         attr.flags,
@@ -169,8 +152,7 @@ fn query_advertises_what_ucx_ib_md_does() {
     assert_eq!(attr.alloc_mem_types, 0, "no UCT_MD_FLAG_ALLOC");
     assert_eq!(attr.rkey_packed_size, 8);
     assert_eq!(attr.required_mem_flags, UCS_MEM_FLAG_REGISTRABLE as u8);
-    // SAFETY: opened above.
-    unsafe { uct_md_close(md) };
+    md_close(md);
 }
 
 #[test]
@@ -191,27 +173,25 @@ fn atomics_reach_memory_registered_with_any_access_flags() {
             .register_with_flags(target.base(), target.len(), flags);
         let mut old = 0u64;
         let mut comp = CountingCompletion::new(1);
-        // SAFETY: live ep, registered aligned target, result and
-        // completion live until waited for.
-        let status = unsafe {
-            uct_ep_atomic64_fetch(
-                pair.ep_a,
-                UCT_ATOMIC_OP_ADD,
-                2,
-                &mut old,
-                target.addr(0),
-                rkey,
-                comp.as_ptr(),
-            )
-        };
+        // A registered aligned target; result and completion live until
+        // waited for.
+        let status = atomic64_fetch(
+            pair.ep_a,
+            UCT_ATOMIC_OP_ADD,
+            2,
+            &mut old,
+            target.addr(0),
+            rkey,
+            comp.as_ptr(),
+        );
         assert_eq!(status, UCS_INPROGRESS);
         assert!(pair.wait(|| comp.calls() == 1), "flags 0x{flags:x}");
         assert_eq!(comp.status(), UCS_OK, "flags 0x{flags:x}");
-        // SAFETY: completed; the device no longer writes it.
-        assert_eq!(unsafe { std::ptr::read_volatile(&old) }, 40);
+        // Completed; the device no longer writes it.
+        assert_eq!(read_volatile(&old), 40);
         assert_eq!(target.read64(0), 42, "flags 0x{flags:x}");
-        // SAFETY: registered above, nothing in flight.
-        unsafe { assert_eq!(uct_md_mem_dereg(pair.b.md, memh), UCS_OK) };
+        // Registered above, nothing in flight.
+        assert_eq!(mem_dereg(pair.b.md, memh), UCS_OK);
     }
     pair.close();
 }

@@ -10,18 +10,15 @@ mod rc_common;
 use std::ffi::{c_uint, c_void, CStr};
 use std::ptr::{null, null_mut};
 
+use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
-use uct::api::ep::*;
 use uct::api::md::*;
 
 fn open_md(name: &CStr) -> uct_md_h {
     let mut md = null_mut();
-    // SAFETY: valid component, name and out-pointer; NULL config = defaults.
-    assert_eq!(
-        unsafe { uct_md_open(component(), name.as_ptr(), null(), &mut md) },
-        UCS_OK
-    );
+    // NULL config = defaults.
+    assert_eq!(md_open(component(), name, null(), &mut md), UCS_OK);
     md
 }
 
@@ -146,16 +143,6 @@ fn target_bytes(target: &mut Target) -> Vec<u8> {
         .collect()
 }
 
-fn iov_entry(buffer: *mut u8, length: usize, memh: uct_mem_h) -> uct_iov_t {
-    uct_iov_t {
-        buffer: buffer.cast(),
-        length,
-        memh,
-        stride: 0,
-        count: 1,
-    }
-}
-
 #[test]
 fn v2_registrations_and_keys_serve_zcopy_and_atomics() {
     let pair = Pair::new();
@@ -209,20 +196,17 @@ fn v2_registrations_and_keys_serve_zcopy_and_atomics() {
 
     // put_zcopy in two iov entries.
     let half = LEN / 2;
-    // SAFETY: half is inside `source`.
-    let second = unsafe { source.as_mut_ptr().add(half) };
+    let second = source[half..].as_mut_ptr();
     let put_iov = [
         iov_entry(source.as_mut_ptr(), half, source_memh),
         iov_entry(second, half, source_memh),
     ];
     let mut comp = CountingCompletion::new(1);
     let status = pair.post_retrying(|| {
-        // SAFETY: registered iov, live completion, target registered.
-        unsafe { uct_ep_put_zcopy(pair.ep_a, put_iov.as_ptr(), 2, base, rkey, comp.as_ptr()) }
+        // Registered iov, live completion, target registered.
+        put_zcopy(pair.ep_a, &put_iov, base, rkey, comp.as_ptr())
     });
-    assert_eq!(status, UCS_INPROGRESS);
-    assert!(pair.wait(|| comp.calls() == 1));
-    assert_eq!(comp.status(), UCS_OK);
+    pair.expect_completion(status, &comp);
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
     let landed = target_bytes(&mut target);
     assert_eq!(&landed[..LEN], &source[..]);
@@ -238,21 +222,10 @@ fn v2_registrations_and_keys_serve_zcopy_and_atomics() {
     let get_iov = [iov_entry(back.base(), LEN, back_memh)];
     let mut get_comp = CountingCompletion::new(1);
     let status = pair.post_retrying(|| {
-        // SAFETY: registered iov, live completion.
-        unsafe {
-            uct_ep_get_zcopy(
-                pair.ep_a,
-                get_iov.as_ptr(),
-                1,
-                base,
-                rkey,
-                get_comp.as_ptr(),
-            )
-        }
+        // Registered iov, live completion.
+        get_zcopy(pair.ep_a, &get_iov, base, rkey, get_comp.as_ptr())
     });
-    assert_eq!(status, UCS_INPROGRESS);
-    assert!(pair.wait(|| get_comp.calls() == 1));
-    assert_eq!(get_comp.status(), UCS_OK);
+    pair.expect_completion(status, &get_comp);
     assert_eq!(target_bytes(&mut back), source);
 
     // Atomics on the word past the put, with the same rkey.
@@ -260,55 +233,45 @@ fn v2_registrations_and_keys_serve_zcopy_and_atomics() {
     let mut old = 0u64;
     let mut fetch = CountingCompletion::new(1);
     let status = pair.post_retrying(|| {
-        // SAFETY: aligned registered word; result and completion live.
-        unsafe {
-            uct_ep_atomic64_fetch(
-                pair.ep_a,
-                UCT_ATOMIC_OP_ADD,
-                5,
-                &mut old,
-                base + LEN as u64,
-                rkey,
-                fetch.as_ptr(),
-            )
-        }
+        // An aligned registered word; result and completion live.
+        atomic64_fetch(
+            pair.ep_a,
+            UCT_ATOMIC_OP_ADD,
+            5,
+            &mut old,
+            base + LEN as u64,
+            rkey,
+            fetch.as_ptr(),
+        )
     });
-    assert_eq!(status, UCS_INPROGRESS);
-    assert!(pair.wait(|| fetch.calls() == 1));
-    assert_eq!(fetch.status(), UCS_OK);
-    // SAFETY: completed; the device no longer writes it.
-    assert_eq!(unsafe { std::ptr::read_volatile(&old) }, 100);
+    pair.expect_completion(status, &fetch);
+    // Completed; the device no longer writes it.
+    assert_eq!(read_volatile(&old), 100);
     let mut swapped = 0u64;
     let mut cswap = CountingCompletion::new(1);
     let status = pair.post_retrying(|| {
-        // SAFETY: as above.
-        unsafe {
-            uct_ep_atomic_cswap64(
-                pair.ep_a,
-                105,
-                7,
-                base + LEN as u64,
-                rkey,
-                &mut swapped,
-                cswap.as_ptr(),
-            )
-        }
+        cswap64(
+            pair.ep_a,
+            105,
+            7,
+            base + LEN as u64,
+            rkey,
+            &mut swapped,
+            cswap.as_ptr(),
+        )
     });
     assert_eq!(status, UCS_INPROGRESS);
     assert!(pair.wait(|| cswap.calls() == 1));
-    // SAFETY: completed.
-    assert_eq!(unsafe { std::ptr::read_volatile(&swapped) }, 105);
+    assert_eq!(read_volatile(&swapped), 105);
     assert_eq!(target.read64(LEN), 7);
-    // SAFETY: live ep; a post without completion.
-    let status = unsafe {
-        uct_ep_atomic64_post(
-            pair.ep_a,
-            UCT_ATOMIC_OP_XOR,
-            0xf0,
-            base + LEN as u64 + 8,
-            rkey,
-        )
-    };
+    // A post without completion.
+    let status = atomic64_post(
+        pair.ep_a,
+        UCT_ATOMIC_OP_XOR,
+        0xf0,
+        base + LEN as u64 + 8,
+        rkey,
+    );
     assert_eq!(status, UCS_OK);
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
     assert_eq!(target.read64(LEN + 8), 0xf0);
@@ -337,11 +300,8 @@ fn v1_and_v2_handles_and_keys_are_interchangeable() {
     let pair = Pair::new();
     let mut first = Target::new(4);
     let mut second = Target::new(4);
-    let mut memh_v1: uct_mem_h = null_mut();
-    // SAFETY: first is valid while registered.
-    let status =
-        unsafe { uct_md_mem_reg(pair.b.md, first.base().cast(), first.len(), 0, &mut memh_v1) };
-    assert_eq!(status, UCS_OK);
+    // `first` is valid while registered.
+    let memh_v1 = mem_reg(pair.b.md, first.base(), first.len(), 0).expect("uct_md_mem_reg");
     let (status, memh_v2) = reg_v2(
         pair.b.md,
         second.base(),
@@ -377,28 +337,18 @@ fn v1_and_v2_handles_and_keys_are_interchangeable() {
     let rkey_first = unpack_v1(&packed).rkey;
     let (_, rkey_second) = unpack_v2(&pack_v1(pair.b.md, memh_v2), 0, 0);
     let value = 0x0123_4567_89ab_cdefu64.to_ne_bytes();
-    // SAFETY: live ep; 8 inline bytes into registered memory.
-    let status = unsafe {
-        uct_ep_put_short(
-            pair.ep_a,
-            value.as_ptr().cast(),
-            8,
-            first.addr(8),
-            rkey_first,
-        )
-    };
+    // 8 inline bytes into registered memory.
+    let status = put_short(pair.ep_a, &value, first.addr(8), rkey_first);
     assert_eq!(status, UCS_OK);
     second.write64(16, 1);
-    // SAFETY: live ep; aligned registered word.
-    let status = unsafe {
-        uct_ep_atomic64_post(
-            pair.ep_a,
-            UCT_ATOMIC_OP_ADD,
-            41,
-            second.addr(16),
-            rkey_second.rkey,
-        )
-    };
+    // An aligned registered word.
+    let status = atomic64_post(
+        pair.ep_a,
+        UCT_ATOMIC_OP_ADD,
+        41,
+        second.addr(16),
+        rkey_second.rkey,
+    );
     assert_eq!(status, UCS_OK);
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
     assert_eq!(first.read64(8), 0x0123_4567_89ab_cdef);
@@ -417,8 +367,8 @@ fn v1_and_v2_handles_and_keys_are_interchangeable() {
         ),
         UCS_OK
     );
-    // SAFETY: a live handle from uct_md_mem_reg_v2, released once.
-    assert_eq!(unsafe { uct_md_mem_dereg(pair.b.md, memh_v2) }, UCS_OK);
+    // A handle from uct_md_mem_reg_v2, released once.
+    assert_eq!(mem_dereg(pair.b.md, memh_v2), UCS_OK);
     pair.close();
 }
 
@@ -579,19 +529,17 @@ fn mem_reg_v2_refuses_bad_input_with_ucx_statuses() {
             "{what}"
         );
     }
-    // SAFETY: opened above; nothing registered any more.
-    unsafe { uct_md_close(md) };
+    // Nothing is registered any more.
+    md_close(md);
 }
 
 #[test]
 fn mem_dereg_v2_refuses_bad_input_and_invalidation() {
     let md = open_md(c"mlx5_1");
     // As UCX's verbs ib md: no invalidation advertised, so none offered.
-    // SAFETY: zeroed plain data, then filled by uct_md_query_v2.
-    let mut attr: uct_md_attr_v2_t = unsafe { std::mem::zeroed() };
+    let mut attr: uct_md_attr_v2_t = rc_common::uct_safe::zeroed();
     attr.field_mask = UCT_MD_ATTR_FIELD_FLAGS;
-    // SAFETY: open md, valid attr.
-    assert_eq!(unsafe { uct_md_query_v2(md, &mut attr) }, UCS_OK);
+    assert_eq!(md_query_v2(md, &mut attr), UCS_OK);
     let invalidation =
         UCT_MD_FLAG_INVALIDATE | UCT_MD_FLAG_INVALIDATE_RMA | UCT_MD_FLAG_INVALIDATE_AMO;
     assert_eq!(attr.flags & invalidation, 0);
@@ -683,8 +631,8 @@ fn mem_dereg_v2_refuses_bad_input_and_invalidation() {
     assert_eq!(comp.calls(), 0);
     let (_, memh) = reg_v2(md, buffer.as_mut_ptr(), 256, &reg_params(0, 0));
     assert_eq!(dereg_v2(md, DEREG_ALL_FIELDS, 0, memh, null_mut()), UCS_OK);
-    // SAFETY: opened above; nothing registered any more.
-    unsafe { uct_md_close(md) };
+    // Nothing is registered any more.
+    md_close(md);
 }
 
 #[test]
@@ -789,8 +737,8 @@ fn mkey_pack_v2_refuses_bad_input_and_unadvertised_flags() {
     assert_eq!(status, UCS_OK);
     assert_eq!(sub, reference);
     assert_eq!(dereg_v2(md, DEREG_ALL_FIELDS, 0, memh, null_mut()), UCS_OK);
-    // SAFETY: opened above; nothing registered any more.
-    unsafe { uct_md_close(md) };
+    // Nothing is registered any more.
+    md_close(md);
 }
 
 #[test]
@@ -847,8 +795,8 @@ fn rkey_unpack_v2_refuses_bad_input_and_takes_any_sys_device() {
     }
     assert_eq!(bundle.rkey, 0x5555, "nothing written");
     assert_eq!(dereg_v2(md, DEREG_ALL_FIELDS, 0, memh, null_mut()), UCS_OK);
-    // SAFETY: opened above; nothing registered any more.
-    unsafe { uct_md_close(md) };
+    // Nothing is registered any more.
+    md_close(md);
 }
 
 #[test]
@@ -856,8 +804,7 @@ fn rkey_compare_orders_unpacked_keys() {
     let md = open_md(c"mlx5_0");
     let mut buffer = vec![0u8; 256];
     let (_, memh_a) = reg_v2(md, buffer.as_mut_ptr(), 128, &reg_params(0, 0));
-    // SAFETY: inside `buffer`.
-    let second = unsafe { buffer.as_mut_ptr().add(128) };
+    let second = buffer[128..].as_mut_ptr();
     let (_, memh_b) = reg_v2(md, second, 128, &reg_params(0, 0));
     let key_a = unpack_v1(&pack_v1(md, memh_a)).rkey;
     let key_b = unpack_v1(&pack_v1(md, memh_b)).rkey;
@@ -905,8 +852,8 @@ fn rkey_compare_orders_unpacked_keys() {
     for memh in [memh_a, memh_b] {
         assert_eq!(dereg_v2(md, DEREG_ALL_FIELDS, 0, memh, null_mut()), UCS_OK);
     }
-    // SAFETY: opened above; nothing registered any more.
-    unsafe { uct_md_close(md) };
+    // Nothing is registered any more.
+    md_close(md);
 }
 
 #[test]
@@ -940,11 +887,9 @@ fn v2_md_calls_ignore_unknown_field_mask_bits_as_ucx() {
     release(&bundle);
     release(&expected);
 
-    // SAFETY: zeroed plain data; only the named fields are then written.
-    let mut attr: uct_md_attr_v2_t = unsafe { std::mem::zeroed() };
+    let mut attr: uct_md_attr_v2_t = rc_common::uct_safe::zeroed();
     attr.field_mask = UCT_MD_ATTR_FIELD_MAX_REG | 1 << 62;
-    // SAFETY: md is open; attr is a live, writable struct.
-    assert_eq!(unsafe { uct_md_query_v2(md, &mut attr) }, UCS_OK);
+    assert_eq!(md_query_v2(md, &mut attr), UCS_OK);
     assert!(attr.max_reg > 0, "the known field is filled");
 
     assert_eq!(
@@ -952,6 +897,6 @@ fn v2_md_calls_ignore_unknown_field_mask_bits_as_ucx() {
         UCS_OK,
         "mem_dereg_v2 with an unknown field bit"
     );
-    // SAFETY: opened above; nothing registered any more.
-    unsafe { uct_md_close(md) };
+    // Nothing is registered any more.
+    md_close(md);
 }

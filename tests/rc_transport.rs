@@ -138,11 +138,7 @@ fn am_short_iov_and_bcopy_round_trip() {
         iov_entry(first.as_ptr() as *mut c_void, first.len(), null_mut()),
         iov_entry(second.as_ptr() as *mut c_void, second.len(), null_mut()),
     ];
-    // SAFETY: valid iov.
-    assert_eq!(
-        unsafe { uct_ep_am_short_iov(pair.ep_a, 5, iov.as_ptr(), 2) },
-        UCS_OK
-    );
+    assert_eq!(am_short_iov(pair.ep_a, 5, &iov), UCS_OK);
     assert!(pair.wait(|| at_b.lock().unwrap().len() == 2));
     assert_eq!(at_b.lock().unwrap()[1], b"hello, world");
 
@@ -208,8 +204,8 @@ fn am_descriptor_retention_and_release() {
         assert_eq!(&bytes[8..], &(seq as u64).to_ne_bytes());
     }
     for &(data, _) in &kept {
-        // SAFETY: released once, before the iface closes.
-        unsafe { uct_iface_release_desc(data as *mut c_void) };
+        // Released once, before the iface closes.
+        release_desc(data as *mut c_void);
     }
     pair.close();
 }
@@ -237,8 +233,7 @@ fn put_then_get_with_data_checked_and_completions_counted() {
     let iov = [
         iov_entry(source.as_mut_ptr(), 12000, source_memh),
         uct_iov_t {
-            // SAFETY: inside `source`.
-            buffer: unsafe { source.as_mut_ptr().add(12000) }.cast(),
+            buffer: source[12000..].as_mut_ptr().cast(),
             length: 8000,
             memh: source_memh,
             stride: 0,
@@ -247,9 +242,7 @@ fn put_then_get_with_data_checked_and_completions_counted() {
     ];
     let mut comp = CountingCompletion::new(1);
     let status = put_zcopy(pair.ep_a, &iov[..2], base + 8192, rkey, comp.as_ptr());
-    assert_eq!(status, UCS_INPROGRESS);
-    assert!(pair.wait(|| comp.calls() == 1));
-    assert_eq!(comp.status(), UCS_OK);
+    pair.expect_completion(status, &comp);
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
 
     assert_eq!(&target[..100], &short[..]);
@@ -295,8 +288,7 @@ fn put_then_get_with_data_checked_and_completions_counted() {
     let mut two = CountingCompletion::new(2);
     for (offset, len) in [(0usize, 10000usize), (10000, 10000)] {
         let iov = [uct_iov_t {
-            // SAFETY: inside `back`.
-            buffer: unsafe { back.as_mut_ptr().add(offset) }.cast(),
+            buffer: back[offset..].as_mut_ptr().cast(),
             length: len,
             memh: back_memh,
             stride: 0,
@@ -592,8 +584,8 @@ fn rx_headroom_descriptors_keep_data_and_release() {
         }
         // UCP releases with the start of its headroom, not the data.
         for &(data, _) in &kept {
-            // SAFETY: released once, before the iface closes.
-            unsafe { uct_iface_release_desc((data - 24) as *mut c_void) };
+            // Released once, before the iface closes.
+            release_desc((data - 24) as *mut c_void);
         }
     }
     pair.close();

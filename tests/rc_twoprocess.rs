@@ -16,7 +16,6 @@ use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
 use uct::api::ep::*;
-use uct::api::iface::*;
 
 const ROLE_ENV: &str = "RC_TWOPROCESS_CHILD";
 const PREFIX: &str = "RCTEST";
@@ -62,9 +61,8 @@ fn parse_peer(line: &str) -> Peer {
 }
 
 fn connect(ep: uct_ep_h, peer: &Peer) {
-    // SAFETY: the peer's addresses, of the lengths its iface reported.
-    let status =
-        unsafe { uct_ep_connect_to_ep(ep, peer.device.as_ptr().cast(), peer.ep.as_ptr().cast()) };
+    // The peer's addresses, of the lengths its iface reported.
+    let status = connect_to_ep(ep, &peer.device, &peer.ep);
     assert_eq!(status, UCS_OK);
 }
 
@@ -120,25 +118,8 @@ fn child_side() {
 
     let received = inbox();
     let done = inbox();
-    // SAFETY: live iface, leaked inboxes.
-    unsafe {
-        let status = uct_iface_set_am_handler(
-            side.iface,
-            AM_DATA,
-            Some(collect_am),
-            received as *const Mutex<_> as *mut c_void,
-            0,
-        );
-        assert_eq!(status, UCS_OK);
-        let status = uct_iface_set_am_handler(
-            side.iface,
-            AM_DONE,
-            Some(collect_am),
-            done as *const Mutex<_> as *mut c_void,
-            0,
-        );
-        assert_eq!(status, UCS_OK);
-    }
+    side.collect_am_into(AM_DATA, received);
+    side.collect_am_into(AM_DONE, done);
     progress_until(&side, || !done.lock().unwrap().is_empty());
     let messages = received.lock().unwrap();
     let checksum = messages.iter().flatten().fold(0u64, |acc, &b| {

@@ -9,7 +9,6 @@
 mod softhca_common;
 
 use std::io::{BufRead, BufReader};
-use std::net::Ipv4Addr;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -140,10 +139,7 @@ fn capture_decodes_as_infiniband() {
     // frame (with GSO it sees the unsegmented messages).
     std::env::set_var("UCX_SOFT_HCA_WIRE", "udp");
     std::env::set_var("UCX_SOFT_HCA_GSO", "n");
-    let mut a = Side::new(open_soft("capture_a", Ipv4Addr::new(127, 0, 0, 1)));
-    let mut b = Side::new(open_soft("capture_b", Ipv4Addr::new(127, 0, 0, 2)));
-    a.connect(&b.endpoint(), 12, 7);
-    b.connect(&a.endpoint(), 12, 7);
+    let (mut a, mut b) = pair("capture", 12, 7);
     let (port_a, port_b) = (port_of(&a), port_of(&b));
 
     let dir = std::env::temp_dir().join(format!("softhca-capture-{}", std::process::id()));

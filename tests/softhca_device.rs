@@ -3,6 +3,8 @@
 //! devices shared across opens.
 
 mod softhca_common;
+#[path = "uct_safe/mod.rs"]
+mod uct_safe;
 
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::time::Duration;
@@ -21,10 +23,7 @@ fn soft(device: &Device) -> &uct::hca::soft::SoftDevice {
 
 #[test]
 fn send_waits_for_a_receive_then_completes() {
-    let mut a = Side::new(open_soft("rnr_a", Ipv4Addr::new(127, 0, 0, 1)));
-    let mut b = Side::new(open_soft("rnr_b", Ipv4Addr::new(127, 0, 0, 2)));
-    a.connect(&b.endpoint(), 14, 7);
-    b.connect(&a.endpoint(), 14, 7);
+    let (mut a, mut b) = pair("rnr", 14, 7);
     let msg = pattern(700, 21);
     let i = a.post(&Op::SendInline(&msg[..200]));
     // No receive posted: the responder answers RNR, nothing completes.
@@ -50,15 +49,8 @@ fn event_channel_wakes_a_blocked_waiter() {
     b.connect(&a.endpoint(), 14, 7);
     b.post_recvs(4);
 
-    let readable = |timeout_ms: i32| {
-        let mut pfd = libc::pollfd {
-            fd: channel.fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one live pollfd.
-        unsafe { libc::poll(&mut pfd, 1, timeout_ms) == 1 }
-    };
+    let readable =
+        |timeout_ms: u64| uct_safe::fd_readable(channel.fd(), Duration::from_millis(timeout_ms));
     assert!(!readable(0), "nothing pending yet");
     b.recv_cq.arm(0, false); // the soft HCA ignores the consumer index
     let i = a.post(&Op::SendInline(b"wake up"));
@@ -83,10 +75,7 @@ fn event_channel_wakes_a_blocked_waiter() {
 
 #[test]
 fn forged_source_is_dropped_and_counted() {
-    let a = Side::new(open_soft("forge_a", Ipv4Addr::new(127, 0, 0, 1)));
-    let b = Side::new(open_soft("forge_b", Ipv4Addr::new(127, 0, 0, 2)));
-    a.connect(&b.endpoint(), 14, 7);
-    b.connect(&a.endpoint(), 14, 7);
+    let (_a, b) = pair("forge", 14, 7);
     let DeviceAddress::Udp(b_addr) = b.endpoint().address else {
         panic!("not a soft HCA address")
     };
@@ -153,27 +142,13 @@ fn opens_of_one_name_share_the_device() {
 
 #[test]
 fn a_lost_request_or_response_is_recovered_exactly_once() {
-    let mut a = Side::new(open_soft("dropone_a", Ipv4Addr::new(127, 0, 0, 1)));
-    let mut b = Side::new(open_soft("dropone_b", Ipv4Addr::new(127, 0, 0, 2)));
     // timeout 8: about 1 ms before a retransmission.
-    a.connect(&b.endpoint(), 8, 7);
-    b.connect(&a.endpoint(), 8, 7);
+    let (mut a, mut b) = pair("dropone", 8, 7);
     let rkey = b.endpoint().rkey;
 
     // The WRITE request itself is lost once.
-    // SAFETY: literal C strings.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"dropone_a".as_ptr(), 1) },
-        0
-    );
-    a.write_buf(0, &pattern(256, 31));
-    let i = a.post(&Op::Write {
-        offset: 0,
-        len: 256,
-        remote: b.buf_addr(0),
-        rkey,
-        imm: None,
-    });
+    assert_eq!(uct_safe::drop_next(c"dropone_a", 1), 0);
+    let i = a.post_pattern_write(&b, 256, 31);
     let cqe = a.wait_send(LONG).expect("completes after retransmission");
     assert_eq!((cqe.opcode, cqe.wqe_counter), (mlx5::MLX5_CQE_REQ, i));
     assert_eq!(b.read_buf(0, 256), pattern(256, 31));
@@ -183,11 +158,7 @@ fn a_lost_request_or_response_is_recovered_exactly_once() {
     // duplicate the responder answers from its saved result, without
     // adding twice.
     b.write_buf(4096, &10u64.to_ne_bytes());
-    // SAFETY: literal C string.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"dropone_b".as_ptr(), 1) },
-        0
-    );
+    assert_eq!(uct_safe::drop_next(c"dropone_b", 1), 0);
     let i = a.post(&Op::FetchAdd {
         result_offset: 8192,
         remote: b.buf_addr(4096),
@@ -215,10 +186,7 @@ impl XorShift {
 
 #[test]
 fn malformed_wqes_fail_cleanly() {
-    let mut a = Side::new(open_soft("garbage_a", Ipv4Addr::new(127, 0, 0, 1)));
-    let mut b = Side::new(open_soft("garbage_b", Ipv4Addr::new(127, 0, 0, 2)));
-    a.connect(&b.endpoint(), 10, 1);
-    b.connect(&a.endpoint(), 10, 1);
+    let (mut a, mut b) = pair("garbage", 10, 1);
     // Receives for any SEND that happens to be valid, so none waits forever.
     b.post_recvs(255);
     let qpn = a.qp.qpn();
@@ -548,14 +516,8 @@ fn initiator_blocking_on_its_channel_gets_the_completion() {
             rkey,
             imm: None,
         });
-        let mut pfd = libc::pollfd {
-            fd: channel.fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one live pollfd.
-        let ready = unsafe { libc::poll(&mut pfd, 1, 5000) };
-        assert_eq!(ready, 1, "round {round}: woken by the completion");
+        let ready = uct_safe::fd_readable(channel.fd(), Duration::from_secs(5));
+        assert!(ready, "round {round}: woken by the completion");
         let cqe = a.poll_send().expect("CQE present when the fd fired");
         assert_eq!((cqe.opcode, cqe.wqe_counter), (mlx5::MLX5_CQE_REQ, i));
         assert_eq!(b.read_buf(64, 32), vec![round; 32]);
@@ -564,10 +526,7 @@ fn initiator_blocking_on_its_channel_gets_the_completion() {
 
 #[test]
 fn destroyed_qp_and_closed_device() {
-    let mut a = Side::new(open_soft("close_a", Ipv4Addr::new(127, 0, 0, 1)));
-    let b = Side::new(open_soft("close_b", Ipv4Addr::new(127, 0, 0, 2)));
-    a.connect(&b.endpoint(), 8, 1);
-    b.connect(&a.endpoint(), 8, 1);
+    let (mut a, b) = pair("close", 8, 1);
     let b_endpoint = b.endpoint();
     let DeviceAddress::Udp(b_addr) = b_endpoint.address else {
         panic!("not a soft HCA address")
@@ -612,19 +571,12 @@ fn destroyed_qp_and_closed_device() {
 /// ACK are both recovered without it ever pausing.
 #[test]
 fn a_spinning_caller_runs_its_own_retransmissions() {
-    let mut a = Side::new(open_soft("spin_a", Ipv4Addr::new(127, 0, 0, 1)));
-    let b = Side::new(open_soft("spin_b", Ipv4Addr::new(127, 0, 0, 2)));
     // Timeout exponent 12 (about 17 ms): long enough that a loaded CI
     // machine does not turn scheduling delays into "retry exceeded".
-    a.connect(&b.endpoint(), 12, 7);
-    b.connect(&a.endpoint(), 12, 7);
+    let (mut a, b) = pair("spin", 12, 7);
     let rkey = b.endpoint().rkey;
     for (round, device) in [c"spin_a", c"spin_b"].into_iter().enumerate() {
-        // SAFETY: literal C string.
-        assert_eq!(
-            unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(device.as_ptr(), 1) },
-            0
-        );
+        assert_eq!(uct_safe::drop_next(device, 1), 0);
         let i = a.post(&Op::WriteInline {
             data: &[round as u8 + 1; 8],
             remote: b.buf_addr(64 * round),

@@ -3,7 +3,6 @@
 
 mod softhca_common;
 
-use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use softhca_common::*;
@@ -23,10 +22,7 @@ fn process_cpu() -> Duration {
 
 #[test]
 fn idle_devices_sleep() {
-    let mut a = Side::new(open_soft("idle_a", Ipv4Addr::new(127, 0, 0, 1)));
-    let mut b = Side::new(open_soft("idle_b", Ipv4Addr::new(127, 0, 0, 2)));
-    a.connect(&b.endpoint(), 14, 7);
-    b.connect(&a.endpoint(), 14, 7);
+    let (mut a, mut b) = pair("idle", 14, 7);
     b.post_recvs(2);
     let i = a.post(&Op::SendInline(b"before idling"));
     assert_eq!(

@@ -4,21 +4,14 @@
 //! CQEs; 5 % loss still completes everything exactly once.
 
 mod softhca_common;
+#[path = "uct_safe/mod.rs"]
+mod uct_safe;
 
-use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use softhca_common::*;
 use uct::hca::QpState;
 use uct::mlx5::{self, AtomicSize};
-
-fn pair(tag: &str, timeout: u8, retry_cnt: u8) -> (Side, Side) {
-    let a = Side::new(open_soft(&format!("{tag}_a"), Ipv4Addr::new(127, 0, 0, 1)));
-    let b = Side::new(open_soft(&format!("{tag}_b"), Ipv4Addr::new(127, 0, 0, 2)));
-    a.connect(&b.endpoint(), timeout, retry_cnt);
-    b.connect(&a.endpoint(), timeout, retry_cnt);
-    (a, b)
-}
 
 fn expect_ok(side: &mut Side, index: u16, wqe_opcode: u8) -> mlx5::Cqe64 {
     let cqe = side.wait_send(LONG).expect("send CQE");
@@ -280,8 +273,7 @@ fn link_down_retry_exceeded_then_flush() {
     let (mut a, b) = pair("down", 8, 2);
     let rkey = b.endpoint().rkey;
     a.write_buf(0, &pattern(128, 3));
-    // SAFETY: literal C string.
-    let status = unsafe { uct::api::soft_hca::uct_soft_hca_link_set(c"down_a".as_ptr(), 0) };
+    let status = uct_safe::link_set(c"down_a", false);
     assert_eq!(status, 0);
     let first = a.post(&Op::Write {
         offset: 0,
@@ -356,11 +348,7 @@ fn lossy_exchange(tag: &str, ratio: f64, rounds: usize) {
     let (mut a, mut b) = pair(tag, 12, 7);
     for side in ["a", "b"] {
         let name = std::ffi::CString::new(format!("{tag}_{side}")).expect("name");
-        // SAFETY: a valid C string.
-        assert_eq!(
-            unsafe { uct::api::soft_hca::uct_soft_hca_loss_set(name.as_ptr(), ratio) },
-            0
-        );
+        assert_eq!(uct_safe::loss_set(&name, ratio), 0);
     }
     let rkey = b.endpoint().rkey;
     b.post_recvs(200);

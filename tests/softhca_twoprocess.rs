@@ -8,6 +8,8 @@
 //! thread can serve those operations.
 
 mod softhca_common;
+#[path = "uct_safe/mod.rs"]
+mod uct_safe;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::Ipv4Addr;
@@ -130,11 +132,7 @@ fn every_opcode_with_peer(device: &str, loss: f64) {
     let mut peer = Peer::spawn(loss);
     let mut me = Side::new(open_soft(device, Ipv4Addr::LOCALHOST));
     let name = std::ffi::CString::new(device).expect("name");
-    // SAFETY: a valid C string.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_loss_set(name.as_ptr(), loss) },
-        0
-    );
+    assert_eq!(uct_safe::loss_set(&name, loss), 0);
     let remote = Endpoint::from_line(&peer.expect("EP"));
     peer.say(&format!("EP {}", me.endpoint().to_line()));
     me.connect(&remote, 12, 7);
@@ -162,27 +160,24 @@ fn every_opcode_with_peer(device: &str, loss: f64) {
     });
     ok(&mut me, i, mlx5::MLX5_OPCODE_RDMA_WRITE);
 
-    let i = me.post(&Op::Read {
-        offset: 50_000,
-        len: READ_LEN,
-        remote: at(READ_SRC),
-        rkey,
-    });
-    ok(&mut me, i, mlx5::MLX5_OPCODE_RDMA_READ);
+    // READs `len` bytes at the peer's `remote` into `offset`; their bytes.
+    let read = |me: &mut Side, offset: usize, len: usize, remote: u64| {
+        let i = me.post(&Op::Read {
+            offset,
+            len,
+            remote,
+            rkey,
+        });
+        ok(me, i, mlx5::MLX5_OPCODE_RDMA_READ);
+        me.read_buf(offset, len)
+    };
     assert_eq!(
-        me.read_buf(50_000, READ_LEN),
+        read(&mut me, 50_000, READ_LEN, at(READ_SRC)),
         pattern(READ_LEN, 13),
         "READ brought the peer's bytes"
     );
     // Read back what we wrote: it landed.
-    let i = me.post(&Op::Read {
-        offset: 70_000,
-        len: WRITE_LEN,
-        remote: at(WRITE_DST),
-        rkey,
-    });
-    ok(&mut me, i, mlx5::MLX5_OPCODE_RDMA_READ);
-    assert_eq!(me.read_buf(70_000, WRITE_LEN), data);
+    assert_eq!(read(&mut me, 70_000, WRITE_LEN, at(WRITE_DST)), data);
 
     for k in 0..10u64 {
         let i = me.post(&Op::FetchAdd {

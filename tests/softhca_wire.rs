@@ -6,8 +6,9 @@
 //! the environment between device opens.
 
 mod softhca_common;
+#[path = "uct_safe/mod.rs"]
+mod uct_safe;
 
-use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use softhca_common::*;
@@ -23,17 +24,9 @@ fn soft(device: &Device) -> &uct::hca::soft::SoftDevice {
     dev
 }
 
-fn pair(prefix: &str, timeout: u8) -> (Side, Side) {
-    let a = Side::new(open_soft(
-        &format!("{prefix}_a"),
-        Ipv4Addr::new(127, 0, 0, 1),
-    ));
-    let mut b = Side::new(open_soft(
-        &format!("{prefix}_b"),
-        Ipv4Addr::new(127, 0, 0, 2),
-    ));
-    a.connect(&b.endpoint(), timeout, 7);
-    b.connect(&a.endpoint(), timeout, 7);
+/// A connected pair with 32 receives posted at b.
+fn pair_receiving(prefix: &str, timeout: u8) -> (Side, Side) {
+    let (a, mut b) = pair(prefix, timeout, 7);
     b.post_recvs(32);
     (a, b)
 }
@@ -41,15 +34,7 @@ fn pair(prefix: &str, timeout: u8) -> (Side, Side) {
 /// A WRITE and a SEND from a to b, b never calling progress: the WRITE's
 /// completion needs b's ACK, the SEND's receive CQE b's service thread.
 fn write_and_send_to_passive(a: &mut Side, b: &mut Side, seed: u8) {
-    let rkey = b.endpoint().rkey;
-    a.write_buf(0, &pattern(10_000, seed));
-    let i = a.post(&Op::Write {
-        offset: 0,
-        len: 10_000,
-        remote: b.buf_addr(0),
-        rkey,
-        imm: None,
-    });
+    let i = a.post_pattern_write(b, 10_000, seed);
     let cqe = a.wait_send(LONG).expect("WRITE completes");
     assert_eq!(
         (cqe.opcode, cqe.wqe_counter),
@@ -70,7 +55,7 @@ fn same_host_devices_use_shared_memory_unless_told_udp_and_faults_act_on_both() 
     std::env::remove_var("UCX_SOFT_HCA_WIRE");
     // Seeded drop decisions: the lossy part repeats exactly.
     std::env::set_var("UCX_SOFT_HCA_SEED", "20261202");
-    let (mut a, mut b) = pair("wire_shm", 8);
+    let (mut a, mut b) = pair_receiving("wire_shm", 8);
     write_and_send_to_passive(&mut a, &mut b, 3);
     let stats = soft(&a.device).link_stats();
     assert!(stats.tx_packets > 0);
@@ -85,54 +70,26 @@ fn same_host_devices_use_shared_memory_unless_told_udp_and_faults_act_on_both() 
 
     // Link down on a: nothing leaves, the WRITE waits; back up, the
     // retransmission completes it (timeout 8: ~1 ms per try).
-    // SAFETY: literal C strings.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_link_set(c"wire_shm_a".as_ptr(), 0) },
-        0
-    );
-    let rkey = b.endpoint().rkey;
-    a.write_buf(0, &pattern(64, 9));
-    let i = a.post(&Op::Write {
-        offset: 0,
-        len: 64,
-        remote: b.buf_addr(0),
-        rkey,
-        imm: None,
-    });
+    assert_eq!(uct_safe::link_set(c"wire_shm_a", false), 0);
+    let i = a.post_pattern_write(&b, 64, 9);
     assert!(
         a.wait_send(Duration::from_millis(3)).is_none(),
         "no completion while down"
     );
     assert!(soft(&a.device).link_stats().tx_dropped_link_down > 0);
-    // SAFETY: as above.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_link_set(c"wire_shm_a".as_ptr(), 1) },
-        0
-    );
+    assert_eq!(uct_safe::link_set(c"wire_shm_a", true), 0);
     let cqe = a.wait_send(LONG).expect("completes once the link is up");
     assert_eq!((cqe.opcode, cqe.wqe_counter), (mlx5::MLX5_CQE_REQ, i));
     assert_eq!(b.read_buf(0, 64), pattern(64, 9));
 
     // drop_next and a drop ratio on the receiving side count there.
     let before = soft(&b.device).link_stats();
-    // SAFETY: as above.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_drop_next(c"wire_shm_b".as_ptr(), 1) },
-        0
-    );
-    // SAFETY: as above.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_loss_set(c"wire_shm_b".as_ptr(), 0.1) },
-        0
-    );
+    assert_eq!(uct_safe::drop_next(c"wire_shm_b", 1), 0);
+    assert_eq!(uct_safe::loss_set(c"wire_shm_b", 0.1), 0);
     for round in 0..5u8 {
         write_and_send_to_passive(&mut a, &mut b, 20 + round);
     }
-    // SAFETY: as above.
-    assert_eq!(
-        unsafe { uct::api::soft_hca::uct_soft_hca_loss_set(c"wire_shm_b".as_ptr(), 0.0) },
-        0
-    );
+    assert_eq!(uct_safe::loss_set(c"wire_shm_b", 0.0), 0);
     let after = soft(&b.device).link_stats();
     assert!(
         after.tx_dropped_loss > before.tx_dropped_loss
@@ -142,7 +99,7 @@ fn same_host_devices_use_shared_memory_unless_told_udp_and_faults_act_on_both() 
     assert!(after.rx_shm > before.rx_shm);
 
     std::env::set_var("UCX_SOFT_HCA_WIRE", "udp");
-    let (mut c, mut d) = pair("wire_udp", 8);
+    let (mut c, mut d) = pair_receiving("wire_udp", 8);
     write_and_send_to_passive(&mut c, &mut d, 5);
     let stats = soft(&c.device).link_stats();
     assert!(stats.tx_packets > 0);

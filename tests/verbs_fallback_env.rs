@@ -4,45 +4,24 @@
 //! auto). One test per binary: the loader and the device list are made once
 //! per process.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+mod log_capture;
 
+use log_capture::capture_logs;
 use uct::hca::verbs::discovery;
 use uct::hca::verbs::ffi::{Verbs, LIBIBVERBS_OVERRIDE_ENV};
-
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 #[test]
 fn absent_libibverbs_gives_no_devices_and_one_log_line() {
     std::env::set_var(LIBIBVERBS_OVERRIDE_ENV, "libibverbs-bogus-name.so.1");
     std::env::set_var("UCX_SOFT_HCA_DEVICES", "fallback0@127.0.0.1");
     std::env::remove_var("UCX_SOFT_HCA");
-    let buffer = Buffer::default();
-    let writer = buffer.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    let devices = tracing::subscriber::with_default(subscriber, || {
+    let (devices, logs) = capture_logs(|| {
         let first = discovery::discover();
         let second = discovery::discover();
         assert_eq!(first, second);
         first
     });
     assert!(devices.is_empty(), "{devices:?}");
-    let logs = String::from_utf8_lossy(&buffer.0.lock().unwrap()).into_owned();
     let lines: Vec<&str> = logs
         .lines()
         .filter(|l| l.contains("libibverbs-bogus-name.so.1"))

@@ -215,14 +215,15 @@ fn srq_ring_is_taken_from_the_provider_layout_and_odd_layouts_are_refused() {
     use uct::hca::verbs::objects::recv_ring_from_dv;
     let mut buf = [0u8; 64];
     let mut dbrec = [0u32; 2];
-    // SAFETY: all-zero is a valid mlx5dv_srq (pointers NULL).
-    let mut dv: ffi::mlx5dv_srq = unsafe { std::mem::zeroed() };
-    dv.buf = buf.as_mut_ptr().cast();
-    dv.dbrec = dbrec.as_mut_ptr();
-    dv.stride = 64;
-    dv.head = 0;
-    dv.tail = 255;
-    dv.srqn = 0x42;
+    let dv = ffi::mlx5dv_srq {
+        buf: buf.as_mut_ptr().cast(),
+        dbrec: dbrec.as_mut_ptr(),
+        stride: 64,
+        head: 0,
+        tail: 255,
+        comp_mask: 0,
+        srqn: 0x42,
+    };
     let ring = recv_ring_from_dv(&dv).expect("provider layout");
     assert_eq!(
         (ring.wqe_count, ring.stride, ring.max_sge, ring.srqn),

@@ -3,41 +3,20 @@
 //! device is not opened even though it is configured, and a warning says
 //! why. One test per binary: the device list is made once per process.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+mod log_capture;
 
+use log_capture::capture_logs;
 use uct::abi::ucs_status::Status;
 use uct::hca::verbs::ffi::LIBIBVERBS_OVERRIDE_ENV;
 use uct::hca::Device;
-
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 #[test]
 fn soft_hca_no_without_real_devices_lists_and_opens_nothing() {
     std::env::set_var(LIBIBVERBS_OVERRIDE_ENV, "libibverbs-bogus-name.so.1");
     std::env::set_var("UCX_SOFT_HCA_DEVICES", "nosoft0@127.0.0.1");
     std::env::set_var("UCX_SOFT_HCA", "no");
-    let buffer = Buffer::default();
-    let writer = buffer.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    let listed = tracing::subscriber::with_default(subscriber, Device::list);
+    let (listed, logs) = capture_logs(Device::list);
     assert!(listed.is_empty(), "{listed:?}");
-    let logs = String::from_utf8_lossy(&buffer.0.lock().unwrap()).into_owned();
     assert!(
         logs.lines()
             .any(|l| l.contains("WARN") && l.contains("UCX_SOFT_HCA=no")),

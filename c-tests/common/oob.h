@@ -8,8 +8,7 @@
  * Header-only (static inline), so a program takes it with one #include and
  * nothing to link. Errors come back as return values (0 or a negative errno,
  * -EPIPE when the peer closed the socket); the caller decides how to fail.
- * rc_ops uses it (c-tests/rc/ops); tools/failover_demo has the same pieces
- * written out and can take them from here.
+ * rc_ops (c-tests/rc/ops) and tools/failover_demo use it.
  */
 #ifndef UCT_TEST_OOB_H
 #define UCT_TEST_OOB_H

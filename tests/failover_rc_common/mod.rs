@@ -6,29 +6,29 @@ use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 
 use uct::abi::*;
-use uct::api::v2::*;
+
+// The safe layer over the C API: every test that uses this module has
+// `uct_safe` at its root (rc_common's, or its own).
+use crate::uct_safe::{ep_invalidate, ep_query, iface_query_v2, outstanding_purge, zeroed};
 
 /// `uct_iface_query_v2` for the capability flags and token lengths.
 pub fn token_caps(iface: uct_iface_h) -> (u64, usize, usize) {
-    // SAFETY: all-zero is a valid attr; only masked fields are written.
-    let mut attr: uct_iface_attr_v2_t = unsafe { std::mem::zeroed() };
+    let mut attr: uct_iface_attr_v2_t = zeroed();
     attr.field_mask = UCT_IFACE_ATTR_FIELD_CAP_FLAGS
         | UCT_IFACE_ATTR_FIELD_TX_TOKEN_LENGTH
         | UCT_IFACE_ATTR_FIELD_RX_TOKEN_LENGTH;
-    // SAFETY: live iface, valid attr.
-    assert_eq!(unsafe { uct_iface_query_v2(iface, &mut attr) }, UCS_OK);
+    assert_eq!(iface_query_v2(iface, &mut attr), UCS_OK);
     (attr.cap.flags, attr.tx_token_length, attr.rx_token_length)
 }
 
 /// The sender ep's TX token (`uct_ep_query`).
 pub fn tx_token(ep: uct_ep_h, length: usize) -> Result<Vec<u8>, ucs_status_t> {
     let mut token = vec![0u8; length];
-    // SAFETY: all-zero is a valid attr.
-    let mut attr: uct_ep_attr_t = unsafe { std::mem::zeroed() };
+    let mut attr: uct_ep_attr_t = zeroed();
     attr.field_mask = UCT_EP_ATTR_FIELD_TX_TOKEN;
+    // The buffer holds the TX token length.
     attr.tx_token = token.as_mut_ptr().cast();
-    // SAFETY: live ep; the buffer holds the TX token length.
-    match unsafe { uct_ep_query(ep, &mut attr) } {
+    match ep_query(ep, &mut attr) {
         UCS_OK => Ok(token),
         status => Err(status),
     }
@@ -37,16 +37,23 @@ pub fn tx_token(ep: uct_ep_h, length: usize) -> Result<Vec<u8>, ucs_status_t> {
 /// The receiving iface's RX token for a peer's TX token.
 pub fn rx_token(iface: uct_iface_h, tx: &[u8], length: usize) -> Result<Vec<u8>, ucs_status_t> {
     let mut token = vec![0u8; length];
-    // SAFETY: all-zero is a valid attr.
-    let mut attr: uct_iface_attr_v2_t = unsafe { std::mem::zeroed() };
+    let mut attr: uct_iface_attr_v2_t = zeroed();
     attr.field_mask = UCT_IFACE_ATTR_FIELD_TX_TOKEN | UCT_IFACE_ATTR_FIELD_RX_TOKEN;
+    // Buffers of the advertised lengths.
     attr.tx_token = tx.as_ptr().cast();
     attr.rx_token = token.as_mut_ptr().cast();
-    // SAFETY: live iface; buffers of the advertised lengths.
-    match unsafe { uct_iface_query_v2(iface, &mut attr) } {
+    match iface_query_v2(iface, &mut attr) {
         UCS_OK => Ok(token),
         status => Err(status),
     }
+}
+
+/// The RX token `peer_iface` derives from `ep`'s TX token (token lengths
+/// from `own_iface`, the iface of `ep`).
+pub fn exchange_tokens(ep: uct_ep_h, own_iface: uct_iface_h, peer_iface: uct_iface_h) -> Vec<u8> {
+    let (_, tx_len, rx_len) = token_caps(own_iface);
+    let tx = tx_token(ep, tx_len).expect("tx token");
+    rx_token(peer_iface, &tx, rx_len).expect("rx token")
 }
 
 /// `uct_ep_invalidate` with `flags`.
@@ -55,8 +62,7 @@ pub fn invalidate(ep: uct_ep_h, flags: u32) -> ucs_status_t {
         field_mask: UCT_EP_INVALIDATE_PARAM_FIELD_FLAGS,
         flags,
     };
-    // SAFETY: live ep, valid params.
-    unsafe { uct_ep_invalidate(ep, &params) }
+    ep_invalidate(ep, Some(&params))
 }
 
 /// `uct_ep_outstanding_purge` with all three fields.
@@ -74,8 +80,7 @@ pub fn purge(
         cb: Some(cb),
         arg,
     };
-    // SAFETY: live ep, valid params.
-    unsafe { uct_ep_outstanding_purge(ep, &params) }
+    outstanding_purge(ep, Some(&params))
 }
 
 /// Calls the closure behind `arg` with one purged op.
@@ -171,10 +176,119 @@ pub fn op_flush_flags(info: &uct_ep_op_info_t) -> Option<std::ffi::c_uint> {
     Some(unsafe { info.detail.flush.flags })
 }
 
+/// A purged op's details, read from the union member its operation names.
+#[derive(Clone, Copy)]
+pub enum OpDetail {
+    AmShort {
+        am: uct_ep_op_info_am,
+        header: u64,
+        data: uct_ep_op_info_data,
+    },
+    AmBcopy {
+        am: uct_ep_op_info_am,
+        data: uct_ep_op_info_data,
+    },
+    AmZcopy {
+        am: uct_ep_op_info_am,
+        header: uct_ep_op_info_am_header_zcopy,
+        iov: uct_ep_op_info_zcopy,
+    },
+    /// A put short or bcopy (its data) or a get short (its destination).
+    RmaData {
+        rma: uct_ep_op_info_rma,
+        data: uct_ep_op_info_data,
+    },
+    /// A put or get zcopy: its iov.
+    RmaZcopy {
+        rma: uct_ep_op_info_rma,
+        iov: uct_ep_op_info_zcopy,
+    },
+    GetBcopy {
+        rma: uct_ep_op_info_rma,
+        unpack: uct_ep_op_info_unpack,
+    },
+    Atomic(uct_ep_op_info_atomic),
+    Flush(uct_ep_op_info_flush),
+    /// An operation with no detail read here.
+    Other,
+}
+
+impl OpDetail {
+    pub fn of(info: &uct_ep_op_info_t) -> OpDetail {
+        let detail = &info.detail;
+        // SAFETY: each arm reads the members its operation names (UCX's
+        // uct_v2.h), which the library fills for that operation.
+        unsafe {
+            match info.operation {
+                UCT_EP_OP_AM_SHORT => OpDetail::AmShort {
+                    am: detail.am,
+                    header: detail.am.header.value,
+                    data: detail.am.payload.data,
+                },
+                UCT_EP_OP_AM_BCOPY => OpDetail::AmBcopy {
+                    am: detail.am,
+                    data: detail.am.payload.data,
+                },
+                UCT_EP_OP_AM_ZCOPY => OpDetail::AmZcopy {
+                    am: detail.am,
+                    header: detail.am.header.zcopy,
+                    iov: detail.am.payload.zcopy,
+                },
+                UCT_EP_OP_PUT_SHORT | UCT_EP_OP_PUT_BCOPY | UCT_EP_OP_GET_SHORT => {
+                    OpDetail::RmaData {
+                        rma: detail.rma,
+                        data: detail.rma.payload.data,
+                    }
+                }
+                UCT_EP_OP_PUT_ZCOPY | UCT_EP_OP_GET_ZCOPY => OpDetail::RmaZcopy {
+                    rma: detail.rma,
+                    iov: detail.rma.payload.zcopy,
+                },
+                UCT_EP_OP_GET_BCOPY => OpDetail::GetBcopy {
+                    rma: detail.rma,
+                    unpack: detail.rma.payload.unpack,
+                },
+                UCT_EP_OP_ATOMIC_POST | UCT_EP_OP_ATOMIC_FETCH => OpDetail::Atomic(detail.atomic),
+                UCT_EP_OP_FLUSH => OpDetail::Flush(detail.flush),
+                _ => OpDetail::Other,
+            }
+        }
+    }
+}
+
+/// The bytes of a zcopy AM's header (valid during the purge callback).
+pub fn header_bytes(header: &uct_ep_op_info_am_header_zcopy) -> &[u8] {
+    if header.length == 0 {
+        return &[];
+    }
+    // SAFETY: as in data_bytes.
+    unsafe { std::slice::from_raw_parts(header.buffer as *const u8, header.length) }
+}
+
+/// The bytes an op info's data member names (valid during the purge
+/// callback that was handed the op info).
+pub fn data_bytes(data: &uct_ep_op_info_data) -> &[u8] {
+    if data.length == 0 {
+        return &[];
+    }
+    // SAFETY: the library reports `length` readable bytes at `buffer`,
+    // alive while the callback runs (the borrow of the op info).
+    unsafe { std::slice::from_raw_parts(data.buffer as *const u8, data.length) }
+}
+
+/// The iov entries an op info's zcopy member names (valid during the purge
+/// callback).
+pub fn zcopy_iov(zcopy: &uct_ep_op_info_zcopy) -> &[uct_iov_t] {
+    if zcopy.iovcnt == 0 {
+        return &[];
+    }
+    // SAFETY: as in data_bytes, `iovcnt` entries at `iov`.
+    unsafe { std::slice::from_raw_parts(zcopy.iov, zcopy.iovcnt) }
+}
+
 /// Purge parameters as a caller could get them wrong.
 pub fn purge_raw(ep: uct_ep_h, params: &uct_ep_outstanding_purge_params_t) -> ucs_status_t {
-    // SAFETY: live ep, params valid per its mask.
-    unsafe { uct_ep_outstanding_purge(ep, params) }
+    outstanding_purge(ep, Some(params))
 }
 
 pub fn null_rx() -> *const c_void {

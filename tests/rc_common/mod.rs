@@ -71,8 +71,7 @@ pub struct Side {
 }
 
 pub fn iface_params() -> uct_iface_params_t {
-    // SAFETY: all-zero is a valid uct_iface_params_t.
-    let mut params: uct_iface_params_t = unsafe { std::mem::zeroed() };
+    let mut params: uct_iface_params_t = zeroed();
     params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
     params.open_mode = UCT_IFACE_OPEN_MODE_DEVICE;
     params
@@ -160,8 +159,7 @@ impl Side {
     }
 
     pub fn create_ep(&self) -> uct_ep_h {
-        // SAFETY: all-zero params plus the iface.
-        let mut params: uct_ep_params_t = unsafe { std::mem::zeroed() };
+        let mut params: uct_ep_params_t = zeroed();
         params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
         params.iface = self.iface;
         let mut ep = null_mut();
@@ -219,29 +217,8 @@ impl Side {
         len: usize,
         flags: c_uint,
     ) -> (uct_mem_h, uct_rkey_t) {
-        let mut memh = null_mut();
-        let mut packed = [0u8; 8];
-        let mut bundle = uct_rkey_bundle_t {
-            rkey: 0,
-            handle: null_mut(),
-            r#type: null_mut(),
-        };
-        // SAFETY: buffer valid for len bytes while registered.
-        unsafe {
-            assert_eq!(
-                uct_md_mem_reg(self.md, buffer.cast(), len, flags, &mut memh),
-                UCS_OK
-            );
-            assert_eq!(
-                uct_md_mkey_pack(self.md, memh, packed.as_mut_ptr().cast()),
-                UCS_OK
-            );
-            assert_eq!(
-                uct_rkey_unpack(component(), packed.as_ptr().cast(), &mut bundle),
-                UCS_OK
-            );
-        }
-        (memh, bundle.rkey)
+        let memh = mem_reg(self.md, buffer, len, flags).expect("uct_md_mem_reg");
+        (memh, unpacked_rkey(self.md, memh).rkey)
     }
 
     pub fn close(self) {
@@ -253,6 +230,33 @@ impl Side {
             uct_md_close(self.md);
         }
     }
+}
+
+/// A bundle for `uct_rkey_unpack` to fill.
+pub fn empty_rkey_bundle() -> uct_rkey_bundle_t {
+    uct_rkey_bundle_t {
+        rkey: 0,
+        handle: null_mut(),
+        r#type: null_mut(),
+    }
+}
+
+/// `memh`'s key packed by `md` and unpacked again (as the peer would).
+pub fn unpacked_rkey(md: uct_md_h, memh: uct_mem_h) -> uct_rkey_bundle_t {
+    let mut packed = [0u8; 8];
+    let mut bundle = empty_rkey_bundle();
+    // SAFETY: a live md and one of its memhs; room for the 8-byte key.
+    unsafe {
+        assert_eq!(
+            uct_md_mkey_pack(md, memh, packed.as_mut_ptr().cast()),
+            UCS_OK
+        );
+        assert_eq!(
+            uct_rkey_unpack(component(), packed.as_ptr().cast(), &mut bundle),
+            UCS_OK
+        );
+    }
+    bundle
 }
 
 /// A new ep on each side, connected to each other: `(a -> b, b -> a)`.
@@ -328,29 +332,32 @@ impl Target {
         self.words.as_ptr() as u64 + byte_offset as u64
     }
 
+    /// The aligned `T` at `byte_offset`, checked to be inside the target.
+    fn word<T>(&mut self, byte_offset: usize) -> *mut T {
+        let size = std::mem::size_of::<T>();
+        assert!(byte_offset % size == 0 && byte_offset + size <= self.len());
+        self.base().wrapping_add(byte_offset).cast()
+    }
+
     pub fn read64(&mut self, byte_offset: usize) -> u64 {
-        assert!(byte_offset % 8 == 0 && byte_offset + 8 <= self.len());
-        // SAFETY: in bounds and aligned (checked); no op is in flight when
-        // tests read.
-        unsafe { (self.base().add(byte_offset) as *const u64).read_volatile() }
+        // SAFETY: in bounds and aligned (word checks it); no op is in
+        // flight when tests read.
+        unsafe { self.word::<u64>(byte_offset).read_volatile() }
     }
 
     pub fn write64(&mut self, byte_offset: usize, value: u64) {
-        assert!(byte_offset % 8 == 0 && byte_offset + 8 <= self.len());
         // SAFETY: as in read64.
-        unsafe { (self.base().add(byte_offset) as *mut u64).write_volatile(value) }
+        unsafe { self.word::<u64>(byte_offset).write_volatile(value) }
     }
 
     pub fn read32(&mut self, byte_offset: usize) -> u32 {
-        assert!(byte_offset % 4 == 0 && byte_offset + 4 <= self.len());
-        // SAFETY: as in read64, for an aligned u32.
-        unsafe { (self.base().add(byte_offset) as *const u32).read_volatile() }
+        // SAFETY: as in read64.
+        unsafe { self.word::<u32>(byte_offset).read_volatile() }
     }
 
     pub fn write32(&mut self, byte_offset: usize, value: u32) {
-        assert!(byte_offset % 4 == 0 && byte_offset + 4 <= self.len());
-        // SAFETY: as in read32.
-        unsafe { (self.base().add(byte_offset) as *mut u32).write_volatile(value) }
+        // SAFETY: as in read64.
+        unsafe { self.word::<u32>(byte_offset).write_volatile(value) }
     }
 }
 
@@ -386,14 +393,12 @@ impl Pair {
     /// Posts `attempt` until it is not `UCS_ERR_NO_RESOURCE`, progressing
     /// both sides in between; gives up (returning the last status) after 20 s.
     pub fn post_retrying(&self, mut attempt: impl FnMut() -> ucs_status_t) -> ucs_status_t {
-        let start = Instant::now();
-        loop {
-            let status = attempt();
-            if status != UCS_ERR_NO_RESOURCE || start.elapsed() > Duration::from_secs(20) {
-                return status;
-            }
-            self.progress();
-        }
+        let mut status = UCS_ERR_NO_RESOURCE;
+        self.wait(|| {
+            status = attempt();
+            status != UCS_ERR_NO_RESOURCE
+        });
+        status
     }
 
     pub fn progress(&self) {
@@ -412,6 +417,15 @@ impl Pair {
             std::thread::yield_now();
         }
         true
+    }
+
+    /// Checks that an op posted with `comp` is in progress (`status`), then
+    /// waits for `comp`'s one call and checks it reported `UCS_OK`.
+    #[track_caller]
+    pub fn expect_completion(&self, status: ucs_status_t, comp: &CountingCompletion) {
+        assert_eq!(status, UCS_INPROGRESS);
+        assert!(self.wait(|| comp.calls() == 1));
+        assert_eq!(comp.status(), UCS_OK);
     }
 
     /// Flushes `ep` to completion.

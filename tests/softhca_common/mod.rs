@@ -89,6 +89,33 @@ pub enum Op<'a> {
     Nop,
 }
 
+/// Soft devices `{tag}_a` on 127.0.0.1 and `{tag}_b` on 127.0.0.2, one
+/// Side each, connected to each other with `timeout` and `retry_cnt`.
+pub fn pair(tag: &str, timeout: u8, retry_cnt: u8) -> (Side, Side) {
+    let a = Side::new(open_soft(&format!("{tag}_a"), Ipv4Addr::new(127, 0, 0, 1)));
+    let b = Side::new(open_soft(&format!("{tag}_b"), Ipv4Addr::new(127, 0, 0, 2)));
+    a.connect(&b.endpoint(), timeout, retry_cnt);
+    b.connect(&a.endpoint(), timeout, retry_cnt);
+    (a, b)
+}
+
+/// A copy of `len` bytes at byte `offset` of `region`, made with a raw
+/// copy: the device may write the region concurrently, as RDMA does.
+fn copy_out(region: &[u64], offset: usize, len: usize) -> Vec<u8> {
+    assert!(offset + len <= region.len() * 8, "outside the region");
+    let mut out = vec![0u8; len];
+    // SAFETY: inside the region (checked); a raw copy does not assert
+    // exclusive access to bytes the device writes.
+    unsafe {
+        std::ptr::copy(
+            (region.as_ptr() as *const u8).add(offset),
+            out.as_mut_ptr(),
+            len,
+        )
+    };
+    out
+}
+
 /// One end: device, QP, queues and a registered 1 MiB buffer.
 pub struct Side {
     pub device: Device,
@@ -233,17 +260,7 @@ impl Side {
     /// Reads `len` bytes of the local buffer (a copy: the device may write
     /// the buffer concurrently, as RDMA does).
     pub fn read_buf(&self, offset: usize, len: usize) -> Vec<u8> {
-        let mut out = vec![0u8; len];
-        // SAFETY: offset+len is inside the buffer (tests use small offsets);
-        // a raw copy does not assert exclusive access.
-        unsafe {
-            std::ptr::copy(
-                (self.buf.as_ptr() as *const u8).add(offset),
-                out.as_mut_ptr(),
-                len,
-            )
-        };
-        out
+        copy_out(&self.buf, offset, len)
     }
 
     pub fn write_buf(&mut self, offset: usize, data: &[u8]) {
@@ -263,17 +280,8 @@ impl Side {
     }
 
     pub fn read_recv(&self, slot: u16, len: usize) -> Vec<u8> {
-        let mut out = vec![0u8; len];
         let offset = (slot as usize % SRQ_WQES as usize) * RECV_SLOT;
-        // SAFETY: inside the receive buffer; raw copy.
-        unsafe {
-            std::ptr::copy(
-                (self.recv_buf.as_ptr() as *const u8).add(offset),
-                out.as_mut_ptr(),
-                len,
-            )
-        };
-        out
+        copy_out(&self.recv_buf, offset, len)
     }
 
     fn rtr_attr(&self, peer: &Endpoint) -> RtrAttr {
@@ -377,6 +385,20 @@ impl Side {
         counter.store(mlx5::dbrec_word(self.srq_pi), Ordering::Release);
     }
 
+    /// Writes `pattern(len, seed)` at the start of this side's buffer and
+    /// posts (signalled) a WRITE of it to the start of `peer`'s buffer.
+    /// Returns its WQE index.
+    pub fn post_pattern_write(&mut self, peer: &Side, len: usize, seed: u8) -> u16 {
+        self.write_buf(0, &pattern(len, seed));
+        self.post(&Op::Write {
+            offset: 0,
+            len,
+            remote: peer.buf_addr(0),
+            rkey: peer.endpoint().rkey,
+            imm: None,
+        })
+    }
+
     /// Writes one WQE for `op` (signalled) into the send ring and rings the
     /// doorbell. Returns its WQE index.
     pub fn post(&mut self, op: &Op<'_>) -> u16 {
@@ -399,6 +421,21 @@ impl Side {
                     addr: self.buf.as_ptr() as u64 + offset as u64,
                 }
                 .write(ring_unit(ring, index, unit));
+            };
+            // The remote address segment, always unit 1.
+            let raddr = |ring: &mut [u8], raddr: u64, rkey: u32| {
+                RaddrSeg { raddr, rkey }.write(ring_unit(ring, index, 1));
+            };
+            // An 8-byte atomic: remote address, operands, result segment.
+            let atomic = |ring: &mut [u8],
+                          remote: u64,
+                          rkey: u32,
+                          swap_add: u64,
+                          compare: u64,
+                          result: usize| {
+                raddr(ring, remote, rkey);
+                mlx5::AtomicSeg { swap_add, compare }.write(ring_unit(ring, index, 2));
+                local(ring, 3, result, 8);
             };
             match *op {
                 Op::SendInline(data) => {
@@ -430,11 +467,7 @@ impl Side {
                     rkey,
                     imm,
                 } => {
-                    RaddrSeg {
-                        raddr: remote,
-                        rkey,
-                    }
-                    .write(ring_unit(ring, index, 1));
+                    raddr(ring, remote, rkey);
                     local(ring, 2, offset, len);
                     units = 3;
                     match imm {
@@ -443,11 +476,7 @@ impl Side {
                     }
                 }
                 Op::WriteInline { data, remote, rkey } => {
-                    RaddrSeg {
-                        raddr: remote,
-                        rkey,
-                    }
-                    .write(ring_unit(ring, index, 1));
+                    raddr(ring, remote, rkey);
                     units = 2 + mlx5::write_inline(ring, index, 2, data).expect("inline");
                     (mlx5::MLX5_OPCODE_RDMA_WRITE, 0, 0)
                 }
@@ -457,11 +486,7 @@ impl Side {
                     remote,
                     rkey,
                 } => {
-                    RaddrSeg {
-                        raddr: remote,
-                        rkey,
-                    }
-                    .write(ring_unit(ring, index, 1));
+                    raddr(ring, remote, rkey);
                     local(ring, 2, offset, len);
                     units = 3;
                     (mlx5::MLX5_OPCODE_RDMA_READ, 0, 0)
@@ -473,17 +498,7 @@ impl Side {
                     compare,
                     swap,
                 } => {
-                    RaddrSeg {
-                        raddr: remote,
-                        rkey,
-                    }
-                    .write(ring_unit(ring, index, 1));
-                    mlx5::AtomicSeg {
-                        swap_add: swap,
-                        compare,
-                    }
-                    .write(ring_unit(ring, index, 2));
-                    local(ring, 3, result_offset, 8);
+                    atomic(ring, remote, rkey, swap, compare, result_offset);
                     units = 4;
                     (mlx5::MLX5_OPCODE_ATOMIC_CS, 0, 0)
                 }
@@ -493,17 +508,7 @@ impl Side {
                     rkey,
                     add,
                 } => {
-                    RaddrSeg {
-                        raddr: remote,
-                        rkey,
-                    }
-                    .write(ring_unit(ring, index, 1));
-                    mlx5::AtomicSeg {
-                        swap_add: add,
-                        compare: 0,
-                    }
-                    .write(ring_unit(ring, index, 2));
-                    local(ring, 3, result_offset, 8);
+                    atomic(ring, remote, rkey, add, 0, result_offset);
                     units = 4;
                     (mlx5::MLX5_OPCODE_ATOMIC_FA, 0, 0)
                 }
@@ -517,11 +522,7 @@ impl Side {
                     swap,
                     swap_mask,
                 } => {
-                    RaddrSeg {
-                        raddr: remote,
-                        rkey,
-                    }
-                    .write(ring_unit(ring, index, 1));
+                    raddr(ring, remote, rkey);
                     let ops = mlx5::MaskedCsSeg {
                         swap,
                         compare,
@@ -554,11 +555,7 @@ impl Side {
                     add,
                     boundary,
                 } => {
-                    RaddrSeg {
-                        raddr: remote,
-                        rkey,
-                    }
-                    .write(ring_unit(ring, index, 1));
+                    raddr(ring, remote, rkey);
                     mlx5::MaskedFaSeg {
                         add,
                         field_boundary: boundary,
@@ -591,14 +588,20 @@ impl Side {
         };
         ctrl.write(mlx5::ring_seg_mut(ring, index, 0).expect("ctrl"));
         let bbs = ctrl.wqebbs() as u16;
+        self.advance_send_counter(bbs);
+        let ctrl_ptr = mlx5::ring_seg(ring, index, 0).expect("ctrl").as_ptr();
+        self.doorbell.ring(ctrl_ptr);
+        index
+    }
+
+    /// Moves the send producer index on by `bbs` basic blocks and publishes
+    /// it in the send counter (before the doorbell).
+    fn advance_send_counter(&mut self, bbs: u16) {
         self.sq_pi = self.sq_pi.wrapping_add(bbs);
         // SAFETY: the doorbell record is 4-aligned device memory valid while
         // the QP lives; word 1 is the send counter.
         let counter = unsafe { &*((self.sq.dbrec as *const AtomicU32).add(1)) };
         counter.store(mlx5::dbrec_word(self.sq_pi), Ordering::Release);
-        let ctrl_ptr = mlx5::ring_seg(ring, index, 0).expect("ctrl").as_ptr();
-        self.doorbell.ring(ctrl_ptr);
-        index
     }
 
     /// Index of the next WQE to be posted.
@@ -620,10 +623,7 @@ impl Side {
                 std::ptr::copy_nonoverlapping(chunk.as_ptr(), self.sq.buf.add(at), chunk.len())
             };
         }
-        self.sq_pi = self.sq_pi.wrapping_add(bbs);
-        // SAFETY: word 1 of the QP doorbell record, as in `post_flags`.
-        let counter = unsafe { &*((self.sq.dbrec as *const AtomicU32).add(1)) };
-        counter.store(mlx5::dbrec_word(self.sq_pi), Ordering::Release);
+        self.advance_send_counter(bbs);
         self.doorbell.ring(self.sq.buf);
         index
     }

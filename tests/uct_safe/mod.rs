@@ -10,18 +10,53 @@
 //! operation: the tests own it in locals until a flush, a wait or a purge
 //! has seen the operation finish; bcopy data fits the iface's bcopy limit
 //! (the bounce buffer). A completion is passed as the raw pointer
-//! `CountingCompletion::as_ptr` gives (NULL for none).
+//! `CountingCompletion::as_ptr` gives (NULL for none). Bad-input tests
+//! pass NULL or foreign handles the library is specified to reject: it
+//! checks them before use.
 #![allow(dead_code)]
 
 use std::ffi::{c_uint, c_void, CStr};
 use std::ptr::null_mut;
 
 use uct::abi::*;
+use uct::api::async_context::*;
+use uct::api::component::*;
 use uct::api::ep::*;
 use uct::api::iface::*;
 use uct::api::md::*;
 use uct::api::soft_hca::*;
 use uct::api::v2::*;
+use uct::api::worker::*;
+
+// ------------------------------------------------------------- structs --
+
+/// A C struct for which all-zero bytes are a valid value: integers, arrays,
+/// raw pointers (NULL), `Option` of function pointers (`None`) and unions
+/// of those, nothing else.
+///
+/// # Safety
+/// Only for such structs.
+pub unsafe trait AllZeroValid: Sized {}
+
+// SAFETY (each impl below): the struct's fields are integers, arrays,
+// raw pointers, Option<fn> and unions of those (see src/abi).
+unsafe impl AllZeroValid for uct_allocated_memory_t {}
+unsafe impl AllZeroValid for uct_component_attr_t {}
+unsafe impl AllZeroValid for uct_ep_attr_t {}
+unsafe impl AllZeroValid for uct_ep_is_connected_params_t {}
+unsafe impl AllZeroValid for uct_ep_params_t {}
+unsafe impl AllZeroValid for uct_iface_attr_t {}
+unsafe impl AllZeroValid for uct_iface_attr_v2_t {}
+unsafe impl AllZeroValid for uct_iface_is_reachable_params_t {}
+unsafe impl AllZeroValid for uct_iface_params_t {}
+unsafe impl AllZeroValid for uct_md_attr_t {}
+unsafe impl AllZeroValid for uct_md_attr_v2_t {}
+
+/// An all-zero `T` (a C struct to fill field by field).
+pub fn zeroed<T: AllZeroValid>() -> T {
+    // SAFETY: all-zero is a valid T (the trait's contract).
+    unsafe { std::mem::zeroed() }
+}
 
 // ------------------------------------------------------------------ AM --
 
@@ -37,6 +72,12 @@ pub fn am_short(ep: uct_ep_h, id: u8, header: u64, payload: &[u8]) -> ucs_status
             payload.len() as c_uint,
         )
     }
+}
+
+/// `uct_ep_am_short_iov` of the bytes `iov` names.
+pub fn am_short_iov(ep: uct_ep_h, id: u8, iov: &[uct_iov_t]) -> ucs_status_t {
+    // SAFETY: a live ep; the iov buffers are read during the call only.
+    unsafe { uct_ep_am_short_iov(ep, id, iov.as_ptr(), iov.len()) }
 }
 
 /// Copies the slice behind `arg` into the bounce buffer.
@@ -177,6 +218,22 @@ pub fn get_zcopy(
     unsafe { uct_ep_get_zcopy(ep, iov.as_ptr(), iov.len(), remote_addr, rkey, comp) }
 }
 
+/// `uct_ep_get_bcopy` of `length` bytes, handed to `unpack` with `arg`
+/// when the get completes.
+pub fn get_bcopy(
+    ep: uct_ep_h,
+    unpack: uct_unpack_callback_t,
+    arg: *mut c_void,
+    length: usize,
+    remote_addr: u64,
+    rkey: uct_rkey_t,
+    comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    // SAFETY: a live ep; `arg` is what `unpack` expects and, with `comp`,
+    // outlives the op.
+    unsafe { uct_ep_get_bcopy(ep, unpack, arg, length, remote_addr, rkey, comp) }
+}
+
 // ------------------------------------------------------------- atomics --
 
 /// `uct_ep_atomic64_post`.
@@ -297,6 +354,13 @@ pub fn ep_destroy(ep: uct_ep_h) {
     unsafe { uct_ep_destroy(ep) }
 }
 
+/// `uct_iface_release_desc` of a descriptor an AM handler kept (it
+/// answered `UCS_INPROGRESS` for it).
+pub fn release_desc(desc: *mut c_void) {
+    // SAFETY: a kept descriptor, released once (module contract).
+    unsafe { uct_iface_release_desc(desc) }
+}
+
 /// `uct_iface_progress` of one iface.
 pub fn iface_progress(iface: uct_iface_h) -> c_uint {
     // SAFETY: a live iface.
@@ -316,12 +380,69 @@ pub fn ep_is_connected(ep: uct_ep_h, params: &uct_ep_is_connected_params_t) -> i
     unsafe { uct_ep_is_connected(ep, params) }
 }
 
+/// `uct_ep_connect_to_ep` with the peer's device and ep addresses.
+pub fn connect_to_ep(ep: uct_ep_h, device_addr: &[u8], ep_addr: &[u8]) -> ucs_status_t {
+    // SAFETY: a live ep; the addresses are read during the call only.
+    unsafe { uct_ep_connect_to_ep(ep, device_addr.as_ptr().cast(), ep_addr.as_ptr().cast()) }
+}
+
+/// `uct_ep_invalidate` with `params` (`None`: NULL, as UCX's own tests
+/// call it).
+pub fn ep_invalidate(ep: uct_ep_h, params: Option<&uct_ep_invalidate_params_t>) -> ucs_status_t {
+    let params = params.map_or(std::ptr::null(), |p| p as *const _);
+    // SAFETY: a live ep; NULL or valid params.
+    unsafe { uct_ep_invalidate(ep, params) }
+}
+
+/// `uct_ep_query` into `attr` (its field mask set by the caller; a TX
+/// token pointer, if asked for, points at a buffer the caller holds).
+pub fn ep_query(ep: uct_ep_h, attr: &mut uct_ep_attr_t) -> ucs_status_t {
+    // SAFETY: NULL or a live ep; a valid attr.
+    unsafe { uct_ep_query(ep, attr) }
+}
+
+/// `uct_ep_outstanding_purge` with `params` (`None`: NULL).
+pub fn outstanding_purge(
+    ep: uct_ep_h,
+    params: Option<&uct_ep_outstanding_purge_params_t>,
+) -> ucs_status_t {
+    let params = params.map_or(std::ptr::null(), |p| p as *const _);
+    // SAFETY: NULL or a live ep; NULL or params whose token, if set, is a
+    // buffer the caller holds and whose callback takes `arg`.
+    unsafe { uct_ep_outstanding_purge(ep, params) }
+}
+
+/// `uct_ep_failover_enable`.
+pub fn failover_enable(ep: uct_ep_h) -> ucs_status_t {
+    // SAFETY: a live ep.
+    unsafe { uct_ep_failover_enable(ep) }
+}
+
 // --------------------------------------------------------------- iface --
+
+/// `uct_iface_open` on `md` and `worker` with `params` (their names
+/// NUL-terminated or NULL) and `config` (NULL: defaults) into `iface`.
+pub fn iface_open(
+    md: uct_md_h,
+    worker: uct_worker_h,
+    params: &uct_iface_params_t,
+    config: *const uct_iface_config_t,
+    iface: &mut uct_iface_h,
+) -> ucs_status_t {
+    // SAFETY: NULL or live md, worker and config (checked by the library);
+    // valid params; a writable out-pointer.
+    unsafe { uct_iface_open(md, worker, params, config, iface) }
+}
+
+/// `uct_iface_close` (NULL is ignored).
+pub fn iface_close(iface: uct_iface_h) {
+    // SAFETY: NULL or a live iface, closed once.
+    unsafe { uct_iface_close(iface) }
+}
 
 /// `uct_iface_query`: the attributes, or the status.
 pub fn iface_query(iface: uct_iface_h) -> Result<uct_iface_attr_t, ucs_status_t> {
-    // SAFETY: all-zero is a valid uct_iface_attr_t (integers and arrays).
-    let mut attr: uct_iface_attr_t = unsafe { std::mem::zeroed() };
+    let mut attr: uct_iface_attr_t = zeroed();
     // SAFETY: a live iface, a writable attr.
     match unsafe { uct_iface_query(iface, &mut attr) } {
         UCS_OK => Ok(attr),
@@ -378,6 +499,76 @@ pub fn mem_reg(
     }
 }
 
+/// `uct_query_components` into `list` and `count`.
+pub fn query_components(list: &mut *mut uct_component_h, count: &mut c_uint) -> ucs_status_t {
+    // SAFETY: writable out-pointers.
+    unsafe { uct_query_components(list, count) }
+}
+
+/// `uct_release_component_list` (NULL is ignored).
+pub fn release_component_list(list: *mut uct_component_h) {
+    // SAFETY: NULL or a list from uct_query_components, released once.
+    unsafe { uct_release_component_list(list) }
+}
+
+/// `uct_component_query` into `attr` (its field mask set by the caller, its
+/// resource array, if asked for, with room for every md).
+pub fn component_query(
+    component: uct_component_h,
+    attr: &mut uct_component_attr_t,
+) -> ucs_status_t {
+    // SAFETY: NULL, foreign or a live component (checked); valid attr.
+    unsafe { uct_component_query(component, attr) }
+}
+
+/// `uct_md_open` of `name` with `config` (NULL: defaults) into `md`.
+pub fn md_open(
+    component: uct_component_h,
+    name: &CStr,
+    config: *const uct_md_config_t,
+    md: &mut uct_md_h,
+) -> ucs_status_t {
+    // SAFETY: NULL, foreign or a live component and config (checked); a
+    // NUL-terminated name; a writable out-pointer.
+    unsafe { uct_md_open(component, name.as_ptr(), config, md) }
+}
+
+/// `uct_md_close` (NULL is ignored).
+pub fn md_close(md: uct_md_h) {
+    // SAFETY: NULL or a live md, closed once.
+    unsafe { uct_md_close(md) }
+}
+
+/// `uct_md_query` into `attr`.
+pub fn md_query(md: uct_md_h, attr: &mut uct_md_attr_t) -> ucs_status_t {
+    // SAFETY: NULL or a live md; a writable attr.
+    unsafe { uct_md_query(md, attr) }
+}
+
+/// `uct_md_query_v2` into `attr` (its field mask set by the caller).
+pub fn md_query_v2(md: uct_md_h, attr: &mut uct_md_attr_v2_t) -> ucs_status_t {
+    // SAFETY: NULL or a live md; a writable attr.
+    unsafe { uct_md_query_v2(md, attr) }
+}
+
+/// `uct_md_query_tl_resources` of `md`: the resources (copied out of the
+/// released list), or the status.
+pub fn tl_resources(md: uct_md_h) -> Result<Vec<uct_tl_resource_desc_t>, ucs_status_t> {
+    let mut list = null_mut();
+    let mut count: c_uint = 0;
+    // SAFETY: NULL or a live md; writable out-pointers.
+    let status = unsafe { uct_md_query_tl_resources(md, &mut list, &mut count) };
+    if status != UCS_OK {
+        return Err(status);
+    }
+    // SAFETY: the list has `count` entries; released once, after copying.
+    unsafe {
+        let resources = std::slice::from_raw_parts(list, count as usize).to_vec();
+        uct_release_tl_resource_list(list);
+        Ok(resources)
+    }
+}
+
 // ------------------------------------------------------------ soft HCA --
 
 /// `uct_soft_hca_drop_next`: `device` drops its next `count` packets.
@@ -390,6 +581,103 @@ pub fn drop_next(device: &CStr, count: c_uint) -> ucs_status_t {
 pub fn loss_set(device: &CStr, drop_ratio: f64) -> ucs_status_t {
     // SAFETY: a NUL-terminated name.
     unsafe { uct_soft_hca_loss_set(device.as_ptr(), drop_ratio) }
+}
+
+/// `uct_soft_hca_link_set`: `device`'s cable in (`true`) or out.
+pub fn link_set(device: &CStr, up: bool) -> ucs_status_t {
+    // SAFETY: a NUL-terminated name.
+    unsafe { uct_soft_hca_link_set(device.as_ptr(), i32::from(up)) }
+}
+
+// -------------------------------------------------------- async, worker --
+
+/// `ucs_async_context_create` into `context` (untouched on failure).
+pub fn async_context_create(
+    mode: ucs_async_mode_t,
+    context: &mut *mut ucs_async_context_t,
+) -> ucs_status_t {
+    // SAFETY: a writable out-pointer.
+    unsafe { ucs_async_context_create(mode, context) }
+}
+
+/// `ucs_async_context_destroy` (NULL is ignored).
+pub fn async_context_destroy(context: *mut ucs_async_context_t) {
+    // SAFETY: NULL or a live context, destroyed once.
+    unsafe { ucs_async_context_destroy(context) }
+}
+
+/// `ucs_async_poll` of `context` (NULL: every poll-mode context).
+pub fn async_poll(context: *mut ucs_async_context_t) {
+    // SAFETY: NULL or a live context.
+    unsafe { ucs_async_poll(context) }
+}
+
+/// `ucs_async_set_event_handler` for `fd`.
+pub fn set_event_handler(
+    mode: ucs_async_mode_t,
+    fd: i32,
+    events: ucs_event_set_types_t,
+    cb: ucs_async_event_cb_t,
+    arg: *mut c_void,
+    context: *mut ucs_async_context_t,
+) -> ucs_status_t {
+    // SAFETY: NULL or a live context; `arg` is what `cb` expects and
+    // outlives the handler.
+    unsafe { ucs_async_set_event_handler(mode, fd, events, cb, arg, context) }
+}
+
+/// `ucs_async_add_timer` into `timer_id`.
+pub fn add_timer(
+    mode: ucs_async_mode_t,
+    interval: ucs_time_t,
+    cb: ucs_async_event_cb_t,
+    arg: *mut c_void,
+    context: *mut ucs_async_context_t,
+    timer_id: &mut i32,
+) -> ucs_status_t {
+    // SAFETY: as in set_event_handler; a writable id.
+    unsafe { ucs_async_add_timer(mode, interval, cb, arg, context, timer_id) }
+}
+
+/// `uct_worker_create` on `context` into `worker` (untouched on failure).
+pub fn worker_create(
+    context: *mut ucs_async_context_t,
+    mode: ucs_thread_mode_t,
+    worker: &mut uct_worker_h,
+) -> ucs_status_t {
+    // SAFETY: NULL, foreign or a live context (checked by the library); a
+    // writable out-pointer.
+    unsafe { uct_worker_create(context, mode, worker) }
+}
+
+/// `uct_worker_destroy` (NULL is ignored).
+pub fn worker_destroy(worker: uct_worker_h) {
+    // SAFETY: NULL or a live worker, destroyed once.
+    unsafe { uct_worker_destroy(worker) }
+}
+
+/// `uct_worker_progress`.
+pub fn worker_progress(worker: uct_worker_h) -> c_uint {
+    // SAFETY: NULL or a live worker.
+    unsafe { uct_worker_progress(worker) }
+}
+
+/// `uct_worker_progress_register_safe` of `func(arg)` into `id`.
+pub fn progress_register(
+    worker: uct_worker_h,
+    func: ucs_callback_t,
+    arg: *mut c_void,
+    flags: c_uint,
+    id: &mut uct_worker_cb_id_t,
+) {
+    // SAFETY: NULL or a live worker; `arg` outlives the registration.
+    unsafe { uct_worker_progress_register_safe(worker, func, arg, flags, id) }
+}
+
+/// `uct_worker_progress_unregister_safe` of `id` (reset to NULL).
+pub fn progress_unregister(worker: uct_worker_h, id: &mut uct_worker_cb_id_t) {
+    // SAFETY: NULL or a live worker; an id from its registration or NULL.
+    unsafe { uct_worker_progress_unregister_safe(worker, id) }
 }
 
 /// A value the library writes behind the compiler's back (a fetched

@@ -31,10 +31,11 @@
 #include <uct/api/v2/uct_v2.h>
 #include <uct/soft/soft_hca.h>
 
+#include "oob.h" /* clock, mixer, whole-buffer send, bounded wait */
+
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -233,31 +234,16 @@ static void on_alarm(int sig)
     _exit(124);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 static uint64_t rng_next(uint64_t *state)
 {
     *state += 0x9e3779b97f4a7c15ull;
-    return mix64(*state);
+    return oob_mix64(*state);
 }
 
 /* The byte `j` of op `seq`'s payload; both sides compute it. */
 static uint8_t pattern_byte(uint64_t seed, uint64_t seq, size_t j)
 {
-    uint64_t h = mix64(seed * 0x100000001b3ull ^ (seq + 1) * 0xff51afd7ed558ccdull ^ (j / 8));
+    uint64_t h = oob_mix64(seed * 0x100000001b3ull ^ (seq + 1) * 0xff51afd7ed558ccdull ^ (j / 8));
     return (uint8_t)(h >> (8 * (j % 8)));
 }
 
@@ -370,6 +356,7 @@ static size_t send_region_len(const struct side *s) { return send_result_off(s, 
 static void boot_send(struct side *s, int type, const void *data, size_t len)
 {
     uint8_t msg[MAX_BOOT_MSG];
+    int rc;
     if (len + 1 > sizeof(msg)) {
         die(s, "bootstrap message too long (%zu bytes)", len);
     }
@@ -377,9 +364,11 @@ static void boot_send(struct side *s, int type, const void *data, size_t len)
     if (len > 0) {
         memcpy(msg + 1, data, len);
     }
-    if (send(s->boot_fd, msg, len + 1, MSG_NOSIGNAL) != (ssize_t)(len + 1)) {
+    /* one SOCK_SEQPACKET send carries the whole message or fails */
+    rc = oob_write_full(s->boot_fd, msg, len + 1);
+    if (rc != 0) {
         s->boot_fd = -1; /* no abort message through a broken socket */
-        die(s, "bootstrap send: %s (the peer is gone)", strerror(errno));
+        die(s, "bootstrap send: %s (the peer is gone)", strerror(-rc));
     }
 }
 
@@ -389,13 +378,8 @@ static void handle_boot_message(struct side *s, const uint8_t *msg, size_t len);
  * bootstrap message; returns its length, 0 if none arrived. */
 static size_t boot_recv(struct side *s, uint8_t *msg, size_t cap, int timeout_ms)
 {
-    struct pollfd pfd = { .fd = s->boot_fd, .events = POLLIN };
     ssize_t n;
-    int rc;
-    do {
-        rc = poll(&pfd, 1, timeout_ms);
-    } while (rc < 0 && errno == EINTR);
-    if (rc <= 0) {
+    if (oob_wait_readable(s->boot_fd, timeout_ms) <= 0) {
         return 0;
     }
     n = recv(s->boot_fd, msg, cap, 0);
@@ -492,7 +476,7 @@ static size_t pack_bytes_cb(void *dest, void *arg)
 static void send_ctl(struct side *s, uint8_t id, const void *data, size_t len)
 {
     struct pack_bytes p = { data, len };
-    double deadline     = now_s() + s->opt->timeout_s;
+    double deadline     = oob_now_s() + s->opt->timeout_s;
     ssize_t n;
     for (;;) {
         n = uct_ep_am_bcopy(s->rail[1].ep, id, pack_bytes_cb, &p, 0);
@@ -502,7 +486,7 @@ static void send_ctl(struct side *s, uint8_t id, const void *data, size_t len)
         if (n != UCS_ERR_NO_RESOURCE) {
             die(s, "control AM %u on rail 1: %s", id, ucs_status_string((ucs_status_t)n));
         }
-        if (now_s() > deadline) {
+        if (oob_now_s() > deadline) {
             die(s, "rail 1 send queue never drained");
         }
         progress(s);
@@ -511,7 +495,7 @@ static void send_ctl(struct side *s, uint8_t id, const void *data, size_t len)
 
 static void flush_ep(struct side *s, int r)
 {
-    double deadline = now_s() + s->opt->timeout_s;
+    double deadline = oob_now_s() + s->opt->timeout_s;
     ucs_status_t status;
     for (;;) {
         status = uct_ep_flush(s->rail[r].ep, 0, NULL);
@@ -521,7 +505,7 @@ static void flush_ep(struct side *s, int r)
         if (status != UCS_INPROGRESS && status != UCS_ERR_NO_RESOURCE) {
             die(s, "flush of rail %d: %s", r, ucs_status_string(status));
         }
-        if (now_s() > deadline) {
+        if (oob_now_s() > deadline) {
             die(s, "flush of rail %d did not finish", r);
         }
         progress(s);
@@ -981,7 +965,7 @@ static ucs_status_t post_op(struct side *s, int r, uint32_t seq)
 /* Posts `seq` on rail 1, progressing while its send queue is full. */
 static void post_on_rail1(struct side *s, uint32_t seq)
 {
-    double deadline = now_s() + s->opt->timeout_s;
+    double deadline = oob_now_s() + s->opt->timeout_s;
     ucs_status_t status;
     for (;;) {
         status = post_op(s, 1, seq);
@@ -992,7 +976,7 @@ static void post_on_rail1(struct side *s, uint32_t seq)
             die(s, "op %u (%s) on rail 1: %s", seq, op_kind_names[s->plan[seq].kind],
                 ucs_status_string(status));
         }
-        if (now_s() > deadline || s->rail[1].failed) {
+        if (oob_now_s() > deadline || s->rail[1].failed) {
             die(s, "rail 1 stopped taking operations (%s)",
                 s->rail[1].failed ? ucs_status_string(s->rail[1].fail_status) : "queue full");
         }
@@ -1222,7 +1206,7 @@ static void run_failover(struct side *s)
     double deadline, t_err;
     size_t i;
 
-    t_err = now_s();
+    t_err = oob_now_s();
     say(s, "error handler: rail 0 ep failed (%s)", ucs_status_string(s->rail[0].fail_status));
 
     memset(&attr, 0, sizeof(attr));
@@ -1248,9 +1232,9 @@ static void run_failover(struct side *s)
     send_ctl(s, AM_TOKEN_REQ, tx_token, attr.tx_token_length);
     say(s, "TX token (%zu bytes) sent over rail 1", attr.tx_token_length);
 
-    deadline = now_s() + s->opt->timeout_s;
+    deadline = oob_now_s() + s->opt->timeout_s;
     while (!s->token_reply_ready) {
-        if (now_s() > deadline) {
+        if (oob_now_s() > deadline) {
             die(s, "no RX token from the receiver");
         }
         progress(s);
@@ -1283,7 +1267,7 @@ static void run_failover(struct side *s)
     }
     say(s, "purge: %" PRIu64 " ops replayed on rail 1 (%zu of them after the purge returned), "
            "%.1f ms after the error",
-        s->st.replayed, s->replay_queued, (now_s() - t_err) * 1e3);
+        s->st.replayed, s->replay_queued, (oob_now_s() - t_err) * 1e3);
 }
 
 static void do_cut(struct side *s, uint32_t at)
@@ -1295,7 +1279,7 @@ static void do_cut(struct side *s, uint32_t at)
     clock_gettime(CLOCK_MONOTONIC, &s->t_cut);
     if (s->opt->cut_side & CUT_RECEIVER) {
         boot_send(s, BOOT_CUT, NULL, 0);
-        deadline = now_s() + s->opt->timeout_s;
+        deadline = oob_now_s() + s->opt->timeout_s;
         while (!s->cut_ack) {
             uint8_t msg[MAX_BOOT_MSG];
             size_t n = boot_recv(s, msg, sizeof(msg), 10);
@@ -1303,7 +1287,7 @@ static void do_cut(struct side *s, uint32_t at)
                 handle_boot_message(s, msg, n);
             }
             uct_worker_progress(s->worker);
-            if (now_s() > deadline) {
+            if (oob_now_s() > deadline) {
                 die(s, "the receiver did not confirm the cut");
             }
         }
@@ -1370,7 +1354,7 @@ static int run_sender(struct side *s)
         if ((long)next == s->opt->cut_at) {
             do_cut(s, next);
         }
-        deadline = now_s() + s->opt->timeout_s;
+        deadline = oob_now_s() + s->opt->timeout_s;
         for (;;) {
             status = post_op(s, 0, next);
             if (status == UCS_OK || status == UCS_INPROGRESS || s->rail[0].failed) {
@@ -1383,7 +1367,7 @@ static int run_sender(struct side *s)
                 }
                 break; /* the endpoint is going down; its error handler follows */
             }
-            if (now_s() > deadline) {
+            if (oob_now_s() > deadline) {
                 die(s, "rail 0 send queue never drained");
             }
             progress(s);
@@ -1400,7 +1384,7 @@ static int run_sender(struct side *s)
 
     /* Rail 0 either fails (cut with ops in flight) or drains (no cut, or
      * nothing was outstanding when the cable went). */
-    deadline = now_s() + s->opt->timeout_s;
+    deadline = oob_now_s() + s->opt->timeout_s;
     while (!s->rail[0].failed) {
         status = uct_ep_flush(s->rail[0].ep, 0, NULL);
         if (status == UCS_OK) {
@@ -1410,7 +1394,7 @@ static int run_sender(struct side *s)
             !s->rail[0].failed) {
             die(s, "flush of rail 0: %s", ucs_status_string(status));
         }
-        if (now_s() > deadline) {
+        if (oob_now_s() > deadline) {
             die(s, "rail 0 neither drained nor failed");
         }
         progress(s);
@@ -1435,13 +1419,13 @@ static int run_sender(struct side *s)
         post_on_rail1(s, i);
     }
     flush_ep(s, 1);
-    deadline = now_s() + s->opt->timeout_s;
+    deadline = oob_now_s() + s->opt->timeout_s;
     for (i = 0; i < s->n; i++) {
         const struct plan_op *op = &s->plan[i];
         if (op->kind != OP_PUT_ZCOPY && op->kind != OP_GET_ZCOPY && op->kind != OP_FADD) {
             continue;
         }
-        while (s->comps[i].calls == 0 && !s->comps[i].immediate && now_s() < deadline) {
+        while (s->comps[i].calls == 0 && !s->comps[i].immediate && oob_now_s() < deadline) {
             progress(s);
         }
     }
@@ -1506,9 +1490,9 @@ static int run_sender(struct side *s)
     send_ctl(s, AM_DONE, &s->st, sizeof(s->st));
     flush_ep(s, 1);
 
-    deadline = now_s() + s->opt->timeout_s;
+    deadline = oob_now_s() + s->opt->timeout_s;
     while (!s->verdict_ready) {
-        if (now_s() > deadline) {
+        if (oob_now_s() > deadline) {
             die(s, "no verdict from the receiver");
         }
         progress(s);
