@@ -108,5 +108,32 @@ fn same_host_devices_use_shared_memory_unless_told_udp_and_faults_act_on_both() 
         (0, 0),
         "UDP only"
     );
+
+    // On UDP a receiver's pass holds its ACK for its next pass. A receiver
+    // that stops progressing right after its receive CQE must still let the
+    // ACK go (its service thread, once the caller's window is over), long
+    // before the sender's ACK timeout (exponent 18: ~1.07 s) would have it
+    // retransmit.
+    let (mut e, mut f) = pair_receiving("wire_udp_held", 18);
+    for round in 0..20u8 {
+        e.post(&Op::SendInline(&[round; 24]));
+        let cqe = f.wait_recv(LONG).expect("receive with progress");
+        assert_eq!(cqe.byte_cnt, 24);
+        // f calls progress no more this round.
+        let start = std::time::Instant::now();
+        e.wait_send(LONG).expect("SEND completes");
+        let waited = start.elapsed();
+        assert!(
+            waited < Duration::from_millis(500),
+            "round {round}: the ACK came after {waited:?}, a retransmission's wait: held and \
+             not sent; {:?}",
+            soft(&f.device).link_stats()
+        );
+    }
+    assert_eq!(
+        soft(&e.device).link_stats().tx_packets,
+        20,
+        "one datagram per SEND: none retransmitted"
+    );
     std::env::remove_var("UCX_SOFT_HCA_WIRE");
 }

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use super::link::{Link, MAX_DATAGRAM};
 use super::shm::PeerRing;
+use super::wire::Opcode;
 
 /// Datagrams one `sendmmsg` carries at most.
 pub(crate) const TX_BATCH: usize = 64;
@@ -87,6 +88,11 @@ impl TxBatch {
         self.queued.is_empty()
     }
 
+    /// Datagrams waiting.
+    pub fn len(&self) -> usize {
+        self.queued.len()
+    }
+
     /// The free slot the next datagram is built in (the batch is not full).
     pub fn slot(&mut self) -> &mut [u8] {
         let start = self.queued.len() * MAX_DATAGRAM;
@@ -112,6 +118,18 @@ impl TxBatch {
 
     pub fn clear(&mut self) {
         self.queued.clear();
+    }
+
+    /// Whether every datagram waiting is a responder's answer (the first
+    /// byte of a RoCEv2 datagram is its BTH opcode).
+    pub fn only_responses(&self) -> bool {
+        (0..self.queued.len()).all(|index| {
+            let (datagram, _) = datagram_at(&self.buf, &self.queued, index);
+            datagram
+                .first()
+                .and_then(|&byte| Opcode::try_from(byte).ok())
+                .is_some_and(Opcode::is_response)
+        })
     }
 
     /// Datagram `index`, writable (to seal it), and its destination.
@@ -281,8 +299,9 @@ pub(crate) fn send_batch(
         let hdr = &mut msg.msg_hdr;
         hdr.msg_name = (name as *mut libc::sockaddr_in).cast();
         hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-        // Entries next..next + run of `iovs` were written above.
-        hdr.msg_iov = iovs[next].as_mut_ptr();
+        // Entries next..next + run of `iovs` were written above; the
+        // pointer is taken from the whole array, which it reads `run` of.
+        hdr.msg_iov = iovs[next..].as_mut_ptr().cast();
         hdr.msg_iovlen = run;
         if run > 1 {
             let control = cmsgs[count].write([0; 4]);

@@ -103,6 +103,9 @@ pub(crate) struct Core {
     /// The service thread sleeps watching the socket, not the caller:
     /// a doorbell must wake it.
     service_watching: AtomicBool,
+    /// A caller's pass left answers in `State::tx` for its next pass
+    /// (`State::tx_held`); the service thread does not sleep past them.
+    answers_held: AtomicBool,
     /// The shared-memory ring same-host peers send into (`None`: UDP only).
     inbound: Option<InboundRing>,
     state: Mutex<State>,
@@ -441,7 +444,10 @@ impl Core {
         if !state.tx.is_empty() {
             self.link.flush(&mut state.tx);
         }
-        state.tx_held = false;
+        if state.tx_held {
+            state.tx_held = false;
+            self.answers_held.store(false, Ordering::Relaxed);
+        }
     }
 
     /// Everything due now: rung doorbells, incoming datagrams and timers.
@@ -495,15 +501,27 @@ impl Core {
         if self.next_deadline.load(Ordering::Relaxed) <= clock.estimate().as_nanos() {
             self.run_timers(&mut state, clock.now());
         }
-        // On the UDP wire what this pass answered (the ACK of a message the
-        // caller is about to see, say) waits for the caller's next pass,
-        // one pass at most, and leaves in one `sendmmsg` with what the
-        // caller posts meanwhile (its reply): a system call less on the
-        // latency path of a ping-pong. If the caller does not come back,
-        // the service thread sends it when it takes over. On the
-        // shared-memory wire a send is no system call: nothing waits.
-        if self.inbound.is_none() && !state.tx_held && !state.tx.is_empty() {
+        // On the UDP wire, when this pass built only answers (the ACK of a
+        // message the caller is about to see, say), they wait for the
+        // caller's next pass, one pass at most, and leave in one `sendmmsg`
+        // with what the caller posts meanwhile (its reply): a system call
+        // less on the latency path of a ping-pong. Requests never wait:
+        // their retransmission timers are running. A caller that does not
+        // come back leaves them to the service thread: within its 1 ms
+        // window when it watches the caller, at once when it sleeps
+        // (`answers_held` and `service_watching`, SeqCst both ways, as the
+        // doorbells do: one side sees the other). On the shared-memory wire
+        // a send is no system call: nothing waits.
+        if self.inbound.is_none()
+            && !state.tx_held
+            && !state.tx.is_empty()
+            && state.tx.only_responses()
+        {
             state.tx_held = true;
+            self.answers_held.store(true, Ordering::SeqCst);
+            if self.service_watching.load(Ordering::SeqCst) {
+                self.flush(&mut state);
+            }
         } else {
             self.flush(&mut state);
         }
@@ -603,6 +621,7 @@ impl Core {
                     }
                     let ring_has_data = self.inbound.as_ref().is_some_and(InboundRing::has_data);
                     let woken = self.doorbells_pending.load(Ordering::SeqCst)
+                        || self.answers_held.load(Ordering::SeqCst)
                         || ring_has_data
                         || poll_readable(fds, sleep)[1];
                     if let Some(ring) = &self.inbound {
@@ -682,6 +701,7 @@ impl Opened {
             rung: Mutex::new(Vec::new()),
             doorbells_pending: AtomicBool::new(false),
             service_watching: AtomicBool::new(false),
+            answers_held: AtomicBool::new(false),
             inbound,
             state: Mutex::new(State {
                 mrs: MrTable::default(),
@@ -740,5 +760,8 @@ impl Drop for Opened {
                 );
             }
         }
+        // What a last pass held (an ACK the peer waits for) still leaves.
+        let mut state = self.core.lock();
+        self.core.flush(&mut state);
     }
 }

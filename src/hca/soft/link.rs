@@ -375,6 +375,16 @@ impl Link {
     /// the kernel takes them all). A datagram that cannot go out (a full
     /// ring or socket buffer) is lost like any other: RC retransmits it.
     pub(crate) fn flush(&self, batch: &mut TxBatch) {
+        if !self.is_up() {
+            // Built before the link went down (a pass held them, or the
+            // batch was filling): lost with it, as a NIC's queue would be.
+            let lost = batch.len() as u64;
+            self.counters
+                .tx_dropped_link_down
+                .fetch_add(lost, Ordering::Relaxed);
+            batch.clear();
+            return;
+        }
         let (view, mut shm) = batch.parts();
         let mut udp = [0u8; TX_BATCH];
         let mut udp_count = 0;

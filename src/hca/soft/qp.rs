@@ -309,9 +309,9 @@ impl QpContext {
     /// device's pass (`needs_pump`), so that the answers to a batch of
     /// datagrams go out together and ACKs coalesce. `via_ring`: it came
     /// through the shared-memory ring, whose bytes nothing between the two
-    /// devices can corrupt, so its ICRC (the sender computed it, for the
-    /// capture and the UDP wire alike) is not checked again: one CRC pass
-    /// over every byte received less.
+    /// devices can corrupt; its ICRC is not computed there (see
+    /// `Link::flush`) nor checked: one CRC pass over every byte less on
+    /// each side.
     pub fn receive(
         &mut self,
         datagram: &[u8],

@@ -1,7 +1,9 @@
 //! The same-host wire: when two soft devices run on this host (same network
 //! namespace), their datagrams travel through shared memory instead of the
-//! kernel's UDP path. The bytes are the same RoCEv2 datagrams (BTH … ICRC,
-//! with the ICRC over the devices' UDP addresses), and the faults of the
+//! kernel's UDP path. The bytes are the same RoCEv2 datagrams (BTH … ICRC),
+//! except that their ICRC is left zero and not checked (the sending link
+//! computes it only for UDP: nothing between two devices of one host can
+//! corrupt a datagram in memory), and the faults of the
 //! port (link down, drop ratio, drop next) decide per datagram exactly as
 //! on UDP, before a datagram is queued and when it is read; only the
 //! carrier differs.
@@ -33,7 +35,7 @@ use super::link::MAX_DATAGRAM;
 pub(crate) const WAKE_BYTE: u8 = 0x5a;
 
 const MAGIC: u64 = 0x5543_5853_4648_5257; // "UCXSFHRW"
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 /// Slots of a ring: at 4 KiB per datagram, 1024 hold four 1 MiB messages
 /// of 4096-byte packets in flight.
 const SLOT_COUNT: u64 = 1024;

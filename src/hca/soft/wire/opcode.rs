@@ -90,6 +90,20 @@ impl HeaderLayout {
 }
 
 impl Opcode {
+    /// A responder's answer (ACK, READ response data, atomic result), as
+    /// opposed to a request.
+    pub fn is_response(self) -> bool {
+        matches!(
+            self,
+            Opcode::ReadResponseFirst
+                | Opcode::ReadResponseMiddle
+                | Opcode::ReadResponseLast
+                | Opcode::ReadResponseOnly
+                | Opcode::Acknowledge
+                | Opcode::AtomicAcknowledge
+        )
+    }
+
     /// Every opcode, in numeric order (handy for tests and tables).
     pub const ALL: [Opcode; 23] = [
         Opcode::SendFirst,
