@@ -1,14 +1,19 @@
 //! The `rc_mlx5` transport: reliable connected QPs driven by writing mlx5
 //! WQEs into the send ring of a [`crate::hca`] device.
 //!
-//! - [`iface`]: the iface (CQs, SRQ of bounce buffers, progress, query,
-//!   addresses, the receive path and AM dispatch, error delivery).
-//! - [`ep`]: the endpoint: QP, send ring ([`ep::TxRing`]), the table of
-//!   outstanding operations ([`ep::OpTable`], what failover walks), the
-//!   send-path core ([`ep::RcEp::post`]) and completion handling.
+//! - [`iface`]: the iface (open/close and the ep table; the send CQ; the
+//!   receive path, SRQ, AM dispatch and flow-control headers; progress):
+//!   the only place that calls back into the user.
+//! - [`ep`]: the endpoint: connection state only (one [`ep::EpState`]),
+//!   its flow-control window and pending requests; no pointer to its iface.
+//! - [`txwq`]: the send queue (QP, ring indexes, PSN, the table of
+//!   outstanding operations), the only code that moves them, and
+//!   [`txwq::TxResources`], where an op's buffer and credit go back.
 //! - [`ops`]: the `uct_iface_ops_t` slots of the data path, each a thin
 //!   layer of argument checks over the core; [`atomic`]: the atomics;
 //!   [`failover`]: tokens, invalidate and purge over the op table.
+//! - [`limits`]: what the configuration allows (sizes, timeouts) and the AM
+//!   header layout.
 //! - [`pool`]: registered bounce buffers (receive segments, bcopy data).
 //! - [`fc`]: flow control of AMs (window, credit requests and grants in
 //!   the AM header byte, the grant message).
@@ -30,5 +35,7 @@ pub mod ep;
 pub mod failover;
 pub mod fc;
 pub mod iface;
+pub mod limits;
 pub mod ops;
 pub mod pool;
+pub mod txwq;

@@ -121,7 +121,7 @@ unsafe fn ep_and_iface<'a>(
     // SAFETY: by the contract.
     let rc_ep = unsafe { RcEp::from_handle(ep, function) }?;
     // SAFETY: the ep's iface outlives it.
-    let iface = unsafe { &mut *rc_ep.iface };
+    let iface = unsafe { &mut *(rc_ep.iface_handle() as *mut RcIface) };
     Ok((rc_ep, iface))
 }
 
@@ -132,7 +132,7 @@ unsafe fn ep_and_iface<'a>(
 fn am_fc_bits(ep: &mut RcEp, iface: &RcIface) -> Result<u8, Status> {
     match ep.fc.am_bits(&iface.state.fc) {
         Ok(bits) => Ok(bits),
-        Err(window_closed) => Err(fc_refusal(ep, iface.state.tx_credits, window_closed)),
+        Err(window_closed) => Err(fc_refusal(ep, iface.state.tx.credits, window_closed)),
     }
 }
 
@@ -236,7 +236,7 @@ unsafe extern "C" fn ep_am_short(
             AM_HDR_LEN + 8 + length,
         );
         spec.am_id = Some(id);
-        ep.post_inline(&mut iface.state.tx_credits, spec, None, &head, payload)?;
+        ep.post_inline(&mut iface.state.tx.credits, spec, None, &head, payload)?;
         ep.fc.sent(fc_bits, &iface.state.fc);
         Ok(())
     })())
@@ -280,7 +280,7 @@ unsafe extern "C" fn ep_am_short_iov(
         check_len(F, total, iface.state.limits.am_max_short)?;
         let mut spec = PostSpec::new(OpKind::AmShort, mlx5::MLX5_OPCODE_SEND, AM_HDR_LEN + total);
         spec.am_id = Some(id);
-        ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+        ep.post(&mut iface.state.tx.credits, spec, |wqe| {
             wqe.inline(&parts[..iovcnt + 1]);
         })?;
         ep.fc.sent(fc_bits, &iface.state.fc);
@@ -306,8 +306,8 @@ unsafe extern "C" fn ep_am_bcopy(
         };
         // Both before packing: the callback must not run for a refused post.
         let fc_bits = am_fc_bits(ep, iface)?;
-        ep.check_post(iface.state.tx_credits)?;
-        let bounce = bounce_from_pool(&mut iface.state.tx_pool, 0)?;
+        ep.check_post(iface.state.tx.credits)?;
+        let bounce = bounce_from_pool(&mut iface.state.tx.pool, 0)?;
         // SAFETY: the bounce data area holds seg_size bytes; the AM header
         // first, the caller packs at most max_bcopy after it.
         let packed = unsafe {
@@ -317,7 +317,7 @@ unsafe extern "C" fn ep_am_bcopy(
         };
         if packed > iface.state.limits.am_max_bcopy {
             tracing::error!("{F}: pack callback wrote {packed} bytes, more than max_bcopy");
-            iface.state.tx_pool.put(bounce.buffer);
+            iface.state.tx.pool.put(bounce.buffer);
             return Err(Status::InvalidParam);
         }
         let total = AM_HDR_LEN + packed;
@@ -326,14 +326,14 @@ unsafe extern "C" fn ep_am_bcopy(
         spec.am_flags = flags;
         spec.bounce = Some(bounce);
         let lkey = BufferPool::bounce_lkey(&bounce);
-        ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+        ep.post(&mut iface.state.tx.credits, spec, |wqe| {
             wqe.data(DataSeg {
                 byte_count: total as u32,
                 lkey,
                 addr: bounce.data as u64,
             });
         })
-        .inspect_err(|_| iface.state.tx_pool.put(bounce.buffer))?;
+        .inspect_err(|_| iface.state.tx.pool.put(bounce.buffer))?;
         ep.fc.sent(fc_bits, &iface.state.fc);
         Ok(packed as isize)
     })();
@@ -380,7 +380,7 @@ unsafe extern "C" fn ep_am_zcopy(
         spec.am_flags = flags;
         // SAFETY: iov was checked by iov_segments (or iovcnt is 0).
         spec.iov = Some(unsafe { iov_copy(iov, iovcnt) });
-        ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+        ep.post(&mut iface.state.tx.credits, spec, |wqe| {
             wqe.inline(&[&am_header(id | fc_bits), header]);
             for segment in &segments[..count] {
                 wqe.data(*segment);
@@ -421,7 +421,7 @@ unsafe extern "C" fn ep_put_short(
             raddr: remote_addr,
             rkey,
         };
-        ep.post_inline(&mut iface.state.tx_credits, spec, Some(raddr), &[], data)
+        ep.post_inline(&mut iface.state.tx.credits, spec, Some(raddr), &[], data)
     })())
 }
 
@@ -440,13 +440,13 @@ unsafe extern "C" fn ep_put_bcopy(
             tracing::warn!("{F}: pack_cb is NULL");
             return Err(Status::InvalidParam);
         };
-        ep.check_post(iface.state.tx_credits)?;
-        let bounce = bounce_from_pool(&mut iface.state.tx_pool, 0)?;
+        ep.check_post(iface.state.tx.credits)?;
+        let bounce = bounce_from_pool(&mut iface.state.tx.pool, 0)?;
         // SAFETY: the data area holds seg_size (= max_bcopy) bytes.
         let packed = unsafe { pack(bounce.data as *mut c_void, arg) };
         if packed > iface.state.limits.put_max_bcopy {
             tracing::error!("{F}: pack callback wrote {packed} bytes, more than max_bcopy");
-            iface.state.tx_pool.put(bounce.buffer);
+            iface.state.tx.pool.put(bounce.buffer);
             return Err(Status::InvalidParam);
         }
         let (uct_rkey, rkey) = (rkey, rdma_rkey(rkey));
@@ -456,7 +456,7 @@ unsafe extern "C" fn ep_put_bcopy(
         spec.uct_rkey = uct_rkey;
         spec.bounce = Some(bounce);
         let lkey = BufferPool::bounce_lkey(&bounce);
-        ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+        ep.post(&mut iface.state.tx.credits, spec, |wqe| {
             wqe.raddr(RaddrSeg {
                 raddr: remote_addr,
                 rkey,
@@ -469,7 +469,7 @@ unsafe extern "C" fn ep_put_bcopy(
                 });
             }
         })
-        .inspect_err(|_| iface.state.tx_pool.put(bounce.buffer))?;
+        .inspect_err(|_| iface.state.tx.pool.put(bounce.buffer))?;
         Ok(packed as isize)
     })();
     result.unwrap_or_else(|status| isize::from(status.raw()))
@@ -591,7 +591,7 @@ unsafe fn rma_zcopy(
         spec.comp = comp;
         // SAFETY: iov was checked by iov_segments (or iovcnt is 0).
         spec.iov = Some(unsafe { iov_copy(iov, iovcnt) });
-        ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+        ep.post(&mut iface.state.tx.credits, spec, |wqe| {
             wqe.raddr(RaddrSeg {
                 raddr: remote_addr,
                 rkey,
@@ -666,8 +666,8 @@ fn post_read_into_bounce(
     remote_addr: u64,
     uct_rkey: uct_rkey_t,
 ) -> Result<(), Status> {
-    ep.check_post(iface.state.tx_credits)?;
-    let bounce = bounce_from_pool(&mut iface.state.tx_pool, 0)?;
+    ep.check_post(iface.state.tx.credits)?;
+    let bounce = bounce_from_pool(&mut iface.state.tx.pool, 0)?;
     let rkey = rdma_rkey(uct_rkey);
     let length = spec.length;
     spec.remote_addr = remote_addr;
@@ -675,7 +675,7 @@ fn post_read_into_bounce(
     spec.uct_rkey = uct_rkey;
     spec.bounce = Some(bounce);
     let lkey = BufferPool::bounce_lkey(&bounce);
-    ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+    ep.post(&mut iface.state.tx.credits, spec, |wqe| {
         wqe.raddr(RaddrSeg {
             raddr: remote_addr,
             rkey,
@@ -688,7 +688,7 @@ fn post_read_into_bounce(
             });
         }
     })
-    .inspect_err(|_| iface.state.tx_pool.put(bounce.buffer))
+    .inspect_err(|_| iface.state.tx.pool.put(bounce.buffer))
 }
 
 /// get_short: an RDMA READ into a bounce buffer, copied into `buffer` when
@@ -774,10 +774,10 @@ fn flush_ep(
     comp: *mut uct_completion_t,
     nop_when_idle: bool,
 ) -> Result<(), Status> {
-    if let EpState::Failed(status) = ep.state {
+    if let Some(status) = ep.state().failed_status() {
         return Err(status);
     }
-    let needs_nop = match ep.ops.ops.back() {
+    let needs_nop = match ep.txwq().last() {
         None if nop_when_idle => true,
         None => return Ok(()),
         Some(last) => !last.signaled || !comp.is_null(),
@@ -788,7 +788,7 @@ fn flush_ep(
         spec.force_signal = true;
         // Purge reports them back if the flush is replayed.
         spec.flush_flags = flags;
-        ep.post(&mut iface.state.tx_credits, spec, |_| {})?;
+        ep.post(&mut iface.state.tx.credits, spec, |_| {})?;
     }
     Err(Status::InProgress)
 }
@@ -803,8 +803,8 @@ unsafe extern "C" fn ep_flush(
         // SAFETY: by the caller's contract.
         let (ep, iface) = unsafe { ep_and_iface(ep, F) }?;
         if flags & UCT_FLUSH_FLAG_CANCEL != 0 {
-            if ep.state == EpState::Connected {
-                if ep.ops.is_empty() {
+            if ep.state().is_connected() {
+                if ep.txwq().is_empty() {
                     ep.cancel()?;
                     return Ok(());
                 }
@@ -814,13 +814,13 @@ unsafe extern "C" fn ep_flush(
                 spec.comp = comp;
                 spec.force_signal = true;
                 spec.flush_flags = flags;
-                ep.post(&mut iface.state.tx_credits, spec, |_| {})?;
+                ep.post(&mut iface.state.tx.credits, spec, |_| {})?;
                 ep.cancel()?;
                 return Err(Status::InProgress);
             }
-            return match ep.state {
-                EpState::Failed(_) if ep.ops.is_empty() => Ok(()),
-                EpState::Failed(_) => Err(Status::InProgress),
+            return match ep.state() {
+                EpState::Failed(..) if ep.txwq().is_empty() => Ok(()),
+                EpState::Failed(..) => Err(Status::InProgress),
                 _ => Ok(()),
             };
         }
@@ -830,7 +830,7 @@ unsafe extern "C" fn ep_flush(
             // flush posts its NOP now: the device flushes it with an error,
             // the ep fails the normal way and the error handler (which may
             // purge the pending requests) runs, as UCX's flush does.
-            if !(ep.invalidated && ep.state == EpState::Connected) {
+            if ep.state() != EpState::Invalidated {
                 return Err(Status::NoResource);
             }
             return flush_ep(ep, iface, flags, comp, true);
@@ -843,11 +843,7 @@ unsafe extern "C" fn ep_fence(ep: uct_ep_h, _flags: c_uint) -> ucs_status_t {
     status_of((|| {
         // SAFETY: by the caller's contract.
         let ep = unsafe { RcEp::from_handle(ep, "uct_ep_fence") }?;
-        if let EpState::Failed(status) = ep.state {
-            return Err(status);
-        }
-        ep.fence_next = true;
-        Ok(())
+        ep.fence()
     })())
 }
 
@@ -867,9 +863,9 @@ unsafe extern "C" fn ep_check(
             tracing::warn!("{F}: flags 0x{flags:x} are not supported");
             return Err(Status::InvalidParam);
         }
-        match ep.state {
-            EpState::Connected => Ok(()),
-            EpState::Failed(status) => Err(status),
+        match ep.state() {
+            EpState::Connected | EpState::Invalidated => Ok(()),
+            EpState::Failed(status, _) => Err(status),
             EpState::Idle => Err(Status::NotConnected),
         }
     })())
@@ -891,12 +887,12 @@ unsafe extern "C" fn ep_pending_add(
         // Resources available now: the caller should just retry (UCX's rule).
         // An exhausted flow-control window is a missing resource too.
         if ep.pending.is_empty()
-            && ep.check_post(iface.state.tx_credits).is_ok()
+            && ep.check_post(iface.state.tx.credits).is_ok()
             && ep.fc.has_window(&iface.state.fc)
         {
             return Err(Status::Busy);
         }
-        if let EpState::Failed(status) = ep.state {
+        if let Some(status) = ep.state().failed_status() {
             return Err(status);
         }
         ep.pending.push_back(req);
@@ -941,14 +937,14 @@ unsafe extern "C" fn iface_flush(
             tracing::debug!("{F}: a completion is not supported, poll with comp == NULL");
             return Err(Status::Unsupported);
         }
-        let eps: Vec<*mut RcEp> = rc.state.eps.values().copied().collect();
+        let eps = rc.state.ep_handles();
         let mut in_progress = false;
         for ep in eps {
             // SAFETY: eps in the table are live; no callback runs here.
             let ep = unsafe { &mut *ep };
             // A failed ep never runs its pending requests again: nothing
             // of it is in progress (flush_ep below skips it too).
-            if !ep.pending.is_empty() && !matches!(ep.state, EpState::Failed(_)) {
+            if !ep.pending.is_empty() && ep.state().failed_status().is_none() {
                 in_progress = true;
                 continue;
             }
@@ -976,10 +972,7 @@ unsafe extern "C" fn iface_fence(iface: uct_iface_h, _flags: c_uint) -> ucs_stat
     status_of((|| {
         // SAFETY: by the caller's contract.
         let rc = unsafe { RcIface::from_handle(iface, "uct_iface_fence") }?;
-        for &ep in rc.state.eps.values() {
-            // SAFETY: eps in the table are live.
-            unsafe { (*ep).fence_next = true };
-        }
+        rc.state.for_each_ep(|ep| ep.txwq_mut().fence());
         Ok(())
     })())
 }
@@ -1008,23 +1001,18 @@ unsafe extern "C" fn ep_create(
         }
         // SAFETY: by the contract.
         let rc = unsafe { RcIface::from_handle(iface, F) }?;
-        let rc_ptr: *mut RcIface = rc;
-        let ep = RcEp::create(rc_ptr, &mut rc.state)?;
-        let qpn = ep.qpn();
-        let ep = rc.state.ep_yard.house(ep).as_ptr();
-        rc.state.eps.insert(qpn, ep);
+        let ep = rc.state.create_ep(iface)?;
         // SAFETY: ep_p writable by the contract.
         unsafe { ep_p.write(ep as uct_ep_h) };
-        tracing::debug!("{F}: ep {ep:p} QP 0x{qpn:x}");
+        tracing::debug!("{F}: ep {ep:p}");
         Ok(())
     })())
 }
 
 unsafe extern "C" fn ep_destroy(ep: uct_ep_h) {
     // SAFETY: by the caller's contract.
-    if let Ok(rc_ep) = unsafe { RcEp::from_handle(ep, "uct_ep_destroy") } {
-        // SAFETY: a live ep, destroyed once.
-        unsafe { RcIface::destroy_ep(rc_ep) };
+    if let Ok((rc_ep, iface)) = unsafe { ep_and_iface(ep, "uct_ep_destroy") } {
+        iface.state.destroy_ep(rc_ep);
     }
 }
 
@@ -1038,8 +1026,9 @@ unsafe extern "C" fn ep_get_address(ep: uct_ep_h, addr: *mut uct_ep_addr_t) -> u
             return Err(Status::InvalidParam);
         }
         // A purged ep's address is that of its next QP.
-        // SAFETY: live (from_handle).
-        unsafe { RcEp::renew_qp_if_due(ep) }?;
+        // SAFETY: an ep's handle names its live iface, an RcIface.
+        let iface = unsafe { &mut *(ep.iface_handle() as *mut RcIface) };
+        iface.state.renew_qp_if_due(ep)?;
         let mut packed = [0u8; EP_ADDR_LEN];
         ep.pack_address(&mut packed);
         // SAFETY: addr writable for ep_addr_len bytes by the contract.
@@ -1065,11 +1054,10 @@ unsafe fn connect_to_ep(
         tracing::warn!("{function}: NULL device or ep address");
         return Err(Status::InvalidParam);
     }
-    // A purged ep connects with a new QP.
-    // SAFETY: by the caller's contract.
-    unsafe { RcEp::renew_qp_if_due(RcEp::from_handle(ep, function)?) }?;
     // SAFETY: by the caller's contract.
     let (ep, iface) = unsafe { ep_and_iface(ep, function) }?;
+    // A purged ep connects with a new QP.
+    iface.state.renew_qp_if_due(ep)?;
     // SAFETY: readable for their lengths by the contract.
     let (device, packed_ep) = unsafe {
         (
@@ -1080,15 +1068,17 @@ unsafe fn connect_to_ep(
     let address = DeviceAddress::unpack(device)
         .inspect_err(|_| tracing::warn!("{function}: bad device address"))?;
     let (qpn, generation) = RcEp::unpack_address(packed_ep);
-    ep.connect(
-        &iface.state,
-        RemoteEp {
-            address,
-            qpn,
-            generation,
-        },
-    )
-    .inspect_err(|status| tracing::warn!("{function}: QP connect failed: {status}"))
+    iface
+        .state
+        .connect_ep(
+            ep,
+            RemoteEp {
+                address,
+                qpn,
+                generation,
+            },
+        )
+        .inspect_err(|status| tracing::warn!("{function}: QP connect failed: {status}"))
 }
 
 unsafe extern "C" fn ep_connect_to_ep(
@@ -1137,7 +1127,7 @@ unsafe fn ep_is_connected(ep: uct_ep_h, params: &uct_ep_is_connected_params_t) -
     let Ok(ep) = (unsafe { RcEp::from_handle(ep, "uct_ep_is_connected") }) else {
         return false;
     };
-    let Some(remote) = ep.remote else {
+    let Some(remote) = ep.remote() else {
         return false;
     };
     if params.field_mask & u64::from(UCT_EP_IS_CONNECTED_FIELD_EP_ADDR) != 0
