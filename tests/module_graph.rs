@@ -25,7 +25,12 @@ const KNOWN_RC_CIRCLES: &[&[&str]] = &[&[
     "rc/ep.rs",
     "rc/failover.rs",
     "rc/iface.rs",
-    "rc/ops.rs",
+    "rc/slots/am.rs",
+    "rc/slots/args.rs",
+    "rc/slots/control.rs",
+    "rc/slots/mod.rs",
+    "rc/slots/query.rs",
+    "rc/slots/rma.rs",
 ]];
 
 fn src_dir() -> PathBuf {

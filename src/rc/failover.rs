@@ -2,7 +2,7 @@
 //! [`crate::failover`] needs (connection identities, the responder's
 //! `next_rcv_psn`, the op table as [`OpPsns`] and [`OpDescriptor`]s) and
 //! the effects it asks for (completing, reporting, releasing ops). These
-//! are the failover slots of [`crate::rc::ops::INTERNAL_OPS`].
+//! are the failover slots of [`crate::rc::slots::INTERNAL_OPS`].
 //!
 //! Identity: an ep's QP is (its iface's device, its QPN, its generation: a
 //! random 24-bit value per QP, carried in bytes 3..6 of the ep address); the
@@ -120,7 +120,7 @@ pub unsafe fn iface_query_v2(
     // SAFETY: as above; only the mask member is written.
     unsafe { addr_of_mut!((*attr).field_mask).write(field_mask & !TOKEN_FIELDS) };
     // SAFETY: by the caller's contract.
-    let generic = unsafe { crate::rc::ops::iface_query_v2(iface, attr) };
+    let generic = unsafe { crate::rc::slots::iface_query_v2(iface, attr) };
     // SAFETY: as above.
     unsafe { addr_of_mut!((*attr).field_mask).write(field_mask) };
     generic?;

@@ -320,8 +320,8 @@ impl RcIface {
             base: BaseIface::with_ops(
                 md_handle,
                 worker,
-                crate::rc::ops::iface_ops(),
-                &crate::rc::ops::INTERNAL_OPS,
+                crate::rc::slots::iface_ops(),
+                &crate::rc::slots::INTERNAL_OPS,
             ),
             state: IfaceState {
                 address: port.address,
@@ -395,7 +395,7 @@ impl RcIface {
         // SAFETY: non-NULL; every iface of this library starts with a
         // BaseIface (its magic and internal-ops table tell an open rc iface).
         let base = unsafe { &*(iface as *const BaseIface) };
-        if !base.is_valid() || !std::ptr::eq(base.internal_ops, &crate::rc::ops::INTERNAL_OPS) {
+        if !base.is_valid() || !std::ptr::eq(base.internal_ops, &crate::rc::slots::INTERNAL_OPS) {
             tracing::warn!("{function}: {iface:p} is not an open rc_mlx5 iface");
             return Err(Status::InvalidParam);
         }

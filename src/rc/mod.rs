@@ -6,8 +6,9 @@
 //! - [`ep`]: the endpoint: QP, send ring ([`ep::TxRing`]), the table of
 //!   outstanding operations ([`ep::OpTable`], what failover walks), the
 //!   send-path core ([`ep::RcEp::post`]) and completion handling.
-//! - [`ops`]: the `uct_iface_ops_t` slots of the data path, each a thin
-//!   layer of argument checks over the core; [`atomic`]: the atomics;
+//! - [`slots`]: the `uct_iface_ops_t` slots by op group (AM, RMA,
+//!   control, query), each a thin layer of argument checks over the core;
+//!   [`atomic`]: the atomics;
 //!   [`failover`]: tokens, invalidate and purge over the op table.
 //! - [`pool`]: registered bounce buffers (receive segments, bcopy data).
 //! - [`fc`]: flow control of AMs (window, credit requests and grants in
@@ -30,5 +31,5 @@ pub mod ep;
 pub mod failover;
 pub mod fc;
 pub mod iface;
-pub mod ops;
 pub mod pool;
+pub mod slots;
