@@ -485,6 +485,22 @@ impl RcIface {
         true
     }
 
+    /// Calls `f` with each live ep of this iface and the iface's state, in
+    /// table order, until `f` fails. `f` must not run user callbacks (so no
+    /// ep is destroyed meanwhile).
+    pub fn try_for_each_ep(
+        &mut self,
+        mut f: impl FnMut(&mut RcEp, &mut IfaceState) -> Result<(), Status>,
+    ) -> Result<(), Status> {
+        let eps: Vec<*mut RcEp> = self.state.eps.values().copied().collect();
+        for ep in eps {
+            // SAFETY: eps in the table are live, each in its own allocation
+            // apart from the iface state; `f` runs no callback.
+            f(unsafe { &mut *ep }, &mut self.state)?;
+        }
+        Ok(())
+    }
+
     pub fn progress_enable(&mut self, flags: c_uint) {
         if flags & (UCT_PROGRESS_SEND | UCT_PROGRESS_RECV) == 0 || self.state.progress_id.is_some()
         {
