@@ -1,9 +1,12 @@
 //! The query slots: iface attributes (v1 and the generic part of v2),
 //! device and iface addresses, reachability.
 
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 
-use super::args::{status_of, MAX_SHORT_IOV};
+use super::args::{
+    null_argument, slot, status_of, CBytes, FromC, IfaceArg, InBytes, Out, OutBytes,
+    IFACE_ADDR_LEN, MAX_SHORT_IOV,
+};
 use crate::abi::*;
 use crate::core::iface::query_v2_defaults;
 use crate::hca::DeviceAddress;
@@ -31,119 +34,105 @@ pub const CAP_FLAGS: u64 = UCT_IFACE_FLAG_AM_SHORT
 pub const EVENT_FLAGS: u64 =
     UCT_IFACE_FLAG_EVENT_SEND_COMP | UCT_IFACE_FLAG_EVENT_RECV | UCT_IFACE_FLAG_EVENT_FD;
 
-pub(super) unsafe extern "C" fn iface_get_device_address(
-    iface: uct_iface_h,
-    addr: *mut uct_device_addr_t,
-) -> ucs_status_t {
-    const F: &str = "uct_iface_get_device_address";
-    status_of((|| {
-        // SAFETY: by the caller's contract.
-        let rc = unsafe { RcIface::from_handle(iface, F) }?;
-        if addr.is_null() {
-            tracing::warn!("{F}: addr is NULL");
-            return Err(Status::InvalidParam);
-        }
-        // All `device_addr_len` bytes are written, the unused tail as
-        // zeros: callers send the whole reported length to the peer.
-        let mut packed = [0u8; DeviceAddress::MAX_PACKED_LEN];
-        rc.state.address.pack(&mut packed)?;
-        // SAFETY: writable for device_addr_len (= MAX_PACKED_LEN) bytes by
-        // the contract.
-        unsafe { std::ptr::copy_nonoverlapping(packed.as_ptr(), addr as *mut u8, packed.len()) };
-        Ok(())
-    })())
-}
-
-pub(super) unsafe extern "C" fn iface_get_address(
-    iface: uct_iface_h,
-    addr: *mut uct_iface_addr_t,
-) -> ucs_status_t {
-    // rc connects ep to ep; the iface address is UCX 1.13 rc_mlx5's one
-    // byte, its address type: basic (no hardware tag matching).
-    status_of((|| {
-        // SAFETY: by the caller's contract.
-        unsafe { RcIface::from_handle(iface, "uct_iface_get_address") }?;
-        if addr.is_null() {
-            tracing::warn!("uct_iface_get_address: NULL addr");
-            return Err(Status::InvalidParam);
-        }
-        // SAFETY: writable for iface_addr_len (1) bytes by the contract.
-        unsafe { addr.cast::<u8>().write(IFACE_ADDR_TYPE_BASIC) };
-        Ok(())
-    })())
-}
-
-/// Bytes of the iface address, and its only value (UCX 1.13's rc_mlx5
+/// The only iface address type (UCX 1.13's rc_mlx5
 /// `UCT_RC_MLX5_IFACE_ADDR_TYPE_BASIC`; a peer with hardware tag matching
 /// sends another type and is not reachable).
-pub(super) const IFACE_ADDR_LEN: usize = 1;
+const IFACE_ADDR_TYPE_BASIC: u8 = 0;
 
-pub(super) const IFACE_ADDR_TYPE_BASIC: u8 = 0;
+slot! {
+    fn iface_get_device_address(iface: uct_iface_h, addr: *mut uct_device_addr_t) -> ucs_status_t;
+    take iface: IfaceArg = (iface),
+        addr: OutBytes<'_, { DeviceAddress::MAX_PACKED_LEN }> = (addr);
+    {
+        const F: &str = "uct_iface_get_device_address";
+        status_of(iface.get(F).and_then(|rc| {
+            if addr.is_null() {
+                return Err(null_argument(F, "addr"));
+            }
+            // All `device_addr_len` bytes are written, the unused tail as
+            // zeros: callers send the whole reported length to the peer.
+            let mut packed = [0u8; DeviceAddress::MAX_PACKED_LEN];
+            rc.state.address.pack(&mut packed)?;
+            addr.write(F, "addr", &packed)
+        }))
+    }
+}
+
+slot! {
+    fn iface_get_address(iface: uct_iface_h, addr: *mut uct_iface_addr_t) -> ucs_status_t;
+    take iface: IfaceArg = (iface), addr: OutBytes<'_, IFACE_ADDR_LEN> = (addr);
+    {
+        // rc connects ep to ep; the iface address is UCX 1.13 rc_mlx5's one
+        // byte, its address type: basic (no hardware tag matching).
+        const F: &str = "uct_iface_get_address";
+        status_of(iface.get(F).and_then(|_| addr.write(F, "addr", &[IFACE_ADDR_TYPE_BASIC])))
+    }
+}
 
 /// Whether a peer's iface address (NULL: not given) is of a type we talk to.
-///
-/// # Safety
-/// `iface_addr` NULL or readable for [`IFACE_ADDR_LEN`] bytes.
-pub(super) unsafe fn iface_addr_reachable(iface_addr: *const uct_iface_addr_t) -> bool {
-    // SAFETY: by the contract.
-    iface_addr.is_null() || unsafe { iface_addr.cast::<u8>().read() } == IFACE_ADDR_TYPE_BASIC
+fn iface_addr_reachable(iface_addr: InBytes<'_, IFACE_ADDR_LEN>) -> bool {
+    iface_addr
+        .get()
+        .is_none_or(|&[kind]| kind == IFACE_ADDR_TYPE_BASIC)
 }
 
 /// Whether a peer's device address is one we can reach.
-///
-/// # Safety
-/// `dev_addr` NULL or readable for `len` bytes.
-pub(super) unsafe fn device_reachable(dev_addr: *const uct_device_addr_t, len: usize) -> bool {
-    if dev_addr.is_null() {
-        return false;
-    }
-    // SAFETY: by the contract.
-    let bytes = unsafe { std::slice::from_raw_parts(dev_addr as *const u8, len) };
-    DeviceAddress::unpack(bytes).is_ok()
+fn device_reachable(dev_addr: CBytes) -> bool {
+    !dev_addr.is_null()
+        && dev_addr
+            .get("")
+            .is_ok_and(|bytes| DeviceAddress::unpack(bytes).is_ok())
 }
 
-pub(super) unsafe extern "C" fn iface_is_reachable(
-    iface: uct_iface_h,
-    dev_addr: *const uct_device_addr_t,
-    iface_addr: *const uct_iface_addr_t,
-) -> c_int {
-    // SAFETY: by the caller's contract.
-    if unsafe { RcIface::from_handle(iface, "uct_iface_is_reachable") }.is_err() {
-        return 0;
+slot! {
+    fn iface_is_reachable(
+        iface: uct_iface_h,
+        dev_addr: *const uct_device_addr_t,
+        iface_addr: *const uct_iface_addr_t,
+    ) -> c_int;
+    // Addresses as our iface reports their lengths.
+    take iface: IfaceArg = (iface),
+        dev_addr: InBytes<'_, { DeviceAddress::MAX_PACKED_LEN }> = (dev_addr),
+        iface_addr: InBytes<'_, IFACE_ADDR_LEN> = (iface_addr);
+    {
+        let reachable = iface.get("uct_iface_is_reachable").is_ok()
+            && iface_addr_reachable(iface_addr)
+            && device_reachable(dev_addr.into());
+        c_int::from(reachable)
     }
-    // SAFETY: a device address of ours is MAX_PACKED_LEN bytes; an iface
-    // address IFACE_ADDR_LEN.
-    c_int::from(unsafe {
-        iface_addr_reachable(iface_addr)
-            && device_reachable(dev_addr, DeviceAddress::MAX_PACKED_LEN)
-    })
 }
 
 pub(super) unsafe fn iface_is_reachable_v2(
     iface: uct_iface_h,
     params: &uct_iface_is_reachable_params_t,
 ) -> bool {
-    // SAFETY: by the caller's contract.
-    if unsafe { RcIface::from_handle(iface, "uct_iface_is_reachable_v2") }.is_err() {
-        return false;
-    }
-    if params.field_mask & u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR) == 0 {
-        return false;
-    }
-    if params.field_mask & u64::from(UCT_IFACE_IS_REACHABLE_FIELD_IFACE_ADDR) != 0
-        // SAFETY: readable for IFACE_ADDR_LEN bytes (or NULL) by the contract.
-        && !unsafe { iface_addr_reachable(params.iface_addr) }
-    {
-        return false;
-    }
-    let len = if params.field_mask & u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR_LENGTH) != 0
-    {
+    let mask = params.field_mask;
+    let len = if mask & u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR_LENGTH) != 0 {
         params.device_addr_length
     } else {
         DeviceAddress::MAX_PACKED_LEN
     };
-    // SAFETY: readable for len bytes by the contract.
-    unsafe { device_reachable(params.device_addr, len) }
+    // SAFETY: the entry point's contract: `iface` NULL or ours, the
+    // addresses NULL or readable for their lengths.
+    let (iface, dev_addr, iface_addr): (IfaceArg, CBytes, InBytes<'_, IFACE_ADDR_LEN>) = unsafe {
+        (
+            IfaceArg::from_c(iface),
+            CBytes::from_c((params.device_addr.cast::<c_void>(), len)),
+            InBytes::from_c(params.iface_addr),
+        )
+    };
+    if iface.get("uct_iface_is_reachable_v2").is_err() {
+        return false;
+    }
+    if mask & u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR) == 0 {
+        return false;
+    }
+    if mask & u64::from(UCT_IFACE_IS_REACHABLE_FIELD_IFACE_ADDR) != 0
+        && !iface_addr_reachable(iface_addr)
+    {
+        return false;
+    }
+    device_reachable(dev_addr)
 }
 
 /// The `uct_iface_attr_t` of an iface.
@@ -153,20 +142,17 @@ pub fn attributes(rc: &RcIface) -> uct_iface_attr_t {
     // all-zero is a valid value of every field.
     let mut attr: uct_iface_attr_t = unsafe { std::mem::zeroed() };
     let mtu = rc.state.path_mtu.bytes() as usize;
-    attr.cap.put.max_short = limits.put_max_short;
-    attr.cap.put.max_bcopy = limits.put_max_bcopy;
-    attr.cap.put.min_zcopy = 0;
-    attr.cap.put.max_zcopy = limits.max_zcopy;
-    attr.cap.put.opt_zcopy_align = 512;
-    attr.cap.put.align_mtu = mtu;
-    attr.cap.put.max_iov = limits.max_iov;
-    attr.cap.get.max_short = limits.get_max_short;
-    attr.cap.get.max_bcopy = limits.get_max_bcopy;
-    attr.cap.get.min_zcopy = 0;
-    attr.cap.get.max_zcopy = limits.max_zcopy;
-    attr.cap.get.opt_zcopy_align = 512;
-    attr.cap.get.align_mtu = mtu;
-    attr.cap.get.max_iov = limits.max_iov;
+    let rma = |max_short, max_bcopy| uct_iface_attr_cap_rma {
+        max_short,
+        max_bcopy,
+        min_zcopy: 0,
+        max_zcopy: limits.max_zcopy,
+        opt_zcopy_align: 512,
+        align_mtu: mtu,
+        max_iov: limits.max_iov,
+    };
+    attr.cap.put = rma(limits.put_max_short, limits.put_max_bcopy);
+    attr.cap.get = rma(limits.get_max_short, limits.get_max_bcopy);
     attr.cap.am.max_short = limits.am_max_short;
     attr.cap.am.max_bcopy = limits.am_max_bcopy;
     attr.cap.am.min_zcopy = 0;
@@ -196,23 +182,17 @@ pub fn attributes(rc: &RcIface) -> uct_iface_attr_t {
     attr
 }
 
-pub(super) unsafe extern "C" fn iface_query(
-    iface: uct_iface_h,
-    iface_attr: *mut uct_iface_attr_t,
-) -> ucs_status_t {
-    const F: &str = "uct_iface_query";
-    status_of((|| {
-        // SAFETY: by the caller's contract.
-        let rc = unsafe { RcIface::from_handle(iface, F) }?;
-        if iface_attr.is_null() {
-            tracing::warn!("{F}: iface_attr is NULL");
-            return Err(Status::InvalidParam);
-        }
-        // SAFETY: writable for sizeof(uct_iface_attr_t) (536 bytes in 1.13
-        // and master, our struct's size) by the contract.
-        unsafe { iface_attr.write(attributes(rc)) };
-        Ok(())
-    })())
+slot! {
+    fn iface_query(iface: uct_iface_h, iface_attr: *mut uct_iface_attr_t) -> ucs_status_t;
+    // Writable for sizeof(uct_iface_attr_t): 536 bytes in 1.13 and master,
+    // our struct's size.
+    take iface: IfaceArg = (iface), iface_attr: Out<uct_iface_attr_t> = (iface_attr);
+    {
+        const F: &str = "uct_iface_query";
+        status_of(iface.get(F).and_then(|rc| {
+            iface_attr.write(F, "iface_attr", attributes(rc))
+        }))
+    }
 }
 
 pub(crate) unsafe fn iface_query_v2(
