@@ -31,7 +31,10 @@ fn open_transport_iface(
             worker,
             params,
             config,
-            (crate::rc::ops::iface_ops(), &crate::rc::ops::INTERNAL_OPS),
+            (
+                crate::rc::slots::iface_ops(),
+                &crate::rc::slots::INTERNAL_OPS,
+            ),
         )
     }
     .inspect_err(|status| {

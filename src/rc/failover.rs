@@ -2,7 +2,7 @@
 //! [`crate::failover`] needs (connection identities, the responder's
 //! `next_rcv_psn`, the op table as [`OpPsns`] and [`OpDescriptor`]s) and
 //! the effects it asks for (completing, reporting, releasing ops). These
-//! are the failover slots of [`crate::rc::ops::INTERNAL_OPS`].
+//! are the failover slots of [`crate::rc::slots::INTERNAL_OPS`].
 //!
 //! Identity: an ep's QP is (its iface's device, its QPN, its generation: a
 //! random 24-bit value per QP, carried in bytes 3..6 of the ep address); the
@@ -22,7 +22,7 @@
 //! any, are flushed like any QP error).
 
 use std::ffi::c_uint;
-use std::ptr::{addr_of, addr_of_mut};
+use std::ptr::addr_of;
 
 use crate::abi::*;
 use crate::failover::{
@@ -36,11 +36,6 @@ use crate::rc::atomic::{outstanding_call, UctAtomic};
 use crate::rc::ep::{CompletionAction, EpState, OpKind, OutstandingOp, RcEp};
 use crate::rc::iface::RcIface;
 use crate::rc::limits::AM_HDR_LEN;
-
-const TOKEN_FIELDS: u64 = UCT_IFACE_ATTR_FIELD_TX_TOKEN_LENGTH
-    | UCT_IFACE_ATTR_FIELD_RX_TOKEN_LENGTH
-    | UCT_IFACE_ATTR_FIELD_TX_TOKEN
-    | UCT_IFACE_ATTR_FIELD_RX_TOKEN;
 
 /// This ep's own QP (on the device at `address`) and its peer's, or
 /// `None` before `connect_to_ep`.
@@ -107,33 +102,20 @@ fn responder_state(
     })
 }
 
-/// `uct_iface_query_v2`: the generic fields, then the tokens.
+/// The token fields of `uct_iface_query_v2` on `rc` (after the generic
+/// ones, [`crate::rc::slots::INTERNAL_OPS`]).
 ///
 /// # Safety
-/// As `IfaceInternalOps::iface_query_v2`: arguments checked by the entry
-/// point.
-pub unsafe fn iface_query_v2(
-    iface: uct_iface_h,
+/// `attr` checked by the entry point (token buffers non-NULL when their
+/// bits are set).
+pub unsafe fn iface_query_tokens_of(
+    rc: &mut RcIface,
     attr: *mut uct_iface_attr_v2_t,
 ) -> Result<(), Status> {
-    // The generic part refuses token fields (transports without failover):
-    // hide them from it, then restore the caller's mask.
-    // SAFETY: attr valid per the entry point; field_mask is always set.
-    let field_mask = unsafe { addr_of!((*attr).field_mask).read() };
-    // SAFETY: as above; only the mask member is written.
-    unsafe { addr_of_mut!((*attr).field_mask).write(field_mask & !TOKEN_FIELDS) };
-    // SAFETY: by the caller's contract.
-    let generic = unsafe { crate::rc::ops::iface_query_v2(iface, attr) };
-    // SAFETY: as above.
-    unsafe { addr_of_mut!((*attr).field_mask).write(field_mask) };
-    generic?;
-    // SAFETY: checked to be an rc iface by the generic part.
-    let rc = unsafe { RcIface::from_handle(iface, "uct_iface_query_v2") }?;
     let tokens = rc.advertises_query_token();
     let mut lookup = |claimed: &ConnectionId| responder_state(rc, claimed);
     let responder: Option<ResponderLookup<'_>> = if tokens { Some(&mut lookup) } else { None };
-    // SAFETY: attr valid per the entry point (token buffers non-NULL when
-    // their bits are set).
+    // SAFETY: by the contract.
     unsafe { iface_query_tokens(attr, responder) }
 }
 

@@ -9,8 +9,9 @@
 //! - [`txwq`]: the send queue (QP, ring indexes, PSN, the table of
 //!   outstanding operations), the only code that moves them, and
 //!   [`txwq::TxResources`], where an op's buffer and credit go back.
-//! - [`ops`]: the `uct_iface_ops_t` slots of the data path, each a thin
-//!   layer of argument checks over the core; [`atomic`]: the atomics;
+//! - [`slots`]: the `uct_iface_ops_t` slots by op group (AM, RMA,
+//!   control, query), each a thin layer of argument checks over the core;
+//!   [`atomic`]: the atomics;
 //!   [`failover`]: tokens, invalidate and purge over the op table.
 //! - [`limits`]: what the configuration allows (sizes, timeouts) and the AM
 //!   header layout.
@@ -36,6 +37,6 @@ pub mod failover;
 pub mod fc;
 pub mod iface;
 pub mod limits;
-pub mod ops;
 pub mod pool;
+pub mod slots;
 pub mod txwq;

@@ -198,29 +198,6 @@ impl RcIface {
         Ok(Box::into_raw(iface) as uct_iface_h)
     }
 
-    /// Our iface behind `iface`, or `InvalidParam`.
-    ///
-    /// # Safety
-    /// `iface` NULL or an iface of this library.
-    pub unsafe fn from_handle<'a>(
-        iface: uct_iface_h,
-        function: &str,
-    ) -> Result<&'a mut RcIface, Status> {
-        if iface.is_null() {
-            tracing::warn!("{function}: iface is NULL");
-            return Err(Status::InvalidParam);
-        }
-        // SAFETY: non-NULL; every iface of this library starts with a
-        // BaseIface (its magic and internal-ops table tell an open rc iface).
-        let base = unsafe { &*(iface as *const BaseIface) };
-        if !base.is_valid() || !std::ptr::eq(base.internal_ops, &crate::rc::ops::INTERNAL_OPS) {
-            tracing::warn!("{function}: {iface:p} is not an open rc_mlx5 iface");
-            return Err(Status::InvalidParam);
-        }
-        // SAFETY: an rc iface (checked above) is an RcIface.
-        Ok(unsafe { &mut *(iface as *mut RcIface) })
-    }
-
     /// Closes the iface: unregisters progress, destroys remaining eps, and
     /// frees every ep's memory with the iface (the tombstones of destroyed
     /// ones too: a handle used after its iface closed is invalid, as in UCX).
@@ -240,6 +217,21 @@ impl RcIface {
     /// so an error handler answering `UCS_INPROGRESS` holds the ops.
     pub fn advertises_query_token(&self) -> bool {
         true
+    }
+
+    /// Calls `f` with each live ep of this iface and the iface's state, in
+    /// table order, until `f` fails. `f` must not run user callbacks (so no
+    /// ep is destroyed meanwhile).
+    pub fn try_for_each_ep(
+        &mut self,
+        mut f: impl FnMut(&mut RcEp, &mut IfaceState) -> Result<(), Status>,
+    ) -> Result<(), Status> {
+        for ep in self.state.ep_handles() {
+            // SAFETY: eps in the table are live, each in its own allocation
+            // apart from the iface state; `f` runs no callback.
+            f(unsafe { &mut *ep }, &mut self.state)?;
+        }
+        Ok(())
     }
 
     /// The send pool (tests count its buffers by class).

@@ -1,0 +1,97 @@
+//! The `uct_iface_ops_t` slots of rc_mlx5 (DESIGN.md §6, `rc/slots/`):
+//! thin `extern "C"` wrappers by op group over the ep and iface.
+//!
+//! - [`args`]: the handle and argument core every slot starts with (ep and
+//!   iface handles, C buffers, iov arrays, length limits).
+//! - [`am`]: the active messages (short, short iov, bcopy, zcopy).
+//! - [`rma`]: put and get (short, bcopy, zcopy).
+//! - [`control`]: flush, fence, check, pending; ep create, connect,
+//!   destroy; iface close, progress and events.
+//! - [`query`]: iface attributes, addresses and reachability.
+//!
+//! The atomics are in [`crate::rc::atomic`], failover and tokens in
+//! [`crate::rc::failover`]. Each data-path op validates its arguments, then
+//! hands one WQE to [`crate::rc::ep::RcEp::post`] (see `ep.rs` for how to
+//! add one).
+
+mod am;
+mod args;
+mod control;
+mod query;
+mod rma;
+
+use self::am::{ep_am_bcopy, ep_am_short, ep_am_short_iov, ep_am_zcopy};
+use self::control::{
+    ep_check, ep_connect_to_ep, ep_connect_to_ep_v2, ep_create, ep_destroy, ep_fence, ep_flush,
+    ep_get_address, ep_is_connected, ep_pending_add, ep_pending_purge, iface_close,
+    iface_event_arm, iface_event_fd_get, iface_fence, iface_flush, iface_progress,
+    iface_progress_disable, iface_progress_enable,
+};
+use self::query::{
+    iface_get_address, iface_get_device_address, iface_is_reachable, iface_is_reachable_v2,
+    iface_query,
+};
+use self::rma::{
+    ep_get_bcopy, ep_get_short, ep_get_zcopy, ep_put_bcopy, ep_put_short, ep_put_zcopy,
+};
+use crate::abi::*;
+use crate::core::iface::IfaceInternalOps;
+use crate::core::ops::unsupported_iface_ops;
+
+/// The public ops table of an rc_mlx5 iface.
+pub fn iface_ops() -> uct_iface_ops_t {
+    uct_iface_ops_t {
+        ep_put_short: Some(ep_put_short),
+        ep_put_bcopy: Some(ep_put_bcopy),
+        ep_put_zcopy: Some(ep_put_zcopy),
+        ep_get_short: Some(ep_get_short),
+        ep_get_bcopy: Some(ep_get_bcopy),
+        ep_get_zcopy: Some(ep_get_zcopy),
+        ep_am_short: Some(ep_am_short),
+        ep_am_short_iov: Some(ep_am_short_iov),
+        ep_am_bcopy: Some(ep_am_bcopy),
+        ep_am_zcopy: Some(ep_am_zcopy),
+        ep_check: Some(ep_check),
+        ep_pending_add: Some(ep_pending_add),
+        ep_pending_purge: Some(ep_pending_purge),
+        ep_flush: Some(ep_flush),
+        ep_fence: Some(ep_fence),
+        ep_create: Some(ep_create),
+        ep_destroy: Some(ep_destroy),
+        ep_get_address: Some(ep_get_address),
+        ep_connect_to_ep: Some(ep_connect_to_ep),
+        iface_flush: Some(iface_flush),
+        iface_fence: Some(iface_fence),
+        iface_progress_enable: Some(iface_progress_enable),
+        iface_progress_disable: Some(iface_progress_disable),
+        iface_progress: Some(iface_progress),
+        iface_event_fd_get: Some(iface_event_fd_get),
+        iface_event_arm: Some(iface_event_arm),
+        iface_close: Some(iface_close),
+        iface_query: Some(iface_query),
+        iface_get_device_address: Some(iface_get_device_address),
+        iface_get_address: Some(iface_get_address),
+        iface_is_reachable: Some(iface_is_reachable),
+        // Atomics live in rc::atomic.
+        ep_atomic32_post: Some(crate::rc::atomic::ep_atomic32_post),
+        ep_atomic64_post: Some(crate::rc::atomic::ep_atomic64_post),
+        ep_atomic32_fetch: Some(crate::rc::atomic::ep_atomic32_fetch),
+        ep_atomic64_fetch: Some(crate::rc::atomic::ep_atomic64_fetch),
+        ep_atomic_cswap32: Some(crate::rc::atomic::ep_atomic_cswap32),
+        ep_atomic_cswap64: Some(crate::rc::atomic::ep_atomic_cswap64),
+        ..unsupported_iface_ops()
+    }
+}
+
+/// Operations outside the public table.
+pub static INTERNAL_OPS: IfaceInternalOps = IfaceInternalOps {
+    // Failover and tokens live in rc::failover.
+    iface_query_v2: self::query::iface_query_v2_with_tokens,
+    ep_query: crate::rc::failover::ep_query,
+    ep_invalidate: crate::rc::failover::ep_invalidate,
+    ep_failover_enable: crate::rc::failover::ep_failover_enable,
+    ep_outstanding_purge: crate::rc::failover::ep_outstanding_purge,
+    iface_is_reachable_v2,
+    ep_connect_to_ep_v2,
+    ep_is_connected,
+};
