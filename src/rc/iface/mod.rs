@@ -186,7 +186,7 @@ impl RcIface {
             },
         });
         let iface_ptr: *mut RcIface = &mut *iface;
-        iface.state.rx.fill(iface_ptr)?;
+        iface.state.rx.fill()?;
         tracing::debug!(
             "rc_mlx5 iface {iface_ptr:p} on {}: mtu {}, seg {}, srq {}, tx cq {}",
             md.device().name,
@@ -328,16 +328,8 @@ impl IfaceState {
     }
 
     /// The live eps (pointers: callbacks run between uses).
-    pub fn ep_handles(&self) -> Vec<*mut RcEp> {
+    fn ep_handles(&self) -> Vec<*mut RcEp> {
         self.eps.values().copied().collect()
-    }
-
-    /// Every live ep, for a walk that runs no user callback.
-    pub fn for_each_ep(&mut self, mut f: impl FnMut(&mut RcEp)) {
-        for &ep in self.eps.values() {
-            // SAFETY: as in `ep`: live, and borrowed only for the call.
-            f(unsafe { &mut *ep });
-        }
     }
 
     /// Destroys an ep: removed from the table, QP destroyed, bounce buffers
