@@ -27,6 +27,7 @@ const KNOWN_RC_CIRCLES: &[&[&str]] = &[&[
     "rc/iface.rs",
     "rc/slots/am.rs",
     "rc/slots/args.rs",
+    "rc/slots/atomic.rs",
     "rc/slots/control.rs",
     "rc/slots/mod.rs",
     "rc/slots/query.rs",
