@@ -247,7 +247,7 @@ speed_goals() {
         total=$(awk '$1 == "summary:" { print $2 }' "$cg" 2>/dev/null)
         [[ -n "$posted" && -n "$total" && "$posted" -gt 0 ]] || return 0
         bell=$(callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$cg" 2>/dev/null |
-            awk -v re="${UCT_BENCH_DOORBELL:-ep.rs:uct::rc::ep::ring_doorbell\$}" \
+            awk -v re="${UCT_BENCH_DOORBELL:-rings.rs:uct::hca::rings::ring_doorbell\$}" \
                 '$1 ~ /^[0-9,]+$/ && $2 ~ /^\(/ && $3 ~ re { gsub(",", "", $1); s += $1 } END { print s + 0 }')
         awk -v t="$total" -v b="$bell" -v p="$posted" 'BEGIN { printf "%.1f", (t - b) / p }'
     }

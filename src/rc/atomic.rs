@@ -269,11 +269,8 @@ pub fn outstanding_call(ep: &RcEp, op: &crate::rc::ep::OutstandingOp) -> Option<
     if !matches!(op.kind, OpKind::AtomicPost | OpKind::AtomicFetch) {
         return None;
     }
-    let ring_len = ep.tx.ring.wqebb_count as usize * mlx5::SEND_WQE_BB;
-    // SAFETY: the send ring is ring_len bytes valid while the QP lives; the
-    // blocks of an outstanding op are not rewritten before it completes.
-    let ring = unsafe { std::slice::from_raw_parts(ep.tx.ring.buf as *const u8, ring_len) };
-    let wqe = mlx5::decode_send_wqe(ring, op.wqe_index).ok()?;
+    // The blocks of an outstanding op are not rewritten before it completes.
+    let wqe = mlx5::decode_send_wqe(ep.txwq().ring_bytes(), op.wqe_index).ok()?;
     AtomicWqe::from_send_op(&wqe.op)?.uct_call()
 }
 
@@ -300,10 +297,12 @@ pub fn advertise(attr: &mut uct_iface_attr_t, device_atomics: bool) {
 /// `NO_RESOURCE` instead of unbounded growth. bcopy segments are another
 /// class with their own free list, untouched by atomics.
 fn result_slot(state: &mut IfaceState) -> Result<Bounce, Status> {
-    let buffer = state.tx_pool.get_small(state.tx_credits_max as usize)?;
-    // SAFETY: the data area starts after the header, inside the slot.
-    let data = unsafe { buffer.add(LKEY_BYTES) };
-    Ok(Bounce { buffer, data })
+    let buffer = state.tx.pool.get_small(state.tx.credits_max as usize)?;
+    // The data area starts after the header, inside the slot.
+    Ok(Bounce {
+        buffer,
+        data: buffer.wrapping_add(LKEY_BYTES),
+    })
 }
 
 /// Where a fetching op's old value goes.
@@ -341,7 +340,7 @@ pub(crate) fn post(
         }
     }
     let state = &mut iface.state;
-    ep.check_post(state.tx_credits)?;
+    ep.check_post(state.tx.credits)?;
     let bounce = result_slot(state)?;
     let (uct_rkey, rkey) = (rkey, atomic_rkey(rkey));
     let (opcode, opmod) = wqe.opcode_opmod();
@@ -362,8 +361,9 @@ pub(crate) fn post(
     spec.force_signal = matches!(fetch, Fetch::Into(_));
     spec.bounce = Some(bounce);
     spec.action = action;
+    spec.compare_swap = matches!(wqe.uct_call(), Some(UctAtomic::Cswap { .. }));
     let lkey = BufferPool::bounce_lkey(&bounce);
-    ep.post(&mut state.tx_credits, spec, |builder| {
+    ep.post(&mut state.tx.credits, spec, |builder| {
         builder.raddr(RaddrSeg {
             raddr: remote_addr,
             rkey,
@@ -375,7 +375,7 @@ pub(crate) fn post(
             addr: bounce.data as u64,
         });
     })
-    .inspect_err(|_| state.tx_pool.put(bounce.buffer))
+    .inspect_err(|_| state.tx.pool.put(bounce.buffer))
 }
 
 /// The WQE of a post/fetch, with a log line when the op is not offered.

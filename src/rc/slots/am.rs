@@ -18,7 +18,7 @@ use crate::rc::pool::BufferPool;
 fn am_fc_bits(ep: &mut RcEp, iface: &RcIface) -> Result<u8, Status> {
     match ep.fc.am_bits(&iface.state.fc) {
         Ok(bits) => Ok(bits),
-        Err(window_closed) => Err(fc_refusal(ep, iface.state.tx_credits, window_closed)),
+        Err(window_closed) => Err(fc_refusal(ep, iface.state.tx.credits, window_closed)),
     }
 }
 
@@ -75,7 +75,7 @@ fn am_short(ep: EpArg, id: u8, header: u64, payload: CBytes) -> Result<(), Statu
         AM_HDR_LEN + 8 + length,
     );
     spec.am_id = Some(id);
-    ep.post_inline(&mut iface.state.tx_credits, spec, None, &head, payload)?;
+    ep.post_inline(&mut iface.state.tx.credits, spec, None, &head, payload)?;
     ep.fc.sent(fc_bits, &iface.state.fc);
     Ok(())
 }
@@ -104,7 +104,7 @@ fn am_short_iov(ep: EpArg, id: u8, iov: CIov) -> Result<(), Status> {
     check_len(F, total, iface.state.limits.am_max_short)?;
     let mut spec = PostSpec::new(OpKind::AmShort, mlx5::MLX5_OPCODE_SEND, AM_HDR_LEN + total);
     spec.am_id = Some(id);
-    ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+    ep.post(&mut iface.state.tx.credits, spec, |wqe| {
         wqe.inline(&parts[..count + 1]);
     })?;
     ep.fc.sent(fc_bits, &iface.state.fc);
@@ -123,12 +123,12 @@ fn am_bcopy(ep: EpArg, id: u8, pack: PackCb, flags: c_uint) -> Result<isize, Sta
     pack.check(F)?;
     // Both before packing: the callback must not run for a refused post.
     let fc_bits = am_fc_bits(ep, iface)?;
-    ep.check_post(iface.state.tx_credits)?;
-    let bounce = bounce_from_pool(&mut iface.state.tx_pool, 0)?;
+    ep.check_post(iface.state.tx.credits)?;
+    let bounce = bounce_from_pool(&mut iface.state.tx.pool, 0)?;
     let packed = pack.pack(&bounce, &am_header(id | fc_bits));
     if packed > iface.state.limits.am_max_bcopy {
         tracing::error!("{F}: pack callback wrote {packed} bytes, more than max_bcopy");
-        iface.state.tx_pool.put(bounce.buffer);
+        iface.state.tx.pool.put(bounce.buffer);
         return Err(Status::InvalidParam);
     }
     let total = AM_HDR_LEN + packed;
@@ -137,14 +137,14 @@ fn am_bcopy(ep: EpArg, id: u8, pack: PackCb, flags: c_uint) -> Result<isize, Sta
     spec.am_flags = flags;
     spec.bounce = Some(bounce);
     let lkey = BufferPool::bounce_lkey(&bounce);
-    ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+    ep.post(&mut iface.state.tx.credits, spec, |wqe| {
         wqe.data(DataSeg {
             byte_count: total as u32,
             lkey,
             addr: bounce.data as u64,
         });
     })
-    .inspect_err(|_| iface.state.tx_pool.put(bounce.buffer))?;
+    .inspect_err(|_| iface.state.tx.pool.put(bounce.buffer))?;
     ep.fc.sent(fc_bits, &iface.state.fc);
     Ok(packed as isize)
 }
@@ -193,7 +193,7 @@ fn am_zcopy(
     spec.comp = comp;
     spec.am_flags = flags;
     spec.iov = Some(iov.copy());
-    ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+    ep.post(&mut iface.state.tx.credits, spec, |wqe| {
         wqe.inline(&[&am_header(id | fc_bits), header]);
         for segment in &segments[..count] {
             wqe.data(*segment);

@@ -106,25 +106,16 @@ impl EpArg {
         function: &str,
     ) -> Result<(&'a mut RcEp, &'a mut RcIface), Status> {
         let ep = self.ep(function)?;
-        // SAFETY: the ep's iface outlives it; the ep is a separate
-        // allocation, so the two borrows do not overlap.
-        let iface = unsafe { &mut *ep.iface };
+        // SAFETY: an ep's handle names its live iface, an RcIface; the ep
+        // is a separate allocation, so the two borrows do not overlap.
+        let iface = unsafe { &mut *(ep.iface_handle() as *mut RcIface) };
         Ok((ep, iface))
-    }
-
-    /// The live ep, given a new QP first if a purge left it due.
-    pub(super) fn renewed<'a>(self, function: &str) -> Result<&'a mut RcEp, Status> {
-        let ep: *mut RcEp = self.ep(function)?;
-        // SAFETY: live (checked just above).
-        unsafe { RcEp::renew_qp_if_due(ep) }?;
-        self.ep(function)
     }
 
     /// Destroys the ep (its handle becomes a tombstone).
     pub(super) fn destroy(self, function: &str) {
-        if let Ok(ep) = self.ep(function) {
-            // SAFETY: live; the caller destroys a handle once (UCX's rule).
-            unsafe { RcIface::destroy_ep(ep) };
+        if let Ok((ep, iface)) = self.ep_and_iface(function) {
+            iface.state.destroy_ep(ep);
         }
     }
 }
@@ -141,6 +132,11 @@ impl FromC<uct_iface_h> for IfaceArg {
 }
 
 impl IfaceArg {
+    /// The handle itself (an ep names its iface by it).
+    pub(super) fn handle(self) -> uct_iface_h {
+        self.0
+    }
+
     /// The open rc iface, or `InvalidParam` with a log line.
     pub(super) fn get<'a>(self, function: &str) -> Result<&'a mut RcIface, Status> {
         // SAFETY: NULL or ours (FromC); from_handle checks the rest.

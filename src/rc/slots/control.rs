@@ -12,7 +12,6 @@ use crate::abi::*;
 use crate::hca::DeviceAddress;
 use crate::mlx5;
 use crate::rc::ep::{EpState, OpKind, PostSpec, RcEp, RemoteEp, EP_ADDR_LEN};
-use crate::rc::iface::RcIface;
 
 /// Posts the signalled NOP of a flush, carrying `comp` (and `flags`, which
 /// purge reports back if the flush is replayed).
@@ -41,10 +40,10 @@ fn flush_ep(
     comp: *mut uct_completion_t,
     nop_when_idle: bool,
 ) -> Result<(), Status> {
-    if let EpState::Failed(status) = ep.state {
+    if let Some(status) = ep.state().failed_status() {
         return Err(status);
     }
-    let needs_nop = match ep.ops.ops.back() {
+    let needs_nop = match ep.txwq().last() {
         None if nop_when_idle => true,
         None => return Ok(()),
         Some(last) => !last.signaled || !comp.is_null(),
@@ -57,10 +56,10 @@ fn flush_ep(
 
 fn ep_flush_checked(ep: EpArg, flags: c_uint, comp: *mut uct_completion_t) -> Result<(), Status> {
     let (ep, iface) = ep.ep_and_iface("uct_ep_flush")?;
-    let credits = &mut iface.state.tx_credits;
+    let credits = &mut iface.state.tx.credits;
     if flags & UCT_FLUSH_FLAG_CANCEL != 0 {
-        if ep.state == EpState::Connected {
-            if ep.ops.is_empty() {
+        if ep.state().is_connected() {
+            if ep.txwq().is_empty() {
                 ep.cancel()?;
                 return Ok(());
             }
@@ -70,9 +69,9 @@ fn ep_flush_checked(ep: EpArg, flags: c_uint, comp: *mut uct_completion_t) -> Re
             ep.cancel()?;
             return Err(Status::InProgress);
         }
-        return match ep.state {
-            EpState::Failed(_) if ep.ops.is_empty() => Ok(()),
-            EpState::Failed(_) => Err(Status::InProgress),
+        return match ep.state() {
+            EpState::Failed(..) if ep.txwq().is_empty() => Ok(()),
+            EpState::Failed(..) => Err(Status::InProgress),
             _ => Ok(()),
         };
     }
@@ -82,7 +81,7 @@ fn ep_flush_checked(ep: EpArg, flags: c_uint, comp: *mut uct_completion_t) -> Re
         // posts its NOP now: the device flushes it with an error, the ep
         // fails the normal way and the error handler (which may purge the
         // pending requests) runs, as UCX's flush does.
-        if !(ep.invalidated && ep.state == EpState::Connected) {
+        if ep.state() != EpState::Invalidated {
             return Err(Status::NoResource);
         }
         return flush_ep(ep, credits, flags, comp, true);
@@ -96,19 +95,10 @@ slot! {
     { status_of(ep_flush_checked(ep, flags, comp)) }
 }
 
-fn ep_fence_checked(ep: EpArg) -> Result<(), Status> {
-    let ep = ep.ep("uct_ep_fence")?;
-    if let EpState::Failed(status) = ep.state {
-        return Err(status);
-    }
-    ep.fence_next = true;
-    Ok(())
-}
-
 slot! {
     fn ep_fence(ep: uct_ep_h, _flags: c_uint) -> ucs_status_t;
     take ep: EpArg = (ep);
-    { status_of(ep_fence_checked(ep)) }
+    { status_of(ep.ep("uct_ep_fence").and_then(|ep| ep.fence())) }
 }
 
 /// Checks the connection: a failed ep reports its error through the error
@@ -121,9 +111,9 @@ fn ep_check_checked(ep: EpArg, flags: c_uint) -> Result<(), Status> {
         tracing::warn!("{F}: flags 0x{flags:x} are not supported");
         return Err(Status::InvalidParam);
     }
-    match ep.state {
-        EpState::Connected => Ok(()),
-        EpState::Failed(status) => Err(status),
+    match ep.state() {
+        EpState::Connected | EpState::Invalidated => Ok(()),
+        EpState::Failed(status, _) => Err(status),
         EpState::Idle => Err(Status::NotConnected),
     }
 }
@@ -143,12 +133,12 @@ fn ep_pending_add_checked(ep: EpArg, req: *mut uct_pending_req_t) -> Result<(), 
     // Resources available now: the caller should just retry (UCX's rule).
     // An exhausted flow-control window is a missing resource too.
     if ep.pending.is_empty()
-        && ep.check_post(iface.state.tx_credits).is_ok()
+        && ep.check_post(iface.state.tx.credits).is_ok()
         && ep.fc.has_window(&iface.state.fc)
     {
         return Err(Status::Busy);
     }
-    if let EpState::Failed(status) = ep.state {
+    if let Some(status) = ep.state().failed_status() {
         return Err(status);
     }
     // Kept as the caller's pointer: progress hands it back to its callback.
@@ -192,34 +182,29 @@ fn iface_flush_checked(
         return Err(Status::Unsupported);
     }
     let mut in_progress = false;
-    rc.try_for_each_ep(|ep, state| {
+    for ep in rc.state.ep_handles() {
+        // SAFETY: eps in the table are live, each in its own allocation
+        // apart from the iface state; no callback runs in this walk.
+        let ep = unsafe { &mut *ep };
         // A failed ep never runs its pending requests again: nothing of it
         // is in progress (flush_ep below skips it too).
-        if !ep.pending.is_empty() && !matches!(ep.state, EpState::Failed(_)) {
+        if !ep.pending.is_empty() && ep.state().failed_status().is_none() {
             in_progress = true;
-            return Ok(());
+            continue;
         }
-        match flush_ep(
-            ep,
-            &mut state.tx_credits,
-            flags,
-            std::ptr::null_mut(),
-            false,
-        ) {
+        let credits = &mut rc.state.tx.credits;
+        match flush_ep(ep, credits, flags, std::ptr::null_mut(), false) {
             Ok(())
             | Err(
                 Status::EndpointTimeout
                 | Status::ConnectionReset
                 | Status::IoError
                 | Status::Canceled,
-            ) => Ok(()),
-            Err(Status::InProgress | Status::NoResource) => {
-                in_progress = true;
-                Ok(())
-            }
-            Err(status) => Err(status),
+            ) => {}
+            Err(Status::InProgress | Status::NoResource) => in_progress = true,
+            Err(status) => return Err(status),
         }
-    })?;
+    }
     if in_progress {
         Err(Status::InProgress)
     } else {
@@ -237,11 +222,8 @@ slot! {
     fn iface_fence(iface: uct_iface_h, _flags: c_uint) -> ucs_status_t;
     take iface: IfaceArg = (iface);
     {
-        status_of(iface.get("uct_iface_fence").and_then(|rc| {
-            rc.try_for_each_ep(|ep, _| {
-                ep.fence_next = true;
-                Ok(())
-            })
+        status_of(iface.get("uct_iface_fence").map(|rc| {
+            rc.state.for_each_ep(|ep| ep.txwq_mut().fence());
         }))
     }
 }
@@ -263,14 +245,9 @@ fn ep_create_checked(params: EpParams, ep_p: Out<uct_ep_h>) -> Result<(), Status
         tracing::warn!("{F}: rc_mlx5 connects ep to ep only (no iface or sockaddr connect)");
         return Err(Status::Unsupported);
     }
-    let rc = iface.get(F)?;
-    let rc_ptr: *mut RcIface = rc;
-    let ep = RcEp::create(rc_ptr, &mut rc.state)?;
-    let qpn = ep.qpn();
-    let ep = rc.state.ep_yard.house(ep).as_ptr();
-    rc.state.eps.insert(qpn, ep);
+    let ep = iface.get(F)?.state.create_ep(iface.handle())?;
     ep_p.write(F, "ep_p", ep as uct_ep_h)?;
-    tracing::debug!("{F}: ep {ep:p} QP 0x{qpn:x}");
+    tracing::debug!("{F}: ep {ep:p}");
     Ok(())
 }
 
@@ -293,7 +270,8 @@ fn ep_get_address_checked(ep: EpArg, addr: OutBytes<'_, EP_ADDR_LEN>) -> Result<
         return Err(null_argument(F, "addr"));
     }
     // A purged ep's address is that of its next QP.
-    let ep = ep.renewed(F)?;
+    let (ep, iface) = ep.ep_and_iface(F)?;
+    iface.state.renew_qp_if_due(ep)?;
     let mut packed = [0u8; EP_ADDR_LEN];
     ep.pack_address(&mut packed);
     addr.write(F, "addr", &packed)
@@ -318,21 +296,21 @@ fn connect_to_ep(
         tracing::warn!("{function}: NULL device or ep address");
         return Err(Status::InvalidParam);
     };
-    // A purged ep connects with a new QP.
-    ep.renewed(function)?;
     let (ep, iface) = ep.ep_and_iface(function)?;
+    // A purged ep connects with a new QP.
+    iface.state.renew_qp_if_due(ep)?;
     let address = DeviceAddress::unpack(device.get(function)?)
         .inspect_err(|_| tracing::warn!("{function}: bad device address"))?;
     let (qpn, generation) = RcEp::unpack_address(packed_ep);
-    ep.connect(
-        &iface.state,
-        RemoteEp {
-            address,
-            qpn,
-            generation,
-        },
-    )
-    .inspect_err(|status| tracing::warn!("{function}: QP connect failed: {status}"))
+    let remote = RemoteEp {
+        address,
+        qpn,
+        generation,
+    };
+    iface
+        .state
+        .connect_ep(ep, remote)
+        .inspect_err(|status| tracing::warn!("{function}: QP connect failed: {status}"))
 }
 
 slot! {
@@ -398,7 +376,7 @@ pub(super) unsafe fn ep_is_connected(ep: uct_ep_h, params: &uct_ep_is_connected_
     let Ok(ep) = ep.ep("uct_ep_is_connected") else {
         return false;
     };
-    let Some(remote) = ep.remote else {
+    let Some(remote) = ep.remote() else {
         return false;
     };
     if let Some(packed) = ep_addr

@@ -49,7 +49,7 @@ fn put_short(ep: EpArg, data: CBytes, remote_addr: u64, rkey: uct_rkey_t) -> Res
         remote_addr,
         rkey,
     );
-    ep.post_inline(&mut iface.state.tx_credits, spec, Some(raddr), &[], data)
+    ep.post_inline(&mut iface.state.tx.credits, spec, Some(raddr), &[], data)
 }
 
 slot! {
@@ -76,7 +76,7 @@ fn post_with_bounce(
     let length = spec.length;
     spec.bounce = Some(bounce);
     let lkey = BufferPool::bounce_lkey(&bounce);
-    ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+    ep.post(&mut iface.state.tx.credits, spec, |wqe| {
         wqe.raddr(raddr);
         if length > 0 {
             wqe.data(DataSeg {
@@ -86,19 +86,19 @@ fn post_with_bounce(
             });
         }
     })
-    .inspect_err(|_| iface.state.tx_pool.put(bounce.buffer))
+    .inspect_err(|_| iface.state.tx.pool.put(bounce.buffer))
 }
 
 fn put_bcopy(ep: EpArg, pack: PackCb, remote_addr: u64, rkey: uct_rkey_t) -> Result<isize, Status> {
     const F: &str = "uct_ep_put_bcopy";
     let (ep, iface) = ep.ep_and_iface(F)?;
     pack.check(F)?;
-    ep.check_post(iface.state.tx_credits)?;
-    let bounce = bounce_from_pool(&mut iface.state.tx_pool, 0)?;
+    ep.check_post(iface.state.tx.credits)?;
+    let bounce = bounce_from_pool(&mut iface.state.tx.pool, 0)?;
     let packed = pack.pack(&bounce, &[]);
     if packed > iface.state.limits.put_max_bcopy {
         tracing::error!("{F}: pack callback wrote {packed} bytes, more than max_bcopy");
-        iface.state.tx_pool.put(bounce.buffer);
+        iface.state.tx.pool.put(bounce.buffer);
         return Err(Status::InvalidParam);
     }
     let spec = remote_spec(
@@ -147,7 +147,7 @@ fn rma_zcopy(
     let (mut spec, raddr) = remote_spec(kind, opcode, total, remote_addr, rkey);
     spec.comp = comp;
     spec.iov = Some(iov.copy());
-    ep.post(&mut iface.state.tx_credits, spec, |wqe| {
+    ep.post(&mut iface.state.tx.credits, spec, |wqe| {
         wqe.raddr(raddr);
         for segment in &segments[..count] {
             wqe.data(*segment);
@@ -183,8 +183,8 @@ fn post_read_into_bounce(
     iface: &mut RcIface,
     spec: (PostSpec, RaddrSeg),
 ) -> Result<(), Status> {
-    ep.check_post(iface.state.tx_credits)?;
-    let bounce = bounce_from_pool(&mut iface.state.tx_pool, 0)?;
+    ep.check_post(iface.state.tx.credits)?;
+    let bounce = bounce_from_pool(&mut iface.state.tx.pool, 0)?;
     post_with_bounce(ep, iface, spec, bounce)
 }
 
