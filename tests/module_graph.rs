@@ -23,6 +23,7 @@ const LAYERS: &[&str] = &["abi", "core", "mlx5", "hca", "ib", "failover", "rc", 
 const KNOWN_RC_CIRCLES: &[&[&str]] = &[&[
     "rc/slots/am.rs",
     "rc/slots/args.rs",
+    "rc/slots/atomic.rs",
     "rc/slots/control.rs",
     "rc/slots/mod.rs",
     "rc/slots/query.rs",

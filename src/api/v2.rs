@@ -12,6 +12,8 @@ use std::ptr::addr_of;
 use crate::abi::*;
 use crate::api::checks::{finish, known_fields, non_null};
 use crate::api::dispatch::{base_iface, ep_base_iface};
+use crate::core::iface::{PurgeCallback, PurgeRequest};
+use crate::failover::RX_TOKEN_LENGTH;
 
 const IFACE_ATTR_V2_FIELDS: u64 = UCT_IFACE_ATTR_FIELD_MAX_PUT_SGL_ZCOPY_COUNT
     | UCT_IFACE_ATTR_FIELD_MAX_GET_SGL_ZCOPY_COUNT
@@ -306,27 +308,31 @@ pub unsafe extern "C" fn uct_ep_outstanding_purge(
             FUNCTION,
             "uct_ep_outstanding_purge_params_t",
         )?;
-        // Copy only the fields the mask says are set; ARG defaults to NULL.
+        // Read only the fields the mask says are set; ARG defaults to NULL.
         // SAFETY: each field is read only when its bit says it is set.
-        let validated = unsafe {
-            uct_ep_outstanding_purge_params_t {
-                field_mask,
-                rx_token: addr_of!((*params).rx_token).read(),
-                cb: addr_of!((*params).cb).read(),
-                arg: if field_mask & UCT_EP_OUTSTANDING_FIELD_ARG != 0 {
+        let (rx_token, cb, arg) = unsafe {
+            (
+                addr_of!((*params).rx_token).read(),
+                addr_of!((*params).cb).read(),
+                if field_mask & UCT_EP_OUTSTANDING_FIELD_ARG != 0 {
                     addr_of!((*params).arg).read()
                 } else {
                     std::ptr::null_mut()
                 },
-            }
+            )
         };
-        non_null(validated.rx_token, FUNCTION, "params->rx_token")?;
-        if validated.cb.is_none() {
+        non_null(rx_token, FUNCTION, "params->rx_token")?;
+        let Some(callback) = PurgeCallback::new(cb, arg) else {
             tracing::warn!("{FUNCTION}: params->cb is NULL");
             return Err(Status::InvalidParam);
-        }
-        // SAFETY: arguments validated above.
-        unsafe { (base.internal_ops.ep_outstanding_purge)(ep, &validated) }
+        };
+        // SAFETY: non-NULL; the caller's RX token is RX_TOKEN_LENGTH bytes
+        // (the length the iface reports for it).
+        let rx_token =
+            unsafe { std::slice::from_raw_parts(rx_token.cast::<u8>(), RX_TOKEN_LENGTH) };
+        let request = PurgeRequest { rx_token, callback };
+        // SAFETY: ep validated above.
+        unsafe { (base.internal_ops.ep_outstanding_purge)(ep, request) }
     })();
     finish(FUNCTION, result)
 }

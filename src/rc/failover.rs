@@ -25,6 +25,7 @@ use std::ffi::c_uint;
 use std::ptr::addr_of;
 
 use crate::abi::*;
+use crate::core::iface::PurgeRequest;
 use crate::failover::{
     ep_query_tx_token, iface_query_tokens, prepare_purge, report_op, run_purge, AtomicWidth,
     ConnectionId, DeviceId, FailoverError, OnError, OpDescriptor, OpPsns, PurgeCallback, PurgeSink,
@@ -417,12 +418,9 @@ impl PurgeSink<PurgedOp> for RcPurgeSink {
 /// [`crate::failover`]).
 ///
 /// # Safety
-/// As `IfaceInternalOps::ep_outstanding_purge`: `params` checked by the
-/// entry point (RX token non-NULL, callback set).
-pub unsafe fn ep_outstanding_purge(
-    ep: uct_ep_h,
-    params: &uct_ep_outstanding_purge_params_t,
-) -> Result<(), Status> {
+/// As `IfaceInternalOps::ep_outstanding_purge`: `ep` NULL or an ep of
+/// this library (the request is checked by the entry point).
+pub unsafe fn ep_outstanding_purge(ep: uct_ep_h, request: PurgeRequest<'_>) -> Result<(), Status> {
     const F: &str = "uct_ep_outstanding_purge";
     // SAFETY: by the caller's contract.
     let rc_ep = unsafe { RcEp::from_handle(ep, F) }?;
@@ -435,10 +433,6 @@ pub unsafe fn ep_outstanding_purge(
     let address = unsafe { (*iface).state.address };
     let Some(connection) = requester_connection(rc_ep, &address) else {
         tracing::warn!("{F}: the ep was never connected");
-        return Err(Status::InvalidParam);
-    };
-    let Some(callback) = PurgeCallback::from_params(params) else {
-        tracing::warn!("{F}: params->cb is NULL");
         return Err(Status::InvalidParam);
     };
     // Copy everything reported out of the ring before any op is touched,
@@ -466,8 +460,7 @@ pub unsafe fn ep_outstanding_purge(
         })
         .collect();
     let next_psn = rc_ep.txwq().next_psn();
-    // SAFETY: rx_token non-NULL (entry point), RX_TOKEN_LENGTH readable.
-    let (_, verdicts) = unsafe { prepare_purge(params, &connection, &psns, next_psn) }?;
+    let (_, verdicts) = prepare_purge(request.rx_token, &connection, &psns, next_psn)?;
     let ops: Vec<PurgedOp> = rc_ep
         .txwq_mut()
         .take_all()
@@ -475,7 +468,10 @@ pub unsafe fn ep_outstanding_purge(
         .map(|(op, (inline, atomic))| PurgedOp { op, inline, atomic })
         .collect();
     rc_ep.failover.purged();
-    let mut sink = RcPurgeSink { iface, callback };
+    let mut sink = RcPurgeSink {
+        iface,
+        callback: request.callback,
+    };
     // No borrow of the ep is used from here on: the callback may post on
     // any other ep, of this iface too.
     let qpn = rc_ep.qpn();

@@ -10,8 +10,8 @@
 //!   outstanding operations), the only code that moves them, and
 //!   [`txwq::TxResources`], where an op's buffer and credit go back.
 //! - [`slots`]: the `uct_iface_ops_t` slots by op group (AM, RMA,
-//!   control, query), each a thin layer of argument checks over the core;
-//!   [`atomic`]: the atomics;
+//!   atomics, control, query), each a thin wrapper over safe code;
+//!   [`atomic`]: the atomic WQEs;
 //!   [`failover`]: tokens, invalidate and purge over the op table.
 //! - [`limits`]: what the configuration allows (sizes, timeouts) and the AM
 //!   header layout.

@@ -327,8 +327,16 @@ impl IfaceState {
         self.ep(qpn)
     }
 
+    /// Every live ep, for a walk that runs no user callback.
+    pub fn for_each_ep(&mut self, mut f: impl FnMut(&mut RcEp)) {
+        for &ep in self.eps.values() {
+            // SAFETY: as in `ep`: live, and borrowed only for the call.
+            f(unsafe { &mut *ep });
+        }
+    }
+
     /// The live eps (pointers: callbacks run between uses).
-    fn ep_handles(&self) -> Vec<*mut RcEp> {
+    pub fn ep_handles(&self) -> Vec<*mut RcEp> {
         self.eps.values().copied().collect()
     }
 

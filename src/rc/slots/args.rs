@@ -106,17 +106,10 @@ impl EpArg {
         function: &str,
     ) -> Result<(&'a mut RcEp, &'a mut RcIface), Status> {
         let ep = self.ep(function)?;
-        // SAFETY: the ep's iface outlives it; the ep is a separate
-        // allocation, so the two borrows do not overlap.
+        // SAFETY: an ep's handle names its live iface, an RcIface; the ep
+        // is a separate allocation, so the two borrows do not overlap.
         let iface = unsafe { &mut *(ep.iface_handle() as *mut RcIface) };
         Ok((ep, iface))
-    }
-
-    /// The live ep, given a new QP first if a purge left it due.
-    pub(super) fn renewed<'a>(self, function: &str) -> Result<&'a mut RcEp, Status> {
-        let (ep, iface) = self.ep_and_iface(function)?;
-        iface.state.renew_qp_if_due(ep)?;
-        Ok(ep)
     }
 
     /// Destroys the ep (its handle becomes a tombstone).
@@ -139,6 +132,11 @@ impl FromC<uct_iface_h> for IfaceArg {
 }
 
 impl IfaceArg {
+    /// The handle itself (an ep names its iface by it).
+    pub(super) fn handle(self) -> uct_iface_h {
+        self.0
+    }
+
     /// The open rc iface, or `InvalidParam` with a log line.
     pub(super) fn get<'a>(self, function: &str) -> Result<&'a mut RcIface, Status> {
         // SAFETY: NULL or ours (FromC); from_handle checks the rest.

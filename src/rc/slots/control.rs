@@ -95,15 +95,10 @@ slot! {
     { status_of(ep_flush_checked(ep, flags, comp)) }
 }
 
-fn ep_fence_checked(ep: EpArg) -> Result<(), Status> {
-    let ep = ep.ep("uct_ep_fence")?;
-    ep.fence()
-}
-
 slot! {
     fn ep_fence(ep: uct_ep_h, _flags: c_uint) -> ucs_status_t;
     take ep: EpArg = (ep);
-    { status_of(ep_fence_checked(ep)) }
+    { status_of(ep.ep("uct_ep_fence").and_then(|ep| ep.fence())) }
 }
 
 /// Checks the connection: a failed ep reports its error through the error
@@ -187,34 +182,29 @@ fn iface_flush_checked(
         return Err(Status::Unsupported);
     }
     let mut in_progress = false;
-    rc.try_for_each_ep(|ep, state| {
+    for ep in rc.state.ep_handles() {
+        // SAFETY: eps in the table are live, each in its own allocation
+        // apart from the iface state; no callback runs in this walk.
+        let ep = unsafe { &mut *ep };
         // A failed ep never runs its pending requests again: nothing of it
         // is in progress (flush_ep below skips it too).
         if !ep.pending.is_empty() && ep.state().failed_status().is_none() {
             in_progress = true;
-            return Ok(());
+            continue;
         }
-        match flush_ep(
-            ep,
-            &mut state.tx.credits,
-            flags,
-            std::ptr::null_mut(),
-            false,
-        ) {
+        let credits = &mut rc.state.tx.credits;
+        match flush_ep(ep, credits, flags, std::ptr::null_mut(), false) {
             Ok(())
             | Err(
                 Status::EndpointTimeout
                 | Status::ConnectionReset
                 | Status::IoError
                 | Status::Canceled,
-            ) => Ok(()),
-            Err(Status::InProgress | Status::NoResource) => {
-                in_progress = true;
-                Ok(())
-            }
-            Err(status) => Err(status),
+            ) => {}
+            Err(Status::InProgress | Status::NoResource) => in_progress = true,
+            Err(status) => return Err(status),
         }
-    })?;
+    }
     if in_progress {
         Err(Status::InProgress)
     } else {
@@ -232,11 +222,8 @@ slot! {
     fn iface_fence(iface: uct_iface_h, _flags: c_uint) -> ucs_status_t;
     take iface: IfaceArg = (iface);
     {
-        status_of(iface.get("uct_iface_fence").and_then(|rc| {
-            rc.try_for_each_ep(|ep, _| {
-                ep.txwq_mut().fence();
-                Ok(())
-            })
+        status_of(iface.get("uct_iface_fence").map(|rc| {
+            rc.state.for_each_ep(|ep| ep.txwq_mut().fence());
         }))
     }
 }
@@ -258,9 +245,7 @@ fn ep_create_checked(params: EpParams, ep_p: Out<uct_ep_h>) -> Result<(), Status
         tracing::warn!("{F}: rc_mlx5 connects ep to ep only (no iface or sockaddr connect)");
         return Err(Status::Unsupported);
     }
-    let rc = iface.get(F)?;
-    let handle = rc.base.as_handle();
-    let ep = rc.state.create_ep(handle)?;
+    let ep = iface.get(F)?.state.create_ep(iface.handle())?;
     ep_p.write(F, "ep_p", ep as uct_ep_h)?;
     tracing::debug!("{F}: ep {ep:p}");
     Ok(())
@@ -285,7 +270,8 @@ fn ep_get_address_checked(ep: EpArg, addr: OutBytes<'_, EP_ADDR_LEN>) -> Result<
         return Err(null_argument(F, "addr"));
     }
     // A purged ep's address is that of its next QP.
-    let ep = ep.renewed(F)?;
+    let (ep, iface) = ep.ep_and_iface(F)?;
+    iface.state.renew_qp_if_due(ep)?;
     let mut packed = [0u8; EP_ADDR_LEN];
     ep.pack_address(&mut packed);
     addr.write(F, "addr", &packed)
@@ -310,22 +296,20 @@ fn connect_to_ep(
         tracing::warn!("{function}: NULL device or ep address");
         return Err(Status::InvalidParam);
     };
-    // A purged ep connects with a new QP.
-    ep.renewed(function)?;
     let (ep, iface) = ep.ep_and_iface(function)?;
+    // A purged ep connects with a new QP.
+    iface.state.renew_qp_if_due(ep)?;
     let address = DeviceAddress::unpack(device.get(function)?)
         .inspect_err(|_| tracing::warn!("{function}: bad device address"))?;
     let (qpn, generation) = RcEp::unpack_address(packed_ep);
+    let remote = RemoteEp {
+        address,
+        qpn,
+        generation,
+    };
     iface
         .state
-        .connect_ep(
-            ep,
-            RemoteEp {
-                address,
-                qpn,
-                generation,
-            },
-        )
+        .connect_ep(ep, remote)
         .inspect_err(|status| tracing::warn!("{function}: QP connect failed: {status}"))
 }
 

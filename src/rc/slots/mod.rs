@@ -5,22 +5,27 @@
 //!   iface handles, C buffers, iov arrays, length limits).
 //! - [`am`]: the active messages (short, short iov, bcopy, zcopy).
 //! - [`rma`]: put and get (short, bcopy, zcopy).
+//! - [`atomic`]: the atomic slots over [`crate::rc::atomic`] (the WQEs).
 //! - [`control`]: flush, fence, check, pending; ep create, connect,
 //!   destroy; iface close, progress and events.
 //! - [`query`]: iface attributes, addresses and reachability.
 //!
-//! The atomics are in [`crate::rc::atomic`], failover and tokens in
-//! [`crate::rc::failover`]. Each data-path op validates its arguments, then
-//! hands one WQE to [`crate::rc::ep::RcEp::post`] (see `ep.rs` for how to
-//! add one).
+//! Failover and tokens are in [`crate::rc::failover`]. Each data-path op
+//! validates its arguments, then hands one WQE to
+//! [`crate::rc::ep::RcEp::post`] (see `ep.rs` for how to add one).
 
 mod am;
 mod args;
+mod atomic;
 mod control;
 mod query;
 mod rma;
 
 use self::am::{ep_am_bcopy, ep_am_short, ep_am_short_iov, ep_am_zcopy};
+use self::atomic::{
+    ep_atomic32_fetch, ep_atomic32_post, ep_atomic64_fetch, ep_atomic64_post, ep_atomic_cswap32,
+    ep_atomic_cswap64,
+};
 use self::control::{
     ep_check, ep_connect_to_ep, ep_connect_to_ep_v2, ep_create, ep_destroy, ep_fence, ep_flush,
     ep_get_address, ep_is_connected, ep_pending_add, ep_pending_purge, iface_close,
@@ -72,13 +77,12 @@ pub fn iface_ops() -> uct_iface_ops_t {
         iface_get_device_address: Some(iface_get_device_address),
         iface_get_address: Some(iface_get_address),
         iface_is_reachable: Some(iface_is_reachable),
-        // Atomics live in rc::atomic.
-        ep_atomic32_post: Some(crate::rc::atomic::ep_atomic32_post),
-        ep_atomic64_post: Some(crate::rc::atomic::ep_atomic64_post),
-        ep_atomic32_fetch: Some(crate::rc::atomic::ep_atomic32_fetch),
-        ep_atomic64_fetch: Some(crate::rc::atomic::ep_atomic64_fetch),
-        ep_atomic_cswap32: Some(crate::rc::atomic::ep_atomic_cswap32),
-        ep_atomic_cswap64: Some(crate::rc::atomic::ep_atomic_cswap64),
+        ep_atomic32_post: Some(ep_atomic32_post),
+        ep_atomic64_post: Some(ep_atomic64_post),
+        ep_atomic32_fetch: Some(ep_atomic32_fetch),
+        ep_atomic64_fetch: Some(ep_atomic64_fetch),
+        ep_atomic_cswap32: Some(ep_atomic_cswap32),
+        ep_atomic_cswap64: Some(ep_atomic_cswap64),
         ..unsupported_iface_ops()
     }
 }
