@@ -31,19 +31,18 @@ use crate::failover::{
     ConnectionId, DeviceId, FailoverError, OnError, OpDescriptor, OpPsns, PurgeCallback, PurgeSink,
     PurgeStep, QpIdentity, RemoteTarget, ResponderLookup, ResponderState,
 };
-use crate::hca::{DeviceAddress, QpTransition};
+use crate::hca::QpTransition;
 use crate::mlx5::{self, AtomicSize, DataEntry};
 use crate::rc::atomic::{outstanding_call, UctAtomic};
 use crate::rc::ep::{CompletionAction, EpState, OpKind, OutstandingOp, RcEp};
 use crate::rc::iface::RcIface;
 use crate::rc::limits::AM_HDR_LEN;
 
-/// This ep's own QP (on the device at `address`) and its peer's, or
-/// `None` before `connect_to_ep`.
-fn ends(ep: &RcEp, address: &DeviceAddress) -> Option<(QpIdentity, QpIdentity)> {
+/// This ep's own QP and its peer's, or `None` before `connect_to_ep`.
+fn ends(ep: &RcEp) -> Option<(QpIdentity, QpIdentity)> {
     let remote = ep.remote()?;
     let own = QpIdentity {
-        device: DeviceId::from_address(address),
+        device: DeviceId::from_address(ep.local_address()),
         qpn: ep.qpn(),
         generation: ep.generation(),
     };
@@ -55,16 +54,15 @@ fn ends(ep: &RcEp, address: &DeviceAddress) -> Option<(QpIdentity, QpIdentity)> 
     Some((own, peer))
 }
 
-/// The connection with this ep (on the device at `address`) as the sender
-/// (whose ops are purged).
-pub fn requester_connection(ep: &RcEp, address: &DeviceAddress) -> Option<ConnectionId> {
-    ends(ep, address).map(|(own, peer)| ConnectionId::as_requester(own, peer))
+/// The connection with this ep as the sender (whose ops are purged).
+pub fn requester_connection(ep: &RcEp) -> Option<ConnectionId> {
+    ends(ep).map(|(own, peer)| ConnectionId::as_requester(own, peer))
 }
 
-/// The connection with this ep (on the device at `address`) as the
-/// receiver (whose `next_rcv_psn` an RX token carries).
-pub fn responder_connection(ep: &RcEp, address: &DeviceAddress) -> Option<ConnectionId> {
-    ends(ep, address).map(|(own, peer)| ConnectionId::as_responder(own, peer))
+/// The connection with this ep as the receiver (whose `next_rcv_psn` an RX
+/// token carries).
+pub fn responder_connection(ep: &RcEp) -> Option<ConnectionId> {
+    ends(ep).map(|(own, peer)| ConnectionId::as_responder(own, peer))
 }
 
 /// What the receiving iface knows of the connection a TX token names.
@@ -74,11 +72,10 @@ fn responder_state(
 ) -> Result<ResponderState, FailoverError> {
     let responder_qpn = claimed.responder.qpn;
     let unknown = || FailoverError::UnknownConnection { responder_qpn };
-    let address = rc.state.address;
     let Some(ep) = rc.state.ep(responder_qpn) else {
         return Err(unknown());
     };
-    let Some(connection) = responder_connection(ep, &address) else {
+    let Some(connection) = responder_connection(ep) else {
         return Err(unknown());
     };
     // Only the connection the token names may be stopped: a well-formed
@@ -134,10 +131,8 @@ pub unsafe fn ep_query(ep: uct_ep_h, attr: *mut uct_ep_attr_t) -> Result<(), Sta
         tracing::debug!("{F}: rc_mlx5 eps have no socket addresses");
         return Err(Status::Unsupported);
     }
-    // SAFETY: an ep's handle names its live iface, an RcIface.
-    let address = unsafe { (*(ep.iface_handle() as *const RcIface)).state.address };
     // SAFETY: as above.
-    unsafe { ep_query_tx_token(attr, requester_connection(ep, &address).as_ref()) }
+    unsafe { ep_query_tx_token(attr, requester_connection(ep).as_ref()) }
 }
 
 /// `uct_ep_failover_enable`.
@@ -428,10 +423,7 @@ pub unsafe fn ep_outstanding_purge(ep: uct_ep_h, request: PurgeRequest<'_>) -> R
         return Ok(());
     }
     let iface = rc_ep.iface_handle() as *mut RcIface;
-    // SAFETY: an ep's handle names its live iface, an RcIface; only the
-    // address is read.
-    let address = unsafe { (*iface).state.address };
-    let Some(connection) = requester_connection(rc_ep, &address) else {
+    let Some(connection) = requester_connection(rc_ep) else {
         tracing::warn!("{F}: the ep was never connected");
         return Err(Status::InvalidParam);
     };

@@ -275,7 +275,7 @@ impl IfaceState {
     /// and entered in the table.
     pub fn create_ep(&mut self, handle: uct_iface_h) -> Result<*mut RcEp, Status> {
         let qp = self.create_qp()?;
-        let ep = RcEp::new(handle, qp, self.tx_params(), &self.fc);
+        let ep = RcEp::new(handle, self.address, qp, self.tx_params(), &self.fc);
         let qpn = ep.qpn();
         let ep = self.ep_yard.house(ep).as_ptr();
         self.eps.insert(qpn, ep);

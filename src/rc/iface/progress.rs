@@ -92,14 +92,19 @@ impl RcIface {
         self.state.channel.fd()
     }
 
+    /// The worker the iface was opened on.
+    fn worker<'a>(&self) -> Option<&'a Worker> {
+        // SAFETY: the worker handle was validated at open and outlives its
+        // ifaces.
+        unsafe { crate::core::worker::worker_ref(self.base.worker, "rc") }.ok()
+    }
+
     pub fn progress_enable(&mut self, flags: c_uint) {
         if flags & (UCT_PROGRESS_SEND | UCT_PROGRESS_RECV) == 0 || self.state.progress_id.is_some()
         {
             return;
         }
-        // SAFETY: the worker handle was validated at open and outlives ifaces.
-        let Ok(worker) = (unsafe { crate::core::worker::worker_ref(self.base.worker, "rc") })
-        else {
+        let Some(worker) = self.worker() else {
             return;
         };
         let arg = self as *mut RcIface as *mut c_void;
@@ -108,9 +113,7 @@ impl RcIface {
 
     pub(super) fn progress_disable_all(&mut self) {
         if let Some(id) = self.state.progress_id.take() {
-            // SAFETY: as in progress_enable.
-            if let Ok(worker) = unsafe { crate::core::worker::worker_ref(self.base.worker, "rc") } {
-                let worker: &Worker = worker;
+            if let Some(worker) = self.worker() {
                 worker.unregister(id);
             }
         }

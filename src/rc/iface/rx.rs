@@ -165,8 +165,7 @@ impl RxState {
             .write(head);
             DataSeg {
                 byte_count: self.seg_size as u32,
-                // SAFETY: rx buffers come from the live rx pool.
-                lkey: unsafe { BufferPool::lkey(buffer) },
+                lkey: self.pool.lkey(buffer),
                 addr: buffer as u64 + (self.offset - AM_HDR_LEN) as u64,
             }
             .write(data);

@@ -129,30 +129,42 @@ impl RcIface {
     /// # Safety
     /// A live iface; no borrow of it held.
     pub(super) unsafe fn poll_tx(iface: *mut RcIface) -> c_uint {
-        let mut count = 0;
-        // SAFETY: live by the contract; the borrow ends here.
-        while let Some(mut work) = unsafe { (*iface).state.next_tx(&mut count) } {
-            let mut answer = None;
-            loop {
-                // SAFETY: as above; `tx_step` runs no callback.
-                match unsafe { (*iface).tx_step(&mut work, answer.take()) } {
-                    TxStep::Done => break,
-                    // SAFETY: as above; the op just left its send queue.
-                    TxStep::Finish(op, status) => unsafe { Self::finish_op(iface, op, status) },
-                    TxStep::Report {
-                        handler,
-                        arg,
-                        ep,
-                        status,
-                    } => {
-                        // SAFETY: no borrow is held; the handler may destroy
-                        // the ep (the next step checks).
-                        answer = Some(unsafe { IfaceState::report_error(handler, arg, ep, status) })
-                    }
+        let mut cursor = TxCursor::default();
+        // SAFETY: live by the contract; `tx_next` runs no callback.
+        while let Some(step) = unsafe { (*iface).tx_next(&mut cursor) } {
+            match step {
+                // SAFETY: as above; the op just left its send queue.
+                TxStep::Finish(op, status) => unsafe { Self::finish_op(iface, op, status) },
+                TxStep::Report {
+                    handler,
+                    arg,
+                    ep,
+                    status,
+                } => {
+                    // SAFETY: no borrow is held; the handler may destroy the
+                    // ep (the next step checks).
+                    let answer = unsafe { IfaceState::report_error(handler, arg, ep, status) };
+                    cursor.answer = Some(answer);
                 }
+                TxStep::Done => {}
             }
         }
-        count
+        cursor.polled
+    }
+
+    /// The next callback to run for the send CQ: of the CQE in hand, or of
+    /// the next one polled; `None` when the CQ is empty or the poll limit
+    /// reached.
+    fn tx_next(&mut self, cursor: &mut TxCursor) -> Option<TxStep> {
+        loop {
+            match &mut cursor.work {
+                Some(work) => match self.tx_step(work, cursor.answer.take()) {
+                    TxStep::Done => cursor.work = None,
+                    step => return Some(step),
+                },
+                None => cursor.work = Some(self.state.next_tx(&mut cursor.polled)?),
+            }
+        }
     }
 
     /// The next thing to do for the send CQE `work` (`answer`: the error
@@ -243,6 +255,15 @@ impl RcIface {
             };
         }
     }
+}
+
+/// The send-CQ loop's place: CQEs polled so far, the one in hand, and the
+/// error handler's answer for its next step.
+#[derive(Default)]
+struct TxCursor {
+    polled: u32,
+    work: Option<CqeWork>,
+    answer: Option<ucs_status_t>,
 }
 
 /// What the send-CQ loop does next ([`RcIface::tx_step`]).
