@@ -138,35 +138,23 @@ pub unsafe fn iface_query_v2(
     unsafe { iface_query_tokens(attr, responder) }
 }
 
-/// `uct_ep_query`: only the TX token (sockaddrs do not exist for rc).
+/// `uct_ep_query` on `ep` (of `iface`): only the TX token (sockaddrs do
+/// not exist for rc).
 ///
 /// # Safety
-/// As `IfaceInternalOps::ep_query`.
-pub unsafe fn ep_query(ep: uct_ep_h, attr: *mut uct_ep_attr_t) -> Result<(), Status> {
+/// `attr` as `IfaceInternalOps::ep_query` has it (checked by the entry
+/// point).
+pub unsafe fn ep_query(ep: &RcEp, iface: &RcIface, attr: *mut uct_ep_attr_t) -> Result<(), Status> {
     const F: &str = "uct_ep_query";
-    // SAFETY: by the caller's contract.
-    let ep = unsafe { RcEp::from_handle(ep, F) }?;
     // SAFETY: attr valid per the entry point; field_mask is always set.
     let field_mask = unsafe { addr_of!((*attr).field_mask).read() };
     if field_mask & (UCT_EP_ATTR_FIELD_LOCAL_SOCKADDR | UCT_EP_ATTR_FIELD_REMOTE_SOCKADDR) != 0 {
         tracing::debug!("{F}: rc_mlx5 eps have no socket addresses");
         return Err(Status::Unsupported);
     }
-    // SAFETY: an ep's handle names its live iface, an RcIface.
-    let address = unsafe { (*(ep.iface_handle() as *const RcIface)).state.address };
+    let connection = requester_connection(ep, &iface.state.address);
     // SAFETY: as above.
-    unsafe { ep_query_tx_token(attr, requester_connection(ep, &address).as_ref()) }
-}
-
-/// `uct_ep_failover_enable`.
-///
-/// # Safety
-/// As `IfaceInternalOps::ep_failover_enable`.
-pub unsafe fn ep_failover_enable(ep: uct_ep_h) -> Result<(), Status> {
-    // SAFETY: by the caller's contract.
-    let ep = unsafe { RcEp::from_handle(ep, "uct_ep_failover_enable") }?;
-    ep.failover.enable();
-    Ok(())
+    unsafe { ep_query_tx_token(attr, connection.as_ref()) }
 }
 
 /// `uct_ep_invalidate`: the QP goes to error, in one of two modes.
@@ -183,12 +171,8 @@ pub unsafe fn ep_failover_enable(ep: uct_ep_h) -> Result<(), Status> {
 ///   ops ([`RcEp::fail`]). Posts fail from then on. An ep with nothing
 ///   outstanding fails at its next post, like UCX's.
 ///
-/// # Safety
-/// As `IfaceInternalOps::ep_invalidate`.
-pub unsafe fn ep_invalidate(ep: uct_ep_h, flags: c_uint) -> Result<(), Status> {
+pub fn ep_invalidate(ep: &mut RcEp, flags: c_uint) -> Result<(), Status> {
     const F: &str = "uct_ep_invalidate";
-    // SAFETY: by the caller's contract.
-    let ep = unsafe { RcEp::from_handle(ep, F) }?;
     let no_completions = flags & UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS != 0;
     let connected = ep.state() == EpState::Connected;
     // The QP first: if the device refuses, the ep is left as it was.

@@ -34,28 +34,38 @@ pub(super) trait FromC<Raw>: Sized {
 }
 
 /// Defines a slot: an `unsafe extern "C" fn` with the slot's C signature
-/// whose raw arguments are taken over as the [`FromC`] types named after
-/// `take` (a group of C arguments becomes one value), then `$body` runs as
-/// safe code. Only argument names may appear in a group, so the unsafe
-/// block does nothing but [`FromC::from_c`].
+/// (or, after `internal`, an `unsafe fn` of [`IfaceInternalOps`]) whose raw
+/// arguments are taken over as the [`FromC`] types named after `take` (a
+/// group of C arguments becomes one value), then `$body` runs as safe code.
+/// Only argument names may appear in a group, so the unsafe block does
+/// nothing but [`FromC::from_c`].
+///
+/// [`IfaceInternalOps`]: crate::core::iface::IfaceInternalOps
 macro_rules! slot {
     (
-        $(#[$attr:meta])*
+        @define [$($attr:tt)*] [$($abi:tt)*]
         fn $name:ident($($arg:ident: $cty:ty),* $(,)?) $(-> $ret:ty)?;
         take $($bind:ident: $ty:ty = ($($raw:ident),+)),+ $(,)?;
         $body:block
     ) => {
-        $(#[$attr])*
-        pub(super) unsafe extern "C" fn $name($($arg: $cty),*) $(-> $ret)? {
+        $($attr)*
+        pub(super) unsafe $($abi)* fn $name($($arg: $cty),*) $(-> $ret)? {
             $(
                 // SAFETY: the slot's caller keeps UCX's contract for these
-                // arguments, which is what `FromC::from_c` requires.
+                // arguments (an internal op's: the entry point's), which is
+                // what `FromC::from_c` requires.
                 let $bind = unsafe {
                     <$ty as $crate::rc::slots::args::FromC<_>>::from_c(($($raw),+))
                 };
             )+
             $body
         }
+    };
+    ($(#[$attr:meta])* internal fn $($rest:tt)*) => {
+        slot!(@define [$(#[$attr])*] [] fn $($rest)*);
+    };
+    ($(#[$attr:meta])* fn $($rest:tt)*) => {
+        slot!(@define [$(#[$attr])*] [extern "C"] fn $($rest)*);
     };
 }
 pub(super) use slot;
@@ -234,10 +244,7 @@ impl<'a> CBytes<'a> {
 
 /// A C buffer to be written, of a length fixed by the slot (`N`: the
 /// address length the iface reports).
-pub(super) struct OutBytes<'a, const N: usize> {
-    ptr: *mut u8,
-    _life: PhantomData<&'a mut [u8; N]>,
-}
+pub(super) type OutBytes<'a, const N: usize> = Out<'a, [u8; N]>;
 
 /// The C address types and the length our iface reports for each: a
 /// pointer to one is taken as [`OutBytes`] (our own address, written) or
@@ -247,7 +254,7 @@ macro_rules! address_bytes {
         impl FromC<*mut $c> for OutBytes<'_, { $len }> {
             /// Relies on: NULL or writable for the address length.
             unsafe fn from_c(ptr: *mut $c) -> Self {
-                OutBytes { ptr: ptr.cast(), _life: PhantomData }
+                Out { ptr: ptr.cast(), _life: PhantomData }
             }
         }
 
@@ -265,22 +272,6 @@ address_bytes!(
     uct_device_addr_t => crate::hca::DeviceAddress::MAX_PACKED_LEN,
     uct_iface_addr_t => IFACE_ADDR_LEN,
 );
-
-impl<const N: usize> OutBytes<'_, N> {
-    /// Writes all `N` bytes; `InvalidParam` for NULL.
-    pub(super) fn write(self, function: &str, what: &str, bytes: &[u8; N]) -> Result<(), Status> {
-        if self.ptr.is_null() {
-            return Err(null_argument(function, what));
-        }
-        // SAFETY: non-NULL, writable for N bytes (FromC).
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr, N) };
-        Ok(())
-    }
-
-    pub(super) fn is_null(&self) -> bool {
-        self.ptr.is_null()
-    }
-}
 
 /// A C buffer of a length fixed by the slot, to be read (a peer's
 /// address as our iface reports its length).
@@ -491,14 +482,8 @@ impl<'a> CIov<'a> {
         let entry = &self.entries(function, usize::MAX)?[index];
         refuse_strided(function, entry)?;
         let len = entry.length.saturating_mul(entry.count.max(1) as usize);
-        if len > 0 && entry.buffer.is_null() {
-            return Err(null_buffer(function, len));
-        }
-        if len == 0 {
-            return Ok(&[]);
-        }
-        // SAFETY: the entry's buffer is readable for its length (FromC).
-        Ok(unsafe { std::slice::from_raw_parts(entry.buffer.cast(), len) })
+        // The entry's buffer is readable for its length (FromC).
+        CBytes::taken(entry.buffer, len).get(function)
     }
 
     /// The data segments of a zcopy iov, empty entries left out: returns

@@ -53,7 +53,7 @@ slot! {
             // zeros: callers send the whole reported length to the peer.
             let mut packed = [0u8; DeviceAddress::MAX_PACKED_LEN];
             rc.state.address.pack(&mut packed)?;
-            addr.write(F, "addr", &packed)
+            addr.write(F, "addr", packed)
         }))
     }
 }
@@ -65,7 +65,7 @@ slot! {
         // rc connects ep to ep; the iface address is UCX 1.13 rc_mlx5's one
         // byte, its address type: basic (no hardware tag matching).
         const F: &str = "uct_iface_get_address";
-        status_of(iface.get(F).and_then(|_| addr.write(F, "addr", &[IFACE_ADDR_TYPE_BASIC])))
+        status_of(iface.get(F).and_then(|_| addr.write(F, "addr", [IFACE_ADDR_TYPE_BASIC])))
     }
 }
 
