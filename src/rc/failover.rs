@@ -1,8 +1,10 @@
 //! rc_mlx5's side of failover: the facts the transport-neutral core in
 //! [`crate::failover`] needs (connection identities, the responder's
 //! `next_rcv_psn`, the op table as [`OpPsns`] and [`OpDescriptor`]s) and
-//! the effects it asks for (completing, reporting, releasing ops). These
-//! are the failover slots of [`crate::rc::slots::INTERNAL_OPS`].
+//! the effects it asks for (completing, reporting, releasing ops), behind
+//! the failover slots of [`crate::rc::slots::INTERNAL_OPS`] (their handle
+//! and attribute arguments are taken over in `rc/slots/failover.rs`; the
+//! purge entry point is here).
 //!
 //! Identity: an ep's QP is (its iface's device, its QPN, its generation: a
 //! random 24-bit value per QP, carried in bytes 3..6 of the ep address); the
@@ -22,14 +24,13 @@
 //! any, are flushed like any QP error).
 
 use std::ffi::c_uint;
-use std::ptr::{addr_of, addr_of_mut};
 
 use crate::abi::*;
 use crate::core::iface::PurgeRequest;
 use crate::failover::{
-    ep_query_tx_token, iface_query_tokens, prepare_purge, report_op, run_purge, AtomicWidth,
-    ConnectionId, DeviceId, FailoverError, OnError, OpDescriptor, OpPsns, PurgeCallback, PurgeSink,
-    PurgeStep, QpIdentity, RemoteTarget, ResponderLookup, ResponderState,
+    prepare_purge, report_op, run_purge, AtomicWidth, ConnectionId, DeviceId, FailoverError,
+    OnError, OpDescriptor, OpPsns, PurgeCallback, PurgeSink, PurgeStep, QpIdentity, RemoteTarget,
+    ResponderState,
 };
 use crate::hca::{DeviceAddress, QpTransition};
 use crate::mlx5::{self, AtomicSize, DataEntry};
@@ -37,11 +38,6 @@ use crate::rc::atomic::{outstanding_call, UctAtomic};
 use crate::rc::ep::{CompletionAction, EpState, OpKind, OutstandingOp, RcEp};
 use crate::rc::iface::RcIface;
 use crate::rc::limits::AM_HDR_LEN;
-
-const TOKEN_FIELDS: u64 = UCT_IFACE_ATTR_FIELD_TX_TOKEN_LENGTH
-    | UCT_IFACE_ATTR_FIELD_RX_TOKEN_LENGTH
-    | UCT_IFACE_ATTR_FIELD_TX_TOKEN
-    | UCT_IFACE_ATTR_FIELD_RX_TOKEN;
 
 /// This ep's own QP (on the device at `address`) and its peer's, or
 /// `None` before `connect_to_ep`.
@@ -72,8 +68,9 @@ pub fn responder_connection(ep: &RcEp, address: &DeviceAddress) -> Option<Connec
     ends(ep, address).map(|(own, peer)| ConnectionId::as_responder(own, peer))
 }
 
-/// What the receiving iface knows of the connection a TX token names.
-fn responder_state(
+/// What the receiving iface knows of the connection a TX token names (the
+/// lookup of `uct_iface_query_v2`'s RX token derivation).
+pub fn responder_state(
     rc: &mut RcIface,
     claimed: &ConnectionId,
 ) -> Result<ResponderState, FailoverError> {
@@ -106,55 +103,6 @@ fn responder_state(
         connection,
         next_rcv_psn: info.next_rcv_psn,
     })
-}
-
-/// `uct_iface_query_v2`: the generic fields, then the tokens.
-///
-/// # Safety
-/// As `IfaceInternalOps::iface_query_v2`: arguments checked by the entry
-/// point.
-pub unsafe fn iface_query_v2(
-    iface: uct_iface_h,
-    attr: *mut uct_iface_attr_v2_t,
-) -> Result<(), Status> {
-    // The generic part refuses token fields (transports without failover):
-    // hide them from it, then restore the caller's mask.
-    // SAFETY: attr valid per the entry point; field_mask is always set.
-    let field_mask = unsafe { addr_of!((*attr).field_mask).read() };
-    // SAFETY: as above; only the mask member is written.
-    unsafe { addr_of_mut!((*attr).field_mask).write(field_mask & !TOKEN_FIELDS) };
-    // SAFETY: by the caller's contract.
-    let generic = unsafe { crate::rc::slots::iface_query_v2(iface, attr) };
-    // SAFETY: as above.
-    unsafe { addr_of_mut!((*attr).field_mask).write(field_mask) };
-    generic?;
-    // SAFETY: checked to be an rc iface by the generic part.
-    let rc = unsafe { RcIface::from_handle(iface, "uct_iface_query_v2") }?;
-    let tokens = rc.advertises_query_token();
-    let mut lookup = |claimed: &ConnectionId| responder_state(rc, claimed);
-    let responder: Option<ResponderLookup<'_>> = if tokens { Some(&mut lookup) } else { None };
-    // SAFETY: attr valid per the entry point (token buffers non-NULL when
-    // their bits are set).
-    unsafe { iface_query_tokens(attr, responder) }
-}
-
-/// `uct_ep_query` on `ep` (of `iface`): only the TX token (sockaddrs do
-/// not exist for rc).
-///
-/// # Safety
-/// `attr` as `IfaceInternalOps::ep_query` has it (checked by the entry
-/// point).
-pub unsafe fn ep_query(ep: &RcEp, iface: &RcIface, attr: *mut uct_ep_attr_t) -> Result<(), Status> {
-    const F: &str = "uct_ep_query";
-    // SAFETY: attr valid per the entry point; field_mask is always set.
-    let field_mask = unsafe { addr_of!((*attr).field_mask).read() };
-    if field_mask & (UCT_EP_ATTR_FIELD_LOCAL_SOCKADDR | UCT_EP_ATTR_FIELD_REMOTE_SOCKADDR) != 0 {
-        tracing::debug!("{F}: rc_mlx5 eps have no socket addresses");
-        return Err(Status::Unsupported);
-    }
-    let connection = requester_connection(ep, &iface.state.address);
-    // SAFETY: as above.
-    unsafe { ep_query_tx_token(attr, connection.as_ref()) }
 }
 
 /// `uct_ep_invalidate`: the QP goes to error, in one of two modes.

@@ -14,6 +14,8 @@ use std::ffi::{c_uint, c_void};
 use std::marker::PhantomData;
 
 use crate::abi::*;
+use crate::core::iface::query_v2_generic;
+use crate::failover::{ep_query_tx_token, iface_query_tokens, ConnectionId, ResponderLookup};
 use crate::ib::domain::MemHandle;
 use crate::mlx5::DataSeg;
 use crate::rc::ep::{Bounce, RcEp};
@@ -364,6 +366,54 @@ impl EpParams {
         };
         // The iface member is a handle like any other.
         Ok((mask, IfaceArg(iface)))
+    }
+}
+
+/// The `uct_iface_attr_v2_t` of `uct_iface_query_v2`, as the entry point
+/// checked it.
+pub(super) struct IfaceAttrV2(*mut uct_iface_attr_v2_t);
+
+impl FromC<*mut uct_iface_attr_v2_t> for IfaceAttrV2 {
+    /// Relies on: valid, `field_mask` set, token buffers non-NULL and of
+    /// their lengths when their bits are set (the entry point's checks).
+    unsafe fn from_c(attr: *mut uct_iface_attr_v2_t) -> Self {
+        IfaceAttrV2(attr)
+    }
+}
+
+impl IfaceAttrV2 {
+    /// Fills the generic fields, then the token part (see
+    /// [`iface_query_tokens`]; `responder` `None`: no tokens).
+    pub(super) fn fill(self, responder: Option<ResponderLookup<'_>>) -> Result<(), Status> {
+        // SAFETY: valid as the entry point checked it (FromC).
+        unsafe {
+            query_v2_generic(self.0);
+            iface_query_tokens(self.0, responder)
+        }
+    }
+}
+
+/// The `uct_ep_attr_t` of `uct_ep_query`, as the entry point checked it.
+pub(super) struct EpAttr(*mut uct_ep_attr_t);
+
+impl FromC<*mut uct_ep_attr_t> for EpAttr {
+    /// Relies on: valid, `field_mask` set, `tx_token` of its length when its
+    /// bit is set (the entry point's checks).
+    unsafe fn from_c(attr: *mut uct_ep_attr_t) -> Self {
+        EpAttr(attr)
+    }
+}
+
+impl EpAttr {
+    pub(super) fn field_mask(&self) -> u64 {
+        // SAFETY: valid (FromC); the one member always set.
+        unsafe { std::ptr::addr_of!((*self.0).field_mask).read() }
+    }
+
+    /// The `TX_TOKEN` part (see [`ep_query_tx_token`]).
+    pub(super) fn fill_tx_token(self, connection: Option<&ConnectionId>) -> Result<(), Status> {
+        // SAFETY: valid as the entry point checked it (FromC).
+        unsafe { ep_query_tx_token(self.0, connection) }
     }
 }
 

@@ -24,8 +24,6 @@ mod failover;
 mod query;
 mod rma;
 
-pub(crate) use self::query::iface_query_v2;
-
 use self::am::{ep_am_bcopy, ep_am_short, ep_am_short_iov, ep_am_zcopy};
 use self::atomic::{
     ep_atomic32_fetch, ep_atomic32_post, ep_atomic64_fetch, ep_atomic64_post, ep_atomic_cswap32,
@@ -37,7 +35,7 @@ use self::control::{
     iface_event_arm, iface_event_fd_get, iface_fence, iface_flush, iface_progress,
     iface_progress_disable, iface_progress_enable,
 };
-use self::failover::{ep_failover_enable, ep_invalidate, ep_query};
+use self::failover::{ep_failover_enable, ep_invalidate, ep_query, iface_query_v2};
 use self::query::{
     iface_get_address, iface_get_device_address, iface_is_reachable, iface_is_reachable_v2,
     iface_query,
@@ -95,8 +93,7 @@ pub fn iface_ops() -> uct_iface_ops_t {
 
 /// Operations outside the public table.
 pub static INTERNAL_OPS: IfaceInternalOps = IfaceInternalOps {
-    // Tokens and purge live in rc::failover (which calls iface_query_v2).
-    iface_query_v2: crate::rc::failover::iface_query_v2,
+    iface_query_v2,
     ep_query,
     ep_invalidate,
     ep_failover_enable,

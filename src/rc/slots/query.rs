@@ -8,7 +8,6 @@ use super::args::{
     IFACE_ADDR_LEN, MAX_SHORT_IOV,
 };
 use crate::abi::*;
-use crate::core::iface::query_v2_defaults;
 use crate::hca::DeviceAddress;
 use crate::rc::ep::EP_ADDR_LEN;
 use crate::rc::iface::RcIface;
@@ -193,15 +192,4 @@ slot! {
             iface_attr.write(F, "iface_attr", attributes(rc))
         }))
     }
-}
-
-pub(crate) unsafe fn iface_query_v2(
-    iface: uct_iface_h,
-    attr: *mut uct_iface_attr_v2_t,
-) -> Result<(), Status> {
-    // SAFETY: valid per the entry point's checks.
-    unsafe { query_v2_defaults(attr) }?;
-    // SAFETY: by the caller's contract.
-    unsafe { RcIface::from_handle(iface, "uct_iface_query_v2") }?;
-    Ok(())
 }
