@@ -25,6 +25,7 @@ const KNOWN_RC_CIRCLES: &[&[&str]] = &[&[
     "rc/slots/args.rs",
     "rc/slots/atomic.rs",
     "rc/slots/control.rs",
+    "rc/slots/failover.rs",
     "rc/slots/mod.rs",
     "rc/slots/query.rs",
     "rc/slots/rma.rs",

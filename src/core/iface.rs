@@ -119,14 +119,28 @@ pub unsafe fn query_v2_defaults(attr: *mut uct_iface_attr_v2_t) -> Result<(), St
         | UCT_IFACE_ATTR_FIELD_RX_TOKEN_LENGTH
         | UCT_IFACE_ATTR_FIELD_TX_TOKEN
         | UCT_IFACE_ATTR_FIELD_RX_TOKEN;
+    // SAFETY: valid per the contract; a raw read of the one member always
+    // set.
+    let field_mask = unsafe { std::ptr::addr_of!((*attr).field_mask).read() };
+    if field_mask & TOKEN_FIELDS != 0 {
+        tracing::debug!("uct_iface_query_v2: tokens are not supported by this transport");
+        return Err(Status::Unsupported);
+    }
+    // SAFETY: as above.
+    unsafe { query_v2_generic(attr) };
+    Ok(())
+}
+
+/// The generic fields of [`query_v2_defaults`] without its token refusal,
+/// for transports that answer the token fields themselves.
+///
+/// # Safety
+/// As [`query_v2_defaults`].
+pub unsafe fn query_v2_generic(attr: *mut uct_iface_attr_v2_t) {
     // SAFETY: valid per the contract; fields are accessed through raw field
     // pointers because the caller only initialised what it asked for.
     unsafe {
         let field_mask = std::ptr::addr_of!((*attr).field_mask).read();
-        if field_mask & TOKEN_FIELDS != 0 {
-            tracing::debug!("uct_iface_query_v2: tokens are not supported by this transport");
-            return Err(Status::Unsupported);
-        }
         if field_mask & UCT_IFACE_ATTR_FIELD_CAP_FLAGS != 0 {
             std::ptr::addr_of_mut!((*attr).cap.flags).write(0);
         }
@@ -137,7 +151,6 @@ pub unsafe fn query_v2_defaults(attr: *mut uct_iface_attr_v2_t) -> Result<(), St
             std::ptr::addr_of_mut!((*attr).max_get_sgl_zcopy_count).write(0);
         }
     }
-    Ok(())
 }
 
 /// Internal operations that all report "not supported": the starting point of

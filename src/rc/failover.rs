@@ -1,8 +1,10 @@
 //! rc_mlx5's side of failover: the facts the transport-neutral core in
 //! [`crate::failover`] needs (connection identities, the responder's
 //! `next_rcv_psn`, the op table as [`OpPsns`] and [`OpDescriptor`]s) and
-//! the effects it asks for (completing, reporting, releasing ops). These
-//! are the failover slots of [`crate::rc::slots::INTERNAL_OPS`].
+//! the effects it asks for (completing, reporting, releasing ops), behind
+//! the failover slots of [`crate::rc::slots::INTERNAL_OPS`] (their handle
+//! and attribute arguments are taken over in `rc/slots/failover.rs`; the
+//! purge entry point is here).
 //!
 //! Identity: an ep's QP is (its iface's device, its QPN, its generation: a
 //! random 24-bit value per QP, carried in bytes 3..6 of the ep address); the
@@ -22,14 +24,13 @@
 //! any, are flushed like any QP error).
 
 use std::ffi::c_uint;
-use std::ptr::addr_of;
 
 use crate::abi::*;
 use crate::core::iface::PurgeRequest;
 use crate::failover::{
-    ep_query_tx_token, iface_query_tokens, prepare_purge, report_op, run_purge, AtomicWidth,
-    ConnectionId, DeviceId, FailoverError, OnError, OpDescriptor, OpPsns, PurgeCallback, PurgeSink,
-    PurgeStep, QpIdentity, RemoteTarget, ResponderLookup, ResponderState,
+    prepare_purge, report_op, run_purge, AtomicWidth, ConnectionId, DeviceId, FailoverError,
+    OnError, OpDescriptor, OpPsns, PurgeCallback, PurgeSink, PurgeStep, QpIdentity, RemoteTarget,
+    ResponderState,
 };
 use crate::hca::QpTransition;
 use crate::mlx5::{self, AtomicSize, DataEntry};
@@ -65,8 +66,9 @@ pub fn responder_connection(ep: &RcEp) -> Option<ConnectionId> {
     ends(ep).map(|(own, peer)| ConnectionId::as_responder(own, peer))
 }
 
-/// What the receiving iface knows of the connection a TX token names.
-fn responder_state(
+/// What the receiving iface knows of the connection a TX token names (the
+/// lookup of `uct_iface_query_v2`'s RX token derivation).
+pub fn responder_state(
     rc: &mut RcIface,
     claimed: &ConnectionId,
 ) -> Result<ResponderState, FailoverError> {
@@ -100,52 +102,6 @@ fn responder_state(
     })
 }
 
-/// The token fields of `uct_iface_query_v2` on `rc` (after the generic
-/// ones, [`crate::rc::slots::INTERNAL_OPS`]).
-///
-/// # Safety
-/// `attr` checked by the entry point (token buffers non-NULL when their
-/// bits are set).
-pub unsafe fn iface_query_tokens_of(
-    rc: &mut RcIface,
-    attr: *mut uct_iface_attr_v2_t,
-) -> Result<(), Status> {
-    let tokens = rc.advertises_query_token();
-    let mut lookup = |claimed: &ConnectionId| responder_state(rc, claimed);
-    let responder: Option<ResponderLookup<'_>> = if tokens { Some(&mut lookup) } else { None };
-    // SAFETY: by the contract.
-    unsafe { iface_query_tokens(attr, responder) }
-}
-
-/// `uct_ep_query`: only the TX token (sockaddrs do not exist for rc).
-///
-/// # Safety
-/// As `IfaceInternalOps::ep_query`.
-pub unsafe fn ep_query(ep: uct_ep_h, attr: *mut uct_ep_attr_t) -> Result<(), Status> {
-    const F: &str = "uct_ep_query";
-    // SAFETY: by the caller's contract.
-    let ep = unsafe { RcEp::from_handle(ep, F) }?;
-    // SAFETY: attr valid per the entry point; field_mask is always set.
-    let field_mask = unsafe { addr_of!((*attr).field_mask).read() };
-    if field_mask & (UCT_EP_ATTR_FIELD_LOCAL_SOCKADDR | UCT_EP_ATTR_FIELD_REMOTE_SOCKADDR) != 0 {
-        tracing::debug!("{F}: rc_mlx5 eps have no socket addresses");
-        return Err(Status::Unsupported);
-    }
-    // SAFETY: as above.
-    unsafe { ep_query_tx_token(attr, requester_connection(ep).as_ref()) }
-}
-
-/// `uct_ep_failover_enable`.
-///
-/// # Safety
-/// As `IfaceInternalOps::ep_failover_enable`.
-pub unsafe fn ep_failover_enable(ep: uct_ep_h) -> Result<(), Status> {
-    // SAFETY: by the caller's contract.
-    let ep = unsafe { RcEp::from_handle(ep, "uct_ep_failover_enable") }?;
-    ep.failover.enable();
-    Ok(())
-}
-
 /// `uct_ep_invalidate`: the QP goes to error, in one of two modes.
 ///
 /// - Held (`NO_COMPLETIONS`, or failover enabled): the outstanding ops are
@@ -160,12 +116,8 @@ pub unsafe fn ep_failover_enable(ep: uct_ep_h) -> Result<(), Status> {
 ///   ops ([`RcEp::fail`]). Posts fail from then on. An ep with nothing
 ///   outstanding fails at its next post, like UCX's.
 ///
-/// # Safety
-/// As `IfaceInternalOps::ep_invalidate`.
-pub unsafe fn ep_invalidate(ep: uct_ep_h, flags: c_uint) -> Result<(), Status> {
+pub fn ep_invalidate(ep: &mut RcEp, flags: c_uint) -> Result<(), Status> {
     const F: &str = "uct_ep_invalidate";
-    // SAFETY: by the caller's contract.
-    let ep = unsafe { RcEp::from_handle(ep, F) }?;
     let no_completions = flags & UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS != 0;
     let connected = ep.state() == EpState::Connected;
     // The QP first: if the device refuses, the ep is left as it was.

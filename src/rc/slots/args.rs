@@ -14,6 +14,8 @@ use std::ffi::{c_uint, c_void};
 use std::marker::PhantomData;
 
 use crate::abi::*;
+use crate::core::iface::query_v2_generic;
+use crate::failover::{ep_query_tx_token, iface_query_tokens, ConnectionId, ResponderLookup};
 use crate::ib::domain::MemHandle;
 use crate::mlx5::DataSeg;
 use crate::rc::ep::{Bounce, RcEp};
@@ -34,28 +36,38 @@ pub(super) trait FromC<Raw>: Sized {
 }
 
 /// Defines a slot: an `unsafe extern "C" fn` with the slot's C signature
-/// whose raw arguments are taken over as the [`FromC`] types named after
-/// `take` (a group of C arguments becomes one value), then `$body` runs as
-/// safe code. Only argument names may appear in a group, so the unsafe
-/// block does nothing but [`FromC::from_c`].
+/// (or, after `internal`, an `unsafe fn` of [`IfaceInternalOps`]) whose raw
+/// arguments are taken over as the [`FromC`] types named after `take` (a
+/// group of C arguments becomes one value), then `$body` runs as safe code.
+/// Only argument names may appear in a group, so the unsafe block does
+/// nothing but [`FromC::from_c`].
+///
+/// [`IfaceInternalOps`]: crate::core::iface::IfaceInternalOps
 macro_rules! slot {
     (
-        $(#[$attr:meta])*
+        @define [$($attr:tt)*] [$($abi:tt)*]
         fn $name:ident($($arg:ident: $cty:ty),* $(,)?) $(-> $ret:ty)?;
         take $($bind:ident: $ty:ty = ($($raw:ident),+)),+ $(,)?;
         $body:block
     ) => {
-        $(#[$attr])*
-        pub(super) unsafe extern "C" fn $name($($arg: $cty),*) $(-> $ret)? {
+        $($attr)*
+        pub(super) unsafe $($abi)* fn $name($($arg: $cty),*) $(-> $ret)? {
             $(
                 // SAFETY: the slot's caller keeps UCX's contract for these
-                // arguments, which is what `FromC::from_c` requires.
+                // arguments (an internal op's: the entry point's), which is
+                // what `FromC::from_c` requires.
                 let $bind = unsafe {
                     <$ty as $crate::rc::slots::args::FromC<_>>::from_c(($($raw),+))
                 };
             )+
             $body
         }
+    };
+    ($(#[$attr:meta])* internal fn $($rest:tt)*) => {
+        slot!(@define [$(#[$attr])*] [] fn $($rest)*);
+    };
+    ($(#[$attr:meta])* fn $($rest:tt)*) => {
+        slot!(@define [$(#[$attr])*] [extern "C"] fn $($rest)*);
     };
 }
 pub(super) use slot;
@@ -234,10 +246,7 @@ impl<'a> CBytes<'a> {
 
 /// A C buffer to be written, of a length fixed by the slot (`N`: the
 /// address length the iface reports).
-pub(super) struct OutBytes<'a, const N: usize> {
-    ptr: *mut u8,
-    _life: PhantomData<&'a mut [u8; N]>,
-}
+pub(super) type OutBytes<'a, const N: usize> = Out<'a, [u8; N]>;
 
 /// The C address types and the length our iface reports for each: a
 /// pointer to one is taken as [`OutBytes`] (our own address, written) or
@@ -247,7 +256,7 @@ macro_rules! address_bytes {
         impl FromC<*mut $c> for OutBytes<'_, { $len }> {
             /// Relies on: NULL or writable for the address length.
             unsafe fn from_c(ptr: *mut $c) -> Self {
-                OutBytes { ptr: ptr.cast(), _life: PhantomData }
+                Out { ptr: ptr.cast(), _life: PhantomData }
             }
         }
 
@@ -265,22 +274,6 @@ address_bytes!(
     uct_device_addr_t => crate::hca::DeviceAddress::MAX_PACKED_LEN,
     uct_iface_addr_t => IFACE_ADDR_LEN,
 );
-
-impl<const N: usize> OutBytes<'_, N> {
-    /// Writes all `N` bytes; `InvalidParam` for NULL.
-    pub(super) fn write(self, function: &str, what: &str, bytes: &[u8; N]) -> Result<(), Status> {
-        if self.ptr.is_null() {
-            return Err(null_argument(function, what));
-        }
-        // SAFETY: non-NULL, writable for N bytes (FromC).
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr, N) };
-        Ok(())
-    }
-
-    pub(super) fn is_null(&self) -> bool {
-        self.ptr.is_null()
-    }
-}
 
 /// A C buffer of a length fixed by the slot, to be read (a peer's
 /// address as our iface reports its length).
@@ -373,6 +366,54 @@ impl EpParams {
         };
         // The iface member is a handle like any other.
         Ok((mask, IfaceArg(iface)))
+    }
+}
+
+/// The `uct_iface_attr_v2_t` of `uct_iface_query_v2`, as the entry point
+/// checked it.
+pub(super) struct IfaceAttrV2(*mut uct_iface_attr_v2_t);
+
+impl FromC<*mut uct_iface_attr_v2_t> for IfaceAttrV2 {
+    /// Relies on: valid, `field_mask` set, token buffers non-NULL and of
+    /// their lengths when their bits are set (the entry point's checks).
+    unsafe fn from_c(attr: *mut uct_iface_attr_v2_t) -> Self {
+        IfaceAttrV2(attr)
+    }
+}
+
+impl IfaceAttrV2 {
+    /// Fills the generic fields, then the token part (see
+    /// [`iface_query_tokens`]; `responder` `None`: no tokens).
+    pub(super) fn fill(self, responder: Option<ResponderLookup<'_>>) -> Result<(), Status> {
+        // SAFETY: valid as the entry point checked it (FromC).
+        unsafe {
+            query_v2_generic(self.0);
+            iface_query_tokens(self.0, responder)
+        }
+    }
+}
+
+/// The `uct_ep_attr_t` of `uct_ep_query`, as the entry point checked it.
+pub(super) struct EpAttr(*mut uct_ep_attr_t);
+
+impl FromC<*mut uct_ep_attr_t> for EpAttr {
+    /// Relies on: valid, `field_mask` set, `tx_token` of its length when its
+    /// bit is set (the entry point's checks).
+    unsafe fn from_c(attr: *mut uct_ep_attr_t) -> Self {
+        EpAttr(attr)
+    }
+}
+
+impl EpAttr {
+    pub(super) fn field_mask(&self) -> u64 {
+        // SAFETY: valid (FromC); the one member always set.
+        unsafe { std::ptr::addr_of!((*self.0).field_mask).read() }
+    }
+
+    /// The `TX_TOKEN` part (see [`ep_query_tx_token`]).
+    pub(super) fn fill_tx_token(self, connection: Option<&ConnectionId>) -> Result<(), Status> {
+        // SAFETY: valid as the entry point checked it (FromC).
+        unsafe { ep_query_tx_token(self.0, connection) }
     }
 }
 
@@ -491,14 +532,8 @@ impl<'a> CIov<'a> {
         let entry = &self.entries(function, usize::MAX)?[index];
         refuse_strided(function, entry)?;
         let len = entry.length.saturating_mul(entry.count.max(1) as usize);
-        if len > 0 && entry.buffer.is_null() {
-            return Err(null_buffer(function, len));
-        }
-        if len == 0 {
-            return Ok(&[]);
-        }
-        // SAFETY: the entry's buffer is readable for its length (FromC).
-        Ok(unsafe { std::slice::from_raw_parts(entry.buffer.cast(), len) })
+        // The entry's buffer is readable for its length (FromC).
+        CBytes::taken(entry.buffer, len).get(function)
     }
 
     /// The data segments of a zcopy iov, empty entries left out: returns

@@ -274,7 +274,7 @@ fn ep_get_address_checked(ep: EpArg, addr: OutBytes<'_, EP_ADDR_LEN>) -> Result<
     iface.state.renew_qp_if_due(ep)?;
     let mut packed = [0u8; EP_ADDR_LEN];
     ep.pack_address(&mut packed);
-    addr.write(F, "addr", &packed)
+    addr.write(F, "addr", packed)
 }
 
 slot! {

@@ -9,6 +9,8 @@
 //! - [`control`]: flush, fence, check, pending; ep create, connect,
 //!   destroy; iface close, progress and events.
 //! - [`query`]: iface attributes, addresses and reachability.
+//! - [`failover`]: the handles of `uct_ep_query`, `uct_ep_invalidate` and
+//!   `uct_ep_failover_enable`, over [`crate::rc::failover`].
 //!
 //! Failover and tokens are in [`crate::rc::failover`]. Each data-path op
 //! validates its arguments, then hands one WQE to
@@ -18,6 +20,7 @@ mod am;
 mod args;
 mod atomic;
 mod control;
+mod failover;
 mod query;
 mod rma;
 
@@ -32,6 +35,7 @@ use self::control::{
     iface_event_arm, iface_event_fd_get, iface_fence, iface_flush, iface_progress,
     iface_progress_disable, iface_progress_enable,
 };
+use self::failover::{ep_failover_enable, ep_invalidate, ep_query, iface_query_v2};
 use self::query::{
     iface_get_address, iface_get_device_address, iface_is_reachable, iface_is_reachable_v2,
     iface_query,
@@ -89,11 +93,10 @@ pub fn iface_ops() -> uct_iface_ops_t {
 
 /// Operations outside the public table.
 pub static INTERNAL_OPS: IfaceInternalOps = IfaceInternalOps {
-    // Failover and tokens live in rc::failover.
-    iface_query_v2: self::query::iface_query_v2_with_tokens,
-    ep_query: crate::rc::failover::ep_query,
-    ep_invalidate: crate::rc::failover::ep_invalidate,
-    ep_failover_enable: crate::rc::failover::ep_failover_enable,
+    iface_query_v2,
+    ep_query,
+    ep_invalidate,
+    ep_failover_enable,
     ep_outstanding_purge: crate::rc::failover::ep_outstanding_purge,
     iface_is_reachable_v2,
     ep_connect_to_ep_v2,

@@ -8,7 +8,6 @@ use super::args::{
     IFACE_ADDR_LEN, MAX_SHORT_IOV,
 };
 use crate::abi::*;
-use crate::core::iface::query_v2_defaults;
 use crate::hca::DeviceAddress;
 use crate::rc::ep::EP_ADDR_LEN;
 use crate::rc::iface::RcIface;
@@ -53,7 +52,7 @@ slot! {
             // zeros: callers send the whole reported length to the peer.
             let mut packed = [0u8; DeviceAddress::MAX_PACKED_LEN];
             rc.state.address.pack(&mut packed)?;
-            addr.write(F, "addr", &packed)
+            addr.write(F, "addr", packed)
         }))
     }
 }
@@ -65,7 +64,7 @@ slot! {
         // rc connects ep to ep; the iface address is UCX 1.13 rc_mlx5's one
         // byte, its address type: basic (no hardware tag matching).
         const F: &str = "uct_iface_get_address";
-        status_of(iface.get(F).and_then(|_| addr.write(F, "addr", &[IFACE_ADDR_TYPE_BASIC])))
+        status_of(iface.get(F).and_then(|_| addr.write(F, "addr", [IFACE_ADDR_TYPE_BASIC])))
     }
 }
 
@@ -193,47 +192,4 @@ slot! {
             iface_attr.write(F, "iface_attr", attributes(rc))
         }))
     }
-}
-
-const TOKEN_FIELDS: u64 = UCT_IFACE_ATTR_FIELD_TX_TOKEN_LENGTH
-    | UCT_IFACE_ATTR_FIELD_RX_TOKEN_LENGTH
-    | UCT_IFACE_ATTR_FIELD_TX_TOKEN
-    | UCT_IFACE_ATTR_FIELD_RX_TOKEN;
-
-/// `uct_iface_query_v2`: the generic fields, then the tokens
-/// ([`crate::rc::failover`]).
-///
-/// # Safety
-/// As `IfaceInternalOps::iface_query_v2`: arguments checked by the entry
-/// point.
-pub(crate) unsafe fn iface_query_v2_with_tokens(
-    iface: uct_iface_h,
-    attr: *mut uct_iface_attr_v2_t,
-) -> Result<(), Status> {
-    // The generic part refuses token fields (transports without failover):
-    // hide them from it, then restore the caller's mask.
-    // SAFETY: attr valid per the entry point; field_mask is always set.
-    let field_mask = unsafe { std::ptr::addr_of!((*attr).field_mask).read() };
-    // SAFETY: as above; only the mask member is written.
-    unsafe { std::ptr::addr_of_mut!((*attr).field_mask).write(field_mask & !TOKEN_FIELDS) };
-    // SAFETY: by the caller's contract.
-    let generic = unsafe { iface_query_v2(iface, attr) };
-    // SAFETY: as above.
-    unsafe { std::ptr::addr_of_mut!((*attr).field_mask).write(field_mask) };
-    generic?;
-    // SAFETY: checked to be an rc iface by the generic part.
-    let rc = unsafe { RcIface::from_handle(iface, "uct_iface_query_v2") }?;
-    // SAFETY: as above.
-    unsafe { crate::rc::failover::iface_query_tokens_of(rc, attr) }
-}
-
-pub(crate) unsafe fn iface_query_v2(
-    iface: uct_iface_h,
-    attr: *mut uct_iface_attr_v2_t,
-) -> Result<(), Status> {
-    // SAFETY: valid per the entry point's checks.
-    unsafe { query_v2_defaults(attr) }?;
-    // SAFETY: by the caller's contract.
-    unsafe { RcIface::from_handle(iface, "uct_iface_query_v2") }?;
-    Ok(())
 }
