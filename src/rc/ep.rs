@@ -69,8 +69,10 @@ pub struct Failure {
     pub reported: bool,
 }
 
-/// Where the ep is in its life.
+/// Where the ep is in its life. A one-byte tag first (`repr(u8)`), so the
+/// posting path's state check is one compare.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum EpState {
     /// Created; `uct_ep_connect_to_ep` not called yet.
     Idle,

@@ -113,7 +113,7 @@ pub fn responder_state(
 ///   (and any posted before the flush is seen) with `WR_FLUSH_ERR`, which
 ///   progress turns into `UCS_ERR_CANCELED`; the error handler is called
 ///   once with it, and its answer holds (`UCS_INPROGRESS`) or completes the
-///   ops ([`RcEp::fail`]). Posts fail from then on. An ep with nothing
+///   ops (the send CQ in `rc::iface`). Posts fail from then on. An ep with nothing
 ///   outstanding fails at its next post, like UCX's.
 ///
 pub fn ep_invalidate(ep: &mut RcEp, flags: c_uint) -> Result<(), Status> {

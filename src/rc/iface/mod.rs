@@ -5,9 +5,9 @@
 //! requests), always with no borrow of itself or an ep held.
 //!
 //! - this file: open and close, the ep table (create, connect, destroy);
-//! - [`tx`]: the send CQ: completing and failing ops;
-//! - [`rx`]: the receive CQ, the SRQ, AM dispatch and flow-control headers;
-//! - [`progress`]: progress, pending dispatch, event arming.
+//! - `tx`: the send CQ: completing and failing ops;
+//! - `rx`: the receive CQ, the SRQ, AM dispatch and flow-control headers;
+//! - `progress`: progress, pending dispatch, event arming.
 
 use std::collections::HashMap;
 use std::ffi::c_void;
