@@ -81,6 +81,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn packets_are_one_per_mtu_of_data_one_per_atomic_none_per_nop() {
+        assert_eq!(packet_count(PacketShape::Data, 0, 1024), 1);
+        assert_eq!(packet_count(PacketShape::Data, 1024, 1024), 1);
+        assert_eq!(packet_count(PacketShape::Data, 1025, 1024), 2);
+        assert_eq!(packet_count(PacketShape::Data, 3 * 4096 + 1, 4096), 4);
+        assert_eq!(packet_count(PacketShape::Atomic, 8, 256), 1);
+        assert_eq!(packet_count(PacketShape::None, 0, 256), 0);
+        // A zero MTU counts as one byte per packet, never a division by 0;
+        // a count beyond u32 saturates.
+        assert_eq!(packet_count(PacketShape::Data, 5, 0), 5);
+        assert_eq!(packet_count(PacketShape::Data, u64::MAX, 1), u32::MAX);
+    }
+
+    #[test]
     fn add_and_sub_wrap_at_2_pow_24() {
         assert_eq!(psn_add(0xff_fffe, 1), 0xff_ffff);
         assert_eq!(psn_add(0xff_ffff, 1), 0);

@@ -628,3 +628,30 @@ impl BufferPool {
         bounce.lkey
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cqe_completes_the_ops_posted_at_or_before_its_index() {
+        assert!(index_at_or_before(5, 5));
+        assert!(index_at_or_before(4, 5));
+        assert!(!index_at_or_before(6, 5));
+        // 16-bit ring counters wrap.
+        assert!(index_at_or_before(u16::MAX, 2));
+        assert!(!index_at_or_before(2, u16::MAX));
+    }
+
+    #[test]
+    fn every_kind_has_its_failover_class() {
+        assert_eq!(OpKind::AtomicFetch.class(true), OpClass::AtomicCswap);
+        assert_eq!(OpKind::AtomicFetch.class(false), OpClass::AtomicFetch);
+        assert_eq!(OpKind::AtomicPost.class(false), OpClass::AtomicPost);
+        assert_eq!(OpKind::AmZcopy.class(false), OpClass::Am);
+        assert_eq!(OpKind::PutBcopy.class(false), OpClass::Put);
+        assert_eq!(OpKind::GetShort.class(false), OpClass::Get);
+        assert_eq!(OpKind::Flush.class(false), OpClass::Flush);
+        assert_eq!(OpKind::FcGrant.class(false), OpClass::Internal);
+    }
+}
