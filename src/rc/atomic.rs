@@ -302,6 +302,7 @@ fn result_slot(state: &mut IfaceState) -> Result<Bounce, Status> {
     Ok(Bounce {
         buffer,
         data: buffer.wrapping_add(LKEY_BYTES),
+        lkey: state.tx.pool.lkey(buffer),
     })
 }
 

@@ -148,6 +148,8 @@ pub struct RcEp {
     /// token of an earlier connection on the same QP number is refused.
     generation: u32,
     remote: Option<RemoteEp>,
+    /// The address of the iface's device (this end of the connection).
+    local: DeviceAddress,
     path_mtu: Mtu,
     /// Requests from `uct_ep_pending_add`, oldest first.
     pub pending: VecDeque<*mut uct_pending_req_t>,
@@ -199,7 +201,13 @@ impl RcEp {
     /// A new ep of the iface `iface` on `qp` (not connected yet). The caller
     /// houses it in the iface's tombstone yard (a stable address that stays
     /// a tombstone after destroy: [`crate::core::tombstone`]).
-    pub fn new(iface: uct_iface_h, qp: Qp, tx: TxParams, fc: &FcConfig) -> RcEp {
+    pub fn new(
+        iface: uct_iface_h,
+        local: DeviceAddress,
+        qp: Qp,
+        tx: TxParams,
+        fc: &FcConfig,
+    ) -> RcEp {
         let generation = generation(qp.qpn());
         RcEp {
             uct: uct_ep { iface },
@@ -208,6 +216,7 @@ impl RcEp {
             state: EpState::Idle,
             generation,
             remote: None,
+            local,
             path_mtu: tx.path_mtu,
             pending: VecDeque::new(),
             failed_post_logged: std::cell::Cell::new(false),
@@ -292,6 +301,11 @@ impl RcEp {
 
     pub fn remote(&self) -> Option<RemoteEp> {
         self.remote
+    }
+
+    /// The address of the device this ep's QP is on.
+    pub fn local_address(&self) -> &DeviceAddress {
+        &self.local
     }
 
     /// The next WQE carries the fence flag (`uct_ep_fence`).

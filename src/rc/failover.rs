@@ -32,19 +32,18 @@ use crate::failover::{
     OnError, OpDescriptor, OpPsns, PurgeCallback, PurgeSink, PurgeStep, QpIdentity, RemoteTarget,
     ResponderState,
 };
-use crate::hca::{DeviceAddress, QpTransition};
+use crate::hca::QpTransition;
 use crate::mlx5::{self, AtomicSize, DataEntry};
 use crate::rc::atomic::{outstanding_call, UctAtomic};
 use crate::rc::ep::{CompletionAction, EpState, OpKind, OutstandingOp, RcEp};
 use crate::rc::iface::RcIface;
 use crate::rc::limits::AM_HDR_LEN;
 
-/// This ep's own QP (on the device at `address`) and its peer's, or
-/// `None` before `connect_to_ep`.
-fn ends(ep: &RcEp, address: &DeviceAddress) -> Option<(QpIdentity, QpIdentity)> {
+/// This ep's own QP and its peer's, or `None` before `connect_to_ep`.
+fn ends(ep: &RcEp) -> Option<(QpIdentity, QpIdentity)> {
     let remote = ep.remote()?;
     let own = QpIdentity {
-        device: DeviceId::from_address(address),
+        device: DeviceId::from_address(ep.local_address()),
         qpn: ep.qpn(),
         generation: ep.generation(),
     };
@@ -56,16 +55,15 @@ fn ends(ep: &RcEp, address: &DeviceAddress) -> Option<(QpIdentity, QpIdentity)> 
     Some((own, peer))
 }
 
-/// The connection with this ep (on the device at `address`) as the sender
-/// (whose ops are purged).
-pub fn requester_connection(ep: &RcEp, address: &DeviceAddress) -> Option<ConnectionId> {
-    ends(ep, address).map(|(own, peer)| ConnectionId::as_requester(own, peer))
+/// The connection with this ep as the sender (whose ops are purged).
+pub fn requester_connection(ep: &RcEp) -> Option<ConnectionId> {
+    ends(ep).map(|(own, peer)| ConnectionId::as_requester(own, peer))
 }
 
-/// The connection with this ep (on the device at `address`) as the
-/// receiver (whose `next_rcv_psn` an RX token carries).
-pub fn responder_connection(ep: &RcEp, address: &DeviceAddress) -> Option<ConnectionId> {
-    ends(ep, address).map(|(own, peer)| ConnectionId::as_responder(own, peer))
+/// The connection with this ep as the receiver (whose `next_rcv_psn` an RX
+/// token carries).
+pub fn responder_connection(ep: &RcEp) -> Option<ConnectionId> {
+    ends(ep).map(|(own, peer)| ConnectionId::as_responder(own, peer))
 }
 
 /// What the receiving iface knows of the connection a TX token names (the
@@ -76,11 +74,10 @@ pub fn responder_state(
 ) -> Result<ResponderState, FailoverError> {
     let responder_qpn = claimed.responder.qpn;
     let unknown = || FailoverError::UnknownConnection { responder_qpn };
-    let address = rc.state.address;
     let Some(ep) = rc.state.ep(responder_qpn) else {
         return Err(unknown());
     };
-    let Some(connection) = responder_connection(ep, &address) else {
+    let Some(connection) = responder_connection(ep) else {
         return Err(unknown());
     };
     // Only the connection the token names may be stopped: a well-formed
@@ -378,10 +375,7 @@ pub unsafe fn ep_outstanding_purge(ep: uct_ep_h, request: PurgeRequest<'_>) -> R
         return Ok(());
     }
     let iface = rc_ep.iface_handle() as *mut RcIface;
-    // SAFETY: an ep's handle names its live iface, an RcIface; only the
-    // address is read.
-    let address = unsafe { (*iface).state.address };
-    let Some(connection) = requester_connection(rc_ep, &address) else {
+    let Some(connection) = requester_connection(rc_ep) else {
         tracing::warn!("{F}: the ep was never connected");
         return Err(Status::InvalidParam);
     };

@@ -130,6 +130,8 @@ pub enum CompletionAction {
 pub struct Bounce {
     pub buffer: *mut u8,
     pub data: *mut u8,
+    /// The lkey of the buffer's registration.
+    pub lkey: u32,
 }
 
 /// One posted WQE not yet known complete. Entries are kept in posting order;
@@ -616,13 +618,13 @@ pub fn bounce_from_pool(pool: &mut BufferPool, offset: usize) -> Result<Bounce, 
     Ok(Bounce {
         buffer,
         data: buffer.wrapping_add(crate::rc::pool::LKEY_BYTES + offset),
+        lkey: pool.lkey(buffer),
     })
 }
 
 impl BufferPool {
     /// `lkey` of a bounce's buffer.
     pub fn bounce_lkey(bounce: &Bounce) -> u32 {
-        // SAFETY: bounce buffers come from a BufferPool.
-        unsafe { BufferPool::lkey(bounce.buffer) }
+        bounce.lkey
     }
 }

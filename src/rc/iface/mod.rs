@@ -186,7 +186,7 @@ impl RcIface {
             },
         });
         let iface_ptr: *mut RcIface = &mut *iface;
-        iface.state.rx.fill(iface_ptr)?;
+        iface.state.rx.fill()?;
         tracing::debug!(
             "rc_mlx5 iface {iface_ptr:p} on {}: mtu {}, seg {}, srq {}, tx cq {}",
             md.device().name,
@@ -196,29 +196,6 @@ impl RcIface {
             tx_cqe_count
         );
         Ok(Box::into_raw(iface) as uct_iface_h)
-    }
-
-    /// Our iface behind `iface`, or `InvalidParam`.
-    ///
-    /// # Safety
-    /// `iface` NULL or an iface of this library.
-    pub unsafe fn from_handle<'a>(
-        iface: uct_iface_h,
-        function: &str,
-    ) -> Result<&'a mut RcIface, Status> {
-        if iface.is_null() {
-            tracing::warn!("{function}: iface is NULL");
-            return Err(Status::InvalidParam);
-        }
-        // SAFETY: non-NULL; every iface of this library starts with a
-        // BaseIface (its magic and internal-ops table tell an open rc iface).
-        let base = unsafe { &*(iface as *const BaseIface) };
-        if !base.is_valid() || !std::ptr::eq(base.internal_ops, &crate::rc::slots::INTERNAL_OPS) {
-            tracing::warn!("{function}: {iface:p} is not an open rc_mlx5 iface");
-            return Err(Status::InvalidParam);
-        }
-        // SAFETY: an rc iface (checked above) is an RcIface.
-        Ok(unsafe { &mut *(iface as *mut RcIface) })
     }
 
     /// Closes the iface: unregisters progress, destroys remaining eps, and
@@ -240,6 +217,21 @@ impl RcIface {
     /// so an error handler answering `UCS_INPROGRESS` holds the ops.
     pub fn advertises_query_token(&self) -> bool {
         true
+    }
+
+    /// Calls `f` with each live ep of this iface and the iface's state, in
+    /// table order, until `f` fails. `f` must not run user callbacks (so no
+    /// ep is destroyed meanwhile).
+    pub fn try_for_each_ep(
+        &mut self,
+        mut f: impl FnMut(&mut RcEp, &mut IfaceState) -> Result<(), Status>,
+    ) -> Result<(), Status> {
+        for ep in self.state.ep_handles() {
+            // SAFETY: eps in the table are live, each in its own allocation
+            // apart from the iface state; `f` runs no callback.
+            f(unsafe { &mut *ep }, &mut self.state)?;
+        }
+        Ok(())
     }
 
     /// The send pool (tests count its buffers by class).
@@ -283,7 +275,7 @@ impl IfaceState {
     /// and entered in the table.
     pub fn create_ep(&mut self, handle: uct_iface_h) -> Result<*mut RcEp, Status> {
         let qp = self.create_qp()?;
-        let ep = RcEp::new(handle, qp, self.tx_params(), &self.fc);
+        let ep = RcEp::new(handle, self.address, qp, self.tx_params(), &self.fc);
         let qpn = ep.qpn();
         let ep = self.ep_yard.house(ep).as_ptr();
         self.eps.insert(qpn, ep);
@@ -335,17 +327,17 @@ impl IfaceState {
         self.ep(qpn)
     }
 
-    /// The live eps (pointers: callbacks run between uses).
-    pub fn ep_handles(&self) -> Vec<*mut RcEp> {
-        self.eps.values().copied().collect()
-    }
-
     /// Every live ep, for a walk that runs no user callback.
     pub fn for_each_ep(&mut self, mut f: impl FnMut(&mut RcEp)) {
         for &ep in self.eps.values() {
             // SAFETY: as in `ep`: live, and borrowed only for the call.
             f(unsafe { &mut *ep });
         }
+    }
+
+    /// The live eps (pointers: callbacks run between uses).
+    pub fn ep_handles(&self) -> Vec<*mut RcEp> {
+        self.eps.values().copied().collect()
     }
 
     /// Destroys an ep: removed from the table, QP destroyed, bounce buffers

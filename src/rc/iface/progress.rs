@@ -35,29 +35,25 @@ impl RcIface {
         }
     }
 
-    /// Runs pending requests of every ep that can post again.
+    /// Runs pending requests of every ep that can post again:
+    /// [`IfaceState::next_pending`] picks the next one, this loop runs it.
     ///
     /// # Safety
     /// A live iface, no borrow of it held.
     unsafe fn dispatch_pending(iface: *mut RcIface) {
-        // SAFETY: live by the contract; the borrow ends here.
-        let eps = unsafe { (*iface).state.eps_with_pending() };
-        for ep in eps {
-            // SAFETY: as above; no callback runs in `next_pending`.
-            while let Some(req) = unsafe { (*iface).state.next_pending(ep) } {
-                // SAFETY: the user's request, live until dispatched/purged.
-                let status = unsafe {
-                    match (*req).func {
-                        Some(func) => func(req),
-                        None => UCS_OK,
-                    }
-                };
-                if status != UCS_OK {
-                    // Not done: keep it at the head and try again later.
-                    // SAFETY: as above.
-                    unsafe { (*iface).state.requeue_pending(ep, req) };
-                    break;
+        let mut cursor = PendingCursor::default();
+        // SAFETY: live by the contract; no callback runs in `next_pending`.
+        while let Some(req) = unsafe { (*iface).state.next_pending(&mut cursor) } {
+            // SAFETY: the user's request, live until dispatched/purged.
+            let status = unsafe {
+                match (*req).func {
+                    Some(func) => func(req),
+                    None => UCS_OK,
                 }
+            };
+            if status != UCS_OK {
+                // Not done: it goes back to the head of its queue.
+                cursor.not_done = Some(req);
             }
         }
     }
@@ -96,14 +92,19 @@ impl RcIface {
         self.state.channel.fd()
     }
 
+    /// The worker the iface was opened on.
+    fn worker<'a>(&self) -> Option<&'a Worker> {
+        // SAFETY: the worker handle was validated at open and outlives its
+        // ifaces.
+        unsafe { crate::core::worker::worker_ref(self.base.worker, "rc") }.ok()
+    }
+
     pub fn progress_enable(&mut self, flags: c_uint) {
         if flags & (UCT_PROGRESS_SEND | UCT_PROGRESS_RECV) == 0 || self.state.progress_id.is_some()
         {
             return;
         }
-        // SAFETY: the worker handle was validated at open and outlives ifaces.
-        let Ok(worker) = (unsafe { crate::core::worker::worker_ref(self.base.worker, "rc") })
-        else {
+        let Some(worker) = self.worker() else {
             return;
         };
         let arg = self as *mut RcIface as *mut c_void;
@@ -112,9 +113,7 @@ impl RcIface {
 
     pub(super) fn progress_disable_all(&mut self) {
         if let Some(id) = self.state.progress_id.take() {
-            // SAFETY: as in progress_enable.
-            if let Ok(worker) = unsafe { crate::core::worker::worker_ref(self.base.worker, "rc") } {
-                let worker: &Worker = worker;
+            if let Some(worker) = self.worker() {
                 worker.unregister(id);
             }
         }
@@ -127,16 +126,44 @@ impl RcIface {
     }
 }
 
+/// Where a pending dispatch is: the eps to visit (taken at its start) and
+/// a request its callback did not finish.
+#[derive(Default)]
+struct PendingCursor {
+    eps: Option<Vec<*mut RcEp>>,
+    at: usize,
+    not_done: Option<*mut uct_pending_req_t>,
+}
+
 impl IfaceState {
-    /// The eps with pending requests or a grant to send.
-    fn eps_with_pending(&mut self) -> Vec<*mut RcEp> {
-        let mut eps = Vec::new();
-        self.for_each_ep(|ep| {
-            if !ep.pending.is_empty() || ep.fc.pure_grant_pending {
-                eps.push(ep as *mut RcEp);
+    /// The next pending request to run (see
+    /// [`RcIface::dispatch_pending`]): a request that was not done goes back
+    /// to the head of its ep's queue and the walk moves to the next ep.
+    fn next_pending(&mut self, cursor: &mut PendingCursor) -> Option<*mut uct_pending_req_t> {
+        let eps = cursor.eps.get_or_insert_with(|| {
+            let mut eps = Vec::new();
+            for qpn in self.eps.keys().copied().collect::<Vec<_>>() {
+                if let Some(ep) = self.ep(qpn) {
+                    if !ep.pending.is_empty() || ep.fc.pure_grant_pending {
+                        eps.push(ep as *mut RcEp);
+                    }
+                }
             }
+            eps
         });
-        eps
+        if let Some(req) = cursor.not_done.take() {
+            if let Some(&ep) = eps.get(cursor.at) {
+                self.requeue_pending(ep, req);
+            }
+            cursor.at += 1;
+        }
+        while let Some(&ep) = eps.get(cursor.at) {
+            match self.pending_of(ep) {
+                Some(req) => return Some(req),
+                None => cursor.at += 1,
+            }
+        }
+        None
     }
 
     /// `ep` if it is still a live ep (a callback may have destroyed it).
@@ -151,7 +178,7 @@ impl IfaceState {
 
     /// The next pending request of `ep` to run, if the ep is live and can
     /// post (its owed grant goes first). Runs no user callback.
-    fn next_pending(&mut self, ep: *mut RcEp) -> Option<*mut uct_pending_req_t> {
+    fn pending_of(&mut self, ep: *mut RcEp) -> Option<*mut uct_pending_req_t> {
         let fc = self.fc;
         let mut credits = self.tx.credits;
         let this = self.live_ep_any_qp(ep)?;

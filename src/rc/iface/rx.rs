@@ -40,6 +40,8 @@ unsafe extern "C" fn release_rx_desc(self_: *mut uct_recv_desc_t, desc: *mut c_v
 pub(super) struct RxAm {
     index: u16,
     buffer: *mut u8,
+    /// Where the AM's payload starts in the buffer.
+    payload: *mut u8,
     id: u8,
     len: usize,
 }
@@ -115,12 +117,11 @@ impl RxState {
         self.queue.srq()
     }
 
-    /// Gives every SRQ entry a buffer and publishes them; `iface` is the
-    /// boxed iface holding this state (its address is stable).
-    pub(super) fn fill(&mut self, iface: *mut RcIface) -> Result<(), Status> {
-        // SAFETY: only the address of the field is taken (no reference is
-        // made); the iface is boxed, so it stays where it is.
-        self.release_desc.rx = unsafe { std::ptr::addr_of_mut!((*iface).state.rx) };
+    /// Gives every SRQ entry a buffer and publishes them. Called once this
+    /// state is in its final place (the boxed iface): released descriptors
+    /// find it by its address.
+    pub(super) fn fill(&mut self) -> Result<(), Status> {
+        self.release_desc.rx = self;
         for index in 0..self.len() as u16 {
             let buffer = self.pool.get()?;
             self.post_recv(index, buffer);
@@ -129,17 +130,24 @@ impl RxState {
         Ok(())
     }
 
-    /// The bytes of receive buffer `buffer` from where the SRQ entry points
-    /// (the AM header) to the end of its data area.
+    /// The bytes of receive buffer `buffer`: its header area, then from
+    /// `offset - AM_HDR_LEN` (where the SRQ entry points: the AM header) the
+    /// data area.
     #[inline]
-    fn data(&mut self, buffer: *mut u8) -> &mut [u8] {
+    fn bytes(&mut self, buffer: *mut u8) -> &mut [u8] {
         // SAFETY: receive buffers come from `pool`, whose segments hold
         // `offset - AM_HDR_LEN + seg_size` bytes; this state owns the buffer
         // while its entry is not in the device's hands (a receive CQE
-        // returned it) and `&mut self` is the only borrow.
-        unsafe {
-            std::slice::from_raw_parts_mut(buffer.add(self.offset - AM_HDR_LEN), self.seg_size)
-        }
+        // returned it, or a handler released it) and `&mut self` is the only
+        // borrow.
+        unsafe { std::slice::from_raw_parts_mut(buffer, self.offset - AM_HDR_LEN + self.seg_size) }
+    }
+
+    /// The data area of `buffer`, from the AM header on.
+    #[inline]
+    fn data(&mut self, buffer: *mut u8) -> &mut [u8] {
+        let start = self.offset - AM_HDR_LEN;
+        &mut self.bytes(buffer)[start..]
     }
 
     /// Writes SRQ entry `index` to receive into `buffer`; the next
@@ -157,8 +165,7 @@ impl RxState {
             .write(head);
             DataSeg {
                 byte_count: self.seg_size as u32,
-                // SAFETY: rx buffers come from the live rx pool.
-                lkey: unsafe { BufferPool::lkey(buffer) },
+                lkey: self.pool.lkey(buffer),
                 addr: buffer as u64 + (self.offset - AM_HDR_LEN) as u64,
             }
             .write(data);
@@ -213,11 +220,10 @@ impl RxState {
             return;
         }
         let hook: *mut uct_recv_desc_t = &mut self.release_desc.desc;
+        // The release-desc slot of the buffer's header area, right before the
+        // user headroom (`offset >= LKEY_BYTES + 8 + headroom`).
         let at = self.offset - self.headroom - 8;
-        // SAFETY: `at .. at + 8` is the release-desc slot of the buffer's
-        // header area (`offset >= LKEY_BYTES + 8 + headroom`), inside the
-        // pool buffer; the handler keeps only the payload.
-        unsafe { (am.buffer.add(at) as *mut *mut uct_recv_desc_t).write_unaligned(hook) };
+        self.bytes(am.buffer)[at..at + 8].copy_from_slice(&(hook as usize).to_ne_bytes());
         match self.pool.get() {
             Ok(fresh) => self.repost(am.index, fresh),
             Err(status) => {
@@ -229,14 +235,33 @@ impl RxState {
 }
 
 impl IfaceState {
-    /// Takes the next receive CQE: `None` when the CQ is empty,
-    /// `Some(None)` for one that delivers nothing to the user (an error, a
-    /// malformed or foreign message, a flow-control grant; its buffer went
-    /// back at once), `Some(Some(am))` for an AM to hand to its handler.
+    /// Settles the buffer of the AM `handled` by its handler's answer, then
+    /// takes receive CQEs (counting them in `polled`, up to the poll limit)
+    /// until one carries an AM for its handler. Runs no user callback.
+    pub(super) fn next_rx(
+        &mut self,
+        polled: &mut u32,
+        handled: Option<(RxAm, ucs_status_t)>,
+    ) -> Option<RxAm> {
+        if let Some((am, status)) = handled {
+            self.rx.after_am(am, status);
+        }
+        while *polled < self.limits.rx_max_poll {
+            let cqe = self.rx_cq.poll()?;
+            *polled += 1;
+            if let Some(am) = self.take_rx(&cqe) {
+                return Some(am);
+            }
+        }
+        None
+    }
+
+    /// What receive CQE `cqe_bytes` delivers: `None` when nothing goes to
+    /// the user (an error, a malformed or foreign message, a flow-control
+    /// grant; its buffer went back at once), else an AM for its handler.
     /// Runs no user callback.
-    pub(super) fn next_rx(&mut self) -> Option<Option<RxAm>> {
-        let cqe_bytes = self.rx_cq.poll()?;
-        let cqe = Cqe64::decode(&cqe_bytes);
+    fn take_rx(&mut self, cqe_bytes: &mlx5::CqeBytes) -> Option<RxAm> {
+        let cqe = Cqe64::decode(cqe_bytes);
         let rx = &mut self.rx;
         let index = cqe.wqe_counter & (rx.len() as u16 - 1);
         let buffer = rx.buffers[usize::from(index)];
@@ -248,7 +273,7 @@ impl IfaceState {
         // not the buffer. Moving it into the buffer keeps one dispatch path
         // and lets a handler keep the descriptor.
         if valid && mlx5::cqe_format_is_special(cqe_bytes[mlx5::CQE_OP_OWN_OFFSET]) {
-            valid = take_inline_rx(&cqe_bytes, rx.data(buffer));
+            valid = take_inline_rx(cqe_bytes, rx.data(buffer));
         }
         let header = rx.data(buffer);
         // A hardware tag-matching message (a peer with TM on) is not an AM:
@@ -264,7 +289,7 @@ impl IfaceState {
                 );
             }
             rx.repost(index, buffer);
-            return Some(None);
+            return None;
         }
         let id_byte = header[AM_ID_OFFSET];
         let len = len - AM_HDR_LEN;
@@ -277,16 +302,17 @@ impl IfaceState {
                 // user; the buffer goes back at once.
                 None => {
                     self.rx.repost(index, buffer);
-                    return Some(None);
+                    return None;
                 }
             }
         };
-        Some(Some(RxAm {
+        Some(RxAm {
             index,
             buffer,
+            payload: buffer.wrapping_add(self.rx.offset),
             id,
             len,
-        }))
+        })
     }
 
     /// Acts on the flow-control bits of a received header (see
@@ -367,34 +393,26 @@ fn take_inline_rx(cqe: &mlx5::CqeBytes, dst: &mut [u8]) -> bool {
 }
 
 impl RcIface {
-    /// Polls the receive CQ and delivers AMs.
+    /// Polls the receive CQ and delivers AMs: [`IfaceState::next_rx`]
+    /// takes the next AM (and settles the last one's buffer by its
+    /// handler's answer), this loop runs its handler.
     ///
     /// # Safety
     /// A live iface. AM handlers run from here.
     pub(super) unsafe fn poll_rx(iface: *mut RcIface) -> c_uint {
         let mut count = 0;
-        // SAFETY: live by the contract.
-        let max = unsafe { (*iface).state.limits.rx_max_poll };
-        while count < max {
-            // SAFETY: as above; the borrow ends here, before the handler.
-            let Some(next) = (unsafe { (*iface).state.next_rx() }) else {
-                break;
-            };
-            count += 1;
-            let Some(am) = next else {
-                continue;
-            };
+        let mut handled = None;
+        // SAFETY: live by the contract; the borrow ends before the handler.
+        while let Some(am) = unsafe { (*iface).state.next_rx(&mut count, handled.take()) } {
             // SAFETY: live; the payload is `am.len` bytes of the receive
             // buffer after the AM header, which stays ours (or the
             // handler's, with FLAG_DESC) during the call.
             let status = unsafe {
-                let payload = am.buffer.add((*iface).state.rx.offset);
                 (*iface)
                     .base
-                    .invoke_am(am.id, payload.cast(), am.len, UCT_CB_PARAM_FLAG_DESC)
+                    .invoke_am(am.id, am.payload.cast(), am.len, UCT_CB_PARAM_FLAG_DESC)
             };
-            // SAFETY: live by the contract (handlers may not close it).
-            unsafe { (*iface).state.rx.after_am(am, status) };
+            handled = Some((am, status));
         }
         count
     }

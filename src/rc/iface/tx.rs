@@ -121,127 +121,239 @@ impl RcIface {
         }
     }
 
-    /// Completes, in order, every op of `ep` (QP `qpn`) posted at or before
-    /// WQE `wqe_counter`, until a callback destroys the ep.
-    ///
-    /// # Safety
-    /// `iface` live, no borrow of it or the ep held.
-    unsafe fn complete_through(iface: *mut RcIface, ep: *mut RcEp, qpn: u32, wqe_counter: u16) {
-        loop {
-            // SAFETY: live by the contract; the borrow ends here.
-            let next = unsafe { (*iface).state.live_ep(ep, qpn) }
-                .and_then(|ep| ep.txwq_mut().complete_next(wqe_counter));
-            let Some(op) = next else { break };
-            // SAFETY: as above.
-            unsafe { Self::finish_op(iface, op, UCS_OK) };
-        }
-    }
-
-    /// An error CQE for WQE `wqe_counter` with `status`: ops before it
-    /// completed, it and every later op did not. The ep fails (posts return
-    /// `status`) and the iface's error handler is called once, before the
-    /// ops are touched: its answer decides with the failover state
-    /// ([`crate::failover::EpFailover`]) whether they are held for purge
-    /// (failover enabled, `UCS_INPROGRESS`, invalidated with
-    /// `NO_COMPLETIONS`) or completed with `status`.
-    ///
-    /// # Safety
-    /// As for [`RcIface::complete_through`].
-    unsafe fn fail(iface: *mut RcIface, ep: *mut RcEp, qpn: u32, wqe_counter: u16, status: Status) {
-        // SAFETY: live by the contract; short borrows, none across callbacks.
-        let Some(error) =
-            (unsafe { (*iface).state.live_ep(ep, qpn) }).map(|e| e.begin_error(status))
-        else {
-            return;
-        };
-        let status = error.status;
-        if error.first {
-            // Everything before the failed WQE was executed.
-            // SAFETY: as above.
-            unsafe { Self::complete_through(iface, ep, qpn, wqe_counter.wrapping_sub(1)) };
-        }
-        // SAFETY: as above.
-        let state: &mut IfaceState = unsafe { &mut (*iface).state };
-        let (handler, arg) = (state.err_handler, state.err_handler_arg);
-        let Some(this) = state.live_ep(ep, qpn) else {
-            return;
-        };
-        if error.first {
-            this.set_failed(status);
-        }
-        let (mut decision, report) = this.error_decision(status);
-        if report {
-            tracing::debug!("rc_mlx5 ep {ep:p}: failed with {status}");
-            // SAFETY: no borrow is held; the handler may destroy the ep.
-            let answer = unsafe { IfaceState::report_error(handler, arg, ep as uct_ep_h, status) };
-            // SAFETY: live by the contract.
-            let rc = unsafe { &mut *iface };
-            let has_tokens = rc.advertises_query_token();
-            let Some(this) = rc.state.live_ep(ep, qpn) else {
-                return;
-            };
-            if decision == OnError::AskHandler {
-                decision = this.failover.on_handler_result(status, answer, has_tokens);
-            }
-        }
-        if decision == OnError::Keep {
-            return;
-        }
-        loop {
-            // SAFETY: as above; the borrow ends before the callback.
-            let next =
-                unsafe { (*iface).state.live_ep(ep, qpn) }.and_then(|ep| ep.txwq_mut().fail_next());
-            let Some(op) = next else { break };
-            // SAFETY: as above.
-            unsafe { Self::finish_op(iface, op, status.raw()) };
-        }
-    }
-
-    /// Polls the send CQ.
+    /// Polls the send CQ: for each CQE, [`RcIface::tx_step`] decides (with
+    /// no callback) what comes next and this loop runs it: an op's
+    /// completion, or the error handler, whose answer goes back to the
+    /// next step.
     ///
     /// # Safety
     /// A live iface; no borrow of it held.
     pub(super) unsafe fn poll_tx(iface: *mut RcIface) -> c_uint {
-        let mut count = 0;
-        // SAFETY: live by the contract.
-        let max = unsafe { (*iface).state.limits.tx_max_poll };
-        while count < max {
-            // SAFETY: as above; the borrow ends here.
-            let Some(next) = (unsafe { (*iface).state.next_tx() }) else {
-                break;
-            };
-            count += 1;
-            let Some((ep, cqe)) = next else { continue };
-            if cqe.is_error() {
-                let status = syndrome_status(cqe.syndrome);
-                // SAFETY: as above.
-                unsafe { Self::fail(iface, ep, cqe.qpn, cqe.wqe_counter, status) };
-            } else {
-                // SAFETY: as above.
-                unsafe { Self::complete_through(iface, ep, cqe.qpn, cqe.wqe_counter) };
+        let mut cursor = TxCursor::default();
+        // SAFETY: live by the contract; `tx_next` runs no callback.
+        while let Some(step) = unsafe { (*iface).tx_next(&mut cursor) } {
+            match step {
+                // SAFETY: as above; the op just left its send queue.
+                TxStep::Finish(op, status) => unsafe { Self::finish_op(iface, op, status) },
+                TxStep::Report {
+                    handler,
+                    arg,
+                    ep,
+                    status,
+                } => {
+                    // SAFETY: no borrow is held; the handler may destroy the
+                    // ep (the next step checks).
+                    let answer = unsafe { IfaceState::report_error(handler, arg, ep, status) };
+                    cursor.answer = Some(answer);
+                }
+                TxStep::Done => {}
             }
         }
-        count
+        cursor.polled
+    }
+
+    /// The next callback to run for the send CQ: of the CQE in hand, or of
+    /// the next one polled; `None` when the CQ is empty or the poll limit
+    /// reached.
+    fn tx_next(&mut self, cursor: &mut TxCursor) -> Option<TxStep> {
+        loop {
+            match &mut cursor.work {
+                Some(work) => match self.tx_step(work, cursor.answer.take()) {
+                    TxStep::Done => cursor.work = None,
+                    step => return Some(step),
+                },
+                None => cursor.work = Some(self.state.next_tx(&mut cursor.polled)?),
+            }
+        }
+    }
+
+    /// The next thing to do for the send CQE `work` (`answer`: the error
+    /// handler's, when the last step was [`TxStep::Report`]). A successful
+    /// CQE completes, in order, every op posted at or before its WQE. An
+    /// error CQE: ops before its WQE completed, it and every later op did
+    /// not; the ep fails (posts return the status) and the iface's error
+    /// handler is called once, before the ops are touched: its answer
+    /// decides with the failover state ([`crate::failover::EpFailover`])
+    /// whether they are held for purge (failover enabled, `UCS_INPROGRESS`,
+    /// invalidated with `NO_COMPLETIONS`) or completed with the status. A
+    /// callback that destroyed the ep ends the work.
+    fn tx_step(&mut self, work: &mut CqeWork, mut answer: Option<ucs_status_t>) -> TxStep {
+        let has_tokens = self.advertises_query_token();
+        let state = &mut self.state;
+        let (handler, arg) = (state.err_handler, state.err_handler_arg);
+        loop {
+            let Some(ep) = state.live_ep(work.ep, work.qpn) else {
+                return TxStep::Done;
+            };
+            work.stage = match work.stage {
+                Stage::Done => return TxStep::Done,
+                Stage::Complete { counter, then_fail } => {
+                    if let Some(op) = ep.txwq_mut().complete_next(counter) {
+                        return TxStep::Finish(op, UCS_OK);
+                    }
+                    match then_fail {
+                        Some(status) => Stage::Decide {
+                            status,
+                            set_failed: true,
+                        },
+                        None => Stage::Done,
+                    }
+                }
+                Stage::Begin(status) => {
+                    let error = ep.begin_error(status);
+                    if error.first {
+                        // Everything before the failed WQE was executed.
+                        Stage::Complete {
+                            counter: work.counter.wrapping_sub(1),
+                            then_fail: Some(error.status),
+                        }
+                    } else {
+                        Stage::Decide {
+                            status: error.status,
+                            set_failed: false,
+                        }
+                    }
+                }
+                Stage::Decide { status, set_failed } => {
+                    if set_failed {
+                        ep.set_failed(status);
+                    }
+                    let (decision, report) = ep.error_decision(status);
+                    if report {
+                        tracing::debug!("rc_mlx5 ep {:p}: failed with {status}", work.ep);
+                        work.stage = Stage::Answer { status, decision };
+                        return TxStep::Report {
+                            handler,
+                            arg,
+                            ep: work.ep as uct_ep_h,
+                            status,
+                        };
+                    }
+                    Stage::Settle { status, decision }
+                }
+                Stage::Answer {
+                    status,
+                    mut decision,
+                } => {
+                    if decision == OnError::AskHandler {
+                        let answer = answer.take().unwrap_or(status.raw());
+                        decision = ep.failover.on_handler_result(status, answer, has_tokens);
+                    }
+                    Stage::Settle { status, decision }
+                }
+                Stage::Settle { status, decision } => {
+                    if decision == OnError::Keep {
+                        Stage::Done
+                    } else {
+                        Stage::FailAll(status)
+                    }
+                }
+                Stage::FailAll(status) => match ep.txwq_mut().fail_next() {
+                    Some(op) => return TxStep::Finish(op, status.raw()),
+                    None => Stage::Done,
+                },
+            };
+        }
     }
 }
 
+/// The send-CQ loop's place: CQEs polled so far, the one in hand, and the
+/// error handler's answer for its next step.
+#[derive(Default)]
+struct TxCursor {
+    polled: u32,
+    work: Option<CqeWork>,
+    answer: Option<ucs_status_t>,
+}
+
+/// What the send-CQ loop does next ([`RcIface::tx_step`]).
+enum TxStep {
+    /// Complete this op (taken off its send queue) with this status.
+    Finish(OutstandingOp, ucs_status_t),
+    /// Call the error handler; its answer goes to the next step.
+    Report {
+        handler: uct_error_handler_t,
+        arg: *mut c_void,
+        ep: uct_ep_h,
+        status: Status,
+    },
+    Done,
+}
+
+/// Where the handling of one send CQE is.
+#[derive(Clone, Copy)]
+enum Stage {
+    /// Completing the ops up to `counter`, then deciding about the failure
+    /// with `then_fail` (the ep fails with it first).
+    Complete {
+        counter: u16,
+        then_fail: Option<Status>,
+    },
+    /// An error CQE with this status.
+    Begin(Status),
+    /// What to do with the ops of the failed ep; report it if it is the
+    /// first time.
+    Decide {
+        status: Status,
+        set_failed: bool,
+    },
+    /// The error handler answered.
+    Answer {
+        status: Status,
+        decision: OnError,
+    },
+    Settle {
+        status: Status,
+        decision: OnError,
+    },
+    /// Completing every remaining op with this status.
+    FailAll(Status),
+    Done,
+}
+
+/// One send CQE being handled: its ep (as it was found in the table) and
+/// WQE counter.
+struct CqeWork {
+    ep: *mut RcEp,
+    qpn: u32,
+    counter: u16,
+    stage: Stage,
+}
+
 impl IfaceState {
-    /// Takes the next send CQE: `None` when the CQ is empty, `Some(None)`
-    /// for a CQE of no live ep (dropped), else the ep and the CQE.
-    fn next_tx(&mut self) -> Option<Option<(*mut RcEp, Cqe64)>> {
-        let cqe = Cqe64::decode(&self.tx_cq.poll()?);
-        let Some(&ep) = self.eps.get(&cqe.qpn) else {
-            tracing::debug!("rc_mlx5: send CQE for unknown QP 0x{:x}", cqe.qpn);
-            return Some(None);
-        };
-        if cqe.is_error() && cqe.syndrome != mlx5::MLX5_CQE_SYNDROME_WR_FLUSH_ERR {
-            tracing::debug!(
-                "rc_mlx5 ep {ep:p}: error CQE syndrome 0x{:x} (vendor 0x{:x}) at WQE {}",
-                cqe.syndrome,
-                cqe.vendor_syndrome,
-                cqe.wqe_counter
-            );
+    /// Takes the next send CQE (counting it in `polled`, up to the poll
+    /// limit) and the work it means; a CQE of no live ep is dropped.
+    fn next_tx(&mut self, polled: &mut u32) -> Option<CqeWork> {
+        while *polled < self.limits.tx_max_poll {
+            let cqe = Cqe64::decode(&self.tx_cq.poll()?);
+            *polled += 1;
+            let Some(&ep) = self.eps.get(&cqe.qpn) else {
+                tracing::debug!("rc_mlx5: send CQE for unknown QP 0x{:x}", cqe.qpn);
+                continue;
+            };
+            let stage = if cqe.is_error() {
+                if cqe.syndrome != mlx5::MLX5_CQE_SYNDROME_WR_FLUSH_ERR {
+                    tracing::debug!(
+                        "rc_mlx5 ep {ep:p}: error CQE syndrome 0x{:x} (vendor 0x{:x}) at WQE {}",
+                        cqe.syndrome,
+                        cqe.vendor_syndrome,
+                        cqe.wqe_counter
+                    );
+                }
+                Stage::Begin(syndrome_status(cqe.syndrome))
+            } else {
+                Stage::Complete {
+                    counter: cqe.wqe_counter,
+                    then_fail: None,
+                }
+            };
+            return Some(CqeWork {
+                ep,
+                qpn: cqe.qpn,
+                counter: cqe.wqe_counter,
+                stage,
+            });
         }
-        Some(Some((ep, cqe)))
+        None
     }
 }

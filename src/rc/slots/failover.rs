@@ -31,13 +31,13 @@ slot! {
     take ep: EpArg = (ep), attr: EpAttr = (attr);
     {
         const F: &str = "uct_ep_query";
-        let (ep, iface) = ep.ep_and_iface(F)?;
+        let ep = ep.ep(F)?;
         let sockaddrs = UCT_EP_ATTR_FIELD_LOCAL_SOCKADDR | UCT_EP_ATTR_FIELD_REMOTE_SOCKADDR;
         if attr.field_mask() & sockaddrs != 0 {
             tracing::debug!("{F}: rc_mlx5 eps have no socket addresses");
             return Err(Status::Unsupported);
         }
-        attr.fill_tx_token(failover::requester_connection(ep, &iface.state.address).as_ref())
+        attr.fill_tx_token(failover::requester_connection(ep).as_ref())
     }
 }
 
