@@ -126,6 +126,23 @@ pub(crate) unsafe fn tolerant_field_mask<T: FieldMasked>(
     Ok(field_mask)
 }
 
+/// `*params` (the argument `params`): non-NULL, its unknown field bits
+/// ignored with a debug line (see [`tolerant_field_mask`]).
+///
+/// # Safety
+/// `params` NULL or valid per its field mask.
+unsafe fn params_ref<'a, T: FieldMasked>(
+    params: *const T,
+    known: u64,
+    function: &str,
+) -> Result<&'a T, Status> {
+    // SAFETY: non-NULL once the mask is read, and valid by the contract.
+    unsafe {
+        tolerant_field_mask(params, known, function, "params")?;
+        Ok(&*params)
+    }
+}
+
 /// A yes/no answer for C: 1 or 0, and 0 for refused arguments (already
 /// logged).
 fn c_bool(answer: Result<bool, Status>) -> c_int {
@@ -352,9 +369,7 @@ pub unsafe extern "C" fn uct_iface_is_reachable_v2(
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { base_iface(iface, FUNCTION) }?;
         // SAFETY: NULL or valid by the caller's contract.
-        unsafe { tolerant_field_mask(params, IS_REACHABLE_FIELDS, FUNCTION, "params") }?;
-        // SAFETY: non-NULL (checked) and valid per its field mask by contract.
-        let params = unsafe { &*params };
+        let params = unsafe { params_ref(params, IS_REACHABLE_FIELDS, FUNCTION) }?;
         required_fields(
             params.field_mask,
             u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR),
@@ -388,9 +403,7 @@ pub unsafe extern "C" fn uct_ep_connect_to_ep_v2(
         non_null(device_addr, FUNCTION, "device_addr")?;
         non_null(ep_addr, FUNCTION, "ep_addr")?;
         // SAFETY: NULL or valid by the caller's contract.
-        unsafe { tolerant_field_mask(params, CONNECT_TO_EP_FIELDS, FUNCTION, "params") }?;
-        // SAFETY: non-NULL (checked) and valid by the caller's contract.
-        let params = unsafe { &*params };
+        let params = unsafe { params_ref(params, CONNECT_TO_EP_FIELDS, FUNCTION) }?;
         // SAFETY: arguments validated above.
         unsafe { (base.internal_ops.ep_connect_to_ep_v2)(ep, device_addr, ep_addr, params) }
     })();
@@ -411,9 +424,7 @@ pub unsafe extern "C" fn uct_ep_is_connected(
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
         // SAFETY: NULL or valid by the caller's contract.
-        unsafe { tolerant_field_mask(params, IS_CONNECTED_FIELDS, FUNCTION, "params") }?;
-        // SAFETY: non-NULL (checked) and valid by the caller's contract.
-        let params = unsafe { &*params };
+        let params = unsafe { params_ref(params, IS_CONNECTED_FIELDS, FUNCTION) }?;
         // SAFETY: arguments validated above.
         Ok(unsafe { (base.internal_ops.ep_is_connected)(ep, params) })
     })())

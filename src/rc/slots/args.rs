@@ -301,6 +301,90 @@ impl<'a, const N: usize> InBytes<'a, N> {
     }
 }
 
+/// A peer's addresses from the parameters of a v2 call, each NULL unless
+/// its field bit is set; the device address with the length the call gives
+/// (ours when it gives none).
+pub(super) struct PeerAddress<'a> {
+    pub(super) device: CBytes<'a>,
+    pub(super) iface: InBytes<'a, IFACE_ADDR_LEN>,
+    pub(super) ep: InBytes<'a, { crate::rc::ep::EP_ADDR_LEN }>,
+}
+
+impl PeerAddress<'_> {
+    /// From the members whose bits are set; the others NULL.
+    fn taken(
+        device: Option<(*const uct_device_addr_t, usize)>,
+        iface: Option<*const uct_iface_addr_t>,
+        ep: Option<*const uct_ep_addr_t>,
+    ) -> Self {
+        let (device, len) = device.unwrap_or((std::ptr::null(), 0));
+        PeerAddress {
+            device: CBytes::taken(device.cast(), len),
+            iface: InBytes {
+                ptr: iface.unwrap_or(std::ptr::null()).cast(),
+                _life: PhantomData,
+            },
+            ep: InBytes {
+                ptr: ep.unwrap_or(std::ptr::null()).cast(),
+                _life: PhantomData,
+            },
+        }
+    }
+}
+
+/// The device address length a v2 call gives, or ours.
+fn device_len(given: bool, length: usize) -> usize {
+    if given {
+        length
+    } else {
+        crate::hca::DeviceAddress::MAX_PACKED_LEN
+    }
+}
+
+impl FromC<&uct_iface_is_reachable_params_t> for PeerAddress<'_> {
+    /// Relies on: each address whose bit is set NULL or readable for its
+    /// length (the device address: its given length, or ours).
+    unsafe fn from_c(params: &uct_iface_is_reachable_params_t) -> Self {
+        let mask = params.field_mask;
+        let bit = |field: u32| mask & u64::from(field) != 0;
+        let len = device_len(
+            bit(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR_LENGTH),
+            params.device_addr_length,
+        );
+        PeerAddress::taken(
+            bit(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR).then_some((params.device_addr, len)),
+            bit(UCT_IFACE_IS_REACHABLE_FIELD_IFACE_ADDR).then_some(params.iface_addr),
+            None,
+        )
+    }
+}
+
+impl FromC<&uct_ep_is_connected_params_t> for PeerAddress<'_> {
+    /// Relies on: each address whose bit is set NULL or readable for our
+    /// length of it.
+    unsafe fn from_c(params: &uct_ep_is_connected_params_t) -> Self {
+        let bit = |field: u32| params.field_mask & u64::from(field) != 0;
+        PeerAddress::taken(
+            bit(UCT_EP_IS_CONNECTED_FIELD_DEVICE_ADDR)
+                .then_some((params.device_addr, device_len(false, 0))),
+            None,
+            bit(UCT_EP_IS_CONNECTED_FIELD_EP_ADDR).then_some(params.ep_addr),
+        )
+    }
+}
+
+impl FromC<(*const uct_device_addr_t, &uct_ep_connect_to_ep_params_t)> for CBytes<'_> {
+    /// Relies on: the device address NULL or readable for the length the
+    /// parameters give (ours when they give none).
+    unsafe fn from_c(
+        (device, params): (*const uct_device_addr_t, &uct_ep_connect_to_ep_params_t),
+    ) -> Self {
+        let given =
+            params.field_mask & u64::from(UCT_EP_CONNECT_TO_EP_PARAM_FIELD_DEVICE_ADDR_LENGTH) != 0;
+        CBytes::taken(device.cast(), device_len(given, params.device_addr_length))
+    }
+}
+
 /// A C pointer to one value to be written.
 pub(super) struct Out<'a, T> {
     ptr: *mut T,

@@ -5,8 +5,8 @@
 use std::ffi::{c_int, c_uint, c_void};
 
 use super::args::{
-    null_argument, slot, status_of, CBytes, EpArg, EpParams, FromC, IfaceArg, InBytes, Out,
-    OutBytes, PendingPurgeCb,
+    null_argument, slot, status_of, CBytes, EpArg, EpParams, IfaceArg, InBytes, Out, OutBytes,
+    PeerAddress, PendingPurgeCb,
 };
 use crate::abi::*;
 use crate::hca::DeviceAddress;
@@ -326,77 +326,44 @@ slot! {
     { status_of(connect_to_ep("uct_ep_connect_to_ep", ep, device.into(), ep_addr)) }
 }
 
-pub(super) unsafe fn ep_connect_to_ep_v2(
-    ep: uct_ep_h,
-    dev_addr: *const uct_device_addr_t,
-    ep_addr: *const uct_ep_addr_t,
-    params: &uct_ep_connect_to_ep_params_t,
-) -> Result<(), Status> {
-    const F: &str = "uct_ep_connect_to_ep_v2";
-    let mut dev_len = DeviceAddress::MAX_PACKED_LEN;
-    if params.field_mask & u64::from(UCT_EP_CONNECT_TO_EP_PARAM_FIELD_DEVICE_ADDR_LENGTH) != 0 {
-        dev_len = params.device_addr_length;
-    }
-    if params.field_mask & u64::from(UCT_EP_CONNECT_TO_EP_PARAM_FIELD_EP_ADDR_LENGTH) != 0
-        && params.ep_addr_length < EP_ADDR_LEN
+slot! {
+    internal fn ep_connect_to_ep_v2(
+        ep: uct_ep_h,
+        dev_addr: *const uct_device_addr_t,
+        ep_addr: *const uct_ep_addr_t,
+        params: &uct_ep_connect_to_ep_params_t,
+    ) -> Result<(), Status>;
+    take ep: EpArg = (ep),
+        device: CBytes = (dev_addr, params),
+        ep_addr: InBytes<'_, EP_ADDR_LEN> = (ep_addr);
     {
-        tracing::warn!(
-            "{F}: ep address of {} bytes is too short",
-            params.ep_addr_length
-        );
-        return Err(Status::InvalidAddr);
+        const F: &str = "uct_ep_connect_to_ep_v2";
+        if params.field_mask & u64::from(UCT_EP_CONNECT_TO_EP_PARAM_FIELD_EP_ADDR_LENGTH) != 0
+            && params.ep_addr_length < EP_ADDR_LEN
+        {
+            let length = params.ep_addr_length;
+            tracing::warn!("{F}: ep address of {length} bytes is too short");
+            return Err(Status::InvalidAddr);
+        }
+        connect_to_ep(F, ep, device, ep_addr)
     }
-    // SAFETY: the entry point's contract: `ep` NULL or ours, the addresses
-    // NULL or readable for their lengths.
-    let (ep, device, ep_addr) = unsafe {
-        (
-            EpArg::from_c(ep),
-            CBytes::from_c((dev_addr.cast::<c_void>(), dev_len)),
-            InBytes::from_c(ep_addr),
-        )
-    };
-    connect_to_ep(F, ep, device, ep_addr)
 }
 
-pub(super) unsafe fn ep_is_connected(ep: uct_ep_h, params: &uct_ep_is_connected_params_t) -> bool {
-    let mask = params.field_mask;
-    // SAFETY: the entry point's contract: `ep` NULL or ours, the addresses
-    // NULL or readable for our lengths of them.
-    let (ep, ep_addr, device): (
-        EpArg,
-        InBytes<'_, EP_ADDR_LEN>,
-        InBytes<'_, { DeviceAddress::MAX_PACKED_LEN }>,
-    ) = unsafe {
-        (
-            EpArg::from_c(ep),
-            InBytes::from_c(params.ep_addr),
-            InBytes::from_c(params.device_addr),
-        )
-    };
-    let Ok(ep) = ep.ep("uct_ep_is_connected") else {
-        return false;
-    };
-    let Some(remote) = ep.remote() else {
-        return false;
-    };
-    if let Some(packed) = ep_addr
-        .get()
-        .filter(|_| mask & u64::from(UCT_EP_IS_CONNECTED_FIELD_EP_ADDR) != 0)
+slot! {
+    internal fn ep_is_connected(ep: uct_ep_h, params: &uct_ep_is_connected_params_t) -> bool;
+    take ep: EpArg = (ep), peer: PeerAddress = (params);
     {
-        let (qpn, _) = RcEp::unpack_address(packed);
-        if qpn != remote.qpn {
+        let Ok(ep) = ep.ep("uct_ep_is_connected") else {
             return false;
-        }
-    }
-    if let Some(bytes) = device
-        .get()
-        .filter(|_| mask & u64::from(UCT_EP_IS_CONNECTED_FIELD_DEVICE_ADDR) != 0)
-    {
-        if DeviceAddress::unpack(bytes) != Ok(remote.address) {
+        };
+        let Some(remote) = ep.remote() else {
             return false;
-        }
+        };
+        let other_ep = peer.ep.get().is_some_and(|packed| RcEp::unpack_address(packed).0 != remote.qpn);
+        let other_device = !peer.device.is_null()
+            && peer.device.get("").map(DeviceAddress::unpack) != Ok(Ok(remote.address));
+        !(other_ep || other_device)
     }
-    true
 }
 
 // ---------------------------------------------------------------- iface

@@ -1,10 +1,10 @@
 //! The query slots: iface attributes (v1 and the generic part of v2),
 //! device and iface addresses, reachability.
 
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
 
 use super::args::{
-    null_argument, slot, status_of, CBytes, FromC, IfaceArg, InBytes, Out, OutBytes,
+    null_argument, slot, status_of, CBytes, IfaceArg, InBytes, Out, OutBytes, PeerAddress,
     IFACE_ADDR_LEN, MAX_SHORT_IOV,
 };
 use crate::abi::*;
@@ -101,37 +101,18 @@ slot! {
     }
 }
 
-pub(super) unsafe fn iface_is_reachable_v2(
-    iface: uct_iface_h,
-    params: &uct_iface_is_reachable_params_t,
-) -> bool {
-    let mask = params.field_mask;
-    let len = if mask & u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR_LENGTH) != 0 {
-        params.device_addr_length
-    } else {
-        DeviceAddress::MAX_PACKED_LEN
-    };
-    // SAFETY: the entry point's contract: `iface` NULL or ours, the
-    // addresses NULL or readable for their lengths.
-    let (iface, dev_addr, iface_addr): (IfaceArg, CBytes, InBytes<'_, IFACE_ADDR_LEN>) = unsafe {
-        (
-            IfaceArg::from_c(iface),
-            CBytes::from_c((params.device_addr.cast::<c_void>(), len)),
-            InBytes::from_c(params.iface_addr),
-        )
-    };
-    if iface.get("uct_iface_is_reachable_v2").is_err() {
-        return false;
-    }
-    if mask & u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR) == 0 {
-        return false;
-    }
-    if mask & u64::from(UCT_IFACE_IS_REACHABLE_FIELD_IFACE_ADDR) != 0
-        && !iface_addr_reachable(iface_addr)
+slot! {
+    internal fn iface_is_reachable_v2(
+        iface: uct_iface_h,
+        params: &uct_iface_is_reachable_params_t,
+    ) -> bool;
+    take iface: IfaceArg = (iface), peer: PeerAddress = (params);
     {
-        return false;
+        // Without a device address (its bit not set) nothing is reachable.
+        iface.get("uct_iface_is_reachable_v2").is_ok()
+            && iface_addr_reachable(peer.iface)
+            && device_reachable(peer.device)
     }
-    device_reachable(dev_addr)
 }
 
 /// The `uct_iface_attr_t` of an iface.
