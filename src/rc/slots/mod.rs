@@ -102,3 +102,30 @@ pub static INTERNAL_OPS: IfaceInternalOps = IfaceInternalOps {
     ep_connect_to_ep_v2,
     ep_is_connected,
 };
+
+/// The handle check of rc ifaces lives with the slot tables it compares
+/// against (the iface itself does not know them).
+impl crate::rc::iface::RcIface {
+    /// Our iface behind `iface`, or `InvalidParam`.
+    ///
+    /// # Safety
+    /// `iface` NULL or an iface of this library.
+    pub unsafe fn from_handle<'a>(
+        iface: uct_iface_h,
+        function: &str,
+    ) -> Result<&'a mut crate::rc::iface::RcIface, Status> {
+        if iface.is_null() {
+            tracing::warn!("{function}: iface is NULL");
+            return Err(Status::InvalidParam);
+        }
+        // SAFETY: non-NULL; every iface of this library starts with a
+        // BaseIface (its magic and internal-ops table tell an open rc iface).
+        let base = unsafe { &*(iface as *const crate::core::iface::BaseIface) };
+        if !base.is_valid() || !std::ptr::eq(base.internal_ops, &INTERNAL_OPS) {
+            tracing::warn!("{function}: {iface:p} is not an open rc_mlx5 iface");
+            return Err(Status::InvalidParam);
+        }
+        // SAFETY: an rc iface (checked above) is an RcIface.
+        Ok(unsafe { &mut *(iface as *mut crate::rc::iface::RcIface) })
+    }
+}
