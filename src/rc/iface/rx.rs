@@ -130,24 +130,25 @@ impl RxState {
         Ok(())
     }
 
-    /// The bytes of receive buffer `buffer`: its header area, then from
-    /// `offset - AM_HDR_LEN` (where the SRQ entry points: the AM header) the
-    /// data area.
+    /// The bytes of the buffer of SRQ entry `index`, which a receive CQE
+    /// just handed back: its header area, then from `offset - AM_HDR_LEN`
+    /// (where the entry points: the AM header) the data area.
     #[inline]
-    fn bytes(&mut self, buffer: *mut u8) -> &mut [u8] {
-        // SAFETY: receive buffers come from `pool`, whose segments hold
-        // `offset - AM_HDR_LEN + seg_size` bytes; this state owns the buffer
-        // while its entry is not in the device's hands (a receive CQE
-        // returned it, or a handler released it) and `&mut self` is the only
+    fn bytes(&mut self, index: u16) -> &mut [u8] {
+        let buffer = self.buffers[usize::from(index)];
+        // SAFETY: entry buffers come from `pool`, whose segments hold
+        // `offset - AM_HDR_LEN + seg_size` bytes; the device is done with
+        // this entry's buffer (its CQE came) and it is not given to the
+        // entry again before the caller is done; `&mut self` is the only
         // borrow.
         unsafe { std::slice::from_raw_parts_mut(buffer, self.offset - AM_HDR_LEN + self.seg_size) }
     }
 
-    /// The data area of `buffer`, from the AM header on.
+    /// The data area of entry `index`'s buffer, from the AM header on.
     #[inline]
-    fn data(&mut self, buffer: *mut u8) -> &mut [u8] {
+    fn data(&mut self, index: u16) -> &mut [u8] {
         let start = self.offset - AM_HDR_LEN;
-        &mut self.bytes(buffer)[start..]
+        &mut self.bytes(index)[start..]
     }
 
     /// Writes SRQ entry `index` to receive into `buffer`; the next
@@ -223,7 +224,7 @@ impl RxState {
         // The release-desc slot of the buffer's header area, right before the
         // user headroom (`offset >= LKEY_BYTES + 8 + headroom`).
         let at = self.offset - self.headroom - 8;
-        self.bytes(am.buffer)[at..at + 8].copy_from_slice(&(hook as usize).to_ne_bytes());
+        self.bytes(am.index)[at..at + 8].copy_from_slice(&(hook as usize).to_ne_bytes());
         match self.pool.get() {
             Ok(fresh) => self.repost(am.index, fresh),
             Err(status) => {
@@ -273,9 +274,9 @@ impl IfaceState {
         // not the buffer. Moving it into the buffer keeps one dispatch path
         // and lets a handler keep the descriptor.
         if valid && mlx5::cqe_format_is_special(cqe_bytes[mlx5::CQE_OP_OWN_OFFSET]) {
-            valid = take_inline_rx(cqe_bytes, rx.data(buffer));
+            valid = take_inline_rx(cqe_bytes, rx.data(index));
         }
-        let header = rx.data(buffer);
+        let header = rx.data(index);
         // A hardware tag-matching message (a peer with TM on) is not an AM:
         // dropped below, with the line saying so.
         valid = valid && header[0] == TMH_NO_TAG;
