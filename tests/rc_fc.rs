@@ -343,9 +343,13 @@ fn post_raw(side: &Side, ep: uct_ep_h, message: &[u8]) {
     // SAFETY: a live iface of this transport.
     let iface = unsafe { RcIface::from_handle(side.iface, "test") }.expect("rc iface");
     let spec = PostSpec::new(OpKind::AmShort, mlx5::MLX5_OPCODE_SEND, 1 + message.len());
+    let credits = &mut iface.state.tx.credits;
     rc_ep(ep)
-        .post(&mut iface.state.tx.credits, spec, |wqe| {
-            wqe.inline(&[&[uct::rc::iface::TMH_NO_TAG], message]);
+        .ready(*credits)
+        .and_then(|sq| {
+            sq.post(credits, spec, |wqe| {
+                wqe.inline(&[&[uct::rc::iface::TMH_NO_TAG], message]);
+            })
         })
         .expect("raw post");
 }

@@ -364,19 +364,22 @@ pub(crate) fn post(
     spec.action = action;
     spec.compare_swap = matches!(wqe.uct_call(), Some(UctAtomic::Cswap { .. }));
     let lkey = BufferPool::bounce_lkey(&bounce);
-    ep.post(&mut state.tx.credits, spec, |builder| {
-        builder.raddr(RaddrSeg {
-            raddr: remote_addr,
-            rkey,
-        });
-        wqe.add_operands(builder);
-        builder.data(DataSeg {
-            byte_count: u32::from(width),
-            lkey,
-            addr: bounce.data as u64,
-        });
-    })
-    .inspect_err(|_| state.tx.pool.put(bounce.buffer))
+    let credits = &mut state.tx.credits;
+    let posted = ep.ready(*credits).and_then(|sq| {
+        sq.post(credits, spec, |builder| {
+            builder.raddr(RaddrSeg {
+                raddr: remote_addr,
+                rkey,
+            });
+            wqe.add_operands(builder);
+            builder.data(DataSeg {
+                byte_count: u32::from(width),
+                lkey,
+                addr: bounce.data as u64,
+            });
+        })
+    });
+    posted.inspect_err(|_| state.tx.pool.put(bounce.buffer))
 }
 
 /// The WQE of a post/fetch, with a log line when the op is not offered.

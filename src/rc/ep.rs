@@ -7,18 +7,19 @@
 //!
 //! # The send-path core, and how to add an operation
 //!
-//! Every data-path operation goes through [`RcEp::post`] or
-//! [`RcEp::post_inline`] (and nothing else writes the send ring):
+//! Every data-path operation posts through [`RcEp::ready`], which checks
+//! the ep, then [`TxWq::post`] or [`TxWq::post_inline`] (and nothing else
+//! writes the send ring):
 //! 1. validate the arguments (lengths against [`crate::rc::limits::Limits`],
 //!    NULL buffers, keys) and return `InvalidParam` before touching the ep;
 //! 2. call [`RcEp::check_post`] first if the op has side effects that must not
 //!    happen when it cannot be posted (a bcopy pack callback);
-//! 3. call [`RcEp::post`] with a [`PostSpec`] (opcode, op kind, bytes, the
+//! 3. call `ep.ready(credits)?.post(..)` with a [`PostSpec`] (opcode, op kind, bytes, the
 //!    caller's completion, what to do when it completes) and a closure that
 //!    adds the segments after the control segment with the
 //!    [`crate::mlx5::WqeBuilder`] (remote address, atomic operands, data or
-//!    inline segments). `post` checks the ep state, then [`TxWq::post`]
-//!    does the rest;
+//!    inline segments). `ready` checks the ep state and room, then
+//!    [`TxWq::post`] does the rest;
 //! 4. return `UCS_OK` (no completion pending for the caller) or
 //!    `UCS_INPROGRESS` (the caller's `comp` will be called).
 //!
@@ -34,7 +35,7 @@ use crate::hca::{
     ack_timeout_exponent, rnr_timer_code, Access, DeviceAddress, Mtu, Qp, QpTransition, RtrAttr,
     RtsAttr,
 };
-use crate::mlx5::{self, RaddrSeg, WqeBuilder, PSN_MASK};
+use crate::mlx5::{self, PSN_MASK};
 use crate::rc::fc::{EpFc, FcConfig, FC_PURE_GRANT};
 use crate::rc::limits::{am_header, Limits, AM_HDR_LEN};
 pub use crate::rc::txwq::{
@@ -282,7 +283,7 @@ impl RcEp {
         self.txwq.qp()
     }
 
-    /// The send queue (read only: posts go through [`RcEp::post`]).
+    /// The send queue (read only: posts go through [`RcEp::ready`]).
     pub fn txwq(&self) -> &TxWq {
         &self.txwq
     }
@@ -464,34 +465,12 @@ impl RcEp {
         status
     }
 
-    /// Posts one WQE (see the module docs). `segments` adds everything after
-    /// the control segment. On error nothing is posted and the ring is
-    /// unchanged.
-    #[inline]
-    pub fn post(
-        &mut self,
-        credits: &mut u32,
-        spec: PostSpec,
-        segments: impl FnOnce(&mut WqeBuilder<'_>),
-    ) -> Result<(), Status> {
-        self.check_post(*credits)?;
-        self.txwq.post(credits, spec, segments)
-    }
-
-    /// Posts a WQE of control, optional remote address and one inline
-    /// segment (`head` then `data`): `put_short`, `am_short`
-    /// ([`TxWq::post_inline`]).
+    /// The send queue, once [`RcEp::check_post`] says a post can go now:
+    /// every post goes through it ([`TxWq::post`], [`TxWq::post_inline`]).
     #[inline(always)]
-    pub fn post_inline<const H: usize>(
-        &mut self,
-        credits: &mut u32,
-        spec: PostSpec,
-        raddr: Option<RaddrSeg>,
-        head: &[u8; H],
-        data: &[u8],
-    ) -> Result<(), Status> {
-        self.check_post(*credits)?;
-        self.txwq.post_inline(credits, spec, raddr, head, data)
+    pub fn ready(&mut self, credits: u32) -> Result<&mut TxWq, Status> {
+        self.check_post(credits)?;
+        Ok(&mut self.txwq)
     }
 
     /// Starts `uct_ep_flush(UCT_FLUSH_FLAG_CANCEL)`: the QP goes to error, so
@@ -544,7 +523,8 @@ impl RcEp {
     /// alone). It takes no window: grants must flow when windows are empty.
     pub fn post_fc_grant(&mut self, credits: &mut u32) -> Result<(), Status> {
         let spec = PostSpec::new(OpKind::FcGrant, mlx5::MLX5_OPCODE_SEND, AM_HDR_LEN);
-        self.post_inline(credits, spec, None, &am_header(FC_PURE_GRANT), &[])
+        self.ready(*credits)?
+            .post_inline(credits, spec, None, &am_header(FC_PURE_GRANT), &[])
     }
 
     /// An error CQE with `status` arrived: whether it is the first of this

@@ -75,7 +75,9 @@ fn am_short(ep: EpArg, id: u8, header: u64, payload: CBytes) -> Result<(), Statu
         AM_HDR_LEN + 8 + length,
     );
     spec.am_id = Some(id);
-    ep.post_inline(&mut iface.state.tx.credits, spec, None, &head, payload)?;
+    let credits = &mut iface.state.tx.credits;
+    ep.ready(*credits)?
+        .post_inline(credits, spec, None, &head, payload)?;
     ep.fc.sent(fc_bits, &iface.state.fc);
     Ok(())
 }
@@ -104,7 +106,8 @@ fn am_short_iov(ep: EpArg, id: u8, iov: CIov) -> Result<(), Status> {
     check_len(F, total, iface.state.limits.am_max_short)?;
     let mut spec = PostSpec::new(OpKind::AmShort, mlx5::MLX5_OPCODE_SEND, AM_HDR_LEN + total);
     spec.am_id = Some(id);
-    ep.post(&mut iface.state.tx.credits, spec, |wqe| {
+    let credits = &mut iface.state.tx.credits;
+    ep.ready(*credits)?.post(credits, spec, |wqe| {
         wqe.inline(&parts[..count + 1]);
     })?;
     ep.fc.sent(fc_bits, &iface.state.fc);
@@ -137,14 +140,16 @@ fn am_bcopy(ep: EpArg, id: u8, pack: PackCb, flags: c_uint) -> Result<isize, Sta
     spec.am_flags = flags;
     spec.bounce = Some(bounce);
     let lkey = BufferPool::bounce_lkey(&bounce);
-    ep.post(&mut iface.state.tx.credits, spec, |wqe| {
-        wqe.data(DataSeg {
-            byte_count: total as u32,
-            lkey,
-            addr: bounce.data as u64,
-        });
-    })
-    .inspect_err(|_| iface.state.tx.pool.put(bounce.buffer))?;
+    let credits = &mut iface.state.tx.credits;
+    ep.ready(*credits)?
+        .post(credits, spec, |wqe| {
+            wqe.data(DataSeg {
+                byte_count: total as u32,
+                lkey,
+                addr: bounce.data as u64,
+            });
+        })
+        .inspect_err(|_| iface.state.tx.pool.put(bounce.buffer))?;
     ep.fc.sent(fc_bits, &iface.state.fc);
     Ok(packed as isize)
 }
@@ -193,7 +198,8 @@ fn am_zcopy(
     spec.comp = comp;
     spec.am_flags = flags;
     spec.iov = Some(iov.copy());
-    ep.post(&mut iface.state.tx.credits, spec, |wqe| {
+    let credits = &mut iface.state.tx.credits;
+    ep.ready(*credits)?.post(credits, spec, |wqe| {
         wqe.inline(&[&am_header(id | fc_bits), header]);
         for segment in &segments[..count] {
             wqe.data(*segment);

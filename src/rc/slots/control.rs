@@ -25,7 +25,7 @@ fn post_flush_nop(
     spec.comp = comp;
     spec.force_signal = true;
     spec.flush_flags = flags;
-    ep.post(credits, spec, |_| {})
+    ep.ready(*credits)?.post(credits, spec, |_| {})
 }
 
 /// Flushes one ep: `Ok` when nothing is outstanding, `InProgress` after

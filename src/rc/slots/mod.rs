@@ -14,7 +14,7 @@
 //!
 //! Failover and tokens are in [`crate::rc::failover`]. Each data-path op
 //! validates its arguments, then hands one WQE to
-//! [`crate::rc::ep::RcEp::post`] (see `ep.rs` for how to add one).
+//! [`crate::rc::ep::RcEp::ready`] (see `ep.rs` for how to add one).
 
 mod am;
 mod args;

@@ -49,7 +49,9 @@ fn put_short(ep: EpArg, data: CBytes, remote_addr: u64, rkey: uct_rkey_t) -> Res
         remote_addr,
         rkey,
     );
-    ep.post_inline(&mut iface.state.tx.credits, spec, Some(raddr), &[], data)
+    let credits = &mut iface.state.tx.credits;
+    ep.ready(*credits)?
+        .post_inline(credits, spec, Some(raddr), &[], data)
 }
 
 slot! {
@@ -76,17 +78,19 @@ fn post_with_bounce(
     let length = spec.length;
     spec.bounce = Some(bounce);
     let lkey = BufferPool::bounce_lkey(&bounce);
-    ep.post(&mut iface.state.tx.credits, spec, |wqe| {
-        wqe.raddr(raddr);
-        if length > 0 {
-            wqe.data(DataSeg {
-                byte_count: length as u32,
-                lkey,
-                addr: bounce.data as u64,
-            });
-        }
-    })
-    .inspect_err(|_| iface.state.tx.pool.put(bounce.buffer))
+    let credits = &mut iface.state.tx.credits;
+    ep.ready(*credits)?
+        .post(credits, spec, |wqe| {
+            wqe.raddr(raddr);
+            if length > 0 {
+                wqe.data(DataSeg {
+                    byte_count: length as u32,
+                    lkey,
+                    addr: bounce.data as u64,
+                });
+            }
+        })
+        .inspect_err(|_| iface.state.tx.pool.put(bounce.buffer))
 }
 
 fn put_bcopy(ep: EpArg, pack: PackCb, remote_addr: u64, rkey: uct_rkey_t) -> Result<isize, Status> {
@@ -147,7 +151,8 @@ fn rma_zcopy(
     let (mut spec, raddr) = remote_spec(kind, opcode, total, remote_addr, rkey);
     spec.comp = comp;
     spec.iov = Some(iov.copy());
-    ep.post(&mut iface.state.tx.credits, spec, |wqe| {
+    let credits = &mut iface.state.tx.credits;
+    ep.ready(*credits)?.post(credits, spec, |wqe| {
         wqe.raddr(raddr);
         for segment in &segments[..count] {
             wqe.data(*segment);
