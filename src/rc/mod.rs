@@ -27,7 +27,7 @@
 //! need room in the ep's flow-control window ([`fc`]). A CQE is
 //! requested every `UCX_RC_TX_CQ_MODERATION` blocks, for every op with a
 //! completion, and for every WQE while credits are low. A destroyed ep
-//! keeps only its `RcEp` struct (256 bytes) as a tombstone
+//! keeps only its `RcEp` struct (320 bytes) as a tombstone
 //! ([`crate::core::tombstone`]): an iface holds at most its peak number of
 //! live eps plus 1025 such structs, all freed at close.
 
