@@ -546,15 +546,12 @@ fn outstanding_atomics_name_their_uct_calls() {
         );
         // Remote address and result pointer are in the entries.
         assert_eq!(
-            table
-                .iter()
-                .map(|op| op.req.remote_addr)
-                .collect::<Vec<_>>(),
+            table.iter().map(|op| op.remote_addr).collect::<Vec<_>>(),
             [at0, at8, at16, at24]
         );
         let results: Vec<*mut std::ffi::c_void> = table
             .iter()
-            .filter_map(|op| match op.req.action {
+            .filter_map(|op| match op.action {
                 CompletionAction::FetchResult { result, .. } => Some(result),
                 _ => None,
             })

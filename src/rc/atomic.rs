@@ -353,16 +353,16 @@ pub(crate) fn post(
         ),
     };
     let mut spec = PostSpec::new(kind, opcode, usize::from(width));
-    spec.req.opmod = opmod;
-    spec.req.remote_addr = remote_addr;
-    spec.req.rkey = rkey;
-    spec.req.uct_rkey = uct_rkey;
-    spec.req.comp = comp;
+    spec.opmod = opmod;
+    spec.remote_addr = remote_addr;
+    spec.rkey = rkey;
+    spec.uct_rkey = uct_rkey;
+    spec.comp = comp;
     // The result must reach the caller without waiting for a later op's CQE.
     spec.force_signal = matches!(fetch, Fetch::Into(_));
-    spec.req.bounce = Some(bounce);
-    spec.req.action = action;
-    spec.req.compare_swap = matches!(wqe.uct_call(), Some(UctAtomic::Cswap { .. }));
+    spec.bounce = Some(bounce);
+    spec.action = action;
+    spec.compare_swap = matches!(wqe.uct_call(), Some(UctAtomic::Cswap { .. }));
     let lkey = BufferPool::bounce_lkey(&bounce);
     let credits = &mut state.tx.credits;
     let posted = ep.ready(*credits).and_then(|sq| {

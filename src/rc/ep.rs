@@ -39,8 +39,8 @@ use crate::mlx5::{self, PSN_MASK};
 use crate::rc::fc::{EpFc, FcConfig, FC_PURE_GRANT};
 use crate::rc::limits::{am_header, Limits, AM_HDR_LEN};
 pub use crate::rc::txwq::{
-    bounce_from_pool, Bounce, CompletionAction, InlineWqe, OpKind, OutstandingOp, PostSpec, TxWq,
-    MAX_WQE_BBS, START_PSN,
+    bounce_from_pool, Bounce, CompletionAction, OpKind, OutstandingOp, PostSpec, TxWq, MAX_WQE_BBS,
+    START_PSN,
 };
 
 /// Tag of a live [`RcEp`].
@@ -523,13 +523,8 @@ impl RcEp {
     /// alone). It takes no window: grants must flow when windows are empty.
     pub fn post_fc_grant(&mut self, credits: &mut u32) -> Result<(), Status> {
         let spec = PostSpec::new(OpKind::FcGrant, mlx5::MLX5_OPCODE_SEND, AM_HDR_LEN);
-        let head = am_header(FC_PURE_GRANT);
-        let wqe = InlineWqe {
-            raddr: None,
-            head: &head,
-            data: &[],
-        };
-        self.ready(*credits)?.post_inline(credits, spec, wqe)
+        self.ready(*credits)?
+            .post_inline(credits, spec, None, &am_header(FC_PURE_GRANT), &[])
     }
 
     /// An error CQE with `status` arrived: whether it is the first of this

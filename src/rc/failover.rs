@@ -195,12 +195,12 @@ impl PurgedOp {
     fn descriptor(&self) -> Option<OpDescriptor<'_>> {
         let op = &self.op;
         let remote = RemoteTarget {
-            address: op.req.remote_addr,
-            rkey: op.req.uct_rkey,
+            address: op.remote_addr,
+            rkey: op.uct_rkey,
         };
-        let iov = || op.req.iov.as_deref();
+        let iov = || op.iov.as_deref();
         let bounce = |offset: usize, length: usize| -> Option<&[u8]> {
-            let bounce = op.req.bounce?;
+            let bounce = op.bounce?;
             // SAFETY: the op owns its bounce buffer until it is released
             // after the callback; its data area holds the op's bytes.
             Some(unsafe { std::slice::from_raw_parts(bounce.data.add(offset), length) })
@@ -208,20 +208,20 @@ impl PurgedOp {
         let after_am_id = || self.inline.get(AM_HDR_LEN..);
         Some(match op.kind {
             OpKind::AmShort => OpDescriptor::AmShortIov {
-                am_id: op.req.am_id?,
+                am_id: op.am_id?,
                 data: after_am_id()?,
             },
             OpKind::AmBcopy => OpDescriptor::AmBcopy {
-                am_id: op.req.am_id?,
-                flags: op.req.am_flags,
-                payload: bounce(AM_HDR_LEN, op.req.length.checked_sub(AM_HDR_LEN)?)?,
+                am_id: op.am_id?,
+                flags: op.am_flags,
+                payload: bounce(AM_HDR_LEN, op.length.checked_sub(AM_HDR_LEN)?)?,
             },
             OpKind::AmZcopy => OpDescriptor::AmZcopy {
-                am_id: op.req.am_id?,
-                flags: op.req.am_flags,
+                am_id: op.am_id?,
+                flags: op.am_flags,
                 header: after_am_id()?,
                 iov: iov()?,
-                comp: op.req.comp,
+                comp: op.comp,
             },
             OpKind::PutShort => OpDescriptor::PutShort {
                 remote,
@@ -229,14 +229,14 @@ impl PurgedOp {
             },
             OpKind::PutBcopy => OpDescriptor::PutBcopy {
                 remote,
-                payload: bounce(0, op.req.length)?,
+                payload: bounce(0, op.length)?,
             },
             OpKind::PutZcopy => OpDescriptor::PutZcopy {
                 remote,
                 iov: iov()?,
-                comp: op.req.comp,
+                comp: op.comp,
             },
-            OpKind::GetShort => match op.req.action {
+            OpKind::GetShort => match op.action {
                 CompletionAction::CopyOut { buffer, length } => OpDescriptor::GetShort {
                     remote,
                     buffer: buffer.cast(),
@@ -244,7 +244,7 @@ impl PurgedOp {
                 },
                 _ => return None,
             },
-            OpKind::GetBcopy => match op.req.action {
+            OpKind::GetBcopy => match op.action {
                 CompletionAction::Unpack {
                     unpack_cb,
                     arg,
@@ -254,14 +254,14 @@ impl PurgedOp {
                     unpack_cb,
                     arg,
                     length,
-                    comp: op.req.comp,
+                    comp: op.comp,
                 },
                 _ => return None,
             },
             OpKind::GetZcopy => OpDescriptor::GetZcopy {
                 remote,
                 iov: iov()?,
-                comp: op.req.comp,
+                comp: op.comp,
             },
             OpKind::AtomicPost => match self.atomic? {
                 UctAtomic::Op {
@@ -277,7 +277,7 @@ impl PurgedOp {
                 UctAtomic::Cswap { .. } => return None,
             },
             OpKind::AtomicFetch => {
-                let CompletionAction::FetchResult { result, .. } = op.req.action else {
+                let CompletionAction::FetchResult { result, .. } = op.action else {
                     return None;
                 };
                 match self.atomic? {
@@ -291,7 +291,7 @@ impl PurgedOp {
                         value,
                         result,
                         remote,
-                        comp: op.req.comp,
+                        comp: op.comp,
                     },
                     UctAtomic::Cswap {
                         size,
@@ -303,13 +303,13 @@ impl PurgedOp {
                         swap,
                         result,
                         remote,
-                        comp: op.req.comp,
+                        comp: op.comp,
                     },
                 }
             }
             OpKind::Flush => OpDescriptor::Flush {
-                flags: op.req.flush_flags,
-                comp: op.req.comp,
+                flags: op.flush_flags,
+                comp: op.comp,
             },
             OpKind::FcGrant => OpDescriptor::Internal,
         })

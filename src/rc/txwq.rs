@@ -134,24 +134,31 @@ pub struct Bounce {
     pub lkey: u32,
 }
 
-/// What the caller asked of an op: the request a [`PostSpec`] carries and
-/// its [`OutstandingOp`] keeps until the op completes (what completing,
-/// releasing and replaying it need).
+/// One posted WQE not yet known complete. Entries are kept in posting order;
+/// the WQEs occupy the send ring from `wqe_index` for `wqebbs` blocks, and
+/// the op used PSNs `first_psn .. first_psn + psn_count` (24-bit).
 ///
 /// What replaying an op needs and where it is: inline data (am_short
 /// header and payload, put_short data, the am_zcopy header) stays in the
-/// send ring at the op's `wqe_index` until it completes
-/// (`mlx5::decode_send_wqe` reads it back); bcopy data is in `bounce`;
-/// zcopy ops keep a copy of the caller's iov in `iov`; gets keep their
-/// unpack callback in `action`.
+/// send ring at `wqe_index` until the op completes (`mlx5::decode_send_wqe`
+/// reads it back); bcopy data is in `bounce`; zcopy ops keep a copy of the
+/// caller's iov in `iov`; gets keep their unpack callback in `action`.
 #[derive(Clone, Debug)]
-pub struct OpRequest {
+pub struct OutstandingOp {
+    pub kind: OpKind,
+    /// Send-ring index (in basic blocks, 16 bits) of the WQE's control
+    /// segment: what a CQE's `wqe_counter` names.
+    pub wqe_index: u16,
+    pub wqebbs: u16,
     /// The mlx5 opcode and opmod of the WQE.
     pub opcode: u8,
     pub opmod: u8,
     /// Bytes the op moves (the payload on the wire incl. the AM header, the
     /// READ length, the atomic width).
     pub length: usize,
+    pub first_psn: u32,
+    /// PSNs the op uses on the wire (NOP: 0).
+    pub psn_count: u32,
     /// AM id for AM ops.
     pub am_id: Option<u8>,
     /// Remote address and rkey for RMA/atomics (0 otherwise).
@@ -162,6 +169,8 @@ pub struct OpRequest {
     pub uct_rkey: uct_rkey_t,
     /// `flags` of the `uct_ep_flush` that posted a flush NOP.
     pub flush_flags: c_uint,
+    /// A CQE was requested for this WQE.
+    pub signaled: bool,
     /// The caller's completion (NULL: none).
     pub comp: *mut uct_completion_t,
     pub bounce: Option<Bounce>,
@@ -175,38 +184,34 @@ pub struct OpRequest {
     pub compare_swap: bool,
 }
 
-/// One posted WQE not yet known complete. Entries are kept in posting order;
-/// the WQEs occupy the send ring from `wqe_index` for `wqebbs` blocks, and
-/// the op used PSNs `first_psn .. first_psn + psn_count` (24-bit).
-#[derive(Clone, Debug)]
-pub struct OutstandingOp {
-    pub kind: OpKind,
-    /// Send-ring index (in basic blocks, 16 bits) of the WQE's control
-    /// segment: what a CQE's `wqe_counter` names.
-    pub wqe_index: u16,
-    pub wqebbs: u16,
-    pub first_psn: u32,
-    /// PSNs the op uses on the wire (NOP: 0).
-    pub psn_count: u32,
-    /// A CQE was requested for this WQE.
-    pub signaled: bool,
-    pub req: OpRequest,
-}
-
 impl OutstandingOp {
     /// The op's failover class.
     pub fn class(&self) -> OpClass {
-        self.kind.class(self.req.compare_swap)
+        self.kind.class(self.compare_swap)
     }
 }
 
 /// What [`TxWq::post`] needs besides the segments.
 pub struct PostSpec {
     pub kind: OpKind,
+    pub opcode: u8,
+    pub opmod: u8,
     pub imm: u32,
+    pub length: usize,
+    pub am_id: Option<u8>,
+    pub remote_addr: u64,
+    pub rkey: u32,
+    pub uct_rkey: uct_rkey_t,
+    pub flush_flags: c_uint,
+    pub comp: *mut uct_completion_t,
     /// Request a CQE even without a completion.
     pub force_signal: bool,
-    pub req: OpRequest,
+    pub bounce: Option<Bounce>,
+    pub action: CompletionAction,
+    /// zcopy ops: a copy of the caller's iov (kept in the op table).
+    pub iov: Option<Box<[uct_iov_t]>>,
+    pub am_flags: c_uint,
+    pub compare_swap: bool,
 }
 
 impl PostSpec {
@@ -214,35 +219,24 @@ impl PostSpec {
     pub fn new(kind: OpKind, opcode: u8, length: usize) -> PostSpec {
         PostSpec {
             kind,
+            opcode,
+            opmod: 0,
             imm: 0,
+            length,
+            am_id: None,
+            remote_addr: 0,
+            rkey: 0,
+            uct_rkey: 0,
+            flush_flags: 0,
+            comp: std::ptr::null_mut(),
             force_signal: false,
-            req: OpRequest {
-                opcode,
-                opmod: 0,
-                length,
-                am_id: None,
-                remote_addr: 0,
-                rkey: 0,
-                uct_rkey: 0,
-                flush_flags: 0,
-                comp: std::ptr::null_mut(),
-                bounce: None,
-                action: CompletionAction::None,
-                iov: None,
-                am_flags: 0,
-                compare_swap: false,
-            },
+            bounce: None,
+            action: CompletionAction::None,
+            iov: None,
+            am_flags: 0,
+            compare_swap: false,
         }
     }
-}
-
-/// The segments of an inline WQE after its control segment: an optional
-/// remote address, then one inline segment of `head` and `data`.
-#[derive(Clone, Copy)]
-pub struct InlineWqe<'a, const H: usize> {
-    pub raddr: Option<RaddrSeg>,
-    pub head: &'a [u8; H],
-    pub data: &'a [u8],
 }
 
 /// What posted ops hold on the iface until they complete: a send-CQ credit
@@ -262,7 +256,7 @@ impl TxResources {
     /// purged or its ep was destroyed.
     #[inline]
     pub fn release(&mut self, op: &OutstandingOp) {
-        if let Some(bounce) = op.req.bounce {
+        if let Some(bounce) = op.bounce {
             self.pool.put(bounce.buffer);
         }
         self.credits += 1;
@@ -297,7 +291,7 @@ impl CtrlRule {
     /// (index and DS are filled in by whoever writes it).
     #[inline]
     fn ctrl(&self, spec: &PostSpec, wqebbs: u16, credits: u32) -> (bool, CtrlSeg) {
-        let signaled = !spec.req.comp.is_null()
+        let signaled = !spec.comp.is_null()
             || spec.force_signal
             || self.unsignaled_bbs + u32::from(wqebbs) >= self.moderation
             || credits <= self.credit_low_water;
@@ -313,8 +307,8 @@ impl CtrlRule {
             fm_ce_se |= mlx5::MLX5_WQE_CTRL_SOLICITED;
         }
         let ctrl = CtrlSeg {
-            opcode: spec.req.opcode,
-            opmod: spec.req.opmod,
+            opcode: spec.opcode,
+            opmod: spec.opmod,
             qpn: self.qpn,
             fm_ce_se,
             imm: spec.imm,
@@ -477,9 +471,10 @@ impl TxWq {
         &mut self,
         credits: &mut u32,
         spec: PostSpec,
-        wqe: InlineWqe<'_, H>,
+        raddr: Option<RaddrSeg>,
+        head: &[u8; H],
+        data: &[u8],
     ) -> Result<(), Status> {
-        let InlineWqe { raddr, head, data } = wqe;
         let index = self.pi;
         let ds = mlx5::inline_wqe_ds(raddr.is_some(), H + data.len());
         let wqebbs = (ds * mlx5::SEG_LEN).div_ceil(SEND_WQE_BB) as u16;
@@ -499,14 +494,14 @@ impl TxWq {
                 const _: () =
                     assert!(MAX_WQE_BBS as usize * SEND_WQE_BB <= Mtu::Mtu256.bytes() as usize);
                 debug_assert!(matches!(
-                    spec.req.opcode,
+                    spec.opcode,
                     mlx5::MLX5_OPCODE_SEND | mlx5::MLX5_OPCODE_RDMA_WRITE
                 ));
                 self.commit(credits, spec, index, wqebbs, signaled, 1);
                 return Ok(());
             }
         }
-        self.post_inline_wrapped(credits, spec, wqe)
+        self.post_inline_wrapped(credits, spec, raddr, head, data)
     }
 
     /// The rare half of [`TxWq::post_inline`]: the WQE wraps the ring's end
@@ -518,20 +513,22 @@ impl TxWq {
         &mut self,
         credits: &mut u32,
         spec: PostSpec,
-        inline: InlineWqe<'_, H>,
+        raddr: Option<RaddrSeg>,
+        head: &[u8; H],
+        data: &[u8],
     ) -> Result<(), Status> {
         self.post(credits, spec, |wqe| {
-            if let Some(raddr) = inline.raddr {
+            if let Some(raddr) = raddr {
                 wqe.raddr(raddr);
             }
-            wqe.inline(&[inline.head, inline.data]);
+            wqe.inline(&[head, data]);
         })
     }
 
     /// PSNs the WQE of `spec` uses on the wire ([`mlx5::packet_count`]).
     #[inline]
     fn psn_count(&self, spec: &PostSpec) -> u32 {
-        let shape = match spec.req.opcode {
+        let shape = match spec.opcode {
             mlx5::MLX5_OPCODE_NOP => PacketShape::None,
             mlx5::MLX5_OPCODE_SEND
             | mlx5::MLX5_OPCODE_SEND_IMM
@@ -540,7 +537,7 @@ impl TxWq {
             | mlx5::MLX5_OPCODE_RDMA_READ => PacketShape::Data,
             _ => PacketShape::Atomic,
         };
-        packet_count(shape, spec.req.length as u64, self.path_mtu.bytes())
+        packet_count(shape, spec.length as u64, self.path_mtu.bytes())
     }
 
     /// Records the op of the WQE just written at `index`, advances the ring
@@ -559,10 +556,23 @@ impl TxWq {
             kind: spec.kind,
             wqe_index: index,
             wqebbs,
+            opcode: spec.opcode,
+            opmod: spec.opmod,
+            length: spec.length,
             first_psn: self.next_psn,
             psn_count,
+            am_id: spec.am_id,
+            remote_addr: spec.remote_addr,
+            rkey: spec.rkey,
+            uct_rkey: spec.uct_rkey,
+            flush_flags: spec.flush_flags,
             signaled,
-            req: spec.req,
+            comp: spec.comp,
+            bounce: spec.bounce,
+            action: spec.action,
+            iov: spec.iov,
+            am_flags: spec.am_flags,
+            compare_swap: spec.compare_swap,
         });
         self.ctrl.fence_next = false;
         self.ctrl.unsignaled_bbs = if signaled {

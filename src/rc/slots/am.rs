@@ -7,7 +7,7 @@ use super::args::{
 };
 use crate::abi::*;
 use crate::mlx5::{self, DataSeg};
-use crate::rc::ep::{bounce_from_pool, InlineWqe, OpKind, PostSpec, RcEp};
+use crate::rc::ep::{bounce_from_pool, OpKind, PostSpec, RcEp};
 use crate::rc::iface::{am_header, RcIface, AM_HDR_LEN};
 use crate::rc::pool::BufferPool;
 
@@ -74,14 +74,10 @@ fn am_short(ep: EpArg, id: u8, header: u64, payload: CBytes) -> Result<(), Statu
         mlx5::MLX5_OPCODE_SEND,
         AM_HDR_LEN + 8 + length,
     );
-    spec.req.am_id = Some(id);
+    spec.am_id = Some(id);
     let credits = &mut iface.state.tx.credits;
-    let wqe = InlineWqe {
-        raddr: None,
-        head: &head,
-        data: payload,
-    };
-    ep.ready(*credits)?.post_inline(credits, spec, wqe)?;
+    ep.ready(*credits)?
+        .post_inline(credits, spec, None, &head, payload)?;
     ep.fc.sent(fc_bits, &iface.state.fc);
     Ok(())
 }
@@ -109,7 +105,7 @@ fn am_short_iov(ep: EpArg, id: u8, iov: CIov) -> Result<(), Status> {
     }
     check_len(F, total, iface.state.limits.am_max_short)?;
     let mut spec = PostSpec::new(OpKind::AmShort, mlx5::MLX5_OPCODE_SEND, AM_HDR_LEN + total);
-    spec.req.am_id = Some(id);
+    spec.am_id = Some(id);
     let credits = &mut iface.state.tx.credits;
     ep.ready(*credits)?.post(credits, spec, |wqe| {
         wqe.inline(&parts[..count + 1]);
@@ -140,9 +136,9 @@ fn am_bcopy(ep: EpArg, id: u8, pack: PackCb, flags: c_uint) -> Result<isize, Sta
     }
     let total = AM_HDR_LEN + packed;
     let mut spec = PostSpec::new(OpKind::AmBcopy, mlx5::MLX5_OPCODE_SEND, total);
-    spec.req.am_id = Some(id);
-    spec.req.am_flags = flags;
-    spec.req.bounce = Some(bounce);
+    spec.am_id = Some(id);
+    spec.am_flags = flags;
+    spec.bounce = Some(bounce);
     let lkey = BufferPool::bounce_lkey(&bounce);
     let credits = &mut iface.state.tx.credits;
     ep.ready(*credits)?
@@ -198,10 +194,10 @@ fn am_zcopy(
         mlx5::MLX5_OPCODE_SEND,
         AM_HDR_LEN + header_length + total,
     );
-    spec.req.am_id = Some(id);
-    spec.req.comp = comp;
-    spec.req.am_flags = flags;
-    spec.req.iov = Some(iov.copy());
+    spec.am_id = Some(id);
+    spec.comp = comp;
+    spec.am_flags = flags;
+    spec.iov = Some(iov.copy());
     let credits = &mut iface.state.tx.credits;
     ep.ready(*credits)?.post(credits, spec, |wqe| {
         wqe.inline(&[&am_header(id | fc_bits), header]);

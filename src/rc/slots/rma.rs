@@ -9,9 +9,7 @@ use super::args::{
 use crate::abi::*;
 use crate::ib::rkey::rdma_rkey;
 use crate::mlx5::{self, DataSeg, RaddrSeg};
-use crate::rc::ep::{
-    bounce_from_pool, Bounce, CompletionAction, InlineWqe, OpKind, PostSpec, RcEp,
-};
+use crate::rc::ep::{bounce_from_pool, Bounce, CompletionAction, OpKind, PostSpec, RcEp};
 use crate::rc::iface::RcIface;
 use crate::rc::pool::BufferPool;
 
@@ -27,9 +25,9 @@ fn remote_spec(
 ) -> (PostSpec, RaddrSeg) {
     let rkey = rdma_rkey(uct_rkey);
     let mut spec = PostSpec::new(kind, opcode, length);
-    spec.req.remote_addr = remote_addr;
-    spec.req.rkey = rkey;
-    spec.req.uct_rkey = uct_rkey;
+    spec.remote_addr = remote_addr;
+    spec.rkey = rkey;
+    spec.uct_rkey = uct_rkey;
     let raddr = RaddrSeg {
         raddr: remote_addr,
         rkey,
@@ -52,12 +50,8 @@ fn put_short(ep: EpArg, data: CBytes, remote_addr: u64, rkey: uct_rkey_t) -> Res
         rkey,
     );
     let credits = &mut iface.state.tx.credits;
-    let wqe = InlineWqe {
-        raddr: Some(raddr),
-        head: &[],
-        data,
-    };
-    ep.ready(*credits)?.post_inline(credits, spec, wqe)
+    ep.ready(*credits)?
+        .post_inline(credits, spec, Some(raddr), &[], data)
 }
 
 slot! {
@@ -81,8 +75,8 @@ fn post_with_bounce(
     (mut spec, raddr): (PostSpec, RaddrSeg),
     bounce: Bounce,
 ) -> Result<(), Status> {
-    let length = spec.req.length;
-    spec.req.bounce = Some(bounce);
+    let length = spec.length;
+    spec.bounce = Some(bounce);
     let lkey = BufferPool::bounce_lkey(&bounce);
     let credits = &mut iface.state.tx.credits;
     ep.ready(*credits)?
@@ -155,8 +149,8 @@ fn rma_zcopy(
     };
     check_len(function, total, iface.state.limits.max_zcopy)?;
     let (mut spec, raddr) = remote_spec(kind, opcode, total, remote_addr, rkey);
-    spec.req.comp = comp;
-    spec.req.iov = Some(iov.copy());
+    spec.comp = comp;
+    spec.iov = Some(iov.copy());
     let credits = &mut iface.state.tx.credits;
     ep.ready(*credits)?.post(credits, spec, |wqe| {
         wqe.raddr(raddr);
@@ -186,8 +180,8 @@ rma_zcopy_slot! {
     ep_get_zcopy: "uct_ep_get_zcopy", GetZcopy, MLX5_OPCODE_RDMA_READ;
 }
 
-/// Posts the RDMA READ of `spec.req.length` bytes at `remote_addr` into a
-/// bounce buffer of the send pool (get_short and get_bcopy: `spec.req.action`
+/// Posts the RDMA READ of `spec.length` bytes at `remote_addr` into a
+/// bounce buffer of the send pool (get_short and get_bcopy: `spec.action`
 /// says what happens to the data at completion).
 fn post_read_into_bounce(
     ep: &mut RcEp,
@@ -227,7 +221,7 @@ fn get_short(
         rkey,
     );
     // The buffer is written at completion, by the op table's CopyOut.
-    spec.0.req.action = CompletionAction::CopyOut {
+    spec.0.action = CompletionAction::CopyOut {
         buffer: buffer.cast(),
         length,
     };
@@ -265,10 +259,10 @@ slot! {
                 remote_addr,
                 rkey,
             );
-            spec.0.req.comp = comp;
+            spec.0.comp = comp;
             spec.0.force_signal = true;
             // The callback runs at completion, from the op table's Unpack.
-            spec.0.req.action = CompletionAction::Unpack {
+            spec.0.action = CompletionAction::Unpack {
                 unpack_cb,
                 arg,
                 length,
