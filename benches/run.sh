@@ -117,7 +117,7 @@ for config in "${configs[@]}"; do
                     bell=$(callgrind_annotate --inclusive=yes --threshold=100 --auto=no \
                             "$out/callgrind.$name.$op" 2>/dev/null |
                         awk -v re="$UCT_BENCH_DOORBELL" -v p="$posted" '
-                            $1 ~ /^[0-9,]+$/ && $2 ~ /^\(/ && $3 ~ re { gsub(",", "", $1); s += $1; n++ }
+                            $1 ~ /^[0-9,]+$/ && $0 ~ re { gsub(",", "", $1); s += $1; n++ }
                             END { if (n) printf "%.1f", s / p; else printf "-" }')
                 fi
             fi
@@ -256,8 +256,8 @@ speed_goals() {
         total=$(awk '$1 == "summary:" { print $2 }' "$cg" 2>/dev/null)
         [[ -n "$posted" && -n "$total" && "$posted" -gt 0 ]] || return 0
         bell=$(callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$cg" 2>/dev/null |
-            awk -v re="${UCT_BENCH_DOORBELL:-ep.rs:uct::rc::ep::ring_doorbell\$}" \
-                '$1 ~ /^[0-9,]+$/ && $2 ~ /^\(/ && $3 ~ re { gsub(",", "", $1); s += $1 } END { print s + 0 }')
+            awk -v re="${UCT_BENCH_DOORBELL:-uct::hca::rings::ring_doorbell( |\$)}" \
+                '$1 ~ /^[0-9,]+$/ && $0 ~ re { gsub(",", "", $1); s += $1 } END { print s + 0 }')
         awk -v t="$total" -v b="$bell" -v p="$posted" 'BEGIN { printf "%.1f", (t - b) / p }'
     }
     # row FIGURE OURS REFERENCE GOAL: the ratio ours/reference (or the

@@ -500,13 +500,7 @@ unsafe extern "C" fn record(op_info: *const uct_ep_op_info_t, arg: *mut c_void) 
 #[test]
 fn report_op_calls_the_c_callback_with_arg_and_skips_internal() {
     let mut seen = Seen::default();
-    let callback = PurgeCallback::from_params(&uct_ep_outstanding_purge_params_t {
-        field_mask: UCT_EP_OUTSTANDING_FIELD_CB | UCT_EP_OUTSTANDING_FIELD_ARG,
-        rx_token: null(),
-        cb: Some(record),
-        arg: (&mut seen as *mut Seen).cast(),
-    })
-    .unwrap();
+    let callback = PurgeCallback::new(Some(record), (&mut seen as *mut Seen).cast()).unwrap();
     let payload = *b"hello";
     // SAFETY: `record` matches the contract; `seen` outlives the calls.
     unsafe {
@@ -523,15 +517,7 @@ fn report_op_calls_the_c_callback_with_arg_and_skips_internal() {
     assert_eq!(seen.operations, vec![UCT_EP_OP_AM_BCOPY]);
     assert_eq!(seen.am_ids, vec![9]);
     assert_eq!(seen.payloads, vec![b"hello".to_vec()]);
-    assert!(
-        PurgeCallback::from_params(&uct_ep_outstanding_purge_params_t {
-            field_mask: 0,
-            rx_token: null(),
-            cb: None,
-            arg: null_mut(),
-        })
-        .is_none()
-    );
+    assert!(PurgeCallback::new(None, null_mut()).is_none());
 }
 
 /// Records what the driver asked for, in order.

@@ -157,14 +157,7 @@ fn token_exchange_sender_receiver_sender() {
             cqe_seen: false,
         },
     ];
-    let params = uct_ep_outstanding_purge_params_t {
-        field_mask: UCT_EP_OUTSTANDING_FIELD_RX_TOKEN | UCT_EP_OUTSTANDING_FIELD_CB,
-        rx_token: rx.as_ptr().cast(),
-        cb: None,
-        arg: null_mut(),
-    };
-    // SAFETY: rx is RX_TOKEN_LENGTH bytes.
-    let (token, verdicts) = unsafe { prepare_purge(&params, &connection(), &ops, 0x107) }.unwrap();
+    let (token, verdicts) = prepare_purge(&rx, &connection(), &ops, 0x107).unwrap();
     assert_eq!(token.next_rcv_psn, 0x105);
     assert_eq!(verdicts, vec![Verdict::Delivered, Verdict::Replay]);
 }
@@ -257,32 +250,25 @@ fn purge_refuses_foreign_stale_and_missing_tokens() {
         .unwrap();
         bytes
     };
-    let params = |rx: *const c_void| uct_ep_outstanding_purge_params_t {
-        field_mask: UCT_EP_OUTSTANDING_FIELD_RX_TOKEN | UCT_EP_OUTSTANDING_FIELD_CB,
-        rx_token: rx,
-        cb: None,
-        arg: null_mut(),
-    };
     let good = token(connection(), 11);
-    // SAFETY: each token buffer is RX_TOKEN_LENGTH bytes.
-    unsafe {
-        assert!(prepare_purge(&params(good.as_ptr().cast()), &connection(), &ops, 11).is_ok());
-        let mut recreated = connection();
-        recreated.requester.generation += 1;
-        let foreign = token(recreated, 11);
-        assert_eq!(
-            prepare_purge(&params(foreign.as_ptr().cast()), &connection(), &ops, 11).unwrap_err(),
-            Status::InvalidParam
-        );
-        // Stale: derived before the acknowledged AM.
-        let stale = token(connection(), 10);
-        assert_eq!(
-            prepare_purge(&params(stale.as_ptr().cast()), &connection(), &ops, 11).unwrap_err(),
-            Status::InvalidParam
-        );
-        assert_eq!(
-            prepare_purge(&params(null()), &connection(), &ops, 11).unwrap_err(),
-            Status::InvalidParam
-        );
-    }
+    assert!(prepare_purge(&good, &connection(), &ops, 11).is_ok());
+    let mut recreated = connection();
+    recreated.requester.generation += 1;
+    let foreign = token(recreated, 11);
+    assert_eq!(
+        prepare_purge(&foreign, &connection(), &ops, 11).unwrap_err(),
+        Status::InvalidParam
+    );
+    // Stale: derived before the acknowledged AM.
+    let stale = token(connection(), 10);
+    assert_eq!(
+        prepare_purge(&stale, &connection(), &ops, 11).unwrap_err(),
+        Status::InvalidParam
+    );
+    // A token cut short (the entry point refuses a NULL one; see
+    // failover_rc_checks).
+    assert_eq!(
+        prepare_purge(&good[..RX_TOKEN_LENGTH - 1], &connection(), &ops, 11).unwrap_err(),
+        Status::InvalidParam
+    );
 }

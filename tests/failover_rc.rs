@@ -96,7 +96,8 @@ fn send_resources(iface: uct_iface_h) -> (usize, u32) {
     // SAFETY: an open rc_mlx5 iface of this library is an RcIface; nothing
     // else runs on it while the test reads.
     let rc = unsafe { &*(iface as *const uct::rc::iface::RcIface) };
-    (rc.state.tx_pool.in_use(), rc.state.tx_credits)
+    let stats = rc.stats();
+    (stats.tx_buffers_in_use, stats.tx_credits)
 }
 
 /// Everything the stream and the replay need.

@@ -506,7 +506,7 @@ fn outstanding_atomics_name_their_uct_calls() {
             UCS_INPROGRESS
         );
         let rc_ep = RcEp::from_handle(ep, "test").expect("live ep");
-        let table: Vec<_> = rc_ep.ops.iter().cloned().collect();
+        let table: Vec<_> = rc_ep.txwq().ops().cloned().collect();
         assert_eq!(table.len(), 4);
         let kinds: Vec<OpKind> = table.iter().map(|op| op.kind).collect();
         assert_eq!(

@@ -346,7 +346,8 @@ fn ep_slots(iface: uct_iface_h) -> (usize, usize) {
     // SAFETY: an open rc_mlx5 iface of this library is an RcIface; only
     // this thread uses it while reading.
     let rc = unsafe { &*(iface as *const uct::rc::iface::RcIface) };
-    (rc.state.eps.len(), rc.state.ep_yard.len())
+    let stats = rc.stats();
+    (stats.eps, stats.eps_housed)
 }
 
 #[test]

@@ -322,7 +322,7 @@ fn purge_drops_grant_messages_and_reports_user_ams_with_clean_ids() {
     // b owes a piggybacked grant (soft) and posted a grant message (hard).
     let ep_b = rc_ep(pair.ep_b);
     assert!(ep_b.fc.grant_owed());
-    let kinds: Vec<OpKind> = ep_b.ops.iter().map(|op| op.kind).collect();
+    let kinds: Vec<OpKind> = ep_b.txwq().ops().map(|op| op.kind).collect();
     assert_eq!(kinds, vec![OpKind::FcGrant]);
     // A user AM of b: it carries the grant bit on the wire.
     assert_eq!(am_short(pair.ep_b, 0x5eed), UCS_OK);
@@ -334,7 +334,7 @@ fn purge_drops_grant_messages_and_reports_user_ams_with_clean_ids() {
     assert_eq!(drop_next(c"mlx5_1", 0), UCS_OK);
     // Only the user's AM, with its own id (not the protocol bits).
     assert_eq!(reported, vec![(UCT_EP_OP_AM_SHORT, AM_ID, 0x5eed)]);
-    assert!(rc_ep(pair.ep_b).ops.is_empty());
+    assert!(rc_ep(pair.ep_b).txwq().is_empty());
     pair.close();
 }
 
@@ -344,9 +344,13 @@ fn post_raw(side: &Side, ep: uct_ep_h, message: &[u8]) {
     // SAFETY: a live iface of this transport.
     let iface = unsafe { RcIface::from_handle(side.iface, "test") }.expect("rc iface");
     let spec = PostSpec::new(OpKind::AmShort, mlx5::MLX5_OPCODE_SEND, 1 + message.len());
+    let credits = &mut iface.state.tx.credits;
     rc_ep(ep)
-        .post(&mut iface.state.tx_credits, spec, |wqe| {
-            wqe.inline(&[&[uct::rc::iface::TMH_NO_TAG], message]);
+        .ready(*credits)
+        .and_then(|sq| {
+            sq.post(credits, spec, |wqe| {
+                wqe.inline(&[&[uct::rc::iface::TMH_NO_TAG], message]);
+            })
         })
         .expect("raw post");
 }

@@ -76,12 +76,9 @@ fn am_zcopy_without_iov_sends_the_header_alone() {
 
 /// The control segment of the WQE of `ep`'s op at `index` in its table.
 fn ctrl_of(ep: &RcEp, index: usize) -> mlx5::CtrlSeg {
-    let op = ep.ops.iter().nth(index).expect("op");
-    let len = ep.tx.ring.wqebb_count as usize * mlx5::SEND_WQE_BB;
-    // SAFETY: the send ring is `len` bytes while the QP lives; the op's WQE
-    // is not rewritten while it is outstanding.
-    let ring = unsafe { std::slice::from_raw_parts(ep.tx.ring.buf as *const u8, len) };
-    mlx5::decode_send_wqe(ring, op.wqe_index)
+    let op = ep.txwq().ops().nth(index).expect("op");
+    // The op's WQE is not rewritten while it is outstanding.
+    mlx5::decode_send_wqe(ep.txwq().ring_bytes(), op.wqe_index)
         .expect("WQE decodes")
         .ctrl
 }
@@ -117,7 +114,7 @@ fn ams_are_solicited_and_grants_and_puts_are_not() {
     );
     assert!(pair.wait(|| at_b.lock().unwrap().len() == 8));
     let ep_a = rc_ep(pair.ep_a);
-    let kinds: Vec<OpKind> = ep_a.ops.iter().map(|op| op.kind).collect();
+    let kinds: Vec<OpKind> = ep_a.txwq().ops().map(|op| op.kind).collect();
     assert_eq!(kinds[..8], [OpKind::AmShort; 8]);
     assert_eq!(kinds[8], OpKind::PutShort);
     for index in 0..8 {
@@ -133,8 +130,8 @@ fn ams_are_solicited_and_grants_and_puts_are_not() {
     // b's grant message (its packets are dropped, so it stays outstanding).
     let ep_b = rc_ep(pair.ep_b);
     let grant = ep_b
-        .ops
-        .iter()
+        .txwq()
+        .ops()
         .position(|op| op.kind == OpKind::FcGrant)
         .expect("b posted a grant");
     let ctrl = ctrl_of(ep_b, grant);

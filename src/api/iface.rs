@@ -24,15 +24,26 @@ fn open_transport_iface(
     let md_handle = md as *const Md as uct_md_h;
     // SAFETY: `params` was validated by uct_iface_open (non-NULL, device
     // mode); the transport reads only fields whose bits are set.
-    unsafe { crate::rc::iface::RcIface::open(md, md_handle, worker, params, config) }.inspect_err(
-        |status| {
-            tracing::warn!(
-                "uct_iface_open: {} on {}: {status}",
-                tl.tl_name,
-                tl.dev_name
-            )
-        },
-    )
+    unsafe {
+        crate::rc::iface::RcIface::open(
+            md,
+            md_handle,
+            worker,
+            params,
+            config,
+            (
+                crate::rc::slots::iface_ops(),
+                &crate::rc::slots::INTERNAL_OPS,
+            ),
+        )
+    }
+    .inspect_err(|status| {
+        tracing::warn!(
+            "uct_iface_open: {} on {}: {status}",
+            tl.tl_name,
+            tl.dev_name
+        )
+    })
 }
 
 /// Checks `params` for device mode and finds the transport resource it names.

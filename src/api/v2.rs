@@ -12,6 +12,8 @@ use std::ptr::addr_of;
 use crate::abi::*;
 use crate::api::checks::{finish, known_fields, non_null};
 use crate::api::dispatch::{base_iface, ep_base_iface};
+use crate::core::iface::{PurgeCallback, PurgeRequest};
+use crate::failover::RX_TOKEN_LENGTH;
 
 const IFACE_ATTR_V2_FIELDS: u64 = UCT_IFACE_ATTR_FIELD_MAX_PUT_SGL_ZCOPY_COUNT
     | UCT_IFACE_ATTR_FIELD_MAX_GET_SGL_ZCOPY_COUNT
@@ -122,6 +124,23 @@ pub(crate) unsafe fn tolerant_field_mask<T: FieldMasked>(
         );
     }
     Ok(field_mask)
+}
+
+/// `*params` (the argument `params`): non-NULL, its unknown field bits
+/// ignored with a debug line (see [`tolerant_field_mask`]).
+///
+/// # Safety
+/// `params` NULL or valid per its field mask.
+unsafe fn params_ref<'a, T: FieldMasked>(
+    params: *const T,
+    known: u64,
+    function: &str,
+) -> Result<&'a T, Status> {
+    // SAFETY: non-NULL once the mask is read, and valid by the contract.
+    unsafe {
+        tolerant_field_mask(params, known, function, "params")?;
+        Ok(&*params)
+    }
 }
 
 /// A yes/no answer for C: 1 or 0, and 0 for refused arguments (already
@@ -306,27 +325,31 @@ pub unsafe extern "C" fn uct_ep_outstanding_purge(
             FUNCTION,
             "uct_ep_outstanding_purge_params_t",
         )?;
-        // Copy only the fields the mask says are set; ARG defaults to NULL.
+        // Read only the fields the mask says are set; ARG defaults to NULL.
         // SAFETY: each field is read only when its bit says it is set.
-        let validated = unsafe {
-            uct_ep_outstanding_purge_params_t {
-                field_mask,
-                rx_token: addr_of!((*params).rx_token).read(),
-                cb: addr_of!((*params).cb).read(),
-                arg: if field_mask & UCT_EP_OUTSTANDING_FIELD_ARG != 0 {
+        let (rx_token, cb, arg) = unsafe {
+            (
+                addr_of!((*params).rx_token).read(),
+                addr_of!((*params).cb).read(),
+                if field_mask & UCT_EP_OUTSTANDING_FIELD_ARG != 0 {
                     addr_of!((*params).arg).read()
                 } else {
                     std::ptr::null_mut()
                 },
-            }
+            )
         };
-        non_null(validated.rx_token, FUNCTION, "params->rx_token")?;
-        if validated.cb.is_none() {
+        non_null(rx_token, FUNCTION, "params->rx_token")?;
+        let Some(callback) = PurgeCallback::new(cb, arg) else {
             tracing::warn!("{FUNCTION}: params->cb is NULL");
             return Err(Status::InvalidParam);
-        }
-        // SAFETY: arguments validated above.
-        unsafe { (base.internal_ops.ep_outstanding_purge)(ep, &validated) }
+        };
+        // SAFETY: non-NULL; the caller's RX token is RX_TOKEN_LENGTH bytes
+        // (the length the iface reports for it).
+        let rx_token =
+            unsafe { std::slice::from_raw_parts(rx_token.cast::<u8>(), RX_TOKEN_LENGTH) };
+        let request = PurgeRequest { rx_token, callback };
+        // SAFETY: ep validated above.
+        unsafe { (base.internal_ops.ep_outstanding_purge)(ep, request) }
     })();
     finish(FUNCTION, result)
 }
@@ -346,9 +369,7 @@ pub unsafe extern "C" fn uct_iface_is_reachable_v2(
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { base_iface(iface, FUNCTION) }?;
         // SAFETY: NULL or valid by the caller's contract.
-        unsafe { tolerant_field_mask(params, IS_REACHABLE_FIELDS, FUNCTION, "params") }?;
-        // SAFETY: non-NULL (checked) and valid per its field mask by contract.
-        let params = unsafe { &*params };
+        let params = unsafe { params_ref(params, IS_REACHABLE_FIELDS, FUNCTION) }?;
         required_fields(
             params.field_mask,
             u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR),
@@ -382,9 +403,7 @@ pub unsafe extern "C" fn uct_ep_connect_to_ep_v2(
         non_null(device_addr, FUNCTION, "device_addr")?;
         non_null(ep_addr, FUNCTION, "ep_addr")?;
         // SAFETY: NULL or valid by the caller's contract.
-        unsafe { tolerant_field_mask(params, CONNECT_TO_EP_FIELDS, FUNCTION, "params") }?;
-        // SAFETY: non-NULL (checked) and valid by the caller's contract.
-        let params = unsafe { &*params };
+        let params = unsafe { params_ref(params, CONNECT_TO_EP_FIELDS, FUNCTION) }?;
         // SAFETY: arguments validated above.
         unsafe { (base.internal_ops.ep_connect_to_ep_v2)(ep, device_addr, ep_addr, params) }
     })();
@@ -405,9 +424,7 @@ pub unsafe extern "C" fn uct_ep_is_connected(
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
         // SAFETY: NULL or valid by the caller's contract.
-        unsafe { tolerant_field_mask(params, IS_CONNECTED_FIELDS, FUNCTION, "params") }?;
-        // SAFETY: non-NULL (checked) and valid by the caller's contract.
-        let params = unsafe { &*params };
+        let params = unsafe { params_ref(params, IS_CONNECTED_FIELDS, FUNCTION) }?;
         // SAFETY: arguments validated above.
         Ok(unsafe { (base.internal_ops.ep_is_connected)(ep, params) })
     })())

@@ -15,6 +15,30 @@ use crate::core::ops::unsupported_iface_ops;
 /// Tag right after the ops table, to recognise our ifaces.
 const BASE_IFACE_MAGIC: u64 = 0x7563_745f_6966_6163; // "uct_ifac"
 
+/// The caller's purge callback and its argument (`uct_ep_outstanding_purge`).
+#[derive(Clone, Copy, Debug)]
+pub struct PurgeCallback {
+    pub cb: unsafe extern "C" fn(op_info: *const uct_ep_op_info_t, arg: *mut c_void),
+    pub arg: *mut c_void,
+}
+
+impl PurgeCallback {
+    /// `None` when `cb` is NULL.
+    pub fn new(cb: uct_ep_outstanding_purge_callback_t, arg: *mut c_void) -> Option<PurgeCallback> {
+        cb.map(|cb| PurgeCallback { cb, arg })
+    }
+}
+
+/// A checked `uct_ep_outstanding_purge` request, built once by the entry
+/// point (`api/v2.rs`: RX_TOKEN and CB set, neither NULL), so that the
+/// transport and the failover core read no C struct.
+#[derive(Clone, Copy, Debug)]
+pub struct PurgeRequest<'a> {
+    /// The peer's RX token: its full length as the iface reports it.
+    pub rx_token: &'a [u8],
+    pub callback: PurgeCallback,
+}
+
 /// Operations of an iface that are not in UCX's public table. Each receives
 /// arguments the entry point has already validated (non-NULL, known field
 /// bits). Rust ABI: only our own code calls them.
@@ -27,7 +51,7 @@ pub struct IfaceInternalOps {
     pub ep_invalidate: unsafe fn(ep: uct_ep_h, flags: c_uint) -> Result<(), Status>,
     pub ep_failover_enable: unsafe fn(ep: uct_ep_h) -> Result<(), Status>,
     pub ep_outstanding_purge:
-        unsafe fn(ep: uct_ep_h, params: &uct_ep_outstanding_purge_params_t) -> Result<(), Status>,
+        unsafe fn(ep: uct_ep_h, request: PurgeRequest<'_>) -> Result<(), Status>,
     pub ep_connect_to_ep_v2: unsafe fn(
         ep: uct_ep_h,
         device_addr: *const uct_device_addr_t,
@@ -67,10 +91,7 @@ mod unsupported {
     pub unsafe fn ep_failover_enable(_: uct_ep_h) -> Result<(), Status> {
         unsupported("uct_ep_failover_enable")
     }
-    pub unsafe fn ep_outstanding_purge(
-        _: uct_ep_h,
-        _: &uct_ep_outstanding_purge_params_t,
-    ) -> Result<(), Status> {
+    pub unsafe fn ep_outstanding_purge(_: uct_ep_h, _: PurgeRequest<'_>) -> Result<(), Status> {
         unsupported("uct_ep_outstanding_purge")
     }
     pub unsafe fn ep_connect_to_ep_v2(
@@ -98,14 +119,28 @@ pub unsafe fn query_v2_defaults(attr: *mut uct_iface_attr_v2_t) -> Result<(), St
         | UCT_IFACE_ATTR_FIELD_RX_TOKEN_LENGTH
         | UCT_IFACE_ATTR_FIELD_TX_TOKEN
         | UCT_IFACE_ATTR_FIELD_RX_TOKEN;
+    // SAFETY: valid per the contract; a raw read of the one member always
+    // set.
+    let field_mask = unsafe { std::ptr::addr_of!((*attr).field_mask).read() };
+    if field_mask & TOKEN_FIELDS != 0 {
+        tracing::debug!("uct_iface_query_v2: tokens are not supported by this transport");
+        return Err(Status::Unsupported);
+    }
+    // SAFETY: as above.
+    unsafe { query_v2_generic(attr) };
+    Ok(())
+}
+
+/// The generic fields of [`query_v2_defaults`] without its token refusal,
+/// for transports that answer the token fields themselves.
+///
+/// # Safety
+/// As [`query_v2_defaults`].
+pub unsafe fn query_v2_generic(attr: *mut uct_iface_attr_v2_t) {
     // SAFETY: valid per the contract; fields are accessed through raw field
     // pointers because the caller only initialised what it asked for.
     unsafe {
         let field_mask = std::ptr::addr_of!((*attr).field_mask).read();
-        if field_mask & TOKEN_FIELDS != 0 {
-            tracing::debug!("uct_iface_query_v2: tokens are not supported by this transport");
-            return Err(Status::Unsupported);
-        }
         if field_mask & UCT_IFACE_ATTR_FIELD_CAP_FLAGS != 0 {
             std::ptr::addr_of_mut!((*attr).cap.flags).write(0);
         }
@@ -116,7 +151,6 @@ pub unsafe fn query_v2_defaults(attr: *mut uct_iface_attr_v2_t) -> Result<(), St
             std::ptr::addr_of_mut!((*attr).max_get_sgl_zcopy_count).write(0);
         }
     }
-    Ok(())
 }
 
 /// Internal operations that all report "not supported": the starting point of

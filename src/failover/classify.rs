@@ -79,7 +79,7 @@
 
 use crate::abi::Status;
 use crate::failover::error::FailoverError;
-use crate::mlx5::{psn_add, psn_distance, PSN_HALF, PSN_MASK};
+use crate::mlx5::{packet_count, psn_add, psn_distance, PacketShape, PSN_HALF, PSN_MASK};
 
 /// How an op is treated by classification (what its PSNs and CQE mean).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -114,17 +114,14 @@ impl OpClass {
 /// atomic 1, a flush or internal NOP 0. (A flow-control grant is a SEND:
 /// pass [`OpClass::Am`] for it.)
 pub fn packets_for(class: OpClass, length: usize, mtu: u32) -> u32 {
-    match class {
-        OpClass::Am | OpClass::Put | OpClass::Get => {
-            let mtu = (mtu.max(1)) as usize;
-            let packets = length.div_ceil(mtu).max(1);
-            // Longer than the PSN space cannot be posted; saturate rather
-            // than wrap so the contiguity check refuses it.
-            u32::try_from(packets).unwrap_or(u32::MAX)
-        }
-        OpClass::AtomicPost | OpClass::AtomicFetch | OpClass::AtomicCswap => 1,
-        OpClass::Flush | OpClass::Internal => 0,
-    }
+    let shape = match class {
+        OpClass::Am | OpClass::Put | OpClass::Get => PacketShape::Data,
+        OpClass::AtomicPost | OpClass::AtomicFetch | OpClass::AtomicCswap => PacketShape::Atomic,
+        OpClass::Flush | OpClass::Internal => PacketShape::None,
+    };
+    // Longer than the PSN space cannot be posted: the count saturates rather
+    // than wraps, so the contiguity check refuses it.
+    packet_count(shape, length as u64, mtu)
 }
 
 /// What classification needs to know of one outstanding op.

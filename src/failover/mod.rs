@@ -38,14 +38,14 @@
 //! - `uct_ep_outstanding_purge` → [`EpFailover::check_purge`] (nothing left:
 //!   `UCS_OK` at once); build one
 //!   [`OpPsns`] per op-table entry (class from the op kind, `first_psn`,
-//!   `psn_count`, `cqe_seen`); [`prepare_purge`]`(params, &connection, &ops,
+//!   `psn_count`, `cqe_seen`); [`prepare_purge`]`(request.rx_token, &connection, &ops,
 //!   tx.next_psn)`; on `Err` return it untouched. Then take the ops out of
 //!   the table, map each to an [`OpDescriptor`] (data it borrows must stay
 //!   valid until the callback returns: copy inline data out of the ring
 //!   first if it wraps), and [`run_purge`] them with a [`PurgeSink`]:
 //!   `complete` runs the op's completion action only for `Ok` and calls
 //!   `comp`; `report` calls [`report_op`] with
-//!   [`PurgeCallback::from_params`]; every method releases the op's bounce
+//!   the request's [`PurgeCallback`]; every method releases the op's bounce
 //!   buffer, ring blocks and CQ credit. Finally [`EpFailover::purged`];
 //!   a later `connect_to_ep` calls [`EpFailover::reconnected`].
 

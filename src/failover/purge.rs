@@ -475,23 +475,7 @@ fn rma_zcopy(remote: RemoteTarget, iov: &[uct_iov_t]) -> uct_ep_op_info_rma {
     }
 }
 
-/// The caller's purge callback and its argument, as validated by the C
-/// entry point.
-#[derive(Clone, Copy, Debug)]
-pub struct PurgeCallback {
-    pub cb: unsafe extern "C" fn(op_info: *const uct_ep_op_info_t, arg: *mut c_void),
-    pub arg: *mut c_void,
-}
-
-impl PurgeCallback {
-    /// From validated purge parameters; `None` when `cb` is NULL.
-    pub fn from_params(params: &uct_ep_outstanding_purge_params_t) -> Option<PurgeCallback> {
-        params.cb.map(|cb| PurgeCallback {
-            cb,
-            arg: params.arg,
-        })
-    }
-}
+pub use crate::core::iface::PurgeCallback;
 
 /// Hands `op` to the caller's purge callback (nothing for internal ops).
 /// Returns whether the callback was called.

@@ -155,29 +155,18 @@ pub unsafe fn ep_query_tx_token(
 }
 
 /// The checks and decisions of `uct_ep_outstanding_purge` before any op is
-/// touched: reads the RX token from `params` (validated by the entry point:
-/// RX_TOKEN and CB set, non-NULL), refuses one for another connection than
-/// `ours`, and classifies `ops` (posting order; `next_psn` = the ep's next
-/// PSN). One verdict per op.
-///
-/// # Safety
-/// `params.rx_token` is non-NULL and points at `RX_TOKEN_LENGTH` readable
-/// bytes.
-pub unsafe fn prepare_purge(
-    params: &uct_ep_outstanding_purge_params_t,
+/// touched: decodes the RX token of the request (`rx_token`, checked by the
+/// entry point), refuses one for another connection than `ours`, and
+/// classifies `ops` (posting order; `next_psn` = the ep's next PSN). One
+/// verdict per op.
+pub fn prepare_purge(
+    rx_token: &[u8],
     ours: &ConnectionId,
     ops: &[OpPsns],
     next_psn: u32,
 ) -> Result<(RxToken, Vec<Verdict>), Status> {
     const FUNCTION: &str = "uct_ep_outstanding_purge";
-    if params.rx_token.is_null() {
-        tracing::warn!("{FUNCTION}: params->rx_token is NULL");
-        return Err(Status::InvalidParam);
-    }
-    // SAFETY: non-NULL and RX_TOKEN_LENGTH readable bytes by the contract.
-    let bytes =
-        unsafe { std::slice::from_raw_parts(params.rx_token.cast::<u8>(), RX_TOKEN_LENGTH) };
-    let rx = RxToken::decode_for(bytes, ours).map_err(|error| refuse(FUNCTION, error))?;
+    let rx = RxToken::decode_for(rx_token, ours).map_err(|error| refuse(FUNCTION, error))?;
     let verdicts =
         classify(ops, next_psn, rx.next_rcv_psn).map_err(|error| refuse(FUNCTION, error))?;
     tracing::debug!(

@@ -51,9 +51,11 @@ use std::os::fd::RawFd;
 use crate::abi::ucs_status::Status;
 
 pub mod devices;
+pub mod rings;
 pub mod soft;
 pub mod verbs;
 
+pub use self::rings::{PolledCq, RecvQueue, SendQueue};
 /// Memory access rights of a registration (the verbs `IBV_ACCESS_*` bits);
 /// one type shared with the soft HCA's engine.
 pub use self::soft::engine::Access;

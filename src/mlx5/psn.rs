@@ -11,6 +11,32 @@ pub const PSN_SPACE: u32 = 1 << 24;
 /// Half the PSN space: the largest distance that still has a direction.
 pub const PSN_HALF: u32 = 1 << 23;
 
+/// How a request occupies the PSN space: the one rule for counting its
+/// packets, shared by the transport, failover and the soft HCA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PacketShape {
+    /// SEND, RDMA WRITE, RDMA READ: one PSN per path-MTU packet of its data
+    /// (a READ: per response packet), at least one.
+    Data,
+    /// An atomic: one request, one PSN.
+    Atomic,
+    /// A NOP: nothing on the wire.
+    None,
+}
+
+/// PSNs a request of `shape` moving `length` bytes uses with a path MTU of
+/// `mtu` bytes; saturates instead of wrapping for lengths no QP can post.
+#[inline]
+pub fn packet_count(shape: PacketShape, length: u64, mtu: u32) -> u32 {
+    match shape {
+        PacketShape::Data => {
+            u32::try_from(length.div_ceil(u64::from(mtu.max(1))).max(1)).unwrap_or(u32::MAX)
+        }
+        PacketShape::Atomic => 1,
+        PacketShape::None => 0,
+    }
+}
+
 /// `psn + n`, modulo 2^24.
 #[inline]
 pub const fn psn_add(psn: u32, n: u32) -> u32 {
@@ -53,6 +79,15 @@ pub const fn psn_in_range(psn: u32, first: u32, len: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn packet_counts_never_divide_by_zero_nor_wrap() {
+        // (The per-shape counts are checked through failover's
+        // `packets_for`, which maps op classes onto this rule.)
+        assert_eq!(packet_count(PacketShape::Data, 5, 0), 5);
+        assert_eq!(packet_count(PacketShape::Data, u64::MAX, 1), u32::MAX);
+        assert_eq!(packet_count(PacketShape::Atomic, u64::MAX, 0), 1);
+    }
 
     #[test]
     fn add_and_sub_wrap_at_2_pow_24() {

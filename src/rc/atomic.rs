@@ -269,11 +269,8 @@ pub fn outstanding_call(ep: &RcEp, op: &crate::rc::ep::OutstandingOp) -> Option<
     if !matches!(op.kind, OpKind::AtomicPost | OpKind::AtomicFetch) {
         return None;
     }
-    let ring_len = ep.tx.ring.wqebb_count as usize * mlx5::SEND_WQE_BB;
-    // SAFETY: the send ring is ring_len bytes valid while the QP lives; the
-    // blocks of an outstanding op are not rewritten before it completes.
-    let ring = unsafe { std::slice::from_raw_parts(ep.tx.ring.buf as *const u8, ring_len) };
-    let wqe = mlx5::decode_send_wqe(ring, op.wqe_index).ok()?;
+    // The blocks of an outstanding op are not rewritten before it completes.
+    let wqe = mlx5::decode_send_wqe(ep.txwq().ring_bytes(), op.wqe_index).ok()?;
     AtomicWqe::from_send_op(&wqe.op)?.uct_call()
 }
 
@@ -300,37 +297,37 @@ pub fn advertise(attr: &mut uct_iface_attr_t, device_atomics: bool) {
 /// `NO_RESOURCE` instead of unbounded growth. bcopy segments are another
 /// class with their own free list, untouched by atomics.
 fn result_slot(state: &mut IfaceState) -> Result<Bounce, Status> {
-    let buffer = state.tx_pool.get_small(state.tx_credits_max as usize)?;
-    // SAFETY: the data area starts after the header, inside the slot.
-    let data = unsafe { buffer.add(LKEY_BYTES) };
-    Ok(Bounce { buffer, data })
+    let buffer = state.tx.pool.get_small(state.tx.credits_max as usize)?;
+    // The data area starts after the header, inside the slot.
+    Ok(Bounce {
+        buffer,
+        data: buffer.wrapping_add(LKEY_BYTES),
+        lkey: state.tx.pool.lkey(buffer),
+    })
 }
 
 /// Where a fetching op's old value goes.
 #[derive(Clone, Copy)]
-enum Fetch {
+pub(crate) enum Fetch {
     /// A post: the value lands in the bounce buffer and is dropped.
     No,
+    /// The caller's result pointer, written at completion.
     Into(*mut c_void),
 }
 
-/// Posts one atomic WQE on `ep`. Returns `Ok(())` once posted; the caller
-/// maps that to `UCS_OK` (post) or `UCS_INPROGRESS` (fetch).
-///
-/// # Safety
-/// `ep` NULL or an ep of this transport; a fetch's `result` writable for
-/// the operand width until `comp` is called (or the ep is flushed).
-unsafe fn post(
+/// Posts one atomic WQE on `ep` (of `iface`). Returns `Ok(())` once
+/// posted; the caller maps that to `UCS_OK` (post) or `UCS_INPROGRESS`
+/// (fetch). A fetch's `result` must stay writable for the operand width
+/// until `comp` is called (or the ep is flushed): the slot's contract.
+pub(crate) fn post(
     function: &str,
-    ep: uct_ep_h,
+    (ep, iface): (&mut RcEp, &mut RcIface),
     wqe: AtomicWqe,
     remote_addr: u64,
     rkey: uct_rkey_t,
     fetch: Fetch,
     comp: *mut uct_completion_t,
 ) -> Result<(), Status> {
-    // SAFETY: by the caller's contract.
-    let ep: &mut RcEp = unsafe { RcEp::from_handle(ep, function) }?;
     let size = wqe.size();
     let width = size.bytes();
     if remote_addr % u64::from(width) != 0 {
@@ -343,10 +340,8 @@ unsafe fn post(
             return Err(Status::InvalidParam);
         }
     }
-    // SAFETY: an ep's iface outlives it; no other reference to it is live.
-    let iface: &mut RcIface = unsafe { &mut *ep.iface };
     let state = &mut iface.state;
-    ep.check_post(state.tx_credits)?;
+    ep.check_post(state.tx.credits)?;
     let bounce = result_slot(state)?;
     let (uct_rkey, rkey) = (rkey, atomic_rkey(rkey));
     let (opcode, opmod) = wqe.opcode_opmod();
@@ -367,38 +362,28 @@ unsafe fn post(
     spec.force_signal = matches!(fetch, Fetch::Into(_));
     spec.bounce = Some(bounce);
     spec.action = action;
+    spec.compare_swap = matches!(wqe.uct_call(), Some(UctAtomic::Cswap { .. }));
     let lkey = BufferPool::bounce_lkey(&bounce);
-    ep.post(&mut state.tx_credits, spec, |builder| {
-        builder.raddr(RaddrSeg {
-            raddr: remote_addr,
-            rkey,
-        });
-        wqe.add_operands(builder);
-        builder.data(DataSeg {
-            byte_count: u32::from(width),
-            lkey,
-            addr: bounce.data as u64,
-        });
-    })
-    .inspect_err(|_| state.tx_pool.put(bounce.buffer))
-}
-
-fn post_status(result: Result<(), Status>) -> ucs_status_t {
-    match result {
-        Ok(()) => UCS_OK,
-        Err(status) => status.raw(),
-    }
-}
-
-fn fetch_status(result: Result<(), Status>) -> ucs_status_t {
-    match result {
-        Ok(()) => UCS_INPROGRESS,
-        Err(status) => status.raw(),
-    }
+    let credits = &mut state.tx.credits;
+    let posted = ep.ready(*credits).and_then(|sq| {
+        sq.post(credits, spec, |builder| {
+            builder.raddr(RaddrSeg {
+                raddr: remote_addr,
+                rkey,
+            });
+            wqe.add_operands(builder);
+            builder.data(DataSeg {
+                byte_count: u32::from(width),
+                lkey,
+                addr: bounce.data as u64,
+            });
+        })
+    });
+    posted.inspect_err(|_| state.tx.pool.put(bounce.buffer))
 }
 
 /// The WQE of a post/fetch, with a log line when the op is not offered.
-fn wqe_for(
+pub(crate) fn wqe_for(
     function: &str,
     opcode: c_uint,
     size: AtomicSize,
@@ -407,186 +392,6 @@ fn wqe_for(
 ) -> Result<AtomicWqe, Status> {
     AtomicWqe::for_op(opcode, size, value, fetch)
         .inspect_err(|_| tracing::warn!("{function}: atomic op {opcode} is not supported"))
-}
-
-/// `uct_ep_atomic32_post`.
-///
-/// # Safety
-/// The slot's contract.
-pub unsafe extern "C" fn ep_atomic32_post(
-    ep: uct_ep_h,
-    opcode: c_uint,
-    value: u32,
-    remote_addr: u64,
-    rkey: uct_rkey_t,
-) -> ucs_status_t {
-    const F: &str = "uct_ep_atomic32_post";
-    post_status(
-        wqe_for(F, opcode, AtomicSize::Bits32, u64::from(value), false).and_then(|wqe| {
-            // SAFETY: the slot's contract.
-            unsafe {
-                post(
-                    F,
-                    ep,
-                    wqe,
-                    remote_addr,
-                    rkey,
-                    Fetch::No,
-                    std::ptr::null_mut(),
-                )
-            }
-        }),
-    )
-}
-
-/// `uct_ep_atomic64_post`.
-///
-/// # Safety
-/// The slot's contract.
-pub unsafe extern "C" fn ep_atomic64_post(
-    ep: uct_ep_h,
-    opcode: c_uint,
-    value: u64,
-    remote_addr: u64,
-    rkey: uct_rkey_t,
-) -> ucs_status_t {
-    const F: &str = "uct_ep_atomic64_post";
-    post_status(
-        wqe_for(F, opcode, AtomicSize::Bits64, value, false).and_then(|wqe| {
-            // SAFETY: the slot's contract.
-            unsafe {
-                post(
-                    F,
-                    ep,
-                    wqe,
-                    remote_addr,
-                    rkey,
-                    Fetch::No,
-                    std::ptr::null_mut(),
-                )
-            }
-        }),
-    )
-}
-
-/// `uct_ep_atomic32_fetch`.
-///
-/// # Safety
-/// The slot's contract: `result` writable until `comp` completes.
-pub unsafe extern "C" fn ep_atomic32_fetch(
-    ep: uct_ep_h,
-    opcode: c_uint,
-    value: u32,
-    result: *mut u32,
-    remote_addr: u64,
-    rkey: uct_rkey_t,
-    comp: *mut uct_completion_t,
-) -> ucs_status_t {
-    const F: &str = "uct_ep_atomic32_fetch";
-    fetch_status(
-        wqe_for(F, opcode, AtomicSize::Bits32, u64::from(value), true).and_then(|wqe| {
-            // SAFETY: the slot's contract.
-            unsafe {
-                post(
-                    F,
-                    ep,
-                    wqe,
-                    remote_addr,
-                    rkey,
-                    Fetch::Into(result.cast()),
-                    comp,
-                )
-            }
-        }),
-    )
-}
-
-/// `uct_ep_atomic64_fetch`.
-///
-/// # Safety
-/// The slot's contract: `result` writable until `comp` completes.
-pub unsafe extern "C" fn ep_atomic64_fetch(
-    ep: uct_ep_h,
-    opcode: c_uint,
-    value: u64,
-    result: *mut u64,
-    remote_addr: u64,
-    rkey: uct_rkey_t,
-    comp: *mut uct_completion_t,
-) -> ucs_status_t {
-    const F: &str = "uct_ep_atomic64_fetch";
-    fetch_status(
-        wqe_for(F, opcode, AtomicSize::Bits64, value, true).and_then(|wqe| {
-            // SAFETY: the slot's contract.
-            unsafe {
-                post(
-                    F,
-                    ep,
-                    wqe,
-                    remote_addr,
-                    rkey,
-                    Fetch::Into(result.cast()),
-                    comp,
-                )
-            }
-        }),
-    )
-}
-
-/// `uct_ep_atomic_cswap32`.
-///
-/// # Safety
-/// The slot's contract: `result` writable until `comp` completes.
-pub unsafe extern "C" fn ep_atomic_cswap32(
-    ep: uct_ep_h,
-    compare: u32,
-    swap: u32,
-    remote_addr: u64,
-    rkey: uct_rkey_t,
-    result: *mut u32,
-    comp: *mut uct_completion_t,
-) -> ucs_status_t {
-    let wqe = AtomicWqe::compare_swap(AtomicSize::Bits32, u64::from(compare), u64::from(swap));
-    // SAFETY: the slot's contract.
-    fetch_status(unsafe {
-        post(
-            "uct_ep_atomic_cswap32",
-            ep,
-            wqe,
-            remote_addr,
-            rkey,
-            Fetch::Into(result.cast()),
-            comp,
-        )
-    })
-}
-
-/// `uct_ep_atomic_cswap64`.
-///
-/// # Safety
-/// The slot's contract: `result` writable until `comp` completes.
-pub unsafe extern "C" fn ep_atomic_cswap64(
-    ep: uct_ep_h,
-    compare: u64,
-    swap: u64,
-    remote_addr: u64,
-    rkey: uct_rkey_t,
-    result: *mut u64,
-    comp: *mut uct_completion_t,
-) -> ucs_status_t {
-    let wqe = AtomicWqe::compare_swap(AtomicSize::Bits64, compare, swap);
-    // SAFETY: the slot's contract.
-    fetch_status(unsafe {
-        post(
-            "uct_ep_atomic_cswap64",
-            ep,
-            wqe,
-            remote_addr,
-            rkey,
-            Fetch::Into(result.cast()),
-            comp,
-        )
-    })
 }
 
 #[cfg(test)]

@@ -1,8 +1,10 @@
 //! rc_mlx5's side of failover: the facts the transport-neutral core in
 //! [`crate::failover`] needs (connection identities, the responder's
 //! `next_rcv_psn`, the op table as [`OpPsns`] and [`OpDescriptor`]s) and
-//! the effects it asks for (completing, reporting, releasing ops). These
-//! are the failover slots of [`crate::rc::ops::INTERNAL_OPS`].
+//! the effects it asks for (completing, reporting, releasing ops), behind
+//! the failover slots of [`crate::rc::slots::INTERNAL_OPS`] (their handle
+//! and attribute arguments are taken over in `rc/slots/failover.rs`; the
+//! purge entry point is here).
 //!
 //! Identity: an ep's QP is (its iface's device, its QPN, its generation: a
 //! random 24-bit value per QP, carried in bytes 3..6 of the ep address); the
@@ -22,34 +24,28 @@
 //! any, are flushed like any QP error).
 
 use std::ffi::c_uint;
-use std::ptr::{addr_of, addr_of_mut};
 
 use crate::abi::*;
+use crate::core::iface::PurgeRequest;
 use crate::failover::{
-    ep_query_tx_token, iface_query_tokens, prepare_purge, report_op, run_purge, AtomicWidth,
-    ConnectionId, DeviceId, FailoverError, OnError, OpDescriptor, OpPsns, PurgeCallback, PurgeSink,
-    PurgeStep, QpIdentity, RemoteTarget, ResponderLookup, ResponderState,
+    prepare_purge, report_op, run_purge, AtomicWidth, ConnectionId, DeviceId, FailoverError,
+    OnError, OpDescriptor, OpPsns, PurgeCallback, PurgeSink, PurgeStep, QpIdentity, RemoteTarget,
+    ResponderState,
 };
 use crate::hca::QpTransition;
 use crate::mlx5::{self, AtomicSize, DataEntry};
 use crate::rc::atomic::{outstanding_call, UctAtomic};
-use crate::rc::ep::{finish_op, CompletionAction, EpState, OpKind, OutstandingOp, RcEp};
-use crate::rc::iface::{RcIface, AM_HDR_LEN};
-
-const TOKEN_FIELDS: u64 = UCT_IFACE_ATTR_FIELD_TX_TOKEN_LENGTH
-    | UCT_IFACE_ATTR_FIELD_RX_TOKEN_LENGTH
-    | UCT_IFACE_ATTR_FIELD_TX_TOKEN
-    | UCT_IFACE_ATTR_FIELD_RX_TOKEN;
+use crate::rc::ep::{CompletionAction, EpState, OpKind, OutstandingOp, RcEp};
+use crate::rc::iface::RcIface;
+use crate::rc::limits::AM_HDR_LEN;
 
 /// This ep's own QP and its peer's, or `None` before `connect_to_ep`.
 fn ends(ep: &RcEp) -> Option<(QpIdentity, QpIdentity)> {
-    let remote = ep.remote?;
-    // SAFETY: an ep's iface outlives it; only the address is read.
-    let address = unsafe { &(*ep.iface).state.address };
+    let remote = ep.remote()?;
     let own = QpIdentity {
-        device: DeviceId::from_address(address),
+        device: DeviceId::from_address(ep.local_address()),
         qpn: ep.qpn(),
-        generation: ep.generation,
+        generation: ep.generation(),
     };
     let peer = QpIdentity {
         device: DeviceId::from_address(&remote.address),
@@ -70,15 +66,17 @@ pub fn responder_connection(ep: &RcEp) -> Option<ConnectionId> {
     ends(ep).map(|(own, peer)| ConnectionId::as_responder(own, peer))
 }
 
-/// What the receiving iface knows of the connection a TX token names.
-fn responder_state(rc: &RcIface, claimed: &ConnectionId) -> Result<ResponderState, FailoverError> {
+/// What the receiving iface knows of the connection a TX token names (the
+/// lookup of `uct_iface_query_v2`'s RX token derivation).
+pub fn responder_state(
+    rc: &mut RcIface,
+    claimed: &ConnectionId,
+) -> Result<ResponderState, FailoverError> {
     let responder_qpn = claimed.responder.qpn;
     let unknown = || FailoverError::UnknownConnection { responder_qpn };
-    let Some(&ep) = rc.state.eps.get(&responder_qpn) else {
+    let Some(ep) = rc.state.ep(responder_qpn) else {
         return Err(unknown());
     };
-    // SAFETY: eps in the iface's table are live.
-    let ep = unsafe { &*ep };
     let Some(connection) = responder_connection(ep) else {
         return Err(unknown());
     };
@@ -90,11 +88,11 @@ fn responder_state(rc: &RcIface, claimed: &ConnectionId) -> Result<ResponderStat
     // flight must not be accepted after the RX token promised it was not
     // (purge will report it for replay on another rail). The connection
     // is being failed over; its QP is of no further use.
-    ep.qp.modify(QpTransition::Error).map_err(|status| {
+    ep.qp().modify(QpTransition::Error).map_err(|status| {
         tracing::warn!("uct_iface_query_v2: QP 0x{responder_qpn:x} cannot be stopped: {status}");
         unknown()
     })?;
-    let info = ep.qp.query().map_err(|status| {
+    let info = ep.qp().query().map_err(|status| {
         tracing::warn!("uct_iface_query_v2: query of QP 0x{responder_qpn:x} failed: {status}");
         unknown()
     })?;
@@ -102,68 +100,6 @@ fn responder_state(rc: &RcIface, claimed: &ConnectionId) -> Result<ResponderStat
         connection,
         next_rcv_psn: info.next_rcv_psn,
     })
-}
-
-/// `uct_iface_query_v2`: the generic fields, then the tokens.
-///
-/// # Safety
-/// As `IfaceInternalOps::iface_query_v2`: arguments checked by the entry
-/// point.
-pub unsafe fn iface_query_v2(
-    iface: uct_iface_h,
-    attr: *mut uct_iface_attr_v2_t,
-) -> Result<(), Status> {
-    // The generic part refuses token fields (transports without failover):
-    // hide them from it, then restore the caller's mask.
-    // SAFETY: attr valid per the entry point; field_mask is always set.
-    let field_mask = unsafe { addr_of!((*attr).field_mask).read() };
-    // SAFETY: as above; only the mask member is written.
-    unsafe { addr_of_mut!((*attr).field_mask).write(field_mask & !TOKEN_FIELDS) };
-    // SAFETY: by the caller's contract.
-    let generic = unsafe { crate::rc::ops::iface_query_v2(iface, attr) };
-    // SAFETY: as above.
-    unsafe { addr_of_mut!((*attr).field_mask).write(field_mask) };
-    generic?;
-    // SAFETY: checked to be an rc iface by the generic part.
-    let rc = unsafe { RcIface::from_handle(iface, "uct_iface_query_v2") }?;
-    let mut lookup = |claimed: &ConnectionId| responder_state(rc, claimed);
-    let responder: Option<ResponderLookup<'_>> = if rc.advertises_query_token() {
-        Some(&mut lookup)
-    } else {
-        None
-    };
-    // SAFETY: attr valid per the entry point (token buffers non-NULL when
-    // their bits are set).
-    unsafe { iface_query_tokens(attr, responder) }
-}
-
-/// `uct_ep_query`: only the TX token (sockaddrs do not exist for rc).
-///
-/// # Safety
-/// As `IfaceInternalOps::ep_query`.
-pub unsafe fn ep_query(ep: uct_ep_h, attr: *mut uct_ep_attr_t) -> Result<(), Status> {
-    const F: &str = "uct_ep_query";
-    // SAFETY: by the caller's contract.
-    let ep = unsafe { RcEp::from_handle(ep, F) }?;
-    // SAFETY: attr valid per the entry point; field_mask is always set.
-    let field_mask = unsafe { addr_of!((*attr).field_mask).read() };
-    if field_mask & (UCT_EP_ATTR_FIELD_LOCAL_SOCKADDR | UCT_EP_ATTR_FIELD_REMOTE_SOCKADDR) != 0 {
-        tracing::debug!("{F}: rc_mlx5 eps have no socket addresses");
-        return Err(Status::Unsupported);
-    }
-    // SAFETY: as above.
-    unsafe { ep_query_tx_token(attr, requester_connection(ep).as_ref()) }
-}
-
-/// `uct_ep_failover_enable`.
-///
-/// # Safety
-/// As `IfaceInternalOps::ep_failover_enable`.
-pub unsafe fn ep_failover_enable(ep: uct_ep_h) -> Result<(), Status> {
-    // SAFETY: by the caller's contract.
-    let ep = unsafe { RcEp::from_handle(ep, "uct_ep_failover_enable") }?;
-    ep.failover.enable();
-    Ok(())
 }
 
 /// `uct_ep_invalidate`: the QP goes to error, in one of two modes.
@@ -177,40 +113,33 @@ pub unsafe fn ep_failover_enable(ep: uct_ep_h) -> Result<(), Status> {
 ///   (and any posted before the flush is seen) with `WR_FLUSH_ERR`, which
 ///   progress turns into `UCS_ERR_CANCELED`; the error handler is called
 ///   once with it, and its answer holds (`UCS_INPROGRESS`) or completes the
-///   ops ([`RcEp::fail`]). Posts fail from then on. An ep with nothing
+///   ops (the send CQ in `rc::iface`). Posts fail from then on. An ep with nothing
 ///   outstanding fails at its next post, like UCX's.
 ///
-/// # Safety
-/// As `IfaceInternalOps::ep_invalidate`.
-pub unsafe fn ep_invalidate(ep: uct_ep_h, flags: c_uint) -> Result<(), Status> {
+pub fn ep_invalidate(ep: &mut RcEp, flags: c_uint) -> Result<(), Status> {
     const F: &str = "uct_ep_invalidate";
-    // SAFETY: by the caller's contract.
-    let ep = unsafe { RcEp::from_handle(ep, F) }?;
     let no_completions = flags & UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS != 0;
-    let connected = ep.state == EpState::Connected;
+    let connected = ep.state() == EpState::Connected;
     // The QP first: if the device refuses, the ep is left as it was.
-    if connected {
-        ep.qp.modify(QpTransition::Error)?;
+    if ep.state().is_connected() {
+        ep.qp().modify(QpTransition::Error)?;
     }
     match ep.failover.on_invalidate(no_completions) {
         OnError::Keep => {
-            ep.error_reported = true;
-            if !matches!(ep.state, EpState::Failed(_)) {
-                ep.state = EpState::Failed(Status::Canceled);
-            }
+            ep.hold_for_purge();
             tracing::debug!(
                 "{F}: ep {:p} holds {} outstanding ops for purge",
                 ep as *const RcEp,
-                ep.ops.len()
+                ep.txwq().len()
             );
         }
         OnError::AskHandler | OnError::CompleteWithError => {
             if connected {
-                ep.invalidated = true;
+                ep.mark_invalidated();
                 tracing::debug!(
                     "{F}: ep {:p} moved to error with {} outstanding ops",
                     ep as *const RcEp,
-                    ep.ops.len()
+                    ep.txwq().len()
                 );
             }
         }
@@ -237,11 +166,8 @@ fn capture(ep: &RcEp, op: &OutstandingOp) -> Option<(Vec<u8>, Option<UctAtomic>)
     );
     let mut inline = Vec::new();
     if has_inline {
-        let ring_len = ep.tx.ring.wqebb_count as usize * mlx5::SEND_WQE_BB;
-        // SAFETY: the send ring is ring_len bytes valid while the QP lives;
-        // an outstanding op's blocks are not rewritten (the ep is failed).
-        let ring = unsafe { std::slice::from_raw_parts(ep.tx.ring.buf as *const u8, ring_len) };
-        let wqe = mlx5::decode_send_wqe(ring, op.wqe_index).ok()?;
+        // An outstanding op's blocks are not rewritten (the ep is failed).
+        let wqe = mlx5::decode_send_wqe(ep.txwq().ring_bytes(), op.wqe_index).ok()?;
         for entry in wqe.data() {
             if let DataEntry::Inline(data) = entry {
                 inline.extend_from_slice(data.head);
@@ -400,11 +326,7 @@ impl RcPurgeSink {
     /// Returns the op's bounce buffer and CQ credit without completing it.
     fn release(&mut self, purged: &PurgedOp) {
         // SAFETY: the iface outlives its eps; a short borrow, no callback.
-        let state = unsafe { &mut (*self.iface).state };
-        if let Some(bounce) = purged.op.bounce {
-            state.tx_pool.put(bounce.buffer);
-        }
-        state.tx_credits += 1;
+        unsafe { (*self.iface).state.tx.release(&purged.op) };
     }
 }
 
@@ -415,7 +337,7 @@ impl PurgeSink<PurgedOp> for RcPurgeSink {
             Err(status) => status.raw(),
         };
         // SAFETY: the op was taken out of its ep's table; the iface is live.
-        unsafe { finish_op(self.iface, &purged.op, raw) };
+        unsafe { RcIface::finish_op(self.iface, purged.op, raw) };
     }
 
     fn report(&mut self, purged: PurgedOp) {
@@ -443,30 +365,24 @@ impl PurgeSink<PurgedOp> for RcPurgeSink {
 /// [`crate::failover`]).
 ///
 /// # Safety
-/// As `IfaceInternalOps::ep_outstanding_purge`: `params` checked by the
-/// entry point (RX token non-NULL, callback set).
-pub unsafe fn ep_outstanding_purge(
-    ep: uct_ep_h,
-    params: &uct_ep_outstanding_purge_params_t,
-) -> Result<(), Status> {
+/// As `IfaceInternalOps::ep_outstanding_purge`: `ep` NULL or an ep of
+/// this library (the request is checked by the entry point).
+pub unsafe fn ep_outstanding_purge(ep: uct_ep_h, request: PurgeRequest<'_>) -> Result<(), Status> {
     const F: &str = "uct_ep_outstanding_purge";
     // SAFETY: by the caller's contract.
     let rc_ep = unsafe { RcEp::from_handle(ep, F) }?;
-    if rc_ep.failover.check_purge(rc_ep.ops.len())? == PurgeStep::NothingLeft {
+    if rc_ep.failover.check_purge(rc_ep.txwq().len())? == PurgeStep::NothingLeft {
         return Ok(());
     }
+    let iface = rc_ep.iface_handle() as *mut RcIface;
     let Some(connection) = requester_connection(rc_ep) else {
         tracing::warn!("{F}: the ep was never connected");
         return Err(Status::InvalidParam);
     };
-    let Some(callback) = PurgeCallback::from_params(params) else {
-        tracing::warn!("{F}: params->cb is NULL");
-        return Err(Status::InvalidParam);
-    };
     // Copy everything reported out of the ring before any op is touched,
     // so a failure leaves the ep as it was.
-    let mut captured = Vec::with_capacity(rc_ep.ops.len());
-    for op in rc_ep.ops.iter() {
+    let mut captured = Vec::with_capacity(rc_ep.txwq().len());
+    for op in rc_ep.txwq().ops() {
         let Some(copy) = capture(rc_ep, op) else {
             tracing::error!(
                 "{F}: the WQE of outstanding op {:?} at {} does not decode",
@@ -478,37 +394,39 @@ pub unsafe fn ep_outstanding_purge(
         captured.push(copy);
     }
     let psns: Vec<OpPsns> = rc_ep
-        .ops
-        .iter()
-        .zip(&captured)
-        .map(|(op, (_, atomic))| OpPsns {
-            class: class_of(op.kind, atomic.as_ref()),
+        .txwq()
+        .ops()
+        .map(|op| OpPsns {
+            class: op.class(),
             first_psn: op.first_psn,
             psn_count: op.psn_count,
             cqe_seen: false,
         })
         .collect();
-    // SAFETY: rx_token non-NULL (entry point), RX_TOKEN_LENGTH readable.
-    let (_, verdicts) = unsafe { prepare_purge(params, &connection, &psns, rc_ep.tx.next_psn) }?;
+    let next_psn = rc_ep.txwq().next_psn();
+    let (_, verdicts) = prepare_purge(request.rx_token, &connection, &psns, next_psn)?;
     let ops: Vec<PurgedOp> = rc_ep
-        .ops
-        .ops
-        .drain(..)
+        .txwq_mut()
+        .take_all()
         .zip(captured)
         .map(|(op, (inline, atomic))| PurgedOp { op, inline, atomic })
         .collect();
-    rc_ep.tx.ci = rc_ep.tx.pi;
     rc_ep.failover.purged();
     let mut sink = RcPurgeSink {
-        iface: rc_ep.iface,
-        callback,
+        iface,
+        callback: request.callback,
     };
     // No borrow of the ep is used from here on: the callback may post on
     // any other ep, of this iface too.
-    let (iface, qpn) = (rc_ep.iface, rc_ep.qpn());
+    let qpn = rc_ep.qpn();
+    let ep_ptr: *mut RcEp = rc_ep;
     let summary = run_purge(ops.into_iter().zip(verdicts), &mut sink);
+    // Marks the purged ep for a new QP before it is connected again,
+    // unless a purge callback destroyed it.
     // SAFETY: the iface outlives the purge (its callbacks may not close it).
-    unsafe { due_for_new_qp(ep, iface, qpn) };
+    if let Some(ep) = unsafe { (*iface).state.live_ep(ep_ptr, qpn) } {
+        ep.renew_qp_later();
+    }
     tracing::debug!(
         "{F}: ep {ep:p}: {} delivered, {} reported, {} failed, {} dropped",
         summary.delivered,
@@ -517,37 +435,4 @@ pub unsafe fn ep_outstanding_purge(
         summary.dropped
     );
     Ok(())
-}
-
-/// Marks the purged ep for a new QP before it is connected again
-/// (`RcEp::renew_qp_if_due`). Skipped if a purge callback destroyed the ep:
-/// it is looked up by the QPN it had in its iface's table.
-///
-/// # Safety
-/// `iface` live; `ep` was its ep with QP `qpn` before the callbacks.
-unsafe fn due_for_new_qp(ep: uct_ep_h, iface: *mut RcIface, qpn: u32) {
-    let ep = ep as *mut RcEp;
-    // SAFETY: the iface is live; a short shared look at its table.
-    let live = unsafe { (*iface).state.eps.get(&qpn) == Some(&ep) };
-    if live {
-        // SAFETY: live (checked); a one-field write.
-        unsafe { (*ep).qp_renewal_due = true };
-    }
-}
-
-fn class_of(kind: OpKind, atomic: Option<&UctAtomic>) -> crate::failover::OpClass {
-    use crate::failover::OpClass;
-    match kind {
-        OpKind::AtomicFetch if matches!(atomic, Some(UctAtomic::Cswap { .. })) => {
-            OpClass::AtomicCswap
-        }
-        OpKind::AmShort | OpKind::AmBcopy | OpKind::AmZcopy => OpClass::Am,
-        OpKind::PutShort | OpKind::PutBcopy | OpKind::PutZcopy => OpClass::Put,
-        OpKind::GetShort | OpKind::GetBcopy | OpKind::GetZcopy => OpClass::Get,
-        OpKind::AtomicPost => OpClass::AtomicPost,
-        OpKind::AtomicFetch => OpClass::AtomicFetch,
-        OpKind::Flush => OpClass::Flush,
-        // A SEND on the wire (one PSN), but the transport's own.
-        OpKind::FcGrant => OpClass::Internal,
-    }
 }

@@ -1,14 +1,20 @@
 //! The `rc_mlx5` transport: reliable connected QPs driven by writing mlx5
 //! WQEs into the send ring of a [`crate::hca`] device.
 //!
-//! - [`iface`]: the iface (CQs, SRQ of bounce buffers, progress, query,
-//!   addresses, the receive path and AM dispatch, error delivery).
-//! - [`ep`]: the endpoint: QP, send ring ([`ep::TxRing`]), the table of
-//!   outstanding operations ([`ep::OpTable`], what failover walks), the
-//!   send-path core ([`ep::RcEp::post`]) and completion handling.
-//! - [`ops`]: the `uct_iface_ops_t` slots of the data path, each a thin
-//!   layer of argument checks over the core; [`atomic`]: the atomics;
+//! - [`iface`]: the iface (open/close and the ep table; the send CQ; the
+//!   receive path, SRQ, AM dispatch and flow-control headers; progress):
+//!   the only place that calls back into the user.
+//! - [`ep`]: the endpoint: connection state only (one [`ep::EpState`]),
+//!   its flow-control window and pending requests; no pointer to its iface.
+//! - [`txwq`]: the send queue (QP, ring indexes, PSN, the table of
+//!   outstanding operations), the only code that moves them, and
+//!   [`txwq::TxResources`], where an op's buffer and credit go back.
+//! - [`slots`]: the `uct_iface_ops_t` slots by op group (AM, RMA,
+//!   atomics, control, query), each a thin wrapper over safe code;
+//!   [`atomic`]: the atomic WQEs;
 //!   [`failover`]: tokens, invalidate and purge over the op table.
+//! - [`limits`]: what the configuration allows (sizes, timeouts) and the AM
+//!   header layout.
 //! - [`pool`]: registered bounce buffers (receive segments, bcopy data).
 //! - [`fc`]: flow control of AMs (window, credit requests and grants in
 //!   the AM header byte, the grant message).
@@ -21,7 +27,7 @@
 //! need room in the ep's flow-control window ([`fc`]). A CQE is
 //! requested every `UCX_RC_TX_CQ_MODERATION` blocks, for every op with a
 //! completion, and for every WQE while credits are low. A destroyed ep
-//! keeps only its `RcEp` struct (256 bytes) as a tombstone
+//! keeps only its `RcEp` struct (320 bytes) as a tombstone
 //! ([`crate::core::tombstone`]): an iface holds at most its peak number of
 //! live eps plus 1025 such structs, all freed at close.
 
@@ -30,5 +36,7 @@ pub mod ep;
 pub mod failover;
 pub mod fc;
 pub mod iface;
-pub mod ops;
+pub mod limits;
 pub mod pool;
+pub mod slots;
+pub mod txwq;

@@ -10,9 +10,10 @@
 //! line, for the 4- or 8-byte result of a fetching atomic, as UCX keeps
 //! atomics in a pool of their own). Neither class can use up the other's
 //! buffers, and a 64-byte slot costs an atomic far less memory than a
-//! segment. Every buffer starts with a header: the lkey of its chunk
-//! (4 bytes) and its class (4 bytes), so [`BufferPool::put`] takes any
-//! buffer back to the class it came from.
+//! segment. Every buffer starts with a reserved header of [`LKEY_BYTES`]; the
+//! pool knows each chunk's address range and registration, so
+//! [`BufferPool::put`] takes any buffer back to the class it came from and
+//! [`BufferPool::lkey`] names its key.
 
 use std::sync::Arc;
 
@@ -20,7 +21,7 @@ use crate::abi::ucs_status::Status;
 use crate::hca::{Access, Mr};
 use crate::ib::domain::Domain;
 
-/// Bytes at the start of each buffer that hold its lkey and class.
+/// Bytes reserved at the start of each buffer (data starts after them).
 pub const LKEY_BYTES: usize = 8;
 
 /// Bytes of a small slot: one cache line, header included.
@@ -43,11 +44,14 @@ struct Chunk {
     _mr: Mr,
     /// Owns the memory (u64 for 8-byte alignment); never resized.
     _memory: Box<[u64]>,
+    /// Where the memory is, and the lkey of its registration.
+    base: usize,
+    len: usize,
+    lkey: u32,
 }
 
 /// Buffers of one size: registered chunks and a free list.
 struct SizeClass {
-    class: BufferClass,
     /// Bytes per buffer (a multiple of 64).
     stride: usize,
     buffers_per_chunk: usize,
@@ -59,14 +63,8 @@ struct SizeClass {
 }
 
 impl SizeClass {
-    fn new(
-        class: BufferClass,
-        buffer_len: usize,
-        buffers_per_chunk: usize,
-        max_buffers: usize,
-    ) -> SizeClass {
+    fn new(buffer_len: usize, buffers_per_chunk: usize, max_buffers: usize) -> SizeClass {
         SizeClass {
-            class,
             stride: buffer_len.max(LKEY_BYTES).next_multiple_of(64),
             buffers_per_chunk: buffers_per_chunk.max(1),
             chunks: Vec::new(),
@@ -88,24 +86,20 @@ impl SizeClass {
         let base = memory.as_mut_ptr() as *mut u8;
         let mr = domain.pd.reg_mr(base, bytes, Access::LOCAL_WRITE)?;
         let lkey = mr.keys().lkey;
-        for index in (0..count).rev() {
-            // SAFETY: index < count, so the buffer lies inside `memory`,
-            // which is 8-aligned and lives (boxed, never moved out) as long
-            // as the pool.
-            let buffer = unsafe { base.add(index * self.stride) };
-            // SAFETY: as above; the 8-byte header is inside the buffer
-            // (stride >= LKEY_BYTES) and 8-aligned (stride is a multiple
-            // of 64 from an 8-aligned base).
-            unsafe {
-                (buffer as *mut u32).write(lkey);
-                (buffer as *mut u32).add(1).write(self.class as u32);
-            }
-            self.free.push(buffer);
-        }
+        // index < count: every buffer lies inside `memory`, which lives
+        // (boxed, never moved out) as long as the pool.
+        self.free.extend(
+            (0..count)
+                .rev()
+                .map(|index| base.wrapping_add(index * self.stride)),
+        );
         self.allocated += count;
         self.chunks.push(Chunk {
             _memory: memory,
             _mr: mr,
+            base: base as usize,
+            len: bytes,
+            lkey,
         });
         Ok(())
     }
@@ -119,6 +113,14 @@ impl SizeClass {
 
     fn in_use(&self) -> usize {
         self.allocated.saturating_sub(self.free.len())
+    }
+
+    /// The chunk `buffer` lies in, if it is one of this class's.
+    fn chunk_of(&self, buffer: *const u8) -> Option<&Chunk> {
+        let at = buffer as usize;
+        self.chunks
+            .iter()
+            .find(|chunk| at >= chunk.base && at < chunk.base + chunk.len)
     }
 }
 
@@ -139,18 +141,8 @@ impl BufferPool {
     ) -> BufferPool {
         BufferPool {
             domain,
-            segments: SizeClass::new(
-                BufferClass::Segment,
-                buffer_len,
-                buffers_per_chunk,
-                max_buffers,
-            ),
-            small: SizeClass::new(
-                BufferClass::Small,
-                SMALL_BUFFER_LEN,
-                SMALL_BUFFERS_PER_CHUNK,
-                usize::MAX,
-            ),
+            segments: SizeClass::new(buffer_len, buffers_per_chunk, max_buffers),
+            small: SizeClass::new(SMALL_BUFFER_LEN, SMALL_BUFFERS_PER_CHUNK, usize::MAX),
         }
     }
 
@@ -176,12 +168,12 @@ impl BufferPool {
     /// Returns a buffer from [`BufferPool::get`] or
     /// [`BufferPool::get_small`] to its class.
     pub fn put(&mut self, buffer: *mut u8) {
-        // SAFETY: every buffer of this pool starts with its header (grow()).
-        let class = unsafe { (buffer as *const u32).add(1).read() };
-        if class == BufferClass::Small as u32 {
+        if self.small.chunk_of(buffer).is_some() {
             self.small.free.push(buffer);
-        } else {
+        } else if self.segments.chunk_of(buffer).is_some() {
             self.segments.free.push(buffer);
+        } else {
+            tracing::error!("rc_mlx5: buffer {buffer:p} returned to a pool it is not from");
         }
     }
 
@@ -207,15 +199,13 @@ impl BufferPool {
         }
     }
 
-    /// The lkey of a buffer from this pool.
-    ///
-    /// # Safety
-    /// `buffer` must come from [`BufferPool::get`] or
-    /// [`BufferPool::get_small`] of a live pool.
-    #[inline]
-    pub unsafe fn lkey(buffer: *const u8) -> u32 {
-        // SAFETY: every buffer starts with its chunk's lkey (grow()).
-        unsafe { (buffer as *const u32).read() }
+    /// The lkey of a buffer from this pool (`MLX5_INVALID_LKEY` for any
+    /// other pointer, which the device refuses).
+    pub fn lkey(&self, buffer: *const u8) -> u32 {
+        self.small
+            .chunk_of(buffer)
+            .or_else(|| self.segments.chunk_of(buffer))
+            .map_or(crate::mlx5::MLX5_INVALID_LKEY, |chunk| chunk.lkey)
     }
 }
 
@@ -264,9 +254,7 @@ mod tests {
         let mut pool = pool(usize::MAX);
         let small = pool.get_small(usize::MAX).unwrap();
         let segment = pool.get().unwrap();
-        // SAFETY: both from this live pool.
-        let (small_lkey, segment_lkey) =
-            unsafe { (BufferPool::lkey(small), BufferPool::lkey(segment)) };
+        let (small_lkey, segment_lkey) = (pool.lkey(small), pool.lkey(segment));
         // Distinct chunks, distinct registrations.
         assert_ne!(small_lkey, segment_lkey);
         pool.put(small);

@@ -289,21 +289,22 @@ pub fn send_buffers_in_use(iface: uct_iface_h, class: BufferClass) -> usize {
     // SAFETY: an open rc_mlx5 iface of this library is an RcIface; the
     // test thread is the only one using it while it reads.
     let rc = unsafe { &*(iface as *const uct::rc::iface::RcIface) };
-    rc.state.tx_pool.in_use_of(class)
+    rc.tx_pool().in_use_of(class)
 }
 
 /// Send bounce buffers of `class` an rc_mlx5 iface has made so far.
 pub fn send_buffers_made(iface: uct_iface_h, class: BufferClass) -> usize {
     // SAFETY: as in send_buffers_in_use.
     let rc = unsafe { &*(iface as *const uct::rc::iface::RcIface) };
-    rc.state.tx_pool.allocated_of(class)
+    rc.tx_pool().allocated_of(class)
 }
 
 /// Free send-CQ credits of an rc_mlx5 iface, and the most it has.
 pub fn send_credits(iface: uct_iface_h) -> (u32, u32) {
     // SAFETY: as in send_buffers_in_use.
     let rc = unsafe { &*(iface as *const uct::rc::iface::RcIface) };
-    (rc.state.tx_credits, rc.state.tx_credits_max)
+    let stats = rc.stats();
+    (stats.tx_credits, stats.tx_credits_max)
 }
 
 /// Target memory the devices write behind Rust's back: accessed only

@@ -10,6 +10,7 @@ use super::wr::{AtomicOp, CompletionStatus, LocalData, SendOp, SendWr};
 use crate::hca::soft::wire::{
     AethSyndrome, AtomicEth, Bth, ExtAtomicEth, NakCode, Opcode, PacketRepr, Reth,
 };
+use crate::mlx5::{packet_count, PacketShape};
 
 /// Largest message IB allows (2^31 bytes).
 const MAX_MESSAGE_LEN: u64 = 1 << 31;
@@ -47,13 +48,12 @@ pub(super) fn message_len(wr: &SendWr) -> Result<u32, CompletionStatus> {
 /// PSNs a request uses: one per MTU-sized packet (READ: per response
 /// packet), at least one; NOP uses none.
 pub(super) fn psn_count(op: &SendOp, len: u32, mtu: u32) -> u32 {
-    match op {
-        SendOp::Nop => 0,
-        SendOp::Atomic { .. } => 1,
-        SendOp::Send { .. } | SendOp::Write { .. } | SendOp::Read { .. } => {
-            len.div_ceil(mtu.max(1)).max(1)
-        }
-    }
+    let shape = match op {
+        SendOp::Nop => PacketShape::None,
+        SendOp::Atomic { .. } => PacketShape::Atomic,
+        SendOp::Send { .. } | SendOp::Write { .. } | SendOp::Read { .. } => PacketShape::Data,
+    };
+    packet_count(shape, u64::from(len), mtu)
 }
 
 impl SendEntry {

@@ -1,0 +1,403 @@
+//! The rc_mlx5 iface: send and receive CQs on one event channel, an SRQ of
+//! registered bounce buffers, a pool of send bounce buffers, the table of
+//! eps by QP number, and progress. The iface is the only place that calls
+//! back into the user (completions, AM handlers, the error handler, pending
+//! requests), always with no borrow of itself or an ep held.
+//!
+//! - this file: open and close, the ep table (create, connect, destroy);
+//! - `tx`: the send CQ: completing and failing ops;
+//! - `rx`: the receive CQ, the SRQ, AM dispatch and flow-control headers;
+//! - `progress`: progress, pending dispatch, event arming.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use crate::abi::*;
+use crate::core::callbackq::CallbackId;
+use crate::core::config::RcMlx5IfaceConfig;
+use crate::core::iface::{BaseIface, IfaceInternalOps};
+use crate::core::tombstone::{TombstoneYard, EP_QUARANTINE};
+use crate::hca::{DeviceAddress, EventChannel, Mtu, PolledCq, Qp, QpInitAttr, SrqInitAttr};
+use crate::ib::domain::Domain;
+use crate::ib::md::Md;
+use crate::rc::ep::{RcEp, RemoteEp, TxParams};
+use crate::rc::fc::FcConfig;
+pub use crate::rc::limits::{
+    am_header, Limits, AM_HDR_LEN, AM_ID_OFFSET, AM_ZCOPY_MAX_HDR, TMH_NO_TAG,
+};
+use crate::rc::pool::{BufferPool, LKEY_BYTES};
+use crate::rc::txwq::TxResources;
+
+mod progress;
+mod rx;
+mod tx;
+
+pub use rx::ReleaseDesc;
+use rx::RxState;
+pub use tx::invoke_completion;
+
+/// Everything of the iface beyond the base.
+pub struct IfaceState {
+    pub domain: Arc<Domain>,
+    pub limits: Limits,
+    pub path_mtu: Mtu,
+    pub address: DeviceAddress,
+    pub atomic_result_order: crate::hca::AtomicResultOrder,
+    channel: EventChannel,
+    tx_cq: PolledCq,
+    rx_cq: PolledCq,
+    rx: RxState,
+    /// The send pool and CQ credits posted ops hold.
+    pub tx: TxResources,
+    /// Live eps by QP number.
+    eps: HashMap<u32, *mut RcEp>,
+    /// Where eps live: new ones are housed here, destroyed ones stay as
+    /// tombstones until close ([`crate::core::tombstone`]).
+    ep_yard: TombstoneYard<RcEp>,
+    err_handler: uct_error_handler_t,
+    err_handler_arg: *mut c_void,
+    progress_id: Option<CallbackId>,
+    /// AM flow control settings.
+    pub fc: FcConfig,
+    /// A grant reopened an exhausted window, or a grant message waits to
+    /// be posted: the next progress dispatches pending work.
+    fc_dispatch: bool,
+}
+
+/// The iface (what a `uct_iface_h` points at).
+#[repr(C)]
+pub struct RcIface {
+    pub base: BaseIface,
+    pub state: IfaceState,
+}
+
+/// What tests and diagnostics read of an iface's resources.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IfaceStats {
+    /// Send-CQ credits left, and their number when nothing is outstanding.
+    pub tx_credits: u32,
+    pub tx_credits_max: u32,
+    /// Send-pool buffers handed out and not returned.
+    pub tx_buffers_in_use: usize,
+    /// Live eps, and eps housed (live and tombstones).
+    pub eps: usize,
+    pub eps_housed: usize,
+}
+
+impl RcIface {
+    /// Opens an iface on the md's device, with the slot tables `ops`.
+    ///
+    /// # Safety
+    /// `params` valid per its field mask (checked by `uct_iface_open`).
+    pub unsafe fn open(
+        md: &Md,
+        md_handle: uct_md_h,
+        worker: uct_worker_h,
+        params: *const uct_iface_params_t,
+        config: &RcMlx5IfaceConfig,
+        ops: (uct_iface_ops_t, &'static IfaceInternalOps),
+    ) -> Result<uct_iface_h, Status> {
+        // SAFETY: valid per the contract; only fields whose bits are set.
+        let (rx_headroom, err_handler, err_handler_arg) = unsafe {
+            let p = &*params;
+            (
+                if p.field_mask & UCT_IFACE_PARAM_FIELD_RX_HEADROOM != 0 {
+                    p.rx_headroom
+                } else {
+                    0
+                },
+                if p.field_mask & UCT_IFACE_PARAM_FIELD_ERR_HANDLER != 0 {
+                    p.err_handler
+                } else {
+                    None
+                },
+                if p.field_mask & UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG != 0 {
+                    p.err_handler_arg
+                } else {
+                    std::ptr::null_mut()
+                },
+            )
+        };
+        if rx_headroom > 4096 {
+            tracing::warn!("uct_iface_open: rx_headroom {rx_headroom} is too large");
+            return Err(Status::InvalidParam);
+        }
+        let domain = Domain::get(&md.device().name)?;
+        let device = &domain.device;
+        let device_attr = device.attr();
+        let port = device.port_attr(crate::hca::devices::DEVICE_PORT)?;
+        let limits = Limits::new(config, rx_headroom, device_attr.max_rd_atomic);
+        let path_mtu = config
+            .path_mtu
+            .and_then(Mtu::from_bytes)
+            .map_or(port.active_mtu, |mtu| mtu.min(port.active_mtu));
+        let channel = device.create_event_channel()?;
+        let tx_cq_len = config.tx_cq_len.max(64).next_power_of_two();
+        let tx_cq = device.create_cq(tx_cq_len, Some(&channel))?;
+        let rx_queue_len = config.rx_queue_len.clamp(16, device_attr.max_srq_wqe);
+        let srq = domain.pd.create_srq(SrqInitAttr {
+            wqe_count: rx_queue_len,
+            max_sge: 1,
+        })?;
+        let rx_cq = PolledCq::new(device.create_cq(srq.ring().wqe_count * 2, Some(&channel))?);
+        let rx_offset = (LKEY_BYTES + 8 + rx_headroom).next_multiple_of(8);
+        let rx_pool = BufferPool::new(
+            Arc::clone(&domain),
+            rx_offset - AM_HDR_LEN + limits.seg_size,
+            256,
+            usize::MAX,
+        );
+        let tx_pool = BufferPool::new(
+            Arc::clone(&domain),
+            LKEY_BYTES + limits.seg_size,
+            64,
+            usize::MAX,
+        );
+        let tx_cq = PolledCq::new(tx_cq);
+        let tx_cqe_count = tx_cq.cqe_count();
+        let rx = RxState::new(srq, rx_pool, rx_offset, &limits);
+        let srq_len = rx.len();
+        let mut iface = Box::new(RcIface {
+            base: BaseIface::with_ops(md_handle, worker, ops.0, ops.1),
+            state: IfaceState {
+                address: port.address,
+                atomic_result_order: device_attr.atomic_result_order,
+                limits,
+                path_mtu,
+                channel,
+                tx: TxResources {
+                    pool: tx_pool,
+                    credits: tx_cqe_count / 2,
+                    credits_max: tx_cqe_count / 2,
+                },
+                tx_cq,
+                rx_cq,
+                rx,
+                eps: HashMap::new(),
+                ep_yard: TombstoneYard::new(EP_QUARANTINE),
+                err_handler,
+                err_handler_arg,
+                progress_id: None,
+                domain,
+                fc: FcConfig::new(config, srq_len),
+                fc_dispatch: false,
+            },
+        });
+        let iface_ptr: *mut RcIface = &mut *iface;
+        iface.state.rx.fill()?;
+        tracing::debug!(
+            "rc_mlx5 iface {iface_ptr:p} on {}: mtu {}, seg {}, srq {}, tx cq {}",
+            md.device().name,
+            path_mtu.bytes(),
+            iface.state.limits.seg_size,
+            srq_len,
+            tx_cqe_count
+        );
+        Ok(Box::into_raw(iface) as uct_iface_h)
+    }
+
+    /// Closes the iface: unregisters progress, destroys remaining eps, and
+    /// frees every ep's memory with the iface (the tombstones of destroyed
+    /// ones too: a handle used after its iface closed is invalid, as in UCX).
+    ///
+    /// # Safety
+    /// A live iface from `open`, closed once.
+    pub unsafe fn close(iface: *mut RcIface) {
+        // SAFETY: live by the contract; from Box::into_raw in open.
+        let mut this = unsafe { Box::from_raw(iface) };
+        this.progress_disable_all();
+        this.state.destroy_all_eps();
+        this.base.invalidate();
+    }
+
+    /// Whether `uct_iface_query_v2` advertises `UCT_IFACE_FLAG_V2_QUERY_TOKEN`
+    /// on this iface: rc_mlx5 always derives tokens (`crate::rc::failover`),
+    /// so an error handler answering `UCS_INPROGRESS` holds the ops.
+    pub fn advertises_query_token(&self) -> bool {
+        true
+    }
+
+    /// Calls `f` with each live ep of this iface and the iface's state, in
+    /// table order, until `f` fails. `f` must not run user callbacks (so no
+    /// ep is destroyed meanwhile).
+    pub fn try_for_each_ep(
+        &mut self,
+        mut f: impl FnMut(&mut RcEp, &mut IfaceState) -> Result<(), Status>,
+    ) -> Result<(), Status> {
+        for ep in self.state.ep_handles() {
+            // SAFETY: eps in the table are live, each in its own allocation
+            // apart from the iface state; `f` runs no callback.
+            f(unsafe { &mut *ep }, &mut self.state)?;
+        }
+        Ok(())
+    }
+
+    /// The send pool (tests count its buffers by class).
+    pub fn tx_pool(&self) -> &BufferPool {
+        &self.state.tx.pool
+    }
+
+    /// The iface's resource counts.
+    pub fn stats(&self) -> IfaceStats {
+        let state = &self.state;
+        IfaceStats {
+            tx_credits: state.tx.credits,
+            tx_credits_max: state.tx.credits_max,
+            tx_buffers_in_use: state.tx.pool.in_use(),
+            eps: state.eps.len(),
+            eps_housed: state.ep_yard.len(),
+        }
+    }
+}
+
+impl IfaceState {
+    /// A QP on this iface's CQs and SRQ.
+    fn create_qp(&self) -> Result<Qp, Status> {
+        self.domain.pd.create_qp(&QpInitAttr {
+            send_cq: self.tx_cq.cq(),
+            recv_cq: self.rx_cq.cq(),
+            srq: self.rx.srq(),
+            sq_wqebb_count: self.limits.tx_ring_bbs,
+        })
+    }
+
+    fn tx_params(&self) -> TxParams {
+        TxParams {
+            moderation: self.limits.tx_moderation,
+            credits_max: self.tx.credits_max,
+            path_mtu: self.path_mtu,
+        }
+    }
+
+    /// A new ep of the iface `handle` (not connected), housed in the yard
+    /// and entered in the table.
+    pub fn create_ep(&mut self, handle: uct_iface_h) -> Result<*mut RcEp, Status> {
+        let qp = self.create_qp()?;
+        let ep = RcEp::new(handle, self.address, qp, self.tx_params(), &self.fc);
+        let qpn = ep.qpn();
+        let ep = self.ep_yard.house(ep).as_ptr();
+        self.eps.insert(qpn, ep);
+        Ok(ep)
+    }
+
+    /// Connects `ep` to the peer `remote`.
+    pub fn connect_ep(&self, ep: &mut RcEp, remote: RemoteEp) -> Result<(), Status> {
+        ep.connect(&self.limits, &self.fc, remote)
+    }
+
+    /// Gives `ep` a new QP if a purge left it due ([`RcEp::renew_qp`]).
+    pub fn renew_qp_if_due(&mut self, ep: &mut RcEp) -> Result<(), Status> {
+        if !ep.qp_renewal_due() {
+            return Ok(());
+        }
+        let qp = self.create_qp()?;
+        let old_qpn = ep.renew_qp(qp, self.tx_params(), &self.fc);
+        let this: *mut RcEp = ep;
+        self.eps.remove(&old_qpn);
+        self.eps.insert(ep.qpn(), this);
+        Ok(())
+    }
+
+    /// The live ep of QP `qpn`.
+    #[inline]
+    pub fn ep(&mut self, qpn: u32) -> Option<&mut RcEp> {
+        let ep = *self.eps.get(&qpn)?;
+        // SAFETY: eps in the table are live (housed in the yard, removed
+        // from the table before they are buried); the borrow is tied to
+        // `self`, and no other reference to the ep is used meanwhile (slots
+        // and progress take short borrows, none across user callbacks).
+        Some(unsafe { &mut *ep })
+    }
+
+    /// Whether `ep` is still the live ep of QP `qpn` (a user callback may
+    /// have destroyed it).
+    #[inline]
+    pub fn is_live(&self, ep: *mut RcEp, qpn: u32) -> bool {
+        self.eps.get(&qpn) == Some(&ep)
+    }
+
+    /// `ep` if it is still the live ep of QP `qpn`.
+    #[inline]
+    pub(crate) fn live_ep(&mut self, ep: *mut RcEp, qpn: u32) -> Option<&mut RcEp> {
+        if !self.is_live(ep, qpn) {
+            return None;
+        }
+        self.ep(qpn)
+    }
+
+    /// Every live ep, for a walk that runs no user callback.
+    pub fn for_each_ep(&mut self, mut f: impl FnMut(&mut RcEp)) {
+        for &ep in self.eps.values() {
+            // SAFETY: as in `ep`: live, and borrowed only for the call.
+            f(unsafe { &mut *ep });
+        }
+    }
+
+    /// The live eps (pointers: callbacks run between uses).
+    pub fn ep_handles(&self) -> Vec<*mut RcEp> {
+        self.eps.values().copied().collect()
+    }
+
+    /// Destroys an ep: removed from the table, QP destroyed, bounce buffers
+    /// of its outstanding ops returned (their completions are not called,
+    /// as in UCX: flush before destroying). Its memory stays behind as a
+    /// tombstone: every later op on the handle returns
+    /// [`crate::core::tombstone::DESTROYED_EP_STATUS`] and posts nothing.
+    pub fn destroy_ep(&mut self, ep: &mut RcEp) {
+        let qpn = ep.qpn();
+        let ptr: *mut RcEp = ep;
+        if !self.is_live(ptr, qpn) {
+            return;
+        }
+        self.eps.remove(&qpn);
+        for op in ep.txwq_mut().take_all() {
+            self.tx.release(&op);
+        }
+        ep.invalidate();
+        // SAFETY: housed by this yard in create_ep (in the table until just
+        // now, so live); the caller's reference is not used after this call.
+        unsafe { self.ep_yard.bury(NonNull::from(ep)) };
+    }
+
+    /// Destroys every ep left (iface close).
+    fn destroy_all_eps(&mut self) {
+        for ep in self.ep_handles() {
+            tracing::debug!("rc_mlx5: destroying ep {ep:p} left open");
+            // SAFETY: in the table, so live; nothing else borrows it while
+            // the iface closes.
+            self.destroy_ep(unsafe { &mut *ep });
+        }
+    }
+
+    /// Calls the user's error handler for `ep` and returns its answer
+    /// (`status` itself when no handler is set: nothing holds the ops).
+    ///
+    /// # Safety
+    /// No borrow of the iface or the ep is held: the handler may do anything
+    /// UCT allows (destroy the ep, post).
+    unsafe fn report_error(
+        handler: uct_error_handler_t,
+        arg: *mut c_void,
+        ep: uct_ep_h,
+        status: Status,
+    ) -> ucs_status_t {
+        match handler {
+            Some(handler) => {
+                // SAFETY: the user's handler with its argument.
+                let answer = unsafe { handler(arg, ep, status.raw()) };
+                if answer != UCS_OK {
+                    tracing::debug!("rc_mlx5: error handler answered {answer} for ep {ep:p}");
+                }
+                answer
+            }
+            None => {
+                tracing::error!(
+                    "rc_mlx5 ep {ep:p}: transport error {status} and no error handler is set"
+                );
+                status.raw()
+            }
+        }
+    }
+}

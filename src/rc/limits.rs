@@ -1,0 +1,113 @@
+//! What an iface derives from its configuration once at open ([`Limits`]),
+//! and the AM header every AM SEND starts with.
+
+use std::time::Duration;
+
+use crate::core::config::{RcMlx5IfaceConfig, Ulunits};
+use crate::mlx5;
+use crate::rc::txwq::MAX_WQE_BBS;
+
+/// Bytes of the AM header in every AM SEND, as UCX 1.13's rc_mlx5 lays it
+/// out (`uct_rc_mlx5_hdr_t`), so that its AMs and ours read the same: a
+/// tag-matching opcode byte ([`TMH_NO_TAG`]: no hardware tag matching),
+/// then the AM id with the flow-control bits ([`crate::rc::fc`]).
+pub const AM_HDR_LEN: usize = 2;
+/// Offset of the AM id byte in the AM header.
+pub const AM_ID_OFFSET: usize = 1;
+/// `IBV_TMH_NO_TAG`: the first AM header byte of a message that is not a
+/// hardware tag-matching one.
+pub const TMH_NO_TAG: u8 = 0;
+
+/// The AM header carrying `id_byte` (AM id and flow-control bits).
+#[inline(always)]
+pub fn am_header(id_byte: u8) -> [u8; AM_HDR_LEN] {
+    [TMH_NO_TAG, id_byte]
+}
+
+/// Largest am_zcopy header: with the AM id it fills four inline units,
+/// which leaves room for the iov's data segments in the largest WQE.
+pub const AM_ZCOPY_MAX_HDR: usize = 4 * mlx5::SEG_LEN - 4 - AM_HDR_LEN;
+
+/// Data bytes that fit inline in the largest WQE after the control segment
+/// and `extra_units` 16-byte segments.
+const fn inline_room(extra_units: usize) -> usize {
+    (MAX_WQE_BBS as usize * 4 - 1 - extra_units) * mlx5::SEG_LEN - 4
+}
+
+/// Limits and settings derived from the configuration once at open.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Bounce buffer size (`UCX_RC_MLX5_SEG_SIZE`): the largest SEND.
+    pub seg_size: usize,
+    pub rx_headroom: usize,
+    /// AM header + payload of `am_short` (the 8-byte header included).
+    pub am_max_short: usize,
+    pub am_max_bcopy: usize,
+    /// AM zcopy: header bytes sent inline, and header + payload in total.
+    pub am_max_hdr: usize,
+    pub am_max_zcopy: usize,
+    pub put_max_short: usize,
+    pub put_max_bcopy: usize,
+    /// get_short: a READ into a bounce buffer copied out on completion.
+    /// As large as put_short, so the short protocols of both directions
+    /// switch to bcopy at the same size and the copy stays small.
+    pub get_max_short: usize,
+    pub get_max_bcopy: usize,
+    pub max_zcopy: usize,
+    /// Data segments of a zcopy RMA WQE.
+    pub max_iov: usize,
+    /// Signal at least every this many send blocks.
+    pub tx_moderation: u32,
+    pub tx_ring_bbs: u32,
+    pub ack_timeout: Duration,
+    pub retry_count: u8,
+    pub rnr_timeout: Duration,
+    pub rnr_retry_count: u8,
+    pub max_rd_atomic: u8,
+    pub tx_max_poll: u32,
+    pub rx_max_poll: u32,
+    /// SL, traffic class, hop limit of the QPs' address vectors.
+    pub path: crate::hca::PathAttr,
+}
+
+fn ulunits_or(value: Ulunits, auto: u64) -> u64 {
+    match value {
+        Ulunits::Value(v) => v,
+        Ulunits::Inf => u64::MAX,
+        Ulunits::Auto => auto,
+    }
+}
+
+impl Limits {
+    pub fn new(config: &RcMlx5IfaceConfig, rx_headroom: usize, max_rd_atomic_dev: u8) -> Limits {
+        let seg_size = (config.seg_size.bytes_or(8192) as usize).clamp(256, 1 << 20);
+        let tx_ring_bbs = (config.tx_queue_len.max(16) * u32::from(MAX_WQE_BBS))
+            .next_power_of_two()
+            .min(crate::hca::soft::MAX_QP_WQEBB);
+        Limits {
+            seg_size,
+            rx_headroom,
+            am_max_short: inline_room(0) - AM_HDR_LEN,
+            am_max_bcopy: seg_size - AM_HDR_LEN,
+            am_max_hdr: AM_ZCOPY_MAX_HDR,
+            am_max_zcopy: seg_size - AM_HDR_LEN,
+            put_max_short: inline_room(1),
+            put_max_bcopy: seg_size,
+            get_max_short: inline_room(1).min(seg_size),
+            get_max_bcopy: seg_size,
+            max_zcopy: 1 << 30,
+            max_iov: MAX_WQE_BBS as usize * 4 - 2,
+            tx_moderation: config.tx_cq_moderation.max(1),
+            tx_ring_bbs,
+            ack_timeout: config.timeout,
+            retry_count: config.retry_count.min(7) as u8,
+            rnr_timeout: config.rnr_timeout,
+            rnr_retry_count: config.rnr_retry_count.min(7) as u8,
+            max_rd_atomic: ulunits_or(config.max_rd_atomic, u64::from(max_rd_atomic_dev))
+                .clamp(1, u64::from(max_rd_atomic_dev.max(1))) as u8,
+            tx_max_poll: config.tx_max_poll.max(1),
+            rx_max_poll: config.rx_max_poll.max(1),
+            path: crate::hca::PathAttr::from_config(config),
+        }
+    }
+}

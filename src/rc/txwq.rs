@@ -1,0 +1,657 @@
+//! The send queue of one ep: the QP's send ring ([`SendQueue`]), its
+//! producer and consumer indexes, the next PSN, and the table of operations
+//! posted and not yet completed. [`TxWq`] is the only code that moves them:
+//! posting appends an op ([`TxWq::post`], [`TxWq::post_inline`]),
+//! completions take ops off the front ([`TxWq::complete_next`],
+//! [`TxWq::fail_next`], [`TxWq::take_all`]) and hand them to the caller,
+//! which releases what they hold with [`TxResources::release`].
+//!
+//! # How a post goes
+//! `post` checks ring space and CQ credits (`NoResource`), builds the WQE
+//! at the producer index (the caller's closure adds the segments after the
+//! control segment with the [`crate::mlx5::WqeBuilder`]), decides
+//! signalling, records the op, advances the PSN, publishes the doorbell
+//! record and rings the doorbell.
+
+use std::collections::VecDeque;
+use std::ffi::{c_uint, c_void};
+
+use crate::abi::*;
+use crate::failover::OpClass;
+use crate::hca::{Mtu, Qp, SendQueue};
+use crate::mlx5::{
+    self, packet_count, psn_add, CtrlSeg, PacketShape, RaddrSeg, WqeBuilder, SEND_WQE_BB,
+};
+use crate::rc::pool::BufferPool;
+
+/// Largest WQE the datapath builds, in basic blocks (UCX's mlx5 limit too);
+/// the ring always keeps this much room before a post is attempted.
+pub const MAX_WQE_BBS: u16 = 4;
+
+/// The PSN every connection starts from in both directions, as UCX's
+/// rc_mlx5 connects its QPs (it does not exchange PSNs).
+pub const START_PSN: u32 = 0;
+
+/// What kind of operation a WQE carries. Failover uses it to decide whether
+/// an op may be replayed (SEND/WRITE/READ) or must not be (fetching atomics
+/// that executed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    AmShort,
+    AmBcopy,
+    AmZcopy,
+    PutShort,
+    PutBcopy,
+    PutZcopy,
+    /// A READ into a bounce buffer, copied to the caller's buffer when it
+    /// completes.
+    GetShort,
+    GetBcopy,
+    GetZcopy,
+    /// Atomic without a result (post).
+    AtomicPost,
+    /// Atomic whose old value is fetched into the caller's buffer
+    /// (compare-and-swap too: [`OutstandingOp::compare_swap`] tells it).
+    AtomicFetch,
+    /// A signalled NOP posted by flush to get a completion.
+    Flush,
+    /// The flow-control grant message ([`crate::rc::fc`]): the transport's
+    /// own, never reported or completed to the user.
+    FcGrant,
+}
+
+impl OpKind {
+    /// Whether the op is a user AM (a SEND that raises a solicited event at
+    /// the receiver, as UCX marks them, so `UCT_EVENT_RECV` waiters wake
+    /// for AMs and not for flow-control grants).
+    #[inline(always)]
+    pub fn is_am(self) -> bool {
+        matches!(self, OpKind::AmShort | OpKind::AmBcopy | OpKind::AmZcopy)
+    }
+
+    /// Whether the op is an RDMA READ or an atomic (what a fence orders).
+    pub fn is_read_like(self) -> bool {
+        matches!(
+            self,
+            OpKind::GetShort
+                | OpKind::GetBcopy
+                | OpKind::GetZcopy
+                | OpKind::AtomicPost
+                | OpKind::AtomicFetch
+        )
+    }
+
+    /// The failover class of an op of this kind (`compare_swap`: a fetching
+    /// atomic that is a compare-and-swap).
+    pub fn class(self, compare_swap: bool) -> OpClass {
+        match self {
+            OpKind::AtomicFetch if compare_swap => OpClass::AtomicCswap,
+            OpKind::AmShort | OpKind::AmBcopy | OpKind::AmZcopy => OpClass::Am,
+            OpKind::PutShort | OpKind::PutBcopy | OpKind::PutZcopy => OpClass::Put,
+            OpKind::GetShort | OpKind::GetBcopy | OpKind::GetZcopy => OpClass::Get,
+            OpKind::AtomicPost => OpClass::AtomicPost,
+            OpKind::AtomicFetch => OpClass::AtomicFetch,
+            OpKind::Flush => OpClass::Flush,
+            // A SEND on the wire (one PSN), but the transport's own.
+            OpKind::FcGrant => OpClass::Internal,
+        }
+    }
+}
+
+/// Work done when an op completes successfully, before the caller's
+/// completion is called.
+#[derive(Clone, Copy, Debug)]
+pub enum CompletionAction {
+    None,
+    /// get_bcopy: hand `length` bytes of the bounce buffer's data to the
+    /// caller's unpack callback.
+    Unpack {
+        unpack_cb: uct_unpack_callback_t,
+        arg: *mut c_void,
+        length: usize,
+    },
+    /// get_short: copy `length` bytes of the bounce buffer's data to the
+    /// caller's `buffer` (valid until the op completes, by UCT's contract).
+    CopyOut {
+        buffer: *mut u8,
+        length: usize,
+    },
+    /// A fetching atomic into a bounce buffer: copy `width` bytes (4 or 8)
+    /// to `result`, byte-swapping when the device writes big-endian.
+    FetchResult {
+        result: *mut c_void,
+        width: u8,
+    },
+}
+
+/// A bounce buffer an op owns until it completes (bcopy data, READ target,
+/// atomic result). `data` is where the op's bytes start.
+#[derive(Clone, Copy, Debug)]
+pub struct Bounce {
+    pub buffer: *mut u8,
+    pub data: *mut u8,
+    /// The lkey of the buffer's registration.
+    pub lkey: u32,
+}
+
+/// One posted WQE not yet known complete. Entries are kept in posting order;
+/// the WQEs occupy the send ring from `wqe_index` for `wqebbs` blocks, and
+/// the op used PSNs `first_psn .. first_psn + psn_count` (24-bit).
+///
+/// What replaying an op needs and where it is: inline data (am_short
+/// header and payload, put_short data, the am_zcopy header) stays in the
+/// send ring at `wqe_index` until the op completes (`mlx5::decode_send_wqe`
+/// reads it back); bcopy data is in `bounce`; zcopy ops keep a copy of the
+/// caller's iov in `iov`; gets keep their unpack callback in `action`.
+#[derive(Clone, Debug)]
+pub struct OutstandingOp {
+    pub kind: OpKind,
+    /// Send-ring index (in basic blocks, 16 bits) of the WQE's control
+    /// segment: what a CQE's `wqe_counter` names.
+    pub wqe_index: u16,
+    pub wqebbs: u16,
+    /// The mlx5 opcode and opmod of the WQE.
+    pub opcode: u8,
+    pub opmod: u8,
+    /// Bytes the op moves (the payload on the wire incl. the AM header, the
+    /// READ length, the atomic width).
+    pub length: usize,
+    pub first_psn: u32,
+    /// PSNs the op uses on the wire (NOP: 0).
+    pub psn_count: u32,
+    /// AM id for AM ops.
+    pub am_id: Option<u8>,
+    /// Remote address and rkey for RMA/atomics (0 otherwise).
+    pub remote_addr: u64,
+    pub rkey: u32,
+    /// The caller's `uct_rkey_t` as passed to the posting call (failover
+    /// reports it, not the device key).
+    pub uct_rkey: uct_rkey_t,
+    /// `flags` of the `uct_ep_flush` that posted a flush NOP.
+    pub flush_flags: c_uint,
+    /// A CQE was requested for this WQE.
+    pub signaled: bool,
+    /// The caller's completion (NULL: none).
+    pub comp: *mut uct_completion_t,
+    pub bounce: Option<Bounce>,
+    pub action: CompletionAction,
+    /// zcopy ops: the caller's iov entries (buffers, lengths, memory
+    /// handles), copied at post time.
+    pub iov: Option<Box<[uct_iov_t]>>,
+    /// `flags` of am_bcopy/am_zcopy.
+    pub am_flags: c_uint,
+    /// A fetching atomic that is a compare-and-swap.
+    pub compare_swap: bool,
+}
+
+impl OutstandingOp {
+    /// The op's failover class.
+    pub fn class(&self) -> OpClass {
+        self.kind.class(self.compare_swap)
+    }
+}
+
+/// What [`TxWq::post`] needs besides the segments.
+pub struct PostSpec {
+    pub kind: OpKind,
+    pub opcode: u8,
+    pub opmod: u8,
+    pub imm: u32,
+    pub length: usize,
+    pub am_id: Option<u8>,
+    pub remote_addr: u64,
+    pub rkey: u32,
+    pub uct_rkey: uct_rkey_t,
+    pub flush_flags: c_uint,
+    pub comp: *mut uct_completion_t,
+    /// Request a CQE even without a completion.
+    pub force_signal: bool,
+    pub bounce: Option<Bounce>,
+    pub action: CompletionAction,
+    /// zcopy ops: a copy of the caller's iov (kept in the op table).
+    pub iov: Option<Box<[uct_iov_t]>>,
+    pub am_flags: c_uint,
+    pub compare_swap: bool,
+}
+
+impl PostSpec {
+    /// A spec with no remote address, completion, bounce buffer or action.
+    pub fn new(kind: OpKind, opcode: u8, length: usize) -> PostSpec {
+        PostSpec {
+            kind,
+            opcode,
+            opmod: 0,
+            imm: 0,
+            length,
+            am_id: None,
+            remote_addr: 0,
+            rkey: 0,
+            uct_rkey: 0,
+            flush_flags: 0,
+            comp: std::ptr::null_mut(),
+            force_signal: false,
+            bounce: None,
+            action: CompletionAction::None,
+            iov: None,
+            am_flags: 0,
+            compare_swap: false,
+        }
+    }
+}
+
+/// What posted ops hold on the iface until they complete: a send-CQ credit
+/// each, and bounce buffers of the send pool.
+pub struct TxResources {
+    pub pool: BufferPool,
+    /// Send CQEs that may still arrive without overflowing the send CQ: one
+    /// per outstanding WQE (after an error every WQE gets a CQE).
+    pub credits: u32,
+    /// `credits` when nothing is outstanding.
+    pub credits_max: u32,
+}
+
+impl TxResources {
+    /// Returns what `op` holds (its bounce buffer and CQ credit): the one
+    /// place an op's resources go back, whether it completed, failed, was
+    /// purged or its ep was destroyed.
+    #[inline]
+    pub fn release(&mut self, op: &OutstandingOp) {
+        if let Some(bounce) = op.bounce {
+            self.pool.put(bounce.buffer);
+        }
+        self.credits += 1;
+    }
+}
+
+/// Whether WQE index `a` was posted at or before `b` (16-bit ring counters).
+#[inline]
+fn index_at_or_before(a: u16, b: u16) -> bool {
+    (b.wrapping_sub(a) as i16) >= 0
+}
+
+/// Signalling and fencing of the next WQE.
+struct CtrlRule {
+    qpn: u32,
+    /// Blocks posted since the last signalled WQE.
+    unsignaled_bbs: u32,
+    /// Signal at least every this many blocks.
+    moderation: u32,
+    /// Signal every WQE while the iface has at most this many CQ credits
+    /// left: unsignaled WQEs hold credits until a later CQE, so when
+    /// credits run low every ep's newest WQE must produce one (otherwise
+    /// an idle ep's unsignaled tail could starve the others forever).
+    credit_low_water: u32,
+    /// The next WQE carries the fence flag (`uct_ep_fence`).
+    fence_next: bool,
+}
+
+impl CtrlRule {
+    /// Whether the WQE requests a CQE (selective signalling: a completion,
+    /// the moderation count or low CQ credits), and its control segment
+    /// (index and DS are filled in by whoever writes it).
+    #[inline]
+    fn ctrl(&self, spec: &PostSpec, wqebbs: u16, credits: u32) -> (bool, CtrlSeg) {
+        let signaled = !spec.comp.is_null()
+            || spec.force_signal
+            || self.unsignaled_bbs + u32::from(wqebbs) >= self.moderation
+            || credits <= self.credit_low_water;
+        let mut fm_ce_se = if signaled {
+            mlx5::MLX5_WQE_CTRL_CQ_UPDATE
+        } else {
+            0
+        };
+        if self.fence_next {
+            fm_ce_se |= mlx5::MLX5_FENCE_MODE_SMALL_AND_FENCE;
+        }
+        if spec.kind.is_am() {
+            fm_ce_se |= mlx5::MLX5_WQE_CTRL_SOLICITED;
+        }
+        let ctrl = CtrlSeg {
+            opcode: spec.opcode,
+            opmod: spec.opmod,
+            qpn: self.qpn,
+            fm_ce_se,
+            imm: spec.imm,
+            ..CtrlSeg::default()
+        };
+        (signaled, ctrl)
+    }
+}
+
+/// The send queue of one ep (see the module docs).
+pub struct TxWq {
+    sq: SendQueue,
+    /// Next WQE index (in basic blocks; wraps at 2^16).
+    pi: u16,
+    /// First block not known to be consumed (end of the last completed op).
+    ci: u16,
+    /// How the next WQE's control segment is made (apart from the ring,
+    /// so that it can be read while a WQE is being built there).
+    ctrl: CtrlRule,
+    /// PSN the next packet will carry.
+    next_psn: u32,
+    path_mtu: Mtu,
+    /// Posted ops not known complete, oldest first.
+    ops: VecDeque<OutstandingOp>,
+}
+
+impl TxWq {
+    /// The empty send queue of a new QP, starting at [`START_PSN`];
+    /// `moderation` and `credits_max` are the iface's.
+    pub fn new(qp: Qp, moderation: u32, credits_max: u32, path_mtu: Mtu) -> TxWq {
+        let sq = SendQueue::new(qp);
+        let wqebb_count = sq.wqebb_count();
+        TxWq {
+            pi: 0,
+            ci: 0,
+            ctrl: CtrlRule {
+                qpn: sq.qpn(),
+                unsignaled_bbs: 0,
+                moderation: moderation.min(wqebb_count / 4).max(1),
+                credit_low_water: (credits_max / 2).max(1),
+                fence_next: false,
+            },
+            sq,
+            next_psn: START_PSN,
+            path_mtu,
+            // One op per WQE at most, so posting never grows it.
+            ops: VecDeque::with_capacity(wqebb_count as usize),
+        }
+    }
+
+    #[inline(always)]
+    pub fn qp(&self) -> &Qp {
+        self.sq.qp()
+    }
+
+    /// Gives the QP up (the queue must be empty: the QP is retired).
+    pub fn into_qp(self) -> Qp {
+        debug_assert!(self.ops.is_empty());
+        self.sq.into_qp()
+    }
+
+    #[inline(always)]
+    pub fn qpn(&self) -> u32 {
+        self.sq.qpn()
+    }
+
+    /// The outstanding ops, oldest first.
+    pub fn ops(&self) -> impl ExactSizeIterator<Item = &OutstandingOp> + '_ {
+        self.ops.iter()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// The newest outstanding op.
+    pub fn last(&self) -> Option<&OutstandingOp> {
+        self.ops.back()
+    }
+
+    /// PSN the next packet will carry.
+    pub fn next_psn(&self) -> u32 {
+        self.next_psn
+    }
+
+    /// The send ring's bytes (failover reads outstanding WQEs back).
+    pub fn ring_bytes(&self) -> &[u8] {
+        self.sq.bytes()
+    }
+
+    /// The next WQE carries the fence flag.
+    pub fn fence(&mut self) {
+        self.ctrl.fence_next = true;
+    }
+
+    /// Blocks free in the ring.
+    #[inline]
+    pub fn free_bbs(&self) -> u32 {
+        self.sq.wqebb_count() - u32::from(self.pi.wrapping_sub(self.ci))
+    }
+
+    /// Whether a post has room: the largest WQE in the ring, one CQ credit.
+    #[inline(always)]
+    pub fn has_room(&self, credits: u32) -> bool {
+        self.free_bbs() >= u32::from(MAX_WQE_BBS) && credits != 0
+    }
+
+    /// Back to the empty ring of a QP just reset (nothing outstanding).
+    pub fn reset(&mut self) {
+        debug_assert!(self.ops.is_empty());
+        self.pi = 0;
+        self.ci = 0;
+        self.ctrl.unsignaled_bbs = 0;
+        self.next_psn = START_PSN;
+    }
+
+    /// Posts one WQE: `segments` adds everything after the control segment.
+    /// The caller checked [`TxWq::has_room`]. On error nothing is posted and
+    /// the ring is unchanged.
+    pub fn post(
+        &mut self,
+        credits: &mut u32,
+        spec: PostSpec,
+        segments: impl FnOnce(&mut WqeBuilder<'_>),
+    ) -> Result<(), Status> {
+        let index = self.pi;
+        let mut builder = WqeBuilder::new(self.sq.bytes_mut(), index).ok_or(Status::IoError)?;
+        segments(&mut builder);
+        let wqebbs = (builder.ds() * mlx5::SEG_LEN).div_ceil(SEND_WQE_BB) as u16;
+        if wqebbs > MAX_WQE_BBS {
+            tracing::warn!(
+                "rc_mlx5 QP 0x{:x}: WQE of {wqebbs} blocks exceeds {MAX_WQE_BBS}",
+                self.ctrl.qpn
+            );
+            return Err(Status::InvalidParam);
+        }
+        let (signaled, ctrl) = self.ctrl.ctrl(&spec, wqebbs, *credits);
+        if let Err(error) = builder.finish(ctrl) {
+            tracing::warn!(
+                "rc_mlx5 QP 0x{:x}: cannot build WQE: {error:?}",
+                self.ctrl.qpn
+            );
+            return Err(Status::InvalidParam);
+        }
+        let psn_count = self.psn_count(&spec);
+        self.commit(credits, spec, index, wqebbs, signaled, psn_count);
+        Ok(())
+    }
+
+    /// Posts a WQE of control, optional remote address and one inline
+    /// segment (`head` then `data`): `put_short`, `am_short`. Same effect as
+    /// [`TxWq::post`] with those segments, through
+    /// [`mlx5::write_inline_wqe`] when the WQE does not wrap the ring.
+    #[inline(always)]
+    pub fn post_inline<const H: usize>(
+        &mut self,
+        credits: &mut u32,
+        spec: PostSpec,
+        raddr: Option<RaddrSeg>,
+        head: &[u8; H],
+        data: &[u8],
+    ) -> Result<(), Status> {
+        let index = self.pi;
+        let ds = mlx5::inline_wqe_ds(raddr.is_some(), H + data.len());
+        let wqebbs = (ds * mlx5::SEG_LEN).div_ceil(SEND_WQE_BB) as u16;
+        if wqebbs <= MAX_WQE_BBS {
+            let (signaled, ctrl) = self.ctrl.ctrl(&spec, wqebbs, *credits);
+            // ds <= 4 blocks' worth (< MAX_DS); the ring is the QP's, whose
+            // block count is a power of two (`publish` masks with it too).
+            const _: () = assert!(
+                MAX_WQE_BBS as usize * SEND_WQE_BB / mlx5::SEG_LEN <= mlx5::MAX_DS as usize
+            );
+            let ring = self.sq.bytes_mut();
+            if mlx5::write_inline_wqe_prechecked(ring, index, ds, ctrl, raddr, head, data).is_some()
+            {
+                // A WQE of at most MAX_WQE_BBS blocks carries fewer inline
+                // bytes than the smallest path MTU: one packet, one PSN
+                // (SEND and RDMA WRITE are the only inline opcodes).
+                const _: () =
+                    assert!(MAX_WQE_BBS as usize * SEND_WQE_BB <= Mtu::Mtu256.bytes() as usize);
+                debug_assert!(matches!(
+                    spec.opcode,
+                    mlx5::MLX5_OPCODE_SEND | mlx5::MLX5_OPCODE_RDMA_WRITE
+                ));
+                self.commit(credits, spec, index, wqebbs, signaled, 1);
+                return Ok(());
+            }
+        }
+        self.post_inline_wrapped(credits, spec, raddr, head, data)
+    }
+
+    /// The rare half of [`TxWq::post_inline`]: the WQE wraps the ring's end
+    /// (or is too large: `post` reports it). Kept out of line so that the
+    /// fast path's registers and stack frame stay small.
+    #[cold]
+    #[inline(never)]
+    fn post_inline_wrapped<const H: usize>(
+        &mut self,
+        credits: &mut u32,
+        spec: PostSpec,
+        raddr: Option<RaddrSeg>,
+        head: &[u8; H],
+        data: &[u8],
+    ) -> Result<(), Status> {
+        self.post(credits, spec, |wqe| {
+            if let Some(raddr) = raddr {
+                wqe.raddr(raddr);
+            }
+            wqe.inline(&[head, data]);
+        })
+    }
+
+    /// PSNs the WQE of `spec` uses on the wire ([`mlx5::packet_count`]).
+    #[inline]
+    fn psn_count(&self, spec: &PostSpec) -> u32 {
+        let shape = match spec.opcode {
+            mlx5::MLX5_OPCODE_NOP => PacketShape::None,
+            mlx5::MLX5_OPCODE_SEND
+            | mlx5::MLX5_OPCODE_SEND_IMM
+            | mlx5::MLX5_OPCODE_RDMA_WRITE
+            | mlx5::MLX5_OPCODE_RDMA_WRITE_IMM
+            | mlx5::MLX5_OPCODE_RDMA_READ => PacketShape::Data,
+            _ => PacketShape::Atomic,
+        };
+        packet_count(shape, spec.length as u64, self.path_mtu.bytes())
+    }
+
+    /// Records the op of the WQE just written at `index`, advances the ring
+    /// and rings the doorbell.
+    #[inline(always)]
+    fn commit(
+        &mut self,
+        credits: &mut u32,
+        spec: PostSpec,
+        index: u16,
+        wqebbs: u16,
+        signaled: bool,
+        psn_count: u32,
+    ) {
+        self.ops.push_back(OutstandingOp {
+            kind: spec.kind,
+            wqe_index: index,
+            wqebbs,
+            opcode: spec.opcode,
+            opmod: spec.opmod,
+            length: spec.length,
+            first_psn: self.next_psn,
+            psn_count,
+            am_id: spec.am_id,
+            remote_addr: spec.remote_addr,
+            rkey: spec.rkey,
+            uct_rkey: spec.uct_rkey,
+            flush_flags: spec.flush_flags,
+            signaled,
+            comp: spec.comp,
+            bounce: spec.bounce,
+            action: spec.action,
+            iov: spec.iov,
+            am_flags: spec.am_flags,
+            compare_swap: spec.compare_swap,
+        });
+        self.ctrl.fence_next = false;
+        self.ctrl.unsignaled_bbs = if signaled {
+            0
+        } else {
+            self.ctrl.unsignaled_bbs + u32::from(wqebbs)
+        };
+        self.next_psn = psn_add(self.next_psn, psn_count);
+        self.pi = index.wrapping_add(wqebbs);
+        *credits -= 1;
+        self.sq.publish(self.pi, index);
+    }
+
+    /// Takes the oldest op if it was posted at or before WQE `wqe_counter`
+    /// (a signalled CQE completes every op up to its WQE, in order).
+    #[inline]
+    pub fn complete_next(&mut self, wqe_counter: u16) -> Option<OutstandingOp> {
+        if !index_at_or_before(self.ops.front()?.wqe_index, wqe_counter) {
+            return None;
+        }
+        self.fail_next()
+    }
+
+    /// Takes the oldest op whatever its index (an error CQE: it and every
+    /// later op did not complete).
+    #[inline]
+    pub fn fail_next(&mut self) -> Option<OutstandingOp> {
+        let op = self.ops.pop_front()?;
+        self.ci = op.wqe_index.wrapping_add(op.wqebbs);
+        Some(op)
+    }
+
+    /// Takes every outstanding op (purge, destroy): the ring is free again.
+    pub fn take_all(&mut self) -> impl Iterator<Item = OutstandingOp> + '_ {
+        self.ci = self.pi;
+        self.ops.drain(..)
+    }
+}
+
+/// A bounce buffer for a bcopy op, `offset` bytes into the data area.
+pub fn bounce_from_pool(pool: &mut BufferPool, offset: usize) -> Result<Bounce, Status> {
+    let buffer = pool.get()?;
+    Ok(Bounce {
+        buffer,
+        data: buffer.wrapping_add(crate::rc::pool::LKEY_BYTES + offset),
+        lkey: pool.lkey(buffer),
+    })
+}
+
+impl BufferPool {
+    /// `lkey` of a bounce's buffer.
+    pub fn bounce_lkey(bounce: &Bounce) -> u32 {
+        bounce.lkey
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cqe_completes_the_ops_posted_at_or_before_its_index() {
+        assert!(index_at_or_before(5, 5));
+        assert!(index_at_or_before(4, 5));
+        assert!(!index_at_or_before(6, 5));
+        // 16-bit ring counters wrap.
+        assert!(index_at_or_before(u16::MAX, 2));
+        assert!(!index_at_or_before(2, u16::MAX));
+    }
+
+    #[test]
+    fn every_kind_has_its_failover_class() {
+        assert_eq!(OpKind::AtomicFetch.class(true), OpClass::AtomicCswap);
+        assert_eq!(OpKind::AtomicFetch.class(false), OpClass::AtomicFetch);
+        assert_eq!(OpKind::AtomicPost.class(false), OpClass::AtomicPost);
+        assert_eq!(OpKind::AmZcopy.class(false), OpClass::Am);
+        assert_eq!(OpKind::PutBcopy.class(false), OpClass::Put);
+        assert_eq!(OpKind::GetShort.class(false), OpClass::Get);
+        assert_eq!(OpKind::Flush.class(false), OpClass::Flush);
+        assert_eq!(OpKind::FcGrant.class(false), OpClass::Internal);
+    }
+}
