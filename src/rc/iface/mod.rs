@@ -9,7 +9,7 @@
 //! - `rx`: the receive CQ, the SRQ, AM dispatch and flow-control headers;
 //! - `progress`: progress, pending dispatch, event arming.
 
-use std::collections::HashMap;
+use crate::core::id_map::IdMap;
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -52,7 +52,7 @@ pub struct IfaceState {
     /// The send pool and CQ credits posted ops hold.
     pub tx: TxResources,
     /// Live eps by QP number.
-    eps: HashMap<u32, *mut RcEp>,
+    eps: IdMap<*mut RcEp>,
     /// Where eps live: new ones are housed here, destroyed ones stay as
     /// tombstones until close ([`crate::core::tombstone`]).
     ep_yard: TombstoneYard<RcEp>,
@@ -175,7 +175,7 @@ impl RcIface {
                 tx_cq,
                 rx_cq,
                 rx,
-                eps: HashMap::new(),
+                eps: IdMap::default(),
                 ep_yard: TombstoneYard::new(EP_QUARANTINE),
                 err_handler,
                 err_handler_arg,
