@@ -43,14 +43,20 @@ impl Drop for Context {
     fn drop(&mut self) {
         // SAFETY: `raw` came from ibv_open_device; every object made from it
         // holds an Arc<Context>, so none is alive any more.
-        if unsafe { (self.verbs.ibv.close_device)(self.raw) } != 0 {
-            tracing::warn!("verbs: ibv_close_device({}) failed", self.name);
-        }
+        let rc = unsafe { (self.verbs.ibv.close_device)(self.raw) };
+        warn_if_failed(rc, format_args!("ibv_close_device({})", self.name));
     }
 }
 
 fn os_error() -> std::io::Error {
     std::io::Error::last_os_error()
+}
+
+/// Logs a destroy call that returned an error: a drop can do no more.
+fn warn_if_failed(rc: std::ffi::c_int, call: impl std::fmt::Display) {
+    if rc != 0 {
+        tracing::warn!("verbs: {call} failed: {}", os_error());
+    }
 }
 
 /// A real mlx5 device, open.
@@ -386,9 +392,8 @@ impl Drop for ChannelInner {
     fn drop(&mut self) {
         // SAFETY: `raw` came from create_comp_channel; destroyed once, after
         // its CQs (each holds an Arc of this).
-        if unsafe { (self.context.verbs.ibv.destroy_comp_channel)(self.raw) } != 0 {
-            tracing::warn!("verbs: ibv_destroy_comp_channel failed: {}", os_error());
-        }
+        let rc = unsafe { (self.context.verbs.ibv.destroy_comp_channel)(self.raw) };
+        warn_if_failed(rc, "ibv_destroy_comp_channel");
     }
 }
 
@@ -451,9 +456,8 @@ unsafe impl Sync for PdInner {}
 impl Drop for PdInner {
     fn drop(&mut self) {
         // SAFETY: every object made from this PD holds an Arc<PdInner>.
-        if unsafe { (self.context.verbs.ibv.dealloc_pd)(self.raw) } != 0 {
-            tracing::warn!("verbs: ibv_dealloc_pd failed: {}", os_error());
-        }
+        let rc = unsafe { (self.context.verbs.ibv.dealloc_pd)(self.raw) };
+        warn_if_failed(rc, "ibv_dealloc_pd");
     }
 }
 
@@ -691,9 +695,8 @@ impl VerbsMr {
 impl Drop for VerbsMr {
     fn drop(&mut self) {
         // SAFETY: `raw` came from reg_mr and is deregistered once.
-        if unsafe { (self.pd.context.verbs.ibv.dereg_mr)(self.raw) } != 0 {
-            tracing::warn!("verbs: ibv_dereg_mr failed: {}", os_error());
-        }
+        let rc = unsafe { (self.pd.context.verbs.ibv.dereg_mr)(self.raw) };
+        warn_if_failed(rc, "ibv_dereg_mr");
     }
 }
 
@@ -716,9 +719,8 @@ impl Drop for CqInner {
     fn drop(&mut self) {
         // SAFETY: `raw` came from create_cq and is destroyed once; the QPs
         // using it hold this Arc, so they are gone.
-        if unsafe { (self.context.verbs.ibv.destroy_cq)(self.raw) } != 0 {
-            tracing::warn!("verbs: ibv_destroy_cq failed: {}", os_error());
-        }
+        let rc = unsafe { (self.context.verbs.ibv.destroy_cq)(self.raw) };
+        warn_if_failed(rc, "ibv_destroy_cq");
     }
 }
 
@@ -790,9 +792,8 @@ impl Drop for SrqInner {
     fn drop(&mut self) {
         // SAFETY: `raw` came from create_srq and is destroyed once; QPs
         // using it hold this Arc.
-        if unsafe { (self.pd.context.verbs.ibv.destroy_srq)(self.raw) } != 0 {
-            tracing::warn!("verbs: ibv_destroy_srq failed: {}", os_error());
-        }
+        let rc = unsafe { (self.pd.context.verbs.ibv.destroy_srq)(self.raw) };
+        warn_if_failed(rc, "ibv_destroy_srq");
     }
 }
 
@@ -991,13 +992,8 @@ unsafe impl Sync for QpInner {}
 impl Drop for QpInner {
     fn drop(&mut self) {
         // SAFETY: `raw` came from create_qp and is destroyed once.
-        if unsafe { (self.pd.context.verbs.ibv.destroy_qp)(self.raw) } != 0 {
-            tracing::warn!(
-                "verbs: ibv_destroy_qp({:#x}) failed: {}",
-                self.qpn,
-                os_error()
-            );
-        }
+        let rc = unsafe { (self.pd.context.verbs.ibv.destroy_qp)(self.raw) };
+        warn_if_failed(rc, format_args!("ibv_destroy_qp({:#x})", self.qpn));
     }
 }
 
