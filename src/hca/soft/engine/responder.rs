@@ -234,17 +234,7 @@ impl Qp {
                     .map_err(|_| Reject::Nak(NakCode::RemoteAccessError))?;
                 self.advance_expected(1);
                 if only {
-                    self.message_done();
-                    if opcode == Opcode::WriteOnlyImm {
-                        if let Some(recv) = self.rq.pop_front() {
-                            self.complete_recv(
-                                &recv,
-                                CompletionOpcode::RecvRdmaWithImm,
-                                total,
-                                packet,
-                            );
-                        }
-                    }
+                    self.finish_write(opcode == Opcode::WriteOnlyImm, total, packet);
                 } else {
                     self.inbound = Inbound::Write {
                         rkey: reth.rkey,
@@ -277,17 +267,7 @@ impl Qp {
                 self.advance_expected(1);
                 if last {
                     self.inbound = Inbound::Idle;
-                    self.message_done();
-                    if opcode == Opcode::WriteLastImm {
-                        if let Some(recv) = self.rq.pop_front() {
-                            self.complete_recv(
-                                &recv,
-                                CompletionOpcode::RecvRdmaWithImm,
-                                u64::from(total),
-                                packet,
-                            );
-                        }
-                    }
+                    self.finish_write(opcode == Opcode::WriteLastImm, u64::from(total), packet);
                 } else {
                     self.inbound = Inbound::Write {
                         rkey,
@@ -443,6 +423,17 @@ impl Qp {
         let mut bth = Bth::new(opcode, self.rtr.dest_qpn, psn);
         bth.pkey = self.cfg.pkey;
         PacketRepr::new(bth, &[])
+    }
+
+    /// Ends a WRITE message of `total` bytes; one with immediate data
+    /// consumes a receive and completes it.
+    fn finish_write(&mut self, with_imm: bool, total: u64, packet: &PacketRepr<'_>) {
+        self.message_done();
+        if with_imm {
+            if let Some(recv) = self.rq.pop_front() {
+                self.complete_recv(&recv, CompletionOpcode::RecvRdmaWithImm, total, packet);
+            }
+        }
     }
 
     /// How many response packets a READ of `len` bytes takes (at least one).
