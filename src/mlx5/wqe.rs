@@ -263,6 +263,19 @@ impl InlineSeg {
     }
 }
 
+/// The two big-endian 64-bit words of a 64-bit atomic operand unit (the
+/// layout of [`AtomicSeg`] and of each unit of the 64-bit masked forms).
+#[inline]
+fn get_u64_pair(seg: &Seg) -> (u64, u64) {
+    (get_u64(seg, 0), get_u64(seg, 8))
+}
+
+#[inline]
+fn put_u64_pair(seg: &mut Seg, first: u64, second: u64) {
+    put_u64(seg, 0, first);
+    put_u64(seg, 8, second);
+}
+
 /// Atomic segment of the standard 64-bit CS and FA.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct AtomicSeg {
@@ -275,16 +288,13 @@ pub struct AtomicSeg {
 impl AtomicSeg {
     #[inline]
     pub fn read(seg: &Seg) -> AtomicSeg {
-        AtomicSeg {
-            swap_add: get_u64(seg, 0),
-            compare: get_u64(seg, 8),
-        }
+        let (swap_add, compare) = get_u64_pair(seg);
+        AtomicSeg { swap_add, compare }
     }
 
     #[inline]
     pub fn write(&self, seg: &mut Seg) {
-        put_u64(seg, 0, self.swap_add);
-        put_u64(seg, 8, self.compare);
+        put_u64_pair(seg, self.swap_add, self.compare);
     }
 }
 
@@ -332,20 +342,20 @@ impl MaskedCsSeg {
 
     #[inline]
     pub fn read64(first: &Seg, second: &Seg) -> MaskedCsSeg {
+        let (swap, compare) = get_u64_pair(first);
+        let (swap_mask, compare_mask) = get_u64_pair(second);
         MaskedCsSeg {
-            swap: get_u64(first, 0),
-            compare: get_u64(first, 8),
-            swap_mask: get_u64(second, 0),
-            compare_mask: get_u64(second, 8),
+            swap,
+            compare,
+            swap_mask,
+            compare_mask,
         }
     }
 
     #[inline]
     pub fn write64(&self, first: &mut Seg, second: &mut Seg) {
-        put_u64(first, 0, self.swap);
-        put_u64(first, 8, self.compare);
-        put_u64(second, 0, self.swap_mask);
-        put_u64(second, 8, self.compare_mask);
+        put_u64_pair(first, self.swap, self.compare);
+        put_u64_pair(second, self.swap_mask, self.compare_mask);
     }
 }
 
@@ -367,10 +377,13 @@ impl MaskedFaSeg {
                 add: u64::from(get_u32(seg, 0)),
                 field_boundary: u64::from(get_u32(seg, 4)),
             },
-            AtomicSize::Bits64 => MaskedFaSeg {
-                add: get_u64(seg, 0),
-                field_boundary: get_u64(seg, 8),
-            },
+            AtomicSize::Bits64 => {
+                let (add, field_boundary) = get_u64_pair(seg);
+                MaskedFaSeg {
+                    add,
+                    field_boundary,
+                }
+            }
         }
     }
 
@@ -382,10 +395,7 @@ impl MaskedFaSeg {
                 put_u32(seg, 4, self.field_boundary as u32);
                 put_u64(seg, 8, 0);
             }
-            AtomicSize::Bits64 => {
-                put_u64(seg, 0, self.add);
-                put_u64(seg, 8, self.field_boundary);
-            }
+            AtomicSize::Bits64 => put_u64_pair(seg, self.add, self.field_boundary),
         }
     }
 }
@@ -447,11 +457,7 @@ pub fn write_inline_parts(
     unit: usize,
     parts: &[&[u8]],
 ) -> Option<usize> {
-    let len: usize = parts.iter().map(|p| p.len()).sum();
-    let units = InlineSeg::units(len);
-    if !ring_len_is_valid(ring.len()) || units * SEG_LEN > ring.len() {
-        return None;
-    }
+    let (len, units) = inline_extent(ring.len(), parts)?;
     let at = seg_offset(ring.len(), wqe_index, unit);
     match ring.get_mut(at..at + units * SEG_LEN) {
         Some(segment) => {
@@ -460,6 +466,16 @@ pub fn write_inline_parts(
         }
         None => write_inline_parts_wrapping(ring, wqe_index, unit, parts),
     }
+}
+
+/// The data length of `parts` and the units their inline segment takes;
+/// `None` if the ring length is invalid or the segment is longer than the
+/// ring.
+#[inline]
+fn inline_extent(ring_len: usize, parts: &[&[u8]]) -> Option<(usize, usize)> {
+    let len: usize = parts.iter().map(|p| p.len()).sum();
+    let units = InlineSeg::units(len);
+    (ring_len_is_valid(ring_len) && units * SEG_LEN <= ring_len).then_some((len, units))
 }
 
 /// Writes one inline segment (header, `parts` holding `len` bytes in all,
@@ -486,11 +502,7 @@ pub fn write_inline_parts_wrapping(
     unit: usize,
     parts: &[&[u8]],
 ) -> Option<usize> {
-    let len: usize = parts.iter().map(|p| p.len()).sum();
-    let units = InlineSeg::units(len);
-    if !ring_len_is_valid(ring.len()) || units * SEG_LEN > ring.len() {
-        return None;
-    }
+    let (len, units) = inline_extent(ring.len(), parts)?;
     InlineSeg::write_header(
         ring_seg_mut(ring, wqe_index, unit)?,
         u32::try_from(len).ok()?,

@@ -20,8 +20,8 @@
 //! P_Key, PSN and rkey checks instead of being dropped at the door.
 
 use super::engine::{
-    Access, AtomicOp, Instant, LocalData, MemError, Memory, PathMtu, Qp, QpConfig, QpState, RecvWr,
-    RemoteBuf, RtrAttrs, RtsAttrs, SendOp, SendWr, Sge, SimMemory,
+    Access, AtomicOp, Instant, LocalData, PathMtu, Qp, QpConfig, QpState, RecvWr, RemoteBuf,
+    RtrAttrs, RtsAttrs, SendOp, SendWr, Sge, SimMemory,
 };
 use super::wire::fuzzing::context;
 use super::wire::{Packet, PacketRepr, DEFAULT_PKEY};
@@ -73,52 +73,6 @@ pub const POST_RECV: u8 = 1 << 5;
 const MAX_PACKETS: usize = 256;
 const MAX_DATAGRAM: usize = 1200;
 
-/// Memory that forwards to [`SimMemory`] and counts the writes it accepted.
-struct Guarded {
-    inner: SimMemory,
-    writes: u64,
-}
-
-impl Memory for Guarded {
-    fn check(&self, key: u32, addr: u64, len: u64, access: Access) -> Result<(), MemError> {
-        self.inner.check(key, addr, len, access)
-    }
-
-    fn read(&self, key: u32, addr: u64, buf: &mut [u8], access: Access) -> Result<(), MemError> {
-        self.inner.read(key, addr, buf, access)
-    }
-
-    fn write(&mut self, key: u32, addr: u64, data: &[u8], access: Access) -> Result<(), MemError> {
-        self.inner.write(key, addr, data, access)?;
-        self.writes += 1;
-        Ok(())
-    }
-
-    fn atomic(
-        &mut self,
-        key: u32,
-        addr: u64,
-        op: &AtomicOp,
-        access: Access,
-    ) -> Result<u64, MemError> {
-        let old = self.inner.atomic(key, addr, op, access)?;
-        self.writes += 1;
-        Ok(old)
-    }
-
-    fn store_atomic_result(
-        &mut self,
-        key: u32,
-        addr: u64,
-        value: u64,
-        size: u8,
-    ) -> Result<(), MemError> {
-        self.inner.store_atomic_result(key, addr, value, size)?;
-        self.writes += 1;
-        Ok(())
-    }
-}
-
 /// What one run did, so a seeded test can check that inputs reach deep.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Outcome {
@@ -151,20 +105,19 @@ fn sink(offset: u64, len: u32) -> Sge {
 
 /// A QP in RTS with a few requests of its own outstanding (so that ACKs,
 /// NAKs, READ and atomic responses have something to match).
-fn setup(fatal_errors: bool) -> (Qp, Guarded, u64) {
+fn setup(fatal_errors: bool) -> (Qp, SimMemory, u64) {
     let mut cfg = QpConfig::new(QPN);
     cfg.responder_errors_fatal = fatal_errors;
     let mut qp = Qp::new(cfg);
-    let mut inner = SimMemory::new();
+    let mut mem = SimMemory::new();
     for (i, (key, base, access)) in REGIONS.iter().enumerate() {
-        inner.register(*key, *base, REGION_LEN, *access);
-        if let Some(bytes) = inner.region_mut(*key) {
+        mem.register(*key, *base, REGION_LEN, *access);
+        if let Some(bytes) = mem.region_mut(*key) {
             for (j, b) in bytes.iter_mut().enumerate() {
                 *b = (i * 31 + j) as u8;
             }
         }
     }
-    let mem = Guarded { inner, writes: 0 };
     let ready = qp.modify_to_init().is_ok()
         && qp
             .modify_to_rtr(RtrAttrs {
@@ -230,20 +183,15 @@ fn setup(fatal_errors: bool) -> (Qp, Guarded, u64) {
     (qp, mem, posted)
 }
 
-fn snapshot(mem: &Guarded) -> Vec<Vec<u8>> {
+fn snapshot(mem: &SimMemory) -> Vec<Vec<u8>> {
     PROTECTED
         .iter()
-        .map(|key| {
-            mem.inner
-                .region(*key)
-                .map(<[u8]>::to_vec)
-                .unwrap_or_default()
-        })
+        .map(|key| mem.region(*key).map(<[u8]>::to_vec).unwrap_or_default())
         .collect()
 }
 
 /// Drains what the QP has to say and checks every packet it sends.
-fn drain(qp: &mut Qp, mem: &mut Guarded, now: Instant, outcome: &mut Outcome) {
+fn drain(qp: &mut Qp, mem: &mut SimMemory, now: Instant, outcome: &mut Outcome) {
     let ctx = context();
     let mut buf = vec![0u8; 8192];
     // A responder may queue many responses; each call yields one packet.
@@ -319,7 +267,7 @@ pub fn exercise(input: &[u8]) -> Outcome {
             outcome.completions
         );
     }
-    outcome.writes = mem.writes;
+    outcome.writes = mem.writes_accepted();
     outcome.qp_error = qp.state() == QpState::Error;
     outcome
 }

@@ -286,15 +286,31 @@ impl Link {
             .is_ok()
     }
 
-    /// Sends one datagram, unless the link is down or the dice drop it.
-    /// A send error is a lost packet like any other: RC retransmits it.
-    pub fn send(&self, datagram: &[u8], to: SocketAddrV4) {
+    /// Whether the next datagram may leave: `false`, and counted as dropped,
+    /// if the link is down or the loss settings drop it.
+    #[inline]
+    fn admits_datagram(&self) -> bool {
         if !self.is_up() {
             bump(&self.counters.tx_dropped_link_down);
-            return;
+            return false;
         }
         if self.take_forced_drop() || self.dice.roll_drop() {
             bump(&self.counters.tx_dropped_loss);
+            return false;
+        }
+        true
+    }
+
+    #[cold]
+    fn count_send_error(&self, to: SocketAddrV4, err: &io::Error) {
+        bump(&self.counters.tx_errors);
+        tracing::debug!("soft hca {}: send to {to} failed: {err}", self.local);
+    }
+
+    /// Sends one datagram, unless the link is down or the dice drop it.
+    /// A send error is a lost packet like any other: RC retransmits it.
+    pub fn send(&self, datagram: &[u8], to: SocketAddrV4) {
+        if !self.admits_datagram() {
             return;
         }
         match self.socket.send_to(datagram, to) {
@@ -302,10 +318,7 @@ impl Link {
             Err(err) if err.raw_os_error() == Some(libc::EMSGSIZE) => {
                 self.fall_back_to_fragmenting(datagram, to);
             }
-            Err(err) => {
-                bump(&self.counters.tx_errors);
-                tracing::debug!("soft hca {}: send to {to} failed: {err}", self.local);
-            }
+            Err(err) => self.count_send_error(to, &err),
         }
     }
 
@@ -335,10 +348,7 @@ impl Link {
         }
         match self.socket.send_to(datagram, to) {
             Ok(_) => bump(&self.counters.tx_packets),
-            Err(err) => {
-                bump(&self.counters.tx_errors);
-                tracing::debug!("soft hca {}: send to {to} failed: {err}", self.local);
-            }
+            Err(err) => self.count_send_error(to, &err),
         }
     }
 
@@ -359,12 +369,7 @@ impl Link {
         let Some(len) = build(batch.slot()) else {
             return;
         };
-        if !self.is_up() {
-            bump(&self.counters.tx_dropped_link_down);
-            return;
-        }
-        if self.take_forced_drop() || self.dice.roll_drop() {
-            bump(&self.counters.tx_dropped_loss);
+        if !self.admits_datagram() {
             return;
         }
         batch.commit(len, to);
@@ -474,9 +479,8 @@ impl Link {
                     break;
                 }
                 Err((err, _)) => {
-                    bump(&self.counters.tx_errors);
                     let (_, to) = view.get(usize::from(first));
-                    tracing::debug!("soft hca {}: send to {to} failed: {err}", self.local);
+                    self.count_send_error(to, &err);
                     indexes = &indexes[1..];
                 }
             }

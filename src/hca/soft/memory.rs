@@ -174,30 +174,23 @@ impl Memory for ProcessMemory<'_> {
             // NAKs misaligned atomics, this is the device's own guard.
             return Err(MemError::OutOfBounds);
         }
+        // The closure never refuses, so `fetch_update` cannot fail.
         let old = if size == 4 {
             // SAFETY: `target` is 4-byte aligned, inside registered memory
             // (checked above), and AtomicU32 has u32's layout. Other threads
             // of the process may use the word concurrently, hence atomics.
             let cell = unsafe { &*(target as *const AtomicU32) };
-            let mut old = cell.load(Ordering::Relaxed);
-            loop {
-                let new = op.apply(u64::from(old)) as u32;
-                match cell.compare_exchange_weak(old, new, Ordering::AcqRel, Ordering::Relaxed) {
-                    Ok(_) => break u64::from(old),
-                    Err(seen) => old = seen,
-                }
-            }
+            cell.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |old| {
+                Some(op.apply(u64::from(old)) as u32)
+            })
+            .map_or_else(u64::from, u64::from)
         } else {
             // SAFETY: as above for an 8-byte aligned AtomicU64.
             let cell = unsafe { &*(target as *const AtomicU64) };
-            let mut old = cell.load(Ordering::Relaxed);
-            loop {
-                let new = op.apply(old);
-                match cell.compare_exchange_weak(old, new, Ordering::AcqRel, Ordering::Relaxed) {
-                    Ok(_) => break old,
-                    Err(seen) => old = seen,
-                }
-            }
+            cell.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |old| {
+                Some(op.apply(old))
+            })
+            .unwrap_or_else(|old| old)
         };
         Ok(old)
     }

@@ -99,6 +99,10 @@ pub fn to_work_request(
         va: r.raddr,
         rkey: r.rkey,
     };
+    let atomic = |r: &mlx5::RaddrSeg, op| SendOp::Atomic {
+        remote: remote_of(r),
+        op,
+    };
     let op = match wqe.op {
         mlx5::SendOp::Nop => SendOp::Nop,
         mlx5::SendOp::Send { imm } => SendOp::Send { imm },
@@ -114,32 +118,26 @@ pub fn to_work_request(
             remote,
             swap,
             compare,
-        } => SendOp::Atomic {
-            remote: remote_of(&remote),
-            op: AtomicOp::CompareSwap { compare, swap },
-        },
-        mlx5::SendOp::AtomicFa { remote, add } => SendOp::Atomic {
-            remote: remote_of(&remote),
-            op: AtomicOp::FetchAdd { add },
-        },
-        mlx5::SendOp::MaskedCs { remote, size, ops } => SendOp::Atomic {
-            remote: remote_of(&remote),
-            op: AtomicOp::MaskedCompareSwap {
+        } => atomic(&remote, AtomicOp::CompareSwap { compare, swap }),
+        mlx5::SendOp::AtomicFa { remote, add } => atomic(&remote, AtomicOp::FetchAdd { add }),
+        mlx5::SendOp::MaskedCs { remote, size, ops } => atomic(
+            &remote,
+            AtomicOp::MaskedCompareSwap {
                 size,
                 compare: ops.compare,
                 compare_mask: ops.compare_mask,
                 swap: ops.swap,
                 swap_mask: ops.swap_mask,
             },
-        },
-        mlx5::SendOp::MaskedFa { remote, size, ops } => SendOp::Atomic {
-            remote: remote_of(&remote),
-            op: AtomicOp::MaskedFetchAdd {
+        ),
+        mlx5::SendOp::MaskedFa { remote, size, ops } => atomic(
+            &remote,
+            AtomicOp::MaskedFetchAdd {
                 size,
                 add: ops.add,
                 field_boundary: ops.field_boundary,
             },
-        },
+        ),
     };
     let local =
         local_data(&wqe, read_local).ok_or_else(|| bad(CompletionStatus::LocalProtectionError))?;

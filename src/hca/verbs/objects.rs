@@ -28,29 +28,39 @@ use crate::hca::{
 /// the last of them is dropped.
 struct Context {
     verbs: &'static Verbs,
-    raw: *mut ffi::ibv_context,
+    raw: VerbsHandle<ffi::ibv_context>,
     name: String,
 }
-
-// SAFETY: verbs contexts and the objects made from them may be used from
-// any thread (libibverbs locks internally on the control path); the raw
-// pointer is only handed to libibverbs.
-unsafe impl Send for Context {}
-// SAFETY: as above; no Rust-side state is mutated through &Context.
-unsafe impl Sync for Context {}
 
 impl Drop for Context {
     fn drop(&mut self) {
         // SAFETY: `raw` came from ibv_open_device; every object made from it
         // holds an Arc<Context>, so none is alive any more.
-        if unsafe { (self.verbs.ibv.close_device)(self.raw) } != 0 {
-            tracing::warn!("verbs: ibv_close_device({}) failed", self.name);
-        }
+        let rc = unsafe { (self.verbs.ibv.close_device)(self.raw.0) };
+        warn_if_failed(rc, format_args!("ibv_close_device({})", self.name));
     }
 }
 
+/// A pointer to a libibverbs object, only ever handed back to libibverbs.
+struct VerbsHandle<T>(*mut T);
+
+// SAFETY: verbs contexts and the objects made from them may be used from
+// any thread (libibverbs locks internally on the control path, and its
+// completion-channel calls are thread-safe); the pointer is only handed to
+// libibverbs.
+unsafe impl<T> Send for VerbsHandle<T> {}
+// SAFETY: as above; no Rust-side state is mutated through a shared handle.
+unsafe impl<T> Sync for VerbsHandle<T> {}
+
 fn os_error() -> std::io::Error {
     std::io::Error::last_os_error()
+}
+
+/// Logs a destroy call that returned an error: a drop can do no more.
+fn warn_if_failed(rc: std::ffi::c_int, call: impl std::fmt::Display) {
+    if rc != 0 {
+        tracing::warn!("verbs: {call} failed: {}", os_error());
+    }
 }
 
 /// A real mlx5 device, open.
@@ -75,7 +85,7 @@ impl VerbsDevice {
         let raw = open_context(verbs, name)?;
         let context = Arc::new(Context {
             verbs,
-            raw,
+            raw: VerbsHandle(raw),
             name: name.to_string(),
         });
         let (attr, ports) = discovery::probe_ports(
@@ -144,21 +154,21 @@ impl VerbsDevice {
         let port = self.port(number)?;
         let mut live = ffi::ibv_port_attr::default();
         // SAFETY: open context; zeroed full-size struct (see ffi's doc).
-        let state =
-            if unsafe { (self.context.verbs.ibv.query_port)(self.context.raw, number, &mut live) }
-                != 0
-            {
-                tracing::warn!(
-                    "verbs: ibv_query_port({}:{number}) failed: {}",
-                    self.name(),
-                    os_error()
-                );
-                PortState::Down
-            } else if live.state == ffi::IBV_PORT_ACTIVE {
-                PortState::Active
-            } else {
-                PortState::Down
-            };
+        let state = if unsafe {
+            (self.context.verbs.ibv.query_port)(self.context.raw.0, number, &mut live)
+        } != 0
+        {
+            tracing::warn!(
+                "verbs: ibv_query_port({}:{number}) failed: {}",
+                self.name(),
+                os_error()
+            );
+            PortState::Down
+        } else if live.state == ffi::IBV_PORT_ACTIVE {
+            PortState::Active
+        } else {
+            PortState::Down
+        };
         let active_mtu = u8::try_from(live.active_mtu)
             .ok()
             .and_then(discovery::mtu_from_ibv)
@@ -175,7 +185,7 @@ impl VerbsDevice {
     pub fn alloc_pd(&self) -> Result<VerbsPd, Status> {
         let verbs = self.context.verbs;
         // SAFETY: open context.
-        let raw = unsafe { (verbs.ibv.alloc_pd)(self.context.raw) };
+        let raw = unsafe { (verbs.ibv.alloc_pd)(self.context.raw.0) };
         if raw.is_null() {
             tracing::error!(
                 "verbs: ibv_alloc_pd({}) failed: {}",
@@ -188,7 +198,7 @@ impl VerbsDevice {
         Ok(VerbsPd {
             inner: Arc::new(PdInner {
                 context: self.context.clone(),
-                raw,
+                raw: VerbsHandle(raw),
                 port,
             }),
         })
@@ -199,14 +209,14 @@ impl VerbsDevice {
     pub fn create_event_channel(&self) -> Result<VerbsChannel, Status> {
         let verbs = self.context.verbs;
         // SAFETY: open context.
-        let raw = unsafe { (verbs.ibv.create_comp_channel)(self.context.raw) };
+        let raw = unsafe { (verbs.ibv.create_comp_channel)(self.context.raw.0) };
         if raw.is_null() {
             tracing::error!("verbs: ibv_create_comp_channel failed: {}", os_error());
             return Err(Status::IoError);
         }
         let channel = VerbsChannel(Arc::new(ChannelInner {
             context: self.context.clone(),
-            raw,
+            raw: VerbsHandle(raw),
         }));
         let fd = channel.fd();
         // SAFETY: fcntl on the channel's own descriptor; flags only.
@@ -231,7 +241,7 @@ impl VerbsDevice {
     ) -> Result<VerbsCq, Status> {
         let verbs = self.context.verbs;
         let cqe = c_int::try_from(cqe_count).map_err(|_| Status::InvalidParam)?;
-        let channel_raw = channel.map_or(std::ptr::null_mut(), |c| c.0.raw);
+        let channel_raw = channel.map_or(std::ptr::null_mut(), |c| c.0.raw.0);
         // The CQ's context is its event counter: `VerbsChannel::clear` gets
         // it back with each event.
         let events_seen = Box::new(AtomicU32::new(0));
@@ -240,7 +250,7 @@ impl VerbsDevice {
         // outlives the CQ (the CQ holds it); NULL is allowed; `cq_context`
         // stays valid until after the CQ is destroyed (CqInner owns both).
         let raw = unsafe {
-            (verbs.ibv.create_cq)(self.context.raw, cqe, cq_context.cast(), channel_raw, 0)
+            (verbs.ibv.create_cq)(self.context.raw.0, cqe, cq_context.cast(), channel_raw, 0)
         };
         if raw.is_null() {
             tracing::error!("verbs: ibv_create_cq({cqe}) failed: {}", os_error());
@@ -249,7 +259,7 @@ impl VerbsDevice {
         // Owned from here: an error below destroys it.
         let inner = CqInner {
             context: self.context.clone(),
-            raw,
+            raw: VerbsHandle(raw),
             _channel: channel.map(|c| c.0.clone()),
             events_seen,
         };
@@ -373,22 +383,15 @@ fn atomics_usable(atomic_cap: ffi::ibv_atomic_cap) -> bool {
 
 struct ChannelInner {
     context: Arc<Context>,
-    raw: *mut ffi::ibv_comp_channel,
+    raw: VerbsHandle<ffi::ibv_comp_channel>,
 }
-
-// SAFETY: see Context: the pointer is only passed to libibverbs, whose
-// channel calls are thread-safe.
-unsafe impl Send for ChannelInner {}
-// SAFETY: as above.
-unsafe impl Sync for ChannelInner {}
 
 impl Drop for ChannelInner {
     fn drop(&mut self) {
         // SAFETY: `raw` came from create_comp_channel; destroyed once, after
         // its CQs (each holds an Arc of this).
-        if unsafe { (self.context.verbs.ibv.destroy_comp_channel)(self.raw) } != 0 {
-            tracing::warn!("verbs: ibv_destroy_comp_channel failed: {}", os_error());
-        }
+        let rc = unsafe { (self.context.verbs.ibv.destroy_comp_channel)(self.raw.0) };
+        warn_if_failed(rc, "ibv_destroy_comp_channel");
     }
 }
 
@@ -398,7 +401,7 @@ pub struct VerbsChannel(Arc<ChannelInner>);
 impl VerbsChannel {
     pub fn fd(&self) -> std::os::fd::RawFd {
         // SAFETY: `raw` is a live channel; `fd` is set at creation.
-        unsafe { (*self.0.raw).fd }
+        unsafe { (*self.0.raw.0).fd }
     }
 
     /// Takes every pending event (the fd is non-blocking: the read fails
@@ -411,7 +414,7 @@ impl VerbsChannel {
             let mut cq = std::ptr::null_mut();
             let mut cq_context = std::ptr::null_mut();
             // SAFETY: live channel; writable out pointers.
-            if unsafe { (verbs.ibv.get_cq_event)(self.0.raw, &mut cq, &mut cq_context) } != 0 {
+            if unsafe { (verbs.ibv.get_cq_event)(self.0.raw.0, &mut cq, &mut cq_context) } != 0 {
                 let err = os_error();
                 if err.kind() != std::io::ErrorKind::WouldBlock {
                     tracing::warn!("verbs: ibv_get_cq_event failed: {err}");
@@ -437,23 +440,17 @@ impl VerbsChannel {
 
 struct PdInner {
     context: Arc<Context>,
-    raw: *mut ffi::ibv_pd,
+    raw: VerbsHandle<ffi::ibv_pd>,
     /// The port QPs of this PD use (`hca::devices` lists port 1 of each
     /// device; the first usable port is that one when it is usable).
     port: VerbsPort,
 }
 
-// SAFETY: see Context: the pointer is only passed to libibverbs.
-unsafe impl Send for PdInner {}
-// SAFETY: as above.
-unsafe impl Sync for PdInner {}
-
 impl Drop for PdInner {
     fn drop(&mut self) {
         // SAFETY: every object made from this PD holds an Arc<PdInner>.
-        if unsafe { (self.context.verbs.ibv.dealloc_pd)(self.raw) } != 0 {
-            tracing::warn!("verbs: ibv_dealloc_pd failed: {}", os_error());
-        }
+        let rc = unsafe { (self.context.verbs.ibv.dealloc_pd)(self.raw.0) };
+        warn_if_failed(rc, "ibv_dealloc_pd");
     }
 }
 
@@ -485,7 +482,7 @@ impl VerbsPd {
         // SAFETY: the PD is live; the caller keeps [addr, addr+len) mapped
         // while the registration exists (the hca contract).
         let raw =
-            unsafe { (verbs.ibv.reg_mr)(self.inner.raw, addr.cast(), len, ibv_access(access)) };
+            unsafe { (verbs.ibv.reg_mr)(self.inner.raw.0, addr.cast(), len, ibv_access(access)) };
         if raw.is_null() {
             tracing::error!("verbs: ibv_reg_mr({addr:p}, {len}) failed: {}", os_error());
             return Err(Status::IoError);
@@ -499,7 +496,7 @@ impl VerbsPd {
         };
         Ok(VerbsMr {
             pd: self.inner.clone(),
-            raw,
+            raw: VerbsHandle(raw),
             keys,
         })
     }
@@ -516,7 +513,7 @@ impl VerbsPd {
             },
         };
         // SAFETY: live PD, valid init attributes.
-        let raw = unsafe { (verbs.ibv.create_srq)(self.inner.raw, &mut init) };
+        let raw = unsafe { (verbs.ibv.create_srq)(self.inner.raw.0, &mut init) };
         if raw.is_null() {
             tracing::error!(
                 "verbs: ibv_create_srq({}) failed: {}",
@@ -527,7 +524,7 @@ impl VerbsPd {
         }
         let inner = SrqInner {
             pd: self.inner.clone(),
-            raw,
+            raw: VerbsHandle(raw),
         };
         // SAFETY: all-zero is a valid mlx5dv_srq.
         let mut dv: ffi::mlx5dv_srq = unsafe { std::mem::zeroed() };
@@ -559,9 +556,9 @@ impl VerbsPd {
         let verbs = self.inner.context.verbs;
         let mut init = ffi::ibv_qp_init_attr {
             qp_context: std::ptr::null_mut(),
-            send_cq: send_cq.inner.raw,
-            recv_cq: recv_cq.inner.raw,
-            srq: srq.inner.raw,
+            send_cq: send_cq.inner.raw.0,
+            recv_cq: recv_cq.inner.raw.0,
+            srq: srq.inner.raw.0,
             cap: ffi::ibv_qp_cap {
                 max_send_wr: sq_wqebb_count,
                 max_recv_wr: 0,
@@ -573,7 +570,7 @@ impl VerbsPd {
             sq_sig_all: 0,
         };
         // SAFETY: live PD, CQs and SRQ of the same context; valid attributes.
-        let raw = unsafe { (verbs.ibv.create_qp)(self.inner.raw, &mut init) };
+        let raw = unsafe { (verbs.ibv.create_qp)(self.inner.raw.0, &mut init) };
         if raw.is_null() {
             tracing::error!(
                 "verbs: ibv_create_qp(RC, {sq_wqebb_count}) failed: {}",
@@ -585,7 +582,7 @@ impl VerbsPd {
         let qpn = unsafe { (*raw).qp_num };
         let owned = QpInner {
             pd: self.inner.clone(),
-            raw,
+            raw: VerbsHandle(raw),
             qpn,
         };
         // SAFETY: all-zero is a valid mlx5dv_qp.
@@ -673,14 +670,9 @@ pub fn recv_ring_from_dv(dv: &ffi::mlx5dv_srq) -> Result<RecvRing, Status> {
 /// A memory registration.
 pub struct VerbsMr {
     pd: Arc<PdInner>,
-    raw: *mut ffi::ibv_mr,
+    raw: VerbsHandle<ffi::ibv_mr>,
     keys: MrKeys,
 }
-
-// SAFETY: see Context.
-unsafe impl Send for VerbsMr {}
-// SAFETY: see Context.
-unsafe impl Sync for VerbsMr {}
 
 impl VerbsMr {
     pub fn keys(&self) -> MrKeys {
@@ -691,15 +683,14 @@ impl VerbsMr {
 impl Drop for VerbsMr {
     fn drop(&mut self) {
         // SAFETY: `raw` came from reg_mr and is deregistered once.
-        if unsafe { (self.pd.context.verbs.ibv.dereg_mr)(self.raw) } != 0 {
-            tracing::warn!("verbs: ibv_dereg_mr failed: {}", os_error());
-        }
+        let rc = unsafe { (self.pd.context.verbs.ibv.dereg_mr)(self.raw.0) };
+        warn_if_failed(rc, "ibv_dereg_mr");
     }
 }
 
 struct CqInner {
     context: Arc<Context>,
-    raw: *mut ffi::ibv_cq,
+    raw: VerbsHandle<ffi::ibv_cq>,
     _channel: Option<Arc<ChannelInner>>,
     /// CQ events consumed (`ibv_get_cq_event`); its low two bits are the
     /// arm sequence number. Boxed: its address is the CQ's `cq_context`;
@@ -707,18 +698,12 @@ struct CqInner {
     events_seen: Box<AtomicU32>,
 }
 
-// SAFETY: see Context.
-unsafe impl Send for CqInner {}
-// SAFETY: see Context.
-unsafe impl Sync for CqInner {}
-
 impl Drop for CqInner {
     fn drop(&mut self) {
         // SAFETY: `raw` came from create_cq and is destroyed once; the QPs
         // using it hold this Arc, so they are gone.
-        if unsafe { (self.context.verbs.ibv.destroy_cq)(self.raw) } != 0 {
-            tracing::warn!("verbs: ibv_destroy_cq failed: {}", os_error());
-        }
+        let rc = unsafe { (self.context.verbs.ibv.destroy_cq)(self.raw.0) };
+        warn_if_failed(rc, "ibv_destroy_cq");
     }
 }
 
@@ -778,21 +763,15 @@ impl VerbsCq {
 
 struct SrqInner {
     pd: Arc<PdInner>,
-    raw: *mut ffi::ibv_srq,
+    raw: VerbsHandle<ffi::ibv_srq>,
 }
-
-// SAFETY: see Context.
-unsafe impl Send for SrqInner {}
-// SAFETY: see Context.
-unsafe impl Sync for SrqInner {}
 
 impl Drop for SrqInner {
     fn drop(&mut self) {
         // SAFETY: `raw` came from create_srq and is destroyed once; QPs
         // using it hold this Arc.
-        if unsafe { (self.pd.context.verbs.ibv.destroy_srq)(self.raw) } != 0 {
-            tracing::warn!("verbs: ibv_destroy_srq failed: {}", os_error());
-        }
+        let rc = unsafe { (self.pd.context.verbs.ibv.destroy_srq)(self.raw.0) };
+        warn_if_failed(rc, "ibv_destroy_srq");
     }
 }
 
@@ -979,25 +958,15 @@ fn qp_state_from_ibv(state: ffi::ibv_qp_state) -> Option<QpState> {
 /// [`VerbsQp`] fields that hold those are declared after it).
 struct QpInner {
     pd: Arc<PdInner>,
-    raw: *mut ffi::ibv_qp,
+    raw: VerbsHandle<ffi::ibv_qp>,
     qpn: u32,
 }
-
-// SAFETY: see Context.
-unsafe impl Send for QpInner {}
-// SAFETY: see Context.
-unsafe impl Sync for QpInner {}
 
 impl Drop for QpInner {
     fn drop(&mut self) {
         // SAFETY: `raw` came from create_qp and is destroyed once.
-        if unsafe { (self.pd.context.verbs.ibv.destroy_qp)(self.raw) } != 0 {
-            tracing::warn!(
-                "verbs: ibv_destroy_qp({:#x}) failed: {}",
-                self.qpn,
-                os_error()
-            );
-        }
+        let rc = unsafe { (self.pd.context.verbs.ibv.destroy_qp)(self.raw.0) };
+        warn_if_failed(rc, format_args!("ibv_destroy_qp({:#x})", self.qpn));
     }
 }
 
@@ -1062,7 +1031,7 @@ impl VerbsQp {
         let verbs = self.inner.pd.context.verbs;
         let mask = c_int::try_from(mask).map_err(|_| Status::InvalidParam)?;
         // SAFETY: live QP; `attr` is valid for the bits in `mask`.
-        let rc = unsafe { (verbs.ibv.modify_qp)(self.inner.raw, &mut attr, mask) };
+        let rc = unsafe { (verbs.ibv.modify_qp)(self.inner.raw.0, &mut attr, mask) };
         if rc != 0 {
             // ibv_modify_qp returns the error number (and may not set errno).
             tracing::error!(
@@ -1085,7 +1054,7 @@ impl VerbsQp {
             ffi::IBV_QP_STATE | ffi::IBV_QP_RQ_PSN | ffi::IBV_QP_SQ_PSN | ffi::IBV_QP_DEST_QPN;
         let mask = c_int::try_from(mask).map_err(|_| Status::InvalidParam)?;
         // SAFETY: live QP; writable outputs.
-        let rc = unsafe { (verbs.ibv.query_qp)(self.inner.raw, &mut attr, mask, &mut init) };
+        let rc = unsafe { (verbs.ibv.query_qp)(self.inner.raw.0, &mut attr, mask, &mut init) };
         if rc != 0 {
             tracing::error!(
                 "verbs: ibv_query_qp({:#x}) failed: {}",

@@ -5,6 +5,7 @@
 //! process's registered memory, tests over [`SimMemory`].
 
 use super::wr::{AtomicOp, Sge};
+use std::ops::Range;
 
 /// Access rights of a memory region (the `ibv_access_flags` bit values).
 /// Local read is implied by any valid key.
@@ -108,19 +109,21 @@ pub fn check_sgl<M: Memory + ?Sized>(mem: &M, sgl: &[Sge], access: Access) -> Re
     Ok(())
 }
 
-/// Calls `f(sge, offset_in_sge, range_in_data)` for each piece of
-/// `[offset, offset + len)` of the list's byte stream. `false` if the range
-/// runs past the end of the list (nothing is visited in that case).
+/// Calls `f(lkey, addr, range_in_data)` for each piece of `[offset, offset +
+/// len)` of the list's byte stream, `addr` being where the piece starts in
+/// its element. `Err(OutOfBounds)` if the range runs past the end of the
+/// list (nothing is visited in that case).
+#[inline]
 fn for_each_piece(
     sgl: &[Sge],
     offset: u64,
     len: usize,
-    mut f: impl FnMut(&Sge, u64, std::ops::Range<usize>) -> Result<(), MemError>,
-) -> Result<bool, MemError> {
+    mut f: impl FnMut(u32, u64, Range<usize>) -> Result<(), MemError>,
+) -> Result<(), MemError> {
     let total = sgl_len(sgl).unwrap_or(u64::MAX);
     match offset.checked_add(len as u64) {
         Some(end) if end <= total => {}
-        _ => return Ok(false),
+        _ => return Err(MemError::OutOfBounds),
     }
     let mut skip = offset;
     let mut done = 0usize;
@@ -135,11 +138,12 @@ fn for_each_piece(
         }
         let avail = sge_len - skip;
         let take = usize::try_from(avail).unwrap_or(usize::MAX).min(len - done);
-        f(sge, skip, done..done + take)?;
+        let addr = sge.addr.checked_add(skip).ok_or(MemError::OutOfBounds)?;
+        f(sge.lkey, addr, done..done + take)?;
         done += take;
         skip = 0;
     }
-    Ok(true)
+    Ok(())
 }
 
 /// Reads `buf.len()` bytes at byte `offset` of a gather list (local read).
@@ -150,17 +154,10 @@ pub fn gather<M: Memory + ?Sized>(
     offset: u64,
     buf: &mut [u8],
 ) -> Result<(), MemError> {
-    let len = buf.len();
-    let fits = for_each_piece(sgl, offset, len, |sge, at, range| {
+    for_each_piece(sgl, offset, buf.len(), |lkey, addr, range| {
         let dst = buf.get_mut(range).ok_or(MemError::OutOfBounds)?;
-        let addr = sge.addr.checked_add(at).ok_or(MemError::OutOfBounds)?;
-        mem.read(sge.lkey, addr, dst, Access::LOCAL_READ)
-    })?;
-    if fits {
-        Ok(())
-    } else {
-        Err(MemError::OutOfBounds)
-    }
+        mem.read(lkey, addr, dst, Access::LOCAL_READ)
+    })
 }
 
 /// Writes `data` at byte `offset` of a scatter list (local write).
@@ -172,16 +169,10 @@ pub fn scatter<M: Memory + ?Sized>(
     offset: u64,
     data: &[u8],
 ) -> Result<(), MemError> {
-    let fits = for_each_piece(sgl, offset, data.len(), |sge, at, range| {
+    for_each_piece(sgl, offset, data.len(), |lkey, addr, range| {
         let src = data.get(range).ok_or(MemError::OutOfBounds)?;
-        let addr = sge.addr.checked_add(at).ok_or(MemError::OutOfBounds)?;
-        mem.write(sge.lkey, addr, src, Access::LOCAL_WRITE)
-    })?;
-    if fits {
-        Ok(())
-    } else {
-        Err(MemError::OutOfBounds)
-    }
+        mem.write(lkey, addr, src, Access::LOCAL_WRITE)
+    })
 }
 
 /// One registered region of a [`SimMemory`].
@@ -195,11 +186,13 @@ struct SimRegion {
 
 /// Memory for tests: regions at chosen virtual addresses, each with one key
 /// (used as both lkey and rkey, as mlx5 does), backed by a `Vec`. Counts the
-/// atomics it executes so tests can check exactly-once execution.
+/// atomics it executes so tests can check exactly-once execution, and the
+/// writes it accepts so a fuzzer can see that inputs reach memory.
 #[derive(Clone, Debug, Default)]
 pub struct SimMemory {
     regions: Vec<SimRegion>,
     atomics_executed: u64,
+    writes_accepted: u64,
 }
 
 impl SimMemory {
@@ -245,13 +238,20 @@ impl SimMemory {
         self.atomics_executed
     }
 
+    /// How many writes and atomics this memory has accepted.
+    pub fn writes_accepted(&self) -> u64 {
+        self.writes_accepted
+    }
+
+    /// The index of the region of `key` and the range `[addr, addr + len)`
+    /// of its bytes, once the key, the rights and the bounds are checked.
     fn locate(
         &self,
         key: u32,
         addr: u64,
         len: u64,
         access: Access,
-    ) -> Result<(usize, usize), MemError> {
+    ) -> Result<(usize, Range<usize>), MemError> {
         let (index, region) = self
             .regions
             .iter()
@@ -266,8 +266,20 @@ impl SimMemory {
         if end > region.bytes.len() as u64 {
             return Err(MemError::OutOfBounds);
         }
-        let start = usize::try_from(start).map_err(|_| MemError::OutOfBounds)?;
-        Ok((index, start))
+        // Both fit in usize: `end` is at most the region's length.
+        Ok((index, start as usize..end as usize))
+    }
+
+    /// The checked bytes `[addr, addr + len)` of the region of `key`, writable.
+    fn bytes_mut(
+        &mut self,
+        key: u32,
+        addr: u64,
+        len: usize,
+        access: Access,
+    ) -> Result<&mut [u8], MemError> {
+        let (index, range) = self.locate(key, addr, len as u64, access)?;
+        Ok(&mut self.regions[index].bytes[range])
     }
 }
 
@@ -277,24 +289,15 @@ impl Memory for SimMemory {
     }
 
     fn read(&self, key: u32, addr: u64, buf: &mut [u8], access: Access) -> Result<(), MemError> {
-        let (index, start) = self.locate(key, addr, buf.len() as u64, access)?;
-        let src = self
-            .regions
-            .get(index)
-            .and_then(|r| r.bytes.get(start..start + buf.len()))
-            .ok_or(MemError::OutOfBounds)?;
-        buf.copy_from_slice(src);
+        let (index, range) = self.locate(key, addr, buf.len() as u64, access)?;
+        buf.copy_from_slice(&self.regions[index].bytes[range]);
         Ok(())
     }
 
     fn write(&mut self, key: u32, addr: u64, data: &[u8], access: Access) -> Result<(), MemError> {
-        let (index, start) = self.locate(key, addr, data.len() as u64, access)?;
-        let dst = self
-            .regions
-            .get_mut(index)
-            .and_then(|r| r.bytes.get_mut(start..start + data.len()))
-            .ok_or(MemError::OutOfBounds)?;
-        dst.copy_from_slice(data);
+        self.bytes_mut(key, addr, data.len(), access)?
+            .copy_from_slice(data);
+        self.writes_accepted += 1;
         Ok(())
     }
 
@@ -305,29 +308,20 @@ impl Memory for SimMemory {
         op: &AtomicOp,
         access: Access,
     ) -> Result<u64, MemError> {
-        let size = usize::from(op.size_bytes());
-        let (index, start) = self.locate(key, addr, size as u64, access)?;
-        let cell = self
-            .regions
-            .get_mut(index)
-            .and_then(|r| r.bytes.get_mut(start..start + size))
-            .ok_or(MemError::OutOfBounds)?;
-        let old = if size == 4 {
-            let mut b = [0u8; 4];
-            b.copy_from_slice(cell);
-            u64::from(u32::from_ne_bytes(b))
+        let cell = self.bytes_mut(key, addr, usize::from(op.size_bytes()), access)?;
+        let old = if let Ok(word) = <[u8; 4]>::try_from(&*cell) {
+            let old = u32::from_ne_bytes(word);
+            cell.copy_from_slice(&(op.apply(u64::from(old)) as u32).to_ne_bytes());
+            u64::from(old)
         } else {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(cell);
-            u64::from_ne_bytes(b)
+            let mut word = [0u8; 8];
+            word.copy_from_slice(cell);
+            let old = u64::from_ne_bytes(word);
+            cell.copy_from_slice(&op.apply(old).to_ne_bytes());
+            old
         };
-        let new = op.apply(old);
-        if size == 4 {
-            cell.copy_from_slice(&(new as u32).to_ne_bytes());
-        } else {
-            cell.copy_from_slice(&new.to_ne_bytes());
-        }
         self.atomics_executed += 1;
+        self.writes_accepted += 1;
         Ok(old)
     }
 }

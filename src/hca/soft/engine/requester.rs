@@ -220,13 +220,21 @@ impl Qp {
             left = self.retries_left,
             "retransmit timeout"
         );
+        if self.spend_retry() {
+            self.go_back_n();
+        }
+    }
+
+    /// Spends one retry. With none left, fails the oldest request with
+    /// `RetryExceeded` (the QP enters ERROR) and returns `false`.
+    fn spend_retry(&mut self) -> bool {
         if self.retries_left == 0 {
             let index = self.entry_at(self.una);
             self.enter_error(Some((index, CompletionStatus::RetryExceeded)));
-            return;
+            return false;
         }
         self.retries_left -= 1;
-        self.go_back_n();
+        true
     }
 
     /// A packet from the responder: ACK/NAK, READ response, atomic ACK.
@@ -325,15 +333,10 @@ impl Qp {
                 self.ack_through(now, psn_prev(psn));
                 self.note_peer(psn);
                 self.last_seq_nak = Some(psn);
-                if self.una == una_before && self.peer_psn == peer_before {
-                    // No progress: counts like a timeout, so forged or
-                    // looping NAKs cannot keep the QP busy forever.
-                    if self.retries_left == 0 {
-                        let index = self.entry_at(self.una);
-                        self.enter_error(Some((index, CompletionStatus::RetryExceeded)));
-                        return;
-                    }
-                    self.retries_left -= 1;
+                // No progress counts like a timeout, so forged or looping
+                // NAKs cannot keep the QP busy forever.
+                if self.una == una_before && self.peer_psn == peer_before && !self.spend_retry() {
+                    return;
                 }
                 self.go_back_n();
             }
@@ -626,14 +629,8 @@ impl Qp {
         let periodic = (pkt_index + 1) % ack_req_interval == 0;
         match entry.wr.op {
             SendOp::Send { imm } => {
-                header.bth.opcode = match (is_first, is_last, imm.is_some()) {
-                    (true, true, false) => Opcode::SendOnly,
-                    (true, true, true) => Opcode::SendOnlyImm,
-                    (true, false, _) => Opcode::SendFirst,
-                    (false, false, _) => Opcode::SendMiddle,
-                    (false, true, false) => Opcode::SendLast,
-                    (false, true, true) => Opcode::SendLastImm,
-                };
+                header.bth.opcode =
+                    message_opcode(Opcode::SendFirst, is_first, is_last, imm.is_some());
                 if is_last {
                     header.imm = imm;
                     header.bth.solicited = entry.wr.solicited;
@@ -641,14 +638,8 @@ impl Qp {
                 load_payload(&mut payload)?;
             }
             SendOp::Write { remote, imm } => {
-                header.bth.opcode = match (is_first, is_last, imm.is_some()) {
-                    (true, true, false) => Opcode::WriteOnly,
-                    (true, true, true) => Opcode::WriteOnlyImm,
-                    (true, false, _) => Opcode::WriteFirst,
-                    (false, false, _) => Opcode::WriteMiddle,
-                    (false, true, false) => Opcode::WriteLast,
-                    (false, true, true) => Opcode::WriteLastImm,
-                };
+                header.bth.opcode =
+                    message_opcode(Opcode::WriteFirst, is_first, is_last, imm.is_some());
                 if is_first {
                     header.reth = Some(Reth {
                         va: remote.va,
@@ -674,12 +665,27 @@ impl Qp {
             }
             SendOp::Atomic { remote, op } => {
                 header.bth.ack_req = true;
+                let (va, rkey) = (remote.va, remote.rkey);
+                // A masked operation's operands travel cut to its width.
+                let width = op.width_mask();
+                let masked =
+                    |size, swap_add: u64, compare: u64, swap_add_mask: u64, compare_mask: u64| {
+                        Some(ExtAtomicEth {
+                            va,
+                            rkey,
+                            size,
+                            swap_add: swap_add & width,
+                            compare: compare & width,
+                            swap_add_mask: swap_add_mask & width,
+                            compare_mask: compare_mask & width,
+                        })
+                    };
                 match op {
                     AtomicOp::CompareSwap { compare, swap } => {
                         header.bth.opcode = Opcode::CompareSwap;
                         header.atomic = Some(AtomicEth {
-                            va: remote.va,
-                            rkey: remote.rkey,
+                            va,
+                            rkey,
                             swap_add: swap,
                             compare,
                         });
@@ -687,8 +693,8 @@ impl Qp {
                     AtomicOp::FetchAdd { add } => {
                         header.bth.opcode = Opcode::FetchAdd;
                         header.atomic = Some(AtomicEth {
-                            va: remote.va,
-                            rkey: remote.rkey,
+                            va,
+                            rkey,
                             swap_add: add,
                             compare: 0,
                         });
@@ -700,34 +706,16 @@ impl Qp {
                         swap,
                         swap_mask,
                     } => {
-                        let width = width_mask(op.size_bytes());
                         header.bth.opcode = Opcode::MaskedCompareSwap;
-                        header.ext_atomic = Some(ExtAtomicEth {
-                            va: remote.va,
-                            rkey: remote.rkey,
-                            size,
-                            swap_add: swap & width,
-                            compare: compare & width,
-                            swap_add_mask: swap_mask & width,
-                            compare_mask: compare_mask & width,
-                        });
+                        header.ext_atomic = masked(size, swap, compare, swap_mask, compare_mask);
                     }
                     AtomicOp::MaskedFetchAdd {
                         size,
                         add,
                         field_boundary,
                     } => {
-                        let width = width_mask(op.size_bytes());
                         header.bth.opcode = Opcode::MaskedFetchAdd;
-                        header.ext_atomic = Some(ExtAtomicEth {
-                            va: remote.va,
-                            rkey: remote.rkey,
-                            size,
-                            swap_add: add & width,
-                            compare: 0,
-                            swap_add_mask: field_boundary & width,
-                            compare_mask: 0,
-                        });
+                        header.ext_atomic = masked(size, add, 0, field_boundary, 0);
                     }
                 }
             }
@@ -740,10 +728,19 @@ impl Qp {
     }
 }
 
-fn width_mask(size: u8) -> u64 {
-    if size == 4 {
-        u64::from(u32::MAX)
-    } else {
-        u64::MAX
-    }
+/// The opcode of one packet of a SEND or WRITE message. Both families are
+/// numbered alike from their first opcode (`SendFirst`, `WriteFirst`):
+/// first, middle, last, last with immediate, only, only with immediate.
+#[inline]
+fn message_opcode(family: Opcode, is_first: bool, is_last: bool, imm: bool) -> Opcode {
+    let step = match (is_first, is_last, imm) {
+        (true, false, _) => 0,
+        (false, false, _) => 1,
+        (false, true, false) => 2,
+        (false, true, true) => 3,
+        (true, true, false) => 4,
+        (true, true, true) => 5,
+    };
+    // `Opcode::ALL` lists the opcodes in numeric order from 0.
+    Opcode::ALL[family as usize + step]
 }

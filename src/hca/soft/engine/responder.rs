@@ -7,7 +7,9 @@ use super::memory::{check_sgl, scatter, sgl_len, Access, Memory};
 use super::psn::{psn_add, psn_diff, psn_prev, PSN_MASK};
 use super::qp::{Inbound, Qp, QpState, ReadJob, Response, Transmit, MAX_QUEUED_RESPONSES};
 use super::wr::{AtomicOp, Completion, CompletionOpcode, CompletionStatus, RecvWr, WorkQueue};
-use crate::hca::soft::wire::{Aeth, AethSyndrome, AtomicAckEth, Bth, NakCode, Opcode, PacketRepr};
+use crate::hca::soft::wire::{
+    Aeth, AethSyndrome, AtomicAckEth, Bth, NakCode, Opcode, PacketRepr, Reth,
+};
 
 /// Why an in-order request was not executed.
 enum Reject {
@@ -99,16 +101,9 @@ impl Qp {
             // The responses were lost: read again (READs are idempotent), but
             // only inside what was already accepted.
             let Some(reth) = packet.reth else { return };
-            let npkts = reth.dma_len.div_ceil(self.mtu()).max(1);
-            if psn_diff(self.expected_psn, psn_add(psn, npkts)) < 0
-                || mem
-                    .check(
-                        reth.rkey,
-                        reth.va,
-                        u64::from(reth.dma_len),
-                        Access::REMOTE_READ,
-                    )
-                    .is_err()
+            let job = self.read_job(psn, reth);
+            if psn_diff(self.expected_psn, psn_add(psn, job.npkts)) < 0
+                || !Self::readable(mem, &reth)
                 || self.responses.len() >= MAX_QUEUED_RESPONSES
             {
                 tracing::debug!(qpn = self.cfg.qpn, psn, "duplicate READ refused");
@@ -116,15 +111,7 @@ impl Qp {
                 return;
             }
             self.stats.reads_replayed += 1;
-            self.responses.push_back(Response::Read(ReadJob {
-                first_psn: psn,
-                rkey: reth.rkey,
-                va: reth.va,
-                len: reth.dma_len,
-                npkts,
-                next: 0,
-                msn: self.msn,
-            }));
+            self.responses.push_back(Response::Read(job));
         } else if opcode.is_atomic() {
             // Never execute twice: answer with the value saved the first time.
             let saved = self
@@ -247,17 +234,7 @@ impl Qp {
                     .map_err(|_| Reject::Nak(NakCode::RemoteAccessError))?;
                 self.advance_expected(1);
                 if only {
-                    self.message_done();
-                    if opcode == Opcode::WriteOnlyImm {
-                        if let Some(recv) = self.rq.pop_front() {
-                            self.complete_recv(
-                                &recv,
-                                CompletionOpcode::RecvRdmaWithImm,
-                                total,
-                                packet,
-                            );
-                        }
-                    }
+                    self.finish_write(opcode == Opcode::WriteOnlyImm, total, packet);
                 } else {
                     self.inbound = Inbound::Write {
                         rkey: reth.rkey,
@@ -290,17 +267,7 @@ impl Qp {
                 self.advance_expected(1);
                 if last {
                     self.inbound = Inbound::Idle;
-                    self.message_done();
-                    if opcode == Opcode::WriteLastImm {
-                        if let Some(recv) = self.rq.pop_front() {
-                            self.complete_recv(
-                                &recv,
-                                CompletionOpcode::RecvRdmaWithImm,
-                                u64::from(total),
-                                packet,
-                            );
-                        }
-                    }
+                    self.finish_write(opcode == Opcode::WriteLastImm, u64::from(total), packet);
                 } else {
                     self.inbound = Inbound::Write {
                         rkey,
@@ -316,19 +283,11 @@ impl Qp {
                     return Err(Reject::Nak(NakCode::InvalidRequest));
                 }
                 let reth = packet.reth.ok_or(Reject::Nak(NakCode::InvalidRequest))?;
-                let npkts = reth.dma_len.div_ceil(self.mtu()).max(1);
+                let npkts = self.read_packets(reth.dma_len);
                 if npkts > PSN_MASK / 2 {
                     return Err(Reject::Nak(NakCode::InvalidRequest));
                 }
-                if mem
-                    .check(
-                        reth.rkey,
-                        reth.va,
-                        u64::from(reth.dma_len),
-                        Access::REMOTE_READ,
-                    )
-                    .is_err()
-                {
+                if !Self::readable(mem, &reth) {
                     return Err(Reject::Nak(NakCode::RemoteAccessError));
                 }
                 if self.responses.len() >= MAX_QUEUED_RESPONSES {
@@ -336,15 +295,8 @@ impl Qp {
                 }
                 self.advance_expected(npkts);
                 self.message_done();
-                self.responses.push_back(Response::Read(ReadJob {
-                    first_psn: packet.bth.psn,
-                    rkey: reth.rkey,
-                    va: reth.va,
-                    len: reth.dma_len,
-                    npkts,
-                    next: 0,
-                    msn: self.msn,
-                }));
+                let job = self.read_job(packet.bth.psn, reth);
+                self.responses.push_back(Response::Read(job));
                 Ok(())
             }
             Opcode::CompareSwap
@@ -473,13 +425,61 @@ impl Qp {
         PacketRepr::new(bth, &[])
     }
 
-    fn ack_aeth(msn: u32) -> Aeth {
+    /// Ends a WRITE message of `total` bytes; one with immediate data
+    /// consumes a receive and completes it.
+    fn finish_write(&mut self, with_imm: bool, total: u64, packet: &PacketRepr<'_>) {
+        self.message_done();
+        if with_imm {
+            if let Some(recv) = self.rq.pop_front() {
+                self.complete_recv(&recv, CompletionOpcode::RecvRdmaWithImm, total, packet);
+            }
+        }
+    }
+
+    /// How many response packets a READ of `len` bytes takes (at least one).
+    fn read_packets(&self, len: u32) -> u32 {
+        len.div_ceil(self.mtu()).max(1)
+    }
+
+    /// The job that answers a READ of `reth` whose first response is `psn`,
+    /// reporting the current MSN.
+    fn read_job(&self, psn: u32, reth: Reth) -> ReadJob {
+        ReadJob {
+            first_psn: psn,
+            rkey: reth.rkey,
+            va: reth.va,
+            len: reth.dma_len,
+            npkts: self.read_packets(reth.dma_len),
+            next: 0,
+            msn: self.msn,
+        }
+    }
+
+    /// Whether the whole range `reth` names may be read remotely.
+    fn readable<M: Memory + ?Sized>(mem: &M, reth: &Reth) -> bool {
+        mem.check(
+            reth.rkey,
+            reth.va,
+            u64::from(reth.dma_len),
+            Access::REMOTE_READ,
+        )
+        .is_ok()
+    }
+
+    fn aeth(syndrome: AethSyndrome, msn: u32) -> Aeth {
         Aeth {
-            syndrome: AethSyndrome::Ack {
-                credits: Aeth::CREDITS_INVALID,
-            },
+            syndrome,
             msn: msn & PSN_MASK,
         }
+    }
+
+    fn ack_aeth(msn: u32) -> Aeth {
+        Self::aeth(
+            AethSyndrome::Ack {
+                credits: Aeth::CREDITS_INVALID,
+            },
+            msn,
+        )
     }
 
     /// The next response packet, if any (sent in any state, so the NAK of a
@@ -487,46 +487,25 @@ impl Qp {
     pub(super) fn next_response<M: Memory + ?Sized>(&mut self, mem: &M) -> Option<Transmit> {
         let mtu = self.mtu();
         let front = self.responses.front_mut()?;
-        let (transmit, finished) = match front {
+        let (header, payload, finished) = match front {
             Response::Ack { psn, msn } => {
                 let (psn, msn) = (*psn, *msn);
                 let mut header = self.response_header(Opcode::Acknowledge, psn);
                 header.aeth = Some(Self::ack_aeth(msn));
-                (
-                    Transmit {
-                        header,
-                        payload: Vec::new(),
-                    },
-                    true,
-                )
+                (header, Vec::new(), true)
             }
             Response::Nak { psn, syndrome, msn } => {
                 let (psn, syndrome, msn) = (*psn, *syndrome, *msn);
                 let mut header = self.response_header(Opcode::Acknowledge, psn);
-                header.aeth = Some(Aeth {
-                    syndrome,
-                    msn: msn & PSN_MASK,
-                });
-                (
-                    Transmit {
-                        header,
-                        payload: Vec::new(),
-                    },
-                    true,
-                )
+                header.aeth = Some(Self::aeth(syndrome, msn));
+                (header, Vec::new(), true)
             }
             Response::AtomicAck { psn, orig, msn } => {
                 let (psn, orig, msn) = (*psn, *orig, *msn);
                 let mut header = self.response_header(Opcode::AtomicAcknowledge, psn);
                 header.aeth = Some(Self::ack_aeth(msn));
                 header.atomic_ack = Some(AtomicAckEth { orig });
-                (
-                    Transmit {
-                        header,
-                        payload: Vec::new(),
-                    },
-                    true,
-                )
+                (header, Vec::new(), true)
             }
             Response::Read(job) => {
                 let k = job.next;
@@ -543,37 +522,35 @@ impl Qp {
                     .read(job.rkey, addr, &mut payload, Access::REMOTE_READ)
                     .is_err()
                 {
-                    // Deregistered since the request was checked.
+                    // Deregistered since the request was checked: a NAK ends
+                    // the response.
                     self.stats.access_naks_sent += 1;
                     let mut header = self.response_header(Opcode::Acknowledge, psn);
-                    header.aeth = Some(Aeth {
-                        syndrome: AethSyndrome::Nak(NakCode::RemoteAccessError),
-                        msn: job.msn & PSN_MASK,
-                    });
-                    self.responses.pop_front();
-                    return Some(Transmit {
-                        header,
-                        payload: Vec::new(),
-                    });
+                    header.aeth = Some(Self::aeth(
+                        AethSyndrome::Nak(NakCode::RemoteAccessError),
+                        job.msn,
+                    ));
+                    (header, Vec::new(), true)
+                } else {
+                    let is_last = k + 1 >= job.npkts;
+                    let opcode = match (k == 0, is_last) {
+                        (true, true) => Opcode::ReadResponseOnly,
+                        (true, false) => Opcode::ReadResponseFirst,
+                        (false, true) => Opcode::ReadResponseLast,
+                        (false, false) => Opcode::ReadResponseMiddle,
+                    };
+                    let mut header = self.response_header(opcode, psn);
+                    if opcode != Opcode::ReadResponseMiddle {
+                        header.aeth = Some(Self::ack_aeth(job.msn));
+                    }
+                    (header, payload, is_last)
                 }
-                let is_last = k + 1 >= job.npkts;
-                let opcode = match (k == 0, is_last) {
-                    (true, true) => Opcode::ReadResponseOnly,
-                    (true, false) => Opcode::ReadResponseFirst,
-                    (false, true) => Opcode::ReadResponseLast,
-                    (false, false) => Opcode::ReadResponseMiddle,
-                };
-                let mut header = self.response_header(opcode, psn);
-                if opcode != Opcode::ReadResponseMiddle {
-                    header.aeth = Some(Self::ack_aeth(job.msn));
-                }
-                (Transmit { header, payload }, is_last)
             }
         };
         if finished {
             self.responses.pop_front();
         }
-        Some(transmit)
+        Some(Transmit { header, payload })
     }
 }
 

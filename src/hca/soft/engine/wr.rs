@@ -68,7 +68,8 @@ impl AtomicOp {
         }
     }
 
-    fn width_mask(&self) -> u64 {
+    /// The bits of a `u64` the operand occupies.
+    pub(super) fn width_mask(&self) -> u64 {
         if self.size_bytes() == 4 {
             u64::from(u32::MAX)
         } else {

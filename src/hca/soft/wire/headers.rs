@@ -8,6 +8,32 @@ pub use crate::mlx5::AtomicSize;
 /// Largest value of a 24-bit field (PSN, QPN, MSN).
 pub const MAX_U24: u32 = 0x00ff_ffff;
 
+/// Gives a header that is only big-endian fields at fixed offsets its `LEN`
+/// and a length-checked `parse` and `emit`, both from one list of
+/// `field: getter, putter @ offset` so the two directions cannot disagree.
+macro_rules! plain_header {
+    ($header:ident, $len:expr, { $($field:ident: $get:ident, $put:ident @ $at:expr),+ $(,)? }) => {
+        impl $header {
+            pub const LEN: usize = $len;
+
+            #[inline]
+            pub fn parse(b: &[u8]) -> Result<$header, WireError> {
+                let b = b.get(..Self::LEN).ok_or(WireError::Truncated)?;
+                Ok($header {
+                    $($field: $get(b, $at),)+
+                })
+            }
+
+            #[inline]
+            pub fn emit(&self, b: &mut [u8]) -> Result<(), WireError> {
+                let b = b.get_mut(..Self::LEN).ok_or(WireError::BufferTooSmall)?;
+                $($put(b, $at, self.$field);)+
+                Ok(())
+            }
+        }
+    };
+}
+
 /// Length of the immediate-data header (ImmDt): one big-endian 32-bit word.
 pub const IMM_LEN: usize = 4;
 
@@ -21,28 +47,11 @@ pub struct Reth {
     pub dma_len: u32,
 }
 
-impl Reth {
-    pub const LEN: usize = 16;
-
-    #[inline]
-    pub fn parse(b: &[u8]) -> Result<Reth, WireError> {
-        let b = b.get(..Self::LEN).ok_or(WireError::Truncated)?;
-        Ok(Reth {
-            va: get_u64(b, 0),
-            rkey: get_u32(b, 8),
-            dma_len: get_u32(b, 12),
-        })
-    }
-
-    #[inline]
-    pub fn emit(&self, b: &mut [u8]) -> Result<(), WireError> {
-        let b = b.get_mut(..Self::LEN).ok_or(WireError::BufferTooSmall)?;
-        put_u64(b, 0, self.va);
-        put_u32(b, 8, self.rkey);
-        put_u32(b, 12, self.dma_len);
-        Ok(())
-    }
-}
+plain_header!(Reth, 16, {
+    va: get_u64, put_u64 @ 0,
+    rkey: get_u32, put_u32 @ 8,
+    dma_len: get_u32, put_u32 @ 12,
+});
 
 /// The NAK codes of an AETH syndrome (IBTA vol. 1, 9.7.5.2.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -160,30 +169,12 @@ pub struct AtomicEth {
     pub compare: u64,
 }
 
-impl AtomicEth {
-    pub const LEN: usize = 28;
-
-    #[inline]
-    pub fn parse(b: &[u8]) -> Result<AtomicEth, WireError> {
-        let b = b.get(..Self::LEN).ok_or(WireError::Truncated)?;
-        Ok(AtomicEth {
-            va: get_u64(b, 0),
-            rkey: get_u32(b, 8),
-            swap_add: get_u64(b, 12),
-            compare: get_u64(b, 20),
-        })
-    }
-
-    #[inline]
-    pub fn emit(&self, b: &mut [u8]) -> Result<(), WireError> {
-        let b = b.get_mut(..Self::LEN).ok_or(WireError::BufferTooSmall)?;
-        put_u64(b, 0, self.va);
-        put_u32(b, 8, self.rkey);
-        put_u64(b, 12, self.swap_add);
-        put_u64(b, 20, self.compare);
-        Ok(())
-    }
-}
+plain_header!(AtomicEth, 28, {
+    va: get_u64, put_u64 @ 0,
+    rkey: get_u32, put_u32 @ 8,
+    swap_add: get_u64, put_u64 @ 12,
+    compare: get_u64, put_u64 @ 20,
+});
 
 /// Atomic acknowledge header: the value the remote location held before the
 /// atomic (zero-extended for 32-bit masked atomics).
@@ -192,24 +183,9 @@ pub struct AtomicAckEth {
     pub orig: u64,
 }
 
-impl AtomicAckEth {
-    pub const LEN: usize = 8;
-
-    #[inline]
-    pub fn parse(b: &[u8]) -> Result<AtomicAckEth, WireError> {
-        let b = b.get(..Self::LEN).ok_or(WireError::Truncated)?;
-        Ok(AtomicAckEth {
-            orig: get_u64(b, 0),
-        })
-    }
-
-    #[inline]
-    pub fn emit(&self, b: &mut [u8]) -> Result<(), WireError> {
-        let b = b.get_mut(..Self::LEN).ok_or(WireError::BufferTooSmall)?;
-        put_u64(b, 0, self.orig);
-        Ok(())
-    }
-}
+plain_header!(AtomicAckEth, 8, {
+    orig: get_u64, put_u64 @ 0,
+});
 
 /// The largest operand value of a width.
 #[inline]
