@@ -30,6 +30,16 @@ unsafe fn optional_c_str<'a>(
     unsafe { c_str_arg(ptr, function, argument) }.map(Some)
 }
 
+/// Registers `config` and stores its handle in `*config_p`.
+///
+/// # Safety
+/// `config_p` non-NULL and writable.
+unsafe fn hand_out<T>(config: config::Config, config_p: *mut *mut T) {
+    let handle = handle::into_handle(config);
+    // SAFETY: by the contract.
+    unsafe { config_p.write(handle.cast()) };
+}
+
 /// Reads the memory domain configuration of `component` from `ucx.conf`
 /// files and the environment (`UCX_IB_*`, and `<env_prefix>_UCX_IB_*`
 /// overriding them). `filename` is ignored, as in UCX.
@@ -58,9 +68,8 @@ pub unsafe extern "C" fn uct_md_config_read(
             let config = config::read_md_config(env_prefix).inspect_err(|_| {
                 tracing::error!("Failed to read MD config");
             })?;
-            let handle = handle::into_handle(config);
-            // SAFETY: config_p is non-NULL and the caller provides it for writing.
-            unsafe { config_p.write(handle.cast()) };
+            // SAFETY: config_p was checked non-NULL; writable by the caller's contract.
+            unsafe { hand_out(config, config_p) };
             Ok(())
         })(),
     )
@@ -101,9 +110,8 @@ pub unsafe extern "C" fn uct_md_iface_config_read(
                     tracing::error!("Failed to read iface config");
                 }
             })?;
-            let handle = handle::into_handle(config);
-            // SAFETY: config_p is non-NULL and the caller provides it for writing.
-            unsafe { config_p.write(handle.cast()) };
+            // SAFETY: config_p was checked non-NULL; writable by the caller's contract.
+            unsafe { hand_out(config, config_p) };
             Ok(())
         })(),
     )

@@ -20,9 +20,26 @@ fn device_arg(device: *const c_char, function: &str) -> Result<String, Status> {
     Ok(name.to_string())
 }
 
-fn unknown_device(function: &str, name: &str) -> Status {
-    tracing::warn!("{function}: no soft HCA device named '{name}'");
-    Status::NoDevice
+/// The steps every fault call shares once its arguments are good: forward
+/// `call` to the loaded libibverbs when that serves device `name`, else
+/// `apply` it to the soft HCA's registry and log `what_changed`; a name the
+/// registry does not know is `NoDevice` with a log line.
+fn apply_fault(
+    function: &str,
+    name: &str,
+    call: FaultCall,
+    apply: impl FnOnce() -> Result<(), Status>,
+    what_changed: impl FnOnce() -> String,
+) -> Result<(), Status> {
+    if let Some(forwarded) = forward(function, name, call) {
+        return forwarded;
+    }
+    apply()
+        .map_err(|_| {
+            tracing::warn!("{function}: no soft HCA device named '{name}'");
+            Status::NoDevice
+        })
+        .inspect(|()| tracing::info!("soft hca {name}: {}", what_changed()))
 }
 
 /// Brings the link of soft HCA `device` (e.g. `"mlx5_0"`) down (`up == 0`:
@@ -38,17 +55,13 @@ pub unsafe extern "C" fn uct_soft_hca_link_set(device: *const c_char, up: c_int)
     const FUNCTION: &str = "uct_soft_hca_link_set";
     crate::api::enter();
     let result = device_arg(device, FUNCTION).and_then(|name| {
-        if let Some(forwarded) = forward(FUNCTION, &name, FaultCall::LinkSet { up }) {
-            return forwarded;
-        }
-        registry::set_faults(&name, |faults| faults.link_up = up != 0)
-            .map_err(|_| unknown_device(FUNCTION, &name))
-            .inspect(|()| {
-                tracing::info!(
-                    "soft hca {name}: link {}",
-                    if up != 0 { "up" } else { "down" }
-                )
-            })
+        apply_fault(
+            FUNCTION,
+            &name,
+            FaultCall::LinkSet { up },
+            || registry::set_faults(&name, |faults| faults.link_up = up != 0),
+            || format!("link {}", if up != 0 { "up" } else { "down" }),
+        )
     });
     status_of(&result)
 }
@@ -74,12 +87,13 @@ pub unsafe extern "C" fn uct_soft_hca_loss_set(
             tracing::warn!("{FUNCTION}: drop ratio {drop_ratio} is outside [0, 1]");
             return Err(Status::InvalidParam);
         }
-        if let Some(forwarded) = forward(FUNCTION, &name, FaultCall::LossSet { drop_ratio }) {
-            return forwarded;
-        }
-        registry::set_faults(&name, |faults| faults.loss = drop_ratio)
-            .map_err(|_| unknown_device(FUNCTION, &name))
-            .inspect(|()| tracing::info!("soft hca {name}: drop ratio {drop_ratio}"))
+        apply_fault(
+            FUNCTION,
+            &name,
+            FaultCall::LossSet { drop_ratio },
+            || registry::set_faults(&name, |faults| faults.loss = drop_ratio),
+            || format!("drop ratio {drop_ratio}"),
+        )
     });
     status_of(&result)
 }
@@ -102,12 +116,13 @@ pub unsafe extern "C" fn uct_soft_hca_drop_next(
     const FUNCTION: &str = "uct_soft_hca_drop_next";
     crate::api::enter();
     let result = device_arg(device, FUNCTION).and_then(|name| {
-        if let Some(forwarded) = forward(FUNCTION, &name, FaultCall::DropNext { count }) {
-            return forwarded;
-        }
-        registry::drop_next(&name, u64::from(count))
-            .map_err(|_| unknown_device(FUNCTION, &name))
-            .inspect(|()| tracing::info!("soft hca {name}: dropping the next {count} packets"))
+        apply_fault(
+            FUNCTION,
+            &name,
+            FaultCall::DropNext { count },
+            || registry::drop_next(&name, u64::from(count)),
+            || format!("dropping the next {count} packets"),
+        )
     });
     status_of(&result)
 }

@@ -124,6 +124,23 @@ pub(crate) unsafe fn tolerant_field_mask<T: FieldMasked>(
     Ok(field_mask)
 }
 
+/// `*params` itself, for the v2 calls that read the whole struct, after the
+/// checks of [`tolerant_field_mask`].
+///
+/// # Safety
+/// `params` NULL or valid for reads of the whole struct.
+unsafe fn tolerant_params<'a, T: FieldMasked>(
+    params: *const T,
+    known: u64,
+    function: &str,
+    argument: &str,
+) -> Result<&'a T, Status> {
+    // SAFETY: by the contract.
+    unsafe { tolerant_field_mask(params, known, function, argument) }?;
+    // SAFETY: non-NULL (checked above) and valid by the contract.
+    Ok(unsafe { &*params })
+}
+
 /// A yes/no answer for C: 1 or 0, and 0 for refused arguments (already
 /// logged).
 fn c_bool(answer: Result<bool, Status>) -> c_int {
@@ -346,9 +363,7 @@ pub unsafe extern "C" fn uct_iface_is_reachable_v2(
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { base_iface(iface, FUNCTION) }?;
         // SAFETY: NULL or valid by the caller's contract.
-        unsafe { tolerant_field_mask(params, IS_REACHABLE_FIELDS, FUNCTION, "params") }?;
-        // SAFETY: non-NULL (checked) and valid per its field mask by contract.
-        let params = unsafe { &*params };
+        let params = unsafe { tolerant_params(params, IS_REACHABLE_FIELDS, FUNCTION, "params") }?;
         required_fields(
             params.field_mask,
             u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR),
@@ -382,9 +397,7 @@ pub unsafe extern "C" fn uct_ep_connect_to_ep_v2(
         non_null(device_addr, FUNCTION, "device_addr")?;
         non_null(ep_addr, FUNCTION, "ep_addr")?;
         // SAFETY: NULL or valid by the caller's contract.
-        unsafe { tolerant_field_mask(params, CONNECT_TO_EP_FIELDS, FUNCTION, "params") }?;
-        // SAFETY: non-NULL (checked) and valid by the caller's contract.
-        let params = unsafe { &*params };
+        let params = unsafe { tolerant_params(params, CONNECT_TO_EP_FIELDS, FUNCTION, "params") }?;
         // SAFETY: arguments validated above.
         unsafe { (base.internal_ops.ep_connect_to_ep_v2)(ep, device_addr, ep_addr, params) }
     })();
@@ -405,9 +418,7 @@ pub unsafe extern "C" fn uct_ep_is_connected(
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
         // SAFETY: NULL or valid by the caller's contract.
-        unsafe { tolerant_field_mask(params, IS_CONNECTED_FIELDS, FUNCTION, "params") }?;
-        // SAFETY: non-NULL (checked) and valid by the caller's contract.
-        let params = unsafe { &*params };
+        let params = unsafe { tolerant_params(params, IS_CONNECTED_FIELDS, FUNCTION, "params") }?;
         // SAFETY: arguments validated above.
         Ok(unsafe { (base.internal_ops.ep_is_connected)(ep, params) })
     })())

@@ -80,6 +80,22 @@ pub unsafe extern "C" fn uct_worker_progress(worker: uct_worker_h) -> c_uint {
     }
 }
 
+/// The worker of the `uct_worker_progress_*_safe` calls, once both it and
+/// their callback-id slot `id_p` are usable; else `InvalidParam` (logged).
+///
+/// # Safety
+/// `worker` must be NULL or live.
+unsafe fn worker_with_id_slot<'a>(
+    worker: uct_worker_h,
+    id_p: *mut uct_worker_cb_id_t,
+    function: &str,
+) -> Result<&'a Worker, Status> {
+    // SAFETY: NULL or live by the caller's contract.
+    let worker = unsafe { worker_ref(worker, function) }?;
+    non_null(id_p, function, "id_p")?;
+    Ok(worker)
+}
+
 /// Adds `func(arg)` to the worker's progress if `*id_p` is
 /// `UCS_CALLBACKQ_ID_NULL`, storing the new id there; otherwise does nothing.
 /// Thread safe, and safe to call from inside a progress callback.
@@ -97,12 +113,9 @@ pub unsafe extern "C" fn uct_worker_progress_register_safe(
 ) {
     const FUNCTION: &str = "uct_worker_progress_register_safe";
     // SAFETY: NULL or live by the caller's contract.
-    let Ok(worker) = (unsafe { worker_ref(worker, FUNCTION) }) else {
+    let Ok(worker) = (unsafe { worker_with_id_slot(worker, id_p, FUNCTION) }) else {
         return;
     };
-    if non_null(id_p, FUNCTION, "id_p").is_err() {
-        return;
-    }
     let Some(func) = func else {
         tracing::warn!("{FUNCTION}: callback function is NULL");
         return;
@@ -128,12 +141,9 @@ pub unsafe extern "C" fn uct_worker_progress_unregister_safe(
 ) {
     const FUNCTION: &str = "uct_worker_progress_unregister_safe";
     // SAFETY: NULL or live by the caller's contract.
-    let Ok(worker) = (unsafe { worker_ref(worker, FUNCTION) }) else {
+    let Ok(worker) = (unsafe { worker_with_id_slot(worker, id_p, FUNCTION) }) else {
         return;
     };
-    if non_null(id_p, FUNCTION, "id_p").is_err() {
-        return;
-    }
     // SAFETY: id_p is non-NULL and points at an int by the caller's contract.
     let id = unsafe { id_p.read() };
     if id == UCS_CALLBACKQ_ID_NULL {
