@@ -7,6 +7,7 @@
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use crate::abi::*;
+use crate::api::c_array::hand_out_c_array;
 use crate::api::checks::{finish, non_null};
 use crate::api::component::component_arg;
 use crate::api::cstr::{c_str_arg, fill_c_array};
@@ -317,32 +318,23 @@ pub unsafe extern "C" fn uct_md_query_tl_resources(
         let md = unsafe { md_ref(md, FUNCTION) }?;
         non_null(resources_p, FUNCTION, "resources_p")?;
         non_null(num_resources_p, FUNCTION, "num_resources_p")?;
-        let resources = md.tl_resources();
-        let count = resources.len();
-        // calloc: zeroed, so padding and unused name bytes hold no garbage;
-        // a plain C array lets the release function free it without a length.
-        // SAFETY: calloc has no preconditions; a NULL result is handled.
-        let array =
-            unsafe { libc::calloc(count.max(1), std::mem::size_of::<uct_tl_resource_desc_t>()) }
-                as *mut uct_tl_resource_desc_t;
-        if array.is_null() {
-            tracing::error!("{FUNCTION}: out of memory for {count} resources");
-            return Err(Status::NoMemory);
-        }
-        for (index, resource) in resources.iter().enumerate() {
-            // SAFETY: index < count, inside the zeroed allocation.
-            let slot = unsafe { &mut *array.add(index) };
-            fill_c_array(&mut slot.tl_name, resource.tl_name.as_bytes());
-            fill_c_array(&mut slot.dev_name, resource.dev_name.as_bytes());
-            slot.dev_type = resource.dev_type;
-            slot.sys_device = resource.sys_device;
-        }
-        // SAFETY: both out-pointers are non-NULL and writable by contract.
+        // SAFETY: both out-pointers were checked non-NULL and are writable
+        // by the caller's contract; uct_tl_resource_desc_t is valid zeroed.
         unsafe {
-            resources_p.write(array);
-            num_resources_p.write(count as c_uint);
+            hand_out_c_array(
+                &md.tl_resources(),
+                |slot: &mut uct_tl_resource_desc_t, resource| {
+                    fill_c_array(&mut slot.tl_name, resource.tl_name.as_bytes());
+                    fill_c_array(&mut slot.dev_name, resource.dev_name.as_bytes());
+                    slot.dev_type = resource.dev_type;
+                    slot.sys_device = resource.sys_device;
+                },
+                resources_p,
+                num_resources_p,
+                FUNCTION,
+                "resources",
+            )
         }
-        Ok(())
     })();
     finish(FUNCTION, result)
 }

@@ -3,6 +3,7 @@
 //! none of them can panic.
 
 pub mod async_context;
+mod c_array;
 pub mod callbackq;
 mod checks;
 pub mod component;
