@@ -11,6 +11,7 @@ use crate::api::c_array::hand_out_c_array;
 use crate::api::checks::{finish, non_null};
 use crate::api::component::component_arg;
 use crate::api::cstr::{c_str_arg, fill_c_array};
+use crate::api::handles::{hand_out, take_back};
 use crate::api::v2::{checked_field_mask, required_fields, tolerant_field_mask};
 use crate::core::config::{md_config_from_handle, read_md_config, IbMdConfig};
 use crate::ib::domain::MemHandle;
@@ -88,11 +89,8 @@ pub unsafe extern "C" fn uct_md_open(
             md_config_from_handle(config)
         }
         .inspect_err(|status| tracing::warn!("{FUNCTION}: unusable md configuration: {status}"))?;
-        let md = Box::into_raw(Md::open(component, device, md_config));
-        // SAFETY: `md` is a fresh Box allocation; md_p is writable.
-        let handle = unsafe { (*md).as_handle() };
         // SAFETY: md_p is non-NULL and writable by the caller's contract.
-        unsafe { md_p.write(handle) };
+        let handle = unsafe { hand_out(Md::open(component, device, md_config), md_p) };
         tracing::debug!("{FUNCTION}: opened '{name}' as {handle:p}");
         Ok(())
     })();
@@ -113,11 +111,9 @@ pub unsafe extern "C" fn uct_md_close(md: uct_md_h) {
     if unsafe { md_ref(md, FUNCTION) }.is_err() {
         return;
     }
-    // SAFETY: the handle came from Box::into_raw in uct_md_open and is closed
-    // once; the magic is cleared before the memory is released.
-    let mut owned = unsafe { Box::from_raw(md as *mut Md) };
-    owned.invalidate();
-    drop(owned);
+    // SAFETY: the handle came from hand_out in uct_md_open, is live (checked
+    // above) and, by the caller's contract, closed once.
+    unsafe { take_back::<Md, _>(md) };
 }
 
 /// Fills the version-1 attributes.

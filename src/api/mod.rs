@@ -12,6 +12,7 @@ pub mod cstr;
 mod dispatch;
 pub mod ep;
 pub mod event_set;
+mod handles;
 pub mod iface;
 pub mod md;
 pub mod mem_alloc;

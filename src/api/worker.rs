@@ -5,6 +5,7 @@ use std::ffi::{c_uint, c_void};
 use crate::abi::*;
 use crate::api::async_context::check_worker_async_context;
 use crate::api::checks::{finish, non_null};
+use crate::api::handles::{hand_out, take_back};
 use crate::core::worker::{worker_ref, Worker};
 
 /// Creates a worker bound to `async_context`.
@@ -28,11 +29,8 @@ pub unsafe extern "C" fn uct_worker_create(
             tracing::warn!("{FUNCTION}: invalid thread mode {thread_mode}");
             return Err(Status::InvalidParam);
         }
-        let worker = Box::into_raw(Worker::new(async_context, thread_mode));
-        // SAFETY: `worker` is a fresh, valid Box allocation.
-        let handle = unsafe { (*worker).as_handle() };
         // SAFETY: worker_p is non-NULL and writable by the caller's contract.
-        unsafe { worker_p.write(handle) };
+        let handle = unsafe { hand_out(Worker::new(async_context, thread_mode), worker_p) };
         tracing::debug!("{FUNCTION}: created worker {handle:p}");
         Ok(())
     })();
@@ -59,11 +57,9 @@ pub unsafe extern "C" fn uct_worker_destroy(worker: uct_worker_h) {
             live.callback_count()
         );
     }
-    // SAFETY: the handle came from Box::into_raw in uct_worker_create and the
-    // caller destroys it once; the magic is cleared before the memory goes.
-    let mut owned = unsafe { Box::from_raw(worker as *mut Worker) };
-    owned.invalidate();
-    drop(owned);
+    // SAFETY: the handle came from hand_out in uct_worker_create, is live
+    // (checked above) and, by the caller's contract, destroyed once.
+    unsafe { take_back::<Worker, _>(worker) };
 }
 
 /// Calls every registered progress callback once; returns the work they did.
