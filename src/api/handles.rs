@@ -12,25 +12,22 @@ pub(crate) trait HeldByHandle {
     fn mark_dead(&mut self);
 }
 
-impl HeldByHandle for Md {
-    type Handle = uct_md_h;
-    fn handle(&mut self) -> uct_md_h {
-        self.as_handle()
-    }
-    fn mark_dead(&mut self) {
-        self.invalidate();
-    }
+/// The same two forwards for each type (its own `as_handle`, `invalidate`).
+macro_rules! held_by_handle {
+    ($($object:ty => $handle:ty),* $(,)?) => {$(
+        impl HeldByHandle for $object {
+            type Handle = $handle;
+            fn handle(&mut self) -> $handle {
+                self.as_handle()
+            }
+            fn mark_dead(&mut self) {
+                self.invalidate();
+            }
+        }
+    )*};
 }
 
-impl HeldByHandle for Worker {
-    type Handle = uct_worker_h;
-    fn handle(&mut self) -> uct_worker_h {
-        self.as_handle()
-    }
-    fn mark_dead(&mut self) {
-        self.invalidate();
-    }
-}
+held_by_handle!(Md => uct_md_h, Worker => uct_worker_h);
 
 /// Gives `object` to the C caller: its handle goes to `*handle_p` and is
 /// returned; [`take_back`] frees it.
