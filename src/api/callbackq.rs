@@ -22,7 +22,7 @@ use std::ffi::{c_int, c_uint, c_void};
 use crate::abi::*;
 use crate::api::checks::{finish, non_null};
 use crate::core::callbackq::{Lifetime, ProgressQueue, CALLBACK_ID_NULL};
-use crate::core::ucx_libucs::ucx_function;
+use crate::core::ucx_libucs::{return_ucx_call, ucx_function};
 use crate::core::worker::progress_queue_of;
 
 /// Bytes from element 1 to the end of element 1 in either layout (1.13's
@@ -137,10 +137,8 @@ pub unsafe extern "C" fn ucs_callbackq_cleanup(cbq: *mut ucs_callbackq_t) {
     }
     // SAFETY: readable queue or NULL by the caller's contract.
     let Some(queue) = (unsafe { caller_queue(cbq) }) else {
-        if let Some(ucx) = ucx_function!(ucs_callbackq_cleanup: fn(*mut ucs_callbackq_t)) {
-            // SAFETY: a queue of UCX's, handed back to UCX.
-            return unsafe { ucx(cbq) };
-        }
+        // A queue of UCX's, handed back to UCX.
+        return_ucx_call!(ucs_callbackq_cleanup: fn(*mut ucs_callbackq_t); cbq);
         crate::api::enter();
         tracing::warn!("ucs_callbackq_cleanup: {cbq:p} is not an initialised callback queue");
         return;
@@ -309,11 +307,7 @@ pub unsafe extern "C" fn ucs_callbackq_remove_if(
     const FUNCTION: &str = "ucs_callbackq_remove_if";
     // SAFETY: the caller's contract.
     if unsafe { our_queue(cbq) }.is_none() {
-        if let Some(ucx) = ucx_function!(ucs_callbackq_remove_if: fn(*mut ucs_callbackq_t, ucs_callbackq_predicate_t, *mut c_void))
-        {
-            // SAFETY: UCX's function, same arguments as ours.
-            return unsafe { ucx(cbq, pred, arg) };
-        }
+        return_ucx_call!(ucs_callbackq_remove_if: fn(*mut ucs_callbackq_t, ucs_callbackq_predicate_t, *mut c_void); cbq, pred, arg);
     }
     // SAFETY: the caller's contract.
     let Ok(queue) = (unsafe { queue_ref(cbq, FUNCTION) }) else {

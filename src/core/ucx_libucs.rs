@@ -140,6 +140,24 @@ macro_rules! ucx_function {
 }
 pub(crate) use ucx_function;
 
+/// Returns from the enclosing function what UCX's own definition of `$name`
+/// returns for `$values`, when UCX's `libucs` is loaded: the process then
+/// has one such state, UCX's, and our copy stays out of the way.
+macro_rules! return_ucx_call {
+    ($name:ident : fn() $(-> $ret:ty)?) => {
+        $crate::core::ucx_libucs::return_ucx_call!($name: fn() $(-> $ret)?; )
+    };
+    ($name:ident : fn($($arg:ty),*) $(-> $ret:ty)?; $($value:expr),*) => {
+        if let Some(ucx) = $crate::core::ucx_libucs::ucx_function!($name: fn($($arg),*) $(-> $ret)?) {
+            // SAFETY: UCX's definition of the function being called, with
+            // the values our caller passed (valid for it by that caller's
+            // contract, and where a handle is involved, a handle of UCX's).
+            return unsafe { ucx($($value),*) };
+        }
+    };
+}
+pub(crate) use return_ucx_call;
+
 #[cfg(test)]
 mod tests {
     use super::*;
