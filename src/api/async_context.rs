@@ -8,7 +8,7 @@
 use std::ffi::{c_char, c_int, c_void};
 
 use crate::abi::*;
-use crate::api::checks::{finish, non_null};
+use crate::api::checks::{finish, non_null, status_entry_point};
 use crate::api::memory_type::CStringTable;
 use crate::core::async_context::{self, AsyncContext, AsyncMode};
 use crate::core::ucx_libucs::{return_ucx_call, ucx_function, ucx_libucs_loaded};
@@ -88,8 +88,7 @@ pub unsafe extern "C" fn ucs_async_context_create(
 ) -> ucs_status_t {
     return_ucx_call!(ucs_async_context_create: fn(ucs_async_mode_t, *mut *mut ucs_async_context_t) -> ucs_status_t; mode, async_p);
     crate::api::enter();
-    const FUNCTION: &str = "ucs_async_context_create";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "ucs_async_context_create", {
         non_null(async_p, FUNCTION, "async_p")?;
         let Some(mode) = AsyncMode::from_raw(mode) else {
             tracing::warn!("{FUNCTION}: invalid async mode {mode}");
@@ -100,8 +99,7 @@ pub unsafe extern "C" fn ucs_async_context_create(
         unsafe { async_p.write(context as *mut ucs_async_context_t) };
         tracing::debug!("{FUNCTION}: created {context:p} in mode {mode:?}");
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Destroys a context created by `ucs_async_context_create`: stops its
@@ -181,8 +179,7 @@ pub unsafe extern "C" fn ucs_async_set_event_handler(
         return_ucx_call!(ucs_async_set_event_handler: fn(ucs_async_mode_t, c_int, ucs_event_set_types_t, ucs_async_event_cb_t, *mut c_void, *mut ucs_async_context_t) -> ucs_status_t; mode, event_fd, events, cb, arg, async_context);
     }
     crate::api::enter();
-    const FUNCTION: &str = "ucs_async_set_event_handler";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "ucs_async_set_event_handler", {
         // SAFETY: NULL or live by the caller's contract.
         let context = unsafe { async_context_ref(async_context, FUNCTION) }?;
         if AsyncMode::from_raw(mode) != Some(context.mode()) {
@@ -197,8 +194,7 @@ pub unsafe extern "C" fn ucs_async_set_event_handler(
             return Err(Status::InvalidParam);
         };
         context.add_fd_handler(event_fd, events, cb, arg)
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Removes handler `id`; with `sync` non-zero, waits until no call of it is

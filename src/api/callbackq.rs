@@ -20,7 +20,7 @@
 use std::ffi::{c_int, c_uint, c_void};
 
 use crate::abi::*;
-use crate::api::checks::{finish, non_null};
+use crate::api::checks::{non_null, status_entry_point};
 use crate::core::callbackq::{Lifetime, ProgressQueue, CALLBACK_ID_NULL};
 use crate::core::ucx_libucs::{return_ucx_call, ucx_function};
 use crate::core::worker::progress_queue_of;
@@ -97,8 +97,7 @@ unsafe fn queue_ref<'a>(
 #[no_mangle]
 pub unsafe extern "C" fn ucs_callbackq_init(cbq: *mut ucs_callbackq_t) -> ucs_status_t {
     crate::api::enter();
-    const FUNCTION: &str = "ucs_callbackq_init";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "ucs_callbackq_init", {
         non_null(cbq, FUNCTION, "callback queue")?;
         let queue = Box::into_raw(Box::new(ProgressQueue::new()));
         let bytes = cbq as *mut u8;
@@ -116,8 +115,7 @@ pub unsafe extern "C" fn ucs_callbackq_init(cbq: *mut ucs_callbackq_t) -> ucs_st
             };
         }
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Frees the queue's state; callbacks still registered are dropped (with a

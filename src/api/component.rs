@@ -5,7 +5,7 @@ use std::ptr::{addr_of, addr_of_mut};
 
 use crate::abi::*;
 use crate::api::c_array::hand_out_c_array;
-use crate::api::checks::{finish, known_fields, non_null};
+use crate::api::checks::{known_fields, non_null, status_entry_point};
 use crate::api::cstr::fill_c_array;
 use crate::ib::component::{Component, COMPONENTS};
 
@@ -36,8 +36,7 @@ pub unsafe extern "C" fn uct_query_components(
     num_components_p: *mut c_uint,
 ) -> ucs_status_t {
     crate::api::enter();
-    const FUNCTION: &str = "uct_query_components";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_query_components", {
         non_null(components_p, FUNCTION, "components_p")?;
         non_null(num_components_p, FUNCTION, "num_components_p")?;
         // SAFETY: both out-pointers were checked non-NULL and are writable
@@ -52,8 +51,7 @@ pub unsafe extern "C" fn uct_query_components(
                 "component handles",
             )
         }
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Frees an array from `uct_query_components`; NULL is ignored.
@@ -79,8 +77,7 @@ pub unsafe extern "C" fn uct_component_query(
     component: uct_component_h,
     component_attr: *mut uct_component_attr_t,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_component_query";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_component_query", {
         let component = component_arg(component, FUNCTION)?;
         non_null(component_attr, FUNCTION, "component_attr")?;
         // Fields are read and written through raw field pointers: the caller
@@ -132,6 +129,5 @@ pub unsafe extern "C" fn uct_component_query(
             unsafe { addr_of_mut!((*component_attr).flags).write(component.flags()) };
         }
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }

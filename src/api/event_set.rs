@@ -9,7 +9,7 @@
 use std::ffi::{c_int, c_uint, c_void};
 
 use crate::abi::*;
-use crate::api::checks::{finish, non_null};
+use crate::api::checks::{finish, non_null, status_entry_point};
 use crate::core::async_context::{epoll_flags, ucs_events};
 use crate::core::ucx_libucs::{return_ucx_call, ucx_function};
 
@@ -291,7 +291,7 @@ pub unsafe extern "C" fn ucs_event_set_wait(
         // A set of UCX's, handed back to UCX.
         return_ucx_call!(ucs_event_set_wait: fn(*mut ucs_sys_event_set_t, *mut c_uint, c_int, ucs_event_set_handler_t, *mut c_void) -> ucs_status_t; event_set, num_events, timeout_ms, handler, arg);
     }
-    let result = (|| {
+    status_entry_point!(FUNCTION, {
         // SAFETY: the caller's contract.
         let set = unsafe { set_ref(event_set, FUNCTION) }?;
         non_null(num_events, FUNCTION, "num_events")?;
@@ -328,8 +328,7 @@ pub unsafe extern "C" fn ucs_event_set_wait(
         // SAFETY: writable by the caller's contract.
         unsafe { num_events.write(ready as c_uint) };
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Frees the set (and closes its epoll fd unless the caller gave it).
@@ -372,13 +371,12 @@ pub unsafe extern "C" fn ucs_event_set_fd_get(
         // A set of UCX's, handed back to UCX.
         return_ucx_call!(ucs_event_set_fd_get: fn(*mut ucs_sys_event_set_t, *mut c_int) -> ucs_status_t; event_set, event_fd_p);
     }
-    let result = (|| {
+    status_entry_point!(FUNCTION, {
         // SAFETY: the caller's contract.
         let set = unsafe { set_ref(event_set, FUNCTION) }?;
         non_null(event_fd_p, FUNCTION, "event_fd_p")?;
         // SAFETY: writable by the caller's contract.
         unsafe { event_fd_p.write(set.epoll_fd) };
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }

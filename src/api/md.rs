@@ -8,7 +8,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use crate::abi::*;
 use crate::api::c_array::hand_out_c_array;
-use crate::api::checks::{finish, non_null};
+use crate::api::checks::{finish, non_null, status_entry_point};
 use crate::api::component::component_arg;
 use crate::api::cstr::{c_str_arg, fill_c_array};
 use crate::api::handles::{hand_out, take_back};
@@ -70,8 +70,7 @@ pub unsafe extern "C" fn uct_md_open(
     md_p: *mut uct_md_h,
 ) -> ucs_status_t {
     crate::api::enter();
-    const FUNCTION: &str = "uct_md_open";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_md_open", {
         let component = component_arg(component, FUNCTION)?;
         // SAFETY: NULL or NUL-terminated by the caller's contract.
         let name = unsafe { c_str_arg(md_name, FUNCTION, "md_name") }?;
@@ -93,8 +92,7 @@ pub unsafe extern "C" fn uct_md_open(
         let handle = unsafe { hand_out(Md::open(component, device, md_config), md_p) };
         tracing::debug!("{FUNCTION}: opened '{name}' as {handle:p}");
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Closes a memory domain; NULL is ignored.
@@ -127,8 +125,7 @@ pub unsafe extern "C" fn uct_md_close(md: uct_md_h) {
 /// `md_attr` must be NULL or writable for `sizeof(uct_md_attr_t)` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn uct_md_query(md: uct_md_h, md_attr: *mut uct_md_attr_t) -> ucs_status_t {
-    const FUNCTION: &str = "uct_md_query";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_md_query", {
         // SAFETY: NULL or live by the caller's contract.
         let md = unsafe { md_ref(md, FUNCTION) }?;
         non_null(md_attr, FUNCTION, "md_attr")?;
@@ -154,8 +151,7 @@ pub unsafe extern "C" fn uct_md_query(md: uct_md_h, md_attr: *mut uct_md_attr_t)
         // write() does not read the (possibly uninitialised) old contents.
         unsafe { md_attr.write(attr) };
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Writes each field of `*attr` that `field_mask` asks for, through raw
@@ -268,8 +264,7 @@ pub unsafe extern "C" fn uct_md_query_v2(
     md: uct_md_h,
     md_attr: *mut uct_md_attr_v2_t,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_md_query_v2";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_md_query_v2", {
         // SAFETY: NULL or live by the caller's contract.
         let md = unsafe { md_ref(md, FUNCTION) }?;
         non_null(md_attr, FUNCTION, "md_attr")?;
@@ -293,8 +288,7 @@ pub unsafe extern "C" fn uct_md_query_v2(
             )
         };
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Lists the transport resources of `md` (`rc_mlx5` on `<device>:1`); release
@@ -308,8 +302,7 @@ pub unsafe extern "C" fn uct_md_query_tl_resources(
     resources_p: *mut *mut uct_tl_resource_desc_t,
     num_resources_p: *mut c_uint,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_md_query_tl_resources";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_md_query_tl_resources", {
         // SAFETY: NULL or live by the caller's contract.
         let md = unsafe { md_ref(md, FUNCTION) }?;
         non_null(resources_p, FUNCTION, "resources_p")?;
@@ -331,8 +324,7 @@ pub unsafe extern "C" fn uct_md_query_tl_resources(
                 "resources",
             )
         }
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Frees an array from `uct_md_query_tl_resources`; NULL is ignored.
@@ -515,8 +507,7 @@ pub unsafe extern "C" fn uct_md_mem_advise(
     length: usize,
     advice: uct_mem_advice_t,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_md_mem_advise";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_md_mem_advise", {
         // SAFETY: NULL or live by the caller's contract.
         unsafe { md_ref(md, FUNCTION) }?;
         non_null(memh, FUNCTION, "memh")?;
@@ -534,8 +525,7 @@ pub unsafe extern "C" fn uct_md_mem_advise(
             return Err(Status::InvalidParam);
         }
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// The one deregistration, behind `uct_md_mem_dereg` (only the handle, as
@@ -820,11 +810,9 @@ pub unsafe extern "C" fn uct_rkey_release(
     component: uct_component_h,
     rkey_ob: *const uct_rkey_bundle_t,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_rkey_release";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_rkey_release", {
         component_arg(component, FUNCTION)?;
         non_null(rkey_ob, FUNCTION, "rkey_ob")?;
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }

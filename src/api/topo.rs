@@ -12,7 +12,7 @@ use std::ffi::{c_char, c_uint, c_void, CStr, CString};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::abi::*;
-use crate::api::checks::{finish, non_null};
+use crate::api::checks::{non_null, status_entry_point};
 use crate::core::ucx_libucs::{return_ucx_call, ucx_function};
 
 /// The distance of near (or unknown) devices: no latency, no bandwidth limit.
@@ -101,8 +101,7 @@ pub unsafe extern "C" fn ucs_topo_find_device_by_bus_id(
     sys_dev: *mut ucs_sys_device_t,
 ) -> ucs_status_t {
     return_ucx_call!(ucs_topo_find_device_by_bus_id: fn(*const ucs_sys_bus_id_t, *mut ucs_sys_device_t) -> ucs_status_t; bus_id, sys_dev);
-    const FUNCTION: &str = "ucs_topo_find_device_by_bus_id";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "ucs_topo_find_device_by_bus_id", {
         non_null(bus_id, FUNCTION, "bus_id")?;
         non_null(sys_dev, FUNCTION, "sys_dev")?;
         // SAFETY: non-NULL, readable by the caller's contract.
@@ -127,8 +126,7 @@ pub unsafe extern "C" fn ucs_topo_find_device_by_bus_id(
         // SAFETY: non-NULL, writable by the caller's contract; index < 255.
         unsafe { sys_dev.write(index as ucs_sys_device_t) };
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// The PCI address of device `sys_dev`; `UCS_ERR_NO_ELEM` for an unknown one.
@@ -141,8 +139,7 @@ pub unsafe extern "C" fn ucs_topo_get_device_bus_id(
     bus_id: *mut ucs_sys_bus_id_t,
 ) -> ucs_status_t {
     return_ucx_call!(ucs_topo_get_device_bus_id: fn(ucs_sys_device_t, *mut ucs_sys_bus_id_t) -> ucs_status_t; sys_dev, bus_id);
-    const FUNCTION: &str = "ucs_topo_get_device_bus_id";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "ucs_topo_get_device_bus_id", {
         non_null(bus_id, FUNCTION, "bus_id")?;
         let found = devices()
             .get(usize::from(sys_dev))
@@ -153,8 +150,7 @@ pub unsafe extern "C" fn ucs_topo_get_device_bus_id(
         // SAFETY: non-NULL, writable by the caller's contract.
         unsafe { bus_id.write(found) };
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// The distance between two devices: always the default one here (see the
@@ -169,14 +165,12 @@ pub unsafe extern "C" fn ucs_topo_get_distance(
     distance: *mut ucs_sys_dev_distance_t,
 ) -> ucs_status_t {
     return_ucx_call!(ucs_topo_get_distance: fn(ucs_sys_device_t, ucs_sys_device_t, *mut ucs_sys_dev_distance_t) -> ucs_status_t; device1, device2, distance);
-    const FUNCTION: &str = "ucs_topo_get_distance";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "ucs_topo_get_distance", {
         non_null(distance, FUNCTION, "distance")?;
         // SAFETY: non-NULL, writable by the caller's contract.
         unsafe { distance.write(ucs_topo_default_distance) };
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// `"<latency>ns <bandwidth>MB/s"` (`>1PB/s` when unlimited), as UCX writes it.
@@ -290,8 +284,7 @@ pub unsafe extern "C" fn ucs_topo_sys_device_set_name(
     name: *const c_char,
 ) -> ucs_status_t {
     return_ucx_call!(ucs_topo_sys_device_set_name: fn(ucs_sys_device_t, *const c_char) -> ucs_status_t; sys_dev, name);
-    const FUNCTION: &str = "ucs_topo_sys_device_set_name";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "ucs_topo_sys_device_set_name", {
         non_null(name, FUNCTION, "name")?;
         let mut devices = devices();
         let count = devices.len();
@@ -303,8 +296,7 @@ pub unsafe extern "C" fn ucs_topo_sys_device_set_name(
         // SAFETY: non-NULL and NUL-terminated by the caller's contract.
         device.name = leak_name(unsafe { CStr::from_ptr(name) }.to_bytes());
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// The name of `sys_dev` (`<unknown>`, `<invalid>`); valid for the process.

@@ -10,7 +10,7 @@ use std::ffi::{c_int, c_uint};
 use std::ptr::addr_of;
 
 use crate::abi::*;
-use crate::api::checks::{finish, known_fields, non_null};
+use crate::api::checks::{known_fields, non_null, status_entry_point};
 use crate::api::dispatch::{base_iface, ep_base_iface};
 
 const IFACE_ATTR_V2_FIELDS: u64 = UCT_IFACE_ATTR_FIELD_MAX_PUT_SGL_ZCOPY_COUNT
@@ -173,8 +173,7 @@ pub unsafe extern "C" fn uct_iface_query_v2(
     iface: uct_iface_h,
     iface_attr: *mut uct_iface_attr_v2_t,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_iface_query_v2";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_iface_query_v2", {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { base_iface(iface, FUNCTION) }?;
         // SAFETY: NULL or valid by the caller's contract.
@@ -208,8 +207,7 @@ pub unsafe extern "C" fn uct_iface_query_v2(
         }
         // SAFETY: arguments validated above; iface is one of ours.
         unsafe { (base.internal_ops.iface_query_v2)(iface, iface_attr) }
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Queries endpoint attributes; `TX_TOKEN` writes the endpoint's TX token
@@ -219,8 +217,7 @@ pub unsafe extern "C" fn uct_iface_query_v2(
 /// `ep` NULL or a live endpoint of this library; `ep_attr` NULL or valid.
 #[no_mangle]
 pub unsafe extern "C" fn uct_ep_query(ep: uct_ep_h, ep_attr: *mut uct_ep_attr_t) -> ucs_status_t {
-    const FUNCTION: &str = "uct_ep_query";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_ep_query", {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
         // SAFETY: NULL or valid by the caller's contract.
@@ -233,8 +230,7 @@ pub unsafe extern "C" fn uct_ep_query(ep: uct_ep_h, ep_attr: *mut uct_ep_attr_t)
         }
         // SAFETY: arguments validated above.
         unsafe { (base.internal_ops.ep_query)(ep, ep_attr) }
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Moves the endpoint to an error state. `params` may be NULL (no flags);
@@ -251,8 +247,7 @@ pub unsafe extern "C" fn uct_ep_invalidate(
     ep: uct_ep_h,
     params: *const uct_ep_invalidate_params_t,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_ep_invalidate";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_ep_invalidate", {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
         let mut flags: c_uint = 0;
@@ -278,8 +273,7 @@ pub unsafe extern "C" fn uct_ep_invalidate(
         let flags = flags & UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS;
         // SAFETY: arguments validated above.
         unsafe { (base.internal_ops.ep_invalidate)(ep, flags) }
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// From now on a transport error on `ep` keeps its outstanding operations
@@ -289,14 +283,12 @@ pub unsafe extern "C" fn uct_ep_invalidate(
 /// `ep` NULL or a live endpoint of this library.
 #[no_mangle]
 pub unsafe extern "C" fn uct_ep_failover_enable(ep: uct_ep_h) -> ucs_status_t {
-    const FUNCTION: &str = "uct_ep_failover_enable";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_ep_failover_enable", {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
         // SAFETY: ep validated above.
         unsafe { (base.internal_ops.ep_failover_enable)(ep) }
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Completes what the peer received (per `rx_token`) and calls `cb` once per
@@ -311,8 +303,7 @@ pub unsafe extern "C" fn uct_ep_outstanding_purge(
     ep: uct_ep_h,
     params: *const uct_ep_outstanding_purge_params_t,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_ep_outstanding_purge";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_ep_outstanding_purge", {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
         // SAFETY: NULL or valid by the caller's contract.
@@ -344,8 +335,7 @@ pub unsafe extern "C" fn uct_ep_outstanding_purge(
         }
         // SAFETY: arguments validated above.
         unsafe { (base.internal_ops.ep_outstanding_purge)(ep, &validated) }
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Non-zero if the remote interface described by `params` is reachable.
@@ -390,8 +380,7 @@ pub unsafe extern "C" fn uct_ep_connect_to_ep_v2(
     ep_addr: *const uct_ep_addr_t,
     params: *const uct_ep_connect_to_ep_params_t,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_ep_connect_to_ep_v2";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_ep_connect_to_ep_v2", {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
         non_null(device_addr, FUNCTION, "device_addr")?;
@@ -400,8 +389,7 @@ pub unsafe extern "C" fn uct_ep_connect_to_ep_v2(
         let params = unsafe { tolerant_params(params, CONNECT_TO_EP_FIELDS, FUNCTION, "params") }?;
         // SAFETY: arguments validated above.
         unsafe { (base.internal_ops.ep_connect_to_ep_v2)(ep, device_addr, ep_addr, params) }
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Non-zero if `ep` is connected to the remote endpoint described by `params`.
@@ -433,13 +421,11 @@ pub unsafe extern "C" fn uct_iface_estimate_perf(
     iface: uct_iface_h,
     perf_attr: *mut uct_perf_attr_t,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_iface_estimate_perf";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_iface_estimate_perf", {
         // SAFETY: NULL or live by the caller's contract.
         unsafe { base_iface(iface, FUNCTION) }?;
         non_null(perf_attr, FUNCTION, "perf_attr")?;
         tracing::warn!("{FUNCTION}: not implemented yet");
         Err(Status::Unsupported)
-    })();
-    finish(FUNCTION, result)
+    })
 }

@@ -4,7 +4,7 @@ use std::ffi::{c_uint, c_void};
 
 use crate::abi::*;
 use crate::api::async_context::check_worker_async_context;
-use crate::api::checks::{finish, non_null};
+use crate::api::checks::{non_null, status_entry_point};
 use crate::api::handles::{hand_out, take_back};
 use crate::core::worker::{worker_ref, Worker};
 
@@ -19,8 +19,7 @@ pub unsafe extern "C" fn uct_worker_create(
     worker_p: *mut uct_worker_h,
 ) -> ucs_status_t {
     crate::api::enter();
-    const FUNCTION: &str = "uct_worker_create";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_worker_create", {
         non_null(worker_p, FUNCTION, "worker_p")?;
         // SAFETY: NULL or a live async context (ours or UCX's) by the
         // caller's contract.
@@ -33,8 +32,7 @@ pub unsafe extern "C" fn uct_worker_create(
         let handle = unsafe { hand_out(Worker::new(async_context, thread_mode), worker_p) };
         tracing::debug!("{FUNCTION}: created worker {handle:p}");
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Destroys a worker; NULL is ignored.
