@@ -254,8 +254,8 @@ unsafe fn fill_md_attr_v2(
 }
 
 /// Fills the version-2 attributes selected by `md_attr->field_mask`; fields
-/// not selected are left untouched. Bits we do not know are refused rather
-/// than silently left unfilled.
+/// not selected are left untouched. Bits we do not know are ignored with a
+/// debug line, as UCX ignores them.
 ///
 /// # Safety
 /// `md_attr` must be NULL or a valid `uct_md_attr_v2_t`.
@@ -267,17 +267,10 @@ pub unsafe extern "C" fn uct_md_query_v2(
     status_entry_point!(FUNCTION = "uct_md_query_v2", {
         // SAFETY: NULL or live by the caller's contract.
         let md = unsafe { md_ref(md, FUNCTION) }?;
-        non_null(md_attr, FUNCTION, "md_attr")?;
-        // SAFETY: only the field_mask is read here, through a raw pointer,
-        // because the caller need not initialise the rest of the struct.
-        let field_mask = unsafe { std::ptr::addr_of!((*md_attr).field_mask).read() };
         // As UCX: fields this version does not know are left alone.
-        let unknown = field_mask & !MD_ATTR_V2_FIELDS;
-        if unknown != 0 {
-            tracing::debug!(
-                "{FUNCTION}: uct_md_attr_v2_t.field_mask bits 0x{unknown:x} are unknown, ignored"
-            );
-        }
+        // SAFETY: NULL or valid by the caller's contract.
+        let field_mask =
+            unsafe { tolerant_field_mask(md_attr, MD_ATTR_V2_FIELDS, FUNCTION, "md_attr") }?;
         // SAFETY: md_attr is non-NULL and writable by the caller's contract.
         unsafe {
             fill_md_attr_v2(

@@ -67,6 +67,7 @@ macro_rules! field_masked {
 
 field_masked!(
     uct_iface_attr_v2_t,
+    uct_md_attr_v2_t,
     uct_ep_attr_t,
     uct_ep_invalidate_params_t,
     uct_ep_outstanding_purge_params_t,
