@@ -8,11 +8,11 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use crate::abi::*;
 use crate::api::c_array::hand_out_c_array;
-use crate::api::checks::{finish, non_null, status_entry_point};
+use crate::api::checks::{finish, non_null, required_fields, status_entry_point};
 use crate::api::component::component_arg;
 use crate::api::cstr::{c_str_arg, fill_c_array};
 use crate::api::handles::{hand_out, take_back};
-use crate::api::v2::{checked_field_mask, required_fields, tolerant_field_mask};
+use crate::api::v2::{checked_field_mask, tolerant_field_mask};
 use crate::core::config::{md_config_from_handle, read_md_config, IbMdConfig};
 use crate::ib::domain::MemHandle;
 use crate::ib::md::{

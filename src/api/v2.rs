@@ -10,7 +10,7 @@ use std::ffi::{c_int, c_uint};
 use std::ptr::addr_of;
 
 use crate::abi::*;
-use crate::api::checks::{known_fields, non_null, status_entry_point};
+use crate::api::checks::{known_fields, non_null, required_fields, status_entry_point};
 use crate::api::dispatch::{base_iface, ep_base_iface};
 
 const IFACE_ATTR_V2_FIELDS: u64 = UCT_IFACE_ATTR_FIELD_MAX_PUT_SGL_ZCOPY_COUNT
@@ -146,21 +146,6 @@ unsafe fn tolerant_params<'a, T: FieldMasked>(
 /// logged).
 fn c_bool(answer: Result<bool, Status>) -> c_int {
     c_int::from(answer.unwrap_or(false))
-}
-
-/// `Err(InvalidParam)` with a log line unless every bit of `required` is set.
-pub(crate) fn required_fields(
-    field_mask: u64,
-    required: u64,
-    function: &str,
-    what: &str,
-) -> Result<(), Status> {
-    let missing = required & !field_mask;
-    if missing != 0 {
-        tracing::warn!("{function}: {what}.field_mask lacks required bits 0x{missing:x}");
-        return Err(Status::InvalidParam);
-    }
-    Ok(())
 }
 
 /// Fills the v2 attributes selected by `iface_attr->field_mask`. Token
