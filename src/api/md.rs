@@ -11,7 +11,7 @@ use crate::api::c_array::hand_out_c_array;
 use crate::api::checks::{finish, non_null, required_fields, status_entry_point};
 use crate::api::component::component_arg;
 use crate::api::cstr::{c_str_arg, fill_c_array};
-use crate::api::handles::{hand_out, take_back};
+use crate::api::handles::{hand_out, release};
 use crate::api::v2::{checked_field_mask, tolerant_field_mask};
 use crate::core::config::{md_config_from_handle, read_md_config, IbMdConfig};
 use crate::ib::domain::MemHandle;
@@ -101,17 +101,9 @@ pub unsafe extern "C" fn uct_md_open(
 /// `md` must be NULL or open, with no iface still using it.
 #[no_mangle]
 pub unsafe extern "C" fn uct_md_close(md: uct_md_h) {
-    const FUNCTION: &str = "uct_md_close";
-    if md.is_null() {
-        return;
-    }
-    // SAFETY: NULL-checked; live by the caller's contract.
-    if unsafe { md_ref(md, FUNCTION) }.is_err() {
-        return;
-    }
-    // SAFETY: the handle came from hand_out in uct_md_open, is live (checked
-    // above) and, by the caller's contract, closed once.
-    unsafe { take_back::<Md, _>(md) };
+    // SAFETY: NULL or, by the caller's contract, from uct_md_open and
+    // closed once.
+    unsafe { release::<Md>(md, "uct_md_close", |_| ()) };
 }
 
 /// Fills the version-1 attributes.

@@ -5,7 +5,7 @@ use std::ffi::{c_uint, c_void};
 use crate::abi::*;
 use crate::api::async_context::check_worker_async_context;
 use crate::api::checks::{non_null, status_entry_point};
-use crate::api::handles::{hand_out, take_back};
+use crate::api::handles::{hand_out, release};
 use crate::core::worker::{worker_ref, Worker};
 
 /// Creates a worker bound to `async_context`.
@@ -42,22 +42,18 @@ pub unsafe extern "C" fn uct_worker_create(
 #[no_mangle]
 pub unsafe extern "C" fn uct_worker_destroy(worker: uct_worker_h) {
     const FUNCTION: &str = "uct_worker_destroy";
-    if worker.is_null() {
-        return;
-    }
-    // SAFETY: live worker by the caller's contract.
-    let Ok(live) = (unsafe { worker_ref(worker, FUNCTION) }) else {
-        return;
+    // SAFETY: NULL or, by the caller's contract, from uct_worker_create and
+    // destroyed once.
+    unsafe {
+        release::<Worker>(worker, FUNCTION, |live| {
+            if live.callback_count() != 0 {
+                tracing::debug!(
+                    "{FUNCTION}: {worker:p} destroyed with {} progress callbacks registered",
+                    live.callback_count()
+                );
+            }
+        })
     };
-    if live.callback_count() != 0 {
-        tracing::debug!(
-            "{FUNCTION}: {worker:p} destroyed with {} progress callbacks registered",
-            live.callback_count()
-        );
-    }
-    // SAFETY: the handle came from hand_out in uct_worker_create, is live
-    // (checked above) and, by the caller's contract, destroyed once.
-    unsafe { take_back::<Worker, _>(worker) };
 }
 
 /// Calls every registered progress callback once; returns the work they did.
