@@ -87,7 +87,6 @@ pub unsafe extern "C" fn ucs_async_context_create(
     async_p: *mut *mut ucs_async_context_t,
 ) -> ucs_status_t {
     return_ucx_call!(ucs_async_context_create: fn(ucs_async_mode_t, *mut *mut ucs_async_context_t) -> ucs_status_t; mode, async_p);
-    crate::api::enter();
     status_entry_point!(FUNCTION = "ucs_async_context_create", {
         non_null(async_p, FUNCTION, "async_p")?;
         let Some(mode) = AsyncMode::from_raw(mode) else {
@@ -178,7 +177,6 @@ pub unsafe extern "C" fn ucs_async_set_event_handler(
     if !unsafe { is_our_context(async_context) } {
         return_ucx_call!(ucs_async_set_event_handler: fn(ucs_async_mode_t, c_int, ucs_event_set_types_t, ucs_async_event_cb_t, *mut c_void, *mut ucs_async_context_t) -> ucs_status_t; mode, event_fd, events, cb, arg, async_context);
     }
-    crate::api::enter();
     status_entry_point!(FUNCTION = "ucs_async_set_event_handler", {
         // SAFETY: NULL or live by the caller's contract.
         let context = unsafe { async_context_ref(async_context, FUNCTION) }?;

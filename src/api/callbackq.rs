@@ -96,7 +96,6 @@ unsafe fn queue_ref<'a>(
 /// `ucs_callbackq_t` (at least 48 bytes: both are larger).
 #[no_mangle]
 pub unsafe extern "C" fn ucs_callbackq_init(cbq: *mut ucs_callbackq_t) -> ucs_status_t {
-    crate::api::enter();
     status_entry_point!(FUNCTION = "ucs_callbackq_init", {
         non_null(cbq, FUNCTION, "callback queue")?;
         let queue = Box::into_raw(Box::new(ProgressQueue::new()));

@@ -69,8 +69,9 @@ pub(crate) fn finish(function: &str, result: Result<(), Status>) -> ucs_status_t
 }
 
 /// The skeleton of an `extern "C"` entry point that returns `ucs_status_t`:
-/// `$body` is a block of checks and work giving `Result<(), Status>` (`?`
-/// returns early from it), and its outcome goes to C through [`finish`].
+/// logging is set up first (any of them may be the first call a program
+/// makes), `$body` is a block of checks and work giving `Result<(), Status>`
+/// (`?` returns early from it), and its outcome goes to C through [`finish`].
 /// `FUNCTION = "name"` also defines the name the body's log lines use; a
 /// bare `FUNCTION` uses a `const FUNCTION` the entry point already has.
 macro_rules! status_entry_point {
@@ -78,8 +79,9 @@ macro_rules! status_entry_point {
         const $function: &str = $name;
         $crate::api::checks::status_entry_point!($function, $body)
     }};
-    ($function:ident, $body:block) => {
+    ($function:ident, $body:block) => {{
+        $crate::api::enter();
         $crate::api::checks::finish($function, (|| $body)())
-    };
+    }};
 }
 pub(crate) use status_entry_point;

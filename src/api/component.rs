@@ -35,7 +35,6 @@ pub unsafe extern "C" fn uct_query_components(
     components_p: *mut *mut uct_component_h,
     num_components_p: *mut c_uint,
 ) -> ucs_status_t {
-    crate::api::enter();
     status_entry_point!(FUNCTION = "uct_query_components", {
         non_null(components_p, FUNCTION, "components_p")?;
         non_null(num_components_p, FUNCTION, "num_components_p")?;

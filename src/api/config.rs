@@ -53,7 +53,6 @@ pub unsafe extern "C" fn uct_md_config_read(
     _filename: *const c_char,
     config_p: *mut *mut uct_md_config_t,
 ) -> ucs_status_t {
-    crate::core::log::init();
     status_entry_point!(FUNCTION = "uct_md_config_read", {
         non_null(config_p, FUNCTION, "config_p")?;
         if Component::from_handle(component).is_none() {
@@ -86,7 +85,6 @@ pub unsafe extern "C" fn uct_md_iface_config_read(
     _filename: *const c_char,
     config_p: *mut *mut uct_iface_config_t,
 ) -> ucs_status_t {
-    crate::core::log::init();
     status_entry_point!(FUNCTION = "uct_md_iface_config_read", {
         non_null(md, FUNCTION, "md")?;
         non_null(config_p, FUNCTION, "config_p")?;
@@ -139,7 +137,6 @@ pub unsafe extern "C" fn uct_config_get(
     value: *mut c_char,
     max: usize,
 ) -> ucs_status_t {
-    crate::core::log::init();
     status_entry_point!(FUNCTION = "uct_config_get", {
         non_null(config, FUNCTION, "config")?;
         // SAFETY: NULL or NUL-terminated per the caller's contract.
@@ -176,7 +173,6 @@ pub unsafe extern "C" fn uct_config_modify(
     name: *const c_char,
     value: *const c_char,
 ) -> ucs_status_t {
-    crate::core::log::init();
     status_entry_point!(FUNCTION = "uct_config_modify", {
         non_null(config, FUNCTION, "config")?;
         // SAFETY: NULL or NUL-terminated per the caller's contract.

@@ -97,7 +97,6 @@ pub unsafe extern "C" fn uct_iface_open(
     config: *const uct_iface_config_t,
     iface_p: *mut uct_iface_h,
 ) -> ucs_status_t {
-    crate::api::enter();
     status_entry_point!(FUNCTION = "uct_iface_open", {
         // SAFETY: handles are NULL or live by the caller's contract.
         let md = unsafe { md_ref(md, FUNCTION) }?;

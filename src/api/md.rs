@@ -69,7 +69,6 @@ pub unsafe extern "C" fn uct_md_open(
     config: *const uct_md_config_t,
     md_p: *mut uct_md_h,
 ) -> ucs_status_t {
-    crate::api::enter();
     status_entry_point!(FUNCTION = "uct_md_open", {
         let component = component_arg(component, FUNCTION)?;
         // SAFETY: NULL or NUL-terminated by the caller's contract.

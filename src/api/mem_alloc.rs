@@ -200,7 +200,6 @@ pub unsafe extern "C" fn uct_mem_alloc(
     params: *const uct_mem_alloc_params_t,
     mem: *mut uct_allocated_memory_t,
 ) -> ucs_status_t {
-    crate::api::enter();
     status_entry_point!(FUNCTION = "uct_mem_alloc", {
         non_null(methods, FUNCTION, "methods")?;
         non_null(params, FUNCTION, "params")?;
@@ -292,7 +291,6 @@ pub unsafe extern "C" fn uct_iface_mem_alloc(
     name: *const c_char,
     mem: *mut uct_allocated_memory_t,
 ) -> ucs_status_t {
-    crate::api::enter();
     status_entry_point!(FUNCTION = "uct_iface_mem_alloc", {
         // SAFETY: NULL or live by the caller's contract.
         let md = unsafe { base_iface(iface, FUNCTION) }?.md;

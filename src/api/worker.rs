@@ -18,7 +18,6 @@ pub unsafe extern "C" fn uct_worker_create(
     thread_mode: ucs_thread_mode_t,
     worker_p: *mut uct_worker_h,
 ) -> ucs_status_t {
-    crate::api::enter();
     status_entry_point!(FUNCTION = "uct_worker_create", {
         non_null(worker_p, FUNCTION, "worker_p")?;
         // SAFETY: NULL or a live async context (ours or UCX's) by the
