@@ -54,6 +54,13 @@ fn object_base(address: *const c_void) -> Option<usize> {
 #[inline(never)]
 fn this_object_marker() {}
 
+/// True when `address` (a function found by `dlsym`) is inside this shared
+/// object: our own definition, not another library's.
+pub(crate) fn lies_in_this_object(address: *const c_void) -> bool {
+    let ours = object_base(this_object_marker as *const c_void);
+    ours.is_some() && ours == object_base(address)
+}
+
 /// UCX's definition of `name`, if UCX's `libucs.so.0` is loaded and defines
 /// it outside this shared object.
 fn lookup(name: &CStr) -> Option<usize> {
@@ -78,8 +85,7 @@ fn lookup(name: &CStr) -> Option<usize> {
     if address.is_null() {
         return None;
     }
-    let ours = object_base(this_object_marker as *const c_void);
-    if ours.is_some() && ours == object_base(address) {
+    if lies_in_this_object(address) {
         return None;
     }
     Some(address as usize)
