@@ -8,10 +8,10 @@
 use std::ffi::{c_char, c_int, c_void};
 
 use crate::abi::*;
-use crate::api::checks::{finish, non_null};
+use crate::api::checks::{finish, non_null, status_entry_point};
 use crate::api::memory_type::CStringTable;
 use crate::core::async_context::{self, AsyncContext, AsyncMode};
-use crate::core::ucx_libucs::{ucx_function, ucx_libucs_loaded};
+use crate::core::ucx_libucs::{return_ucx_call, ucx_function, ucx_libucs_loaded};
 
 /// True when `async_context` is a live context of ours (not UCX's).
 ///
@@ -86,14 +86,8 @@ pub unsafe extern "C" fn ucs_async_context_create(
     mode: ucs_async_mode_t,
     async_p: *mut *mut ucs_async_context_t,
 ) -> ucs_status_t {
-    if let Some(ucx) = ucx_function!(ucs_async_context_create: fn(ucs_async_mode_t, *mut *mut ucs_async_context_t) -> ucs_status_t)
-    {
-        // SAFETY: UCX's function, same arguments as ours.
-        return unsafe { ucx(mode, async_p) };
-    }
-    crate::api::enter();
-    const FUNCTION: &str = "ucs_async_context_create";
-    let result = (|| {
+    return_ucx_call!(ucs_async_context_create: fn(ucs_async_mode_t, *mut *mut ucs_async_context_t) -> ucs_status_t; mode, async_p);
+    status_entry_point!(FUNCTION = "ucs_async_context_create", {
         non_null(async_p, FUNCTION, "async_p")?;
         let Some(mode) = AsyncMode::from_raw(mode) else {
             tracing::warn!("{FUNCTION}: invalid async mode {mode}");
@@ -104,8 +98,7 @@ pub unsafe extern "C" fn ucs_async_context_create(
         unsafe { async_p.write(context as *mut ucs_async_context_t) };
         tracing::debug!("{FUNCTION}: created {context:p} in mode {mode:?}");
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Destroys a context created by `ucs_async_context_create`: stops its
@@ -121,10 +114,8 @@ pub unsafe extern "C" fn ucs_async_context_destroy(async_context: *mut ucs_async
     }
     // SAFETY: NULL, ours or UCX's by the caller's contract.
     if !unsafe { is_our_context(async_context) } {
-        if let Some(ucx) = ucx_function!(ucs_async_context_destroy: fn(*mut ucs_async_context_t)) {
-            // SAFETY: a context of UCX's, handed back to UCX.
-            return unsafe { ucx(async_context) };
-        }
+        // A context of UCX's, handed back to UCX.
+        return_ucx_call!(ucs_async_context_destroy: fn(*mut ucs_async_context_t); async_context);
     }
     // SAFETY: non-NULL live context by the caller's contract.
     if unsafe { async_context_ref(async_context, FUNCTION) }.is_err() {
@@ -184,15 +175,9 @@ pub unsafe extern "C" fn ucs_async_set_event_handler(
 ) -> ucs_status_t {
     // SAFETY: NULL, ours or UCX's by the caller's contract.
     if !unsafe { is_our_context(async_context) } {
-        if let Some(ucx) = ucx_function!(ucs_async_set_event_handler: fn(ucs_async_mode_t, c_int, ucs_event_set_types_t, ucs_async_event_cb_t, *mut c_void, *mut ucs_async_context_t) -> ucs_status_t)
-        {
-            // SAFETY: UCX's function, same arguments as ours.
-            return unsafe { ucx(mode, event_fd, events, cb, arg, async_context) };
-        }
+        return_ucx_call!(ucs_async_set_event_handler: fn(ucs_async_mode_t, c_int, ucs_event_set_types_t, ucs_async_event_cb_t, *mut c_void, *mut ucs_async_context_t) -> ucs_status_t; mode, event_fd, events, cb, arg, async_context);
     }
-    crate::api::enter();
-    const FUNCTION: &str = "ucs_async_set_event_handler";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "ucs_async_set_event_handler", {
         // SAFETY: NULL or live by the caller's contract.
         let context = unsafe { async_context_ref(async_context, FUNCTION) }?;
         if AsyncMode::from_raw(mode) != Some(context.mode()) {
@@ -207,8 +192,7 @@ pub unsafe extern "C" fn ucs_async_set_event_handler(
             return Err(Status::InvalidParam);
         };
         context.add_fd_handler(event_fd, events, cb, arg)
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Removes handler `id`; with `sync` non-zero, waits until no call of it is
@@ -218,11 +202,8 @@ pub extern "C" fn ucs_async_remove_handler(id: c_int, sync: c_int) -> ucs_status
     const FUNCTION: &str = "ucs_async_remove_handler";
     let result = async_context::remove_handler(id, sync != 0);
     if result.is_err() {
-        if let Some(ucx) = ucx_function!(ucs_async_remove_handler: fn(c_int, c_int) -> ucs_status_t)
-        {
-            // SAFETY: UCX's function; the id is not one of ours, so UCX's.
-            return unsafe { ucx(id, sync) };
-        }
+        // UCX's function; the id is not one of ours, so UCX's.
+        return_ucx_call!(ucs_async_remove_handler: fn(c_int, c_int) -> ucs_status_t; id, sync);
     }
     let result = result.inspect_err(|_| {
         crate::api::enter();
@@ -240,11 +221,8 @@ pub extern "C" fn ucs_async_modify_handler(
     const FUNCTION: &str = "ucs_async_modify_handler";
     let result = async_context::modify_handler(fd, events);
     if result == Err(Status::NoElem) {
-        if let Some(ucx) = ucx_function!(ucs_async_modify_handler: fn(c_int, ucs_event_set_types_t) -> ucs_status_t)
-        {
-            // SAFETY: UCX's function; the fd has no handler of ours.
-            return unsafe { ucx(fd, events) };
-        }
+        // UCX's function; the fd has no handler of ours.
+        return_ucx_call!(ucs_async_modify_handler: fn(c_int, ucs_event_set_types_t) -> ucs_status_t; fd, events);
     }
     let result = result.inspect_err(|status| {
         crate::api::enter();
@@ -268,11 +246,7 @@ pub unsafe extern "C" fn ucs_async_add_timer(
 ) -> ucs_status_t {
     // SAFETY: NULL, ours or UCX's by the caller's contract.
     if !unsafe { is_our_context(async_context) } {
-        if let Some(ucx) = ucx_function!(ucs_async_add_timer: fn(ucs_async_mode_t, ucs_time_t, ucs_async_event_cb_t, *mut c_void, *mut ucs_async_context_t, *mut c_int) -> ucs_status_t)
-        {
-            // SAFETY: UCX's function, same arguments as ours.
-            return unsafe { ucx(mode, interval, cb, arg, async_context, timer_id_p) };
-        }
+        return_ucx_call!(ucs_async_add_timer: fn(ucs_async_mode_t, ucs_time_t, ucs_async_event_cb_t, *mut c_void, *mut ucs_async_context_t, *mut c_int) -> ucs_status_t; mode, interval, cb, arg, async_context, timer_id_p);
     }
     crate::api::enter();
     tracing::warn!(
@@ -292,10 +266,8 @@ pub unsafe extern "C" fn ucs_async_add_timer(
 pub unsafe extern "C" fn __ucs_async_poll_missed(async_context: *mut ucs_async_context_t) {
     // SAFETY: ours or UCX's by the caller's contract.
     if !unsafe { is_our_context(async_context) } {
-        if let Some(ucx) = ucx_function!(__ucs_async_poll_missed: fn(*mut ucs_async_context_t)) {
-            // SAFETY: a context of UCX's, handed back to UCX.
-            return unsafe { ucx(async_context) };
-        }
+        // A context of UCX's, handed back to UCX.
+        return_ucx_call!(__ucs_async_poll_missed: fn(*mut ucs_async_context_t); async_context);
     }
     // SAFETY: as this function's contract.
     if let Ok(context) = unsafe { async_context_ref(async_context, "__ucs_async_poll_missed") } {

@@ -20,9 +20,9 @@
 use std::ffi::{c_int, c_uint, c_void};
 
 use crate::abi::*;
-use crate::api::checks::{finish, non_null};
+use crate::api::checks::{non_null, status_entry_point};
 use crate::core::callbackq::{Lifetime, ProgressQueue, CALLBACK_ID_NULL};
-use crate::core::ucx_libucs::ucx_function;
+use crate::core::ucx_libucs::{return_ucx_call, ucx_function};
 use crate::core::worker::progress_queue_of;
 
 /// Bytes from element 1 to the end of element 1 in either layout (1.13's
@@ -96,9 +96,7 @@ unsafe fn queue_ref<'a>(
 /// `ucs_callbackq_t` (at least 48 bytes: both are larger).
 #[no_mangle]
 pub unsafe extern "C" fn ucs_callbackq_init(cbq: *mut ucs_callbackq_t) -> ucs_status_t {
-    crate::api::enter();
-    const FUNCTION: &str = "ucs_callbackq_init";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "ucs_callbackq_init", {
         non_null(cbq, FUNCTION, "callback queue")?;
         let queue = Box::into_raw(Box::new(ProgressQueue::new()));
         let bytes = cbq as *mut u8;
@@ -116,8 +114,7 @@ pub unsafe extern "C" fn ucs_callbackq_init(cbq: *mut ucs_callbackq_t) -> ucs_st
             };
         }
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Frees the queue's state; callbacks still registered are dropped (with a
@@ -137,10 +134,8 @@ pub unsafe extern "C" fn ucs_callbackq_cleanup(cbq: *mut ucs_callbackq_t) {
     }
     // SAFETY: readable queue or NULL by the caller's contract.
     let Some(queue) = (unsafe { caller_queue(cbq) }) else {
-        if let Some(ucx) = ucx_function!(ucs_callbackq_cleanup: fn(*mut ucs_callbackq_t)) {
-            // SAFETY: a queue of UCX's, handed back to UCX.
-            return unsafe { ucx(cbq) };
-        }
+        // A queue of UCX's, handed back to UCX.
+        return_ucx_call!(ucs_callbackq_cleanup: fn(*mut ucs_callbackq_t); cbq);
         crate::api::enter();
         tracing::warn!("ucs_callbackq_cleanup: {cbq:p} is not an initialised callback queue");
         return;
@@ -309,11 +304,7 @@ pub unsafe extern "C" fn ucs_callbackq_remove_if(
     const FUNCTION: &str = "ucs_callbackq_remove_if";
     // SAFETY: the caller's contract.
     if unsafe { our_queue(cbq) }.is_none() {
-        if let Some(ucx) = ucx_function!(ucs_callbackq_remove_if: fn(*mut ucs_callbackq_t, ucs_callbackq_predicate_t, *mut c_void))
-        {
-            // SAFETY: UCX's function, same arguments as ours.
-            return unsafe { ucx(cbq, pred, arg) };
-        }
+        return_ucx_call!(ucs_callbackq_remove_if: fn(*mut ucs_callbackq_t, ucs_callbackq_predicate_t, *mut c_void); cbq, pred, arg);
     }
     // SAFETY: the caller's contract.
     let Ok(queue) = (unsafe { queue_ref(cbq, FUNCTION) }) else {

@@ -23,10 +23,35 @@ pub(crate) fn known_fields(
     function: &str,
     structure: &str,
 ) -> Result<(), Status> {
-    let unknown = field_mask & !known;
-    if unknown != 0 {
+    refuse_mask_bits(field_mask & !known, "has unsupported", function, structure)
+}
+
+/// `Err(InvalidParam)` with a log line unless every bit of `required` is set.
+pub(crate) fn required_fields(
+    field_mask: u64,
+    required: u64,
+    function: &str,
+    structure: &str,
+) -> Result<(), Status> {
+    refuse_mask_bits(
+        required & !field_mask,
+        "lacks required",
+        function,
+        structure,
+    )
+}
+
+/// `Err(InvalidParam)`, logging `structure.field_mask <problem> bits`, when
+/// any of the `offending` bits is set.
+fn refuse_mask_bits(
+    offending: u64,
+    problem: &str,
+    function: &str,
+    structure: &str,
+) -> Result<(), Status> {
+    if offending != 0 {
         crate::api::enter();
-        tracing::warn!("{function}: {structure}.field_mask has unsupported bits 0x{unknown:x}");
+        tracing::warn!("{function}: {structure}.field_mask {problem} bits 0x{offending:x}");
         return Err(Status::InvalidParam);
     }
     Ok(())
@@ -42,3 +67,21 @@ pub(crate) fn finish(function: &str, result: Result<(), Status>) -> ucs_status_t
         }
     }
 }
+
+/// The skeleton of an `extern "C"` entry point that returns `ucs_status_t`:
+/// logging is set up first (any of them may be the first call a program
+/// makes), `$body` is a block of checks and work giving `Result<(), Status>`
+/// (`?` returns early from it), and its outcome goes to C through [`finish`].
+/// `FUNCTION = "name"` also defines the name the body's log lines use; a
+/// bare `FUNCTION` uses a `const FUNCTION` the entry point already has.
+macro_rules! status_entry_point {
+    ($function:ident = $name:literal, $body:block) => {{
+        const $function: &str = $name;
+        $crate::api::checks::status_entry_point!($function, $body)
+    }};
+    ($function:ident, $body:block) => {{
+        $crate::api::enter();
+        $crate::api::checks::finish($function, (|| $body)())
+    }};
+}
+pub(crate) use status_entry_point;

@@ -4,7 +4,8 @@ use std::ffi::{c_char, c_uint};
 use std::ptr::{addr_of, addr_of_mut};
 
 use crate::abi::*;
-use crate::api::checks::{finish, known_fields, non_null};
+use crate::api::c_array::hand_out_c_array;
+use crate::api::checks::{known_fields, non_null, status_entry_point};
 use crate::api::cstr::fill_c_array;
 use crate::ib::component::{Component, COMPONENTS};
 
@@ -34,33 +35,22 @@ pub unsafe extern "C" fn uct_query_components(
     components_p: *mut *mut uct_component_h,
     num_components_p: *mut c_uint,
 ) -> ucs_status_t {
-    crate::api::enter();
-    const FUNCTION: &str = "uct_query_components";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_query_components", {
         non_null(components_p, FUNCTION, "components_p")?;
         non_null(num_components_p, FUNCTION, "num_components_p")?;
-        let count = COMPONENTS.len();
-        // malloc (not a Rust allocation) so the list is a plain C array whose
-        // release needs no length.
-        // SAFETY: malloc with a non-zero size has no preconditions.
-        let array = unsafe { libc::malloc(count * std::mem::size_of::<uct_component_h>()) }
-            as *mut uct_component_h;
-        if array.is_null() {
-            tracing::error!("{FUNCTION}: out of memory for {count} component handles");
-            return Err(Status::NoMemory);
-        }
-        for (index, component) in COMPONENTS.iter().enumerate() {
-            // SAFETY: index < count, inside the allocation above.
-            unsafe { array.add(index).write(component.handle()) };
-        }
-        // SAFETY: both out-pointers are non-NULL and writable by contract.
+        // SAFETY: both out-pointers were checked non-NULL and are writable
+        // by the caller's contract; an all-zero handle is a NULL pointer.
         unsafe {
-            components_p.write(array);
-            num_components_p.write(count as c_uint);
+            hand_out_c_array(
+                &COMPONENTS,
+                |slot, component| *slot = component.handle(),
+                components_p,
+                num_components_p,
+                FUNCTION,
+                "component handles",
+            )
         }
-        Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Frees an array from `uct_query_components`; NULL is ignored.
@@ -70,7 +60,7 @@ pub unsafe extern "C" fn uct_query_components(
 /// released.
 #[no_mangle]
 pub unsafe extern "C" fn uct_release_component_list(components: *mut uct_component_h) {
-    // SAFETY: NULL or a malloc'ed array from uct_query_components.
+    // SAFETY: NULL or a calloc'ed array from uct_query_components.
     unsafe { libc::free(components as *mut libc::c_void) };
 }
 
@@ -86,8 +76,7 @@ pub unsafe extern "C" fn uct_component_query(
     component: uct_component_h,
     component_attr: *mut uct_component_attr_t,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_component_query";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_component_query", {
         let component = component_arg(component, FUNCTION)?;
         non_null(component_attr, FUNCTION, "component_attr")?;
         // Fields are read and written through raw field pointers: the caller
@@ -139,6 +128,5 @@ pub unsafe extern "C" fn uct_component_query(
             unsafe { addr_of_mut!((*component_attr).flags).write(component.flags()) };
         }
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }

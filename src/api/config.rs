@@ -8,7 +8,7 @@
 
 use core::ffi::{c_char, c_void};
 
-use super::checks::{finish, non_null};
+use super::checks::{finish, non_null, status_entry_point};
 use super::cstr::c_str_arg;
 use crate::abi::*;
 use crate::core::config::{self, handle};
@@ -30,6 +30,16 @@ unsafe fn optional_c_str<'a>(
     unsafe { c_str_arg(ptr, function, argument) }.map(Some)
 }
 
+/// Registers `config` and stores its handle in `*config_p`.
+///
+/// # Safety
+/// `config_p` non-NULL and writable.
+unsafe fn hand_out<T>(config: config::Config, config_p: *mut *mut T) {
+    let handle = handle::into_handle(config);
+    // SAFETY: by the contract.
+    unsafe { config_p.write(handle.cast()) };
+}
+
 /// Reads the memory domain configuration of `component` from `ucx.conf`
 /// files and the environment (`UCX_IB_*`, and `<env_prefix>_UCX_IB_*`
 /// overriding them). `filename` is ignored, as in UCX.
@@ -43,27 +53,21 @@ pub unsafe extern "C" fn uct_md_config_read(
     _filename: *const c_char,
     config_p: *mut *mut uct_md_config_t,
 ) -> ucs_status_t {
-    crate::core::log::init();
-    const FUNCTION: &str = "uct_md_config_read";
-    finish(
-        FUNCTION,
-        (|| {
-            non_null(config_p, FUNCTION, "config_p")?;
-            if Component::from_handle(component).is_none() {
-                tracing::warn!("{FUNCTION}: {component:p} is not a component of this library");
-                return Err(Status::InvalidParam);
-            }
-            // SAFETY: the caller passes NULL or a NUL-terminated string.
-            let env_prefix = unsafe { optional_c_str(env_prefix, FUNCTION, "env_prefix") }?;
-            let config = config::read_md_config(env_prefix).inspect_err(|_| {
-                tracing::error!("Failed to read MD config");
-            })?;
-            let handle = handle::into_handle(config);
-            // SAFETY: config_p is non-NULL and the caller provides it for writing.
-            unsafe { config_p.write(handle.cast()) };
-            Ok(())
-        })(),
-    )
+    status_entry_point!(FUNCTION = "uct_md_config_read", {
+        non_null(config_p, FUNCTION, "config_p")?;
+        if Component::from_handle(component).is_none() {
+            tracing::warn!("{FUNCTION}: {component:p} is not a component of this library");
+            return Err(Status::InvalidParam);
+        }
+        // SAFETY: the caller passes NULL or a NUL-terminated string.
+        let env_prefix = unsafe { optional_c_str(env_prefix, FUNCTION, "env_prefix") }?;
+        let config = config::read_md_config(env_prefix).inspect_err(|_| {
+            tracing::error!("Failed to read MD config");
+        })?;
+        // SAFETY: config_p was checked non-NULL; writable by the caller's contract.
+        unsafe { hand_out(config, config_p) };
+        Ok(())
+    })
 }
 
 /// Reads the interface configuration of transport `tl_name` (only
@@ -81,32 +85,26 @@ pub unsafe extern "C" fn uct_md_iface_config_read(
     _filename: *const c_char,
     config_p: *mut *mut uct_iface_config_t,
 ) -> ucs_status_t {
-    crate::core::log::init();
-    const FUNCTION: &str = "uct_md_iface_config_read";
-    finish(
-        FUNCTION,
-        (|| {
-            non_null(md, FUNCTION, "md")?;
-            non_null(config_p, FUNCTION, "config_p")?;
-            if tl_name.is_null() {
-                tracing::error!("There is no sockaddr transport registered on the md");
-                return Err(Status::NoDevice);
+    status_entry_point!(FUNCTION = "uct_md_iface_config_read", {
+        non_null(md, FUNCTION, "md")?;
+        non_null(config_p, FUNCTION, "config_p")?;
+        if tl_name.is_null() {
+            tracing::error!("There is no sockaddr transport registered on the md");
+            return Err(Status::NoDevice);
+        }
+        // SAFETY: non-NULL, NUL-terminated per the caller's contract.
+        let tl_name = unsafe { c_str_arg(tl_name, FUNCTION, "tl_name") }?;
+        // SAFETY: as above.
+        let env_prefix = unsafe { optional_c_str(env_prefix, FUNCTION, "env_prefix") }?;
+        let config = config::read_iface_config(tl_name, env_prefix).inspect_err(|status| {
+            if *status != Status::NoDevice {
+                tracing::error!("Failed to read iface config");
             }
-            // SAFETY: non-NULL, NUL-terminated per the caller's contract.
-            let tl_name = unsafe { c_str_arg(tl_name, FUNCTION, "tl_name") }?;
-            // SAFETY: as above.
-            let env_prefix = unsafe { optional_c_str(env_prefix, FUNCTION, "env_prefix") }?;
-            let config = config::read_iface_config(tl_name, env_prefix).inspect_err(|status| {
-                if *status != Status::NoDevice {
-                    tracing::error!("Failed to read iface config");
-                }
-            })?;
-            let handle = handle::into_handle(config);
-            // SAFETY: config_p is non-NULL and the caller provides it for writing.
-            unsafe { config_p.write(handle.cast()) };
-            Ok(())
-        })(),
-    )
+        })?;
+        // SAFETY: config_p was checked non-NULL; writable by the caller's contract.
+        unsafe { hand_out(config, config_p) };
+        Ok(())
+    })
 }
 
 /// Frees a configuration from `uct_md_config_read`/`uct_md_iface_config_read`.
@@ -139,32 +137,27 @@ pub unsafe extern "C" fn uct_config_get(
     value: *mut c_char,
     max: usize,
 ) -> ucs_status_t {
-    crate::core::log::init();
-    const FUNCTION: &str = "uct_config_get";
-    finish(
-        FUNCTION,
-        (|| {
-            non_null(config, FUNCTION, "config")?;
-            // SAFETY: NULL or NUL-terminated per the caller's contract.
-            let name = unsafe { c_str_arg(name, FUNCTION, "name") }?;
-            if value.is_null() && max > 0 {
-                tracing::warn!("{FUNCTION}: value is NULL but max is {max}");
-                return Err(Status::InvalidParam);
+    status_entry_point!(FUNCTION = "uct_config_get", {
+        non_null(config, FUNCTION, "config")?;
+        // SAFETY: NULL or NUL-terminated per the caller's contract.
+        let name = unsafe { c_str_arg(name, FUNCTION, "name") }?;
+        if value.is_null() && max > 0 {
+            tracing::warn!("{FUNCTION}: value is NULL but max is {max}");
+            return Err(Status::InvalidParam);
+        }
+        let text = handle::with_config(config, |config| config.get(name))??;
+        if max > 0 {
+            let copied = text.len().min(max - 1);
+            // SAFETY: value is non-NULL (checked) and valid for `max` bytes;
+            // we write `copied + 1 <= max` bytes and the source is our own
+            // string, which cannot overlap the caller's buffer.
+            unsafe {
+                core::ptr::copy_nonoverlapping(text.as_ptr(), value.cast::<u8>(), copied);
+                value.add(copied).write(0);
             }
-            let text = handle::with_config(config, |config| config.get(name))??;
-            if max > 0 {
-                let copied = text.len().min(max - 1);
-                // SAFETY: value is non-NULL (checked) and valid for `max` bytes;
-                // we write `copied + 1 <= max` bytes and the source is our own
-                // string, which cannot overlap the caller's buffer.
-                unsafe {
-                    core::ptr::copy_nonoverlapping(text.as_ptr(), value.cast::<u8>(), copied);
-                    value.add(copied).write(0);
-                }
-            }
-            Ok(())
-        })(),
-    )
+        }
+        Ok(())
+    })
 }
 
 /// Sets every field whose name matches the glob `name` (without `UCX_`,
@@ -180,19 +173,14 @@ pub unsafe extern "C" fn uct_config_modify(
     name: *const c_char,
     value: *const c_char,
 ) -> ucs_status_t {
-    crate::core::log::init();
-    const FUNCTION: &str = "uct_config_modify";
-    finish(
-        FUNCTION,
-        (|| {
-            non_null(config, FUNCTION, "config")?;
-            // SAFETY: NULL or NUL-terminated per the caller's contract.
-            let name = unsafe { c_str_arg(name, FUNCTION, "name") }?;
-            // SAFETY: as above.
-            let value = unsafe { c_str_arg(value, FUNCTION, "value") }?;
-            handle::with_config(config, |config| config.modify(name, value))?
-        })(),
-    )
+    status_entry_point!(FUNCTION = "uct_config_modify", {
+        non_null(config, FUNCTION, "config")?;
+        // SAFETY: NULL or NUL-terminated per the caller's contract.
+        let name = unsafe { c_str_arg(name, FUNCTION, "name") }?;
+        // SAFETY: as above.
+        let value = unsafe { c_str_arg(value, FUNCTION, "value") }?;
+        handle::with_config(config, |config| config.modify(name, value))?
+    })
 }
 
 /// Prints the configuration to `stream` in UCX's layout (`print_flags`:

@@ -9,9 +9,9 @@
 use std::ffi::{c_int, c_uint, c_void};
 
 use crate::abi::*;
-use crate::api::checks::{finish, non_null};
+use crate::api::checks::{finish, non_null, status_entry_point};
 use crate::core::async_context::{epoll_flags, ucs_events};
-use crate::core::ucx_libucs::ucx_function;
+use crate::core::ucx_libucs::{return_ucx_call, ucx_function};
 
 /// The most events one `ucs_event_set_wait` call reports (UCX 1.13's value).
 #[no_mangle]
@@ -127,11 +127,7 @@ pub unsafe extern "C" fn ucs_event_set_create_from_fd(
     event_set_p: *mut *mut ucs_sys_event_set_t,
     event_fd: c_int,
 ) -> ucs_status_t {
-    if let Some(ucx) = ucx_function!(ucs_event_set_create_from_fd: fn(*mut *mut ucs_sys_event_set_t, c_int) -> ucs_status_t)
-    {
-        // SAFETY: UCX's function, same arguments as ours.
-        return unsafe { ucx(event_set_p, event_fd) };
-    }
+    return_ucx_call!(ucs_event_set_create_from_fd: fn(*mut *mut ucs_sys_event_set_t, c_int) -> ucs_status_t; event_set_p, event_fd);
     // SAFETY: the caller's contract.
     unsafe { create(event_set_p, Some(event_fd), "ucs_event_set_create_from_fd") }
 }
@@ -292,13 +288,10 @@ pub unsafe extern "C" fn ucs_event_set_wait(
     const FUNCTION: &str = "ucs_event_set_wait";
     // SAFETY: the caller's contract.
     if !unsafe { is_ours(event_set) } {
-        if let Some(ucx) = ucx_function!(ucs_event_set_wait: fn(*mut ucs_sys_event_set_t, *mut c_uint, c_int, ucs_event_set_handler_t, *mut c_void) -> ucs_status_t)
-        {
-            // SAFETY: a set of UCX's, handed back to UCX.
-            return unsafe { ucx(event_set, num_events, timeout_ms, handler, arg) };
-        }
+        // A set of UCX's, handed back to UCX.
+        return_ucx_call!(ucs_event_set_wait: fn(*mut ucs_sys_event_set_t, *mut c_uint, c_int, ucs_event_set_handler_t, *mut c_void) -> ucs_status_t; event_set, num_events, timeout_ms, handler, arg);
     }
-    let result = (|| {
+    status_entry_point!(FUNCTION, {
         // SAFETY: the caller's contract.
         let set = unsafe { set_ref(event_set, FUNCTION) }?;
         non_null(num_events, FUNCTION, "num_events")?;
@@ -335,8 +328,7 @@ pub unsafe extern "C" fn ucs_event_set_wait(
         // SAFETY: writable by the caller's contract.
         unsafe { num_events.write(ready as c_uint) };
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Frees the set (and closes its epoll fd unless the caller gave it).
@@ -347,10 +339,8 @@ pub unsafe extern "C" fn ucs_event_set_wait(
 pub unsafe extern "C" fn ucs_event_set_cleanup(event_set: *mut ucs_sys_event_set_t) {
     // SAFETY: the caller's contract.
     if !unsafe { is_ours(event_set) } {
-        if let Some(ucx) = ucx_function!(ucs_event_set_cleanup: fn(*mut ucs_sys_event_set_t)) {
-            // SAFETY: a set of UCX's, handed back to UCX.
-            return unsafe { ucx(event_set) };
-        }
+        // A set of UCX's, handed back to UCX.
+        return_ucx_call!(ucs_event_set_cleanup: fn(*mut ucs_sys_event_set_t); event_set);
     }
     // SAFETY: the caller's contract.
     if unsafe { set_ref(event_set, "ucs_event_set_cleanup") }.is_err() {
@@ -378,19 +368,15 @@ pub unsafe extern "C" fn ucs_event_set_fd_get(
     const FUNCTION: &str = "ucs_event_set_fd_get";
     // SAFETY: the caller's contract.
     if !unsafe { is_ours(event_set) } {
-        if let Some(ucx) = ucx_function!(ucs_event_set_fd_get: fn(*mut ucs_sys_event_set_t, *mut c_int) -> ucs_status_t)
-        {
-            // SAFETY: a set of UCX's, handed back to UCX.
-            return unsafe { ucx(event_set, event_fd_p) };
-        }
+        // A set of UCX's, handed back to UCX.
+        return_ucx_call!(ucs_event_set_fd_get: fn(*mut ucs_sys_event_set_t, *mut c_int) -> ucs_status_t; event_set, event_fd_p);
     }
-    let result = (|| {
+    status_entry_point!(FUNCTION, {
         // SAFETY: the caller's contract.
         let set = unsafe { set_ref(event_set, FUNCTION) }?;
         non_null(event_fd_p, FUNCTION, "event_fd_p")?;
         // SAFETY: writable by the caller's contract.
         unsafe { event_fd_p.write(set.epoll_fd) };
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }

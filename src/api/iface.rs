@@ -5,7 +5,7 @@
 use std::ffi::{c_int, c_uint, c_void};
 
 use crate::abi::*;
-use crate::api::checks::{finish, non_null};
+use crate::api::checks::{non_null, status_entry_point};
 use crate::api::cstr::c_str_arg;
 use crate::api::dispatch::{base_iface, export_dispatch};
 use crate::api::md::md_ref;
@@ -108,9 +108,7 @@ pub unsafe extern "C" fn uct_iface_open(
     config: *const uct_iface_config_t,
     iface_p: *mut uct_iface_h,
 ) -> ucs_status_t {
-    crate::api::enter();
-    const FUNCTION: &str = "uct_iface_open";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_iface_open", {
         // SAFETY: handles are NULL or live by the caller's contract.
         let md = unsafe { md_ref(md, FUNCTION) }?;
         // SAFETY: as above.
@@ -132,8 +130,7 @@ pub unsafe extern "C" fn uct_iface_open(
         // SAFETY: iface_p is non-NULL and writable by the caller's contract.
         unsafe { iface_p.write(iface) };
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 export_dispatch! {
@@ -211,8 +208,7 @@ pub unsafe extern "C" fn uct_iface_set_am_handler(
     arg: *mut c_void,
     flags: u32,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_iface_set_am_handler";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_iface_set_am_handler", {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { base_iface(iface, FUNCTION) }?;
         if u32::from(id) >= UCT_AM_ID_MAX {
@@ -220,8 +216,7 @@ pub unsafe extern "C" fn uct_iface_set_am_handler(
             return Err(Status::InvalidParam);
         }
         base.set_am_handler(id, cb, arg, flags)
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Sets the active-message tracer (`tracer` NULL removes it).
@@ -234,12 +229,10 @@ pub unsafe extern "C" fn uct_iface_set_am_tracer(
     tracer: uct_am_tracer_t,
     arg: *mut c_void,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_iface_set_am_tracer";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_iface_set_am_tracer", {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { base_iface(iface, FUNCTION) }?;
         base.set_am_tracer(tracer, arg);
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }

@@ -7,10 +7,12 @@
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use crate::abi::*;
-use crate::api::checks::{finish, non_null};
+use crate::api::c_array::hand_out_c_array;
+use crate::api::checks::{finish, non_null, required_fields, status_entry_point};
 use crate::api::component::component_arg;
 use crate::api::cstr::{c_str_arg, fill_c_array};
-use crate::api::v2::{checked_field_mask, required_fields, tolerant_field_mask};
+use crate::api::handles::{hand_out, release};
+use crate::api::v2::{checked_field_mask, tolerant_field_mask};
 use crate::core::config::{md_config_from_handle, read_md_config, IbMdConfig};
 use crate::ib::domain::MemHandle;
 use crate::ib::md::{
@@ -67,9 +69,7 @@ pub unsafe extern "C" fn uct_md_open(
     config: *const uct_md_config_t,
     md_p: *mut uct_md_h,
 ) -> ucs_status_t {
-    crate::api::enter();
-    const FUNCTION: &str = "uct_md_open";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_md_open", {
         let component = component_arg(component, FUNCTION)?;
         // SAFETY: NULL or NUL-terminated by the caller's contract.
         let name = unsafe { c_str_arg(md_name, FUNCTION, "md_name") }?;
@@ -87,15 +87,11 @@ pub unsafe extern "C" fn uct_md_open(
             md_config_from_handle(config)
         }
         .inspect_err(|status| tracing::warn!("{FUNCTION}: unusable md configuration: {status}"))?;
-        let md = Box::into_raw(Md::open(component, device, md_config));
-        // SAFETY: `md` is a fresh Box allocation; md_p is writable.
-        let handle = unsafe { (*md).as_handle() };
         // SAFETY: md_p is non-NULL and writable by the caller's contract.
-        unsafe { md_p.write(handle) };
+        let handle = unsafe { hand_out(Md::open(component, device, md_config), md_p) };
         tracing::debug!("{FUNCTION}: opened '{name}' as {handle:p}");
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Closes a memory domain; NULL is ignored.
@@ -104,19 +100,9 @@ pub unsafe extern "C" fn uct_md_open(
 /// `md` must be NULL or open, with no iface still using it.
 #[no_mangle]
 pub unsafe extern "C" fn uct_md_close(md: uct_md_h) {
-    const FUNCTION: &str = "uct_md_close";
-    if md.is_null() {
-        return;
-    }
-    // SAFETY: NULL-checked; live by the caller's contract.
-    if unsafe { md_ref(md, FUNCTION) }.is_err() {
-        return;
-    }
-    // SAFETY: the handle came from Box::into_raw in uct_md_open and is closed
-    // once; the magic is cleared before the memory is released.
-    let mut owned = unsafe { Box::from_raw(md as *mut Md) };
-    owned.invalidate();
-    drop(owned);
+    // SAFETY: NULL or, by the caller's contract, from uct_md_open and
+    // closed once.
+    unsafe { release::<Md>(md, "uct_md_close", |_| ()) };
 }
 
 /// Fills the version-1 attributes.
@@ -130,8 +116,7 @@ pub unsafe extern "C" fn uct_md_close(md: uct_md_h) {
 /// `md_attr` must be NULL or writable for `sizeof(uct_md_attr_t)` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn uct_md_query(md: uct_md_h, md_attr: *mut uct_md_attr_t) -> ucs_status_t {
-    const FUNCTION: &str = "uct_md_query";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_md_query", {
         // SAFETY: NULL or live by the caller's contract.
         let md = unsafe { md_ref(md, FUNCTION) }?;
         non_null(md_attr, FUNCTION, "md_attr")?;
@@ -157,8 +142,7 @@ pub unsafe extern "C" fn uct_md_query(md: uct_md_h, md_attr: *mut uct_md_attr_t)
         // write() does not read the (possibly uninitialised) old contents.
         unsafe { md_attr.write(attr) };
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Writes each field of `*attr` that `field_mask` asks for, through raw
@@ -261,8 +245,8 @@ unsafe fn fill_md_attr_v2(
 }
 
 /// Fills the version-2 attributes selected by `md_attr->field_mask`; fields
-/// not selected are left untouched. Bits we do not know are refused rather
-/// than silently left unfilled.
+/// not selected are left untouched. Bits we do not know are ignored with a
+/// debug line, as UCX ignores them.
 ///
 /// # Safety
 /// `md_attr` must be NULL or a valid `uct_md_attr_v2_t`.
@@ -271,21 +255,13 @@ pub unsafe extern "C" fn uct_md_query_v2(
     md: uct_md_h,
     md_attr: *mut uct_md_attr_v2_t,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_md_query_v2";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_md_query_v2", {
         // SAFETY: NULL or live by the caller's contract.
         let md = unsafe { md_ref(md, FUNCTION) }?;
-        non_null(md_attr, FUNCTION, "md_attr")?;
-        // SAFETY: only the field_mask is read here, through a raw pointer,
-        // because the caller need not initialise the rest of the struct.
-        let field_mask = unsafe { std::ptr::addr_of!((*md_attr).field_mask).read() };
         // As UCX: fields this version does not know are left alone.
-        let unknown = field_mask & !MD_ATTR_V2_FIELDS;
-        if unknown != 0 {
-            tracing::debug!(
-                "{FUNCTION}: uct_md_attr_v2_t.field_mask bits 0x{unknown:x} are unknown, ignored"
-            );
-        }
+        // SAFETY: NULL or valid by the caller's contract.
+        let field_mask =
+            unsafe { tolerant_field_mask(md_attr, MD_ATTR_V2_FIELDS, FUNCTION, "md_attr") }?;
         // SAFETY: md_attr is non-NULL and writable by the caller's contract.
         unsafe {
             fill_md_attr_v2(
@@ -296,8 +272,7 @@ pub unsafe extern "C" fn uct_md_query_v2(
             )
         };
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Lists the transport resources of `md` (`rc_mlx5` on `<device>:1`); release
@@ -311,40 +286,29 @@ pub unsafe extern "C" fn uct_md_query_tl_resources(
     resources_p: *mut *mut uct_tl_resource_desc_t,
     num_resources_p: *mut c_uint,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_md_query_tl_resources";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_md_query_tl_resources", {
         // SAFETY: NULL or live by the caller's contract.
         let md = unsafe { md_ref(md, FUNCTION) }?;
         non_null(resources_p, FUNCTION, "resources_p")?;
         non_null(num_resources_p, FUNCTION, "num_resources_p")?;
-        let resources = md.tl_resources();
-        let count = resources.len();
-        // calloc: zeroed, so padding and unused name bytes hold no garbage;
-        // a plain C array lets the release function free it without a length.
-        // SAFETY: calloc has no preconditions; a NULL result is handled.
-        let array =
-            unsafe { libc::calloc(count.max(1), std::mem::size_of::<uct_tl_resource_desc_t>()) }
-                as *mut uct_tl_resource_desc_t;
-        if array.is_null() {
-            tracing::error!("{FUNCTION}: out of memory for {count} resources");
-            return Err(Status::NoMemory);
-        }
-        for (index, resource) in resources.iter().enumerate() {
-            // SAFETY: index < count, inside the zeroed allocation.
-            let slot = unsafe { &mut *array.add(index) };
-            fill_c_array(&mut slot.tl_name, resource.tl_name.as_bytes());
-            fill_c_array(&mut slot.dev_name, resource.dev_name.as_bytes());
-            slot.dev_type = resource.dev_type;
-            slot.sys_device = resource.sys_device;
-        }
-        // SAFETY: both out-pointers are non-NULL and writable by contract.
+        // SAFETY: both out-pointers were checked non-NULL and are writable
+        // by the caller's contract; uct_tl_resource_desc_t is valid zeroed.
         unsafe {
-            resources_p.write(array);
-            num_resources_p.write(count as c_uint);
+            hand_out_c_array(
+                &md.tl_resources(),
+                |slot: &mut uct_tl_resource_desc_t, resource| {
+                    fill_c_array(&mut slot.tl_name, resource.tl_name.as_bytes());
+                    fill_c_array(&mut slot.dev_name, resource.dev_name.as_bytes());
+                    slot.dev_type = resource.dev_type;
+                    slot.sys_device = resource.sys_device;
+                },
+                resources_p,
+                num_resources_p,
+                FUNCTION,
+                "resources",
+            )
         }
-        Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Frees an array from `uct_md_query_tl_resources`; NULL is ignored.
@@ -527,8 +491,7 @@ pub unsafe extern "C" fn uct_md_mem_advise(
     length: usize,
     advice: uct_mem_advice_t,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_md_mem_advise";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_md_mem_advise", {
         // SAFETY: NULL or live by the caller's contract.
         unsafe { md_ref(md, FUNCTION) }?;
         non_null(memh, FUNCTION, "memh")?;
@@ -546,8 +509,7 @@ pub unsafe extern "C" fn uct_md_mem_advise(
             return Err(Status::InvalidParam);
         }
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// The one deregistration, behind `uct_md_mem_dereg` (only the handle, as
@@ -832,11 +794,9 @@ pub unsafe extern "C" fn uct_rkey_release(
     component: uct_component_h,
     rkey_ob: *const uct_rkey_bundle_t,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_rkey_release";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_rkey_release", {
         component_arg(component, FUNCTION)?;
         non_null(rkey_ob, FUNCTION, "rkey_ob")?;
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }

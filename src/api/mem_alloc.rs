@@ -16,7 +16,7 @@
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use crate::abi::*;
-use crate::api::checks::{finish, non_null};
+use crate::api::checks::{non_null, status_entry_point};
 use crate::api::dispatch::base_iface;
 
 fn page_size() -> usize {
@@ -200,9 +200,7 @@ pub unsafe extern "C" fn uct_mem_alloc(
     params: *const uct_mem_alloc_params_t,
     mem: *mut uct_allocated_memory_t,
 ) -> ucs_status_t {
-    crate::api::enter();
-    const FUNCTION: &str = "uct_mem_alloc";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_mem_alloc", {
         non_null(methods, FUNCTION, "methods")?;
         non_null(params, FUNCTION, "params")?;
         non_null(mem, FUNCTION, "mem")?;
@@ -263,8 +261,7 @@ pub unsafe extern "C" fn uct_mem_alloc(
         let methods = unsafe { std::slice::from_raw_parts(methods, num_methods as usize) };
         // SAFETY: `mem` writable (contract).
         unsafe { allocate_with(methods, &request, mem, FUNCTION, &name) }
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Frees memory from `uct_mem_alloc`.
@@ -273,13 +270,11 @@ pub unsafe extern "C" fn uct_mem_alloc(
 /// `mem` NULL or describing memory from `uct_mem_alloc`, not freed yet.
 #[no_mangle]
 pub unsafe extern "C" fn uct_mem_free(mem: *const uct_allocated_memory_t) -> ucs_status_t {
-    const FUNCTION: &str = "uct_mem_free";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_mem_free", {
         non_null(mem, FUNCTION, "mem")?;
         // SAFETY: non-NULL; valid by the caller's contract.
         unsafe { release(&*mem, FUNCTION) }
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Allocates `length` bytes (`thp`, `mmap`, then `heap`) and registers them
@@ -296,9 +291,7 @@ pub unsafe extern "C" fn uct_iface_mem_alloc(
     name: *const c_char,
     mem: *mut uct_allocated_memory_t,
 ) -> ucs_status_t {
-    crate::api::enter();
-    const FUNCTION: &str = "uct_iface_mem_alloc";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_iface_mem_alloc", {
         // SAFETY: NULL or live by the caller's contract.
         let md = unsafe { base_iface(iface, FUNCTION) }?.md;
         non_null(mem, FUNCTION, "mem")?;
@@ -346,8 +339,7 @@ pub unsafe extern "C" fn uct_iface_mem_alloc(
             (*mem).memh = memh;
         }
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Deregisters and frees memory from `uct_iface_mem_alloc`.

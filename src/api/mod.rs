@@ -3,6 +3,7 @@
 //! none of them can panic.
 
 pub mod async_context;
+mod c_array;
 pub mod callbackq;
 mod checks;
 pub mod component;
@@ -11,6 +12,7 @@ pub mod cstr;
 mod dispatch;
 pub mod ep;
 pub mod event_set;
+mod handles;
 pub mod iface;
 pub mod md;
 pub mod mem_alloc;

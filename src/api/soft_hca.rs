@@ -12,17 +12,41 @@ use crate::api::cstr::c_str_arg;
 use crate::hca::soft::registry;
 use crate::hca::verbs::faults::{forward, FaultCall};
 
-/// NULL or non-UTF-8 is `InvalidParam` (logged by `c_str_arg`).
-fn device_arg(device: *const c_char, function: &str) -> Result<String, Status> {
-    // SAFETY: the caller passes NULL or a NUL-terminated string that lives
-    // for the duration of the call (the C contract of these functions).
-    let name = unsafe { c_str_arg(device, function, "device") }?;
-    Ok(name.to_string())
-}
-
-fn unknown_device(function: &str, name: &str) -> Status {
-    tracing::warn!("{function}: no soft HCA device named '{name}'");
-    Status::NoDevice
+/// What every fault call does: read the device name (NULL or non-UTF-8 is
+/// `InvalidParam`, logged by `c_str_arg`), check the call's own argument,
+/// forward `call` to the loaded libibverbs when that serves the device, else
+/// `apply` it to the soft HCA's registry and log `what_changed`; a name the
+/// registry does not know is `NoDevice` with a log line.
+///
+/// # Safety
+/// `device` NULL or a NUL-terminated string that lives for the call.
+unsafe fn fault_call(
+    function: &str,
+    device: *const c_char,
+    call: FaultCall,
+    apply: impl FnOnce(&str) -> Result<(), Status>,
+    what_changed: impl FnOnce() -> String,
+) -> ucs_status_t {
+    crate::api::enter();
+    // SAFETY: by the contract.
+    let result = unsafe { c_str_arg(device, function, "device") }.and_then(|name| {
+        if let FaultCall::LossSet { drop_ratio } = call {
+            if !(0.0..=1.0).contains(&drop_ratio) {
+                tracing::warn!("{function}: drop ratio {drop_ratio} is outside [0, 1]");
+                return Err(Status::InvalidParam);
+            }
+        }
+        if let Some(forwarded) = forward(function, name, call) {
+            return forwarded;
+        }
+        apply(name)
+            .map_err(|_| {
+                tracing::warn!("{function}: no soft HCA device named '{name}'");
+                Status::NoDevice
+            })
+            .inspect(|()| tracing::info!("soft hca {name}: {}", what_changed()))
+    });
+    status_of(&result)
 }
 
 /// Brings the link of soft HCA `device` (e.g. `"mlx5_0"`) down (`up == 0`:
@@ -35,22 +59,16 @@ fn unknown_device(function: &str, name: &str) -> Status {
 /// `device` must be NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn uct_soft_hca_link_set(device: *const c_char, up: c_int) -> ucs_status_t {
-    const FUNCTION: &str = "uct_soft_hca_link_set";
-    crate::api::enter();
-    let result = device_arg(device, FUNCTION).and_then(|name| {
-        if let Some(forwarded) = forward(FUNCTION, &name, FaultCall::LinkSet { up }) {
-            return forwarded;
-        }
-        registry::set_faults(&name, |faults| faults.link_up = up != 0)
-            .map_err(|_| unknown_device(FUNCTION, &name))
-            .inspect(|()| {
-                tracing::info!(
-                    "soft hca {name}: link {}",
-                    if up != 0 { "up" } else { "down" }
-                )
-            })
-    });
-    status_of(&result)
+    // SAFETY: NULL or NUL-terminated by the caller's contract.
+    unsafe {
+        fault_call(
+            "uct_soft_hca_link_set",
+            device,
+            FaultCall::LinkSet { up },
+            |name| registry::set_faults(name, |faults| faults.link_up = up != 0),
+            || format!("link {}", if up != 0 { "up" } else { "down" }),
+        )
+    }
 }
 
 /// Makes soft HCA `device` drop each packet it sends or receives with
@@ -67,21 +85,16 @@ pub unsafe extern "C" fn uct_soft_hca_loss_set(
     device: *const c_char,
     drop_ratio: f64,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_soft_hca_loss_set";
-    crate::api::enter();
-    let result = device_arg(device, FUNCTION).and_then(|name| {
-        if !(0.0..=1.0).contains(&drop_ratio) {
-            tracing::warn!("{FUNCTION}: drop ratio {drop_ratio} is outside [0, 1]");
-            return Err(Status::InvalidParam);
-        }
-        if let Some(forwarded) = forward(FUNCTION, &name, FaultCall::LossSet { drop_ratio }) {
-            return forwarded;
-        }
-        registry::set_faults(&name, |faults| faults.loss = drop_ratio)
-            .map_err(|_| unknown_device(FUNCTION, &name))
-            .inspect(|()| tracing::info!("soft hca {name}: drop ratio {drop_ratio}"))
-    });
-    status_of(&result)
+    // SAFETY: NULL or NUL-terminated by the caller's contract.
+    unsafe {
+        fault_call(
+            "uct_soft_hca_loss_set",
+            device,
+            FaultCall::LossSet { drop_ratio },
+            |name| registry::set_faults(name, |faults| faults.loss = drop_ratio),
+            || format!("drop ratio {drop_ratio}"),
+        )
+    }
 }
 
 /// Makes soft HCA `device` drop the next `count` packets it sends (on top
@@ -99,17 +112,16 @@ pub unsafe extern "C" fn uct_soft_hca_drop_next(
     device: *const c_char,
     count: c_uint,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_soft_hca_drop_next";
-    crate::api::enter();
-    let result = device_arg(device, FUNCTION).and_then(|name| {
-        if let Some(forwarded) = forward(FUNCTION, &name, FaultCall::DropNext { count }) {
-            return forwarded;
-        }
-        registry::drop_next(&name, u64::from(count))
-            .map_err(|_| unknown_device(FUNCTION, &name))
-            .inspect(|()| tracing::info!("soft hca {name}: dropping the next {count} packets"))
-    });
-    status_of(&result)
+    // SAFETY: NULL or NUL-terminated by the caller's contract.
+    unsafe {
+        fault_call(
+            "uct_soft_hca_drop_next",
+            device,
+            FaultCall::DropNext { count },
+            |name| registry::drop_next(name, u64::from(count)),
+            || format!("dropping the next {count} packets"),
+        )
+    }
 }
 
 #[cfg(test)]

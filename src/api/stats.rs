@@ -3,14 +3,11 @@
 //! answers the same); with UCX's libucs loaded, UCX answers.
 
 use crate::abi::*;
-use crate::core::ucx_libucs::ucx_function;
+use crate::core::ucx_libucs::return_ucx_call;
 
 /// The root of the statistics tree: NULL (statistics are not collected).
 #[no_mangle]
 pub extern "C" fn ucs_stats_get_root() -> *mut ucs_stats_node_t {
-    if let Some(ucx) = ucx_function!(ucs_stats_get_root: fn() -> *mut ucs_stats_node_t) {
-        // SAFETY: UCX's function, no arguments.
-        return unsafe { ucx() };
-    }
+    return_ucx_call!(ucs_stats_get_root: fn() -> *mut ucs_stats_node_t);
     std::ptr::null_mut()
 }

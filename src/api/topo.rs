@@ -12,8 +12,8 @@ use std::ffi::{c_char, c_uint, c_void, CStr, CString};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::abi::*;
-use crate::api::checks::{finish, non_null};
-use crate::core::ucx_libucs::ucx_function;
+use crate::api::checks::{non_null, status_entry_point};
+use crate::core::ucx_libucs::{return_ucx_call, ucx_function};
 
 /// The distance of near (or unknown) devices: no latency, no bandwidth limit.
 #[no_mangle]
@@ -100,13 +100,8 @@ pub unsafe extern "C" fn ucs_topo_find_device_by_bus_id(
     bus_id: *const ucs_sys_bus_id_t,
     sys_dev: *mut ucs_sys_device_t,
 ) -> ucs_status_t {
-    if let Some(ucx) = ucx_function!(ucs_topo_find_device_by_bus_id: fn(*const ucs_sys_bus_id_t, *mut ucs_sys_device_t) -> ucs_status_t)
-    {
-        // SAFETY: UCX's function, same arguments as ours.
-        return unsafe { ucx(bus_id, sys_dev) };
-    }
-    const FUNCTION: &str = "ucs_topo_find_device_by_bus_id";
-    let result = (|| {
+    return_ucx_call!(ucs_topo_find_device_by_bus_id: fn(*const ucs_sys_bus_id_t, *mut ucs_sys_device_t) -> ucs_status_t; bus_id, sys_dev);
+    status_entry_point!(FUNCTION = "ucs_topo_find_device_by_bus_id", {
         non_null(bus_id, FUNCTION, "bus_id")?;
         non_null(sys_dev, FUNCTION, "sys_dev")?;
         // SAFETY: non-NULL, readable by the caller's contract.
@@ -131,8 +126,7 @@ pub unsafe extern "C" fn ucs_topo_find_device_by_bus_id(
         // SAFETY: non-NULL, writable by the caller's contract; index < 255.
         unsafe { sys_dev.write(index as ucs_sys_device_t) };
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// The PCI address of device `sys_dev`; `UCS_ERR_NO_ELEM` for an unknown one.
@@ -144,13 +138,8 @@ pub unsafe extern "C" fn ucs_topo_get_device_bus_id(
     sys_dev: ucs_sys_device_t,
     bus_id: *mut ucs_sys_bus_id_t,
 ) -> ucs_status_t {
-    if let Some(ucx) = ucx_function!(ucs_topo_get_device_bus_id: fn(ucs_sys_device_t, *mut ucs_sys_bus_id_t) -> ucs_status_t)
-    {
-        // SAFETY: UCX's function, same arguments as ours.
-        return unsafe { ucx(sys_dev, bus_id) };
-    }
-    const FUNCTION: &str = "ucs_topo_get_device_bus_id";
-    let result = (|| {
+    return_ucx_call!(ucs_topo_get_device_bus_id: fn(ucs_sys_device_t, *mut ucs_sys_bus_id_t) -> ucs_status_t; sys_dev, bus_id);
+    status_entry_point!(FUNCTION = "ucs_topo_get_device_bus_id", {
         non_null(bus_id, FUNCTION, "bus_id")?;
         let found = devices()
             .get(usize::from(sys_dev))
@@ -161,8 +150,7 @@ pub unsafe extern "C" fn ucs_topo_get_device_bus_id(
         // SAFETY: non-NULL, writable by the caller's contract.
         unsafe { bus_id.write(found) };
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// The distance between two devices: always the default one here (see the
@@ -176,19 +164,13 @@ pub unsafe extern "C" fn ucs_topo_get_distance(
     device2: ucs_sys_device_t,
     distance: *mut ucs_sys_dev_distance_t,
 ) -> ucs_status_t {
-    if let Some(ucx) = ucx_function!(ucs_topo_get_distance: fn(ucs_sys_device_t, ucs_sys_device_t, *mut ucs_sys_dev_distance_t) -> ucs_status_t)
-    {
-        // SAFETY: UCX's function, same arguments as ours.
-        return unsafe { ucx(device1, device2, distance) };
-    }
-    const FUNCTION: &str = "ucs_topo_get_distance";
-    let result = (|| {
+    return_ucx_call!(ucs_topo_get_distance: fn(ucs_sys_device_t, ucs_sys_device_t, *mut ucs_sys_dev_distance_t) -> ucs_status_t; device1, device2, distance);
+    status_entry_point!(FUNCTION = "ucs_topo_get_distance", {
         non_null(distance, FUNCTION, "distance")?;
         // SAFETY: non-NULL, writable by the caller's contract.
         unsafe { distance.write(ucs_topo_default_distance) };
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// `"<latency>ns <bandwidth>MB/s"` (`>1PB/s` when unlimited), as UCX writes it.
@@ -213,11 +195,7 @@ pub unsafe extern "C" fn ucs_topo_distance_str(
     buffer: *mut c_char,
     max: usize,
 ) -> *const c_char {
-    if let Some(ucx) = ucx_function!(ucs_topo_distance_str: fn(*const ucs_sys_dev_distance_t, *mut c_char, usize) -> *const c_char)
-    {
-        // SAFETY: UCX's function, same arguments as ours.
-        return unsafe { ucx(distance, buffer, max) };
-    }
+    return_ucx_call!(ucs_topo_distance_str: fn(*const ucs_sys_dev_distance_t, *mut c_char, usize) -> *const c_char; distance, buffer, max);
     if distance.is_null() {
         crate::api::enter();
         tracing::warn!("ucs_topo_distance_str: distance is NULL");
@@ -240,11 +218,7 @@ pub unsafe extern "C" fn ucs_topo_sys_device_bdf_name(
     buffer: *mut c_char,
     max: usize,
 ) -> *const c_char {
-    if let Some(ucx) = ucx_function!(ucs_topo_sys_device_bdf_name: fn(ucs_sys_device_t, *mut c_char, usize) -> *const c_char)
-    {
-        // SAFETY: UCX's function, same arguments as ours.
-        return unsafe { ucx(sys_dev, buffer, max) };
-    }
+    return_ucx_call!(ucs_topo_sys_device_bdf_name: fn(ucs_sys_device_t, *mut c_char, usize) -> *const c_char; sys_dev, buffer, max);
     let text = if sys_dev == UCS_SYS_DEVICE_ID_UNKNOWN {
         DEVICE_NAME_UNKNOWN.to_bytes().to_vec()
     } else {
@@ -284,11 +258,7 @@ pub unsafe extern "C" fn ucs_topo_find_device_by_bdf_name(
     name: *const c_char,
     sys_dev: *mut ucs_sys_device_t,
 ) -> ucs_status_t {
-    if let Some(ucx) = ucx_function!(ucs_topo_find_device_by_bdf_name: fn(*const c_char, *mut ucs_sys_device_t) -> ucs_status_t)
-    {
-        // SAFETY: UCX's function, same arguments as ours.
-        return unsafe { ucx(name, sys_dev) };
-    }
+    return_ucx_call!(ucs_topo_find_device_by_bdf_name: fn(*const c_char, *mut ucs_sys_device_t) -> ucs_status_t; name, sys_dev);
     const FUNCTION: &str = "ucs_topo_find_device_by_bdf_name";
     if let Err(status) = non_null(name, FUNCTION, "name") {
         return status.raw();
@@ -313,13 +283,8 @@ pub unsafe extern "C" fn ucs_topo_sys_device_set_name(
     sys_dev: ucs_sys_device_t,
     name: *const c_char,
 ) -> ucs_status_t {
-    if let Some(ucx) = ucx_function!(ucs_topo_sys_device_set_name: fn(ucs_sys_device_t, *const c_char) -> ucs_status_t)
-    {
-        // SAFETY: UCX's function, same arguments as ours.
-        return unsafe { ucx(sys_dev, name) };
-    }
-    const FUNCTION: &str = "ucs_topo_sys_device_set_name";
-    let result = (|| {
+    return_ucx_call!(ucs_topo_sys_device_set_name: fn(ucs_sys_device_t, *const c_char) -> ucs_status_t; sys_dev, name);
+    status_entry_point!(FUNCTION = "ucs_topo_sys_device_set_name", {
         non_null(name, FUNCTION, "name")?;
         let mut devices = devices();
         let count = devices.len();
@@ -331,8 +296,7 @@ pub unsafe extern "C" fn ucs_topo_sys_device_set_name(
         // SAFETY: non-NULL and NUL-terminated by the caller's contract.
         device.name = leak_name(unsafe { CStr::from_ptr(name) }.to_bytes());
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// The name of `sys_dev` (`<unknown>`, `<invalid>`); valid for the process.
@@ -355,10 +319,7 @@ pub extern "C" fn ucs_topo_sys_device_get_name(sys_dev: ucs_sys_device_t) -> *co
 /// How many system devices are known.
 #[no_mangle]
 pub extern "C" fn ucs_topo_num_devices() -> c_uint {
-    if let Some(ucx) = ucx_function!(ucs_topo_num_devices: fn() -> c_uint) {
-        // SAFETY: UCX's function, no arguments.
-        return unsafe { ucx() };
-    }
+    return_ucx_call!(ucs_topo_num_devices: fn() -> c_uint);
     devices().len() as c_uint
 }
 
@@ -368,10 +329,7 @@ pub extern "C" fn ucs_topo_num_devices() -> c_uint {
 /// `stream` NULL or an open `FILE *`.
 #[no_mangle]
 pub unsafe extern "C" fn ucs_topo_print_info(stream: *mut libc::FILE) {
-    if let Some(ucx) = ucx_function!(ucs_topo_print_info: fn(*mut libc::FILE)) {
-        // SAFETY: UCX's function, same argument as ours.
-        return unsafe { ucx(stream) };
-    }
+    return_ucx_call!(ucs_topo_print_info: fn(*mut libc::FILE); stream);
     if stream.is_null() {
         crate::api::enter();
         tracing::warn!("ucs_topo_print_info: stream is NULL");
@@ -396,20 +354,14 @@ pub unsafe extern "C" fn ucs_topo_print_info(stream: *mut libc::FILE) {
 /// Called by UCX's library constructor; nothing to set up here.
 #[no_mangle]
 pub extern "C" fn ucs_topo_init() {
-    if let Some(ucx) = ucx_function!(ucs_topo_init: fn()) {
-        // SAFETY: UCX's function, no arguments.
-        unsafe { ucx() };
-    }
+    return_ucx_call!(ucs_topo_init: fn());
 }
 
 /// Called by UCX's library destructor; nothing to tear down here (device
 /// names stay valid until the process ends).
 #[no_mangle]
 pub extern "C" fn ucs_topo_cleanup() {
-    if let Some(ucx) = ucx_function!(ucs_topo_cleanup: fn()) {
-        // SAFETY: UCX's function, no arguments.
-        unsafe { ucx() };
-    }
+    return_ucx_call!(ucs_topo_cleanup: fn());
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::ffi::{c_int, c_uint};
 use std::ptr::addr_of;
 
 use crate::abi::*;
-use crate::api::checks::{finish, known_fields, non_null};
+use crate::api::checks::{known_fields, non_null, required_fields, status_entry_point};
 use crate::api::dispatch::{base_iface, ep_base_iface};
 use crate::core::iface::{PurgeCallback, PurgeRequest};
 use crate::failover::RX_TOKEN_LENGTH;
@@ -69,6 +69,7 @@ macro_rules! field_masked {
 
 field_masked!(
     uct_iface_attr_v2_t,
+    uct_md_attr_v2_t,
     uct_ep_attr_t,
     uct_ep_invalidate_params_t,
     uct_ep_outstanding_purge_params_t,
@@ -126,42 +127,27 @@ pub(crate) unsafe fn tolerant_field_mask<T: FieldMasked>(
     Ok(field_mask)
 }
 
-/// `*params` (the argument `params`): non-NULL, its unknown field bits
-/// ignored with a debug line (see [`tolerant_field_mask`]).
+/// `*params` itself, for the v2 calls that read the whole struct, after the
+/// checks of [`tolerant_field_mask`].
 ///
 /// # Safety
-/// `params` NULL or valid per its field mask.
-unsafe fn params_ref<'a, T: FieldMasked>(
+/// `params` NULL or valid for reads of the whole struct.
+unsafe fn tolerant_params<'a, T: FieldMasked>(
     params: *const T,
     known: u64,
     function: &str,
+    argument: &str,
 ) -> Result<&'a T, Status> {
-    // SAFETY: non-NULL once the mask is read, and valid by the contract.
-    unsafe {
-        tolerant_field_mask(params, known, function, "params")?;
-        Ok(&*params)
-    }
+    // SAFETY: by the contract.
+    unsafe { tolerant_field_mask(params, known, function, argument) }?;
+    // SAFETY: non-NULL (checked above) and valid by the contract.
+    Ok(unsafe { &*params })
 }
 
 /// A yes/no answer for C: 1 or 0, and 0 for refused arguments (already
 /// logged).
 fn c_bool(answer: Result<bool, Status>) -> c_int {
     c_int::from(answer.unwrap_or(false))
-}
-
-/// `Err(InvalidParam)` with a log line unless every bit of `required` is set.
-pub(crate) fn required_fields(
-    field_mask: u64,
-    required: u64,
-    function: &str,
-    what: &str,
-) -> Result<(), Status> {
-    let missing = required & !field_mask;
-    if missing != 0 {
-        tracing::warn!("{function}: {what}.field_mask lacks required bits 0x{missing:x}");
-        return Err(Status::InvalidParam);
-    }
-    Ok(())
 }
 
 /// Fills the v2 attributes selected by `iface_attr->field_mask`. Token
@@ -175,8 +161,7 @@ pub unsafe extern "C" fn uct_iface_query_v2(
     iface: uct_iface_h,
     iface_attr: *mut uct_iface_attr_v2_t,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_iface_query_v2";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_iface_query_v2", {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { base_iface(iface, FUNCTION) }?;
         // SAFETY: NULL or valid by the caller's contract.
@@ -210,8 +195,7 @@ pub unsafe extern "C" fn uct_iface_query_v2(
         }
         // SAFETY: arguments validated above; iface is one of ours.
         unsafe { (base.internal_ops.iface_query_v2)(iface, iface_attr) }
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Queries endpoint attributes; `TX_TOKEN` writes the endpoint's TX token
@@ -221,8 +205,7 @@ pub unsafe extern "C" fn uct_iface_query_v2(
 /// `ep` NULL or a live endpoint of this library; `ep_attr` NULL or valid.
 #[no_mangle]
 pub unsafe extern "C" fn uct_ep_query(ep: uct_ep_h, ep_attr: *mut uct_ep_attr_t) -> ucs_status_t {
-    const FUNCTION: &str = "uct_ep_query";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_ep_query", {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
         // SAFETY: NULL or valid by the caller's contract.
@@ -235,8 +218,7 @@ pub unsafe extern "C" fn uct_ep_query(ep: uct_ep_h, ep_attr: *mut uct_ep_attr_t)
         }
         // SAFETY: arguments validated above.
         unsafe { (base.internal_ops.ep_query)(ep, ep_attr) }
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Moves the endpoint to an error state. `params` may be NULL (no flags);
@@ -253,8 +235,7 @@ pub unsafe extern "C" fn uct_ep_invalidate(
     ep: uct_ep_h,
     params: *const uct_ep_invalidate_params_t,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_ep_invalidate";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_ep_invalidate", {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
         let mut flags: c_uint = 0;
@@ -280,8 +261,7 @@ pub unsafe extern "C" fn uct_ep_invalidate(
         let flags = flags & UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS;
         // SAFETY: arguments validated above.
         unsafe { (base.internal_ops.ep_invalidate)(ep, flags) }
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// From now on a transport error on `ep` keeps its outstanding operations
@@ -291,14 +271,12 @@ pub unsafe extern "C" fn uct_ep_invalidate(
 /// `ep` NULL or a live endpoint of this library.
 #[no_mangle]
 pub unsafe extern "C" fn uct_ep_failover_enable(ep: uct_ep_h) -> ucs_status_t {
-    const FUNCTION: &str = "uct_ep_failover_enable";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_ep_failover_enable", {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
         // SAFETY: ep validated above.
         unsafe { (base.internal_ops.ep_failover_enable)(ep) }
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Completes what the peer received (per `rx_token`) and calls `cb` once per
@@ -313,8 +291,7 @@ pub unsafe extern "C" fn uct_ep_outstanding_purge(
     ep: uct_ep_h,
     params: *const uct_ep_outstanding_purge_params_t,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_ep_outstanding_purge";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_ep_outstanding_purge", {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
         // SAFETY: NULL or valid by the caller's contract.
@@ -350,8 +327,7 @@ pub unsafe extern "C" fn uct_ep_outstanding_purge(
         let request = PurgeRequest { rx_token, callback };
         // SAFETY: ep validated above.
         unsafe { (base.internal_ops.ep_outstanding_purge)(ep, request) }
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Non-zero if the remote interface described by `params` is reachable.
@@ -369,7 +345,7 @@ pub unsafe extern "C" fn uct_iface_is_reachable_v2(
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { base_iface(iface, FUNCTION) }?;
         // SAFETY: NULL or valid by the caller's contract.
-        let params = unsafe { params_ref(params, IS_REACHABLE_FIELDS, FUNCTION) }?;
+        let params = unsafe { tolerant_params(params, IS_REACHABLE_FIELDS, FUNCTION, "params") }?;
         required_fields(
             params.field_mask,
             u64::from(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR),
@@ -396,18 +372,16 @@ pub unsafe extern "C" fn uct_ep_connect_to_ep_v2(
     ep_addr: *const uct_ep_addr_t,
     params: *const uct_ep_connect_to_ep_params_t,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_ep_connect_to_ep_v2";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_ep_connect_to_ep_v2", {
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
         non_null(device_addr, FUNCTION, "device_addr")?;
         non_null(ep_addr, FUNCTION, "ep_addr")?;
         // SAFETY: NULL or valid by the caller's contract.
-        let params = unsafe { params_ref(params, CONNECT_TO_EP_FIELDS, FUNCTION) }?;
+        let params = unsafe { tolerant_params(params, CONNECT_TO_EP_FIELDS, FUNCTION, "params") }?;
         // SAFETY: arguments validated above.
         unsafe { (base.internal_ops.ep_connect_to_ep_v2)(ep, device_addr, ep_addr, params) }
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Non-zero if `ep` is connected to the remote endpoint described by `params`.
@@ -424,7 +398,7 @@ pub unsafe extern "C" fn uct_ep_is_connected(
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { ep_base_iface(ep, FUNCTION) }?;
         // SAFETY: NULL or valid by the caller's contract.
-        let params = unsafe { params_ref(params, IS_CONNECTED_FIELDS, FUNCTION) }?;
+        let params = unsafe { tolerant_params(params, IS_CONNECTED_FIELDS, FUNCTION, "params") }?;
         // SAFETY: arguments validated above.
         Ok(unsafe { (base.internal_ops.ep_is_connected)(ep, params) })
     })())
@@ -439,13 +413,11 @@ pub unsafe extern "C" fn uct_iface_estimate_perf(
     iface: uct_iface_h,
     perf_attr: *mut uct_perf_attr_t,
 ) -> ucs_status_t {
-    const FUNCTION: &str = "uct_iface_estimate_perf";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_iface_estimate_perf", {
         // SAFETY: NULL or live by the caller's contract.
         unsafe { base_iface(iface, FUNCTION) }?;
         non_null(perf_attr, FUNCTION, "perf_attr")?;
         tracing::warn!("{FUNCTION}: not implemented yet");
         Err(Status::Unsupported)
-    })();
-    finish(FUNCTION, result)
+    })
 }

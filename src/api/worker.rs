@@ -4,7 +4,8 @@ use std::ffi::{c_uint, c_void};
 
 use crate::abi::*;
 use crate::api::async_context::check_worker_async_context;
-use crate::api::checks::{finish, non_null};
+use crate::api::checks::{non_null, status_entry_point};
+use crate::api::handles::{hand_out, release};
 use crate::core::worker::{worker_ref, Worker};
 
 /// Creates a worker bound to `async_context`.
@@ -17,9 +18,7 @@ pub unsafe extern "C" fn uct_worker_create(
     thread_mode: ucs_thread_mode_t,
     worker_p: *mut uct_worker_h,
 ) -> ucs_status_t {
-    crate::api::enter();
-    const FUNCTION: &str = "uct_worker_create";
-    let result = (|| {
+    status_entry_point!(FUNCTION = "uct_worker_create", {
         non_null(worker_p, FUNCTION, "worker_p")?;
         // SAFETY: NULL or a live async context (ours or UCX's) by the
         // caller's contract.
@@ -28,15 +27,11 @@ pub unsafe extern "C" fn uct_worker_create(
             tracing::warn!("{FUNCTION}: invalid thread mode {thread_mode}");
             return Err(Status::InvalidParam);
         }
-        let worker = Box::into_raw(Worker::new(async_context, thread_mode));
-        // SAFETY: `worker` is a fresh, valid Box allocation.
-        let handle = unsafe { (*worker).as_handle() };
         // SAFETY: worker_p is non-NULL and writable by the caller's contract.
-        unsafe { worker_p.write(handle) };
+        let handle = unsafe { hand_out(Worker::new(async_context, thread_mode), worker_p) };
         tracing::debug!("{FUNCTION}: created worker {handle:p}");
         Ok(())
-    })();
-    finish(FUNCTION, result)
+    })
 }
 
 /// Destroys a worker; NULL is ignored.
@@ -46,24 +41,18 @@ pub unsafe extern "C" fn uct_worker_create(
 #[no_mangle]
 pub unsafe extern "C" fn uct_worker_destroy(worker: uct_worker_h) {
     const FUNCTION: &str = "uct_worker_destroy";
-    if worker.is_null() {
-        return;
-    }
-    // SAFETY: live worker by the caller's contract.
-    let Ok(live) = (unsafe { worker_ref(worker, FUNCTION) }) else {
-        return;
+    // SAFETY: NULL or, by the caller's contract, from uct_worker_create and
+    // destroyed once.
+    unsafe {
+        release::<Worker>(worker, FUNCTION, |live| {
+            if live.callback_count() != 0 {
+                tracing::debug!(
+                    "{FUNCTION}: {worker:p} destroyed with {} progress callbacks registered",
+                    live.callback_count()
+                );
+            }
+        })
     };
-    if live.callback_count() != 0 {
-        tracing::debug!(
-            "{FUNCTION}: {worker:p} destroyed with {} progress callbacks registered",
-            live.callback_count()
-        );
-    }
-    // SAFETY: the handle came from Box::into_raw in uct_worker_create and the
-    // caller destroys it once; the magic is cleared before the memory goes.
-    let mut owned = unsafe { Box::from_raw(worker as *mut Worker) };
-    owned.invalidate();
-    drop(owned);
 }
 
 /// Calls every registered progress callback once; returns the work they did.
@@ -78,6 +67,22 @@ pub unsafe extern "C" fn uct_worker_progress(worker: uct_worker_h) -> c_uint {
         Ok(worker) => worker.progress(),
         Err(_) => 0,
     }
+}
+
+/// The worker of the `uct_worker_progress_*_safe` calls, once both it and
+/// their callback-id slot `id_p` are usable; else `InvalidParam` (logged).
+///
+/// # Safety
+/// `worker` must be NULL or live.
+unsafe fn worker_with_id_slot<'a>(
+    worker: uct_worker_h,
+    id_p: *mut uct_worker_cb_id_t,
+    function: &str,
+) -> Result<&'a Worker, Status> {
+    // SAFETY: NULL or live by the caller's contract.
+    let worker = unsafe { worker_ref(worker, function) }?;
+    non_null(id_p, function, "id_p")?;
+    Ok(worker)
 }
 
 /// Adds `func(arg)` to the worker's progress if `*id_p` is
@@ -97,12 +102,9 @@ pub unsafe extern "C" fn uct_worker_progress_register_safe(
 ) {
     const FUNCTION: &str = "uct_worker_progress_register_safe";
     // SAFETY: NULL or live by the caller's contract.
-    let Ok(worker) = (unsafe { worker_ref(worker, FUNCTION) }) else {
+    let Ok(worker) = (unsafe { worker_with_id_slot(worker, id_p, FUNCTION) }) else {
         return;
     };
-    if non_null(id_p, FUNCTION, "id_p").is_err() {
-        return;
-    }
     let Some(func) = func else {
         tracing::warn!("{FUNCTION}: callback function is NULL");
         return;
@@ -128,12 +130,9 @@ pub unsafe extern "C" fn uct_worker_progress_unregister_safe(
 ) {
     const FUNCTION: &str = "uct_worker_progress_unregister_safe";
     // SAFETY: NULL or live by the caller's contract.
-    let Ok(worker) = (unsafe { worker_ref(worker, FUNCTION) }) else {
+    let Ok(worker) = (unsafe { worker_with_id_slot(worker, id_p, FUNCTION) }) else {
         return;
     };
-    if non_null(id_p, FUNCTION, "id_p").is_err() {
-        return;
-    }
     // SAFETY: id_p is non-NULL and points at an int by the caller's contract.
     let id = unsafe { id_p.read() };
     if id == UCS_CALLBACKQ_ID_NULL {

@@ -54,6 +54,13 @@ fn object_base(address: *const c_void) -> Option<usize> {
 #[inline(never)]
 fn this_object_marker() {}
 
+/// True when `address` (a function found by `dlsym`) is inside this shared
+/// object: our own definition, not another library's.
+pub(crate) fn lies_in_this_object(address: *const c_void) -> bool {
+    let ours = object_base(this_object_marker as *const c_void);
+    ours.is_some() && ours == object_base(address)
+}
+
 /// UCX's definition of `name`, if UCX's `libucs.so.0` is loaded and defines
 /// it outside this shared object.
 fn lookup(name: &CStr) -> Option<usize> {
@@ -78,8 +85,7 @@ fn lookup(name: &CStr) -> Option<usize> {
     if address.is_null() {
         return None;
     }
-    let ours = object_base(this_object_marker as *const c_void);
-    if ours.is_some() && ours == object_base(address) {
+    if lies_in_this_object(address) {
         return None;
     }
     Some(address as usize)
@@ -139,6 +145,24 @@ macro_rules! ucx_function {
     }};
 }
 pub(crate) use ucx_function;
+
+/// Returns from the enclosing function what UCX's own definition of `$name`
+/// returns for `$values`, when UCX's `libucs` is loaded: the process then
+/// has one such state, UCX's, and our copy stays out of the way.
+macro_rules! return_ucx_call {
+    ($name:ident : fn() $(-> $ret:ty)?) => {
+        $crate::core::ucx_libucs::return_ucx_call!($name: fn() $(-> $ret)?; )
+    };
+    ($name:ident : fn($($arg:ty),*) $(-> $ret:ty)?; $($value:expr),*) => {
+        if let Some(ucx) = $crate::core::ucx_libucs::ucx_function!($name: fn($($arg),*) $(-> $ret)?) {
+            // SAFETY: UCX's definition of the function being called, with
+            // the values our caller passed (valid for it by that caller's
+            // contract, and where a handle is involved, a handle of UCX's).
+            return unsafe { ucx($($value),*) };
+        }
+    };
+}
+pub(crate) use return_ucx_call;
 
 #[cfg(test)]
 mod tests {

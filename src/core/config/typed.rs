@@ -23,74 +23,11 @@ impl Reader<'_> {
         Err(Status::InvalidParam)
     }
 
-    fn uint(&self, path: &str) -> Result<u32, Status> {
-        match self.0.value(path)? {
-            Value::Uint(v) => Ok(*v),
-            _ => self.mismatch(path),
-        }
-    }
-
-    fn ulunits(&self, path: &str) -> Result<Ulunits, Status> {
-        match self.0.value(path)? {
-            Value::Ulunits(v) => Ok(*v),
-            _ => self.mismatch(path),
-        }
-    }
-
-    fn mem(&self, path: &str) -> Result<MemUnits, Status> {
-        match self.0.value(path)? {
-            Value::Mem(v) => Ok(*v),
-            _ => self.mismatch(path),
-        }
-    }
-
-    fn boolean(&self, path: &str) -> Result<bool, Status> {
-        match self.0.value(path)? {
-            Value::Bool(v) => Ok(*v),
-            _ => self.mismatch(path),
-        }
-    }
-
-    fn ternary(&self, path: &str) -> Result<Ternary, Status> {
-        match self.0.value(path)? {
-            Value::Ternary(v) => Ok(*v),
-            _ => self.mismatch(path),
-        }
-    }
-
-    fn double(&self, path: &str) -> Result<f64, Status> {
-        match self.0.value(path)? {
-            Value::Double(v) => Ok(*v),
-            _ => self.mismatch(path),
-        }
-    }
-
     fn duration(&self, path: &str) -> Result<Duration, Status> {
         match self.0.value(path)? {
             Value::Time(seconds) => {
                 Duration::try_from_secs_f64(*seconds).or_else(|_| self.mismatch(path))
             }
-            _ => self.mismatch(path),
-        }
-    }
-
-    fn enum_index(&self, path: &str) -> Result<usize, Status> {
-        match self.0.value(path)? {
-            Value::Enum(index) => Ok(*index),
-            _ => self.mismatch(path),
-        }
-    }
-
-    fn string(&self, path: &str) -> Result<String, Status> {
-        match self.0.value(path)? {
-            Value::Str(text) => Ok(text.clone()),
-            _ => self.mismatch(path),
-        }
-    }
-
-    fn strings(&self, path: &str) -> Result<Vec<String>, Status> {
-        match self.0.value(path)? {
-            Value::StrList(items) => Ok(items.clone()),
             _ => self.mismatch(path),
         }
     }
@@ -104,13 +41,36 @@ impl Reader<'_> {
             _ => self.mismatch(path),
         }
     }
+}
 
-    fn hex(&self, path: &str) -> Result<Option<u32>, Status> {
-        match self.0.value(path)? {
-            Value::Hex(v) => Ok(*v),
-            _ => self.mismatch(path),
+/// Defines one `Reader` method per `(name, type, Value variant)`: each takes
+/// its variant's payload and reports any other variant as a mismatch.
+macro_rules! plain_readers {
+    ($($name:ident -> $ty:ty = $variant:ident;)*) => {
+        impl Reader<'_> {
+            $(
+                fn $name(&self, path: &str) -> Result<$ty, Status> {
+                    match self.0.value(path)? {
+                        Value::$variant(payload) => Ok(Clone::clone(payload)),
+                        _ => self.mismatch(path),
+                    }
+                }
+            )*
         }
-    }
+    };
+}
+
+plain_readers! {
+    uint -> u32 = Uint;
+    ulunits -> Ulunits = Ulunits;
+    mem -> MemUnits = Mem;
+    boolean -> bool = Bool;
+    ternary -> Ternary = Ternary;
+    double -> f64 = Double;
+    enum_index -> usize = Enum;
+    string -> String = Str;
+    strings -> Vec<String> = StrList;
+    hex -> Option<u32> = Hex;
 }
 
 /// The `ib` component's memory domain settings (`UCX_IB_*`).
