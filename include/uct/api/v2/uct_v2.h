@@ -874,8 +874,8 @@ ucs_status_t uct_iface_estimate_perf(uct_iface_h iface, uct_perf_attr_t *perf_at
 
 /**
  * Fills the version-2 attributes selected by `md_attr->field_mask`; fields
- * not selected are left untouched. Bits we do not know are refused rather
- * than silently left unfilled.
+ * not selected are left untouched. Bits we do not know are ignored with a
+ * debug line, as UCX ignores them.
  *
  * # Safety
  * `md_attr` must be NULL or a valid `uct_md_attr_v2_t`.
