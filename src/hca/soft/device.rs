@@ -2,11 +2,12 @@
 //! registrations, CQs, SRQs, QPs) behind one mutex, and its service thread.
 //!
 //! Work happens in whichever thread gets there first, always under the
-//! device mutex: the caller's thread when it rings a doorbell or calls
-//! progress (no thread wake-up on the latency path), and the service thread,
-//! which sleeps in `poll` on the socket and a wake-up eventfd until a packet
-//! arrives or the earliest engine timer is due, so one-sided operations
-//! complete while the target process never calls progress.
+//! device mutex: the caller's thread when it calls progress (a doorbell only
+//! flags its QP; no thread wake-up on the latency path), and the service
+//! thread, which sleeps in `poll` on the socket and a wake-up eventfd until
+//! a packet arrives, a doorbell is rung while nobody progresses, or the
+//! earliest engine timer is due, so one-sided operations complete while the
+//! target process never calls progress.
 
 use crate::core::id_map::IdMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
