@@ -104,8 +104,9 @@ pub(crate) struct Core {
     /// The service thread sleeps watching the socket, not the caller:
     /// a doorbell must wake it.
     service_watching: AtomicBool,
-    /// A caller's pass left answers in `State::tx` for its next pass
-    /// (`State::tx_held`); the service thread does not sleep past them.
+    /// A caller's pass left answers in `State::tx` for its next pass (set
+    /// and cleared under the device mutex; read without it by the service
+    /// thread, which does not sleep past them).
     answers_held: AtomicBool,
     /// The shared-memory ring same-host peers send into (`None`: UDP only).
     inbound: Option<InboundRing>,
@@ -127,9 +128,6 @@ pub(crate) struct State {
     rx: RxBatch,
     /// Datagrams built in this pass, sent at its end (`sendmmsg`).
     pub tx: TxBatch,
-    /// `tx` holds what a caller's pass on the UDP wire answered, kept for
-    /// the next pass (see [`Core::progress`]).
-    tx_held: bool,
     /// QPs that received datagrams in the batch being handled.
     touched: Vec<u32>,
     /// The rung QPs being taken (swapped with `Core::rung`, so that neither
@@ -445,8 +443,7 @@ impl Core {
         if !state.tx.is_empty() {
             self.link.flush(&mut state.tx);
         }
-        if state.tx_held {
-            state.tx_held = false;
+        if self.answers_held.load(Ordering::Relaxed) {
             self.answers_held.store(false, Ordering::Relaxed);
         }
     }
@@ -514,11 +511,10 @@ impl Core {
         // doorbells do: one side sees the other). On the shared-memory wire
         // a send is no system call: nothing waits.
         if self.inbound.is_none()
-            && !state.tx_held
+            && !self.answers_held.load(Ordering::Relaxed)
             && !state.tx.is_empty()
             && state.tx.only_responses()
         {
-            state.tx_held = true;
             self.answers_held.store(true, Ordering::SeqCst);
             if self.service_watching.load(Ordering::SeqCst) {
                 self.flush(&mut state);
@@ -714,7 +710,6 @@ impl Opened {
                 scatter_to_cqe: false,
                 rx: RxBatch::new(link_gro),
                 tx: TxBatch::new(shm),
-                tx_held: false,
                 touched: Vec::new(),
                 rung_taken: Vec::new(),
                 shm_buf: vec![0u8; MAX_DATAGRAM].into_boxed_slice(),
