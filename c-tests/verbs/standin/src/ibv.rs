@@ -1146,6 +1146,7 @@ pub unsafe fn create_qp(
     init.cap.max_send_wr = ring.wqebb_count;
     init.cap.max_recv_wr = 0;
     let doorbell = soft.doorbell();
+    let trapped = blueflame.trapped();
     let qp = adopt(Qp {
         head: ibv_qp {
             context: pd_object.head.context,
@@ -1174,7 +1175,7 @@ pub unsafe fn create_qp(
     inc(&srq.users);
     // SAFETY: `dbrec` points at the soft QP's two doorbell words, valid
     // until the QP is dropped; ibv_destroy_qp unwatches before that.
-    unsafe { watcher::watch(qp as usize, ring.dbrec.add(1), doorbell) };
+    unsafe { watcher::watch(qp as usize, ring.dbrec.add(1), doorbell, trapped) };
     trace(format_args!("qp {:#x}", ring.qpn));
     qp.cast()
 }

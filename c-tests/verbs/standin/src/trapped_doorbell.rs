@@ -105,9 +105,14 @@ impl RegisterPage {
         self.ptr.cast()
     }
 
+    /// Whether the driver's stores to this page are trapped.
+    pub fn trapped(&self) -> bool {
+        self.slot.is_some()
+    }
+
     /// The BlueFlame size to report: 0 when trapped (one store per ring).
     pub fn bf_size(&self, untrapped: u32) -> u32 {
-        if self.slot.is_some() {
+        if self.trapped() {
             0
         } else {
             untrapped

@@ -10,8 +10,13 @@
 //!
 //! CPU cost: after any activity the thread keeps looking (yielding) for
 //! `SPIN`; then it sleeps, doubling the nap from `FIRST_NAP` up to
-//! `LONGEST_NAP`, so an idle process costs ~1000 short wake-ups a second;
-//! with no QP at all it blocks on a condition variable.
+//! `LONGEST_NAP` (~1000 short wake-ups a second). Once nothing has moved
+//! for `QUIET` and every watched send doorbell is also trapped (noticed at
+//! the store, `trapped_doorbell`), the naps grow to `QUIET_NAP`: the
+//! watcher is then only the net for a store that slipped through and for
+//! CQ arms, so an idle process costs ~100 wake-ups a second, and an arm
+//! written after a quiet spell is noticed within `QUIET_NAP`. With no QP
+//! at all it blocks on a condition variable.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
@@ -25,6 +30,8 @@ use crate::objects::Cq;
 const SPIN: Duration = Duration::from_micros(50);
 const FIRST_NAP: Duration = Duration::from_micros(10);
 const LONGEST_NAP: Duration = Duration::from_millis(1);
+const QUIET: Duration = Duration::from_millis(100);
+const QUIET_NAP: Duration = Duration::from_millis(10);
 
 /// One watched QP or CQ.
 struct Watched {
@@ -39,6 +46,8 @@ enum Doorbell {
         send_counter: *const AtomicU32,
         last_seen: u32,
         doorbell: SoftDoorbell,
+        /// The QP's register page traps the driver's doorbell store.
+        trapped: bool,
     },
     CqArm {
         /// The 8-byte arm doorbell in the CQ's UAR page.
@@ -81,11 +90,12 @@ fn lock(watcher: &Watcher) -> MutexGuard<'_, Vec<Watched>> {
     watcher.list.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Starts watching a QP's `dbrec[1]` (`send_counter`).
+/// Starts watching a QP's `dbrec[1]` (`send_counter`); `trapped`: its
+/// doorbell stores are noticed by `trapped_doorbell` too.
 ///
 /// # Safety
 /// `send_counter` must stay valid until `unwatch(key)` returns.
-pub unsafe fn watch(key: usize, send_counter: *mut u32, doorbell: SoftDoorbell) {
+pub unsafe fn watch(key: usize, send_counter: *mut u32, doorbell: SoftDoorbell, trapped: bool) {
     let send_counter = send_counter.cast_const().cast::<AtomicU32>();
     // SAFETY: valid per the caller; an aligned u32 in shared memory read as
     // an AtomicU32 (same layout).
@@ -97,6 +107,7 @@ pub unsafe fn watch(key: usize, send_counter: *mut u32, doorbell: SoftDoorbell) 
             send_counter,
             last_seen,
             doorbell,
+            trapped,
         },
     });
     watcher.changed.notify_all();
@@ -134,6 +145,7 @@ fn scan(list: &mut [Watched]) -> bool {
                 send_counter,
                 last_seen,
                 doorbell,
+                ..
             } => {
                 // SAFETY: see `Watched`: valid while the entry is in the
                 // list, and we hold the list lock.
@@ -182,15 +194,25 @@ fn watch_loop() {
                 .unwrap_or_else(|p| p.into_inner());
         }
         let moved = scan(&mut list);
+        let all_trapped = list.iter().all(|w| match w.what {
+            Doorbell::Send { trapped, .. } => trapped,
+            Doorbell::CqArm { .. } => true,
+        });
         drop(list);
+        let idle = last_activity.elapsed();
         if moved {
             last_activity = Instant::now();
             nap = FIRST_NAP;
-        } else if last_activity.elapsed() < SPIN {
+        } else if idle < SPIN {
             std::thread::yield_now();
         } else {
             std::thread::sleep(nap);
-            nap = (nap * 2).min(LONGEST_NAP);
+            let longest = if all_trapped && idle >= QUIET {
+                QUIET_NAP
+            } else {
+                LONGEST_NAP
+            };
+            nap = (nap * 2).min(longest);
         }
     }
 }

@@ -1024,20 +1024,36 @@ fn gid_decodes_to_the_soft_device_endpoint() {
     assert!(taken.is_err(), "the soft device owns {endpoint}");
 }
 
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage fills a live struct; RUSAGE_SELF covers all threads.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+/// CPU time of each live thread of this process, by thread id, from the
+/// scheduler's own nanosecond counters (`/proc/self/task/*/schedstat`):
+/// `getrusage` on a VM charges whole ticks to whichever thread a tick lands
+/// on, which inflates a thread that wakes often but briefly.
+fn thread_cpu_nanos() -> std::collections::HashMap<String, u64> {
+    let tasks = std::fs::read_dir("/proc/self/task").expect("/proc/self/task");
+    tasks
+        .filter_map(|task| {
+            let task = task.ok()?;
+            let line = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+            let nanos = line.split_whitespace().next()?.parse().ok()?;
+            Some((task.file_name().to_string_lossy().into_owned(), nanos))
+        })
+        .collect()
 }
 
-/// The doorbell watcher backs off to ~1 ms naps when nothing moves: an idle
-/// process with connected QPs costs a few percent of a core at most (the
-/// other tests of this binary may run meanwhile, so the bound is loose).
+/// CPU seconds spent since `before` by the threads alive now (threads of
+/// other tests that ended meanwhile are not counted; new ones count whole).
+fn cpu_seconds_since(before: &std::collections::HashMap<String, u64>) -> f64 {
+    let spent: u64 = thread_cpu_nanos()
+        .iter()
+        .map(|(tid, now)| now.saturating_sub(before.get(tid).copied().unwrap_or(0)))
+        .sum();
+    spent as f64 / 1e9
+}
+
+/// The doorbell watcher backs off to 10 ms naps after a quiet spell when
+/// doorbells are trapped: an idle process with connected QPs costs well
+/// under 1 % of a core (the other tests of this binary may run meanwhile,
+/// so the bound is loose).
 #[test]
 fn idle_process_with_qps_costs_little_cpu() {
     let (mut a, b) = connected_pair();
@@ -1051,13 +1067,18 @@ fn idle_process_with_qps_costs_little_cpu() {
     a.post(mlx5::MLX5_OPCODE_RDMA_WRITE, &[raddr, data]);
     a.wait_send();
     std::thread::sleep(Duration::from_millis(200));
-    let start = cpu_seconds();
+    let start = thread_cpu_nanos();
     let wall = Instant::now();
     std::thread::sleep(Duration::from_secs(2));
-    let share = (cpu_seconds() - start) / wall.elapsed().as_secs_f64();
+    let share = cpu_seconds_since(&start) / wall.elapsed().as_secs_f64();
     eprintln!(
         "idle CPU with two connected QPs: {:.2} % of one core",
         share * 100.0
     );
-    assert!(share < 0.05, "idle CPU {:.1} %", share * 100.0);
+    // Without trapped doorbells the watcher alone notices them and naps at
+    // most 1 ms (~1000 wake-ups a second).
+    let watch_only = std::env::var("UCT_STANDIN_DOORBELL").as_deref() == Ok("watch")
+        || !cfg!(target_arch = "x86_64");
+    let bound = if watch_only { 0.05 } else { 0.02 };
+    assert!(share < bound, "idle CPU {:.1} %", share * 100.0);
 }
