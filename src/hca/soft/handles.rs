@@ -200,6 +200,15 @@ impl SoftPd {
             tracing::warn!("soft hca {}: bad region {addr:p}+{len}", self.device.name());
             return Err(Status::InvalidParam);
         }
+        let writable = access.contains(crate::hca::Access::LOCAL_WRITE)
+            || access.contains(crate::hca::Access::REMOTE_WRITE)
+            || access.contains(crate::hca::Access::REMOTE_ATOMIC);
+        if let Err(err) = super::os::populate(addr as usize, len, writable) {
+            tracing::debug!(
+                "soft hca {}: pages of {addr:p}+{len} not populated: {err}",
+                self.device.name()
+            );
+        }
         let region = Region {
             addr: addr as usize,
             len,

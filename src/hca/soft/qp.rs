@@ -540,6 +540,10 @@ pub(crate) const STALE_RECV_BYTE: u8 = 0xa5;
 
 impl Drop for QpContext {
     fn drop(&mut self) {
+        // What went wrong on the wire shows here (a stall hunt starts with
+        // "were there RNR waits or retransmissions?").
+        let stats = self.engine.stats();
+        tracing::debug!("soft HCA QP {:#x} closes: {stats:?}", self.qpn());
         if let Some(recv) = self.parked.take() {
             self.srq.give_back(recv);
         }
