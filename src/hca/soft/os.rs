@@ -191,7 +191,12 @@ pub fn poll_readable<const N: usize>(fds: [RawFd; N], timeout: Option<Duration>)
 /// Best effort either way: the registration itself never depends on it.
 pub fn populate(addr: usize, len: usize, writable: bool) -> io::Result<()> {
     let start = addr & !(PAGE - 1);
-    let end = addr.saturating_add(len).next_multiple_of(PAGE);
+    let Some(end) = addr
+        .checked_add(len)
+        .and_then(|end| end.checked_next_multiple_of(PAGE))
+    else {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    };
     let advice = if writable {
         libc::MADV_POPULATE_WRITE
     } else {
@@ -243,5 +248,11 @@ mod tests {
         }
         // SAFETY: the mapping made above, no longer used.
         unsafe { libc::munmap(map, len) };
+    }
+
+    #[test]
+    fn populate_refuses_a_range_that_wraps() {
+        let err = populate(usize::MAX - 10, 5, true).expect_err("no such range");
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
     }
 }
