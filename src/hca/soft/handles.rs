@@ -200,10 +200,7 @@ impl SoftPd {
             tracing::warn!("soft hca {}: bad region {addr:p}+{len}", self.device.name());
             return Err(Status::InvalidParam);
         }
-        let writable = access.contains(crate::hca::Access::LOCAL_WRITE)
-            || access.contains(crate::hca::Access::REMOTE_WRITE)
-            || access.contains(crate::hca::Access::REMOTE_ATOMIC);
-        if let Err(err) = super::os::populate(addr as usize, len, writable) {
+        if let Err(err) = super::os::populate(addr as usize, len, access.lets_device_write()) {
             tracing::debug!(
                 "soft hca {}: pages of {addr:p}+{len} not populated: {err}",
                 self.device.name()

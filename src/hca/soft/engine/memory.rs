@@ -32,6 +32,13 @@ impl Access {
     pub const fn union(self, other: Access) -> Access {
         Access(self.0 | other.0)
     }
+
+    /// Whether these rights let the device write the region (a local
+    /// scatter, a remote write or an atomic).
+    #[inline]
+    pub const fn lets_device_write(self) -> bool {
+        self.0 & (Self::LOCAL_WRITE.0 | Self::REMOTE_WRITE.0 | Self::REMOTE_ATOMIC.0) != 0
+    }
 }
 
 /// Why a memory access was refused.
