@@ -536,13 +536,13 @@ fn srq_recv_wqe_decodes_until_the_terminator() {
         lkey: 1,
         addr: 0x10000,
     };
-    a.write((&mut ring[base + 16..base + 32]).try_into().unwrap());
+    a.write(&mut ring[base + 16..base + 32]);
     DataSeg {
         byte_count: 0,
         lkey: MLX5_INVALID_LKEY,
         addr: 0,
     }
-    .write((&mut ring[base + 32..base + 48]).try_into().unwrap());
+    .write(&mut ring[base + 32..base + 48]);
     // Garbage after the terminator must be ignored.
     ring[base + 48..base + 64].fill(0xab);
 

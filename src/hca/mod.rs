@@ -50,6 +50,50 @@ use std::os::fd::RawFd;
 
 use crate::abi::ucs_status::Status;
 
+/// Runs `$call` on the backend object inside `$handle` (bound to `$inner`)
+/// and wraps its `Result` into the same backend's variant of `$out`: the
+/// constructors whose two arms are the same code.
+macro_rules! on_either_backend {
+    ($handle:expr, $enum:ident, $inner:ident => $call:expr, into $out:ident) => {
+        match $handle {
+            $enum::Soft($inner) => $call.map($out::Soft),
+            $enum::Verbs($inner) => $call.map($out::Verbs),
+        }
+    };
+}
+
+/// Declares a handle over the two backends (`Soft` wraps the soft HCA's
+/// object, `Verbs` rdma-core's) and the methods that only forward to the
+/// backend's method of the same name and arguments.
+macro_rules! backend_handle {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident($soft:ty, $verbs:ty);
+        $(
+            $(#[$fn_meta:meta])*
+            pub fn $method:ident(&self $(, $arg:ident: $arg_ty:ty)*) $(-> $ret:ty)?;
+        )*
+    ) => {
+        $(#[$meta])*
+        pub enum $name {
+            Soft($soft),
+            Verbs($verbs),
+        }
+
+        impl $name {
+            $(
+                $(#[$fn_meta])*
+                pub fn $method(&self $(, $arg: $arg_ty)*) $(-> $ret)? {
+                    match self {
+                        $name::Soft(inner) => inner.$method($($arg),*),
+                        $name::Verbs(inner) => inner.$method($($arg),*),
+                    }
+                }
+            )*
+        }
+    };
+}
+
 pub mod devices;
 pub mod rings;
 pub mod soft;
@@ -536,11 +580,13 @@ pub struct QpInitAttr<'a> {
     pub sq_wqebb_count: u32,
 }
 
-/// An open device. Cloning shares it.
-#[derive(Clone)]
-pub enum Device {
-    Soft(soft::SoftDevice),
-    Verbs(verbs::VerbsDevice),
+backend_handle! {
+    /// An open device. Cloning shares it.
+    #[derive(Clone)]
+    pub enum Device(soft::SoftDevice, verbs::VerbsDevice);
+    pub fn name(&self) -> &str;
+    pub fn attr(&self) -> DeviceAttr;
+    pub fn port_attr(&self, port: u8) -> Result<PortAttr, Status>;
 }
 
 /// A handle of one backend was combined with one of the other (e.g. a
@@ -580,27 +626,6 @@ impl Device {
         }
     }
 
-    pub fn name(&self) -> &str {
-        match self {
-            Device::Soft(dev) => dev.name(),
-            Device::Verbs(dev) => dev.name(),
-        }
-    }
-
-    pub fn attr(&self) -> DeviceAttr {
-        match self {
-            Device::Soft(dev) => dev.attr(),
-            Device::Verbs(dev) => dev.attr(),
-        }
-    }
-
-    pub fn port_attr(&self, port: u8) -> Result<PortAttr, Status> {
-        match self {
-            Device::Soft(dev) => dev.port_attr(port),
-            Device::Verbs(dev) => dev.port_attr(port),
-        }
-    }
-
     pub fn alloc_pd(&self) -> Result<Pd, Status> {
         match self {
             Device::Soft(dev) => Ok(Pd::Soft(dev.alloc_pd())),
@@ -611,10 +636,7 @@ impl Device {
     /// An event channel: one file descriptor that becomes readable when an
     /// armed CQ attached to it gets a completion.
     pub fn create_event_channel(&self) -> Result<EventChannel, Status> {
-        match self {
-            Device::Soft(dev) => dev.create_event_channel().map(EventChannel::Soft),
-            Device::Verbs(dev) => dev.create_event_channel().map(EventChannel::Verbs),
-        }
+        on_either_backend!(self, Device, dev => dev.create_event_channel(), into EventChannel)
     }
 
     pub fn create_cq(&self, cqe_count: u32, channel: Option<&EventChannel>) -> Result<Cq, Status> {
@@ -644,27 +666,20 @@ impl Device {
     }
 }
 
-/// A protection domain.
-pub enum Pd {
-    Soft(soft::SoftPd),
-    Verbs(verbs::VerbsPd),
+backend_handle! {
+    /// A protection domain.
+    pub enum Pd(soft::SoftPd, verbs::VerbsPd);
 }
 
 impl Pd {
     /// Registers `len` bytes at `addr` (both non-zero). The memory must stay
     /// valid until the returned [`Mr`] is dropped.
     pub fn reg_mr(&self, addr: *mut u8, len: usize, access: Access) -> Result<Mr, Status> {
-        match self {
-            Pd::Soft(pd) => pd.reg_mr(addr, len, access).map(Mr::Soft),
-            Pd::Verbs(pd) => pd.reg_mr(addr, len, access).map(Mr::Verbs),
-        }
+        on_either_backend!(self, Pd, pd => pd.reg_mr(addr, len, access), into Mr)
     }
 
     pub fn create_srq(&self, attr: SrqInitAttr) -> Result<Srq, Status> {
-        match self {
-            Pd::Soft(pd) => pd.create_srq(attr).map(Srq::Soft),
-            Pd::Verbs(pd) => pd.create_srq(attr).map(Srq::Verbs),
-        }
+        on_either_backend!(self, Pd, pd => pd.create_srq(attr), into Srq)
     }
 
     pub fn create_qp(&self, attr: &QpInitAttr<'_>) -> Result<Qp, Status> {
@@ -680,59 +695,28 @@ impl Pd {
     }
 }
 
-/// A memory registration; dropping it deregisters.
-pub enum Mr {
-    Soft(soft::SoftMr),
-    Verbs(verbs::VerbsMr),
+backend_handle! {
+    /// A memory registration; dropping it deregisters.
+    pub enum Mr(soft::SoftMr, verbs::VerbsMr);
+    pub fn keys(&self) -> MrKeys;
 }
 
-impl Mr {
-    pub fn keys(&self) -> MrKeys {
-        match self {
-            Mr::Soft(mr) => mr.keys(),
-            Mr::Verbs(mr) => mr.keys(),
-        }
-    }
-}
-
-pub enum EventChannel {
-    Soft(soft::SoftEventChannel),
-    Verbs(verbs::VerbsChannel),
-}
-
-impl EventChannel {
+backend_handle! {
+    pub enum EventChannel(soft::SoftEventChannel, verbs::VerbsChannel);
     /// The descriptor to poll for readability.
-    pub fn fd(&self) -> RawFd {
-        match self {
-            EventChannel::Soft(ch) => ch.fd(),
-            EventChannel::Verbs(ch) => ch.fd(),
-        }
-    }
-
+    pub fn fd(&self) -> RawFd;
     /// Consumes pending events so the descriptor stops being readable;
     /// on rdma-core each consumed event advances its CQ's arm sequence
     /// number, so call this before [`Cq::arm`].
-    pub fn clear(&self) {
-        match self {
-            EventChannel::Soft(ch) => ch.clear(),
-            EventChannel::Verbs(ch) => ch.clear(),
-        }
-    }
+    pub fn clear(&self);
 }
 
-pub enum Cq {
-    Soft(soft::SoftCq),
-    Verbs(verbs::VerbsCq),
+backend_handle! {
+    pub enum Cq(soft::SoftCq, verbs::VerbsCq);
+    pub fn ring(&self) -> CqRing;
 }
 
 impl Cq {
-    pub fn ring(&self) -> CqRing {
-        match self {
-            Cq::Soft(cq) => cq.ring(),
-            Cq::Verbs(cq) => cq.ring(),
-        }
-    }
-
     /// Requests one event on the CQ's channel for the next CQE.
     /// `consumer_index` is the transport's own (free-running) consumer
     /// index of this ring: on rdma-core the device fires at once if it has
@@ -750,37 +734,23 @@ impl Cq {
     }
 }
 
-pub enum Srq {
-    Soft(soft::SoftSrq),
-    Verbs(verbs::VerbsSrq),
+backend_handle! {
+    pub enum Srq(soft::SoftSrq, verbs::VerbsSrq);
+    pub fn ring(&self) -> RecvRing;
 }
 
-impl Srq {
-    pub fn ring(&self) -> RecvRing {
-        match self {
-            Srq::Soft(srq) => srq.ring(),
-            Srq::Verbs(srq) => srq.ring(),
-        }
-    }
-}
-
-pub enum Qp {
-    Soft(soft::SoftQp),
-    /// Boxed: the verbs QP carries its rings and path, the soft one is a
-    /// pointer; `Qp` stays small in the endpoint.
-    Verbs(Box<verbs::VerbsQp>),
+backend_handle! {
+    /// A queue pair. The verbs QP is boxed: it carries its rings and path,
+    /// the soft one is a pointer; `Qp` stays small in the endpoint.
+    pub enum Qp(soft::SoftQp, Box<verbs::VerbsQp>);
+    pub fn send_ring(&self) -> SendRing;
+    pub fn modify(&self, transition: QpTransition) -> Result<(), Status>;
+    pub fn query(&self) -> Result<QpInfo, Status>;
 }
 
 impl Qp {
     pub fn qpn(&self) -> u32 {
         self.send_ring().qpn
-    }
-
-    pub fn send_ring(&self) -> SendRing {
-        match self {
-            Qp::Soft(qp) => qp.send_ring(),
-            Qp::Verbs(qp) => qp.send_ring(),
-        }
     }
 
     /// The doorbell of this QP's send ring; clone it into the endpoint.
@@ -790,41 +760,18 @@ impl Qp {
             Qp::Verbs(qp) => Doorbell::Verbs(qp.doorbell()),
         }
     }
-
-    pub fn modify(&self, transition: QpTransition) -> Result<(), Status> {
-        match self {
-            Qp::Soft(qp) => qp.modify(transition),
-            Qp::Verbs(qp) => qp.modify(transition),
-        }
-    }
-
-    pub fn query(&self) -> Result<QpInfo, Status> {
-        match self {
-            Qp::Soft(qp) => qp.query(),
-            Qp::Verbs(qp) => qp.query(),
-        }
-    }
 }
 
-/// Tells the device new WQEs are in a send ring.
-#[derive(Clone)]
-pub enum Doorbell {
-    Soft(soft::SoftDoorbell),
-    Verbs(verbs::VerbsDoorbell),
-}
-
-impl Doorbell {
+backend_handle! {
+    /// Tells the device new WQEs are in a send ring.
+    #[derive(Clone)]
+    pub enum Doorbell(soft::SoftDoorbell, verbs::VerbsDoorbell);
     /// Call after writing WQEs and storing the new producer index in
     /// `dbrec[1]` (an atomic store with release ordering). `last_wqe`
     /// points at the control segment of the last WQE written: hardware
     /// takes its first 8 bytes through the doorbell (BlueFlame) register.
     #[inline]
-    pub fn ring(&self, last_wqe: *const u8) {
-        match self {
-            Doorbell::Soft(db) => db.ring(last_wqe),
-            Doorbell::Verbs(db) => db.ring(last_wqe),
-        }
-    }
+    pub fn ring(&self, last_wqe: *const u8);
 }
 
 #[cfg(test)]

@@ -384,7 +384,6 @@ impl<'a> RecvWqe<'a> {
     pub fn data(&self) -> impl Iterator<Item = DataSeg> + 'a {
         self.bytes
             .chunks_exact(SEG_LEN)
-            .filter_map(|c| <&Seg>::try_from(c).ok())
             .map(DataSeg::read)
             .take_while(|d| d.lkey != MLX5_INVALID_LKEY)
     }

@@ -8,7 +8,9 @@
 //! past the end of the ring continues at its start. All multi-byte fields are
 //! big-endian, as the device reads them.
 
-use crate::mlx5::endian::{get_u16, get_u24, get_u32, get_u64, put_u32, put_u64};
+use crate::mlx5::endian::{
+    big_endian_fields, get_u16, get_u24, get_u32, get_u64, put_u32, put_u64,
+};
 
 /// One 16-byte unit of a WQE (the DS count counts these).
 pub const SEG_LEN: usize = 16;
@@ -179,54 +181,22 @@ impl CtrlSeg {
     }
 }
 
-/// Remote address segment of RDMA and atomic WQEs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct RaddrSeg {
-    pub raddr: u64,
-    pub rkey: u32,
+big_endian_fields! {
+    /// Remote address segment of RDMA and atomic WQEs.
+    pub struct RaddrSeg[SEG_LEN] {
+        pub raddr: u64 @ 0,
+        pub rkey: u32 @ 8,
+    }
+    reserved: u32 @ 12
 }
 
-impl RaddrSeg {
-    #[inline]
-    pub fn read(seg: &Seg) -> RaddrSeg {
-        RaddrSeg {
-            raddr: get_u64(seg, 0),
-            rkey: get_u32(seg, 8),
-        }
-    }
-
-    #[inline]
-    pub fn write(&self, seg: &mut Seg) {
-        put_u64(seg, 0, self.raddr);
-        put_u32(seg, 8, self.rkey);
-        put_u32(seg, 12, 0);
-    }
-}
-
-/// Data pointer segment: a local buffer (gather for SEND/WRITE, scatter for
-/// READ and atomic results, and the entries of receive WQEs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct DataSeg {
-    pub byte_count: u32,
-    pub lkey: u32,
-    pub addr: u64,
-}
-
-impl DataSeg {
-    #[inline]
-    pub fn read(seg: &Seg) -> DataSeg {
-        DataSeg {
-            byte_count: get_u32(seg, 0),
-            lkey: get_u32(seg, 4),
-            addr: get_u64(seg, 8),
-        }
-    }
-
-    #[inline]
-    pub fn write(&self, seg: &mut Seg) {
-        put_u32(seg, 0, self.byte_count);
-        put_u32(seg, 4, self.lkey);
-        put_u64(seg, 8, self.addr);
+big_endian_fields! {
+    /// Data pointer segment: a local buffer (gather for SEND/WRITE, scatter
+    /// for READ and atomic results, and the entries of receive WQEs).
+    pub struct DataSeg[SEG_LEN] {
+        pub byte_count: u32 @ 0,
+        pub lkey: u32 @ 4,
+        pub addr: u64 @ 8,
     }
 }
 

@@ -158,19 +158,19 @@ impl RxState {
         let mut wqe = [0u8; 2 * mlx5::SEG_LEN];
         let next = index.wrapping_add(1) & (self.len() as u16 - 1);
         let (head, data) = wqe.split_at_mut(mlx5::SEG_LEN);
-        if let (Ok(head), Ok(data)) = (head.try_into(), data.try_into()) {
+        if let Ok(head) = head.try_into() {
             SrqNextSeg {
                 next_wqe_index: next,
                 signature: 0,
             }
             .write(head);
-            DataSeg {
-                byte_count: self.seg_size as u32,
-                lkey: self.pool.lkey(buffer),
-                addr: buffer as u64 + (self.offset - AM_HDR_LEN) as u64,
-            }
-            .write(data);
         }
+        DataSeg {
+            byte_count: self.seg_size as u32,
+            lkey: self.pool.lkey(buffer),
+            addr: buffer as u64 + (self.offset - AM_HDR_LEN) as u64,
+        }
+        .write(data);
         if self.queue.write(index, &wqe) {
             self.ready[usize::from(index)] = true;
         } else {

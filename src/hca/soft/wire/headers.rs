@@ -2,32 +2,27 @@
 //! length-checked `parse` from and `emit` into byte slices.
 
 use super::WireError;
-use crate::mlx5::endian::{get_u32, get_u64, put_u32, put_u64};
+use crate::mlx5::endian::{big_endian_fields, get_u32, get_u64, put_u32, put_u64};
 pub use crate::mlx5::AtomicSize;
 
 /// Largest value of a 24-bit field (PSN, QPN, MSN).
 pub const MAX_U24: u32 = 0x00ff_ffff;
 
-/// Gives a header that is only big-endian fields at fixed offsets its `LEN`
-/// and a length-checked `parse` and `emit`, both from one list of
-/// `field: getter, putter @ offset` so the two directions cannot disagree.
+/// Gives a header declared with [`big_endian_fields!`] a length-checked
+/// `parse` and `emit`.
 macro_rules! plain_header {
-    ($header:ident, $len:expr, { $($field:ident: $get:ident, $put:ident @ $at:expr),+ $(,)? }) => {
+    ($header:ident) => {
         impl $header {
-            pub const LEN: usize = $len;
-
             #[inline]
             pub fn parse(b: &[u8]) -> Result<$header, WireError> {
                 let b = b.get(..Self::LEN).ok_or(WireError::Truncated)?;
-                Ok($header {
-                    $($field: $get(b, $at),)+
-                })
+                Ok(Self::read(b))
             }
 
             #[inline]
             pub fn emit(&self, b: &mut [u8]) -> Result<(), WireError> {
                 let b = b.get_mut(..Self::LEN).ok_or(WireError::BufferTooSmall)?;
-                $($put(b, $at, self.$field);)+
+                self.write(b);
                 Ok(())
             }
         }
@@ -37,21 +32,17 @@ macro_rules! plain_header {
 /// Length of the immediate-data header (ImmDt): one big-endian 32-bit word.
 pub const IMM_LEN: usize = 4;
 
-/// RDMA extended transport header: the remote buffer of a WRITE or READ.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Reth {
-    /// Remote virtual address.
-    pub va: u64,
-    pub rkey: u32,
-    /// Length of the whole message (not of this packet).
-    pub dma_len: u32,
+big_endian_fields! {
+    /// RDMA extended transport header: the remote buffer of a WRITE or READ.
+    pub struct Reth[16] {
+        /// Remote virtual address.
+        pub va: u64 @ 0,
+        pub rkey: u32 @ 8,
+        /// Length of the whole message (not of this packet).
+        pub dma_len: u32 @ 12,
+    }
 }
-
-plain_header!(Reth, 16, {
-    va: get_u64, put_u64 @ 0,
-    rkey: get_u32, put_u32 @ 8,
-    dma_len: get_u32, put_u32 @ 12,
-});
+plain_header!(Reth);
 
 /// The NAK codes of an AETH syndrome (IBTA vol. 1, 9.7.5.2.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -157,35 +148,28 @@ impl Aeth {
     }
 }
 
-/// Atomic extended transport header of a standard 64-bit CmpSwap/FetchAdd.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct AtomicEth {
-    /// Remote virtual address (8-byte aligned, checked by the responder).
-    pub va: u64,
-    pub rkey: u32,
-    /// The swap value (CmpSwap) or the addend (FetchAdd).
-    pub swap_add: u64,
-    /// The compare value (CmpSwap; zero for FetchAdd).
-    pub compare: u64,
+big_endian_fields! {
+    /// Atomic extended transport header of a standard 64-bit CmpSwap/FetchAdd.
+    pub struct AtomicEth[28] {
+        /// Remote virtual address (8-byte aligned, checked by the responder).
+        pub va: u64 @ 0,
+        pub rkey: u32 @ 8,
+        /// The swap value (CmpSwap) or the addend (FetchAdd).
+        pub swap_add: u64 @ 12,
+        /// The compare value (CmpSwap; zero for FetchAdd).
+        pub compare: u64 @ 20,
+    }
 }
+plain_header!(AtomicEth);
 
-plain_header!(AtomicEth, 28, {
-    va: get_u64, put_u64 @ 0,
-    rkey: get_u32, put_u32 @ 8,
-    swap_add: get_u64, put_u64 @ 12,
-    compare: get_u64, put_u64 @ 20,
-});
-
-/// Atomic acknowledge header: the value the remote location held before the
-/// atomic (zero-extended for 32-bit masked atomics).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct AtomicAckEth {
-    pub orig: u64,
+big_endian_fields! {
+    /// Atomic acknowledge header: the value the remote location held before
+    /// the atomic (zero-extended for 32-bit masked atomics).
+    pub struct AtomicAckEth[8] {
+        pub orig: u64 @ 0,
+    }
 }
-
-plain_header!(AtomicAckEth, 8, {
-    orig: get_u64, put_u64 @ 0,
-});
+plain_header!(AtomicAckEth);
 
 /// The largest operand value of a width.
 #[inline]
