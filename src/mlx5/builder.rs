@@ -254,38 +254,25 @@ fn copy_short(dst: &mut [u8], src: &[u8]) {
     if len == 0 {
         // am_short without payload: nothing to copy.
     } else if (8..=16).contains(&len) {
-        let (head, tail) = (read_u64(src, 0), read_u64(src, len - 8));
-        write_u64(dst, len - 8, tail);
-        write_u64(dst, 0, head);
+        copy_head_and_tail::<8>(dst, src);
     } else if (4..8).contains(&len) {
-        let (head, tail) = (read_u32(src, 0), read_u32(src, len - 4));
-        write_u32(dst, len - 4, tail);
-        write_u32(dst, 0, head);
+        copy_head_and_tail::<4>(dst, src);
     } else {
         dst.copy_from_slice(src);
     }
 }
 
+/// Copies `src` (`N..=2N` bytes) into `dst` of the same length as its first
+/// and last `N` bytes, which overlap in the middle: both are loaded before
+/// either is stored.
 #[inline(always)]
-fn read_u64(bytes: &[u8], at: usize) -> u64 {
-    let mut word = [0; 8];
-    word.copy_from_slice(&bytes[at..at + 8]);
-    u64::from_ne_bytes(word)
-}
-
-#[inline(always)]
-fn write_u64(bytes: &mut [u8], at: usize, value: u64) {
-    bytes[at..at + 8].copy_from_slice(&value.to_ne_bytes());
-}
-
-#[inline(always)]
-fn read_u32(bytes: &[u8], at: usize) -> u32 {
-    let mut word = [0; 4];
-    word.copy_from_slice(&bytes[at..at + 4]);
-    u32::from_ne_bytes(word)
-}
-
-#[inline(always)]
-fn write_u32(bytes: &mut [u8], at: usize, value: u32) {
-    bytes[at..at + 4].copy_from_slice(&value.to_ne_bytes());
+fn copy_head_and_tail<const N: usize>(dst: &mut [u8], src: &[u8]) {
+    if let (Some(&head), Some(&tail)) = (src.first_chunk::<N>(), src.last_chunk::<N>()) {
+        if let Some(dst_tail) = dst.last_chunk_mut::<N>() {
+            *dst_tail = tail;
+        }
+        if let Some(dst_head) = dst.first_chunk_mut::<N>() {
+            *dst_head = head;
+        }
+    }
 }

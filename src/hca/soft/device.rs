@@ -224,30 +224,40 @@ impl Core {
         {
             return;
         }
-        let State {
-            qps,
-            mrs,
-            tx,
-            rung_taken,
-            ..
-        } = state;
+        let mut rung = std::mem::take(&mut state.rung_taken);
         std::mem::swap(
             &mut *self
                 .rung
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner()),
-            rung_taken,
+            &mut rung,
         );
+        self.step_qps(state, &mut rung, now, QpContext::doorbell);
+        state.rung_taken = rung;
+    }
+
+    /// Runs `step` (taking WQEs, answering packets) on each QP listed in
+    /// `qpns`, emptying the list; a QP destroyed since it was listed is gone
+    /// from the table and skipped. A step can arm a timer (RNR wait,
+    /// retransmission): its deadline is published so that whoever progresses
+    /// next sees it due.
+    fn step_qps(
+        &self,
+        state: &mut State,
+        qpns: &mut Vec<u32>,
+        now: Instant,
+        step: fn(&mut QpContext, Instant, &mut Tx<'_>, &MrTable),
+    ) {
+        let State { qps, mrs, tx, .. } = state;
         let mut tx = Tx {
             link: &self.link,
             batch: tx,
         };
-        for qpn in rung_taken.drain(..) {
-            // A QP destroyed after its last ring is gone from the table.
+        for qpn in qpns.drain(..) {
             let Some(qp) = qps.get_mut(&qpn) else {
                 continue;
             };
-            qp.doorbell(now, &mut tx, mrs);
+            step(qp, now, &mut tx, mrs);
             if let Some(deadline) = qp.next_timeout() {
                 self.next_deadline
                     .fetch_min(deadline.as_nanos(), Ordering::Relaxed);
@@ -315,29 +325,9 @@ impl Core {
 
     /// Lets each QP that received datagrams in this batch answer them.
     fn answer_batch(&self, state: &mut State, now: Instant) {
-        let State {
-            qps,
-            mrs,
-            tx,
-            touched,
-            ..
-        } = state;
-        let mut tx = Tx {
-            link: &self.link,
-            batch: tx,
-        };
-        for qpn in touched.drain(..) {
-            let Some(qp) = qps.get_mut(&qpn) else {
-                continue;
-            };
-            qp.pump(now, &mut tx, mrs);
-            // A packet can arm a timer (RNR wait, retransmission of what it
-            // let go out): whoever progresses next must see it due.
-            if let Some(deadline) = qp.next_timeout() {
-                self.next_deadline
-                    .fetch_min(deadline.as_nanos(), Ordering::Relaxed);
-            }
-        }
+        let mut touched = std::mem::take(&mut state.touched);
+        self.step_qps(state, &mut touched, now, QpContext::pump);
+        state.touched = touched;
     }
 
     /// Reads every datagram waiting in the shared-memory ring, a batch at a

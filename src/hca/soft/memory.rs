@@ -10,7 +10,7 @@
 use crate::core::id_map::IdMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use super::engine::{Access, AtomicOp, MemError, Memory};
+use super::engine::{Access, AtomicOp, MemError, MemResult, Memory};
 use crate::hca::AtomicResultOrder;
 
 /// One registered region. `addr..addr + len` is process memory the caller
@@ -68,7 +68,7 @@ impl MrTable {
         addr: u64,
         len: u64,
         access: Access,
-    ) -> Result<*mut u8, MemError> {
+    ) -> MemResult<*mut u8> {
         let region = self
             .regions
             .get(&key)
@@ -103,13 +103,13 @@ pub struct ProcessMemory<'a> {
 }
 
 impl Memory for ProcessMemory<'_> {
-    fn check(&self, key: u32, addr: u64, len: u64, access: Access) -> Result<(), MemError> {
+    fn check(&self, key: u32, addr: u64, len: u64, access: Access) -> MemResult {
         self.table
             .locate(self.pd, key, addr, len, access)
             .map(|_| ())
     }
 
-    fn read(&self, key: u32, addr: u64, buf: &mut [u8], access: Access) -> Result<(), MemError> {
+    fn read(&self, key: u32, addr: u64, buf: &mut [u8], access: Access) -> MemResult {
         let src = self
             .table
             .locate(self.pd, key, addr, buf.len() as u64, access)?;
@@ -124,7 +124,7 @@ impl Memory for ProcessMemory<'_> {
         Ok(())
     }
 
-    fn write(&mut self, key: u32, addr: u64, data: &[u8], access: Access) -> Result<(), MemError> {
+    fn write(&mut self, key: u32, addr: u64, data: &[u8], access: Access) -> MemResult {
         let dst = self
             .table
             .locate(self.pd, key, addr, data.len() as u64, access)?;
@@ -136,13 +136,7 @@ impl Memory for ProcessMemory<'_> {
         Ok(())
     }
 
-    fn store_atomic_result(
-        &mut self,
-        key: u32,
-        addr: u64,
-        value: u64,
-        size: u8,
-    ) -> Result<(), MemError> {
+    fn store_atomic_result(&mut self, key: u32, addr: u64, value: u64, size: u8) -> MemResult {
         let width = if size == 4 { 4 } else { 8 };
         let narrowed = if width == 4 {
             u64::from(value as u32)
@@ -160,13 +154,7 @@ impl Memory for ProcessMemory<'_> {
         self.write(key, addr, &bytes[..width], Access::LOCAL_WRITE)
     }
 
-    fn atomic(
-        &mut self,
-        key: u32,
-        addr: u64,
-        op: &AtomicOp,
-        access: Access,
-    ) -> Result<u64, MemError> {
+    fn atomic(&mut self, key: u32, addr: u64, op: &AtomicOp, access: Access) -> MemResult<u64> {
         let size = u64::from(op.size_bytes());
         let target = self.table.locate(self.pd, key, addr, size, access)?;
         if (target as usize) % (size as usize) != 0 {

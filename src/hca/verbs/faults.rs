@@ -15,6 +15,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 
 use super::ffi::Verbs;
 use crate::abi::ucs_status::{result_of, ucs_status_t, Status};
+use crate::core::ucx_libucs::lies_in_this_object;
 use crate::hca::devices::{find_device, Backend};
 
 /// One fault call and its argument.
@@ -35,23 +36,6 @@ impl FaultCall {
     }
 }
 
-/// The base address of the shared object (or executable) holding `code`.
-fn object_base(code: *const c_void) -> Option<usize> {
-    // SAFETY: Dl_info is plain data; dladdr fills it for an address inside
-    // a loaded object and returns 0 otherwise.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: `info` is writable; any address may be asked about.
-    if unsafe { libc::dladdr(code, &mut info) } == 0 {
-        return None;
-    }
-    Some(info.dli_fbase as usize)
-}
-
-/// A function private to this copy of the library (never exported, so
-/// never interposed): where "this copy" lives.
-#[inline(never)]
-fn this_copy_marker() {}
-
 /// Runs `call` on the device `name` if it is served by rdma-core:
 /// `None` means it is not (the caller applies the fault to its own soft
 /// HCA). `function` names the entry point in the log line.
@@ -60,8 +44,7 @@ pub fn forward(function: &str, name: &str, call: FaultCall) -> Option<Result<(),
         .ok()
         .and_then(|verbs| verbs.optional_symbol(call.symbol()));
     if let Some(target) = target {
-        let here = object_base(this_copy_marker as *const c_void);
-        if here.is_some() && here == object_base(target) {
+        if lies_in_this_object(target) {
             // This copy lives in the library that would be called: it is
             // the stand-in's own, acting on its own soft devices.
             return None;

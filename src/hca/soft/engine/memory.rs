@@ -52,6 +52,9 @@ pub enum MemError {
     AccessDenied,
 }
 
+/// What a [`Memory`] access returns.
+pub type MemResult<T = ()> = Result<T, MemError>;
+
 /// Registered memory as the engine sees it.
 ///
 /// Every method checks the whole range before touching anything, so a
@@ -59,36 +62,24 @@ pub enum MemError {
 pub trait Memory {
     /// Whether `[addr, addr + len)` lies in the region of `key` and the
     /// region grants `access`.
-    fn check(&self, key: u32, addr: u64, len: u64, access: Access) -> Result<(), MemError>;
+    fn check(&self, key: u32, addr: u64, len: u64, access: Access) -> MemResult;
 
     /// Copies `buf.len()` bytes from `addr` into `buf`.
-    fn read(&self, key: u32, addr: u64, buf: &mut [u8], access: Access) -> Result<(), MemError>;
+    fn read(&self, key: u32, addr: u64, buf: &mut [u8], access: Access) -> MemResult;
 
     /// Copies `data` to `addr`.
-    fn write(&mut self, key: u32, addr: u64, data: &[u8], access: Access) -> Result<(), MemError>;
+    fn write(&mut self, key: u32, addr: u64, data: &[u8], access: Access) -> MemResult;
 
     /// Executes `op` on the `op.size()`-byte value at `addr` (aligned, checked
     /// by the engine) atomically with respect to other users of this memory,
     /// and returns the value it held before.
-    fn atomic(
-        &mut self,
-        key: u32,
-        addr: u64,
-        op: &AtomicOp,
-        access: Access,
-    ) -> Result<u64, MemError>;
+    fn atomic(&mut self, key: u32, addr: u64, op: &AtomicOp, access: Access) -> MemResult<u64>;
 
     /// Stores the value an atomic fetched into the requester's local buffer.
     /// The default writes it in host byte order, `size` bytes wide (the
     /// same order [`SimMemory`] executes atomics in); a device whose memory
     /// holds atomic operands in another byte order overrides both.
-    fn store_atomic_result(
-        &mut self,
-        key: u32,
-        addr: u64,
-        value: u64,
-        size: u8,
-    ) -> Result<(), MemError> {
+    fn store_atomic_result(&mut self, key: u32, addr: u64, value: u64, size: u8) -> MemResult {
         if size == 4 {
             self.write(
                 key,
@@ -109,7 +100,7 @@ pub fn sgl_len(sgl: &[Sge]) -> Option<u64> {
 }
 
 /// Checks every element of a scatter/gather list for `access`.
-pub fn check_sgl<M: Memory + ?Sized>(mem: &M, sgl: &[Sge], access: Access) -> Result<(), MemError> {
+pub fn check_sgl<M: Memory + ?Sized>(mem: &M, sgl: &[Sge], access: Access) -> MemResult {
     for sge in sgl {
         mem.check(sge.lkey, sge.addr, u64::from(sge.len), access)?;
     }
@@ -125,8 +116,8 @@ fn for_each_piece(
     sgl: &[Sge],
     offset: u64,
     len: usize,
-    mut f: impl FnMut(u32, u64, Range<usize>) -> Result<(), MemError>,
-) -> Result<(), MemError> {
+    mut f: impl FnMut(u32, u64, Range<usize>) -> MemResult,
+) -> MemResult {
     let total = sgl_len(sgl).unwrap_or(u64::MAX);
     match offset.checked_add(len as u64) {
         Some(end) if end <= total => {}
@@ -155,12 +146,7 @@ fn for_each_piece(
 
 /// Reads `buf.len()` bytes at byte `offset` of a gather list (local read).
 /// `Err(OutOfBounds)` if the list is shorter.
-pub fn gather<M: Memory + ?Sized>(
-    mem: &M,
-    sgl: &[Sge],
-    offset: u64,
-    buf: &mut [u8],
-) -> Result<(), MemError> {
+pub fn gather<M: Memory + ?Sized>(mem: &M, sgl: &[Sge], offset: u64, buf: &mut [u8]) -> MemResult {
     for_each_piece(sgl, offset, buf.len(), |lkey, addr, range| {
         let dst = buf.get_mut(range).ok_or(MemError::OutOfBounds)?;
         mem.read(lkey, addr, dst, Access::LOCAL_READ)
@@ -175,7 +161,7 @@ pub fn scatter<M: Memory + ?Sized>(
     sgl: &[Sge],
     offset: u64,
     data: &[u8],
-) -> Result<(), MemError> {
+) -> MemResult {
     for_each_piece(sgl, offset, data.len(), |lkey, addr, range| {
         let src = data.get(range).ok_or(MemError::OutOfBounds)?;
         mem.write(lkey, addr, src, Access::LOCAL_WRITE)
@@ -284,37 +270,31 @@ impl SimMemory {
         addr: u64,
         len: usize,
         access: Access,
-    ) -> Result<&mut [u8], MemError> {
+    ) -> MemResult<&mut [u8]> {
         let (index, range) = self.locate(key, addr, len as u64, access)?;
         Ok(&mut self.regions[index].bytes[range])
     }
 }
 
 impl Memory for SimMemory {
-    fn check(&self, key: u32, addr: u64, len: u64, access: Access) -> Result<(), MemError> {
+    fn check(&self, key: u32, addr: u64, len: u64, access: Access) -> MemResult {
         self.locate(key, addr, len, access).map(|_| ())
     }
 
-    fn read(&self, key: u32, addr: u64, buf: &mut [u8], access: Access) -> Result<(), MemError> {
+    fn read(&self, key: u32, addr: u64, buf: &mut [u8], access: Access) -> MemResult {
         let (index, range) = self.locate(key, addr, buf.len() as u64, access)?;
         buf.copy_from_slice(&self.regions[index].bytes[range]);
         Ok(())
     }
 
-    fn write(&mut self, key: u32, addr: u64, data: &[u8], access: Access) -> Result<(), MemError> {
+    fn write(&mut self, key: u32, addr: u64, data: &[u8], access: Access) -> MemResult {
         self.bytes_mut(key, addr, data.len(), access)?
             .copy_from_slice(data);
         self.writes_accepted += 1;
         Ok(())
     }
 
-    fn atomic(
-        &mut self,
-        key: u32,
-        addr: u64,
-        op: &AtomicOp,
-        access: Access,
-    ) -> Result<u64, MemError> {
+    fn atomic(&mut self, key: u32, addr: u64, op: &AtomicOp, access: Access) -> MemResult<u64> {
         let cell = self.bytes_mut(key, addr, usize::from(op.size_bytes()), access)?;
         let old = if let Ok(word) = <[u8; 4]>::try_from(&*cell) {
             let old = u32::from_ne_bytes(word);

@@ -38,7 +38,9 @@ pub mod sim;
 mod time;
 mod wr;
 
-pub use memory::{check_sgl, gather, scatter, sgl_len, Access, MemError, Memory, SimMemory};
+pub use memory::{
+    check_sgl, gather, scatter, sgl_len, Access, MemError, MemResult, Memory, SimMemory,
+};
 pub use qp::{PathMtu, Qp, QpConfig, QpError, QpState, QpStats, RtrAttrs, RtsAttrs, Transmit};
 pub use time::{ack_timeout_from_ib, rnr_timer_duration, Instant};
 pub use wr::{
