@@ -199,183 +199,49 @@ impl OpDescriptor<'_> {
     /// in host order as `uct_ep_am_short` writes its header), with fewer as
     /// `AM_BCOPY` with flags 0 (an `AM_SHORT` needs a full header word).
     pub fn op_info(&self) -> Option<uct_ep_op_info_t> {
-        let mut info = zeroed_op_info();
-        info.field_mask = UCT_EP_OP_INFO_FIELD_OPERATION;
-        let comp = self.comp();
-        match *self {
-            OpDescriptor::AmShort {
-                am_id,
-                header,
-                payload,
-            } => {
-                info.operation = UCT_EP_OP_AM_SHORT;
-                info.detail.am = am_short(am_id, header, payload);
-            }
-            OpDescriptor::AmShortIov { am_id, data } => match data.split_first_chunk::<8>() {
-                Some((header, payload)) => {
-                    info.operation = UCT_EP_OP_AM_SHORT;
-                    info.detail.am = am_short(am_id, u64::from_ne_bytes(*header), payload);
-                }
-                None => {
-                    info.operation = UCT_EP_OP_AM_BCOPY;
-                    info.detail.am = am_bcopy(am_id, 0, data);
-                }
+        use OpDescriptor as Op;
+        use UCT_EP_OP_INFO_ATOMIC_FIELD_COMPARE as COMPARE;
+        use UCT_EP_OP_INFO_ATOMIC_FIELD_RESULT as RESULT;
+        // One line per kind: the operation it is reported as and the
+        // `detail` member that describes it.
+        #[rustfmt::skip]
+        let (operation, detail) = match *self {
+            Op::AmShort { am_id, header, payload } => (UCT_EP_OP_AM_SHORT, am_short(am_id, header, payload)),
+            Op::AmShortIov { am_id, data } => match data.split_first_chunk::<8>() {
+                Some((header, payload)) => (UCT_EP_OP_AM_SHORT, am_short(am_id, u64::from_ne_bytes(*header), payload)),
+                None => (UCT_EP_OP_AM_BCOPY, am_bcopy(am_id, 0, data)),
             },
-            OpDescriptor::AmBcopy {
-                am_id,
-                flags,
-                payload,
-            } => {
-                info.operation = UCT_EP_OP_AM_BCOPY;
-                info.detail.am = am_bcopy(am_id, flags, payload);
-            }
-            OpDescriptor::AmZcopy {
-                am_id,
-                flags,
-                header,
-                iov,
-                ..
-            } => {
-                info.operation = UCT_EP_OP_AM_ZCOPY;
-                info.detail.am = uct_ep_op_info_am {
-                    field_mask: UCT_EP_OP_INFO_AM_FIELD_AM_ID
-                        | UCT_EP_OP_INFO_AM_FIELD_FLAGS
-                        | UCT_EP_OP_INFO_AM_FIELD_HEADER_ZCOPY
-                        | UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_ZCOPY,
-                    am_id,
-                    flags,
-                    header: uct_ep_op_info_am_header {
-                        zcopy: uct_ep_op_info_am_header_zcopy {
-                            buffer: header.as_ptr().cast(),
-                            length: header.len(),
-                        },
-                    },
-                    payload: uct_ep_op_info_am_payload { zcopy: zcopy(iov) },
-                };
-            }
-            OpDescriptor::PutShort { remote, payload } => {
-                info.operation = UCT_EP_OP_PUT_SHORT;
-                info.detail.rma =
-                    rma_data(remote, payload.as_ptr().cast_mut().cast(), payload.len());
-            }
-            OpDescriptor::PutBcopy { remote, payload } => {
-                info.operation = UCT_EP_OP_PUT_BCOPY;
-                info.detail.rma =
-                    rma_data(remote, payload.as_ptr().cast_mut().cast(), payload.len());
-            }
-            OpDescriptor::PutZcopy { remote, iov, .. } => {
-                info.operation = UCT_EP_OP_PUT_ZCOPY;
-                info.detail.rma = rma_zcopy(remote, iov);
-            }
-            OpDescriptor::GetShort {
-                remote,
-                buffer,
-                length,
-            } => {
-                info.operation = UCT_EP_OP_GET_SHORT;
-                info.detail.rma = rma_data(remote, buffer, length);
-            }
-            OpDescriptor::GetBcopy {
-                remote,
-                unpack_cb,
-                arg,
-                length,
-                ..
-            } => {
-                info.operation = UCT_EP_OP_GET_BCOPY;
-                info.detail.rma = uct_ep_op_info_rma {
-                    field_mask: RMA_TARGET | UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_UNPACK,
-                    remote_addr: remote.address,
-                    rkey: remote.rkey,
-                    payload: uct_ep_op_info_rma_payload {
-                        unpack: uct_ep_op_info_unpack {
-                            unpack_cb,
-                            arg,
-                            length,
-                        },
-                    },
-                };
-            }
-            OpDescriptor::GetZcopy { remote, iov, .. } => {
-                info.operation = UCT_EP_OP_GET_ZCOPY;
-                info.detail.rma = rma_zcopy(remote, iov);
-            }
-            OpDescriptor::AtomicPost {
-                op,
-                width,
-                value,
-                remote,
-            } => {
-                info.operation = UCT_EP_OP_ATOMIC_POST;
-                info.detail.atomic = uct_ep_op_info_atomic {
-                    field_mask: ATOMIC_COMMON,
-                    op,
-                    remote_addr: remote.address,
-                    rkey: remote.rkey,
-                    value,
-                    compare: 0,
-                    result: std::ptr::null_mut(),
-                    size: width.bytes(),
-                };
-            }
-            OpDescriptor::AtomicFetch {
-                op,
-                width,
-                value,
-                result,
-                remote,
-                ..
-            } => {
-                info.operation = UCT_EP_OP_ATOMIC_FETCH;
-                info.detail.atomic = uct_ep_op_info_atomic {
-                    field_mask: ATOMIC_COMMON | UCT_EP_OP_INFO_ATOMIC_FIELD_RESULT,
-                    op,
-                    remote_addr: remote.address,
-                    rkey: remote.rkey,
-                    value,
-                    compare: 0,
-                    result,
-                    size: width.bytes(),
-                };
-            }
-            OpDescriptor::AtomicCswap {
-                width,
-                compare,
-                swap,
-                result,
-                remote,
-                ..
-            } => {
-                info.operation = UCT_EP_OP_ATOMIC_FETCH;
-                info.detail.atomic = uct_ep_op_info_atomic {
-                    field_mask: ATOMIC_COMMON
-                        | UCT_EP_OP_INFO_ATOMIC_FIELD_RESULT
-                        | UCT_EP_OP_INFO_ATOMIC_FIELD_COMPARE,
-                    op: UCT_ATOMIC_OP_CSWAP,
-                    remote_addr: remote.address,
-                    rkey: remote.rkey,
-                    value: swap,
-                    compare,
-                    result,
-                    size: width.bytes(),
-                };
-            }
-            OpDescriptor::Flush { flags, .. } => {
-                info.operation = UCT_EP_OP_FLUSH;
-                info.detail.flush = uct_ep_op_info_flush {
-                    field_mask: UCT_EP_OP_INFO_FLUSH_FIELD_FLAGS,
-                    flags,
-                };
-            }
-            OpDescriptor::Internal => return None,
-        }
-        info.field_mask |= group_field(info.operation);
+            Op::AmBcopy { am_id, flags, payload } => (UCT_EP_OP_AM_BCOPY, am_bcopy(am_id, flags, payload)),
+            Op::AmZcopy { am_id, flags, header, iov, .. } => (UCT_EP_OP_AM_ZCOPY, am_zcopy(am_id, flags, header, iov)),
+            Op::PutShort { remote, payload } => (UCT_EP_OP_PUT_SHORT, rma_data(remote, bytes(payload))),
+            Op::PutBcopy { remote, payload } => (UCT_EP_OP_PUT_BCOPY, rma_data(remote, bytes(payload))),
+            Op::PutZcopy { remote, iov, .. } => (UCT_EP_OP_PUT_ZCOPY, rma_zcopy(remote, iov)),
+            Op::GetShort { remote, buffer, length } => (UCT_EP_OP_GET_SHORT, rma_data(remote, data(buffer, length))),
+            Op::GetBcopy { remote, unpack_cb, arg, length, .. } => (UCT_EP_OP_GET_BCOPY, rma_unpack(remote, unpack_cb, arg, length)),
+            Op::GetZcopy { remote, iov, .. } => (UCT_EP_OP_GET_ZCOPY, rma_zcopy(remote, iov)),
+            Op::AtomicPost { op, width, value, remote } => (UCT_EP_OP_ATOMIC_POST, atomic(0, op, width, remote, value, 0, std::ptr::null_mut())),
+            Op::AtomicFetch { op, width, value, result, remote, .. } => (UCT_EP_OP_ATOMIC_FETCH, atomic(RESULT, op, width, remote, value, 0, result)),
+            Op::AtomicCswap { width, compare, swap, result, remote, .. } => (UCT_EP_OP_ATOMIC_FETCH, atomic(RESULT | COMPARE, UCT_ATOMIC_OP_CSWAP, width, remote, swap, compare, result)),
+            Op::Flush { flags, .. } => (UCT_EP_OP_FLUSH, flush(flags)),
+            Op::Internal => return None,
+        };
+        let mut info = zeroed_op_info();
+        info.operation = operation;
+        info.field_mask = UCT_EP_OP_INFO_FIELD_OPERATION | detail.group;
+        info.detail = detail.member;
         if takes_comp(self) {
             info.field_mask |= UCT_EP_OP_INFO_FIELD_COMP;
-            info.comp = comp;
+            info.comp = self.comp();
         }
         Some(info)
     }
+}
+
+/// What an op puts in `uct_ep_op_info_t::detail`, and the `field_mask`
+/// group bit that says which member that is.
+struct Detail {
+    group: u64,
+    member: uct_ep_op_info_detail,
 }
 
 const RMA_TARGET: u16 = UCT_EP_OP_INFO_RMA_FIELD_REMOTE_ADDR | UCT_EP_OP_INFO_RMA_FIELD_RKEY;
@@ -399,16 +265,6 @@ fn takes_comp(op: &OpDescriptor<'_>) -> bool {
     )
 }
 
-/// The `uct_ep_op_info_t::field_mask` group bit of `operation`.
-fn group_field(operation: uct_ep_operation_t) -> u64 {
-    match operation {
-        UCT_EP_OP_AM_SHORT | UCT_EP_OP_AM_BCOPY | UCT_EP_OP_AM_ZCOPY => UCT_EP_OP_INFO_FIELD_AM,
-        UCT_EP_OP_FLUSH => UCT_EP_OP_INFO_FIELD_FLUSH,
-        UCT_EP_OP_ATOMIC_POST | UCT_EP_OP_ATOMIC_FETCH => UCT_EP_OP_INFO_FIELD_ATOMIC,
-        _ => UCT_EP_OP_INFO_FIELD_RMA,
-    }
-}
-
 fn zeroed_op_info() -> uct_ep_op_info_t {
     // SAFETY: uct_ep_op_info_t holds only integers, raw pointers and
     // Option<extern fn> (in unions of such), for all of which all-zero
@@ -423,55 +279,150 @@ fn zcopy(iov: &[uct_iov_t]) -> uct_ep_op_info_zcopy {
     }
 }
 
-fn am_short(am_id: u8, header: u64, payload: &[u8]) -> uct_ep_op_info_am {
-    uct_ep_op_info_am {
-        field_mask: UCT_EP_OP_INFO_AM_FIELD_AM_ID
-            | UCT_EP_OP_INFO_AM_FIELD_HEADER_VALUE
-            | UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_DATA,
-        am_id,
-        flags: 0,
-        header: uct_ep_op_info_am_header { value: header },
-        payload: uct_ep_op_info_am_payload {
-            data: data(payload.as_ptr().cast_mut().cast(), payload.len()),
-        },
-    }
-}
-
-fn am_bcopy(am_id: u8, flags: c_uint, payload: &[u8]) -> uct_ep_op_info_am {
-    uct_ep_op_info_am {
-        field_mask: UCT_EP_OP_INFO_AM_FIELD_AM_ID
-            | UCT_EP_OP_INFO_AM_FIELD_FLAGS
-            | UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_DATA,
-        am_id,
-        flags,
-        header: uct_ep_op_info_am_header { value: 0 },
-        payload: uct_ep_op_info_am_payload {
-            data: data(payload.as_ptr().cast_mut().cast(), payload.len()),
-        },
-    }
-}
-
 fn data(buffer: *mut c_void, length: usize) -> uct_ep_op_info_data {
     uct_ep_op_info_data { buffer, length }
 }
 
-fn rma_data(remote: RemoteTarget, buffer: *mut c_void, length: usize) -> uct_ep_op_info_rma {
-    uct_ep_op_info_rma {
-        field_mask: RMA_TARGET | UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_DATA,
-        remote_addr: remote.address,
-        rkey: remote.rkey,
-        payload: uct_ep_op_info_rma_payload {
-            data: data(buffer, length),
-        },
+fn bytes(payload: &[u8]) -> uct_ep_op_info_data {
+    data(payload.as_ptr().cast_mut().cast(), payload.len())
+}
+
+/// An AM detail: `fields` names the header and payload members set.
+fn am(
+    fields: u16,
+    am_id: u8,
+    flags: c_uint,
+    header: uct_ep_op_info_am_header,
+    payload: uct_ep_op_info_am_payload,
+) -> Detail {
+    let am = uct_ep_op_info_am {
+        field_mask: UCT_EP_OP_INFO_AM_FIELD_AM_ID | fields,
+        am_id,
+        flags,
+        header,
+        payload,
+    };
+    Detail {
+        group: UCT_EP_OP_INFO_FIELD_AM,
+        member: uct_ep_op_info_detail { am },
     }
 }
 
-fn rma_zcopy(remote: RemoteTarget, iov: &[uct_iov_t]) -> uct_ep_op_info_rma {
-    uct_ep_op_info_rma {
-        field_mask: RMA_TARGET | UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_ZCOPY,
+fn am_short(am_id: u8, header: u64, payload: &[u8]) -> Detail {
+    am(
+        UCT_EP_OP_INFO_AM_FIELD_HEADER_VALUE | UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_DATA,
+        am_id,
+        0,
+        uct_ep_op_info_am_header { value: header },
+        uct_ep_op_info_am_payload {
+            data: bytes(payload),
+        },
+    )
+}
+
+fn am_bcopy(am_id: u8, flags: c_uint, payload: &[u8]) -> Detail {
+    am(
+        UCT_EP_OP_INFO_AM_FIELD_FLAGS | UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_DATA,
+        am_id,
+        flags,
+        uct_ep_op_info_am_header { value: 0 },
+        uct_ep_op_info_am_payload {
+            data: bytes(payload),
+        },
+    )
+}
+
+fn am_zcopy(am_id: u8, flags: c_uint, header: &[u8], iov: &[uct_iov_t]) -> Detail {
+    am(
+        UCT_EP_OP_INFO_AM_FIELD_FLAGS
+            | UCT_EP_OP_INFO_AM_FIELD_HEADER_ZCOPY
+            | UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_ZCOPY,
+        am_id,
+        flags,
+        uct_ep_op_info_am_header {
+            zcopy: uct_ep_op_info_am_header_zcopy {
+                buffer: header.as_ptr().cast(),
+                length: header.len(),
+            },
+        },
+        uct_ep_op_info_am_payload { zcopy: zcopy(iov) },
+    )
+}
+
+/// An RMA detail: `payload_field` names the payload member set.
+fn rma(remote: RemoteTarget, payload_field: u16, payload: uct_ep_op_info_rma_payload) -> Detail {
+    let rma = uct_ep_op_info_rma {
+        field_mask: RMA_TARGET | payload_field,
         remote_addr: remote.address,
         rkey: remote.rkey,
-        payload: uct_ep_op_info_rma_payload { zcopy: zcopy(iov) },
+        payload,
+    };
+    Detail {
+        group: UCT_EP_OP_INFO_FIELD_RMA,
+        member: uct_ep_op_info_detail { rma },
+    }
+}
+
+fn rma_data(remote: RemoteTarget, data: uct_ep_op_info_data) -> Detail {
+    let payload = uct_ep_op_info_rma_payload { data };
+    rma(remote, UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_DATA, payload)
+}
+
+fn rma_zcopy(remote: RemoteTarget, iov: &[uct_iov_t]) -> Detail {
+    let payload = uct_ep_op_info_rma_payload { zcopy: zcopy(iov) };
+    rma(remote, UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_ZCOPY, payload)
+}
+
+fn rma_unpack(
+    remote: RemoteTarget,
+    unpack_cb: uct_unpack_callback_t,
+    arg: *mut c_void,
+    length: usize,
+) -> Detail {
+    let unpack = uct_ep_op_info_unpack {
+        unpack_cb,
+        arg,
+        length,
+    };
+    let payload = uct_ep_op_info_rma_payload { unpack };
+    rma(remote, UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_UNPACK, payload)
+}
+
+/// An atomic detail: `fields` adds the result and compare members to the
+/// ones every atomic sets.
+fn atomic(
+    fields: u16,
+    op: uct_atomic_op_t,
+    width: AtomicWidth,
+    remote: RemoteTarget,
+    value: u64,
+    compare: u64,
+    result: *mut c_void,
+) -> Detail {
+    let atomic = uct_ep_op_info_atomic {
+        field_mask: ATOMIC_COMMON | fields,
+        op,
+        remote_addr: remote.address,
+        rkey: remote.rkey,
+        value,
+        compare,
+        result,
+        size: width.bytes(),
+    };
+    Detail {
+        group: UCT_EP_OP_INFO_FIELD_ATOMIC,
+        member: uct_ep_op_info_detail { atomic },
+    }
+}
+
+fn flush(flags: c_uint) -> Detail {
+    let flush = uct_ep_op_info_flush {
+        field_mask: UCT_EP_OP_INFO_FLUSH_FIELD_FLAGS,
+        flags,
+    };
+    Detail {
+        group: UCT_EP_OP_INFO_FIELD_FLUSH,
+        member: uct_ep_op_info_detail { flush },
     }
 }
 

@@ -198,59 +198,53 @@ mod tests {
     use super::*;
     use crate::abi::{UCS_ERR_CANCELED, UCS_OK};
 
+    /// A first transport error on an ep not holding asks the handler; what
+    /// its `answer` makes of the ops.
+    fn ask_handler(
+        ep: &mut EpFailover,
+        error: Status,
+        answer: ucs_status_t,
+        tokens: bool,
+    ) -> OnError {
+        assert_eq!(ep.on_transport_error(error), OnError::AskHandler);
+        ep.on_handler_result(error, answer, tokens)
+    }
+
     #[test]
     fn error_without_holding_asks_the_handler() {
-        let mut ep = EpFailover::default();
-        assert_eq!(
-            ep.on_transport_error(Status::EndpointTimeout),
-            OnError::AskHandler
-        );
-        assert_eq!(
-            ep.on_handler_result(Status::EndpointTimeout, UCS_OK, true),
-            OnError::CompleteWithError
-        );
-        assert!(!ep.is_holding());
-        assert_eq!(ep.check_purge(1), Err(Status::InvalidParam));
-        assert_eq!(ep.check_purge(0), Ok(PurgeStep::NothingLeft));
+        // Every answer but INPROGRESS with tokens completes the ops: OK, an
+        // error status, INPROGRESS from a caller that has no tokens.
+        for (error, answer, tokens) in [
+            (Status::EndpointTimeout, UCS_OK, true),
+            (Status::Canceled, UCS_INPROGRESS, false),
+            (Status::Canceled, UCS_ERR_CANCELED, true),
+        ] {
+            let mut ep = EpFailover::default();
+            assert_eq!(
+                ask_handler(&mut ep, error, answer, tokens),
+                OnError::CompleteWithError,
+                "{error:?} answered {answer} (tokens {tokens})"
+            );
+            assert!(!ep.is_holding());
+            assert_eq!(ep.check_purge(1), Err(Status::InvalidParam));
+            assert_eq!(ep.check_purge(0), Ok(PurgeStep::NothingLeft));
+        }
     }
 
     #[test]
     fn handler_inprogress_holds_only_with_tokens() {
-        let mut with_tokens = EpFailover::default();
+        let mut ep = EpFailover::default();
         assert_eq!(
-            with_tokens.on_transport_error(Status::Canceled),
-            OnError::AskHandler
-        );
-        assert_eq!(
-            with_tokens.on_handler_result(Status::Canceled, UCS_INPROGRESS, true),
+            ask_handler(&mut ep, Status::Canceled, UCS_INPROGRESS, true),
             OnError::Keep
         );
         assert_eq!(
-            with_tokens.hold_reason(),
+            ep.hold_reason(),
             Some(HoldReason::ErrorHandler(Status::Canceled))
         );
         // Later errors (the flushed WQEs) keep holding without asking again.
-        assert_eq!(
-            with_tokens.on_transport_error(Status::Canceled),
-            OnError::Keep
-        );
-        assert_eq!(with_tokens.check_purge(1), Ok(PurgeStep::Run));
-
-        let mut without = EpFailover::default();
-        without.on_transport_error(Status::Canceled);
-        assert_eq!(
-            without.on_handler_result(Status::Canceled, UCS_INPROGRESS, false),
-            OnError::CompleteWithError
-        );
-        assert_eq!(without.check_purge(1), Err(Status::InvalidParam));
-
-        // Any other answer, an error status included, completes the ops.
-        let mut other = EpFailover::default();
-        other.on_transport_error(Status::Canceled);
-        assert_eq!(
-            other.on_handler_result(Status::Canceled, UCS_ERR_CANCELED, true),
-            OnError::CompleteWithError
-        );
+        assert_eq!(ep.on_transport_error(Status::Canceled), OnError::Keep);
+        assert_eq!(ep.check_purge(1), Ok(PurgeStep::Run));
     }
 
     #[test]
