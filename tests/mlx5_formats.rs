@@ -931,8 +931,16 @@ fn inline_wqe_fast_path_matches_builder() {
                             ..CtrlSeg::default()
                         };
                         let mut fast = garbage.clone();
-                        let fast_ctrl =
-                            write_inline_wqe(&mut fast, index, ctrl, raddr, head, &data);
+                        let fast_ctrl = write_inline_wqe(
+                            &mut fast,
+                            index,
+                            ctrl,
+                            InlineSegs {
+                                raddr,
+                                head,
+                                data: &data,
+                            },
+                        );
                         let ds = inline_wqe_ds(with_raddr, H + len);
                         let start = usize::from(index) * SEND_WQE_BB % ring_len;
                         let fits = ds <= usize::from(MAX_DS) && start + ds * SEG_LEN <= ring_len;

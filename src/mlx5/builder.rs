@@ -166,13 +166,30 @@ pub const fn inline_wqe_ds(with_raddr: bool, inline_len: usize) -> usize {
     1 + with_raddr as usize + InlineSeg::units(inline_len)
 }
 
-/// The posting fast path for the most common WQE shape: control segment,
-/// optional remote address segment, one inline segment holding `head`
+/// What follows the control segment in the most common WQE shape: an
+/// optional remote address segment, then one inline segment holding `head`
 /// (a fixed-size prefix such as an active-message header; may be empty)
-/// then `data`. Writes exactly the bytes [`WqeBuilder`] writes for
-/// `raddr` + `inline(&[head, data])` + `finish(ctrl)`, but only when the
-/// WQE does not cross the ring's end: then it is one contiguous run of bytes,
-/// written with fixed-size stores and one copy of `data`.
+/// then `data`.
+#[derive(Clone, Copy, Debug)]
+pub struct InlineSegs<'a, const H: usize> {
+    pub raddr: Option<RaddrSeg>,
+    pub head: &'a [u8; H],
+    pub data: &'a [u8],
+}
+
+impl<const H: usize> InlineSegs<'_, H> {
+    /// Units of the whole WQE, control segment included ([`inline_wqe_ds`]).
+    #[inline(always)]
+    pub const fn ds(&self) -> usize {
+        inline_wqe_ds(self.raddr.is_some(), H + self.data.len())
+    }
+}
+
+/// The posting fast path for [`InlineSegs`]. Writes exactly the bytes
+/// [`WqeBuilder`] writes for `raddr` + `inline(&[head, data])` +
+/// `finish(ctrl)`, but only when the WQE does not cross the ring's end: then
+/// it is one contiguous run of bytes, written with fixed-size stores and one
+/// copy of `data`.
 ///
 /// `ctrl.wqe_index` and `ctrl.ds` are filled in. Returns the control
 /// segment as written, or `None` — having written nothing — when the WQE
@@ -183,32 +200,27 @@ pub fn write_inline_wqe<const H: usize>(
     ring: &mut [u8],
     wqe_index: u16,
     ctrl: CtrlSeg,
-    raddr: Option<RaddrSeg>,
-    head: &[u8; H],
-    data: &[u8],
+    segs: InlineSegs<'_, H>,
 ) -> Option<CtrlSeg> {
-    let ds = inline_wqe_ds(raddr.is_some(), H + data.len());
+    let ds = segs.ds();
     if ds > usize::from(MAX_DS) || !ring_len_is_valid(ring.len()) {
         return None;
     }
-    write_inline_wqe_prechecked(ring, wqe_index, ds, ctrl, raddr, head, data)
+    write_inline_wqe_prechecked(ring, wqe_index, ds, ctrl, segs)
 }
 
 /// [`write_inline_wqe`] for a caller that has already computed
-/// `ds` = [`inline_wqe_ds`]`(raddr.is_some(), H + data.len())`, checked it
-/// against [`MAX_DS`], and holds a ring of valid length (a posting ep:
-/// both are invariants of its QP and of its own size check), so the post
-/// does not test them again. Broken preconditions give wrong bytes or
-/// `None`, never an access outside `ring`.
+/// `ds` = [`InlineSegs::ds`], checked it against [`MAX_DS`], and holds a
+/// ring of valid length (a posting ep: both are invariants of its QP and of
+/// its own size check), so the post does not test them again. Broken
+/// preconditions give wrong bytes or `None`, never an access outside `ring`.
 #[inline(always)]
 pub fn write_inline_wqe_prechecked<const H: usize>(
     ring: &mut [u8],
     wqe_index: u16,
     ds: usize,
     ctrl: CtrlSeg,
-    raddr: Option<RaddrSeg>,
-    head: &[u8; H],
-    data: &[u8],
+    InlineSegs { raddr, head, data }: InlineSegs<'_, H>,
 ) -> Option<CtrlSeg> {
     debug_assert!(ring_len_is_valid(ring.len()) && ds <= usize::from(MAX_DS));
     debug_assert_eq!(ds, inline_wqe_ds(raddr.is_some(), H + data.len()));

@@ -12,7 +12,9 @@ pub(crate) mod endian;
 pub mod psn;
 pub mod wqe;
 
-pub use builder::{inline_wqe_ds, write_inline_wqe, write_inline_wqe_prechecked, WqeBuilder};
+pub use builder::{
+    inline_wqe_ds, write_inline_wqe, write_inline_wqe_prechecked, InlineSegs, WqeBuilder,
+};
 pub use cqe::*;
 pub use decode::{
     decode_recv_wqe, decode_send_wqe, DataEntry, DataIter, InlineData, RecvWqe, SendOp, SendWqe,

@@ -35,7 +35,7 @@ use crate::hca::{
     ack_timeout_exponent, rnr_timer_code, Access, DeviceAddress, Mtu, Qp, QpTransition, RtrAttr,
     RtsAttr,
 };
-use crate::mlx5::{self, PSN_MASK};
+use crate::mlx5::{self, InlineSegs, PSN_MASK};
 use crate::rc::fc::{EpFc, FcConfig, FC_PURE_GRANT};
 use crate::rc::limits::{am_header, Limits, AM_HDR_LEN};
 pub use crate::rc::txwq::{
@@ -523,8 +523,15 @@ impl RcEp {
     /// alone). It takes no window: grants must flow when windows are empty.
     pub fn post_fc_grant(&mut self, credits: &mut u32) -> Result<(), Status> {
         let spec = PostSpec::new(OpKind::FcGrant, mlx5::MLX5_OPCODE_SEND, AM_HDR_LEN);
-        self.ready(*credits)?
-            .post_inline(credits, spec, None, &am_header(FC_PURE_GRANT), &[])
+        self.ready(*credits)?.post_inline(
+            credits,
+            spec,
+            InlineSegs {
+                raddr: None,
+                head: &am_header(FC_PURE_GRANT),
+                data: &[],
+            },
+        )
     }
 
     /// An error CQE with `status` arrived: whether it is the first of this

@@ -20,7 +20,7 @@ use crate::abi::*;
 use crate::failover::OpClass;
 use crate::hca::{Mtu, Qp, SendQueue};
 use crate::mlx5::{
-    self, packet_count, psn_add, CtrlSeg, PacketShape, RaddrSeg, WqeBuilder, SEND_WQE_BB,
+    self, packet_count, psn_add, CtrlSeg, InlineSegs, PacketShape, WqeBuilder, SEND_WQE_BB,
 };
 use crate::rc::pool::BufferPool;
 
@@ -471,12 +471,10 @@ impl TxWq {
         &mut self,
         credits: &mut u32,
         spec: PostSpec,
-        raddr: Option<RaddrSeg>,
-        head: &[u8; H],
-        data: &[u8],
+        segs: InlineSegs<'_, H>,
     ) -> Result<(), Status> {
         let index = self.pi;
-        let ds = mlx5::inline_wqe_ds(raddr.is_some(), H + data.len());
+        let ds = segs.ds();
         let wqebbs = (ds * mlx5::SEG_LEN).div_ceil(SEND_WQE_BB) as u16;
         if wqebbs <= MAX_WQE_BBS {
             let (signaled, ctrl) = self.ctrl.ctrl(&spec, wqebbs, *credits);
@@ -486,8 +484,7 @@ impl TxWq {
                 MAX_WQE_BBS as usize * SEND_WQE_BB / mlx5::SEG_LEN <= mlx5::MAX_DS as usize
             );
             let ring = self.sq.bytes_mut();
-            if mlx5::write_inline_wqe_prechecked(ring, index, ds, ctrl, raddr, head, data).is_some()
-            {
+            if mlx5::write_inline_wqe_prechecked(ring, index, ds, ctrl, segs).is_some() {
                 // A WQE of at most MAX_WQE_BBS blocks carries fewer inline
                 // bytes than the smallest path MTU: one packet, one PSN
                 // (SEND and RDMA WRITE are the only inline opcodes).
@@ -501,7 +498,7 @@ impl TxWq {
                 return Ok(());
             }
         }
-        self.post_inline_wrapped(credits, spec, raddr, head, data)
+        self.post_inline_wrapped(credits, spec, segs.raddr, segs.head, segs.data)
     }
 
     /// The rare half of [`TxWq::post_inline`]: the WQE wraps the ring's end
@@ -513,7 +510,7 @@ impl TxWq {
         &mut self,
         credits: &mut u32,
         spec: PostSpec,
-        raddr: Option<RaddrSeg>,
+        raddr: Option<mlx5::RaddrSeg>,
         head: &[u8; H],
         data: &[u8],
     ) -> Result<(), Status> {

@@ -6,7 +6,7 @@ use super::args::{
     check_len, in_progress, slot, status_of, CBytes, CIov, EpArg, PackCb, MAX_SHORT_IOV,
 };
 use crate::abi::*;
-use crate::mlx5::{self, DataSeg};
+use crate::mlx5::{self, DataSeg, InlineSegs};
 use crate::rc::ep::{bounce_from_pool, OpKind, PostSpec, RcEp};
 use crate::rc::iface::{am_header, RcIface, AM_HDR_LEN};
 use crate::rc::pool::BufferPool;
@@ -76,8 +76,15 @@ fn am_short(ep: EpArg, id: u8, header: u64, payload: CBytes) -> Result<(), Statu
     );
     spec.am_id = Some(id);
     let credits = &mut iface.state.tx.credits;
-    ep.ready(*credits)?
-        .post_inline(credits, spec, None, &head, payload)?;
+    ep.ready(*credits)?.post_inline(
+        credits,
+        spec,
+        InlineSegs {
+            raddr: None,
+            head: &head,
+            data: payload,
+        },
+    )?;
     ep.fc.sent(fc_bits, &iface.state.fc);
     Ok(())
 }

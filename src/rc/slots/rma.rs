@@ -8,7 +8,7 @@ use super::args::{
 };
 use crate::abi::*;
 use crate::ib::rkey::rdma_rkey;
-use crate::mlx5::{self, DataSeg, RaddrSeg};
+use crate::mlx5::{self, DataSeg, InlineSegs, RaddrSeg};
 use crate::rc::ep::{bounce_from_pool, Bounce, CompletionAction, OpKind, PostSpec, RcEp};
 use crate::rc::iface::RcIface;
 use crate::rc::pool::BufferPool;
@@ -50,8 +50,15 @@ fn put_short(ep: EpArg, data: CBytes, remote_addr: u64, rkey: uct_rkey_t) -> Res
         rkey,
     );
     let credits = &mut iface.state.tx.credits;
-    ep.ready(*credits)?
-        .post_inline(credits, spec, Some(raddr), &[], data)
+    ep.ready(*credits)?.post_inline(
+        credits,
+        spec,
+        InlineSegs {
+            raddr: Some(raddr),
+            head: &[],
+            data,
+        },
+    )
 }
 
 slot! {
