@@ -508,7 +508,7 @@ fn outstanding_atomics_name_their_uct_calls() {
         let rc_ep = RcEp::from_handle(ep, "test").expect("live ep");
         let table: Vec<_> = rc_ep.txwq().ops().cloned().collect();
         assert_eq!(table.len(), 4);
-        let kinds: Vec<OpKind> = table.iter().map(|op| op.kind).collect();
+        let kinds: Vec<OpKind> = table.iter().map(|op| op.posted.kind).collect();
         assert_eq!(
             kinds,
             [
@@ -546,12 +546,15 @@ fn outstanding_atomics_name_their_uct_calls() {
         );
         // Remote address and result pointer are in the entries.
         assert_eq!(
-            table.iter().map(|op| op.remote_addr).collect::<Vec<_>>(),
+            table
+                .iter()
+                .map(|op| op.posted.remote_addr)
+                .collect::<Vec<_>>(),
             [at0, at8, at16, at24]
         );
         let results: Vec<*mut std::ffi::c_void> = table
             .iter()
-            .filter_map(|op| match op.action {
+            .filter_map(|op| match op.posted.action {
                 CompletionAction::FetchResult { result, .. } => Some(result),
                 _ => None,
             })

@@ -322,7 +322,7 @@ fn purge_drops_grant_messages_and_reports_user_ams_with_clean_ids() {
     // b owes a piggybacked grant (soft) and posted a grant message (hard).
     let ep_b = rc_ep(pair.ep_b);
     assert!(ep_b.fc.grant_owed());
-    let kinds: Vec<OpKind> = ep_b.txwq().ops().map(|op| op.kind).collect();
+    let kinds: Vec<OpKind> = ep_b.txwq().ops().map(|op| op.posted.kind).collect();
     assert_eq!(kinds, vec![OpKind::FcGrant]);
     // A user AM of b: it carries the grant bit on the wire.
     assert_eq!(am_short(pair.ep_b, 0x5eed), UCS_OK);

@@ -114,7 +114,7 @@ fn ams_are_solicited_and_grants_and_puts_are_not() {
     );
     assert!(pair.wait(|| at_b.lock().unwrap().len() == 8));
     let ep_a = rc_ep(pair.ep_a);
-    let kinds: Vec<OpKind> = ep_a.txwq().ops().map(|op| op.kind).collect();
+    let kinds: Vec<OpKind> = ep_a.txwq().ops().map(|op| op.posted.kind).collect();
     assert_eq!(kinds[..8], [OpKind::AmShort; 8]);
     assert_eq!(kinds[8], OpKind::PutShort);
     for index in 0..8 {
@@ -132,7 +132,7 @@ fn ams_are_solicited_and_grants_and_puts_are_not() {
     let grant = ep_b
         .txwq()
         .ops()
-        .position(|op| op.kind == OpKind::FcGrant)
+        .position(|op| op.posted.kind == OpKind::FcGrant)
         .expect("b posted a grant");
     let ctrl = ctrl_of(ep_b, grant);
     assert_eq!(ctrl.opcode, mlx5::MLX5_OPCODE_SEND);

@@ -266,7 +266,7 @@ impl AtomicWqe {
 /// which stays in the send ring until the op completes. `None` if `op` is
 /// not an atomic or its WQE does not decode.
 pub fn outstanding_call(ep: &RcEp, op: &crate::rc::ep::OutstandingOp) -> Option<UctAtomic> {
-    if !matches!(op.kind, OpKind::AtomicPost | OpKind::AtomicFetch) {
+    if !matches!(op.posted.kind, OpKind::AtomicPost | OpKind::AtomicFetch) {
         return None;
     }
     // The blocks of an outstanding op are not rewritten before it completes.
@@ -353,16 +353,16 @@ pub(crate) fn post(
         ),
     };
     let mut spec = PostSpec::new(kind, opcode, usize::from(width));
-    spec.opmod = opmod;
-    spec.remote_addr = remote_addr;
-    spec.rkey = rkey;
-    spec.uct_rkey = uct_rkey;
-    spec.comp = comp;
+    spec.posted.opmod = opmod;
+    spec.posted.remote_addr = remote_addr;
+    spec.posted.rkey = rkey;
+    spec.posted.uct_rkey = uct_rkey;
+    spec.posted.comp = comp;
     // The result must reach the caller without waiting for a later op's CQE.
     spec.force_signal = matches!(fetch, Fetch::Into(_));
-    spec.bounce = Some(bounce);
-    spec.action = action;
-    spec.compare_swap = matches!(wqe.uct_call(), Some(UctAtomic::Cswap { .. }));
+    spec.posted.bounce = Some(bounce);
+    spec.posted.action = action;
+    spec.posted.compare_swap = matches!(wqe.uct_call(), Some(UctAtomic::Cswap { .. }));
     let lkey = BufferPool::bounce_lkey(&bounce);
     let credits = &mut state.tx.credits;
     let posted = ep.ready(*credits).and_then(|sq| {

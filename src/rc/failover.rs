@@ -161,7 +161,7 @@ struct PurgedOp {
 /// decode (a bug: the ring holds outstanding WQEs unchanged).
 fn capture(ep: &RcEp, op: &OutstandingOp) -> Option<(Vec<u8>, Option<UctAtomic>)> {
     let has_inline = matches!(
-        op.kind,
+        op.posted.kind,
         OpKind::AmShort | OpKind::AmZcopy | OpKind::PutShort
     );
     let mut inline = Vec::new();
@@ -175,7 +175,7 @@ fn capture(ep: &RcEp, op: &OutstandingOp) -> Option<(Vec<u8>, Option<UctAtomic>)
             }
         }
     }
-    let atomic = match op.kind {
+    let atomic = match op.posted.kind {
         OpKind::AtomicPost | OpKind::AtomicFetch => Some(outstanding_call(ep, op)?),
         _ => None,
     };
@@ -195,33 +195,33 @@ impl PurgedOp {
     fn descriptor(&self) -> Option<OpDescriptor<'_>> {
         let op = &self.op;
         let remote = RemoteTarget {
-            address: op.remote_addr,
-            rkey: op.uct_rkey,
+            address: op.posted.remote_addr,
+            rkey: op.posted.uct_rkey,
         };
-        let iov = || op.iov.as_deref();
+        let iov = || op.posted.iov.as_deref();
         let bounce = |offset: usize, length: usize| -> Option<&[u8]> {
-            let bounce = op.bounce?;
+            let bounce = op.posted.bounce?;
             // SAFETY: the op owns its bounce buffer until it is released
             // after the callback; its data area holds the op's bytes.
             Some(unsafe { std::slice::from_raw_parts(bounce.data.add(offset), length) })
         };
         let after_am_id = || self.inline.get(AM_HDR_LEN..);
-        Some(match op.kind {
+        Some(match op.posted.kind {
             OpKind::AmShort => OpDescriptor::AmShortIov {
-                am_id: op.am_id?,
+                am_id: op.posted.am_id?,
                 data: after_am_id()?,
             },
             OpKind::AmBcopy => OpDescriptor::AmBcopy {
-                am_id: op.am_id?,
-                flags: op.am_flags,
-                payload: bounce(AM_HDR_LEN, op.length.checked_sub(AM_HDR_LEN)?)?,
+                am_id: op.posted.am_id?,
+                flags: op.posted.am_flags,
+                payload: bounce(AM_HDR_LEN, op.posted.length.checked_sub(AM_HDR_LEN)?)?,
             },
             OpKind::AmZcopy => OpDescriptor::AmZcopy {
-                am_id: op.am_id?,
-                flags: op.am_flags,
+                am_id: op.posted.am_id?,
+                flags: op.posted.am_flags,
                 header: after_am_id()?,
                 iov: iov()?,
-                comp: op.comp,
+                comp: op.posted.comp,
             },
             OpKind::PutShort => OpDescriptor::PutShort {
                 remote,
@@ -229,14 +229,14 @@ impl PurgedOp {
             },
             OpKind::PutBcopy => OpDescriptor::PutBcopy {
                 remote,
-                payload: bounce(0, op.length)?,
+                payload: bounce(0, op.posted.length)?,
             },
             OpKind::PutZcopy => OpDescriptor::PutZcopy {
                 remote,
                 iov: iov()?,
-                comp: op.comp,
+                comp: op.posted.comp,
             },
-            OpKind::GetShort => match op.action {
+            OpKind::GetShort => match op.posted.action {
                 CompletionAction::CopyOut { buffer, length } => OpDescriptor::GetShort {
                     remote,
                     buffer: buffer.cast(),
@@ -244,7 +244,7 @@ impl PurgedOp {
                 },
                 _ => return None,
             },
-            OpKind::GetBcopy => match op.action {
+            OpKind::GetBcopy => match op.posted.action {
                 CompletionAction::Unpack {
                     unpack_cb,
                     arg,
@@ -254,14 +254,14 @@ impl PurgedOp {
                     unpack_cb,
                     arg,
                     length,
-                    comp: op.comp,
+                    comp: op.posted.comp,
                 },
                 _ => return None,
             },
             OpKind::GetZcopy => OpDescriptor::GetZcopy {
                 remote,
                 iov: iov()?,
-                comp: op.comp,
+                comp: op.posted.comp,
             },
             OpKind::AtomicPost => match self.atomic? {
                 UctAtomic::Op {
@@ -277,7 +277,7 @@ impl PurgedOp {
                 UctAtomic::Cswap { .. } => return None,
             },
             OpKind::AtomicFetch => {
-                let CompletionAction::FetchResult { result, .. } = op.action else {
+                let CompletionAction::FetchResult { result, .. } = op.posted.action else {
                     return None;
                 };
                 match self.atomic? {
@@ -291,7 +291,7 @@ impl PurgedOp {
                         value,
                         result,
                         remote,
-                        comp: op.comp,
+                        comp: op.posted.comp,
                     },
                     UctAtomic::Cswap {
                         size,
@@ -303,13 +303,13 @@ impl PurgedOp {
                         swap,
                         result,
                         remote,
-                        comp: op.comp,
+                        comp: op.posted.comp,
                     },
                 }
             }
             OpKind::Flush => OpDescriptor::Flush {
-                flags: op.flush_flags,
-                comp: op.comp,
+                flags: op.posted.flush_flags,
+                comp: op.posted.comp,
             },
             OpKind::FcGrant => OpDescriptor::Internal,
         })
@@ -349,7 +349,7 @@ impl PurgeSink<PurgedOp> for RcPurgeSink {
             },
             None => tracing::error!(
                 "uct_ep_outstanding_purge: op {:?} at WQE {} cannot be described, not reported",
-                purged.op.kind,
+                purged.op.posted.kind,
                 purged.op.wqe_index
             ),
         }
@@ -386,7 +386,7 @@ pub unsafe fn ep_outstanding_purge(ep: uct_ep_h, request: PurgeRequest<'_>) -> R
         let Some(copy) = capture(rc_ep, op) else {
             tracing::error!(
                 "{F}: the WQE of outstanding op {:?} at {} does not decode",
-                op.kind,
+                op.posted.kind,
                 op.wqe_index
             );
             return Err(Status::IoError);

@@ -134,31 +134,24 @@ pub struct Bounce {
     pub lkey: u32,
 }
 
-/// One posted WQE not yet known complete. Entries are kept in posting order;
-/// the WQEs occupy the send ring from `wqe_index` for `wqebbs` blocks, and
-/// the op used PSNs `first_psn .. first_psn + psn_count` (24-bit).
+/// What the posting call asked for, as the op table keeps it until the op
+/// completes, fails or is purged.
 ///
 /// What replaying an op needs and where it is: inline data (am_short
 /// header and payload, put_short data, the am_zcopy header) stays in the
-/// send ring at `wqe_index` until the op completes (`mlx5::decode_send_wqe`
-/// reads it back); bcopy data is in `bounce`; zcopy ops keep a copy of the
-/// caller's iov in `iov`; gets keep their unpack callback in `action`.
+/// send ring at the op's `wqe_index` until the op completes
+/// (`mlx5::decode_send_wqe` reads it back); bcopy data is in `bounce`; zcopy
+/// ops keep a copy of the caller's iov in `iov`; gets keep their unpack
+/// callback in `action`.
 #[derive(Clone, Debug)]
-pub struct OutstandingOp {
+pub struct PostedOp {
     pub kind: OpKind,
-    /// Send-ring index (in basic blocks, 16 bits) of the WQE's control
-    /// segment: what a CQE's `wqe_counter` names.
-    pub wqe_index: u16,
-    pub wqebbs: u16,
     /// The mlx5 opcode and opmod of the WQE.
     pub opcode: u8,
     pub opmod: u8,
     /// Bytes the op moves (the payload on the wire incl. the AM header, the
     /// READ length, the atomic width).
     pub length: usize,
-    pub first_psn: u32,
-    /// PSNs the op uses on the wire (NOP: 0).
-    pub psn_count: u32,
     /// AM id for AM ops.
     pub am_id: Option<u8>,
     /// Remote address and rkey for RMA/atomics (0 otherwise).
@@ -169,8 +162,6 @@ pub struct OutstandingOp {
     pub uct_rkey: uct_rkey_t,
     /// `flags` of the `uct_ep_flush` that posted a flush NOP.
     pub flush_flags: c_uint,
-    /// A CQE was requested for this WQE.
-    pub signaled: bool,
     /// The caller's completion (NULL: none).
     pub comp: *mut uct_completion_t,
     pub bounce: Option<Bounce>,
@@ -184,57 +175,62 @@ pub struct OutstandingOp {
     pub compare_swap: bool,
 }
 
+/// One posted WQE not yet known complete. Entries are kept in posting order;
+/// the WQEs occupy the send ring from `wqe_index` for `wqebbs` blocks, and
+/// the op used PSNs `first_psn .. first_psn + psn_count` (24-bit).
+#[derive(Clone, Debug)]
+pub struct OutstandingOp {
+    pub posted: PostedOp,
+    /// Send-ring index (in basic blocks, 16 bits) of the WQE's control
+    /// segment: what a CQE's `wqe_counter` names.
+    pub wqe_index: u16,
+    pub wqebbs: u16,
+    pub first_psn: u32,
+    /// PSNs the op uses on the wire (NOP: 0).
+    pub psn_count: u32,
+    /// A CQE was requested for this WQE.
+    pub signaled: bool,
+}
+
 impl OutstandingOp {
     /// The op's failover class.
     pub fn class(&self) -> OpClass {
-        self.kind.class(self.compare_swap)
+        self.posted.kind.class(self.posted.compare_swap)
     }
 }
 
 /// What [`TxWq::post`] needs besides the segments.
 pub struct PostSpec {
-    pub kind: OpKind,
-    pub opcode: u8,
-    pub opmod: u8,
+    pub posted: PostedOp,
+    /// Immediate data of the control segment.
     pub imm: u32,
-    pub length: usize,
-    pub am_id: Option<u8>,
-    pub remote_addr: u64,
-    pub rkey: u32,
-    pub uct_rkey: uct_rkey_t,
-    pub flush_flags: c_uint,
-    pub comp: *mut uct_completion_t,
     /// Request a CQE even without a completion.
     pub force_signal: bool,
-    pub bounce: Option<Bounce>,
-    pub action: CompletionAction,
-    /// zcopy ops: a copy of the caller's iov (kept in the op table).
-    pub iov: Option<Box<[uct_iov_t]>>,
-    pub am_flags: c_uint,
-    pub compare_swap: bool,
 }
 
 impl PostSpec {
     /// A spec with no remote address, completion, bounce buffer or action.
     pub fn new(kind: OpKind, opcode: u8, length: usize) -> PostSpec {
         PostSpec {
-            kind,
-            opcode,
-            opmod: 0,
+            posted: PostedOp {
+                kind,
+                opcode,
+                opmod: 0,
+                length,
+                am_id: None,
+                remote_addr: 0,
+                rkey: 0,
+                uct_rkey: 0,
+                flush_flags: 0,
+                comp: std::ptr::null_mut(),
+                bounce: None,
+                action: CompletionAction::None,
+                iov: None,
+                am_flags: 0,
+                compare_swap: false,
+            },
             imm: 0,
-            length,
-            am_id: None,
-            remote_addr: 0,
-            rkey: 0,
-            uct_rkey: 0,
-            flush_flags: 0,
-            comp: std::ptr::null_mut(),
             force_signal: false,
-            bounce: None,
-            action: CompletionAction::None,
-            iov: None,
-            am_flags: 0,
-            compare_swap: false,
         }
     }
 }
@@ -256,7 +252,7 @@ impl TxResources {
     /// purged or its ep was destroyed.
     #[inline]
     pub fn release(&mut self, op: &OutstandingOp) {
-        if let Some(bounce) = op.bounce {
+        if let Some(bounce) = op.posted.bounce {
             self.pool.put(bounce.buffer);
         }
         self.credits += 1;
@@ -291,7 +287,7 @@ impl CtrlRule {
     /// (index and DS are filled in by whoever writes it).
     #[inline]
     fn ctrl(&self, spec: &PostSpec, wqebbs: u16, credits: u32) -> (bool, CtrlSeg) {
-        let signaled = !spec.comp.is_null()
+        let signaled = !spec.posted.comp.is_null()
             || spec.force_signal
             || self.unsignaled_bbs + u32::from(wqebbs) >= self.moderation
             || credits <= self.credit_low_water;
@@ -303,12 +299,12 @@ impl CtrlRule {
         if self.fence_next {
             fm_ce_se |= mlx5::MLX5_FENCE_MODE_SMALL_AND_FENCE;
         }
-        if spec.kind.is_am() {
+        if spec.posted.kind.is_am() {
             fm_ce_se |= mlx5::MLX5_WQE_CTRL_SOLICITED;
         }
         let ctrl = CtrlSeg {
-            opcode: spec.opcode,
-            opmod: spec.opmod,
+            opcode: spec.posted.opcode,
+            opmod: spec.posted.opmod,
             qpn: self.qpn,
             fm_ce_se,
             imm: spec.imm,
@@ -491,7 +487,7 @@ impl TxWq {
                 const _: () =
                     assert!(MAX_WQE_BBS as usize * SEND_WQE_BB <= Mtu::Mtu256.bytes() as usize);
                 debug_assert!(matches!(
-                    spec.opcode,
+                    spec.posted.opcode,
                     mlx5::MLX5_OPCODE_SEND | mlx5::MLX5_OPCODE_RDMA_WRITE
                 ));
                 self.commit(credits, spec, index, wqebbs, signaled, 1);
@@ -525,7 +521,7 @@ impl TxWq {
     /// PSNs the WQE of `spec` uses on the wire ([`mlx5::packet_count`]).
     #[inline]
     fn psn_count(&self, spec: &PostSpec) -> u32 {
-        let shape = match spec.opcode {
+        let shape = match spec.posted.opcode {
             mlx5::MLX5_OPCODE_NOP => PacketShape::None,
             mlx5::MLX5_OPCODE_SEND
             | mlx5::MLX5_OPCODE_SEND_IMM
@@ -534,7 +530,7 @@ impl TxWq {
             | mlx5::MLX5_OPCODE_RDMA_READ => PacketShape::Data,
             _ => PacketShape::Atomic,
         };
-        packet_count(shape, spec.length as u64, self.path_mtu.bytes())
+        packet_count(shape, spec.posted.length as u64, self.path_mtu.bytes())
     }
 
     /// Records the op of the WQE just written at `index`, advances the ring
@@ -550,26 +546,12 @@ impl TxWq {
         psn_count: u32,
     ) {
         self.ops.push_back(OutstandingOp {
-            kind: spec.kind,
+            posted: spec.posted,
             wqe_index: index,
             wqebbs,
-            opcode: spec.opcode,
-            opmod: spec.opmod,
-            length: spec.length,
             first_psn: self.next_psn,
             psn_count,
-            am_id: spec.am_id,
-            remote_addr: spec.remote_addr,
-            rkey: spec.rkey,
-            uct_rkey: spec.uct_rkey,
-            flush_flags: spec.flush_flags,
             signaled,
-            comp: spec.comp,
-            bounce: spec.bounce,
-            action: spec.action,
-            iov: spec.iov,
-            am_flags: spec.am_flags,
-            compare_swap: spec.compare_swap,
         });
         self.ctrl.fence_next = false;
         self.ctrl.unsignaled_bbs = if signaled {

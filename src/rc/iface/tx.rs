@@ -62,10 +62,10 @@ pub unsafe fn invoke_completion(comp: *mut uct_completion_t, status: ucs_status_
 /// buffer; the caller's buffers and callbacks it names are valid until its
 /// completion (UCT's contract).
 unsafe fn run_action(op: &OutstandingOp, order: AtomicResultOrder) {
-    let Some(bounce) = op.bounce else {
+    let Some(bounce) = op.posted.bounce else {
         return;
     };
-    match op.action {
+    match op.posted.action {
         CompletionAction::Unpack {
             unpack_cb: Some(unpack),
             arg,
@@ -117,7 +117,7 @@ impl RcIface {
                 run_action(&op, (*iface).state.atomic_result_order);
             }
             (*iface).state.tx.release(&op);
-            invoke_completion(op.comp, status);
+            invoke_completion(op.posted.comp, status);
         }
     }
 

@@ -74,7 +74,7 @@ fn am_short(ep: EpArg, id: u8, header: u64, payload: CBytes) -> Result<(), Statu
         mlx5::MLX5_OPCODE_SEND,
         AM_HDR_LEN + 8 + length,
     );
-    spec.am_id = Some(id);
+    spec.posted.am_id = Some(id);
     let credits = &mut iface.state.tx.credits;
     ep.ready(*credits)?.post_inline(
         credits,
@@ -112,7 +112,7 @@ fn am_short_iov(ep: EpArg, id: u8, iov: CIov) -> Result<(), Status> {
     }
     check_len(F, total, iface.state.limits.am_max_short)?;
     let mut spec = PostSpec::new(OpKind::AmShort, mlx5::MLX5_OPCODE_SEND, AM_HDR_LEN + total);
-    spec.am_id = Some(id);
+    spec.posted.am_id = Some(id);
     let credits = &mut iface.state.tx.credits;
     ep.ready(*credits)?.post(credits, spec, |wqe| {
         wqe.inline(&parts[..count + 1]);
@@ -143,9 +143,9 @@ fn am_bcopy(ep: EpArg, id: u8, pack: PackCb, flags: c_uint) -> Result<isize, Sta
     }
     let total = AM_HDR_LEN + packed;
     let mut spec = PostSpec::new(OpKind::AmBcopy, mlx5::MLX5_OPCODE_SEND, total);
-    spec.am_id = Some(id);
-    spec.am_flags = flags;
-    spec.bounce = Some(bounce);
+    spec.posted.am_id = Some(id);
+    spec.posted.am_flags = flags;
+    spec.posted.bounce = Some(bounce);
     let lkey = BufferPool::bounce_lkey(&bounce);
     let credits = &mut iface.state.tx.credits;
     ep.ready(*credits)?
@@ -201,10 +201,10 @@ fn am_zcopy(
         mlx5::MLX5_OPCODE_SEND,
         AM_HDR_LEN + header_length + total,
     );
-    spec.am_id = Some(id);
-    spec.comp = comp;
-    spec.am_flags = flags;
-    spec.iov = Some(iov.copy());
+    spec.posted.am_id = Some(id);
+    spec.posted.comp = comp;
+    spec.posted.am_flags = flags;
+    spec.posted.iov = Some(iov.copy());
     let credits = &mut iface.state.tx.credits;
     ep.ready(*credits)?.post(credits, spec, |wqe| {
         wqe.inline(&[&am_header(id | fc_bits), header]);

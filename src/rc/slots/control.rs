@@ -22,9 +22,9 @@ fn post_flush_nop(
     comp: *mut uct_completion_t,
 ) -> Result<(), Status> {
     let mut spec = PostSpec::new(OpKind::Flush, mlx5::MLX5_OPCODE_NOP, 0);
-    spec.comp = comp;
+    spec.posted.comp = comp;
     spec.force_signal = true;
-    spec.flush_flags = flags;
+    spec.posted.flush_flags = flags;
     ep.ready(*credits)?.post(credits, spec, |_| {})
 }
 

@@ -25,9 +25,9 @@ fn remote_spec(
 ) -> (PostSpec, RaddrSeg) {
     let rkey = rdma_rkey(uct_rkey);
     let mut spec = PostSpec::new(kind, opcode, length);
-    spec.remote_addr = remote_addr;
-    spec.rkey = rkey;
-    spec.uct_rkey = uct_rkey;
+    spec.posted.remote_addr = remote_addr;
+    spec.posted.rkey = rkey;
+    spec.posted.uct_rkey = uct_rkey;
     let raddr = RaddrSeg {
         raddr: remote_addr,
         rkey,
@@ -82,8 +82,8 @@ fn post_with_bounce(
     (mut spec, raddr): (PostSpec, RaddrSeg),
     bounce: Bounce,
 ) -> Result<(), Status> {
-    let length = spec.length;
-    spec.bounce = Some(bounce);
+    let length = spec.posted.length;
+    spec.posted.bounce = Some(bounce);
     let lkey = BufferPool::bounce_lkey(&bounce);
     let credits = &mut iface.state.tx.credits;
     ep.ready(*credits)?
@@ -156,8 +156,8 @@ fn rma_zcopy(
     };
     check_len(function, total, iface.state.limits.max_zcopy)?;
     let (mut spec, raddr) = remote_spec(kind, opcode, total, remote_addr, rkey);
-    spec.comp = comp;
-    spec.iov = Some(iov.copy());
+    spec.posted.comp = comp;
+    spec.posted.iov = Some(iov.copy());
     let credits = &mut iface.state.tx.credits;
     ep.ready(*credits)?.post(credits, spec, |wqe| {
         wqe.raddr(raddr);
@@ -228,7 +228,7 @@ fn get_short(
         rkey,
     );
     // The buffer is written at completion, by the op table's CopyOut.
-    spec.0.action = CompletionAction::CopyOut {
+    spec.0.posted.action = CompletionAction::CopyOut {
         buffer: buffer.cast(),
         length,
     };
@@ -266,10 +266,10 @@ slot! {
                 remote_addr,
                 rkey,
             );
-            spec.0.comp = comp;
+            spec.0.posted.comp = comp;
             spec.0.force_signal = true;
             // The callback runs at completion, from the op table's Unpack.
-            spec.0.action = CompletionAction::Unpack {
+            spec.0.posted.action = CompletionAction::Unpack {
                 unpack_cb,
                 arg,
                 length,
