@@ -17,30 +17,27 @@ use crate::core::config::{md_config_from_handle, read_md_config, IbMdConfig};
 use crate::ib::domain::MemHandle;
 use crate::ib::md::{
     check_mem_dereg_flags, check_mem_reg_flags, check_mkey_pack_flags, local_cpus, Md,
-    MdCapabilities,
+    MD_CAPABILITY_FIELDS,
 };
 use crate::ib::rkey::{load_packed_rkey, store_packed_rkey};
 
-/// Every `uct_md_attr_v2_t` field we fill.
-const MD_ATTR_V2_FIELDS: u64 = UCT_MD_ATTR_FIELD_MAX_ALLOC
-    | UCT_MD_ATTR_FIELD_MAX_REG
-    | UCT_MD_ATTR_FIELD_FLAGS
-    | UCT_MD_ATTR_FIELD_REG_MEM_TYPES
-    | UCT_MD_ATTR_FIELD_REG_NONBLOCK_MEM_TYPES
-    | UCT_MD_ATTR_FIELD_CACHE_MEM_TYPES
-    | UCT_MD_ATTR_FIELD_DETECT_MEM_TYPES
-    | UCT_MD_ATTR_FIELD_ALLOC_MEM_TYPES
-    | UCT_MD_ATTR_FIELD_ACCESS_MEM_TYPES
-    | UCT_MD_ATTR_FIELD_DMABUF_MEM_TYPES
-    | UCT_MD_ATTR_FIELD_REG_COST
+/// Every `uct_md_attr_v2_t` field we fill: the md's capabilities and the
+/// names and CPU set added by [`all_attributes`].
+const MD_ATTR_V2_FIELDS: u64 = MD_CAPABILITY_FIELDS
     | UCT_MD_ATTR_FIELD_COMPONENT_NAME
-    | UCT_MD_ATTR_FIELD_RKEY_PACKED_SIZE
     | UCT_MD_ATTR_FIELD_LOCAL_CPUS
-    | UCT_MD_ATTR_FIELD_EXPORTED_MKEY_PACKED_SIZE
-    | UCT_MD_ATTR_FIELD_GLOBAL_ID
-    | UCT_MD_ATTR_FIELD_REG_ALIGNMENT
-    | UCT_MD_ATTR_FIELD_GVA_MEM_TYPES
-    | UCT_MD_ATTR_FIELD_REQUIRED_MEM_FLAGS;
+    | UCT_MD_ATTR_FIELD_GLOBAL_ID;
+
+/// Every attribute of `md`, all of [`MD_ATTR_V2_FIELDS`] set: what both
+/// queries report from.
+fn all_attributes(md: &Md) -> uct_md_attr_v2_t {
+    let mut attr = md.capabilities();
+    fill_c_array(&mut attr.component_name, md.component().name().as_bytes());
+    attr.local_cpus = local_cpus();
+    fill_c_array(&mut attr.global_id, &md.global_id());
+    attr.field_mask = MD_ATTR_V2_FIELDS;
+    attr
+}
 
 /// Turns a C handle into our md, or `InvalidParam` with a log line.
 ///
@@ -120,23 +117,21 @@ pub unsafe extern "C" fn uct_md_query(md: uct_md_h, md_attr: *mut uct_md_attr_t)
         // SAFETY: NULL or live by the caller's contract.
         let md = unsafe { md_ref(md, FUNCTION) }?;
         non_null(md_attr, FUNCTION, "md_attr")?;
-        let caps = md.capabilities();
-        let mut component_name = [0 as c_char; UCT_COMPONENT_NAME_MAX];
-        fill_c_array(&mut component_name, md.component().name().as_bytes());
+        let all = all_attributes(md);
         let attr = uct_md_attr_t {
             cap: uct_md_attr_cap {
-                max_alloc: caps.max_alloc,
-                max_reg: caps.max_reg,
-                flags: caps.flags,
-                reg_mem_types: caps.reg_mem_types,
-                detect_mem_types: caps.detect_mem_types,
-                alloc_mem_types: caps.alloc_mem_types,
-                access_mem_types: caps.access_mem_types,
+                max_alloc: all.max_alloc,
+                max_reg: all.max_reg,
+                flags: all.flags,
+                reg_mem_types: all.reg_mem_types,
+                detect_mem_types: all.detect_mem_types,
+                alloc_mem_types: all.alloc_mem_types,
+                access_mem_types: all.access_mem_types,
             },
-            reg_cost: caps.reg_cost,
-            component_name,
-            rkey_packed_size: caps.rkey_packed_size,
-            local_cpus: local_cpus(),
+            reg_cost: all.reg_cost,
+            component_name: all.component_name,
+            rkey_packed_size: all.rkey_packed_size,
+            local_cpus: all.local_cpus,
         };
         // SAFETY: non-NULL and writable for one uct_md_attr_t by contract;
         // write() does not read the (possibly uninitialised) old contents.
@@ -145,103 +140,43 @@ pub unsafe extern "C" fn uct_md_query(md: uct_md_h, md_attr: *mut uct_md_attr_t)
     })
 }
 
-/// Writes each field of `*attr` that `field_mask` asks for, through raw
-/// field pointers: the caller only initialised `field_mask`, so no reference
-/// to the whole struct is ever formed.
+/// Writes each field of `*attr` that `field_mask` asks for, from `all`,
+/// through raw field pointers: the caller only initialised `field_mask`, so
+/// no reference to the whole struct is ever formed.
 ///
 /// # Safety
 /// `attr` must be valid for writes of one `uct_md_attr_v2_t`.
-unsafe fn fill_md_attr_v2(
-    md: &Md,
-    caps: &MdCapabilities,
-    field_mask: u64,
-    attr: *mut uct_md_attr_v2_t,
-) {
-    macro_rules! set {
-        ($bit:expr, $field:ident, $value:expr) => {
-            if field_mask & $bit != 0 {
+unsafe fn copy_md_attr_v2(all: &uct_md_attr_v2_t, field_mask: u64, attr: *mut uct_md_attr_v2_t) {
+    macro_rules! copy {
+        ($($bit:ident => $field:ident,)+) => {
+            $(if field_mask & $bit != 0 {
                 // SAFETY: `attr` is valid for writes (function contract);
                 // addr_of_mut! forms no reference to uninitialised memory.
-                unsafe { std::ptr::addr_of_mut!((*attr).$field).write($value) };
-            }
+                unsafe { std::ptr::addr_of_mut!((*attr).$field).write(all.$field) };
+            })+
         };
     }
-    let mut component_name = [0 as c_char; UCT_COMPONENT_NAME_MAX];
-    fill_c_array(&mut component_name, md.component().name().as_bytes());
-    let mut global_id = [0 as c_char; UCT_MD_GLOBAL_ID_MAX];
-    fill_c_array(&mut global_id, &md.global_id());
-
-    set!(UCT_MD_ATTR_FIELD_MAX_ALLOC, max_alloc, caps.max_alloc);
-    set!(UCT_MD_ATTR_FIELD_MAX_REG, max_reg, caps.max_reg);
-    set!(UCT_MD_ATTR_FIELD_FLAGS, flags, caps.flags);
-    set!(
-        UCT_MD_ATTR_FIELD_REG_MEM_TYPES,
-        reg_mem_types,
-        caps.reg_mem_types
-    );
-    set!(
-        UCT_MD_ATTR_FIELD_REG_NONBLOCK_MEM_TYPES,
-        reg_nonblock_mem_types,
-        caps.reg_nonblock_mem_types
-    );
-    set!(
-        UCT_MD_ATTR_FIELD_CACHE_MEM_TYPES,
-        cache_mem_types,
-        caps.cache_mem_types
-    );
-    set!(
-        UCT_MD_ATTR_FIELD_GVA_MEM_TYPES,
-        gva_mem_types,
-        caps.gva_mem_types
-    );
-    set!(
-        UCT_MD_ATTR_FIELD_DETECT_MEM_TYPES,
-        detect_mem_types,
-        caps.detect_mem_types
-    );
-    set!(
-        UCT_MD_ATTR_FIELD_ALLOC_MEM_TYPES,
-        alloc_mem_types,
-        caps.alloc_mem_types
-    );
-    set!(
-        UCT_MD_ATTR_FIELD_ACCESS_MEM_TYPES,
-        access_mem_types,
-        caps.access_mem_types
-    );
-    set!(
-        UCT_MD_ATTR_FIELD_DMABUF_MEM_TYPES,
-        dmabuf_mem_types,
-        caps.dmabuf_mem_types
-    );
-    set!(UCT_MD_ATTR_FIELD_REG_COST, reg_cost, caps.reg_cost);
-    set!(
-        UCT_MD_ATTR_FIELD_COMPONENT_NAME,
-        component_name,
-        component_name
-    );
-    set!(
-        UCT_MD_ATTR_FIELD_RKEY_PACKED_SIZE,
-        rkey_packed_size,
-        caps.rkey_packed_size
-    );
-    set!(UCT_MD_ATTR_FIELD_LOCAL_CPUS, local_cpus, local_cpus());
-    set!(
-        UCT_MD_ATTR_FIELD_EXPORTED_MKEY_PACKED_SIZE,
-        exported_mkey_packed_size,
-        caps.exported_mkey_packed_size
-    );
-    set!(UCT_MD_ATTR_FIELD_GLOBAL_ID, global_id, global_id);
-    set!(
-        UCT_MD_ATTR_FIELD_REG_ALIGNMENT,
-        reg_alignment,
-        caps.reg_alignment
-    );
-    set!(
-        UCT_MD_ATTR_FIELD_REQUIRED_MEM_FLAGS,
-        required_mem_flags,
-        caps.required_mem_flags
-    );
+    copy! {
+        UCT_MD_ATTR_FIELD_MAX_ALLOC => max_alloc,
+        UCT_MD_ATTR_FIELD_MAX_REG => max_reg,
+        UCT_MD_ATTR_FIELD_FLAGS => flags,
+        UCT_MD_ATTR_FIELD_REG_MEM_TYPES => reg_mem_types,
+        UCT_MD_ATTR_FIELD_REG_NONBLOCK_MEM_TYPES => reg_nonblock_mem_types,
+        UCT_MD_ATTR_FIELD_CACHE_MEM_TYPES => cache_mem_types,
+        UCT_MD_ATTR_FIELD_GVA_MEM_TYPES => gva_mem_types,
+        UCT_MD_ATTR_FIELD_DETECT_MEM_TYPES => detect_mem_types,
+        UCT_MD_ATTR_FIELD_ALLOC_MEM_TYPES => alloc_mem_types,
+        UCT_MD_ATTR_FIELD_ACCESS_MEM_TYPES => access_mem_types,
+        UCT_MD_ATTR_FIELD_DMABUF_MEM_TYPES => dmabuf_mem_types,
+        UCT_MD_ATTR_FIELD_REG_COST => reg_cost,
+        UCT_MD_ATTR_FIELD_COMPONENT_NAME => component_name,
+        UCT_MD_ATTR_FIELD_RKEY_PACKED_SIZE => rkey_packed_size,
+        UCT_MD_ATTR_FIELD_LOCAL_CPUS => local_cpus,
+        UCT_MD_ATTR_FIELD_EXPORTED_MKEY_PACKED_SIZE => exported_mkey_packed_size,
+        UCT_MD_ATTR_FIELD_GLOBAL_ID => global_id,
+        UCT_MD_ATTR_FIELD_REG_ALIGNMENT => reg_alignment,
+        UCT_MD_ATTR_FIELD_REQUIRED_MEM_FLAGS => required_mem_flags,
+    }
 }
 
 /// Fills the version-2 attributes selected by `md_attr->field_mask`; fields
@@ -263,14 +198,7 @@ pub unsafe extern "C" fn uct_md_query_v2(
         let field_mask =
             unsafe { tolerant_field_mask(md_attr, MD_ATTR_V2_FIELDS, FUNCTION, "md_attr") }?;
         // SAFETY: md_attr is non-NULL and writable by the caller's contract.
-        unsafe {
-            fill_md_attr_v2(
-                md,
-                &md.capabilities(),
-                field_mask & MD_ATTR_V2_FIELDS,
-                md_attr,
-            )
-        };
+        unsafe { copy_md_attr_v2(&all_attributes(md), field_mask & MD_ATTR_V2_FIELDS, md_attr) };
         Ok(())
     })
 }

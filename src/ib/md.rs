@@ -12,31 +12,26 @@ use crate::ib::component::Component;
 use crate::ib::domain::{Domain, MemHandle};
 use crate::ib::rkey::RKEY_PACKED_SIZE;
 
+/// The `uct_md_attr_v2_t` members [`Md::capabilities`] sets.
+pub const MD_CAPABILITY_FIELDS: u64 = UCT_MD_ATTR_FIELD_MAX_ALLOC
+    | UCT_MD_ATTR_FIELD_MAX_REG
+    | UCT_MD_ATTR_FIELD_FLAGS
+    | UCT_MD_ATTR_FIELD_REG_MEM_TYPES
+    | UCT_MD_ATTR_FIELD_REG_NONBLOCK_MEM_TYPES
+    | UCT_MD_ATTR_FIELD_CACHE_MEM_TYPES
+    | UCT_MD_ATTR_FIELD_GVA_MEM_TYPES
+    | UCT_MD_ATTR_FIELD_DETECT_MEM_TYPES
+    | UCT_MD_ATTR_FIELD_ALLOC_MEM_TYPES
+    | UCT_MD_ATTR_FIELD_ACCESS_MEM_TYPES
+    | UCT_MD_ATTR_FIELD_DMABUF_MEM_TYPES
+    | UCT_MD_ATTR_FIELD_REG_COST
+    | UCT_MD_ATTR_FIELD_RKEY_PACKED_SIZE
+    | UCT_MD_ATTR_FIELD_EXPORTED_MKEY_PACKED_SIZE
+    | UCT_MD_ATTR_FIELD_REG_ALIGNMENT
+    | UCT_MD_ATTR_FIELD_REQUIRED_MEM_FLAGS;
+
 /// First field of every md (opaque to C): catches stale or foreign handles.
 const MD_MAGIC: u64 = 0x7563_745f_6d64_5f5f; // "uct_md__"
-
-/// What a memory domain can do, in UCX's terms.
-#[derive(Clone, Debug, PartialEq)]
-pub struct MdCapabilities {
-    pub max_alloc: u64,
-    pub max_reg: usize,
-    /// `UCT_MD_FLAG_*` bits.
-    pub flags: u64,
-    /// Bit masks over `ucs_memory_type_t`.
-    pub reg_mem_types: u64,
-    pub reg_nonblock_mem_types: u64,
-    pub cache_mem_types: u64,
-    pub gva_mem_types: u64,
-    pub detect_mem_types: u64,
-    pub alloc_mem_types: u64,
-    pub access_mem_types: u64,
-    pub dmabuf_mem_types: u64,
-    pub reg_cost: ucs_linear_func_t,
-    pub rkey_packed_size: usize,
-    pub exported_mkey_packed_size: usize,
-    pub reg_alignment: usize,
-    pub required_mem_flags: u8,
-}
 
 /// An open memory domain (what a `uct_md_h` points at).
 #[repr(C)]
@@ -87,12 +82,15 @@ impl Md {
         self as *mut Md as uct_md_h
     }
 
-    /// The capabilities of an HCA memory domain: registration (memory
-    /// handles are needed by zcopy and rkeys by RMA/atomics, as UCX's ib md
-    /// reports).
-    pub fn capabilities(&self) -> MdCapabilities {
+    /// The capabilities of an HCA memory domain in UCX's own record: the
+    /// `uct_md_attr_v2_t` members that say what the md can do, named by its
+    /// `field_mask` (the component name, global id and CPU set are the query
+    /// entry point's to add). Registration: memory handles are needed by
+    /// zcopy and rkeys by RMA/atomics, as UCX's ib md reports.
+    pub fn capabilities(&self) -> uct_md_attr_v2_t {
         let host = 1u64 << UCS_MEMORY_TYPE_HOST;
-        MdCapabilities {
+        uct_md_attr_v2_t {
+            field_mask: MD_CAPABILITY_FIELDS,
             max_alloc: 0,
             max_reg: usize::MAX,
             // As UCX's ib md: ADVISE is accepted (registrations are pinned,
@@ -115,8 +113,11 @@ impl Md {
                 c: self.config.mem_reg_overhead.as_secs_f64(),
                 m: self.config.mem_reg_growth,
             },
+            component_name: [0; UCT_COMPONENT_NAME_MAX],
             rkey_packed_size: RKEY_PACKED_SIZE,
+            local_cpus: ucs_cpu_set_t { ucs_bits: [0; 16] },
             exported_mkey_packed_size: 0,
+            global_id: [0; UCT_MD_GLOBAL_ID_MAX],
             reg_alignment: 1,
             // UCX's ib md registers only memory that is registrable.
             required_mem_flags: UCS_MEM_FLAG_REGISTRABLE as u8,
