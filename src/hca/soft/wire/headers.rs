@@ -29,6 +29,32 @@ macro_rules! plain_header {
     };
 }
 
+/// An extension header as a packet carries it: a fixed length and the
+/// length-checked `parse` / `emit` of the type's own (inherent) methods.
+pub trait ExtHeader: Sized {
+    const LEN: usize;
+    fn parse(b: &[u8]) -> Result<Self, WireError>;
+    fn emit(&self, b: &mut [u8]) -> Result<(), WireError>;
+}
+
+macro_rules! ext_header {
+    ($($header:ident),+) => {
+        $(impl ExtHeader for $header {
+            const LEN: usize = $header::LEN;
+            #[inline]
+            fn parse(b: &[u8]) -> Result<Self, WireError> {
+                $header::parse(b)
+            }
+            #[inline]
+            fn emit(&self, b: &mut [u8]) -> Result<(), WireError> {
+                $header::emit(self, b)
+            }
+        })+
+    };
+}
+
+ext_header!(Reth, AtomicEth, ExtAtomicEth, Aeth, AtomicAckEth);
+
 /// Length of the immediate-data header (ImmDt): one big-endian 32-bit word.
 pub const IMM_LEN: usize = 4;
 

@@ -1,7 +1,7 @@
 //! The checked view over a whole RoCEv2 datagram and its parsed `Repr`.
 
 use super::bth::{self, Bth, BTH_LEN};
-use super::headers::{Aeth, AtomicAckEth, AtomicEth, ExtAtomicEth, Reth, IMM_LEN};
+use super::headers::{Aeth, AtomicAckEth, AtomicEth, ExtAtomicEth, ExtHeader, Reth, IMM_LEN};
 use super::icrc::{IcrcContext, ICRC_LEN};
 use super::{HeaderLayout, Opcode, WireError};
 use crate::mlx5::endian::{get_u16, get_u24, get_u32, put_u16, put_u24, put_u32};
@@ -45,6 +45,18 @@ fn pad_count_of(b: &[u8]) -> u8 {
     (b[bth::FLAGS] & bth::PAD_MASK) >> bth::PAD_SHIFT
 }
 
+/// The getters of one-bit BTH flags, `name: byte offset, bit;` each.
+macro_rules! bth_flags {
+    ($($name:ident: $at:expr, $bit:expr;)+) => {
+        $(
+            #[inline]
+            pub fn $name(&self) -> bool {
+                self.buffer.as_ref()[$at] & $bit != 0
+            }
+        )+
+    };
+}
+
 impl<T: AsRef<[u8]>> Packet<T> {
     /// A view whose accessors cannot fail or panic: the buffer holds a BTH
     /// with a known opcode, that opcode's extension headers, a payload area
@@ -71,14 +83,12 @@ impl<T: AsRef<[u8]>> Packet<T> {
         self.opcode
     }
 
-    #[inline]
-    pub fn solicited(&self) -> bool {
-        self.buffer.as_ref()[bth::FLAGS] & bth::SE_BIT != 0
-    }
-
-    #[inline]
-    pub fn migreq(&self) -> bool {
-        self.buffer.as_ref()[bth::FLAGS] & bth::MIGREQ_BIT != 0
+    bth_flags! {
+        solicited: bth::FLAGS, bth::SE_BIT;
+        migreq: bth::FLAGS, bth::MIGREQ_BIT;
+        fecn: bth::ECN, bth::FECN_BIT;
+        becn: bth::ECN, bth::BECN_BIT;
+        ack_req: bth::ACK_REQ, bth::ACK_REQ_BIT;
     }
 
     /// Number of pad bytes (0..=3) between the payload and the ICRC.
@@ -99,23 +109,8 @@ impl<T: AsRef<[u8]>> Packet<T> {
     }
 
     #[inline]
-    pub fn fecn(&self) -> bool {
-        self.buffer.as_ref()[bth::ECN] & bth::FECN_BIT != 0
-    }
-
-    #[inline]
-    pub fn becn(&self) -> bool {
-        self.buffer.as_ref()[bth::ECN] & bth::BECN_BIT != 0
-    }
-
-    #[inline]
     pub fn dest_qp(&self) -> u32 {
         get_u24(self.buffer.as_ref(), bth::DEST_QP)
-    }
-
-    #[inline]
-    pub fn ack_req(&self) -> bool {
-        self.buffer.as_ref()[bth::ACK_REQ] & bth::ACK_REQ_BIT != 0
     }
 
     #[inline]
@@ -186,6 +181,33 @@ impl<T: AsRef<[u8]>> Packet<T> {
 fn icrc_of(b: &[u8]) -> u32 {
     let at = b.len() - ICRC_LEN;
     u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// The extension header at the front of `rest` when the layout says it is
+/// `present`, moving `rest` past it.
+#[inline]
+fn take_header<H: ExtHeader>(rest: &mut &[u8], present: bool) -> Result<Option<H>, WireError> {
+    if !present {
+        return Ok(None);
+    }
+    let header = H::parse(rest)?;
+    *rest = &rest[H::LEN..];
+    Ok(Some(header))
+}
+
+/// Writes `header`, if there is one, at `*at` of `out` and moves `*at` past
+/// it.
+#[inline]
+fn put_header<H: ExtHeader>(
+    out: &mut [u8],
+    at: &mut usize,
+    header: &Option<H>,
+) -> Result<(), WireError> {
+    if let Some(header) = header {
+        header.emit(&mut out[*at..])?;
+        *at += H::LEN;
+    }
+    Ok(())
 }
 
 /// The writer [`PacketRepr::emit`] fills a datagram through: BTH fields at
@@ -359,26 +381,11 @@ impl<'a> PacketRepr<'a> {
         let mut repr = PacketRepr::new(bth, payload);
         // The checked view holds exactly the headers of `layout`.
         let mut rest = &view.buffer[BTH_LEN..view.header_len()];
-        if layout.reth {
-            repr.reth = Some(Reth::parse(rest)?);
-            rest = &rest[Reth::LEN..];
-        }
-        if layout.atomic {
-            repr.atomic = Some(AtomicEth::parse(rest)?);
-            rest = &rest[AtomicEth::LEN..];
-        }
-        if layout.ext_atomic {
-            repr.ext_atomic = Some(ExtAtomicEth::parse(rest)?);
-            rest = &rest[ExtAtomicEth::LEN..];
-        }
-        if layout.aeth {
-            repr.aeth = Some(Aeth::parse(rest)?);
-            rest = &rest[Aeth::LEN..];
-        }
-        if layout.atomic_ack {
-            repr.atomic_ack = Some(AtomicAckEth::parse(rest)?);
-            rest = &rest[AtomicAckEth::LEN..];
-        }
+        repr.reth = take_header(&mut rest, layout.reth)?;
+        repr.atomic = take_header(&mut rest, layout.atomic)?;
+        repr.ext_atomic = take_header(&mut rest, layout.ext_atomic)?;
+        repr.aeth = take_header(&mut rest, layout.aeth)?;
+        repr.atomic_ack = take_header(&mut rest, layout.atomic_ack)?;
         if layout.imm {
             repr.imm = Some(get_u32(&rest[..IMM_LEN], 0));
         }
@@ -454,26 +461,11 @@ impl<'a> PacketRepr<'a> {
         packet.set_psn(self.bth.psn);
 
         let mut at = BTH_LEN;
-        if let Some(reth) = &self.reth {
-            reth.emit(&mut out[at..])?;
-            at += Reth::LEN;
-        }
-        if let Some(atomic) = &self.atomic {
-            atomic.emit(&mut out[at..])?;
-            at += AtomicEth::LEN;
-        }
-        if let Some(ext) = &self.ext_atomic {
-            ext.emit(&mut out[at..])?;
-            at += ExtAtomicEth::LEN;
-        }
-        if let Some(aeth) = &self.aeth {
-            aeth.emit(&mut out[at..])?;
-            at += Aeth::LEN;
-        }
-        if let Some(ack) = &self.atomic_ack {
-            ack.emit(&mut out[at..])?;
-            at += AtomicAckEth::LEN;
-        }
+        put_header(out, &mut at, &self.reth)?;
+        put_header(out, &mut at, &self.atomic)?;
+        put_header(out, &mut at, &self.ext_atomic)?;
+        put_header(out, &mut at, &self.aeth)?;
+        put_header(out, &mut at, &self.atomic_ack)?;
         if let Some(imm) = self.imm {
             put_u32(out, at, imm);
             at += IMM_LEN;
