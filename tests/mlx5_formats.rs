@@ -1004,7 +1004,8 @@ fn write_inline_parts_fast_path_matches_wrapping_form() {
         let unit = rng.below(4);
         let (mut fast, mut general) = (garbage.clone(), garbage);
         let fast_units = write_inline_parts(&mut fast, index, unit, &parts);
-        let general_units = write_inline_parts_wrapping(&mut general, index, unit, &parts);
+        let general_units =
+            write_inline_parts_wrapping(&mut general, seg_offset(ring_len, index, unit), &parts);
         assert_eq!(fast_units, general_units);
         assert!(fast_units.is_some());
         assert_eq!(

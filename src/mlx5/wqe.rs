@@ -434,7 +434,7 @@ pub fn write_inline_parts(
             write_inline_contiguous(segment, len, parts)?;
             Some(units)
         }
-        None => write_inline_parts_wrapping(ring, wqe_index, unit, parts),
+        None => write_inline_parts_wrapping(ring, at, parts),
     }
 }
 
@@ -463,22 +463,24 @@ fn write_inline_contiguous(segment: &mut [u8], len: usize, parts: &[&[u8]]) -> O
     Some(())
 }
 
-/// The general form of [`write_inline_parts`]: handles a segment crossing the
-/// ring's end (it continues at the ring's start). Public so that tests can
-/// check the fast path against it.
+/// The general form of [`write_inline_parts`] for the segment starting at
+/// byte `start` of the ring (a unit boundary, as [`seg_offset`] gives):
+/// handles a segment crossing the ring's end (it continues at the ring's
+/// start). `None` for an invalid ring or a `start` that is not a unit inside
+/// it. Public so that tests can check the fast path against it.
 pub fn write_inline_parts_wrapping(
     ring: &mut [u8],
-    wqe_index: u16,
-    unit: usize,
+    start: usize,
     parts: &[&[u8]],
 ) -> Option<usize> {
     let (len, units) = inline_extent(ring.len(), parts)?;
-    InlineSeg::write_header(
-        ring_seg_mut(ring, wqe_index, unit)?,
-        u32::try_from(len).ok()?,
-    );
+    if start % SEG_LEN != 0 {
+        return None;
+    }
+    let header: &mut Seg = ring.get_mut(start..start + SEG_LEN)?.try_into().ok()?;
+    InlineSeg::write_header(header, u32::try_from(len).ok()?);
     let mask = ring.len() - 1;
-    let mut at = seg_offset(ring.len(), wqe_index, unit) + 4;
+    let mut at = start + 4;
     for part in parts {
         let mut rest: &[u8] = part;
         while !rest.is_empty() {

@@ -69,65 +69,52 @@ fn set_dont_fragment(socket: &UdpSocket) {
     }
 }
 
-/// What happened to datagrams at this port, for tests and debugging.
-#[derive(Debug, Default)]
-pub struct LinkCounters {
-    pub tx_packets: AtomicU64,
-    pub tx_dropped_link_down: AtomicU64,
-    pub tx_dropped_loss: AtomicU64,
-    pub tx_errors: AtomicU64,
-    pub rx_packets: AtomicU64,
-    pub rx_dropped_link_down: AtomicU64,
-    pub rx_dropped_loss: AtomicU64,
+/// Declares [`LinkCounters`] (the live atomic counters) and [`LinkStats`]
+/// (a plain snapshot of them) from one list of counter names.
+macro_rules! link_counters {
+    ($($(#[$doc:meta])* $name:ident,)+) => {
+        /// What happened to datagrams at this port, for tests and debugging.
+        #[derive(Debug, Default)]
+        pub struct LinkCounters {
+            $($(#[$doc])* pub $name: AtomicU64,)+
+        }
+
+        /// A plain snapshot of [`LinkCounters`].
+        #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+        pub struct LinkStats {
+            $($(#[$doc])* pub $name: u64,)+
+        }
+
+        impl LinkCounters {
+            pub fn snapshot(&self) -> LinkStats {
+                LinkStats {
+                    $($name: self.$name.load(Ordering::Relaxed),)+
+                }
+            }
+        }
+    };
+}
+
+link_counters! {
+    tx_packets,
+    tx_dropped_link_down,
+    tx_dropped_loss,
+    tx_errors,
+    rx_packets,
+    rx_dropped_link_down,
+    rx_dropped_loss,
     /// Datagrams that did not parse as RoCEv2.
-    pub rx_malformed: AtomicU64,
+    rx_malformed,
     /// Datagrams for a QP number that does not exist on this device.
-    pub rx_unknown_qp: AtomicU64,
+    rx_unknown_qp,
     /// Datagrams whose source address is not the destination QP's peer.
-    pub rx_forged_source: AtomicU64,
+    rx_forged_source,
     /// Of `tx_packets`: datagrams carried by a same-host peer's
     /// shared-memory ring instead of UDP.
-    pub tx_shm: AtomicU64,
+    tx_shm,
     /// Datagrams read from this device's shared-memory ring (before the
     /// faults; those that survive count in `rx_packets` too).
-    pub rx_shm: AtomicU64,
-}
-
-/// A plain snapshot of [`LinkCounters`].
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct LinkStats {
-    pub tx_packets: u64,
-    pub tx_dropped_link_down: u64,
-    pub tx_dropped_loss: u64,
-    pub tx_errors: u64,
-    pub rx_packets: u64,
-    pub rx_dropped_link_down: u64,
-    pub rx_dropped_loss: u64,
-    pub rx_malformed: u64,
-    pub rx_unknown_qp: u64,
-    pub rx_forged_source: u64,
-    pub tx_shm: u64,
-    pub rx_shm: u64,
-}
-
-impl LinkCounters {
-    pub fn snapshot(&self) -> LinkStats {
-        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        LinkStats {
-            tx_packets: get(&self.tx_packets),
-            tx_dropped_link_down: get(&self.tx_dropped_link_down),
-            tx_dropped_loss: get(&self.tx_dropped_loss),
-            tx_errors: get(&self.tx_errors),
-            rx_packets: get(&self.rx_packets),
-            rx_dropped_link_down: get(&self.rx_dropped_link_down),
-            rx_dropped_loss: get(&self.rx_dropped_loss),
-            rx_malformed: get(&self.rx_malformed),
-            rx_unknown_qp: get(&self.rx_unknown_qp),
-            rx_forged_source: get(&self.rx_forged_source),
-            tx_shm: get(&self.tx_shm),
-            rx_shm: get(&self.rx_shm),
-        }
-    }
+    rx_shm,
 }
 
 pub(crate) fn bump(counter: &AtomicU64) {
