@@ -189,7 +189,7 @@ fn am_zcopy(
     let mut segments = [DataSeg::default(); 16];
     // No iov at all is a header-only AM (UCX allows it; `iov` may then be
     // NULL).
-    let (count, total) = if iov.count() == 0 {
+    let (count, total) = if iov.len() == 0 {
         (0, 0)
     } else {
         iov.segments(F, MAX_SHORT_IOV, &mut segments)?

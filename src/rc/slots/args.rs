@@ -35,6 +35,22 @@ pub(super) trait FromC<Raw>: Sized {
     unsafe fn from_c(raw: Raw) -> Self;
 }
 
+/// Declares a slot argument that is a C struct pointer taken over as is,
+/// with its [`FromC`]; `relies_on` is what its users may assume of it.
+macro_rules! c_struct_arg {
+    ($(#[$doc:meta])* $name:ident($pointer:ty), relies_on: $relies_on:literal) => {
+        $(#[$doc])*
+        pub(super) struct $name($pointer);
+
+        impl FromC<$pointer> for $name {
+            #[doc = concat!("Relies on: ", $relies_on)]
+            unsafe fn from_c(raw: $pointer) -> Self {
+                $name(raw)
+            }
+        }
+    };
+}
+
 /// Defines a slot: an `unsafe extern "C" fn` with the slot's C signature
 /// (or, after `internal`, an `unsafe fn` of [`IfaceInternalOps`]) whose raw
 /// arguments are taken over as the [`FromC`] types named after `take` (a
@@ -187,36 +203,21 @@ pub(super) fn null_argument(function: &str, what: &str) -> Status {
     Status::InvalidParam
 }
 
-/// A C buffer and its length, to be read.
+/// A C array and its length, to be read: a pointer the caller's contract
+/// makes NULL or readable for `len` entries.
 #[derive(Clone, Copy)]
-pub(super) struct CBytes<'a> {
-    ptr: *const u8,
+pub(super) struct CSlice<'a, T> {
+    ptr: *const T,
     len: usize,
-    _life: PhantomData<&'a [u8]>,
+    _life: PhantomData<&'a [T]>,
 }
 
-impl FromC<(*const c_void, c_uint)> for CBytes<'_> {
-    /// Relies on: the buffer NULL or readable for `length` bytes.
-    #[inline(always)]
-    unsafe fn from_c((ptr, len): (*const c_void, c_uint)) -> Self {
-        CBytes::taken(ptr, len as usize)
-    }
-}
-
-impl FromC<(*const c_void, usize)> for CBytes<'_> {
-    /// Relies on: the buffer NULL or readable for `length` bytes.
-    #[inline(always)]
-    unsafe fn from_c((ptr, len): (*const c_void, usize)) -> Self {
-        CBytes::taken(ptr, len)
-    }
-}
-
-impl<'a> CBytes<'a> {
+impl<T> CSlice<'_, T> {
     /// Only for `from_c`: the pair is valid by its contract.
     #[inline(always)]
-    fn taken(ptr: *const c_void, len: usize) -> Self {
-        CBytes {
-            ptr: ptr.cast(),
+    fn taken(ptr: *const T, len: usize) -> Self {
+        CSlice {
+            ptr,
             len,
             _life: PhantomData,
         }
@@ -225,7 +226,28 @@ impl<'a> CBytes<'a> {
     pub(super) fn len(&self) -> usize {
         self.len
     }
+}
 
+/// A C buffer and its length, to be read.
+pub(super) type CBytes<'a> = CSlice<'a, u8>;
+
+impl FromC<(*const c_void, c_uint)> for CBytes<'_> {
+    /// Relies on: the buffer NULL or readable for `length` bytes.
+    #[inline(always)]
+    unsafe fn from_c((ptr, len): (*const c_void, c_uint)) -> Self {
+        CBytes::taken(ptr.cast(), len as usize)
+    }
+}
+
+impl FromC<(*const c_void, usize)> for CBytes<'_> {
+    /// Relies on: the buffer NULL or readable for `length` bytes.
+    #[inline(always)]
+    unsafe fn from_c((ptr, len): (*const c_void, usize)) -> Self {
+        CBytes::taken(ptr.cast(), len)
+    }
+}
+
+impl<'a> CBytes<'a> {
     pub(super) fn is_null(&self) -> bool {
         self.ptr.is_null()
     }
@@ -285,11 +307,7 @@ pub(super) struct InBytes<'a, const N: usize> {
 
 impl<'a, const N: usize> From<InBytes<'a, N>> for CBytes<'a> {
     fn from(bytes: InBytes<'a, N>) -> Self {
-        CBytes {
-            ptr: bytes.ptr,
-            len: N,
-            _life: PhantomData,
-        }
+        CBytes::taken(bytes.ptr, N)
     }
 }
 
@@ -417,16 +435,11 @@ impl<T> Out<'_, T> {
     }
 }
 
-/// The `uct_ep_params_t` of `uct_ep_create`: only the members its mask
-/// says are set may be read.
-pub(super) struct EpParams(*const uct_ep_params_t);
-
-impl FromC<*const uct_ep_params_t> for EpParams {
-    /// Relies on: NULL or valid for its `field_mask` and the members it
-    /// names.
-    unsafe fn from_c(params: *const uct_ep_params_t) -> Self {
-        EpParams(params)
-    }
+c_struct_arg! {
+    /// The `uct_ep_params_t` of `uct_ep_create`: only the members its mask
+    /// says are set may be read.
+    EpParams(*const uct_ep_params_t),
+    relies_on: "NULL or valid for its `field_mask` and the members it names."
 }
 
 impl EpParams {
@@ -453,16 +466,12 @@ impl EpParams {
     }
 }
 
-/// The `uct_iface_attr_v2_t` of `uct_iface_query_v2`, as the entry point
-/// checked it.
-pub(super) struct IfaceAttrV2(*mut uct_iface_attr_v2_t);
-
-impl FromC<*mut uct_iface_attr_v2_t> for IfaceAttrV2 {
-    /// Relies on: valid, `field_mask` set, token buffers non-NULL and of
-    /// their lengths when their bits are set (the entry point's checks).
-    unsafe fn from_c(attr: *mut uct_iface_attr_v2_t) -> Self {
-        IfaceAttrV2(attr)
-    }
+c_struct_arg! {
+    /// The `uct_iface_attr_v2_t` of `uct_iface_query_v2`, as the entry point
+    /// checked it.
+    IfaceAttrV2(*mut uct_iface_attr_v2_t),
+    relies_on: "valid, `field_mask` set, token buffers non-NULL and of their lengths when \
+        their bits are set (the entry point's checks)."
 }
 
 impl IfaceAttrV2 {
@@ -477,15 +486,11 @@ impl IfaceAttrV2 {
     }
 }
 
-/// The `uct_ep_attr_t` of `uct_ep_query`, as the entry point checked it.
-pub(super) struct EpAttr(*mut uct_ep_attr_t);
-
-impl FromC<*mut uct_ep_attr_t> for EpAttr {
-    /// Relies on: valid, `field_mask` set, `tx_token` of its length when its
-    /// bit is set (the entry point's checks).
-    unsafe fn from_c(attr: *mut uct_ep_attr_t) -> Self {
-        EpAttr(attr)
-    }
+c_struct_arg! {
+    /// The `uct_ep_attr_t` of `uct_ep_query`, as the entry point checked it.
+    EpAttr(*mut uct_ep_attr_t),
+    relies_on: "valid, `field_mask` set, `tx_token` of its length when its bit is set (the \
+        entry point's checks)."
 }
 
 impl EpAttr {
@@ -566,12 +571,7 @@ impl PendingPurgeCb {
 }
 
 /// A C iov array and its count.
-#[derive(Clone, Copy)]
-pub(super) struct CIov<'a> {
-    ptr: *const uct_iov_t,
-    count: usize,
-    _life: PhantomData<&'a [uct_iov_t]>,
-}
+pub(super) type CIov<'a> = CSlice<'a, uct_iov_t>;
 
 impl FromC<(*const uct_iov_t, usize)> for CIov<'_> {
     /// Relies on: `iov` NULL or readable for `count` entries, each entry's
@@ -579,35 +579,27 @@ impl FromC<(*const uct_iov_t, usize)> for CIov<'_> {
     /// `memh` NULL or a handle from `uct_md_mem_reg`.
     #[inline(always)]
     unsafe fn from_c((ptr, count): (*const uct_iov_t, usize)) -> Self {
-        CIov {
-            ptr,
-            count,
-            _life: PhantomData,
-        }
+        CIov::taken(ptr, count)
     }
 }
 
 impl<'a> CIov<'a> {
-    pub(super) fn count(&self) -> usize {
-        self.count
-    }
-
     /// The entries, at most `max` of them; `InvalidParam` with a log line
     /// for more, or for NULL with a count.
     pub(super) fn entries(&self, function: &str, max: usize) -> Result<&'a [uct_iov_t], Status> {
-        if self.count > max || (self.count > 0 && self.ptr.is_null()) {
+        if self.len > max || (self.len > 0 && self.ptr.is_null()) {
             tracing::warn!(
                 "{function}: bad iov ({} entries at {:p}, limit {max})",
-                self.count,
+                self.len,
                 self.ptr
             );
             return Err(Status::InvalidParam);
         }
-        if self.count == 0 {
+        if self.len == 0 {
             return Ok(&[]);
         }
         // SAFETY: non-NULL, count entries (FromC).
-        Ok(unsafe { std::slice::from_raw_parts(self.ptr, self.count) })
+        Ok(unsafe { std::slice::from_raw_parts(self.ptr, self.len) })
     }
 
     /// The bytes of entry `index` (of [`CIov::entries`]) for inline
@@ -617,7 +609,7 @@ impl<'a> CIov<'a> {
         refuse_strided(function, entry)?;
         let len = entry.length.saturating_mul(entry.count.max(1) as usize);
         // The entry's buffer is readable for its length (FromC).
-        CBytes::taken(entry.buffer, len).get(function)
+        CBytes::taken(entry.buffer.cast(), len).get(function)
     }
 
     /// The data segments of a zcopy iov, empty entries left out: returns

@@ -149,7 +149,7 @@ fn rma_zcopy(
     let mut segments = [DataSeg::default(); 16];
     // No iov is a zero-length WRITE/READ (UCX allows it; `iov` may then be
     // NULL).
-    let (count, total) = if iov.count() == 0 {
+    let (count, total) = if iov.len() == 0 {
         (0, 0)
     } else {
         iov.segments(function, iface.state.limits.max_iov, &mut segments)?
