@@ -50,73 +50,106 @@ opaque!(ibv_device, ibv_wq, ibv_dm, ibv_ah);
 
 // ------------------------------------------------------------- constants --
 
-pub type ibv_qp_attr_mask = c_uint;
-pub const IBV_QP_STATE: ibv_qp_attr_mask = 1 << 0;
-pub const IBV_QP_CUR_STATE: ibv_qp_attr_mask = 1 << 1;
-pub const IBV_QP_ACCESS_FLAGS: ibv_qp_attr_mask = 1 << 3;
-pub const IBV_QP_PKEY_INDEX: ibv_qp_attr_mask = 1 << 4;
-pub const IBV_QP_PORT: ibv_qp_attr_mask = 1 << 5;
-pub const IBV_QP_AV: ibv_qp_attr_mask = 1 << 7;
-pub const IBV_QP_PATH_MTU: ibv_qp_attr_mask = 1 << 8;
-pub const IBV_QP_TIMEOUT: ibv_qp_attr_mask = 1 << 9;
-pub const IBV_QP_RETRY_CNT: ibv_qp_attr_mask = 1 << 10;
-pub const IBV_QP_RNR_RETRY: ibv_qp_attr_mask = 1 << 11;
-pub const IBV_QP_RQ_PSN: ibv_qp_attr_mask = 1 << 12;
-pub const IBV_QP_MAX_QP_RD_ATOMIC: ibv_qp_attr_mask = 1 << 13;
-pub const IBV_QP_MIN_RNR_TIMER: ibv_qp_attr_mask = 1 << 15;
-pub const IBV_QP_SQ_PSN: ibv_qp_attr_mask = 1 << 16;
-pub const IBV_QP_MAX_DEST_RD_ATOMIC: ibv_qp_attr_mask = 1 << 17;
-pub const IBV_QP_CAP: ibv_qp_attr_mask = 1 << 19;
-pub const IBV_QP_DEST_QPN: ibv_qp_attr_mask = 1 << 20;
+/// A C enum of verbs.h: its type (the integer type the C code stores it in)
+/// and its values as constants of that type.
+macro_rules! c_enum {
+    ($name:ident: $ty:ty { $($value:ident = $expr:expr,)+ }) => {
+        pub type $name = $ty;
+        $(pub const $value: $name = $expr;)+
+    };
+}
 
-pub type ibv_access_flags = c_uint;
-pub const IBV_ACCESS_LOCAL_WRITE: ibv_access_flags = 1 << 0;
-pub const IBV_ACCESS_REMOTE_WRITE: ibv_access_flags = 1 << 1;
-pub const IBV_ACCESS_REMOTE_READ: ibv_access_flags = 1 << 2;
-pub const IBV_ACCESS_REMOTE_ATOMIC: ibv_access_flags = 1 << 3;
+c_enum! {
+    ibv_qp_attr_mask: c_uint {
+        IBV_QP_STATE = 1 << 0,
+        IBV_QP_CUR_STATE = 1 << 1,
+        IBV_QP_ACCESS_FLAGS = 1 << 3,
+        IBV_QP_PKEY_INDEX = 1 << 4,
+        IBV_QP_PORT = 1 << 5,
+        IBV_QP_AV = 1 << 7,
+        IBV_QP_PATH_MTU = 1 << 8,
+        IBV_QP_TIMEOUT = 1 << 9,
+        IBV_QP_RETRY_CNT = 1 << 10,
+        IBV_QP_RNR_RETRY = 1 << 11,
+        IBV_QP_RQ_PSN = 1 << 12,
+        IBV_QP_MAX_QP_RD_ATOMIC = 1 << 13,
+        IBV_QP_MIN_RNR_TIMER = 1 << 15,
+        IBV_QP_SQ_PSN = 1 << 16,
+        IBV_QP_MAX_DEST_RD_ATOMIC = 1 << 17,
+        IBV_QP_CAP = 1 << 19,
+        IBV_QP_DEST_QPN = 1 << 20,
+    }
+}
 
-pub type ibv_qp_type = c_uint;
-pub const IBV_QPT_RC: ibv_qp_type = 2;
+c_enum! {
+    ibv_access_flags: c_uint {
+        IBV_ACCESS_LOCAL_WRITE = 1 << 0,
+        IBV_ACCESS_REMOTE_WRITE = 1 << 1,
+        IBV_ACCESS_REMOTE_READ = 1 << 2,
+        IBV_ACCESS_REMOTE_ATOMIC = 1 << 3,
+    }
+}
 
-pub type ibv_qp_state = c_uint;
-pub const IBV_QPS_RESET: ibv_qp_state = 0;
-pub const IBV_QPS_INIT: ibv_qp_state = 1;
-pub const IBV_QPS_RTR: ibv_qp_state = 2;
-pub const IBV_QPS_RTS: ibv_qp_state = 3;
-pub const IBV_QPS_SQD: ibv_qp_state = 4;
-pub const IBV_QPS_SQE: ibv_qp_state = 5;
-pub const IBV_QPS_ERR: ibv_qp_state = 6;
+c_enum! {
+    ibv_qp_type: c_uint {
+        IBV_QPT_RC = 2,
+    }
+}
 
-pub type ibv_mtu = c_uint;
-pub const IBV_MTU_256: ibv_mtu = 1;
-pub const IBV_MTU_512: ibv_mtu = 2;
-pub const IBV_MTU_1024: ibv_mtu = 3;
-pub const IBV_MTU_2048: ibv_mtu = 4;
-pub const IBV_MTU_4096: ibv_mtu = 5;
+c_enum! {
+    ibv_qp_state: c_uint {
+        IBV_QPS_RESET = 0,
+        IBV_QPS_INIT = 1,
+        IBV_QPS_RTR = 2,
+        IBV_QPS_RTS = 3,
+        IBV_QPS_SQD = 4,
+        IBV_QPS_SQE = 5,
+        IBV_QPS_ERR = 6,
+    }
+}
 
-pub type ibv_port_state = c_uint;
-pub const IBV_PORT_DOWN: ibv_port_state = 1;
-pub const IBV_PORT_INIT: ibv_port_state = 2;
-pub const IBV_PORT_ARMED: ibv_port_state = 3;
-pub const IBV_PORT_ACTIVE: ibv_port_state = 4;
-pub const IBV_PORT_ACTIVE_DEFER: ibv_port_state = 5;
+c_enum! {
+    ibv_mtu: c_uint {
+        IBV_MTU_256 = 1,
+        IBV_MTU_512 = 2,
+        IBV_MTU_1024 = 3,
+        IBV_MTU_2048 = 4,
+        IBV_MTU_4096 = 5,
+    }
+}
+
+c_enum! {
+    ibv_port_state: c_uint {
+        IBV_PORT_DOWN = 1,
+        IBV_PORT_INIT = 2,
+        IBV_PORT_ARMED = 3,
+        IBV_PORT_ACTIVE = 4,
+        IBV_PORT_ACTIVE_DEFER = 5,
+    }
+}
 
 /// `ibv_port_attr::link_layer` values (an anonymous enum in verbs.h).
 pub const IBV_LINK_LAYER_UNSPECIFIED: u8 = 0;
 pub const IBV_LINK_LAYER_INFINIBAND: u8 = 1;
 pub const IBV_LINK_LAYER_ETHERNET: u8 = 2;
 
-pub type ibv_atomic_cap = c_uint;
-pub const IBV_ATOMIC_NONE: ibv_atomic_cap = 0;
-pub const IBV_ATOMIC_HCA: ibv_atomic_cap = 1;
-pub const IBV_ATOMIC_GLOB: ibv_atomic_cap = 2;
+c_enum! {
+    ibv_atomic_cap: c_uint {
+        IBV_ATOMIC_NONE = 0,
+        IBV_ATOMIC_HCA = 1,
+        IBV_ATOMIC_GLOB = 2,
+    }
+}
 
 pub type ibv_mig_state = c_uint;
 
-pub type mlx5dv_obj_type = u64;
-pub const MLX5DV_OBJ_QP: mlx5dv_obj_type = 1 << 0;
-pub const MLX5DV_OBJ_CQ: mlx5dv_obj_type = 1 << 1;
-pub const MLX5DV_OBJ_SRQ: mlx5dv_obj_type = 1 << 2;
+c_enum! {
+    mlx5dv_obj_type: u64 {
+        MLX5DV_OBJ_QP = 1 << 0,
+        MLX5DV_OBJ_CQ = 1 << 1,
+        MLX5DV_OBJ_SRQ = 1 << 2,
+    }
+}
 
 pub const MLX5DV_CONTEXT_FLAGS_CQE_V1: u64 = 1 << 0;
 pub const MLX5DV_SRQ_MASK_SRQN: u64 = 1 << 0;
