@@ -200,16 +200,16 @@ pub unsafe extern "C" fn ucs_async_set_event_handler(
 #[no_mangle]
 pub extern "C" fn ucs_async_remove_handler(id: c_int, sync: c_int) -> ucs_status_t {
     const FUNCTION: &str = "ucs_async_remove_handler";
+    crate::api::enter();
     let result = async_context::remove_handler(id, sync != 0);
     if result.is_err() {
         // UCX's function; the id is not one of ours, so UCX's.
         return_ucx_call!(ucs_async_remove_handler: fn(c_int, c_int) -> ucs_status_t; id, sync);
     }
-    let result = result.inspect_err(|_| {
-        crate::api::enter();
-        tracing::warn!("{FUNCTION}: no async handler with id {id}");
-    });
-    finish(FUNCTION, result)
+    finish(
+        FUNCTION,
+        result.inspect_err(|_| tracing::warn!("{FUNCTION}: no async handler with id {id}")),
+    )
 }
 
 /// Changes the events the handler of `fd` waits for.
@@ -219,14 +219,14 @@ pub extern "C" fn ucs_async_modify_handler(
     events: ucs_event_set_types_t,
 ) -> ucs_status_t {
     const FUNCTION: &str = "ucs_async_modify_handler";
+    crate::api::enter();
     let result = async_context::modify_handler(fd, events);
     if result == Err(Status::NoElem) {
         // UCX's function; the fd has no handler of ours.
         return_ucx_call!(ucs_async_modify_handler: fn(c_int, ucs_event_set_types_t) -> ucs_status_t; fd, events);
     }
     let result = result.inspect_err(|status| {
-        crate::api::enter();
-        tracing::warn!("{FUNCTION}: cannot modify the handler of fd {fd}: {status}");
+        tracing::warn!("{FUNCTION}: cannot modify the handler of fd {fd}: {status}")
     });
     finish(FUNCTION, result)
 }

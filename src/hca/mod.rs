@@ -556,6 +556,17 @@ pub struct SendRing {
     pub qpn: u32,
 }
 
+// SAFETY (all six): a ring description is addresses and sizes, copied by
+// value; moving or sharing one between threads dereferences nothing. Every
+// access through its pointers is an `unsafe` block of the ring's one user
+// (the transport's poster or poller, or the device), justified there.
+unsafe impl Send for CqRing {}
+unsafe impl Sync for CqRing {}
+unsafe impl Send for RecvRing {}
+unsafe impl Sync for RecvRing {}
+unsafe impl Send for SendRing {}
+unsafe impl Sync for SendRing {}
+
 /// Keys of a memory registration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MrKeys {

@@ -263,16 +263,14 @@ impl VerbsDevice {
             _channel: channel.map(|c| c.0.clone()),
             events_seen,
         };
-        // SAFETY: all-zero is a valid mlx5dv_cq (pointers NULL).
-        let mut dv: ffi::mlx5dv_cq = unsafe { std::mem::zeroed() };
-        let mut obj = ffi::mlx5dv_obj::default();
-        obj.cq.r#in = raw;
-        obj.cq.out = &mut dv;
-        // SAFETY: `obj` names a live CQ of an mlx5 device and a writable out.
-        if unsafe { (verbs.mlx5.init_obj)(&mut obj, ffi::MLX5DV_OBJ_CQ) } != 0 {
-            tracing::error!("verbs: mlx5dv_init_obj(CQ) failed: {}", os_error());
-            return Err(Status::IoError);
-        }
+        // SAFETY: `raw` is a live CQ of an mlx5 device; mlx5dv_cq is plain
+        // data (all-zero: pointers NULL).
+        let dv: ffi::mlx5dv_cq = unsafe {
+            mlx5_view(verbs, ffi::MLX5DV_OBJ_CQ, &"CQ", |obj, out| {
+                obj.cq.r#in = raw;
+                obj.cq.out = out;
+            })
+        }?;
         if dv.cqe_size != 64 || !dv.cqe_cnt.is_power_of_two() || dv.buf.is_null() {
             tracing::error!(
                 "verbs: CQ has {} entries of {} bytes; the transport needs 64-byte CQEs \
@@ -305,6 +303,32 @@ impl VerbsDevice {
 }
 
 /// Opens the mlx5 device `name` from rdma-core's list.
+/// The mlx5 view of one verbs object (`mlx5dv_init_obj` of `obj_type`):
+/// `place` puts the object and the out struct (all-zero, or as `place` sets
+/// it before pointing at it) into the request. `what` names the object in
+/// the log line.
+///
+/// # Safety
+/// `T` is plain data valid all-zero (an `mlx5dv_*` out struct), and `place`
+/// names a live object of an mlx5 device of that type with `T` its out type.
+unsafe fn mlx5_view<T>(
+    verbs: &Verbs,
+    obj_type: ffi::mlx5dv_obj_type,
+    what: &dyn std::fmt::Display,
+    place: impl FnOnce(&mut ffi::mlx5dv_obj, &mut T),
+) -> Result<T, Status> {
+    // SAFETY: all-zero is valid for `T` (contract).
+    let mut out: T = unsafe { std::mem::zeroed() };
+    let mut obj = ffi::mlx5dv_obj::default();
+    place(&mut obj, &mut out);
+    // SAFETY: `obj` names a live object and `out`, writable (contract).
+    if unsafe { (verbs.mlx5.init_obj)(&mut obj, obj_type) } != 0 {
+        tracing::error!("verbs: mlx5dv_init_obj({what}) failed: {}", os_error());
+        return Err(Status::IoError);
+    }
+    Ok(out)
+}
+
 fn open_context(verbs: &'static Verbs, name: &str) -> Result<*mut ffi::ibv_context, Status> {
     let mut count: c_int = 0;
     // SAFETY: see discovery: a NULL or NULL-terminated list, freed below.
@@ -526,17 +550,15 @@ impl VerbsPd {
             pd: self.inner.clone(),
             raw: VerbsHandle(raw),
         };
-        // SAFETY: all-zero is a valid mlx5dv_srq.
-        let mut dv: ffi::mlx5dv_srq = unsafe { std::mem::zeroed() };
-        let mut obj = ffi::mlx5dv_obj::default();
-        obj.srq.r#in = raw;
-        obj.srq.out = &mut dv;
-        dv.comp_mask = ffi::MLX5DV_SRQ_MASK_SRQN;
-        // SAFETY: `obj` names a live SRQ and a writable out.
-        if unsafe { (verbs.mlx5.init_obj)(&mut obj, ffi::MLX5DV_OBJ_SRQ) } != 0 {
-            tracing::error!("verbs: mlx5dv_init_obj(SRQ) failed: {}", os_error());
-            return Err(Status::IoError);
-        }
+        // SAFETY: `raw` is a live SRQ of an mlx5 device; mlx5dv_srq is plain
+        // data (all-zero: pointers NULL).
+        let dv = unsafe {
+            mlx5_view::<ffi::mlx5dv_srq>(verbs, ffi::MLX5DV_OBJ_SRQ, &"SRQ", |obj, out| {
+                out.comp_mask = ffi::MLX5DV_SRQ_MASK_SRQN;
+                obj.srq.r#in = raw;
+                obj.srq.out = out;
+            })
+        }?;
         let ring = recv_ring_from_dv(&dv)?;
         Ok(VerbsSrq {
             inner: Arc::new(inner),
@@ -585,16 +607,15 @@ impl VerbsPd {
             raw: VerbsHandle(raw),
             qpn,
         };
-        // SAFETY: all-zero is a valid mlx5dv_qp.
-        let mut dv: ffi::mlx5dv_qp = unsafe { std::mem::zeroed() };
-        let mut obj = ffi::mlx5dv_obj::default();
-        obj.qp.r#in = raw;
-        obj.qp.out = &mut dv;
-        // SAFETY: `obj` names a live QP and a writable out.
-        if unsafe { (verbs.mlx5.init_obj)(&mut obj, ffi::MLX5DV_OBJ_QP) } != 0 {
-            tracing::error!("verbs: mlx5dv_init_obj(QP {qpn:#x}) failed: {}", os_error());
-            return Err(Status::IoError);
-        }
+        // SAFETY: `raw` is a live QP of an mlx5 device; mlx5dv_qp is plain
+        // data (all-zero: pointers NULL).
+        let what = format_args!("QP {qpn:#x}");
+        let dv: ffi::mlx5dv_qp = unsafe {
+            mlx5_view(verbs, ffi::MLX5DV_OBJ_QP, &what, |obj, out| {
+                obj.qp.r#in = raw;
+                obj.qp.out = out;
+            })
+        }?;
         if dv.sq.stride != 64
             || !dv.sq.wqe_cnt.is_power_of_two()
             || dv.sq.buf.is_null()
@@ -715,10 +736,10 @@ pub struct VerbsCq {
     ring: CqRing,
 }
 
-// SAFETY: the CQ ring and doorbell pointers are plain addresses of memory
-// the verbs object (held) owns or maps; the handle writes only the arm
-// word and the arm doorbell through them, and the rest is Arcs of
-// Send + Sync objects.
+// SAFETY: the arm doorbell pointer is the address of a register the verbs
+// object (held) maps; the handle writes only the arm word and the arm
+// doorbell, and the rest is the ring description and Arcs of Send + Sync
+// objects.
 unsafe impl Send for VerbsCq {}
 // SAFETY: as above; `&self` methods copy the ring description out or arm,
 // which the transport does from the thread that polls the CQ.
@@ -780,14 +801,6 @@ pub struct VerbsSrq {
     inner: Arc<SrqInner>,
     ring: RecvRing,
 }
-
-// SAFETY: the receive ring pointers are plain addresses of memory the verbs
-// object (held) owns; the handle never writes through them itself, and the
-// rest is Arcs of Send + Sync objects.
-unsafe impl Send for VerbsSrq {}
-// SAFETY: as above; `&self` methods only copy the ring description out or
-// call thread-safe libibverbs functions.
-unsafe impl Sync for VerbsSrq {}
 
 impl VerbsSrq {
     pub fn ring(&self) -> RecvRing {
@@ -983,14 +996,6 @@ pub struct VerbsQp {
     _recv_cq: Arc<CqInner>,
     _srq: Arc<SrqInner>,
 }
-
-// SAFETY: the send ring pointers are plain addresses of memory the verbs
-// object (held) owns; the handle never writes through them itself, and the
-// rest is Arcs of Send + Sync objects.
-unsafe impl Send for VerbsQp {}
-// SAFETY: as above; `&self` methods only copy the ring description out or
-// call thread-safe libibverbs functions.
-unsafe impl Sync for VerbsQp {}
 
 impl VerbsQp {
     pub fn qpn(&self) -> u32 {
