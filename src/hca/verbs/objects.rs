@@ -52,6 +52,57 @@ unsafe impl<T> Send for VerbsHandle<T> {}
 // SAFETY: as above; no Rust-side state is mutated through a shared handle.
 unsafe impl<T> Sync for VerbsHandle<T> {}
 
+/// A libibverbs object this process made and owns: `destroy` (the
+/// libibverbs call named `call`) destroys it once, when this is dropped.
+/// Its holder declares it as its first field, so it goes before the `Arc`s
+/// of the objects it was made from, and every object made from it holds an
+/// `Arc` of that holder, so none is alive any more by then.
+struct OwnedVerbs<T> {
+    raw: VerbsHandle<T>,
+    destroy: unsafe extern "C" fn(*mut T) -> std::ffi::c_int,
+    call: &'static str,
+}
+
+impl<T> OwnedVerbs<T> {
+    /// Takes over `raw`, a live object that `destroy` destroys.
+    fn new(
+        raw: *mut T,
+        destroy: unsafe extern "C" fn(*mut T) -> std::ffi::c_int,
+        call: &'static str,
+    ) -> Self {
+        OwnedVerbs {
+            raw: VerbsHandle(raw),
+            destroy,
+            call,
+        }
+    }
+
+    fn ptr(&self) -> *mut T {
+        self.raw.0
+    }
+}
+
+impl<T> Drop for OwnedVerbs<T> {
+    fn drop(&mut self) {
+        // SAFETY: `raw` is live (`new`), destroyed only here, and nothing
+        // made from it is left (see the type's doc).
+        let rc = unsafe { (self.destroy)(self.raw.0) };
+        warn_if_failed(rc, self.call);
+    }
+}
+
+/// `Ok` when a libibverbs call that returns an error number (and may not
+/// set errno: `ibv_modify_qp`, `ibv_query_qp`) returned 0; otherwise logs
+/// `call` with that error and gives `IoError`.
+fn returned_ok(rc: std::ffi::c_int, call: std::fmt::Arguments<'_>) -> Result<(), Status> {
+    if rc == 0 {
+        return Ok(());
+    }
+    let error = std::io::Error::from_raw_os_error(rc.abs());
+    tracing::error!("verbs: {call} failed: {error}");
+    Err(Status::IoError)
+}
+
 fn os_error() -> std::io::Error {
     std::io::Error::last_os_error()
 }
@@ -198,7 +249,7 @@ impl VerbsDevice {
         Ok(VerbsPd {
             inner: Arc::new(PdInner {
                 context: self.context.clone(),
-                raw: VerbsHandle(raw),
+                raw: OwnedVerbs::new(raw, verbs.ibv.dealloc_pd, "ibv_dealloc_pd"),
                 port,
             }),
         })
@@ -216,7 +267,11 @@ impl VerbsDevice {
         }
         let channel = VerbsChannel(Arc::new(ChannelInner {
             context: self.context.clone(),
-            raw: VerbsHandle(raw),
+            raw: OwnedVerbs::new(
+                raw,
+                verbs.ibv.destroy_comp_channel,
+                "ibv_destroy_comp_channel",
+            ),
         }));
         let fd = channel.fd();
         // SAFETY: fcntl on the channel's own descriptor; flags only.
@@ -241,7 +296,7 @@ impl VerbsDevice {
     ) -> Result<VerbsCq, Status> {
         let verbs = self.context.verbs;
         let cqe = c_int::try_from(cqe_count).map_err(|_| Status::InvalidParam)?;
-        let channel_raw = channel.map_or(std::ptr::null_mut(), |c| c.0.raw.0);
+        let channel_raw = channel.map_or(std::ptr::null_mut(), |c| c.0.raw.ptr());
         // The CQ's context is its event counter: `VerbsChannel::clear` gets
         // it back with each event.
         let events_seen = Box::new(AtomicU32::new(0));
@@ -258,8 +313,8 @@ impl VerbsDevice {
         }
         // Owned from here: an error below destroys it.
         let inner = CqInner {
-            context: self.context.clone(),
-            raw: VerbsHandle(raw),
+            _context: self.context.clone(),
+            raw: OwnedVerbs::new(raw, verbs.ibv.destroy_cq, "ibv_destroy_cq"),
             _channel: channel.map(|c| c.0.clone()),
             events_seen,
         };
@@ -406,17 +461,8 @@ fn atomics_usable(atomic_cap: ffi::ibv_atomic_cap) -> bool {
 }
 
 struct ChannelInner {
+    raw: OwnedVerbs<ffi::ibv_comp_channel>,
     context: Arc<Context>,
-    raw: VerbsHandle<ffi::ibv_comp_channel>,
-}
-
-impl Drop for ChannelInner {
-    fn drop(&mut self) {
-        // SAFETY: `raw` came from create_comp_channel; destroyed once, after
-        // its CQs (each holds an Arc of this).
-        let rc = unsafe { (self.context.verbs.ibv.destroy_comp_channel)(self.raw.0) };
-        warn_if_failed(rc, "ibv_destroy_comp_channel");
-    }
 }
 
 /// A completion channel.
@@ -425,7 +471,7 @@ pub struct VerbsChannel(Arc<ChannelInner>);
 impl VerbsChannel {
     pub fn fd(&self) -> std::os::fd::RawFd {
         // SAFETY: `raw` is a live channel; `fd` is set at creation.
-        unsafe { (*self.0.raw.0).fd }
+        unsafe { (*self.0.raw.ptr()).fd }
     }
 
     /// Takes every pending event (the fd is non-blocking: the read fails
@@ -438,7 +484,8 @@ impl VerbsChannel {
             let mut cq = std::ptr::null_mut();
             let mut cq_context = std::ptr::null_mut();
             // SAFETY: live channel; writable out pointers.
-            if unsafe { (verbs.ibv.get_cq_event)(self.0.raw.0, &mut cq, &mut cq_context) } != 0 {
+            if unsafe { (verbs.ibv.get_cq_event)(self.0.raw.ptr(), &mut cq, &mut cq_context) } != 0
+            {
                 let err = os_error();
                 if err.kind() != std::io::ErrorKind::WouldBlock {
                     tracing::warn!("verbs: ibv_get_cq_event failed: {err}");
@@ -463,19 +510,11 @@ impl VerbsChannel {
 }
 
 struct PdInner {
+    raw: OwnedVerbs<ffi::ibv_pd>,
     context: Arc<Context>,
-    raw: VerbsHandle<ffi::ibv_pd>,
     /// The port QPs of this PD use (`hca::devices` lists port 1 of each
     /// device; the first usable port is that one when it is usable).
     port: VerbsPort,
-}
-
-impl Drop for PdInner {
-    fn drop(&mut self) {
-        // SAFETY: every object made from this PD holds an Arc<PdInner>.
-        let rc = unsafe { (self.context.verbs.ibv.dealloc_pd)(self.raw.0) };
-        warn_if_failed(rc, "ibv_dealloc_pd");
-    }
 }
 
 /// A protection domain.
@@ -505,8 +544,9 @@ impl VerbsPd {
         let verbs = self.inner.context.verbs;
         // SAFETY: the PD is live; the caller keeps [addr, addr+len) mapped
         // while the registration exists (the hca contract).
-        let raw =
-            unsafe { (verbs.ibv.reg_mr)(self.inner.raw.0, addr.cast(), len, ibv_access(access)) };
+        let raw = unsafe {
+            (verbs.ibv.reg_mr)(self.inner.raw.ptr(), addr.cast(), len, ibv_access(access))
+        };
         if raw.is_null() {
             tracing::error!("verbs: ibv_reg_mr({addr:p}, {len}) failed: {}", os_error());
             return Err(Status::IoError);
@@ -519,8 +559,8 @@ impl VerbsPd {
             }
         };
         Ok(VerbsMr {
-            pd: self.inner.clone(),
-            raw: VerbsHandle(raw),
+            _pd: self.inner.clone(),
+            _mr: OwnedVerbs::new(raw, verbs.ibv.dereg_mr, "ibv_dereg_mr"),
             keys,
         })
     }
@@ -537,7 +577,7 @@ impl VerbsPd {
             },
         };
         // SAFETY: live PD, valid init attributes.
-        let raw = unsafe { (verbs.ibv.create_srq)(self.inner.raw.0, &mut init) };
+        let raw = unsafe { (verbs.ibv.create_srq)(self.inner.raw.ptr(), &mut init) };
         if raw.is_null() {
             tracing::error!(
                 "verbs: ibv_create_srq({}) failed: {}",
@@ -547,8 +587,8 @@ impl VerbsPd {
             return Err(Status::NoMemory);
         }
         let inner = SrqInner {
-            pd: self.inner.clone(),
-            raw: VerbsHandle(raw),
+            _pd: self.inner.clone(),
+            raw: OwnedVerbs::new(raw, verbs.ibv.destroy_srq, "ibv_destroy_srq"),
         };
         // SAFETY: `raw` is a live SRQ of an mlx5 device; mlx5dv_srq is plain
         // data (all-zero: pointers NULL).
@@ -578,9 +618,9 @@ impl VerbsPd {
         let verbs = self.inner.context.verbs;
         let mut init = ffi::ibv_qp_init_attr {
             qp_context: std::ptr::null_mut(),
-            send_cq: send_cq.inner.raw.0,
-            recv_cq: recv_cq.inner.raw.0,
-            srq: srq.inner.raw.0,
+            send_cq: send_cq.inner.raw.ptr(),
+            recv_cq: recv_cq.inner.raw.ptr(),
+            srq: srq.inner.raw.ptr(),
             cap: ffi::ibv_qp_cap {
                 max_send_wr: sq_wqebb_count,
                 max_recv_wr: 0,
@@ -592,7 +632,7 @@ impl VerbsPd {
             sq_sig_all: 0,
         };
         // SAFETY: live PD, CQs and SRQ of the same context; valid attributes.
-        let raw = unsafe { (verbs.ibv.create_qp)(self.inner.raw.0, &mut init) };
+        let raw = unsafe { (verbs.ibv.create_qp)(self.inner.raw.ptr(), &mut init) };
         if raw.is_null() {
             tracing::error!(
                 "verbs: ibv_create_qp(RC, {sq_wqebb_count}) failed: {}",
@@ -690,8 +730,8 @@ pub fn recv_ring_from_dv(dv: &ffi::mlx5dv_srq) -> Result<RecvRing, Status> {
 
 /// A memory registration.
 pub struct VerbsMr {
-    pd: Arc<PdInner>,
-    raw: VerbsHandle<ffi::ibv_mr>,
+    _mr: OwnedVerbs<ffi::ibv_mr>,
+    _pd: Arc<PdInner>,
     keys: MrKeys,
 }
 
@@ -701,31 +741,14 @@ impl VerbsMr {
     }
 }
 
-impl Drop for VerbsMr {
-    fn drop(&mut self) {
-        // SAFETY: `raw` came from reg_mr and is deregistered once.
-        let rc = unsafe { (self.pd.context.verbs.ibv.dereg_mr)(self.raw.0) };
-        warn_if_failed(rc, "ibv_dereg_mr");
-    }
-}
-
 struct CqInner {
-    context: Arc<Context>,
-    raw: VerbsHandle<ffi::ibv_cq>,
+    raw: OwnedVerbs<ffi::ibv_cq>,
+    _context: Arc<Context>,
     _channel: Option<Arc<ChannelInner>>,
     /// CQ events consumed (`ibv_get_cq_event`); its low two bits are the
     /// arm sequence number. Boxed: its address is the CQ's `cq_context`;
     /// freed only after `drop` has destroyed the CQ (fields drop last).
     events_seen: Box<AtomicU32>,
-}
-
-impl Drop for CqInner {
-    fn drop(&mut self) {
-        // SAFETY: `raw` came from create_cq and is destroyed once; the QPs
-        // using it hold this Arc, so they are gone.
-        let rc = unsafe { (self.context.verbs.ibv.destroy_cq)(self.raw.0) };
-        warn_if_failed(rc, "ibv_destroy_cq");
-    }
 }
 
 /// A completion queue and its CQE64 ring.
@@ -783,17 +806,8 @@ impl VerbsCq {
 }
 
 struct SrqInner {
-    pd: Arc<PdInner>,
-    raw: VerbsHandle<ffi::ibv_srq>,
-}
-
-impl Drop for SrqInner {
-    fn drop(&mut self) {
-        // SAFETY: `raw` came from create_srq and is destroyed once; QPs
-        // using it hold this Arc.
-        let rc = unsafe { (self.pd.context.verbs.ibv.destroy_srq)(self.raw.0) };
-        warn_if_failed(rc, "ibv_destroy_srq");
-    }
+    raw: OwnedVerbs<ffi::ibv_srq>,
+    _pd: Arc<PdInner>,
 }
 
 /// A shared receive queue and its ring.
@@ -1037,16 +1051,10 @@ impl VerbsQp {
         let mask = c_int::try_from(mask).map_err(|_| Status::InvalidParam)?;
         // SAFETY: live QP; `attr` is valid for the bits in `mask`.
         let rc = unsafe { (verbs.ibv.modify_qp)(self.inner.raw.0, &mut attr, mask) };
-        if rc != 0 {
-            // ibv_modify_qp returns the error number (and may not set errno).
-            tracing::error!(
-                "verbs: ibv_modify_qp({:#x}, {transition:?}) failed: {}",
-                self.inner.qpn,
-                std::io::Error::from_raw_os_error(rc.abs())
-            );
-            return Err(Status::IoError);
-        }
-        Ok(())
+        returned_ok(
+            rc,
+            format_args!("ibv_modify_qp({:#x}, {transition:?})", self.inner.qpn),
+        )
     }
 
     /// State, PSNs and peer QPN (the failover token fields).
@@ -1060,14 +1068,7 @@ impl VerbsQp {
         let mask = c_int::try_from(mask).map_err(|_| Status::InvalidParam)?;
         // SAFETY: live QP; writable outputs.
         let rc = unsafe { (verbs.ibv.query_qp)(self.inner.raw.0, &mut attr, mask, &mut init) };
-        if rc != 0 {
-            tracing::error!(
-                "verbs: ibv_query_qp({:#x}) failed: {}",
-                self.inner.qpn,
-                std::io::Error::from_raw_os_error(rc.abs())
-            );
-            return Err(Status::IoError);
-        }
+        returned_ok(rc, format_args!("ibv_query_qp({:#x})", self.inner.qpn))?;
         let state = qp_state_from_ibv(attr.qp_state).ok_or_else(|| {
             tracing::error!(
                 "verbs: QP {:#x} in unexpected state {}",
