@@ -15,6 +15,16 @@ pub enum TokenKind {
     Rx,
 }
 
+impl TokenKind {
+    /// The other format.
+    pub fn other(self) -> TokenKind {
+        match self {
+            TokenKind::Tx => TokenKind::Rx,
+            TokenKind::Rx => TokenKind::Tx,
+        }
+    }
+}
+
 impl fmt::Display for TokenKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -25,67 +35,63 @@ impl fmt::Display for TokenKind {
 }
 
 /// A refused token, RX-token derivation or purge classification.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum FailoverError {
     /// Fewer bytes than the format needs.
+    #[error("{kind} token truncated: {length} bytes, {needed} needed")]
     Truncated {
         kind: TokenKind,
         length: usize,
         needed: usize,
     },
     /// The first four bytes are no token magic at all: garbage.
-    BadMagic {
-        kind: TokenKind,
-        found: u32,
-    },
+    #[error("not a {kind} token: magic 0x{found:08x}")]
+    BadMagic { kind: TokenKind, found: u32 },
     /// A token of the other kind (a TX token where an RX token belongs, or
     /// the reverse).
-    WrongKind {
-        expected: TokenKind,
-    },
-    UnsupportedVersion {
-        kind: TokenKind,
-        found: u8,
-    },
+    #[error("{} token given where a {expected} token belongs", expected.other())]
+    WrongKind { expected: TokenKind },
+    #[error("{kind} token version {found} not supported")]
+    UnsupportedVersion { kind: TokenKind, found: u8 },
     /// The length the token states is not the length of its format.
+    #[error("{kind} token states length {found}, its format has {expected}")]
     BadLength {
         kind: TokenKind,
         found: u16,
         expected: u16,
     },
-    ReservedNotZero {
-        kind: TokenKind,
-        found: u8,
-    },
+    #[error("{kind} token reserved byte is 0x{found:02x}, not 0")]
+    ReservedNotZero { kind: TokenKind, found: u8 },
     /// The checksum over the token does not match its contents.
+    #[error("{kind} token checksum 0x{found:08x} does not match its contents (0x{computed:08x})")]
     BadChecksum {
         kind: TokenKind,
         found: u32,
         computed: u32,
     },
     /// A 24-bit field (QPN, PSN) with bits above 24 set.
-    FieldOutOfRange {
-        field: &'static str,
-        value: u32,
-    },
+    #[error("token field {field} = 0x{value:x} exceeds 24 bits")]
+    FieldOutOfRange { field: &'static str, value: u32 },
     /// The token names another connection than the one it is applied to
     /// (another QP, a destroyed and recreated QP, another device).
+    #[error("token is for another connection: {field} is {token}, this connection has {ours}")]
     ConnectionMismatch {
         field: &'static str,
         ours: String,
         token: String,
     },
     /// The receiving iface has no QP the TX token names.
-    UnknownConnection {
-        responder_qpn: u32,
-    },
+    #[error("TX token names QP 0x{responder_qpn:x}, which this iface does not have")]
+    UnknownConnection { responder_qpn: u32 },
     /// An output buffer shorter than the token.
-    OutputTooSmall {
-        length: usize,
-        needed: usize,
-    },
+    #[error("token buffer of {length} bytes, {needed} needed")]
+    OutputTooSmall { length: usize, needed: usize },
     /// The RX token's `next_rcv_psn` is outside the PSNs this ep can have
     /// sent and not had acknowledged: a stale token, or one of another QP.
+    #[error(
+        "RX token next_rcv_psn 0x{rx_next_psn:06x} outside the unacknowledged window \
+         [0x{low:06x}, 0x{high:06x}]: stale or foreign token"
+    )]
     RxPsnOutsideWindow {
         rx_next_psn: u32,
         low: u32,
@@ -93,10 +99,8 @@ pub enum FailoverError {
     },
     /// The transport's own op list is inconsistent (PSN gaps, a data op
     /// without packets): a bug, not the caller's fault.
-    InconsistentOps {
-        index: usize,
-        reason: String,
-    },
+    #[error("outstanding op {index}: {reason}")]
+    InconsistentOps { index: usize, reason: String },
 }
 
 impl FailoverError {
@@ -115,77 +119,3 @@ impl From<FailoverError> for Status {
         error.status()
     }
 }
-
-impl fmt::Display for FailoverError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FailoverError::Truncated {
-                kind,
-                length,
-                needed,
-            } => write!(f, "{kind} token truncated: {length} bytes, {needed} needed"),
-            FailoverError::BadMagic { kind, found } => {
-                write!(f, "not a {kind} token: magic 0x{found:08x}")
-            }
-            FailoverError::WrongKind { expected } => {
-                let other = match expected {
-                    TokenKind::Tx => TokenKind::Rx,
-                    TokenKind::Rx => TokenKind::Tx,
-                };
-                write!(f, "{other} token given where a {expected} token belongs")
-            }
-            FailoverError::UnsupportedVersion { kind, found } => {
-                write!(f, "{kind} token version {found} not supported")
-            }
-            FailoverError::BadLength {
-                kind,
-                found,
-                expected,
-            } => write!(
-                f,
-                "{kind} token states length {found}, its format has {expected}"
-            ),
-            FailoverError::ReservedNotZero { kind, found } => {
-                write!(f, "{kind} token reserved byte is 0x{found:02x}, not 0")
-            }
-            FailoverError::BadChecksum {
-                kind,
-                found,
-                computed,
-            } => write!(
-                f,
-                "{kind} token checksum 0x{found:08x} does not match its contents (0x{computed:08x})"
-            ),
-            FailoverError::FieldOutOfRange { field, value } => {
-                write!(f, "token field {field} = 0x{value:x} exceeds 24 bits")
-            }
-            FailoverError::ConnectionMismatch { field, ours, token } => write!(
-                f,
-                "token is for another connection: {field} is {token}, this connection has {ours}"
-            ),
-            FailoverError::UnknownConnection { responder_qpn } => {
-                write!(
-                    f,
-                    "TX token names QP 0x{responder_qpn:x}, which this iface does not have"
-                )
-            }
-            FailoverError::OutputTooSmall { length, needed } => {
-                write!(f, "token buffer of {length} bytes, {needed} needed")
-            }
-            FailoverError::RxPsnOutsideWindow {
-                rx_next_psn,
-                low,
-                high,
-            } => write!(
-                f,
-                "RX token next_rcv_psn 0x{rx_next_psn:06x} outside the unacknowledged window \
-                 [0x{low:06x}, 0x{high:06x}]: stale or foreign token"
-            ),
-            FailoverError::InconsistentOps { index, reason } => {
-                write!(f, "outstanding op {index}: {reason}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for FailoverError {}

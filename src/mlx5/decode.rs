@@ -2,50 +2,34 @@
 //! wrote. Every input, including garbage, yields a value or an error, never a
 //! panic or an out-of-bounds read.
 
-use std::fmt;
-
 use super::wqe::*;
 
 /// Why a WQE could not be decoded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 pub enum WqeError {
     /// The ring (or receive stride) is not a power-of-two size the format allows.
+    #[error("ring size is not a valid power of two")]
     BadRing,
     /// The control segment carries another WQE index than the one expected.
-    IndexMismatch {
-        expected: u16,
-        found: u16,
-    },
+    #[error("WQE index {found} where {expected} was expected")]
+    IndexMismatch { expected: u16, found: u16 },
     /// DS count zero, over 63, larger than the ring, or too small for the
     /// segments the opcode needs.
+    #[error("bad DS count {0}")]
     BadDsCount(u8),
+    #[error("unknown send opcode 0x{0:02x}")]
     UnknownOpcode(u8),
     /// A masked atomic with an opmod that names no operand width.
+    #[error("bad masked-atomic opmod 0x{0:02x}")]
     BadOpmod(u8),
     /// A data or inline segment runs past the DS count.
+    #[error("segment runs past the WQE")]
     Truncated,
     /// Building: the segments need more units than the DS field or the ring
     /// holds.
+    #[error("WQE larger than the DS field or the ring")]
     TooLarge,
 }
-
-impl fmt::Display for WqeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            WqeError::BadRing => write!(f, "ring size is not a valid power of two"),
-            WqeError::IndexMismatch { expected, found } => {
-                write!(f, "WQE index {found} where {expected} was expected")
-            }
-            WqeError::BadDsCount(ds) => write!(f, "bad DS count {ds}"),
-            WqeError::UnknownOpcode(op) => write!(f, "unknown send opcode 0x{op:02x}"),
-            WqeError::BadOpmod(m) => write!(f, "bad masked-atomic opmod 0x{m:02x}"),
-            WqeError::Truncated => write!(f, "segment runs past the WQE"),
-            WqeError::TooLarge => write!(f, "WQE larger than the DS field or the ring"),
-        }
-    }
-}
-
-impl std::error::Error for WqeError {}
 
 /// What a send WQE asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

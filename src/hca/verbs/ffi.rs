@@ -31,7 +31,6 @@
 #![allow(non_camel_case_types)]
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
-use std::fmt;
 
 use crate::abi::ucs_status::Status;
 
@@ -639,12 +638,14 @@ pub const LIBIBVERBS_OVERRIDE_ENV: &str = "UCT_VERBS_LIBIBVERBS";
 pub const LIBMLX5_OVERRIDE_ENV: &str = "UCT_VERBS_LIBMLX5";
 
 /// Why rdma-core could not be used.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LoadError {
     /// `dlopen` failed: rdma-core (or this part of it) is not installed.
+    #[error("cannot load {library} (is rdma-core installed?): {reason}")]
     LibraryMissing { library: String, reason: String },
     /// The library is there but lacks an entry point: rdma-core too old (or
     /// not rdma-core at all).
+    #[error("{library} has no {symbol} (rdma-core too old or not rdma-core): {reason}")]
     SymbolMissing {
         library: String,
         symbol: String,
@@ -657,27 +658,6 @@ impl LoadError {
         match self {
             LoadError::LibraryMissing { .. } => Status::NoDevice,
             LoadError::SymbolMissing { .. } => Status::Unsupported,
-        }
-    }
-}
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LoadError::LibraryMissing { library, reason } => {
-                write!(
-                    f,
-                    "cannot load {library} (is rdma-core installed?): {reason}"
-                )
-            }
-            LoadError::SymbolMissing {
-                library,
-                symbol,
-                reason,
-            } => write!(
-                f,
-                "{library} has no {symbol} (rdma-core too old or not rdma-core): {reason}"
-            ),
         }
     }
 }

@@ -3,7 +3,6 @@
 //! `responder.rs`.
 
 use std::collections::VecDeque;
-use std::fmt;
 use std::time::Duration;
 
 use super::psn::{psn_add, PSN_MASK};
@@ -159,24 +158,15 @@ impl Default for RtsAttrs {
 }
 
 /// A request the QP refuses in its current state or with these attributes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum QpError {
     /// The operation is not allowed in this state.
+    #[error("not allowed in QP state {0:?}")]
     InvalidState(QpState),
     /// An attribute is out of range.
+    #[error("invalid QP attribute: {0}")]
     InvalidAttr(&'static str),
 }
-
-impl fmt::Display for QpError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            QpError::InvalidState(s) => write!(f, "not allowed in QP state {s:?}"),
-            QpError::InvalidAttr(what) => write!(f, "invalid QP attribute: {what}"),
-        }
-    }
-}
-
-impl std::error::Error for QpError {}
 
 /// Per-QP counters (for tests, debugging and the device's statistics).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -31,58 +31,44 @@ pub use icrc::{IcrcContext, ICRC_LEN};
 pub use opcode::{HeaderLayout, Opcode};
 pub use packet::{seal, Packet, PacketRepr, MAX_DATAGRAM_LEN};
 
-use std::fmt;
-
 /// Why a datagram was rejected or a packet could not be emitted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 pub enum WireError {
     /// Shorter than the headers its opcode needs (or than BTH + ICRC).
+    #[error("packet truncated")]
     Truncated,
     /// Not an opcode of ours (e.g. UC/UD/RD, or a reserved value).
+    #[error("unknown BTH opcode 0x{0:02x}")]
     UnknownOpcode(u8),
     /// BTH transport version other than 0.
+    #[error("BTH transport version {0}")]
     BadTransportVersion(u8),
     /// Pad count larger than the payload area, or payload plus pad not a
     /// whole number of 4-byte words.
+    #[error("pad count exceeds payload")]
     BadPad,
     /// Reserved AETH syndrome.
+    #[error("reserved AETH syndrome 0x{0:02x}")]
     BadAeth(u8),
     /// Malformed masked-atomic extension header.
+    #[error("malformed masked-atomic header")]
     BadExtAtomic,
     /// The headers present (emit) do not match those the opcode carries.
+    #[error("extension headers do not match opcode")]
     HeaderMismatch,
     /// A payload on an opcode that carries none.
+    #[error("payload on an opcode without payload")]
     PayloadNotAllowed,
     /// The ICRC does not match the packet.
+    #[error("ICRC mismatch: computed 0x{computed:08x}, received 0x{received:08x}")]
     BadIcrc { computed: u32, received: u32 },
     /// Emit: the output buffer is shorter than [`PacketRepr::buffer_len`].
+    #[error("output buffer too small")]
     BufferTooSmall,
     /// Emit: a 24-bit field, a 5-bit code or a 32-bit atomic operand too big.
+    #[error("field value out of range")]
     FieldOutOfRange,
     /// Emit: larger than one UDP datagram can carry.
+    #[error("packet longer than a UDP datagram")]
     TooLong,
 }
-
-impl fmt::Display for WireError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            WireError::Truncated => write!(f, "packet truncated"),
-            WireError::UnknownOpcode(op) => write!(f, "unknown BTH opcode 0x{op:02x}"),
-            WireError::BadTransportVersion(v) => write!(f, "BTH transport version {v}"),
-            WireError::BadPad => write!(f, "pad count exceeds payload"),
-            WireError::BadAeth(s) => write!(f, "reserved AETH syndrome 0x{s:02x}"),
-            WireError::BadExtAtomic => write!(f, "malformed masked-atomic header"),
-            WireError::HeaderMismatch => write!(f, "extension headers do not match opcode"),
-            WireError::PayloadNotAllowed => write!(f, "payload on an opcode without payload"),
-            WireError::BadIcrc { computed, received } => write!(
-                f,
-                "ICRC mismatch: computed 0x{computed:08x}, received 0x{received:08x}"
-            ),
-            WireError::BufferTooSmall => write!(f, "output buffer too small"),
-            WireError::FieldOutOfRange => write!(f, "field value out of range"),
-            WireError::TooLong => write!(f, "packet longer than a UDP datagram"),
-        }
-    }
-}
-
-impl std::error::Error for WireError {}
