@@ -167,7 +167,7 @@ pub type uct_md_mem_dereg_params_t = uct_md_mem_dereg_params;
 
 /// Parameters of `uct_md_mkey_pack_v2`.
 #[repr(C)]
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct uct_md_mkey_pack_params {
     pub field_mask: u64,
     pub flags: c_uint,

@@ -523,8 +523,6 @@ unsafe fn mkey_pack(
     function: &str,
     md: uct_md_h,
     memh: uct_mem_h,
-    address: *mut c_void,
-    length: usize,
     params: *const uct_md_mkey_pack_params_t,
     mkey_buffer: *mut c_void,
 ) -> Result<(), Status> {
@@ -542,8 +540,7 @@ unsafe fn mkey_pack(
         .inspect_err(|_| tracing::warn!("{function}: {memh:p} is not a live memory handle"))?;
     // SAFETY: writable for rkey_packed_size bytes by the caller's contract.
     unsafe { store_packed_rkey(handle, mkey_buffer) };
-    // The key covers the whole registration whatever range was named.
-    tracing::trace!("{function}: packed {memh:p} ({length} bytes at {address:p} named)");
+    tracing::trace!("{function}: packed {memh:p}");
     Ok(())
 }
 
@@ -559,23 +556,11 @@ pub unsafe extern "C" fn uct_md_mkey_pack(
     rkey_buffer: *mut c_void,
 ) -> ucs_status_t {
     const FUNCTION: &str = "uct_md_mkey_pack";
-    let params = uct_md_mkey_pack_params_t {
-        field_mask: 0,
-        flags: 0,
-    };
-    // No range: the whole registration (UCX passes NULL and SIZE_MAX).
-    // SAFETY: params is a complete local struct; the rest by the contract.
-    finish(FUNCTION, unsafe {
-        mkey_pack(
-            FUNCTION,
-            md,
-            memh,
-            std::ptr::null_mut(),
-            usize::MAX,
-            &params,
-            rkey_buffer,
-        )
-    })
+    // No fields set, as UCX passes.
+    // SAFETY: the params are a complete local struct; the rest by the
+    // caller's contract.
+    let packed = unsafe { mkey_pack(FUNCTION, md, memh, &Default::default(), rkey_buffer) };
+    finish(FUNCTION, packed)
 }
 
 /// Packs the remote key of `memh` into `mkey_buffer` as `params` asks (field
@@ -599,9 +584,11 @@ pub unsafe extern "C" fn uct_md_mkey_pack_v2(
     mkey_buffer: *mut c_void,
 ) -> ucs_status_t {
     const FUNCTION: &str = "uct_md_mkey_pack_v2";
+    // The key covers the whole registration: the range is not needed.
+    let _ = (address, length);
     // SAFETY: by the caller's contract.
     finish(FUNCTION, unsafe {
-        mkey_pack(FUNCTION, md, memh, address, length, params, mkey_buffer)
+        mkey_pack(FUNCTION, md, memh, params, mkey_buffer)
     })
 }
 
