@@ -175,6 +175,12 @@ impl OpDescriptor<'_> {
     /// The caller's completion of the op, NULL when its posting call takes
     /// none (short and bcopy AM/PUT, GET short, atomic post) or it gave none.
     pub fn comp(&self) -> *mut uct_completion_t {
+        self.comp_argument().unwrap_or(std::ptr::null_mut())
+    }
+
+    /// The completion argument of the op's posting call, `None` for the
+    /// kinds whose call takes none (the argument itself may be NULL).
+    fn comp_argument(&self) -> Option<*mut uct_completion_t> {
         match *self {
             OpDescriptor::AmZcopy { comp, .. }
             | OpDescriptor::PutZcopy { comp, .. }
@@ -182,8 +188,8 @@ impl OpDescriptor<'_> {
             | OpDescriptor::GetZcopy { comp, .. }
             | OpDescriptor::AtomicFetch { comp, .. }
             | OpDescriptor::AtomicCswap { comp, .. }
-            | OpDescriptor::Flush { comp, .. } => comp,
-            _ => std::ptr::null_mut(),
+            | OpDescriptor::Flush { comp, .. } => Some(comp),
+            _ => None,
         }
     }
 
@@ -229,9 +235,9 @@ impl OpDescriptor<'_> {
         info.operation = operation;
         info.field_mask = UCT_EP_OP_INFO_FIELD_OPERATION | detail.group;
         info.detail = detail.member;
-        if takes_comp(self) {
+        if let Some(comp) = self.comp_argument() {
             info.field_mask |= UCT_EP_OP_INFO_FIELD_COMP;
-            info.comp = self.comp();
+            info.comp = comp;
         }
         Some(info)
     }
@@ -250,20 +256,6 @@ const ATOMIC_COMMON: u16 = UCT_EP_OP_INFO_ATOMIC_FIELD_OP
     | UCT_EP_OP_INFO_ATOMIC_FIELD_RKEY
     | UCT_EP_OP_INFO_ATOMIC_FIELD_VALUE
     | UCT_EP_OP_INFO_ATOMIC_FIELD_SIZE;
-
-/// Whether the posting call of this kind takes a `uct_completion_t`.
-fn takes_comp(op: &OpDescriptor<'_>) -> bool {
-    matches!(
-        op,
-        OpDescriptor::AmZcopy { .. }
-            | OpDescriptor::PutZcopy { .. }
-            | OpDescriptor::GetBcopy { .. }
-            | OpDescriptor::GetZcopy { .. }
-            | OpDescriptor::AtomicFetch { .. }
-            | OpDescriptor::AtomicCswap { .. }
-            | OpDescriptor::Flush { .. }
-    )
-}
 
 fn zeroed_op_info() -> uct_ep_op_info_t {
     // SAFETY: uct_ep_op_info_t holds only integers, raw pointers and

@@ -246,7 +246,7 @@ impl Core {
         state: &mut State,
         qpns: &mut Vec<u32>,
         now: Instant,
-        step: fn(&mut QpContext, Instant, &mut Tx<'_>, &MrTable),
+        step: impl Fn(&mut QpContext, Instant, &mut Tx<'_>, &MrTable),
     ) {
         let State { qps, mrs, tx, .. } = state;
         let mut tx = Tx {

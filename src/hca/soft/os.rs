@@ -185,9 +185,10 @@ pub fn poll_readable<const N: usize>(fds: [RawFd; N], timeout: Option<Duration>)
 /// `ib_umem_get`): the first touch of a page then happens at registration,
 /// not in the datapath, where a fresh receive buffer would otherwise cost a
 /// page fault on the receive (about 1 µs each on this VM: `uct_bench`'s
-/// am_short ping-pong right after connecting took twice as long). `madvise(MADV_POPULATE_*)` (Linux 5.14) fails
-/// with an error rather than a signal on a range it cannot populate (e.g.
-/// a read-only mapping asked for writing); older kernels answer `EINVAL`.
+/// am_short ping-pong right after connecting took twice as long).
+/// `madvise(MADV_POPULATE_*)` (Linux 5.14) fails with an error rather than a
+/// signal on a range it cannot populate (e.g. a read-only mapping asked for
+/// writing); older kernels answer `EINVAL`.
 /// Best effort either way: the registration itself never depends on it.
 pub fn populate(addr: usize, len: usize, writable: bool) -> io::Result<()> {
     let start = addr & !(PAGE - 1);
