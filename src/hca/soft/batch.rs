@@ -29,8 +29,22 @@ pub(crate) struct Tx<'a> {
 }
 
 impl Tx<'_> {
+    /// Builds one datagram to `to` (see [`Link::transmit`]); ask
+    /// [`Tx::has_room`] first.
     pub fn transmit(&mut self, to: SocketAddrV4, build: impl FnOnce(&mut [u8]) -> Option<usize>) {
         self.link.transmit(self.batch, to, build);
+    }
+
+    /// Whether a datagram to `to` can be built now: the batch has a free
+    /// slot and `to`'s shared-memory ring was not full at the last flush
+    /// (flushing again first, in case either has changed). A QP stops
+    /// taking packets from its engine when this says no, so the same-host
+    /// wire holds them back instead of losing them (see [`Link::flush`]).
+    pub fn has_room(&mut self, to: SocketAddrV4) -> bool {
+        if self.batch.is_full() || self.batch.waits_for(to) {
+            self.link.flush(self.batch);
+        }
+        !self.batch.is_full() && !self.batch.waits_for(to)
     }
 }
 
@@ -69,6 +83,9 @@ pub(crate) struct TxBatch {
     queued: Vec<(usize, SocketAddrV4)>,
     /// Same-host peers' rings, when the shared-memory wire is on.
     pub shm: Option<ShmPeers>,
+    /// Peers whose ring was full at the last flush: their datagrams stay
+    /// queued, in order, until a flush finds room.
+    full_rings: Vec<SocketAddrV4>,
 }
 
 impl TxBatch {
@@ -77,7 +94,13 @@ impl TxBatch {
             buf: vec![0u8; TX_BATCH * MAX_DATAGRAM].into_boxed_slice(),
             queued: Vec::with_capacity(TX_BATCH),
             shm: shm.then(ShmPeers::default),
+            full_rings: Vec::new(),
         }
+    }
+
+    /// Whether datagrams to `to` wait for room in its ring.
+    pub fn waits_for(&self, to: SocketAddrV4) -> bool {
+        self.full_rings.contains(&to)
     }
 
     pub fn is_full(&self) -> bool {
@@ -118,6 +141,24 @@ impl TxBatch {
 
     pub fn clear(&mut self) {
         self.queued.clear();
+        self.full_rings.clear();
+    }
+
+    /// Keeps only the datagrams at `indexes` (ascending), moved to the
+    /// front in the same order, as waiting for the rings of `full_rings`.
+    pub fn keep_only(&mut self, indexes: &[u8], full_rings: &[SocketAddrV4]) {
+        for (slot, &index) in indexes.iter().enumerate() {
+            let index = usize::from(index);
+            if slot != index {
+                let (len, to) = self.queued[index];
+                let from = index * MAX_DATAGRAM;
+                self.buf.copy_within(from..from + len, slot * MAX_DATAGRAM);
+                self.queued[slot] = (len, to);
+            }
+        }
+        self.queued.truncate(indexes.len());
+        self.full_rings.clear();
+        self.full_rings.extend_from_slice(full_rings);
     }
 
     /// Whether every datagram waiting is a responder's answer (the first

@@ -72,6 +72,20 @@ impl PassClock<'_> {
     }
 }
 
+/// While packets wait for room in a peer's ring, how long the service
+/// thread sleeps before it tries again (`poll` rounds it up to a
+/// millisecond: a full ring's 1024 datagrams per millisecond at least).
+const ROOM_RETRY: Duration = Duration::from_micros(100);
+
+/// Lists `qp` (number `qpn`) among the QPs to pump again if its last pump
+/// left packets waiting for room, once.
+fn list_if_waiting(waiting: &mut Vec<u32>, qpn: u32, qp: &mut QpContext) {
+    if qp.waits_for_room() && !qp.listed_waiting {
+        qp.listed_waiting = true;
+        waiting.push(qpn);
+    }
+}
+
 /// "No timer pending" in the deadline atomics.
 pub(crate) const NO_DEADLINE: u64 = u64::MAX;
 
@@ -130,6 +144,9 @@ pub(crate) struct State {
     pub tx: TxBatch,
     /// QPs that received datagrams in the batch being handled.
     touched: Vec<u32>,
+    /// QPs whose packets wait for room in a peer's ring
+    /// ([`QpContext::waits_for_room`]), pumped again at every pass.
+    waiting: Vec<u32>,
     /// The rung QPs being taken (swapped with `Core::rung`, so that neither
     /// allocates once grown).
     rung_taken: Vec<u32>,
@@ -248,7 +265,13 @@ impl Core {
         now: Instant,
         step: impl Fn(&mut QpContext, Instant, &mut Tx<'_>, &MrTable),
     ) {
-        let State { qps, mrs, tx, .. } = state;
+        let State {
+            qps,
+            mrs,
+            tx,
+            waiting,
+            ..
+        } = state;
         let mut tx = Tx {
             link: &self.link,
             batch: tx,
@@ -262,6 +285,26 @@ impl Core {
                 self.next_deadline
                     .fetch_min(deadline.as_nanos(), Ordering::Relaxed);
             }
+            list_if_waiting(waiting, qpn, qp);
+        }
+    }
+
+    /// Pumps the QPs whose packets waited for room in a peer's ring; those
+    /// that still cannot send everything stay listed.
+    fn resume_waiting(&self, state: &mut State, now: Instant) {
+        if state.waiting.is_empty() {
+            return;
+        }
+        let mut resumed = std::mem::take(&mut state.waiting);
+        for qpn in &resumed {
+            if let Some(qp) = state.qps.get_mut(qpn) {
+                qp.listed_waiting = false;
+            }
+        }
+        self.step_qps(state, &mut resumed, now, QpContext::pump);
+        // `step_qps` emptied it; keep its allocation if nothing relisted.
+        if state.waiting.is_empty() {
+            state.waiting = resumed;
         }
     }
 
@@ -408,16 +451,23 @@ impl Core {
 
     /// Runs due timers and recomputes the earliest deadline.
     fn run_timers(&self, state: &mut State, now: Instant) -> u64 {
-        let State { qps, mrs, tx, .. } = state;
+        let State {
+            qps,
+            mrs,
+            tx,
+            waiting,
+            ..
+        } = state;
         let mut tx = Tx {
             link: &self.link,
             batch: tx,
         };
         let mut earliest = NO_DEADLINE;
-        for qp in qps.values_mut() {
+        for (&qpn, qp) in qps.iter_mut() {
             if let Some(deadline) = qp.next_timeout() {
                 if deadline <= now {
                     qp.handle_timeout(now, &mut tx, mrs);
+                    list_if_waiting(waiting, qpn, qp);
                 }
             }
             if let Some(deadline) = qp.next_timeout() {
@@ -438,10 +488,12 @@ impl Core {
         }
     }
 
-    /// Everything due now: rung doorbells, incoming datagrams and timers.
+    /// Everything due now: rung doorbells, packets waiting for room,
+    /// incoming datagrams and timers.
     fn service(&self, state: &mut State) -> u64 {
         let now = self.now();
         self.take_doorbells(state, now);
+        self.resume_waiting(state, now);
         self.flush(state);
         self.drain_ring(state, now);
         self.drain_socket(state, now);
@@ -478,6 +530,9 @@ impl Core {
         if self.doorbells_pending.load(Ordering::Relaxed) {
             self.take_doorbells(&mut state, clock.now());
             self.flush(&mut state);
+        }
+        if !state.waiting.is_empty() {
+            self.resume_waiting(&mut state, clock.now());
         }
         if self.inbound.as_ref().is_some_and(InboundRing::has_data) {
             self.drain_ring(&mut state, clock.now());
@@ -587,8 +642,14 @@ impl Core {
                 // Stored under the lock: a caller arming an earlier timer
                 // after this point sees it and wakes us.
                 self.service_deadline.store(deadline, Ordering::Relaxed);
-                (deadline != NO_DEADLINE)
-                    .then(|| Duration::from_nanos(deadline.saturating_sub(self.now().as_nanos())))
+                let timer = (deadline != NO_DEADLINE)
+                    .then(|| Duration::from_nanos(deadline.saturating_sub(self.now().as_nanos())));
+                // A peer's ring frees up without telling us: look again soon.
+                if state.waiting.is_empty() && state.tx.is_empty() {
+                    timer
+                } else {
+                    Some(timer.map_or(ROOM_RETRY, |t| t.min(ROOM_RETRY)))
+                }
             };
             // While the caller's thread progresses the device it reads the
             // socket itself: do not also wake up for every packet (a context
@@ -701,6 +762,7 @@ impl Opened {
                 rx: RxBatch::new(link_gro),
                 tx: TxBatch::new(shm),
                 touched: Vec::new(),
+                waiting: Vec::new(),
                 rung_taken: Vec::new(),
                 shm_buf: vec![0u8; MAX_DATAGRAM].into_boxed_slice(),
                 socket_read_at: 0,

@@ -112,6 +112,9 @@ link_counters! {
     /// Of `tx_packets`: datagrams carried by a same-host peer's
     /// shared-memory ring instead of UDP.
     tx_shm,
+    /// Times a flush found a same-host peer's ring full and kept the
+    /// datagrams to it for a later flush (nothing is lost).
+    tx_ring_full,
     /// Datagrams read from this device's shared-memory ring (before the
     /// faults; those that survive count in `rx_packets` too).
     rx_shm,
@@ -362,10 +365,13 @@ impl Link {
         batch.commit(len, to);
     }
 
-    /// Sends every datagram of `batch` and empties it: into the ring of
-    /// each same-host peer that has one, the rest with one `sendmmsg` (when
-    /// the kernel takes them all). A datagram that cannot go out (a full
-    /// ring or socket buffer) is lost like any other: RC retransmits it.
+    /// Sends the datagrams of `batch`: into the ring of each same-host peer
+    /// that has one, the rest with one `sendmmsg` (when the kernel takes
+    /// them all). The same-host wire is lossless, as a fabric with
+    /// link-level flow control is: datagrams to a peer whose ring is full
+    /// stay in the batch, in order, for the next flush, and the QPs sending
+    /// to it wait ([`super::batch::Tx::has_room`]). A datagram the socket
+    /// buffer does not take is lost like any other: RC retransmits it.
     pub(crate) fn flush(&self, batch: &mut TxBatch) {
         if !self.is_up() {
             // Built before the link went down (a pass held them, or the
@@ -380,9 +386,18 @@ impl Link {
         let (view, mut shm) = batch.parts();
         let mut udp = [0u8; TX_BATCH];
         let mut udp_count = 0;
+        let mut kept = [0u8; TX_BATCH];
+        let mut kept_count = 0;
+        let mut full_rings: Vec<SocketAddrV4> = Vec::new();
         let mut wake: Vec<SocketAddrV4> = Vec::new();
         for index in 0..view.len() {
             let (datagram, to) = view.get(index);
+            if full_rings.contains(&to) {
+                // Behind one that waits: stays behind it.
+                kept[kept_count] = index as u8;
+                kept_count += 1;
+                continue;
+            }
             let pushed = shm
                 .as_deref_mut()
                 .and_then(|peers| peers.ring_for(to))
@@ -397,8 +412,10 @@ impl Link {
                     continue;
                 }
                 Some(Pushed::Full) => {
-                    bump(&self.counters.tx_errors);
-                    tracing::debug!("soft hca {}: ring of {to} full, datagram lost", self.local);
+                    bump(&self.counters.tx_ring_full);
+                    full_rings.push(to);
+                    kept[kept_count] = index as u8;
+                    kept_count += 1;
                     continue;
                 }
                 Some(Pushed::Gone) => {
@@ -424,7 +441,7 @@ impl Link {
                 tracing::debug!("soft hca {}: wake-up of {to} failed: {err}", self.local);
             }
         }
-        batch.clear();
+        batch.keep_only(&kept[..kept_count], &full_rings);
     }
 
     /// Sends the datagrams of `view` named by `indexes` over UDP.

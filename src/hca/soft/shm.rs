@@ -336,7 +336,7 @@ impl Drop for InboundRing {
 pub(crate) enum Pushed {
     /// Queued; `wake`: the owner sleeps, send it a wake-up datagram.
     Queued { wake: bool },
-    /// The ring is full: the datagram is lost (RC retransmits it).
+    /// The ring is full: the sender keeps the datagram for a later try.
     Full,
     /// The owner is gone: forget this ring.
     Gone,
