@@ -12,41 +12,13 @@ use std::os::fd::RawFd;
 
 use std::sync::Arc;
 
-use super::link::{Link, MAX_DATAGRAM};
 use super::shm::PeerRing;
-use super::wire::Opcode;
+use super::wire::{Opcode, MAX_DATAGRAM};
 
 /// Datagrams one `sendmmsg` carries at most.
 pub(crate) const TX_BATCH: usize = 64;
 /// Datagrams one `recvmmsg` reads at most.
 pub(crate) const RX_BATCH: usize = 32;
-
-/// Where a QP's packets go: the device's port and the batch being built
-/// (flushed by whoever drives the device, at the end of its pass).
-pub(crate) struct Tx<'a> {
-    pub link: &'a Link,
-    pub batch: &'a mut TxBatch,
-}
-
-impl Tx<'_> {
-    /// Builds one datagram to `to` (see [`Link::transmit`]); ask
-    /// [`Tx::has_room`] first.
-    pub fn transmit(&mut self, to: SocketAddrV4, build: impl FnOnce(&mut [u8]) -> Option<usize>) {
-        self.link.transmit(self.batch, to, build);
-    }
-
-    /// Whether a datagram to `to` can be built now: the batch has a free
-    /// slot and `to`'s shared-memory ring was not full at the last flush
-    /// (flushing again first, in case either has changed). A QP stops
-    /// taking packets from its engine when this says no, so the same-host
-    /// wire holds them back instead of losing them (see [`Link::flush`]).
-    pub fn has_room(&mut self, to: SocketAddrV4) -> bool {
-        if self.batch.is_full() || self.batch.waits_for(to) {
-            self.link.flush(self.batch);
-        }
-        !self.batch.is_full() && !self.batch.waits_for(to)
-    }
-}
 
 /// The shared-memory rings of peers on this host, by UDP address (`None`:
 /// the address has none, it is reached over UDP).

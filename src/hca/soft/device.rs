@@ -16,14 +16,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::batch::{RxBatch, Tx, TxBatch, RX_BATCH};
+use super::batch::{RxBatch, TxBatch, RX_BATCH};
 use super::engine::Instant;
-use super::link::{bump, Link, MAX_DATAGRAM};
+use super::link::Faults;
+use super::link::{bump, Link, Tx};
 use super::memory::MrTable;
 use super::os::{poll_readable, EventFd};
 use super::qp::QpContext;
-use super::registry::Faults;
 use super::shm::{InboundRing, WAKE_BYTE};
+use super::wire::MAX_DATAGRAM;
 use crate::abi::ucs_status::Status;
 use crate::core::config::SoftHcaWire;
 

@@ -6,9 +6,10 @@ use std::os::fd::RawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::batch::Tx;
 use super::device::{Core, Opened};
+use super::limits::{MAX_CQE, MAX_QP_WQEBB, MAX_RD_ATOMIC, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT};
 use super::link::LinkStats;
+use super::link::Tx;
 use super::memory::Region;
 use super::os::{DmaBuffer, EventFd};
 use super::qp::{QpBell, QpContext};
@@ -20,15 +21,6 @@ use crate::hca::{
     PortState, QpInfo, QpTransition, RecvRing, SendRing, SrqInitAttr,
 };
 use crate::mlx5;
-
-/// Limits of the soft device.
-pub const MAX_QP_WQEBB: u32 = 1 << 15;
-pub const MAX_CQE: u32 = 1 << 22;
-pub const MAX_SRQ_WQE: u32 = 1 << 15;
-pub const MAX_SRQ_SGE: u32 = 16;
-pub const MAX_RD_ATOMIC: u8 = 16;
-/// The only port.
-pub const PORT: u8 = 1;
 
 /// An open soft device (shared: clones and other opens of the same name are
 /// the same device).

@@ -15,12 +15,35 @@ use super::batch::{recv_batch, send_batch, RxBatch, TxBatch, TxView, TX_BATCH};
 use super::shm::{Pushed, WAKE_BYTE};
 use super::wire::{seal, IcrcContext};
 
-/// Largest datagram the device sends or accepts: a 4096-byte MTU payload plus
-/// every RoCEv2 header, rounded up generously.
-pub const MAX_DATAGRAM: usize = 4096 + 256;
-
 /// Socket buffer size asked for in each direction.
 const SOCKET_BUFFER_BYTES: libc::c_int = 4 << 20;
+
+/// Where a QP's packets go: the device's port and the batch being built
+/// (flushed by whoever drives the device, at the end of its pass).
+pub(crate) struct Tx<'a> {
+    pub link: &'a Link,
+    pub batch: &'a mut TxBatch,
+}
+
+impl Tx<'_> {
+    /// Builds one datagram to `to` (see [`Link::transmit`]); ask
+    /// [`Tx::has_room`] first.
+    pub fn transmit(&mut self, to: SocketAddrV4, build: impl FnOnce(&mut [u8]) -> Option<usize>) {
+        self.link.transmit(self.batch, to, build);
+    }
+
+    /// Whether a datagram to `to` can be built now: the batch has a free
+    /// slot and `to`'s shared-memory ring was not full at the last flush
+    /// (flushing again first, in case either has changed). A QP stops
+    /// taking packets from its engine when this says no, so the same-host
+    /// wire holds them back instead of losing them (see [`Link::flush`]).
+    pub fn has_room(&mut self, to: SocketAddrV4) -> bool {
+        if self.batch.is_full() || self.batch.waits_for(to) {
+            self.link.flush(self.batch);
+        }
+        !self.batch.is_full() && !self.batch.waits_for(to)
+    }
+}
 
 /// Sets an integer socket option; returns the OS error if the kernel refuses.
 fn set_int_option(
@@ -177,6 +200,14 @@ impl LossDice {
         z ^= z >> 31;
         z < threshold
     }
+}
+
+/// The fault switches of one device's port, as set by name (kept while the
+/// device is closed and applied when it opens).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Faults {
+    pub link_up: bool,
+    pub loss: f64,
 }
 
 /// One device's UDP port.
@@ -370,7 +401,7 @@ impl Link {
     /// them all). The same-host wire is lossless, as a fabric with
     /// link-level flow control is: datagrams to a peer whose ring is full
     /// stay in the batch, in order, for the next flush, and the QPs sending
-    /// to it wait ([`super::batch::Tx::has_room`]). A datagram the socket
+    /// to it wait ([`Tx::has_room`]). A datagram the socket
     /// buffer does not take is lost like any other: RC retransmits it.
     pub(crate) fn flush(&self, batch: &mut TxBatch) {
         if !self.is_up() {

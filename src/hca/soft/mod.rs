@@ -6,7 +6,10 @@
 //! - `wire/`: RoCEv2 packet parse/emit with ICRC;
 //! - `device`, `qp`, `queues`, `translate`: rings, doorbells, CQ writing, the
 //!   service thread;
-//! - `link`: the UDP port and its faults; `registry`: process-wide devices;
+//! - `link`: the UDP port, its faults and where a QP's packets go (`Tx`);
+//!   `batch`: datagrams in batches (`sendmmsg`/`recvmmsg`); `shm`: the
+//!   same-host rings; `registry`: process-wide devices; `limits`: what the
+//!   device supports;
 //! - `engine_fuzzing`: the checks of the engine fuzz target (tests only).
 
 pub mod engine;
@@ -16,6 +19,7 @@ pub mod wire;
 mod batch;
 mod device;
 mod handles;
+mod limits;
 pub mod link;
 mod memory;
 mod os;
@@ -26,7 +30,7 @@ mod shm;
 mod translate;
 
 pub use handles::{
-    SoftCq, SoftDevice, SoftDoorbell, SoftEventChannel, SoftMr, SoftPd, SoftQp, SoftSrq, MAX_CQE,
-    MAX_QP_WQEBB, MAX_RD_ATOMIC, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT,
+    SoftCq, SoftDevice, SoftDoorbell, SoftEventChannel, SoftMr, SoftPd, SoftQp, SoftSrq,
 };
+pub use limits::{MAX_CQE, MAX_QP_WQEBB, MAX_RD_ATOMIC, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT};
 pub use link::LinkStats;

@@ -6,13 +6,13 @@ use std::net::SocketAddrV4;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use super::batch::Tx;
 use super::engine::{
     ack_timeout_from_ib, Access, Completion, CompletionOpcode, CompletionStatus, Instant, Memory,
     PathMtu, Qp as Engine, QpConfig, QpState as EngineState, RecvWr, RtrAttrs, RtsAttrs, Sge,
     WorkQueue,
 };
 use super::link::bump;
+use super::link::Tx;
 use super::memory::{MrTable, ProcessMemory};
 use super::os::DmaBuffer;
 use super::queues::{CqShared, SrqShared, TakenRecv};

@@ -8,15 +8,9 @@ use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use super::device::Opened;
+pub use super::link::Faults;
 use crate::abi::ucs_status::Status;
 use crate::core::config::{SoftHcaMode, SoftHcaWire};
-
-/// Faults of one device name.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Faults {
-    pub link_up: bool,
-    pub loss: f64,
-}
 
 #[derive(Debug)]
 struct Entry {

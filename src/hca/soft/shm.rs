@@ -29,7 +29,7 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::link::MAX_DATAGRAM;
+use super::wire::MAX_DATAGRAM;
 
 /// The payload of the datagram that wakes a ring's sleeping owner.
 pub(crate) const WAKE_BYTE: u8 = 0x5a;

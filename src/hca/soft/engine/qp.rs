@@ -497,8 +497,8 @@ impl Qp {
             s => return Err(QpError::InvalidState(s)),
         }
         let mtu = self.rtr.path_mtu.bytes();
-        let mut len = super::requester::message_len(&wr);
-        let mut npkts = super::requester::psn_count(&wr.op, len.unwrap_or(0), mtu);
+        let mut len = super::message::message_len(&wr);
+        let mut npkts = super::message::psn_count(&wr.op, len.unwrap_or(0), mtu);
         if npkts > MAX_MESSAGE_PSNS {
             // PSN comparisons only have a direction within half the space.
             len = Err(CompletionStatus::LocalLengthError);
