@@ -23,10 +23,10 @@ use super::link::{bump, Link, Tx};
 use super::memory::MrTable;
 use super::os::{poll_readable, EventFd};
 use super::qp::QpContext;
+use super::settings::Wire;
 use super::shm::{InboundRing, WAKE_BYTE};
 use super::wire::MAX_DATAGRAM;
 use crate::abi::ucs_status::Status;
-use crate::core::config::SoftHcaWire;
 
 /// How long after the caller's last progress call the service thread leaves
 /// the socket to the caller.
@@ -712,7 +712,7 @@ impl Opened {
         ipv4: Ipv4Addr,
         faults: Faults,
         loss_seed: u64,
-        wire: SoftHcaWire,
+        wire: Wire,
         udp_offload: bool,
     ) -> Result<Arc<Opened>, Status> {
         let link = Link::bind(ipv4, loss_seed, udp_offload).map_err(|err| {
@@ -720,8 +720,8 @@ impl Opened {
             Status::NoDevice
         })?;
         let inbound = match wire {
-            SoftHcaWire::Udp => None,
-            SoftHcaWire::Auto => match InboundRing::create(link.local_addr()) {
+            Wire::Udp => None,
+            Wire::Auto => match InboundRing::create(link.local_addr()) {
                 Ok(ring) => Some(ring),
                 Err(err) => {
                     // Same-host peers then reach this device over UDP.

@@ -15,6 +15,7 @@ use super::os::{DmaBuffer, EventFd};
 use super::qp::{QpBell, QpContext};
 use super::queues::{ring_entries, CqShared, SrqShared};
 use super::registry;
+use super::settings::Settings;
 use crate::abi::ucs_status::Status;
 use crate::hca::{
     AtomicResultOrder, CqRing, DeviceAddress, DeviceAttr, LinkLayer, MrKeys, Mtu, PortAttr,
@@ -28,19 +29,19 @@ use crate::mlx5;
 pub struct SoftDevice(pub(crate) Arc<Opened>);
 
 impl SoftDevice {
-    pub fn names() -> Vec<String> {
-        registry::names()
+    pub fn names(settings: &Settings) -> Vec<String> {
+        registry::names(settings)
     }
 
-    /// Opens a configured device (`UCX_SOFT_HCA_DEVICES`).
-    pub fn open(name: &str) -> Result<SoftDevice, Status> {
-        registry::open(name, None).map(SoftDevice)
+    /// Opens a configured device (one of `settings.devices`).
+    pub fn open(name: &str, settings: &Settings) -> Result<SoftDevice, Status> {
+        registry::open(name, None, settings).map(SoftDevice)
     }
 
     /// Opens `name` on `ipv4`, adding it to this process's devices if it is
     /// not configured (tests: two devices on two loopback addresses).
-    pub fn open_at(name: &str, ipv4: Ipv4Addr) -> Result<SoftDevice, Status> {
-        registry::open(name, Some(ipv4)).map(SoftDevice)
+    pub fn open_at(name: &str, ipv4: Ipv4Addr, settings: &Settings) -> Result<SoftDevice, Status> {
+        registry::open(name, Some(ipv4), settings).map(SoftDevice)
     }
 
     fn core(&self) -> &Arc<Core> {

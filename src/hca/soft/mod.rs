@@ -26,6 +26,7 @@ mod os;
 mod qp;
 mod queues;
 pub mod registry;
+mod settings;
 mod shm;
 mod translate;
 
@@ -34,3 +35,4 @@ pub use handles::{
 };
 pub use limits::{MAX_CQE, MAX_QP_WQEBB, MAX_RD_ATOMIC, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT};
 pub use link::LinkStats;
+pub use settings::{DeviceSpec, Settings, Wire};
