@@ -13,8 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Top-level modules from the bottom up: each may import only those before it
-/// (so `core` imports only `abi`, and nothing imports `api`).
-const LAYERS: &[&str] = &["abi", "core", "mlx5", "hca", "ib", "failover", "rc", "api"];
+/// (so `core` imports only `abi`, and nothing imports `api`). The mlx5
+/// formats are a crate of their own (`crates/mlx5`, re-exported as
+/// `crate::mlx5`), below all of these.
+const LAYERS: &[&str] = &["abi", "core", "hca", "ib", "failover", "rc", "api"];
 
 /// Import circles between the files of one module folder that are known and
 /// still to be closed, each the set of its files, relative to src/. The list
