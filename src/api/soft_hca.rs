@@ -10,7 +10,7 @@ use std::ffi::{c_char, c_int, c_uint};
 use crate::abi::ucs_status::{status_of, ucs_status_t, Status};
 use crate::api::cstr::c_str_arg;
 use crate::hca::devices::soft_hca_settings;
-use crate::hca::soft::registry;
+use crate::hca::soft::{drop_next, set_faults};
 use crate::hca::verbs::faults::{forward, FaultCall};
 
 /// What every fault call does: read the device name (NULL or non-UTF-8 is
@@ -67,7 +67,7 @@ pub unsafe extern "C" fn uct_soft_hca_link_set(device: *const c_char, up: c_int)
             device,
             FaultCall::LinkSet { up },
             |name| {
-                registry::set_faults(name, &soft_hca_settings(), |faults| {
+                set_faults(name, &soft_hca_settings(), |faults| {
                     faults.link_up = up != 0
                 })
             },
@@ -97,7 +97,7 @@ pub unsafe extern "C" fn uct_soft_hca_loss_set(
             device,
             FaultCall::LossSet { drop_ratio },
             |name| {
-                registry::set_faults(name, &soft_hca_settings(), |faults| {
+                set_faults(name, &soft_hca_settings(), |faults| {
                     faults.loss = drop_ratio
                 })
             },
@@ -127,7 +127,7 @@ pub unsafe extern "C" fn uct_soft_hca_drop_next(
             "uct_soft_hca_drop_next",
             device,
             FaultCall::DropNext { count },
-            |name| registry::drop_next(name, u64::from(count), &soft_hca_settings()),
+            |name| drop_next(name, u64::from(count), &soft_hca_settings()),
             || format!("dropping the next {count} packets"),
         )
     }

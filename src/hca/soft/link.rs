@@ -330,6 +330,9 @@ impl Link {
 
     /// Sends one datagram, unless the link is down or the dice drop it.
     /// A send error is a lost packet like any other: RC retransmits it.
+    /// (The device sends in batches, [`Link::flush`]; this one-datagram
+    /// path is for the port's own tests.)
+    #[cfg(test)]
     pub fn send(&self, datagram: &[u8], to: SocketAddrV4) {
         if !self.admits_datagram() {
             return;
@@ -562,7 +565,9 @@ impl Link {
     }
 
     /// Receives the next datagram that survives the faults, or `None` when
-    /// the socket has nothing more right now.
+    /// the socket has nothing more right now (the device reads in batches,
+    /// [`Link::recv_batch`]; this is for the port's own tests).
+    #[cfg(test)]
     pub fn recv(&self, buf: &mut [u8]) -> Option<(usize, SocketAddrV4)> {
         loop {
             let (len, from) = match self.socket.recv_from(buf) {

@@ -20,12 +20,12 @@ mod batch;
 mod device;
 mod handles;
 mod limits;
-pub mod link;
+mod link;
 mod memory;
 mod os;
 mod qp;
 mod queues;
-pub mod registry;
+mod registry;
 mod settings;
 mod shm;
 mod translate;
@@ -34,5 +34,6 @@ pub use handles::{
     SoftCq, SoftDevice, SoftDoorbell, SoftEventChannel, SoftMr, SoftPd, SoftQp, SoftSrq,
 };
 pub use limits::{MAX_CQE, MAX_QP_WQEBB, MAX_RD_ATOMIC, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT};
-pub use link::LinkStats;
+pub use link::{Faults, LinkStats};
+pub use registry::{drop_next, set_faults};
 pub use settings::{DeviceSpec, Settings, Wire};

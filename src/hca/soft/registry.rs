@@ -8,7 +8,7 @@ use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use super::device::Opened;
-pub use super::link::Faults;
+use super::link::Faults;
 use super::settings::Settings;
 use crate::abi::ucs_status::Status;
 
