@@ -20,8 +20,7 @@
 //! responder do and the soft HCA does (its `remote_access_allowed`).
 //!
 //! Nothing here has run on a ConnectX NIC; the success paths run against
-//! the test stand-in library only (see the README, "Running on ConnectX
-//! NICs").
+//! the test stand-in library only (see docs/connectx.md).
 
 pub mod cq_arm;
 pub mod discovery;
