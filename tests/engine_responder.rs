@@ -50,6 +50,26 @@ fn responder() -> (Qp, SimMemory) {
     (qp, mem)
 }
 
+/// A responder with the default configuration (a NAKed request moves it to
+/// ERROR), in RTR, with one empty receive `recv_wr_id` posted.
+fn default_responder(recv_wr_id: u64) -> (Qp, SimMemory) {
+    let (_, mem) = responder();
+    let mut qp = Qp::new(QpConfig::new(QPN));
+    qp.modify_to_init().unwrap();
+    qp.modify_to_rtr(RtrAttrs {
+        dest_qpn: PEER,
+        rq_psn: RQ_PSN,
+        ..Default::default()
+    })
+    .unwrap();
+    qp.post_recv(RecvWr {
+        wr_id: recv_wr_id,
+        sgl: vec![],
+    })
+    .unwrap();
+    (qp, mem)
+}
+
 fn packet(opcode: Opcode, psn: u32) -> PacketRepr<'static> {
     PacketRepr::new(Bth::new(opcode, QPN, psn & 0xff_ffff), &[])
 }
@@ -632,20 +652,7 @@ fn mutated_real_packets_are_harmless() {
 #[test]
 fn a_naked_request_moves_a_default_responder_to_error() {
     for bad_rkey in [true, false] {
-        let (_, mut mem) = responder();
-        let mut qp = Qp::new(QpConfig::new(QPN));
-        qp.modify_to_init().unwrap();
-        qp.modify_to_rtr(RtrAttrs {
-            dest_qpn: PEER,
-            rq_psn: RQ_PSN,
-            ..Default::default()
-        })
-        .unwrap();
-        qp.post_recv(RecvWr {
-            wr_id: 4,
-            sgl: vec![],
-        })
-        .unwrap();
+        let (mut qp, mut mem) = default_responder(4);
         let before = mem.region(KEY).unwrap().to_vec();
         let data = [5u8; 8];
         let p = if bad_rkey {
@@ -681,20 +688,7 @@ fn a_naked_request_moves_a_default_responder_to_error() {
 #[test]
 fn zero_length_write_and_read_look_at_no_key() {
     // A default responder: any NAK would move it to ERROR.
-    let (_, mut mem) = responder();
-    let mut qp = Qp::new(QpConfig::new(QPN));
-    qp.modify_to_init().unwrap();
-    qp.modify_to_rtr(RtrAttrs {
-        dest_qpn: PEER,
-        rq_psn: RQ_PSN,
-        ..Default::default()
-    })
-    .unwrap();
-    qp.post_recv(RecvWr {
-        wr_id: 8,
-        sgl: vec![],
-    })
-    .unwrap();
+    let (mut qp, mut mem) = default_responder(8);
     let before = mem.region(KEY).unwrap().to_vec();
     // No region has key 999, and address 0 is in none: neither is looked at.
     let nowhere = Reth {

@@ -160,6 +160,27 @@ pub(crate) struct State {
     udp_busy_until: u64,
 }
 
+impl State {
+    /// The QPs with what stepping one needs: the memory table, the way out
+    /// through `link` (this pass's batch), and the list of QPs waiting for
+    /// room in a peer's ring.
+    fn qps_with_io<'a>(
+        &'a mut self,
+        link: &'a Link,
+    ) -> (
+        &'a mut IdMap<QpContext>,
+        &'a MrTable,
+        Tx<'a>,
+        &'a mut Vec<u32>,
+    ) {
+        let tx = Tx {
+            link,
+            batch: &mut self.tx,
+        };
+        (&mut self.qps, &self.mrs, tx, &mut self.waiting)
+    }
+}
+
 impl Core {
     /// Nanoseconds since the device opened: the engine's clock.
     pub fn now(&self) -> Instant {
@@ -266,17 +287,7 @@ impl Core {
         now: Instant,
         step: impl Fn(&mut QpContext, Instant, &mut Tx<'_>, &MrTable),
     ) {
-        let State {
-            qps,
-            mrs,
-            tx,
-            waiting,
-            ..
-        } = state;
-        let mut tx = Tx {
-            link: &self.link,
-            batch: tx,
-        };
+        let (qps, mrs, mut tx, waiting) = state.qps_with_io(&self.link);
         for qpn in qpns.drain(..) {
             let Some(qp) = qps.get_mut(&qpn) else {
                 continue;
@@ -452,17 +463,7 @@ impl Core {
 
     /// Runs due timers and recomputes the earliest deadline.
     fn run_timers(&self, state: &mut State, now: Instant) -> u64 {
-        let State {
-            qps,
-            mrs,
-            tx,
-            waiting,
-            ..
-        } = state;
-        let mut tx = Tx {
-            link: &self.link,
-            batch: tx,
-        };
+        let (qps, mrs, mut tx, waiting) = state.qps_with_io(&self.link);
         let mut earliest = NO_DEADLINE;
         for (&qpn, qp) in qps.iter_mut() {
             if let Some(deadline) = qp.next_timeout() {
