@@ -7,9 +7,7 @@ use super::psn::{psn_add, psn_diff, psn_prev};
 use super::qp::{Qp, QpState, SendEntry, Transmit};
 use super::time::{rnr_timer_duration, Instant};
 use super::wr::{AtomicOp, CompletionStatus, LocalData, SendOp};
-use crate::hca::soft::wire::{
-    AethSyndrome, AtomicEth, Bth, ExtAtomicEth, NakCode, Opcode, PacketRepr, Reth,
-};
+use crate::wire::{AethSyndrome, AtomicEth, Bth, ExtAtomicEth, NakCode, Opcode, PacketRepr, Reth};
 
 impl SendEntry {
     fn end_psn(&self) -> u32 {

@@ -7,9 +7,7 @@ use super::memory::{check_sgl, scatter, sgl_len, Access, Memory};
 use super::psn::{psn_add, psn_diff, psn_prev, PSN_MASK};
 use super::qp::{Inbound, Qp, QpState, ReadJob, Response, Transmit, MAX_QUEUED_RESPONSES};
 use super::wr::{AtomicOp, Completion, CompletionOpcode, CompletionStatus, RecvWr, WorkQueue};
-use crate::hca::soft::wire::{
-    Aeth, AethSyndrome, AtomicAckEth, Bth, NakCode, Opcode, PacketRepr, Reth,
-};
+use crate::wire::{Aeth, AethSyndrome, AtomicAckEth, Bth, NakCode, Opcode, PacketRepr, Reth};
 
 /// Why an in-order request was not executed.
 enum Reject {

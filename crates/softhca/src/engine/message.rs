@@ -4,7 +4,7 @@
 
 use super::memory::sgl_len;
 use super::wr::{CompletionStatus, LocalData, SendOp, SendWr};
-use crate::mlx5::{packet_count, PacketShape};
+use mlx5::{packet_count, PacketShape};
 
 /// Largest message IB allows (2^31 bytes).
 const MAX_MESSAGE_LEN: u64 = 1 << 31;
