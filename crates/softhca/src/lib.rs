@@ -14,6 +14,9 @@
 //! `uct`'s backend interface (`hca`) and returns its statuses, so it stays
 //! in `uct` until those have a home below both crates.
 
+pub mod batch;
 pub mod engine;
 pub mod engine_fuzzing;
+pub mod link;
+pub mod shm;
 pub mod wire;

@@ -16,22 +16,20 @@
 //! statuses, so it stays in `uct` until those have a home below both
 //! crates (see `crates/softhca`).
 
+use softhca::{batch, link, shm};
 /// The sans-IO part, a crate of its own (`crates/softhca`), under the
 /// names the device half and the tests use.
 pub use softhca::{engine, engine_fuzzing, wire};
 
-mod batch;
 mod device;
 mod handles;
 mod limits;
-mod link;
 mod memory;
 mod os;
 mod qp;
 mod queues;
 mod registry;
 mod settings;
-mod shm;
 mod translate;
 
 pub use handles::{

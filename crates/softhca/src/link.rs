@@ -11,16 +11,16 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use super::batch::{recv_batch, send_batch, RxBatch, TxBatch, TxView, TX_BATCH};
-use super::shm::{Pushed, WAKE_BYTE};
-use super::wire::{seal, IcrcContext};
+use crate::batch::{recv_batch, send_batch, RxBatch, TxBatch, TxView, TX_BATCH};
+use crate::shm::{Pushed, WAKE_BYTE};
+use crate::wire::{seal, IcrcContext};
 
 /// Socket buffer size asked for in each direction.
 const SOCKET_BUFFER_BYTES: libc::c_int = 4 << 20;
 
 /// Where a QP's packets go: the device's port and the batch being built
 /// (flushed by whoever drives the device, at the end of its pass).
-pub(crate) struct Tx<'a> {
+pub struct Tx<'a> {
     pub link: &'a Link,
     pub batch: &'a mut TxBatch,
 }
@@ -143,7 +143,7 @@ link_counters! {
     rx_shm,
 }
 
-pub(crate) fn bump(counter: &AtomicU64) {
+pub fn bump(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Relaxed);
 }
 
@@ -269,7 +269,7 @@ impl Link {
     }
 
     /// Whether receives may carry coalesced (GRO) messages.
-    pub(crate) fn gro(&self) -> bool {
+    pub fn gro(&self) -> bool {
         self.gro
     }
 
@@ -381,7 +381,7 @@ impl Link {
     /// unless the link is down or the dice drop it: the same faults, decided
     /// per datagram, as [`Link::send`]. `build` returns the datagram's
     /// length, or `None` if there is nothing to send after all.
-    pub(crate) fn transmit(
+    pub fn transmit(
         &self,
         batch: &mut TxBatch,
         to: SocketAddrV4,
@@ -406,7 +406,7 @@ impl Link {
     /// stay in the batch, in order, for the next flush, and the QPs sending
     /// to it wait ([`Tx::has_room`]). A datagram the socket
     /// buffer does not take is lost like any other: RC retransmits it.
-    pub(crate) fn flush(&self, batch: &mut TxBatch) {
+    pub fn flush(&self, batch: &mut TxBatch) {
         if !self.is_up() {
             // Built before the link went down (a pass held them, or the
             // batch was filling): lost with it, as a NIC's queue would be.
@@ -529,7 +529,7 @@ impl Link {
     /// returns how many messages it read (0: none waiting; a coalesced one
     /// holds several datagrams, see `RxBatch::len`). Pass each datagram to
     /// [`Link::accept`] before using it.
-    pub(crate) fn recv_batch(&self, batch: &mut RxBatch) -> usize {
+    pub fn recv_batch(&self, batch: &mut RxBatch) -> usize {
         // An error (e.g. ECONNREFUSED reported from an earlier send to a
         // closed port) is consumed by the call that returns it: try again,
         // a bounded number of times.
@@ -547,7 +547,7 @@ impl Link {
 
     /// Whether a datagram read by [`Link::recv_batch`] survives the faults
     /// (counted either way).
-    pub(crate) fn accept(&self, from: SocketAddrV4) -> bool {
+    pub fn accept(&self, from: SocketAddrV4) -> bool {
         if !self.is_up() {
             bump(&self.counters.rx_dropped_link_down);
             return false;
