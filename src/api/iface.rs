@@ -212,7 +212,7 @@ pub unsafe extern "C" fn uct_iface_set_am_handler(
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { base_iface(iface, FUNCTION) }?;
         if u32::from(id) >= UCT_AM_ID_MAX {
-            tracing::warn!("{FUNCTION}: active message id {id} is not below {UCT_AM_ID_MAX}");
+            tracing::error!("{FUNCTION}: active message id {id} is not below {UCT_AM_ID_MAX}");
             return Err(Status::InvalidParam);
         }
         base.set_am_handler(id, cb, arg, flags)
