@@ -1,9 +1,12 @@
 //! Our configuration tables. Names, nesting, prefixes, types and defaults are
-//! UCX's (openucx/ucx master: `uct/base/uct_iface.c`, `uct/ib/base/ib_md.c`,
-//! `uct/ib/base/ib_iface.c`, `uct/ib/rc/base/rc_iface.c`,
-//! `uct/ib/mlx5/ib_mlx5.c`, `uct/ib/mlx5/rc/rc_mlx5_common.c`,
-//! `uct/ib/mlx5/rc/rc_mlx5_iface.c`), limited to the fields this library
-//! implements or accepts; the descriptions are ours.
+//! UCX's: every field of UCX 1.13's tables (`uct/base/uct_iface.c`,
+//! `uct_md.c`, `uct/ib/base/ib_md.c`, `ib_iface.c`, `uct/ib/rc/base/rc_iface.c`,
+//! `uct/ib/mlx5/ib_mlx5.c`, `uct/ib/rc/accel/rc_mlx5_common.c`,
+//! `rc_mlx5_iface.c`; listed by `scripts/ucx-config-keys.py`, checked by
+//! `tests/config_ucx_keys.rs`), with 1.13's defaults except where master
+//! changed one (the IB tables' `ALLOC`, `SRQ_TOPO`), plus the fields master
+//! added. The descriptions are ours. A field that means nothing to this
+//! library is accepted and says why it is not applied ([`Field::not_applied`]).
 
 use super::table::{ConfigTable, Field, FieldKind};
 use super::value::{Kind, LOG_LEVEL_NAMES};
@@ -14,6 +17,24 @@ const fn value(name: &'static str, default: &'static str, doc: &'static str, kin
         default,
         doc,
         kind: FieldKind::Value(kind),
+        not_applied: None,
+    }
+}
+
+/// A UCX setting this library accepts but does not apply, and why.
+const fn unapplied(
+    name: &'static str,
+    default: &'static str,
+    doc: &'static str,
+    kind: Kind,
+    why: &'static str,
+) -> Field {
+    Field {
+        name,
+        default,
+        doc,
+        kind: FieldKind::Value(kind),
+        not_applied: Some(why),
     }
 }
 
@@ -23,6 +44,7 @@ const fn table(name: &'static str, default: &'static str, fields: &'static [Fiel
         default,
         doc: "",
         kind: FieldKind::Table(fields),
+        not_applied: None,
     }
 }
 
@@ -32,6 +54,7 @@ const fn deprecated(name: &'static str, doc: &'static str) -> Field {
         default: "",
         doc,
         kind: FieldKind::Deprecated,
+        not_applied: None,
     }
 }
 
@@ -71,9 +94,81 @@ static UCT_IFACE_FIELDS: &[Field] = &[
 /// `uct_md_config_table`: empty in UCX as well.
 static UCT_MD_FIELDS: &[Field] = &[];
 
+const NO_RCACHE: &str = "memory is registered directly, without a registration cache.";
+
+/// `uct_md_config_rcache_table`: the registration cache's settings.
+static UCT_MD_RCACHE_FIELDS: &[Field] = &[
+    unapplied(
+        "RCACHE_MEM_PRIO",
+        "1000",
+        "Priority of the registration cache's memory event handler.",
+        Kind::Uint,
+        NO_RCACHE,
+    ),
+    unapplied(
+        "RCACHE_OVERHEAD",
+        "auto",
+        "Cost of a registration cache lookup (performance model).",
+        Kind::TimeUnits,
+        NO_RCACHE,
+    ),
+    unapplied(
+        "RCACHE_ADDR_ALIGN",
+        "64",
+        "Alignment of cached regions: a power of 2 up to the page size.",
+        Kind::Uint,
+        NO_RCACHE,
+    ),
+    unapplied(
+        "RCACHE_MAX_REGIONS",
+        "inf",
+        "Most regions the registration cache holds.",
+        Kind::Ulunits,
+        NO_RCACHE,
+    ),
+    unapplied(
+        "RCACHE_MAX_SIZE",
+        "inf",
+        "Most bytes the registration cache's regions cover.",
+        Kind::MemUnits,
+        NO_RCACHE,
+    ),
+    unapplied(
+        "RCACHE_MAX_UNRELEASED",
+        "512M",
+        "Bytes of invalidated regions waiting for release that start a clean-up.",
+        Kind::MemUnits,
+        NO_RCACHE,
+    ),
+    unapplied(
+        "RCACHE_PURGE_ON_FORK",
+        "y",
+        "Empty the registration cache in a forked child.",
+        Kind::Bool,
+        NO_RCACHE,
+    ),
+];
+
+/// `ucs_numa_policy_names`.
+pub const NUMA_POLICY_NAMES: &[&str] = &["default", "bind", "preferred"];
+/// `uct_ib_devx_objs`: objects DEVX may create.
+pub const DEVX_OBJECT_NAMES: &[&str] = &["rcqp", "rcsrq", "dct", "dcsrq", "dci"];
+const NO_ODP: &str = "registrations are pinned, never on-demand paged.";
+const VERBS_DECIDES: &str =
+    "the device's objects are created through rdma-core's verbs and mlx5dv \
+     calls (or the software HCA), never through DEVX.";
+
 /// `uct_ib_md_config_table` (prefix `IB_`).
 static IB_MD_FIELDS: &[Field] = &[
     table("", "", UCT_MD_FIELDS),
+    unapplied(
+        "REG_METHODS",
+        "rcache,odp,direct",
+        "Memory registration methods in order of preference: rcache (a registration\ncache), odp (implicit on-demand paging), direct.",
+        Kind::StringArray,
+        "memory is always registered directly.",
+    ),
+    table("", "RCACHE_ADDR_ALIGN=16", UCT_MD_RCACHE_FIELDS),
     value(
         "MEM_REG_OVERHEAD",
         "16us",
@@ -86,35 +181,68 @@ static IB_MD_FIELDS: &[Field] = &[
         "Cost per byte of registering memory (performance model).",
         Kind::Time,
     ),
-    value(
+    unapplied(
         "FORK_INIT",
         "try",
         "Make the verbs library fork-safe before opening the device.",
         Kind::Ternary,
+        "rdma-core's fork support is left as the process set it.",
     ),
-    value(
+    unapplied(
         "ASYNC_EVENTS",
         "y",
         "Listen to asynchronous device events (port state, QP errors).",
         Kind::Bool,
+        "errors reach the transport through its completions; device events are not read.",
     ),
-    value(
+    unapplied(
         "ETH_PAUSE_ON",
         "y",
         "Whether Ethernet pause frames are on; 'no' excludes transports that\nperform badly on a lossy RoCE fabric.",
         Kind::Bool,
+        "no transport is left out for a lossy fabric.",
     ),
-    value(
+    unapplied(
+        "ODP_NUMA_POLICY",
+        "preferred",
+        "NUMA policy given to on-demand paged regions: keep the current one, or bind\nthem to (or prefer) the nodes of the calling thread.",
+        Kind::Enum(NUMA_POLICY_NAMES),
+        NO_ODP,
+    ),
+    unapplied(
+        "ODP_PREFETCH",
+        "n",
+        "Prefetch on-demand paged regions when they are registered.",
+        Kind::Bool,
+        NO_ODP,
+    ),
+    unapplied(
+        "ODP_MAX_SIZE",
+        "auto",
+        "Largest region registered with on-demand paging; 0 disables it.",
+        Kind::MemUnits,
+        NO_ODP,
+    ),
+    unapplied(
+        "DEVICE_SPECS",
+        "",
+        "Extra device descriptions, each <vendor-id>:<device-id>[:name[:<flags>[:<priority>]]].",
+        Kind::StringArray,
+        "devices are recognised by what rdma-core reports about them.",
+    ),
+    unapplied(
         "PREFER_NEAREST_DEVICE",
         "y",
         "Prefer the device closest to the calling CPU.",
         Kind::Bool,
+        "devices are not ordered by CPU distance (no PCI topology is read).",
     ),
-    value(
+    unapplied(
         "INDIRECT_ATOMIC",
         "y",
         "Use indirect atomic operations where the device offers them.",
         Kind::Bool,
+        "atomics are always posted directly on the QP.",
     ),
     value(
         "GID_INDEX",
@@ -122,59 +250,96 @@ static IB_MD_FIELDS: &[Field] = &[
         "GID table index of the port to use; 'auto' picks one.",
         Kind::Ulunits,
     ),
-    value(
+    unapplied(
         "SUBNET_PREFIX",
         "",
         "Use only ports of this InfiniBand subnet prefix; empty means any.",
         Kind::String,
+        "every port is used, whatever its subnet prefix.",
     ),
-    value(
+    unapplied(
+        "GPU_DIRECT_RDMA",
+        "try",
+        "Let the device reach GPU memory directly.",
+        Kind::Ternary,
+        "only host memory is registered.",
+    ),
+    unapplied(
+        "MAX_INLINE_KLM_LIST",
+        "inf",
+        "Longest KLM list posted inline in a memory registration WQE.",
+        Kind::Uint,
+        "no KLM (indirect) memory keys are created.",
+    ),
+    unapplied(
+        "PCI_BW",
+        "",
+        "Effective PCIe bandwidth per device, for the performance model.",
+        Kind::BandwidthArray,
+        "the performance model takes the link's bandwidth.",
+    ),
+    unapplied(
         "MLX5_DV",
         "try",
         "Drive mlx5 devices directly (work queues in user memory).",
         Kind::Ternary,
+        "mlx5 work queues are always driven directly, never through plain verbs.",
     ),
-    value(
+    unapplied(
         "MLX5_DEVX",
         "try",
         "Create device objects through DEVX.",
         Kind::Ternary,
+        VERBS_DECIDES,
     ),
-    value(
+    unapplied(
+        "MLX5_DEVX_OBJECTS",
+        "rcqp,rcsrq,dct,dcsrq,dci",
+        "Which objects DEVX creates.",
+        Kind::Bitmap(DEVX_OBJECT_NAMES),
+        VERBS_DECIDES,
+    ),
+    unapplied(
         "REG_MT_THRESH",
         "4G",
         "Regions at least this large are registered by several threads.",
         Kind::MemUnits,
+        "every region is registered by the calling thread.",
     ),
-    value(
+    unapplied(
         "REG_MT_CHUNK",
         "2G",
         "Chunk size of multi-threaded registration (a power of 2).",
         Kind::MemUnits,
+        "every region is registered by the calling thread.",
     ),
-    value(
+    unapplied(
         "REG_MT_BIND",
         "n",
         "Bind multi-threaded registration threads to CPUs.",
         Kind::Bool,
+        "every region is registered by the calling thread.",
     ),
-    value(
+    unapplied(
         "PCI_RELAXED_ORDERING",
         "auto",
         "Relaxed ordering of PCIe writes to registered memory.",
         Kind::TernaryAuto,
+        "memory is registered with strict PCIe ordering.",
     ),
-    value(
+    unapplied(
         "MAX_IDLE_RKEY_COUNT",
         "16",
         "How many invalidated memory keys are kept before they are reused.",
         Kind::Uint,
+        "a memory key is released when its region is deregistered.",
     ),
-    value(
+    unapplied(
         "REG_RETRY_CNT",
         "inf",
         "How many times a failed memory registration is attempted.",
         Kind::Ulunits,
+        "a failed registration is reported at once.",
     ),
 ];
 
@@ -184,6 +349,12 @@ pub static IB_MD_CONFIG: ConfigTable = ConfigTable {
     prefix: "IB_",
     fields: IB_MD_FIELDS,
 };
+
+/// `uct_ib_iface_addr_types`.
+pub const ADDR_TYPE_NAMES: &[&str] = &["ib_local", "ib_site_local", "ib_global", "eth", "auto"];
+const NO_EXP_VERBS: &str = "it needs the experimental verbs of old MLNX_OFED releases.";
+const ONE_PATH: &str = "a connection takes one path: the port's LID, or its GID for RoCE.";
+const POOLS_FROM_QUEUES: &str = "the transport sizes its buffer pools from the queue lengths.";
 
 /// `uct_ib_iface_config_table` (nested under `IB_`).
 static IB_IFACE_FIELDS: &[Field] = &[
@@ -230,6 +401,48 @@ static IB_IFACE_FIELDS: &[Field] = &[
         "Scatter/gather entries reserved in each send work request.",
         Kind::Uint,
     ),
+    unapplied(
+        "TX_EVENT_MOD_COUNT",
+        "0",
+        "Send completions per completion event (0: no moderation).",
+        Kind::Uint,
+        NO_EXP_VERBS,
+    ),
+    unapplied(
+        "TX_EVENT_MOD_PERIOD",
+        "0us",
+        "Longest delay of a send completion event (0: no moderation).",
+        Kind::Time,
+        NO_EXP_VERBS,
+    ),
+    unapplied(
+        "RX_EVENT_MOD_COUNT",
+        "0",
+        "Receive completions per completion event (0: no moderation).",
+        Kind::Uint,
+        NO_EXP_VERBS,
+    ),
+    unapplied(
+        "RX_EVENT_MOD_PERIOD",
+        "0us",
+        "Longest delay of a receive completion event (0: no moderation).",
+        Kind::Time,
+        NO_EXP_VERBS,
+    ),
+    unapplied(
+        "TX_MAX_BUFS",
+        "-1",
+        "Most send buffers of the interface; -1 is no limit.",
+        Kind::Int,
+        POOLS_FROM_QUEUES,
+    ),
+    unapplied(
+        "TX_BUFS_GROW",
+        "1024",
+        "Send buffers added each time the pool grows; 0 lets the transport choose.",
+        Kind::Uint,
+        POOLS_FROM_QUEUES,
+    ),
     value(
         "RX_QUEUE_LEN",
         "4096",
@@ -253,6 +466,27 @@ static IB_IFACE_FIELDS: &[Field] = &[
         "0",
         "Bytes of received data requested inline in the completion.",
         Kind::MemUnits,
+    ),
+    unapplied(
+        "RX_MAX_BUFS",
+        "-1",
+        "Most receive buffers of the interface; -1 is no limit.",
+        Kind::Int,
+        POOLS_FROM_QUEUES,
+    ),
+    unapplied(
+        "RX_BUFS_GROW",
+        "0",
+        "Receive buffers added each time the pool grows; 0 lets the transport choose.",
+        Kind::Uint,
+        POOLS_FROM_QUEUES,
+    ),
+    unapplied(
+        "ADDR_TYPE",
+        "auto",
+        "Interface address type (superseded by IS_GLOBAL); 'auto' follows the link layer.",
+        Kind::Enum(ADDR_TYPE_NAMES),
+        "the address type follows the link layer and IS_GLOBAL.",
     ),
     value(
         "IS_GLOBAL",
@@ -284,11 +518,46 @@ static IB_IFACE_FIELDS: &[Field] = &[
         "Connections per endpoint pair used to spread traffic over paths.",
         Kind::Ulunits,
     ),
+    unapplied(
+        "ROCE_LOCAL_SUBNET",
+        "n",
+        "Take only RoCEv2 addresses in the local interface's subnet as reachable.",
+        Kind::Bool,
+        "every RoCEv2 address is taken as reachable.",
+    ),
+    unapplied(
+        "ROCE_SUBNET_PREFIX_LEN",
+        "auto",
+        "Subnet prefix length, in bits, of that reachability check.",
+        Kind::Ulunits,
+        "every RoCEv2 address is taken as reachable.",
+    ),
+    unapplied(
+        "ROCE_PATH_FACTOR",
+        "1",
+        "Multiplier of the UDP source port that spreads RoCE LAG traffic over paths.",
+        Kind::Uint,
+        ONE_PATH,
+    ),
+    unapplied(
+        "LID_PATH_BITS",
+        "0",
+        "Path bits (low LID bits under the fabric's LMC) to use, as numbers or ranges.",
+        Kind::RangeArray,
+        ONE_PATH,
+    ),
     value(
         "PKEY",
         "auto",
         "Partition key, 0..0x7fff; 'auto' takes the first full-membership one.",
         Kind::Hex,
+    ),
+    unapplied(
+        "RESOURCE_DOMAIN",
+        "y",
+        "Several verbs resource domains per device.",
+        Kind::Bool,
+        NO_EXP_VERBS,
     ),
     value(
         "PATH_MTU",
@@ -368,6 +637,13 @@ static RC_COMMON_FIELDS: &[Field] = &[
         "Fraction of FC_WND_SIZE left at which credits are requested urgently (0..1).",
         Kind::Double,
     ),
+    unapplied(
+        "OOO_RW",
+        "n",
+        "Out-of-order placement of RDMA data.",
+        Kind::Bool,
+        NO_EXP_VERBS,
+    ),
     value(
         "FENCE",
         "auto",
@@ -426,6 +702,20 @@ static RC_IFACE_FIELDS: &[Field] = &[
 
 /// `uct_ib_mlx5_iface_config_table` (nested under `IB_`).
 static IB_MLX5_IFACE_FIELDS: &[Field] = &[
+    unapplied(
+        "DM_SIZE",
+        "2k",
+        "Size of each device memory buffer used for sends.",
+        Kind::MemUnits,
+        "no device memory is allocated.",
+    ),
+    unapplied(
+        "DM_COUNT",
+        "1",
+        "Device memory buffers per interface.",
+        Kind::Uint,
+        "no device memory is allocated.",
+    ),
     value(
         "MMIO_MODE",
         "auto",
@@ -450,7 +740,16 @@ static IB_MLX5_IFACE_FIELDS: &[Field] = &[
         "Let the device compress receive completions.",
         Kind::Bool,
     ),
+    unapplied(
+        "CQE_ZIPPING_ENABLE",
+        "no",
+        "Let the device compress completions (UCX 1.13's single switch).",
+        Kind::Ternary,
+        "completions are never compressed.",
+    ),
 ];
+
+const NO_TAG_MATCHING: &str = "the transport has no hardware tag matching.";
 
 /// `uct_rc_mlx5_common_config_table` (nested under `RC_`).
 static RC_MLX5_COMMON_FIELDS: &[Field] = &[
@@ -462,6 +761,41 @@ static RC_MLX5_COMMON_FIELDS: &[Field] = &[
         Kind::Uint,
     ),
     value("TM_ENABLE", "n", "Hardware tag matching.", Kind::Bool),
+    unapplied(
+        "TM_LIST_SIZE",
+        "1024",
+        "Most tags posted to the device for matching.",
+        Kind::Uint,
+        NO_TAG_MATCHING,
+    ),
+    unapplied(
+        "TM_SEG_SIZE",
+        "48k",
+        "Largest copy send with tag matching on.",
+        Kind::MemUnits,
+        NO_TAG_MATCHING,
+    ),
+    unapplied(
+        "TM_MP_SRQ_ENABLE",
+        "try",
+        "Multi-packet shared receive queue for tag matching.",
+        Kind::Ternary,
+        NO_TAG_MATCHING,
+    ),
+    unapplied(
+        "TM_MP_NUM_STRIDES",
+        "8",
+        "Strides per receive WQE of the multi-packet queue (8 or 16).",
+        Kind::Ulunits,
+        NO_TAG_MATCHING,
+    ),
+    unapplied(
+        "TM_MAX_BCOPY",
+        "48k",
+        "Another name of TM_SEG_SIZE.",
+        Kind::MemUnits,
+        NO_TAG_MATCHING,
+    ),
     value(
         "EXP_BACKOFF",
         "0",
