@@ -14,8 +14,9 @@ use uct::abi::ucs_status::{
 };
 use uct::abi::uct_def::{uct_component_h, uct_iface_config_t, uct_md_config_t, uct_md_h};
 use uct::api::config::*;
-use uct::core::config::{iface_config_from_handle, md_config_from_handle};
 use uct::ib::component::IB_COMPONENT;
+use uct::ib::config::md_config_from_handle;
+use uct::rc::config::iface_config_from_handle;
 
 /// Environment variable telling a re-executed test binary to run the child
 /// half of a test.

@@ -15,9 +15,10 @@ use uct::api::config::{
     uct_config_get, uct_config_modify, uct_config_release, uct_md_config_read,
     uct_md_iface_config_read,
 };
-use uct::core::config::tables::{IB_MD_CONFIG, RC_MLX5_IFACE_CONFIG};
 use uct::core::config::{Config, ConfigTable, MapEnv};
 use uct::ib::component::IB_COMPONENT;
+use uct::ib::config::IB_MD_CONFIG;
+use uct::rc::config::RC_MLX5_IFACE_CONFIG;
 
 /// One key of UCX's tables.
 struct UcxKey {

@@ -31,7 +31,8 @@ use tracing::level_filters::LevelFilter;
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
 
-use super::config::value::{parse_enum, LOG_LEVEL_NAMES};
+use super::config::table::{value, ConfigTable, Field as ConfigField};
+use super::config::value::{parse_enum, Kind, LOG_LEVEL_NAMES};
 use super::config::{Env, ProcessEnv};
 
 /// The level used when `UCX_LOG_LEVEL` is unset or invalid (UCX's default).
@@ -290,3 +291,31 @@ fn host_name_cached() -> &'static str {
     static HOST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     HOST.get_or_init(host_name)
 }
+
+/// The part of UCS's global options this library honours.
+static LOG_FIELDS: &[ConfigField] = &[
+    value(
+        "LOG_LEVEL",
+        "warn",
+        "Lowest severity of log messages printed.",
+        Kind::Enum(LOG_LEVEL_NAMES),
+    ),
+    value(
+        "LOG_FILE",
+        "",
+        "Write log messages to this file instead of stderr; %p is replaced\nby the process id, %h by the host name.",
+        Kind::String,
+    ),
+    value(
+        "WARN_UNUSED_ENV_VARS",
+        "y",
+        "Warn about UCX_ variables that look like a misspelled setting.",
+        Kind::Bool,
+    ),
+];
+
+pub static LOG_CONFIG: ConfigTable = ConfigTable {
+    name: "UCS global",
+    prefix: "",
+    fields: LOG_FIELDS,
+};

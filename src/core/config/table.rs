@@ -70,6 +70,62 @@ pub struct ConfigTable {
     pub fields: &'static [Field],
 }
 
+/// A value field.
+pub const fn value(
+    name: &'static str,
+    default: &'static str,
+    doc: &'static str,
+    kind: Kind,
+) -> Field {
+    Field {
+        name,
+        default,
+        doc,
+        kind: FieldKind::Value(kind),
+        not_applied: None,
+    }
+}
+
+/// A UCX setting this library accepts but does not apply, and why.
+pub const fn unapplied(
+    name: &'static str,
+    default: &'static str,
+    doc: &'static str,
+    kind: Kind,
+    why: &'static str,
+) -> Field {
+    Field {
+        name,
+        default,
+        doc,
+        kind: FieldKind::Value(kind),
+        not_applied: Some(why),
+    }
+}
+
+/// A nested table: its name is its prefix, its default `NAME=value;…`
+/// overrides defaults inside it.
+pub const fn table(name: &'static str, default: &'static str, fields: &'static [Field]) -> Field {
+    Field {
+        name,
+        default,
+        doc: "",
+        kind: FieldKind::Table(fields),
+        not_applied: None,
+    }
+}
+
+/// A name UCX still recognises but ignores.
+pub const fn deprecated(name: &'static str, doc: &'static str) -> Field {
+    Field {
+        name,
+        default: "",
+        doc,
+        kind: FieldKind::Deprecated,
+        not_applied: None,
+    }
+}
+
 /// A value field with the nested-table names leading to it.
 #[derive(Debug, Clone)]
 struct Leaf {

@@ -1,153 +1,27 @@
-//! Our configuration tables. Names, nesting, prefixes, types and defaults are
-//! UCX's: every field of UCX 1.13's tables (`uct/base/uct_iface.c`,
-//! `uct_md.c`, `uct/ib/base/ib_md.c`, `ib_iface.c`, `uct/ib/rc/base/rc_iface.c`,
-//! `uct/ib/mlx5/ib_mlx5.c`, `uct/ib/rc/accel/rc_mlx5_common.c`,
-//! `rc_mlx5_iface.c`; listed by `scripts/ucx-config-keys.py`, checked by
-//! `tests/config_ucx_keys.rs`), with 1.13's defaults except where master
-//! changed one (the IB tables' `ALLOC`, `SRQ_TOPO`), plus the fields master
-//! added. The descriptions are ours. A field that means nothing to this
-//! library is accepted and says why it is not applied ([`Field::not_applied`]).
+//! The `ib` configuration: the memory domain's table (`UCX_IB_*`, UCX's
+//! `uct_ib_md_config_table`), and the interface tables every IB and mlx5
+//! transport nests (`uct_ib_iface_config_table`,
+//! `uct_ib_mlx5_iface_config_table`). Names, types and defaults are UCX
+//! 1.13's (listed by `scripts/ucx-config-keys.py`, checked by
+//! `tests/config_ucx_keys.rs`) plus master's additions; the descriptions are
+//! ours, and a setting that means nothing here says why it is not applied.
 
-use super::table::{ConfigTable, Field, FieldKind};
-use super::value::{Kind, LOG_LEVEL_NAMES};
+use std::time::Duration;
 
-const fn value(name: &'static str, default: &'static str, doc: &'static str, kind: Kind) -> Field {
-    Field {
-        name,
-        default,
-        doc,
-        kind: FieldKind::Value(kind),
-        not_applied: None,
-    }
-}
+use crate::abi::ucs_status::Status;
+use crate::abi::uct_def::uct_md_config_t;
+use crate::core::config::handle::typed_from_handle;
+use crate::core::config::table::{table, unapplied, value, Config, ConfigTable, Field};
+use crate::core::config::typed::Reader;
+use crate::core::config::value::{Kind, MemUnits, Ternary, Ulunits, Value};
+use crate::core::config::ProcessEnv;
+use crate::core::uct_config::{UCT_IFACE_FIELDS, UCT_MD_FIELDS, UCT_MD_RCACHE_FIELDS};
+use crate::hca::verbs::discovery::set_configured_gid_index;
 
-/// A UCX setting this library accepts but does not apply, and why.
-const fn unapplied(
-    name: &'static str,
-    default: &'static str,
-    doc: &'static str,
-    kind: Kind,
-    why: &'static str,
-) -> Field {
-    Field {
-        name,
-        default,
-        doc,
-        kind: FieldKind::Value(kind),
-        not_applied: Some(why),
-    }
-}
-
-const fn table(name: &'static str, default: &'static str, fields: &'static [Field]) -> Field {
-    Field {
-        name,
-        default,
-        doc: "",
-        kind: FieldKind::Table(fields),
-        not_applied: None,
-    }
-}
-
-const fn deprecated(name: &'static str, doc: &'static str) -> Field {
-    Field {
-        name,
-        default: "",
-        doc,
-        kind: FieldKind::Deprecated,
-        not_applied: None,
-    }
-}
-
-/// `uct_alloc_method_t` names, in enum order.
-pub const ALLOC_METHOD_NAMES: &[&str] = &["thp", "md", "heap", "mmap", "huge"];
 /// `uct_ib_mtu_t` names: index 0 is "device default", then 512..4096.
 pub const PATH_MTU_NAMES: &[&str] = &["default", "512", "1024", "2048", "4096"];
-/// RC fence modes.
-pub const FENCE_MODE_NAMES: &[&str] = &["none", "weak", "auto"];
 /// mlx5 doorbell write modes.
 pub const MMIO_MODE_NAMES: &[&str] = &["bf_post", "bf_post_mt", "db", "db_lock", "auto"];
-
-/// `uct_iface_config_table`: settings of every transport.
-static UCT_IFACE_FIELDS: &[Field] = &[
-    deprecated("MAX_SHORT", "Replaced by the transport's TX_MIN_INLINE."),
-    deprecated("MAX_BCOPY", "Replaced by the transport's SEG_SIZE."),
-    value(
-        "ALLOC",
-        "huge,thp,md,mmap,heap",
-        "Allocation methods for internal communication buffers, in order of preference.",
-        Kind::EnumArray(ALLOC_METHOD_NAMES),
-    ),
-    value(
-        "FAILURE",
-        "diag",
-        "Log level at which network failures are reported.",
-        Kind::Enum(LOG_LEVEL_NAMES),
-    ),
-    value(
-        "MAX_NUM_EPS",
-        "inf",
-        "Upper bound on the number of endpoints an interface creates.",
-        Kind::Ulunits,
-    ),
-];
-
-/// `uct_md_config_table`: empty in UCX as well.
-static UCT_MD_FIELDS: &[Field] = &[];
-
-const NO_RCACHE: &str = "memory is registered directly, without a registration cache.";
-
-/// `uct_md_config_rcache_table`: the registration cache's settings.
-static UCT_MD_RCACHE_FIELDS: &[Field] = &[
-    unapplied(
-        "RCACHE_MEM_PRIO",
-        "1000",
-        "Priority of the registration cache's memory event handler.",
-        Kind::Uint,
-        NO_RCACHE,
-    ),
-    unapplied(
-        "RCACHE_OVERHEAD",
-        "auto",
-        "Cost of a registration cache lookup (performance model).",
-        Kind::TimeUnits,
-        NO_RCACHE,
-    ),
-    unapplied(
-        "RCACHE_ADDR_ALIGN",
-        "64",
-        "Alignment of cached regions: a power of 2 up to the page size.",
-        Kind::Uint,
-        NO_RCACHE,
-    ),
-    unapplied(
-        "RCACHE_MAX_REGIONS",
-        "inf",
-        "Most regions the registration cache holds.",
-        Kind::Ulunits,
-        NO_RCACHE,
-    ),
-    unapplied(
-        "RCACHE_MAX_SIZE",
-        "inf",
-        "Most bytes the registration cache's regions cover.",
-        Kind::MemUnits,
-        NO_RCACHE,
-    ),
-    unapplied(
-        "RCACHE_MAX_UNRELEASED",
-        "512M",
-        "Bytes of invalidated regions waiting for release that start a clean-up.",
-        Kind::MemUnits,
-        NO_RCACHE,
-    ),
-    unapplied(
-        "RCACHE_PURGE_ON_FORK",
-        "y",
-        "Empty the registration cache in a forked child.",
-        Kind::Bool,
-        NO_RCACHE,
-    ),
-];
 
 /// `ucs_numa_policy_names`.
 pub const NUMA_POLICY_NAMES: &[&str] = &["default", "bind", "preferred"];
@@ -352,12 +226,12 @@ pub static IB_MD_CONFIG: ConfigTable = ConfigTable {
 
 /// `uct_ib_iface_addr_types`.
 pub const ADDR_TYPE_NAMES: &[&str] = &["ib_local", "ib_site_local", "ib_global", "eth", "auto"];
-const NO_EXP_VERBS: &str = "it needs the experimental verbs of old MLNX_OFED releases.";
+pub(crate) const NO_EXP_VERBS: &str = "it needs the experimental verbs of old MLNX_OFED releases.";
 const ONE_PATH: &str = "a connection takes one path: the port's LID, or its GID for RoCE.";
 const POOLS_FROM_QUEUES: &str = "the transport sizes its buffer pools from the queue lengths.";
 
 /// `uct_ib_iface_config_table` (nested under `IB_`).
-static IB_IFACE_FIELDS: &[Field] = &[
+pub static IB_IFACE_FIELDS: &[Field] = &[
     table("", "ALLOC=thp,mmap,heap", UCT_IFACE_FIELDS),
     value(
         "SEG_SIZE",
@@ -582,126 +456,8 @@ pub const SEND_OVERHEAD_KEYS: &[(&str, &str)] = &[
     ("wqe_post", "writing a work request"),
 ];
 
-/// `uct_rc_iface_common_config_table` (nested under `RC_`).
-static RC_COMMON_FIELDS: &[Field] = &[
-    table(
-        "IB_",
-        "RX_INLINE=64;TX_INLINE_RESP=64;RX_QUEUE_LEN=4095;SEG_SIZE=8256",
-        IB_IFACE_FIELDS,
-    ),
-    value(
-        "MAX_RD_ATOMIC",
-        "auto",
-        "Outstanding read/atomic operations per connection; 'auto' is the device maximum.",
-        Kind::Ulunits,
-    ),
-    value(
-        "TIMEOUT",
-        "1.0s",
-        "Time to wait for an acknowledgement before retransmitting.",
-        Kind::Time,
-    ),
-    value(
-        "RETRY_COUNT",
-        "7",
-        "Retransmissions before the connection fails.",
-        Kind::Uint,
-    ),
-    value(
-        "RNR_TIMEOUT",
-        "1ms",
-        "Time to wait after a receiver-not-ready answer.",
-        Kind::Time,
-    ),
-    value(
-        "RNR_RETRY_COUNT",
-        "7",
-        "Receiver-not-ready retries before the connection fails (7 = forever).",
-        Kind::Uint,
-    ),
-    value(
-        "FC_ENABLE",
-        "y",
-        "Credit based flow control of active messages, so that a sender\ndoes not overrun its receiver.",
-        Kind::Bool,
-    ),
-    value(
-        "FC_WND_SIZE",
-        "512",
-        "Active messages an endpoint may send without new credits.",
-        Kind::Uint,
-    ),
-    value(
-        "FC_HARD_THRESH",
-        "0.25",
-        "Fraction of FC_WND_SIZE left at which credits are requested urgently (0..1).",
-        Kind::Double,
-    ),
-    unapplied(
-        "OOO_RW",
-        "n",
-        "Out-of-order placement of RDMA data.",
-        Kind::Bool,
-        NO_EXP_VERBS,
-    ),
-    value(
-        "FENCE",
-        "auto",
-        "What a fence does: nothing, order reads after writes, or chosen by the device.",
-        Kind::Enum(FENCE_MODE_NAMES),
-    ),
-    deprecated("TX_NUM_GET_OPS", "Replaced by UCX_RC_TX_NUM_GET_BYTES."),
-    value(
-        "MAX_GET_ZCOPY",
-        "auto",
-        "Largest zero-copy get.",
-        Kind::MemUnits,
-    ),
-    value(
-        "TX_NUM_GET_BYTES",
-        "inf",
-        "Bytes that may be in flight in get operations at once.",
-        Kind::MemUnits,
-    ),
-    value(
-        "TX_POLL_ALWAYS",
-        "n",
-        "Poll send completions on every progress call, not only when nothing was received.",
-        Kind::Bool,
-    ),
-    value(
-        "ECE",
-        "auto",
-        "Enhanced connection establishment value: 'auto', 'inf' (maximum) or a number.",
-        Kind::Ulunits,
-    ),
-];
-
-/// `uct_rc_iface_config_table` (nested under `RC_`).
-static RC_IFACE_FIELDS: &[Field] = &[
-    table("RC_", "MAX_NUM_EPS=256", RC_COMMON_FIELDS),
-    value(
-        "FC_SOFT_THRESH",
-        "0.5",
-        "Fraction of FC_WND_SIZE left at which credits are requested (above the hard threshold, below 1).",
-        Kind::Double,
-    ),
-    value(
-        "TX_CQ_MODERATION",
-        "64",
-        "Most sends posted without asking for a completion.",
-        Kind::Uint,
-    ),
-    value(
-        "TX_CQ_LEN",
-        "4096",
-        "Entries of the send completion queue: bounds outstanding signaled sends.",
-        Kind::Uint,
-    ),
-];
-
 /// `uct_ib_mlx5_iface_config_table` (nested under `IB_`).
-static IB_MLX5_IFACE_FIELDS: &[Field] = &[
+pub static IB_MLX5_IFACE_FIELDS: &[Field] = &[
     unapplied(
         "DM_SIZE",
         "2k",
@@ -749,175 +505,89 @@ static IB_MLX5_IFACE_FIELDS: &[Field] = &[
     ),
 ];
 
-const NO_TAG_MATCHING: &str = "the transport has no hardware tag matching.";
+/// The `ib` component's memory domain settings (`UCX_IB_*`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IbMdConfig {
+    pub mem_reg_overhead: Duration,
+    /// Seconds per byte.
+    pub mem_reg_growth: f64,
+    pub fork_init: Ternary,
+    pub async_events: bool,
+    pub eth_pause: bool,
+    pub prefer_nearest_device: bool,
+    pub indirect_atomic: bool,
+    pub gid_index: Ulunits,
+    pub subnet_prefix: String,
+    pub mlx5_dv: Ternary,
+    pub mlx5_devx: Ternary,
+    pub reg_mt_thresh: MemUnits,
+    pub reg_mt_chunk: MemUnits,
+    pub reg_mt_bind: bool,
+    pub pci_relaxed_ordering: Ternary,
+    pub max_idle_rkey_count: u32,
+    pub reg_retry_count: Ulunits,
+}
 
-/// `uct_rc_mlx5_common_config_table` (nested under `RC_`).
-static RC_MLX5_COMMON_FIELDS: &[Field] = &[
-    table("IB_", "", IB_MLX5_IFACE_FIELDS),
-    value(
-        "TX_MAX_BB",
-        "-1",
-        "Most outstanding send building blocks (64-byte WQE units); -1 is the queue size.",
-        Kind::Uint,
-    ),
-    value("TM_ENABLE", "n", "Hardware tag matching.", Kind::Bool),
-    unapplied(
-        "TM_LIST_SIZE",
-        "1024",
-        "Most tags posted to the device for matching.",
-        Kind::Uint,
-        NO_TAG_MATCHING,
-    ),
-    unapplied(
-        "TM_SEG_SIZE",
-        "48k",
-        "Largest copy send with tag matching on.",
-        Kind::MemUnits,
-        NO_TAG_MATCHING,
-    ),
-    unapplied(
-        "TM_MP_SRQ_ENABLE",
-        "try",
-        "Multi-packet shared receive queue for tag matching.",
-        Kind::Ternary,
-        NO_TAG_MATCHING,
-    ),
-    unapplied(
-        "TM_MP_NUM_STRIDES",
-        "8",
-        "Strides per receive WQE of the multi-packet queue (8 or 16).",
-        Kind::Ulunits,
-        NO_TAG_MATCHING,
-    ),
-    unapplied(
-        "TM_MAX_BCOPY",
-        "48k",
-        "Another name of TM_SEG_SIZE.",
-        Kind::MemUnits,
-        NO_TAG_MATCHING,
-    ),
-    value(
-        "EXP_BACKOFF",
-        "0",
-        "Each consecutive retry multiplies the ack timeout by 2^EXP_BACKOFF.",
-        Kind::Uint,
-    ),
-    value(
-        "SRQ_TOPO",
-        "cyclic,cyclic_emulated,list",
-        "Shared receive queue layouts, in order of preference.",
-        Kind::StringArray,
-    ),
-    value(
-        "LOG_ACK_REQ_FREQ",
-        "8",
-        "Log2 of how often a request asks for an acknowledgement.",
-        Kind::Uint,
-    ),
-    value("DDP_ENABLE", "try", "Direct data placement.", Kind::Ternary),
-];
+impl IbMdConfig {
+    pub fn from_config(config: &Config) -> Result<IbMdConfig, Status> {
+        let r = Reader(config);
+        Ok(IbMdConfig {
+            mem_reg_overhead: r.duration("MEM_REG_OVERHEAD")?,
+            mem_reg_growth: match config.value("MEM_REG_GROWTH")? {
+                Value::Time(seconds) => *seconds,
+                _ => return r.mismatch("MEM_REG_GROWTH"),
+            },
+            fork_init: r.ternary("FORK_INIT")?,
+            async_events: r.boolean("ASYNC_EVENTS")?,
+            eth_pause: r.boolean("ETH_PAUSE_ON")?,
+            prefer_nearest_device: r.boolean("PREFER_NEAREST_DEVICE")?,
+            indirect_atomic: r.boolean("INDIRECT_ATOMIC")?,
+            gid_index: r.ulunits("GID_INDEX")?,
+            subnet_prefix: r.string("SUBNET_PREFIX")?,
+            mlx5_dv: r.ternary("MLX5_DV")?,
+            mlx5_devx: r.ternary("MLX5_DEVX")?,
+            reg_mt_thresh: r.mem("REG_MT_THRESH")?,
+            reg_mt_chunk: r.mem("REG_MT_CHUNK")?,
+            reg_mt_bind: r.boolean("REG_MT_BIND")?,
+            pci_relaxed_ordering: r.ternary("PCI_RELAXED_ORDERING")?,
+            max_idle_rkey_count: r.uint("MAX_IDLE_RKEY_COUNT")?,
+            reg_retry_count: r.ulunits("REG_RETRY_CNT")?,
+        })
+    }
+}
 
-/// `uct_rc_mlx5_iface_config_table`: the `rc_mlx5` transport (prefix `RC_MLX5_`).
-static RC_MLX5_IFACE_FIELDS: &[Field] = &[
-    table(
-        "RC_",
-        "IB_SEND_OVERHEAD=bcopy:5ns,cqe:20ns,db:40ns,wqe_fetch:350ns,wqe_post:40e-9",
-        RC_IFACE_FIELDS,
-    ),
-    table("RC_", "", RC_MLX5_COMMON_FIELDS),
-];
+/// The `ib` MD configuration from the process environment.
+pub fn read_md_config(app_prefix: Option<&str>) -> Result<Config, Status> {
+    Config::read(&IB_MD_CONFIG, app_prefix, &ProcessEnv)
+}
 
-/// The `rc_mlx5` transport's interface configuration.
-pub static RC_MLX5_IFACE_CONFIG: ConfigTable = ConfigTable {
-    name: "RC_MLX5 transport",
-    prefix: "RC_MLX5_",
-    fields: RC_MLX5_IFACE_FIELDS,
-};
+/// The typed MD settings behind a `uct_md_config_t *` (for `uct_md_open`).
+pub fn md_config_from_handle(handle: *const uct_md_config_t) -> Result<IbMdConfig, Status> {
+    typed_from_handle(handle.cast(), &IB_MD_CONFIG, IbMdConfig::from_config)
+}
 
-/// Soft HCA mode names.
-pub const SOFT_HCA_MODE_NAMES: &[&str] = &["auto", "yes", "no"];
+/// `UCX_IB_GID_INDEX` of the process environment: `None` for `auto` (and
+/// for a bad value, which the configuration machinery reports).
+fn configured_gid_index() -> Option<u8> {
+    let config = read_md_config(None)
+        .and_then(|c| IbMdConfig::from_config(&c))
+        .ok()?;
+    match config.gid_index {
+        Ulunits::Value(index) => match u8::try_from(index) {
+            Ok(index) => Some(index),
+            Err(_) => {
+                tracing::warn!("UCX_IB_GID_INDEX={index} is not a GID table index, using auto");
+                None
+            }
+        },
+        Ulunits::Auto | Ulunits::Inf => None,
+    }
+}
 
-/// Soft HCA wire names.
-pub const SOFT_HCA_WIRE_NAMES: &[&str] = &["auto", "udp"];
-
-/// Our own variables for the software HCA (no UCX counterpart).
-static SOFT_HCA_FIELDS: &[Field] = &[
-    value(
-        "SOFT_HCA",
-        "auto",
-        "Use the software HCA: 'auto' where no mlx5 device is usable, 'yes'\nalways, 'no' never.",
-        Kind::Enum(SOFT_HCA_MODE_NAMES),
-    ),
-    value(
-        "SOFT_HCA_DEVICES",
-        "mlx5_0@127.0.0.1",
-        "Software HCA devices: <name>@<IPv4 address the device's link binds to>.",
-        Kind::SoftDevices,
-    ),
-    value(
-        "SOFT_HCA_LOSS",
-        "0",
-        "Fraction of packets the software HCA's link drops, 0..1 (fault injection).",
-        Kind::Fraction,
-    ),
-    value(
-        "SOFT_HCA_SEED",
-        "auto",
-        "Seed of the software HCA's packet drop decisions, for reproducible lossy\nruns; 'auto' picks a random one.",
-        Kind::Ulunits,
-    ),
-    value(
-        "SOFT_HCA_WIRE",
-        "auto",
-        "How the software HCA carries its RoCEv2 datagrams: 'auto' through shared\nmemory to devices on this host (same network namespace) and UDP to the\nothers, 'udp' always over UDP.",
-        Kind::Enum(SOFT_HCA_WIRE_NAMES),
-    ),
-    value(
-        "SOFT_HCA_GSO",
-        "y",
-        "Send runs of equal-sized datagrams to one peer as one UDP GSO message, and\nreceive coalesced (GRO) messages, where the kernel has them. A capture on\nthe interface then shows the unsegmented messages.",
-        Kind::Bool,
-    ),
-];
-
-pub static SOFT_HCA_CONFIG: ConfigTable = ConfigTable {
-    name: "Soft HCA",
-    prefix: "",
-    fields: SOFT_HCA_FIELDS,
-};
-
-/// The part of UCS's global options this library honours.
-static LOG_FIELDS: &[Field] = &[
-    value(
-        "LOG_LEVEL",
-        "warn",
-        "Lowest severity of log messages printed.",
-        Kind::Enum(LOG_LEVEL_NAMES),
-    ),
-    value(
-        "LOG_FILE",
-        "",
-        "Write log messages to this file instead of stderr; %p is replaced\nby the process id, %h by the host name.",
-        Kind::String,
-    ),
-    value(
-        "WARN_UNUSED_ENV_VARS",
-        "y",
-        "Warn about UCX_ variables that look like a misspelled setting.",
-        Kind::Bool,
-    ),
-];
-
-pub static LOG_CONFIG: ConfigTable = ConfigTable {
-    name: "UCS global",
-    prefix: "",
-    fields: LOG_FIELDS,
-};
-
-/// Every table, for checks over all known variable names.
-pub static ALL_TABLES: [&ConfigTable; 4] = [
-    &IB_MD_CONFIG,
-    &RC_MLX5_IFACE_CONFIG,
-    &SOFT_HCA_CONFIG,
-    &LOG_CONFIG,
-];
+/// Hands the device layer the md settings it uses to discover and open
+/// devices (the GID table index), once, before the ib layer first lists
+/// devices.
+pub fn hand_down_device_settings() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| set_configured_gid_index(configured_gid_index()));
+}
