@@ -249,7 +249,10 @@ pub(crate) fn dispatch_log_line(metadata: &'static Metadata<'static>, message: &
     // `ucs_global_opts` starts with its `ucs_log_component_config_t`
     // (1.13 and master), whose first member is the level.
     static GLOBAL_OPTS: UcxSymbol = UcxSymbol::quiet(c"ucs_global_opts");
-    let (Some(dispatch), Some(component)) = (DISPATCH.address(), GLOBAL_OPTS.address()) else {
+    let Some(dispatch) = DISPATCH.address() else {
+        return false;
+    };
+    let Some(component) = GLOBAL_OPTS.address() else {
         return false;
     };
     let level = ucx_log_level(metadata.level());
