@@ -6,12 +6,13 @@ use std::ffi::{c_int, c_uint, c_void};
 
 use crate::abi::*;
 use crate::api::checks::{non_null, status_entry_point};
+use crate::api::config::read_iface_config;
 use crate::api::cstr::c_str_arg;
 use crate::api::dispatch::{base_iface, export_dispatch};
 use crate::api::md::md_ref;
-use crate::core::config::{iface_config_from_handle, read_iface_config, RcMlx5IfaceConfig};
 use crate::core::worker::worker_ref;
 use crate::ib::md::{Md, TlResource};
+use crate::rc::config::{iface_config_from_handle, RcMlx5IfaceConfig};
 
 /// Opens the iface of transport `tl` (`rc_mlx5`, the only one) on `md`.
 fn open_transport_iface(
@@ -212,7 +213,7 @@ pub unsafe extern "C" fn uct_iface_set_am_handler(
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { base_iface(iface, FUNCTION) }?;
         if u32::from(id) >= UCT_AM_ID_MAX {
-            tracing::warn!("{FUNCTION}: active message id {id} is not below {UCT_AM_ID_MAX}");
+            tracing::error!("{FUNCTION}: active message id {id} is not below {UCT_AM_ID_MAX}");
             return Err(Status::InvalidParam);
         }
         base.set_am_handler(id, cb, arg, flags)

@@ -10,10 +10,11 @@ use crate::abi::*;
 use crate::api::c_array::hand_out_c_array;
 use crate::api::checks::{finish, non_null, required_fields, status_entry_point};
 use crate::api::component::component_arg;
+use crate::api::config::read_md_config;
 use crate::api::cstr::{c_str_arg, fill_c_array};
 use crate::api::handles::{hand_out, release};
 use crate::api::v2::{checked_field_mask, tolerant_field_mask};
-use crate::core::config::{md_config_from_handle, read_md_config, IbMdConfig};
+use crate::ib::config::{md_config_from_handle, IbMdConfig};
 use crate::ib::domain::MemHandle;
 use crate::ib::md::{
     check_mem_dereg_flags, check_mem_reg_flags, check_mkey_pack_flags, local_cpus, Md,

@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
-use crate::core::config::{RcMlx5IfaceConfig, Ulunits};
+use crate::core::config::Ulunits;
 use crate::mlx5;
+use crate::rc::config::RcMlx5IfaceConfig;
 use crate::rc::txwq::MAX_WQE_BBS;
 
 /// Bytes of the AM header in every AM SEND, as UCX 1.13's rc_mlx5 lays it
@@ -107,7 +108,11 @@ impl Limits {
                 .clamp(1, u64::from(max_rd_atomic_dev.max(1))) as u8,
             tx_max_poll: config.tx_max_poll.max(1),
             rx_max_poll: config.rx_max_poll.max(1),
-            path: crate::hca::PathAttr::from_config(config),
+            path: crate::hca::PathAttr::from_config(
+                config.sl,
+                config.traffic_class,
+                config.hop_limit,
+            ),
         }
     }
 }

@@ -16,12 +16,12 @@ use std::sync::Arc;
 
 use crate::abi::*;
 use crate::core::callbackq::CallbackId;
-use crate::core::config::RcMlx5IfaceConfig;
 use crate::core::iface::{BaseIface, IfaceInternalOps};
 use crate::core::tombstone::{TombstoneYard, EP_QUARANTINE};
 use crate::hca::{DeviceAddress, EventChannel, Mtu, PolledCq, Qp, QpInitAttr, SrqInitAttr};
 use crate::ib::domain::Domain;
 use crate::ib::md::Md;
+use crate::rc::config::RcMlx5IfaceConfig;
 use crate::rc::ep::{RcEp, RemoteEp, TxParams};
 use crate::rc::fc::FcConfig;
 pub use crate::rc::limits::{
