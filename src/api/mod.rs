@@ -5,6 +5,7 @@
 pub mod async_context;
 mod c_array;
 pub mod callbackq;
+pub mod caller_version;
 mod checks;
 pub mod component;
 pub mod config;
@@ -18,6 +19,7 @@ pub mod md;
 pub mod mem_alloc;
 pub mod memory_type;
 pub mod names;
+mod perf;
 pub mod soft_hca;
 pub mod stats;
 pub mod status;

@@ -10,8 +10,10 @@ use std::ffi::{c_int, c_uint};
 use std::ptr::addr_of;
 
 use crate::abi::*;
+use crate::api::caller_version::caller_version;
 use crate::api::checks::{known_fields, non_null, required_fields, status_entry_point};
 use crate::api::dispatch::{base_iface, ep_base_iface};
+use crate::api::perf::PerfAttrLayout;
 use crate::core::iface::{PurgeCallback, PurgeRequest};
 use crate::failover::RX_TOKEN_LENGTH;
 
@@ -404,10 +406,14 @@ pub unsafe extern "C" fn uct_ep_is_connected(
     })())
 }
 
-/// Performance estimates. Not implemented yet.
+/// Performance estimates of `perf_attr->operation` on `iface`, written into
+/// the caller's version of `uct_perf_attr_t` (see `api/perf.rs`): only
+/// the output fields its `field_mask` asks for, never past the struct's end
+/// in that version.
 ///
 /// # Safety
-/// `iface` NULL or live; `perf_attr` NULL or valid.
+/// `iface` NULL or live; `perf_attr` NULL or valid for the caller's version
+/// of the struct.
 #[no_mangle]
 pub unsafe extern "C" fn uct_iface_estimate_perf(
     iface: uct_iface_h,
@@ -415,9 +421,38 @@ pub unsafe extern "C" fn uct_iface_estimate_perf(
 ) -> ucs_status_t {
     status_entry_point!(FUNCTION = "uct_iface_estimate_perf", {
         // SAFETY: NULL or live by the caller's contract.
-        unsafe { base_iface(iface, FUNCTION) }?;
+        let base = unsafe { base_iface(iface, FUNCTION) }?;
         non_null(perf_attr, FUNCTION, "perf_attr")?;
-        tracing::warn!("{FUNCTION}: not implemented yet");
+        let layout = PerfAttrLayout::of(caller_version());
+        // SAFETY: non-NULL; valid for this layout by the caller's contract.
+        let operation = unsafe { layout.operation(perf_attr.cast(), FUNCTION) }?;
+        // SAFETY: iface validated above.
+        let estimate = unsafe { (base.internal_ops.iface_estimate_perf)(iface, operation) }?;
+        // SAFETY: as for reading the operation.
+        unsafe { layout.write(perf_attr.cast(), &estimate) };
+        Ok(())
+    })
+}
+
+/// The device-side (GPU-initiated) endpoint of `ep`. No transport of ours
+/// has one (none advertises `UCT_IFACE_FLAG_DEVICE_EP`): `UCS_ERR_UNSUPPORTED`,
+/// as UCX's transports without device endpoints answer. UCX's `libucp`
+/// asks only for lanes of such transports, when a program builds a device
+/// memory list (`ucp_device_mem_list_create`), and passes the status on.
+///
+/// # Safety
+/// `ep` NULL or a live endpoint of this library; `device_ep_p` NULL or
+/// writable (never written).
+#[no_mangle]
+pub unsafe extern "C" fn uct_ep_get_device_ep(
+    ep: uct_ep_h,
+    device_ep_p: *mut uct_device_ep_h,
+) -> ucs_status_t {
+    status_entry_point!(FUNCTION = "uct_ep_get_device_ep", {
+        // SAFETY: NULL or live by the caller's contract.
+        unsafe { ep_base_iface(ep, FUNCTION) }?;
+        non_null(device_ep_p, FUNCTION, "device_ep_p")?;
+        tracing::debug!("{FUNCTION}: no device endpoints on this transport");
         Err(Status::Unsupported)
     })
 }

@@ -19,6 +19,9 @@
 #define UCT_INVALID_RKEY           ((uintptr_t)(-1))
 #define UCT_INLINE_API             static UCS_F_ALWAYS_INLINE
 
+/* A device-side memory element (GPU-initiated communication). */
+typedef union uct_device_mem_elem uct_device_mem_elem_t;
+
 #define UCT_COMPONENT_NAME_MAX 16
 
 #define UCT_MD_GLOBAL_ID_MAX 256

@@ -299,7 +299,7 @@ pub const HEADERS: &[HeaderSpec] = &[
             "ucs/sys/topo/base/topo.h",
         ],
         sys_includes: &["stdint.h"],
-        macros: "",
+        macros: macros::UCT_V2,
         anonymous_members: &[("uct_ep_op_info_detail", "detail")],
         exclude: &[],
         claims: UCT_V2_FUNCTIONS,

@@ -12,6 +12,16 @@
 #include <uct/api/uct.h>
 #include <ucs/sys/topo/base/topo.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Names of the uct_ep_operation_t values, indexed by value, then NULL (UCX
+ * 1.13's table: UCT_EP_OP_FLUSH's entry is the NULL). */
+extern const char *uct_ep_operation_names[];
+#ifdef __cplusplus
+}
+#endif
+
 #define UCT_PERF_ATTR_FIELD_OPERATION 1
 
 #define UCT_PERF_ATTR_FIELD_LOCAL_MEMORY_TYPE 2
@@ -865,12 +875,29 @@ ucs_status_t uct_ep_connect_to_ep_v2(uct_ep_h ep,
 int uct_ep_is_connected(uct_ep_h ep, const uct_ep_is_connected_params_t *params);
 
 /**
- * Performance estimates. Not implemented yet.
+ * Performance estimates of `perf_attr->operation` on `iface`, written into
+ * the caller's version of `uct_perf_attr_t` (see `api/perf.rs`): only
+ * the output fields its `field_mask` asks for, never past the struct's end
+ * in that version.
  *
  * # Safety
- * `iface` NULL or live; `perf_attr` NULL or valid.
+ * `iface` NULL or live; `perf_attr` NULL or valid for the caller's version
+ * of the struct.
  */
 ucs_status_t uct_iface_estimate_perf(uct_iface_h iface, uct_perf_attr_t *perf_attr);
+
+/**
+ * The device-side (GPU-initiated) endpoint of `ep`. No transport of ours
+ * has one (none advertises `UCT_IFACE_FLAG_DEVICE_EP`): `UCS_ERR_UNSUPPORTED`,
+ * as UCX's transports without device endpoints answer. UCX's `libucp`
+ * asks only for lanes of such transports, when a program builds a device
+ * memory list (`ucp_device_mem_list_create`), and passes the status on.
+ *
+ * # Safety
+ * `ep` NULL or a live endpoint of this library; `device_ep_p` NULL or
+ * writable (never written).
+ */
+ucs_status_t uct_ep_get_device_ep(uct_ep_h ep, uct_device_ep_h *device_ep_p);
 
 /**
  * Fills the version-2 attributes selected by `md_attr->field_mask`; fields
@@ -929,6 +956,10 @@ ucs_status_t uct_md_mem_dereg_v2(uct_md_h md, const uct_md_mem_dereg_params_t *p
  * / `_AMO` and `_EXPORT` are unsupported: this md advertises neither
  * invalidation nor `UCT_MD_FLAG_EXPORTED_MKEY`.
  *
+ * Callers built against UCX 1.15 or older call it with four arguments,
+ * `(md, memh, params, mkey_buffer)`: when the process's UCX is that old
+ * (see `api/caller_version.rs`), the third and fourth arguments are read as those.
+ *
  * # Safety
  * As `uct_md_mkey_pack`; `params` NULL or valid for the fields its
  * `field_mask` names.
@@ -939,6 +970,34 @@ ucs_status_t uct_md_mkey_pack_v2(uct_md_h md,
                                  size_t length,
                                  const uct_md_mkey_pack_params_t *params,
                                  void *mkey_buffer);
+
+/**
+ * Packs the device-side (GPU-initiated) view of a registration or a remote
+ * key into `mem_elem`. No md of ours serves device endpoints (none of our
+ * transports advertises `UCT_IFACE_FLAG_DEVICE_EP`): `UCS_ERR_UNSUPPORTED`,
+ * as UCX's mds without device support answer. UCX 1.22's `libucp` calls it
+ * only while building a device memory list (`ucp_device_mem_list_create`),
+ * and passes the status on. UCX master adds a fifth argument,
+ * `release_handle_p`; it is not written on failure, so both forms are
+ * served.
+ *
+ * # Safety
+ * `md` NULL or live; `mem_elem` NULL or writable (never written).
+ */
+ucs_status_t uct_md_mem_elem_pack(uct_md_h md,
+                                  uct_mem_h memh,
+                                  uct_rkey_t rkey,
+                                  uct_device_mem_elem_t *mem_elem,
+                                  void **release_handle_p);
+
+/**
+ * Releases what `uct_md_mem_elem_pack` allocated: nothing, since it never
+ * succeeds here.
+ *
+ * # Safety
+ * `md` NULL or live.
+ */
+void uct_md_mem_elem_release(uct_md_h md, void *release_handle);
 
 /**
  * Unpacks a remote key packed by `uct_md_mkey_pack(_v2)`, possibly in
