@@ -23,6 +23,7 @@ mod perf;
 pub mod soft_hca;
 pub mod stats;
 pub mod status;
+mod stub_iface;
 pub mod topo;
 pub mod unsupported;
 pub mod v2;

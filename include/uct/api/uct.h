@@ -1190,7 +1190,10 @@ void uct_worker_progress_register_safe(uct_worker_h worker,
 void uct_worker_progress_unregister_safe(uct_worker_h worker, uct_worker_cb_id_t *id_p);
 
 /**
- * Opens an interface on `md` for the transport and device in `params`.
+ * Opens an interface on `md` for the transport and device in `params`
+ * (`UCT_IFACE_OPEN_MODE_DEVICE`), or a stub iface that answers
+ * `params->mode.stub.status` (`UCT_IFACE_OPEN_MODE_STUB`; `md` and `worker`
+ * may then be NULL).
  *
  * # Safety
  * Handles live, `params` valid per its field mask, `iface_p` writable.
