@@ -107,7 +107,7 @@ unsafe fn stub_status(params: *const uct_iface_params_t) -> Option<ucs_status_t>
         let p = &*params;
         (p.field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE != 0
             && p.open_mode & UCT_IFACE_OPEN_MODE_STUB != 0)
-            .then(|| p.mode.stub.status)
+            .then_some(p.mode.stub.status)
     }
 }
 
