@@ -101,8 +101,13 @@ fn loaded_symbol(library: &CStr, name: &CStr) -> Option<*mut c_void> {
     (!address.is_null() && !lies_in_this_object(address)).then_some(address)
 }
 
-/// The version UCX's loaded `libucp` reports.
-fn libucp_version() -> Option<UcxVersion> {
+/// UCX's definition of `name` in its loaded `libucs`.
+pub(crate) fn libucs_symbol(name: &CStr) -> Option<*mut c_void> {
+    loaded_symbol(c"libucs.so.0", name)
+}
+
+/// The version UCX's loaded `libucp` reports, if it is loaded.
+pub(crate) fn libucp_version() -> Option<UcxVersion> {
     let address = loaded_symbol(c"libucp.so.0", c"ucp_get_version")?;
     type GetVersion = unsafe extern "C" fn(*mut c_uint, *mut c_uint, *mut c_uint);
     // SAFETY: UCX's `ucp_get_version(unsigned *major, unsigned *minor,
@@ -117,10 +122,10 @@ fn libucp_version() -> Option<UcxVersion> {
 /// The version of UCX's loaded `libucs`, from the markers it exports.
 fn libucs_version() -> Option<UcxVersion> {
     // Loaded at all (a function every release has)?
-    loaded_symbol(c"libucs.so.0", c"ucs_status_string")?;
+    libucs_symbol(c"ucs_status_string")?;
     let newest = LIBUCS_MARKERS
         .iter()
-        .find(|(_, marker)| loaded_symbol(c"libucs.so.0", marker).is_some())
+        .find(|(_, marker)| libucs_symbol(marker).is_some())
         .map_or(OLDEST_TOLD_APART, |(version, _)| *version);
     Some(newest)
 }

@@ -25,6 +25,7 @@ pub mod stats;
 pub mod status;
 mod stub_iface;
 pub mod topo;
+mod ucx_env;
 pub mod unsupported;
 pub mod v2;
 pub mod worker;
