@@ -37,8 +37,8 @@ impl UcxVersion {
         UcxVersion { major, minor }
     }
 
-    /// The API our generated headers declare (UCX master).
-    pub const HEADERS: UcxVersion = UcxVersion::new(1, 22);
+    /// The API our generated headers declare (UCX master, after 1.22).
+    pub const HEADERS: UcxVersion = UcxVersion::new(1, 23);
 
     /// `uct_md_mkey_pack_v2(md, memh, address, length, params, buffer)`: six
     /// arguments from here, four (`md, memh, params, buffer`) before.
@@ -48,6 +48,11 @@ impl UcxVersion {
     /// `uct_perf_attr_t::path_bandwidth` (bit 9; latency, max inflight eps
     /// and flags move up one bit) from here.
     pub const PERF_ATTR_PATH_BANDWIDTH: UcxVersion = UcxVersion::new(1, 19);
+    /// `uct_iface_attr_v2_t` with token fields and no
+    /// `max_get_sgl_zcopy_count` (1.22's layout) from here...
+    pub const IFACE_ATTR_V2_TOKENS: UcxVersion = UcxVersion::new(1, 22);
+    /// ...to here (exclusive): master's layout, our headers'.
+    pub const IFACE_ATTR_V2_GET_SGL: UcxVersion = UcxVersion::new(1, 23);
 
     fn packed(self) -> u32 {
         (self.major << 16) | (self.minor & 0xffff)

@@ -15,6 +15,7 @@ pub mod ep;
 pub mod event_set;
 mod handles;
 pub mod iface;
+mod iface_attr_v2;
 pub mod md;
 pub mod mem_alloc;
 pub mod memory_type;

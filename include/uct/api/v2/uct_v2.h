@@ -712,7 +712,8 @@ extern "C" {
 /**
  * Fills the v2 attributes selected by `iface_attr->field_mask`. Token
  * queries need `tx_token` (the peer's token, input) for `RX_TOKEN`, and the
- * output buffers for the tokens asked for.
+ * output buffers for the tokens asked for. A caller of UCX 1.22 passes its
+ * own layout of the struct (see `api/iface_attr_v2.rs`).
  *
  * # Safety
  * `iface` NULL or a live iface of this library; `iface_attr` NULL or valid.
