@@ -94,6 +94,7 @@ pub unsafe extern "C" fn uct_md_config_read(
         let config = read_md_config(env_prefix).inspect_err(|_| {
             tracing::error!("Failed to read MD config");
         })?;
+        crate::api::ucx_env::mark_our_env_vars_used();
         // SAFETY: config_p was checked non-NULL; writable by the caller's contract.
         unsafe { hand_out(config, config_p) };
         Ok(())
@@ -131,6 +132,7 @@ pub unsafe extern "C" fn uct_md_iface_config_read(
                 tracing::error!("Failed to read iface config");
             }
         })?;
+        crate::api::ucx_env::mark_our_env_vars_used();
         // SAFETY: config_p was checked non-NULL; writable by the caller's contract.
         unsafe { hand_out(config, config_p) };
         Ok(())

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::core::config::Ulunits;
 use crate::mlx5;
-use crate::rc::config::RcMlx5IfaceConfig;
+use crate::rc::config::{RcMlx5IfaceConfig, SendOverhead};
 use crate::rc::txwq::MAX_WQE_BBS;
 
 /// Bytes of the AM header in every AM SEND, as UCX 1.13's rc_mlx5 lays it
@@ -69,6 +69,17 @@ pub struct Limits {
     pub rx_max_poll: u32,
     /// SL, traffic class, hop limit of the QPs' address vectors.
     pub path: crate::hca::PathAttr,
+    /// Estimated costs of a send (`UCX_RC_MLX5_SEND_OVERHEAD`), for
+    /// `uct_iface_estimate_perf`.
+    pub send_overhead: SendOverhead,
+    /// How many eps can have operations outstanding at once: send-CQ
+    /// entries per send queue, as UCX's rc estimates it.
+    pub max_inflight_eps: usize,
+}
+
+/// Send-CQ entries the iface creates for `config`.
+pub fn tx_cq_len(config: &RcMlx5IfaceConfig) -> u32 {
+    config.tx_cq_len.max(64).next_power_of_two()
 }
 
 fn ulunits_or(value: Ulunits, auto: u64) -> u64 {
@@ -113,6 +124,8 @@ impl Limits {
                 config.traffic_class,
                 config.hop_limit,
             ),
+            send_overhead: config.send_overhead,
+            max_inflight_eps: (tx_cq_len(config) / config.tx_queue_len.max(1)).max(1) as usize,
         }
     }
 }

@@ -134,7 +134,7 @@ impl RcIface {
             .and_then(Mtu::from_bytes)
             .map_or(port.active_mtu, |mtu| mtu.min(port.active_mtu));
         let channel = device.create_event_channel()?;
-        let tx_cq_len = config.tx_cq_len.max(64).next_power_of_two();
+        let tx_cq_len = crate::rc::limits::tx_cq_len(config);
         let tx_cq = device.create_cq(tx_cq_len, Some(&channel))?;
         let rx_queue_len = config.rx_queue_len.clamp(16, device_attr.max_srq_wqe);
         let srq = domain.pd.create_srq(SrqInitAttr {
