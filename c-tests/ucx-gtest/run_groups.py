@@ -5,7 +5,7 @@ skipped.
 
     run_groups.py --gtest FILE --transports rc_mlx5,ib [--preload LIB]
                   [--expectations FILE] [--logs DIR] [--test-timeout S]
-                  [--markdown FILE] [--filter SUBSTRING]
+                  [--markdown FILE] [--results FILE] [--filter SUBSTRING]
 
 A group is `<transport>/<suite>` as gtest names it (rc_mlx5/test_uct_ep,
 ib/test_md). Each group runs as `gtest --gtest_filter=<group>.* -t S`: gtest's
@@ -24,6 +24,7 @@ counts. The table always shows the real counts.
 
 import argparse
 import collections
+import json
 import os
 import re
 import signal
@@ -31,33 +32,89 @@ import subprocess
 import sys
 import time
 
-# Groups left out: each reads or changes UCX-internal structures of UCX's own
-# rc/ib implementation (not part of the public uct.h API), which our library
-# does not have. Checked against UCX 1.13.1's test/gtest sources.
+# Groups left out, with what each reads or calls that is UCX's own rc/ib
+# implementation rather than the public uct.h API (our library has none of it;
+# the calls land in ib_stub.c). Checked against UCX 1.13.1's test/gtest.
 INTERNAL_GROUPS = {
-    "test_rc_flow_control": "uct_rc_iface_t/uct_rc_ep_t flow-control fields (fc.fc_wnd, config.fc_*)",
-    "test_rc_flow_control_stats": "uct_rc_iface_t flow-control fields and UCX's stats counters",
-    "test_rc_get_limit": "uct_rc_iface_t tx.reads_available / config.max_get_bytes",
-    "test_rc_keepalive": "uct_rc_mlx5 ep internals (uct_rc_mlx5_ep_t tx wq, keepalive state)",
-    "test_rc_iface_attrs": "uct_ib_iface_config_t / uct_rc_iface_t config fields",
-    "test_uct_ib_addr": "uct_ib_iface_t address pack/unpack (uct_ib_address_pack, uct_ib_iface_t)",
-    "test_uct_ib_pkey": "uct_ib_iface_t pkey fields and uct_ib_device_t port attributes",
-    "test_uct_ib_sl": "uct_ib_iface_t config.sl",
-    "test_uct_ib_gid_idx": "uct_ib_iface_t gid_info",
-    "test_uct_ib_lmc": "uct_ib_iface_t path_bits",
-    "test_uct_event_ib": "uct_ib_iface_t/uct_rc_iface_t CQ internals",
-    "uct_p2p_test_event": "uct_ib_iface_t CQs and async events",
-    "uct_qp_test_event": "uct_ib_iface_t/uct_rc_ep_t QP handles (ibv_modify_qp on UCX's QP)",
+    "test_rc_flow_control": "uct_rc_iface_t config.fc_* and tx.cq_available, uct_rc_ep_t fc",
+    "test_rc_flow_control_stats": "as test_rc_flow_control, plus UCX's stats counters",
+    "test_rc_get_limit": "uct_rc_iface_t tx.reads_available and config (max_get_bytes)",
+    "test_rc_keepalive": "uct_rc_iface_t tx.cq_available and tx.arbiter, dispatched with "
+                         "UCX's uct_rc_ep_process_pending",
+    "test_rc_iface_attrs": "uct_rc_mlx5_iface_common_t (UCT_RC_MLX5_TM_ENABLED) and UCX's "
+                           "mlx5 WQE-size constants",
+    "test_uct_ib_addr": "uct_ib_iface_t gid_info/config and UCX's uct_ib_address_pack/unpack",
+    "test_uct_ib_pkey": "uct_ib_iface_t pkey fields, UCX's uct_ib_iface_address_pack and "
+                        "uct_ib_iface_is_reachable; the port through libibverbs",
+    "test_uct_ib_sl": "UCX's uct_ib_md_open on uct_ib_component, uct_ib_mlx5_md_t "
+                      "(uct_ib_mlx5_devx_query_ooo_sl_mask)",
+    "test_uct_ib_gid_idx": "uct_ib_md_t and a uct_ib_iface_t filled by UCX's "
+                           "uct_ib_iface_init_roce_gid_info",
+    "test_uct_ib_lmc": "no UCX struct, but it opens the port through libibverbs itself "
+                       "(ibv_query_port for the LMC), where the soft HCA is no device",
+    "test_uct_event_ib": "uct_ib_iface_t cq[] (the ibv_cq's comp_events_completed)",
+    "uct_p2p_test_event": "uct_ib_iface_t and uct_rc_mlx5_ep_t tx.wq (UCX's "
+                          "uct_ib_mlx5_modify_qp_state forces the QP to error)",
+    "uct_qp_test_event": "uct_rc_mlx5_iface_common_t, uct_ib_mlx5_md_t (its own QP through "
+                         "UCX's uct_rc_mlx5_iface_create_qp), uct_ib_device_t async events",
     "test_tag_mp_xrq": "uct_rc_mlx5_iface_common_t tm fields (multi-packet XRQ)",
-    "test_ib_md": "uct_ib_md_t and uct_ib_mem_t internals",
-    "test_devx": "uct_ib_mlx5_md_t DevX objects",
+    "test_ib_md": "uct_ib_md_t, uct_ib_mlx5_md_t flags, uct_ib_mem_t",
+    "test_devx": "uct_ib_mlx5_md_t DevX objects, uct_priv_worker_t",
 }
-# Prefix matches (uct_p2p_test_event_* variants share the reason above).
+# Prefix matches (uct_p2p_test_event_log shares the reason above).
 INTERNAL_PREFIXES = ("uct_p2p_test_event",)
+# Single tests of otherwise public groups that read UCX internals.
+INTERNAL_TESTS = {
+    "test_rc.tx_cq_moderation": "uct_rc_iface_t config.tx_moderation, uct_rc_ep_t txqp.available",
+}
 
-# Skip reasons UCX's own transports share: the test skips the same way on
-# UCX's rc_mlx5/ib (or on every transport) on a machine like this one.
-SHARED_SKIP_REASONS = {}
+# Skip reasons (as the test prints them) that UCX's own transports share,
+# with why, from UCX 1.13.1's sources: UCX's rc_mlx5/ib md skip these tests
+# the same way (or on hardware like the one named).
+SHARED_SKIP_REASONS = {
+    "!check_caps(UCT_IFACE_FLAG_CB_ASYNC, UCT_IFACE_FLAG_AM_DUP)":
+        "UCX's rc iface offers CB_SYNC only, and no AM_DUP (rc_iface.c)",
+    "!check_caps(UCT_IFACE_FLAG_CB_SYNC | UCT_IFACE_FLAG_CB_ASYNC, UCT_IFACE_FLAG_AM_DUP)":
+        "UCX's rc iface offers no AM_DUP (rc_iface.c)",
+    "!check_caps(UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY | UCT_IFACE_FLAG_PENDING"
+    " | UCT_IFACE_FLAG_CB_ASYNC)":
+        "UCX's rc iface offers CB_SYNC only (rc_iface.c)",
+    "!check_caps(UCT_IFACE_FLAG_CB_SYNC | UCT_IFACE_FLAG_AM_BCOPY) || "
+    "!check_event_caps(UCT_IFACE_FLAG_EVENT_RECV_SIG)":
+        "UCX's rc iface has the SEND_COMP, RECV and FD events, not RECV_SIG (rc_iface.c)",
+    "!check_caps(UCT_IFACE_FLAG_AM_BCOPY | UCT_IFACE_FLAG_ERRHANDLE_BCOPY_LEN)":
+        "UCX's rc_mlx5 does not set ERRHANDLE_BCOPY_LEN (rc_mlx5_common.c)",
+    "!check_caps(UCT_IFACE_FLAG_PUT_BCOPY | UCT_IFACE_FLAG_ERRHANDLE_BCOPY_LEN)":
+        "UCX's rc_mlx5 does not set ERRHANDLE_BCOPY_LEN (rc_mlx5_common.c)",
+    "!check_caps(UCT_MD_FLAG_ALLOC)": "UCX 1.13's ib md has no ALLOC (ib_md.c)",
+    "!check_caps(UCT_MD_FLAG_ALLOC | UCT_MD_FLAG_RKEY_PTR)": "UCX 1.13's ib md has no ALLOC (ib_md.c)",
+    "!check_caps(UCT_MD_FLAG_ALLOC | UCT_MD_FLAG_ADVISE)": "UCX 1.13's ib md has no ALLOC (ib_md.c)",
+    "!check_caps(UCT_MD_FLAG_INVALIDATE)":
+        "UCX's verbs ib md has no INVALIDATE, its DevX md only with KSM and indirect atomics",
+    "MD can't detect any memory types": "UCX's ib md detects no memory types (host memory only)",
+    "skipping on loopback": "the test needs two entities; its loopback variant skips everywhere",
+    "!check_caps(UCT_IFACE_FLAG_TAG_EAGER_SHORT)":
+        "tag-matching offload: UCX's rc_mlx5 has it only on hardware tag matching (ConnectX-5+) "
+        "with RC_TM_ENABLE=y; its other transports never",
+    "!check_caps(UCT_IFACE_FLAG_TAG_EAGER_BCOPY)": "tag-matching offload (as above)",
+    "!check_caps(UCT_IFACE_FLAG_TAG_EAGER_ZCOPY)": "tag-matching offload (as above)",
+    "!check_caps(UCT_IFACE_FLAG_TAG_RNDV_ZCOPY)": "tag-matching offload (as above)",
+    "!check_caps(UCT_IFACE_FLAG_TAG_EAGER_BCOPY | UCT_IFACE_FLAG_TAG_RNDV_ZCOPY)":
+        "tag-matching offload (as above)",
+}
+# Skip reasons that UCX's rc_mlx5 does not share: the test runs there and
+# skips here because of a difference of ours (a bug to fix).
+OWN_SKIP_REASONS = {
+    "": "the transfer size range is empty (uct_p2p_test::test_xfer_multi): the md's max_alloc "
+        "caps it (UCX's ib md reports ULONG_MAX)",
+    "!check_caps(UCT_IFACE_FLAG_PUT_ZCOPY | UCT_IFACE_FLAG_ERRHANDLE_ZCOPY_BUF)":
+        "UCX's rc_mlx5 sets ERRHANDLE_ZCOPY_BUF (rc_mlx5_common.c)",
+    "!check_caps(UCT_IFACE_FLAG_PUT_ZCOPY | UCT_IFACE_FLAG_ERRHANDLE_REMOTE_MEM)":
+        "UCX's rc_mlx5 sets ERRHANDLE_REMOTE_MEM (rc_mlx5_common.c)",
+    "Test does not apply to the current transport":
+        "uct_config_modify of IB_TX_MAX_BUFS / IB_TX_BUFS_GROW fails (UCX's rc_mlx5 has both keys "
+        "and then skips with \"Test does not work with IB RC transports\")",
+}
 
 RESULT_RE = re.compile(r"^\[\s*(RUN|OK|FAILED|SKIP)\s*\] ?(.*)$")
 FAILURE_RE = re.compile(r"(: Failure$|UCX\s+ERROR|Assertion|error:|Error:|Caught signal|panicked)")
@@ -74,6 +131,7 @@ def parse_args():
     parser.add_argument("--test-timeout", type=int, default=120)
     parser.add_argument("--markdown", help="also write the table (markdown) here")
     parser.add_argument("--filter", help="only groups whose name contains this")
+    parser.add_argument("--results", help="also write every test's result here (JSON)")
     return parser.parse_args()
 
 
@@ -118,6 +176,11 @@ def internal_reason(group):
     return None
 
 
+def test_key(test):
+    """rc_mlx5/test_rc.tx_cq_moderation/0 -> test_rc.tx_cq_moderation"""
+    return test.split("/")[1]
+
+
 class TestResult:
     def __init__(self, outcome, message="", seconds=0.0):
         self.outcome = outcome  # passed, failed, crashed, hung, skipped
@@ -128,13 +191,16 @@ class TestResult:
 def first_error(lines):
     for i, line in enumerate(lines):
         if FAILURE_RE.search(line):
-            text = " ".join(part.strip() for part in lines[i:i + 3] if part.strip())
-            return text[:400]
+            # gtest's assertion output continues on the next lines (the
+            # compared expressions and their values).
+            text = " ".join(part.strip() for part in lines[i:i + 6]
+                            if part.strip() and not RESULT_RE.match(part))
+            return text[:300]
     return ""
 
 
-def run_group(args, env, group, tests, log):
-    """Runs `tests` (all of `group`), restarting after a crash or hang."""
+def run_group(args, env, group, tests, left_out, log):
+    """Runs `tests` (`group` but `left_out`), restarting after a crash or hang."""
     results = {}
     test_set = set(tests)
     while True:
@@ -142,7 +208,7 @@ def run_group(args, env, group, tests, log):
         if not remaining:
             break
         gtest_filter = f"{group}.*"
-        done = [t for t in tests if t in results]
+        done = left_out + [t for t in tests if t in results]
         if done:
             gtest_filter += "-" + ":".join(done)
         command = [args.gtest, f"--gtest_filter={gtest_filter}", "-t", str(args.test_timeout)]
@@ -173,13 +239,18 @@ def run_group(args, env, group, tests, log):
                 if name in test_set:
                     current, current_started, output, skip_reason = name, time.monotonic(), [], None
                     progressed = True
+                    log.flush()
             elif kind == "SKIP" and current:
-                skip_reason = rest.strip().strip("()") or "no reason given"
+                reason = rest.strip()
+                if reason.startswith("(") and reason.endswith(")"):
+                    reason = reason[1:-1]
+                skip_reason = reason
             elif kind in ("OK", "FAILED") and current and rest.startswith(current):
                 seconds = time.monotonic() - current_started
                 if kind == "OK":
-                    results[current] = (TestResult("skipped", skip_reason, seconds) if skip_reason
-                                        else TestResult("passed", "", seconds))
+                    results[current] = (TestResult("skipped", skip_reason, seconds)
+                                    if skip_reason is not None
+                                    else TestResult("passed", "", seconds))
                 else:
                     results[current] = TestResult("failed", first_error(output), seconds)
                 current = None
@@ -286,10 +357,14 @@ def main():
         if reason:
             left_out[group] = (len(tests), reason)
             continue
+        internal_tests = [t for t in tests if test_key(t) in INTERNAL_TESTS]
+        for test in internal_tests:
+            left_out[test] = (1, INTERNAL_TESTS[test_key(test)])
+        tests = [t for t in tests if t not in internal_tests]
         log_path = os.path.join(args.logs, group.replace("/", "_") + ".log")
         group_started = time.monotonic()
         with open(log_path, "w", encoding="utf-8") as log:
-            group_results = run_group(args, env, group, tests, log)
+            group_results = run_group(args, env, group, tests, internal_tests, log)
         group_seconds[group] = time.monotonic() - group_started
         results[group] = group_results
         counts = collections.Counter(r.outcome for r in group_results.values())
@@ -306,10 +381,17 @@ def main():
     print(f"\n{sum(len(r) for r in results.values())} tests in {len(results)} groups, "
           f"{time.monotonic() - started:.0f} s")
 
+    finished = [(r.seconds, name) for group_results in results.values()
+                for name, r in group_results.items() if r.outcome in ("passed", "failed")]
+    if finished:
+        print("Slowest finished tests (the watchdog is --test-timeout "
+              f"{args.test_timeout} s): " + ", ".join(
+                  f"{name} {seconds:.0f} s" for seconds, name in sorted(finished)[-5:][::-1]))
+
     if left_out:
-        print("\nGroups left out (they read UCX-internal structures):")
-        for group, (count, reason) in left_out.items():
-            print(f"  {group} ({count} tests): {reason}")
+        print("\nLeft out (they read UCX-internal structures or call UCX's own IB code):")
+        for name, (count, reason) in left_out.items():
+            print(f"  {name} ({count} test{'s' if count > 1 else ''}): {reason}")
 
     skip_reasons = collections.Counter()
     for group_results in results.values():
@@ -317,10 +399,15 @@ def main():
             if result.outcome == "skipped":
                 skip_reasons[result.message] += 1
     if skip_reasons:
-        print("\nSkip reasons:")
+        print("\nSkip reasons (count, the test's reason, whether UCX's own rc_mlx5 skips it too):")
         for reason, count in skip_reasons.most_common():
-            shared = SHARED_SKIP_REASONS.get(reason, "not known to be shared with UCX's transports")
-            print(f"  {count:4} x {reason}: {shared}")
+            if reason in SHARED_SKIP_REASONS:
+                why = f"shared: {SHARED_SKIP_REASONS[reason]}"
+            elif reason in OWN_SKIP_REASONS:
+                why = f"NOT shared: {OWN_SKIP_REASONS[reason]}"
+            else:
+                why = "not examined"
+            print(f"  {count:4} x {reason or '(no reason printed)'}\n         {why}")
 
     unexpected, known, now_passing = [], [], []
     for group_results in results.values():
@@ -346,6 +433,12 @@ def main():
         for name in now_passing:
             print(f"  {name}")
 
+    if args.results:
+        with open(args.results, "w", encoding="utf-8") as file:
+            json.dump({name: {"outcome": r.outcome, "message": r.message,
+                              "seconds": round(r.seconds, 1)}
+                       for group_results in results.values()
+                       for name, r in group_results.items()}, file, indent=1)
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as file:
             file.write(format_table(rows, totals, markdown=True) + "\n")
