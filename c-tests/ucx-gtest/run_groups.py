@@ -71,6 +71,8 @@ INTERNAL_TESTS = {
 # Skip reasons (as the test prints them) that UCX's own transports share,
 # with why, from UCX 1.13.1's sources: UCX's rc_mlx5/ib md skip these tests
 # the same way (or on hardware like the one named).
+TAG_OFFLOAD = ("tag-matching offload: UCX's rc_mlx5 has it only with hardware tag matching "
+               "(ConnectX-5 and later) and RC_TM_ENABLE=y; its other transports never")
 SHARED_SKIP_REASONS = {
     "!check_caps(UCT_IFACE_FLAG_CB_ASYNC, UCT_IFACE_FLAG_AM_DUP)":
         "UCX's rc iface offers CB_SYNC only, and no AM_DUP (rc_iface.c)",
@@ -93,14 +95,11 @@ SHARED_SKIP_REASONS = {
         "UCX's verbs ib md has no INVALIDATE, its DevX md only with KSM and indirect atomics",
     "MD can't detect any memory types": "UCX's ib md detects no memory types (host memory only)",
     "skipping on loopback": "the test needs two entities; its loopback variant skips everywhere",
-    "!check_caps(UCT_IFACE_FLAG_TAG_EAGER_SHORT)":
-        "tag-matching offload: UCX's rc_mlx5 has it only on hardware tag matching (ConnectX-5+) "
-        "with RC_TM_ENABLE=y; its other transports never",
-    "!check_caps(UCT_IFACE_FLAG_TAG_EAGER_BCOPY)": "tag-matching offload (as above)",
-    "!check_caps(UCT_IFACE_FLAG_TAG_EAGER_ZCOPY)": "tag-matching offload (as above)",
-    "!check_caps(UCT_IFACE_FLAG_TAG_RNDV_ZCOPY)": "tag-matching offload (as above)",
-    "!check_caps(UCT_IFACE_FLAG_TAG_EAGER_BCOPY | UCT_IFACE_FLAG_TAG_RNDV_ZCOPY)":
-        "tag-matching offload (as above)",
+    "!check_caps(UCT_IFACE_FLAG_TAG_EAGER_SHORT)": TAG_OFFLOAD,
+    "!check_caps(UCT_IFACE_FLAG_TAG_EAGER_BCOPY)": TAG_OFFLOAD,
+    "!check_caps(UCT_IFACE_FLAG_TAG_EAGER_ZCOPY)": TAG_OFFLOAD,
+    "!check_caps(UCT_IFACE_FLAG_TAG_RNDV_ZCOPY)": TAG_OFFLOAD,
+    "!check_caps(UCT_IFACE_FLAG_TAG_EAGER_BCOPY | UCT_IFACE_FLAG_TAG_RNDV_ZCOPY)": TAG_OFFLOAD,
 }
 # Skip reasons that UCX's rc_mlx5 does not share: the test runs there and
 # skips here because of a difference of ours (a bug to fix).
