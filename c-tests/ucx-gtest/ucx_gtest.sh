@@ -60,62 +60,8 @@ die() {
     exit 1
 }
 
-# The Debian mirror this machine already uses (deb822 .sources or one-line
-# sources.list), so the download goes where apt is allowed to go.
-debian_mirror() {
-    local file uri
-    for file in /etc/apt/sources.list.d/*.sources; do
-        [[ -r "$file" ]] || continue
-        uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /\/debian\/?$/) { print $i; exit } }' "$file")
-        if [[ -n "$uri" ]]; then
-            echo "${uri%/}"
-            return
-        fi
-    done
-    for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-        [[ -r "$file" ]] || continue
-        uri=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^https?:\/\/.*\/debian\/?$/) { print $i; exit } }' "$file")
-        if [[ -n "$uri" ]]; then
-            echo "${uri%/}"
-            return
-        fi
-    done
-    echo "http://deb.debian.org/debian"
-}
-
-# Unpacks Debian's ucx source package (patches applied) into DEST/src with a
-# private apt configuration: the system's sources, lists and caches are
-# neither read nor changed. Prints the package version.
-fetch_source() {
-    local dest=$1
-    local work="$dest/fetch"
-    rm -rf "$work"
-    mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$work/src"
-    local keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-    local signed_by=""
-    [[ -r "$keyring" ]] && signed_by="[signed-by=$keyring] "
-    echo "deb-src ${signed_by}$(debian_mirror) bookworm main" >"$work/sources.list"
-    local apt_options=(
-        -o "Dir::Etc::SourceList=$work/sources.list"
-        -o "Dir::Etc::SourceParts=/dev/null"
-        -o "Dir::State::Lists=$work/lists"
-        -o "Dir::Cache=$work/cache"
-    )
-    # apt drops to the _apt user for downloads, which cannot write our dir.
-    [[ $EUID -eq 0 ]] && apt_options+=(-o "APT::Sandbox::User=root")
-    echo "fetching Debian source package ucx=$UCX_SOURCE_VERSION ($(cat "$work/sources.list"))" >&2
-    apt-get "${apt_options[@]}" -q update >"$work/update.log" 2>&1 ||
-        { cat "$work/update.log" >&2; die "apt-get update (private deb-src list) failed"; }
-    (cd "$work/src" && apt-get "${apt_options[@]}" -q source "ucx=$UCX_SOURCE_VERSION") \
-        >"$work/source.log" 2>&1 ||
-        { cat "$work/source.log" >&2; die "apt-get source ucx=$UCX_SOURCE_VERSION failed"; }
-    local tree
-    tree=$(find "$work/src" -mindepth 1 -maxdepth 1 -type d -name 'ucx-*' | head -n1)
-    [[ -n "$tree" ]] || die "apt-get source produced no ucx-* directory"
-    mv "$tree" "$dest/src"
-    awk '$1 == "Version:" { print $2; exit }' "$work"/src/ucx_*.dsc
-    rm -rf "$work"
-}
+# shellcheck source=c-tests/common/ucx_source_package.sh
+source "$HERE/../common/ucx_source_package.sh"
 
 # What the cache entry was built with: a change to any of it rebuilds.
 build_recipe() {
@@ -137,10 +83,13 @@ build_ucx() {
     local dir=$1 jobs=$2
     local started=$SECONDS
     mkdir -p "$dir"
-    local version
-    version=$(fetch_source "$dir")
-    [[ "$version" == "$UCX_SOURCE_VERSION" ]] ||
-        die "the archive gave ucx $version, not $UCX_SOURCE_VERSION"
+    ucx_source_package_fetch "$dir/fetch" "$UCX_SOURCE_VERSION" "$UCX_UPSTREAM_VERSION" ||
+        die "could not fetch Debian's ucx source package"
+    # The cache entry and expected-failures.txt are for this exact package.
+    [[ "$UCX_SOURCE_DSC_VERSION" == "$UCX_SOURCE_VERSION" ]] ||
+        die "the archive has ucx $UCX_SOURCE_DSC_VERSION, not $UCX_SOURCE_VERSION"
+    mv "$UCX_SOURCE_TREE" "$dir/src"
+    rm -rf "$dir/fetch"
     local src="$dir/src"
     echo "autogen + configure (logs in $dir)"
     (cd "$src" && ./autogen.sh) >"$dir/autogen.log" 2>&1 ||
