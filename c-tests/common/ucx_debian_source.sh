@@ -17,77 +17,18 @@ ucx_source_die() {
     exit 1
 }
 
-# The Debian mirror this machine already uses (deb822 .sources or one-line
-# sources.list), so the download goes where apt is allowed to go.
-ucx_debian_mirror() {
-    local file uri
-    for file in /etc/apt/sources.list.d/*.sources; do
-        [[ -r "$file" ]] || continue
-        uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /\/debian\/?$/) { print $i; exit } }' "$file")
-        if [[ -n "$uri" ]]; then
-            echo "${uri%/}"
-            return
-        fi
-    done
-    for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-        [[ -r "$file" ]] || continue
-        uri=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^https?:\/\/.*\/debian\/?$/) { print $i; exit } }' "$file")
-        if [[ -n "$uri" ]]; then
-            echo "${uri%/}"
-            return
-        fi
-    done
-    echo "http://deb.debian.org/debian"
-}
+# shellcheck source=ucx_source_package.sh
+source "$(dirname "${BASH_SOURCE[0]}")/ucx_source_package.sh"
 
-ucx_ensure_dpkg_source() {
-    command -v dpkg-source >/dev/null && return
-    if [[ $EUID -ne 0 ]]; then
-        ucx_source_die "dpkg-source is missing (apt-get install dpkg-dev) and we are not root to install it"
-    fi
-    echo "installing dpkg-dev (apt-get source needs dpkg-source)"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends dpkg-dev >/dev/null
-}
-
-# Downloads and unpacks the source package with a private apt configuration:
-# the system's sources, lists and caches are neither read nor changed.
+# Copies PATH... of the unpacked source package into DEST, with their sums.
 ucx_fetch_source_files() {
     local dest=$1
     shift
-    ucx_ensure_dpkg_source
     local work
     work=$(mktemp -d "$(dirname "$dest")/fetch.XXXXXX")
-    mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$work/src"
-    local keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-    local signed_by=""
-    [[ -r "$keyring" ]] && signed_by="[signed-by=$keyring] "
-    echo "deb-src ${signed_by}$(ucx_debian_mirror) bookworm main" >"$work/sources.list"
-    local apt_options=(
-        -o "Dir::Etc::SourceList=$work/sources.list"
-        -o "Dir::Etc::SourceParts=/dev/null"
-        -o "Dir::State::Lists=$work/lists"
-        -o "Dir::Cache=$work/cache"
-    )
-    # apt drops to the _apt user for downloads, which cannot write our temp dir.
-    [[ $EUID -eq 0 ]] && apt_options+=(-o "APT::Sandbox::User=root")
-    echo "fetching Debian source package ucx=$UCX_SOURCE_VERSION ($(cat "$work/sources.list"))"
-    apt-get "${apt_options[@]}" -q update >"$work/update.log" 2>&1 ||
-        { cat "$work/update.log" >&2; ucx_source_die "apt-get update (private deb-src list) failed"; }
-    # The Debian revision we know first; if the archive moved to another
-    # revision of the same upstream release, that one (checked below).
-    if ! (cd "$work/src" && apt-get "${apt_options[@]}" -q source "ucx=$UCX_SOURCE_VERSION") \
-        >"$work/source.log" 2>&1; then
-        echo "ucx=$UCX_SOURCE_VERSION is not in the archive; trying its current ucx"
-        (cd "$work/src" && apt-get "${apt_options[@]}" -q source ucx) >>"$work/source.log" 2>&1 ||
-            { cat "$work/source.log" >&2; ucx_source_die "apt-get source ucx failed"; }
-    fi
-    local dsc_version
-    dsc_version=$(awk '$1 == "Version:" { print $2; exit }' "$work"/src/ucx_*.dsc)
-    [[ "$dsc_version" == "${UCX_UPSTREAM_VERSION}-"* ]] ||
-        ucx_source_die "the archive's ucx is $dsc_version, not UCX $UCX_UPSTREAM_VERSION"
-    local tree
-    tree=$(find "$work/src" -mindepth 1 -maxdepth 1 -type d -name 'ucx-*' | head -n1)
-    [[ -n "$tree" ]] || ucx_source_die "apt-get source produced no ucx-* directory"
+    ucx_source_package_fetch "$work" "$UCX_SOURCE_VERSION" "$UCX_UPSTREAM_VERSION" ||
+        ucx_source_die "could not fetch Debian's ucx source package"
+    local tree=$UCX_SOURCE_TREE dsc_version=$UCX_SOURCE_DSC_VERSION
     rm -rf "$dest"
     mkdir -p "$dest"
     local path
