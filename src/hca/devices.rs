@@ -17,7 +17,8 @@
 use std::sync::OnceLock;
 
 use crate::abi::ucs_status::Status;
-use crate::core::config::{SoftDeviceSpec, SoftHcaConfig, SoftHcaMode, SoftHcaWire};
+use crate::core::config::SoftDeviceSpec;
+use crate::hca::config::{SoftHcaConfig, SoftHcaMode, SoftHcaWire};
 use crate::hca::soft::{self, SoftDevice};
 use crate::hca::verbs::discovery::{self, combined_device_names, DeviceOrigin};
 
@@ -118,7 +119,7 @@ pub fn find_device(name: &str) -> Option<&'static HcaDevice> {
 }
 
 fn discover_devices() -> Vec<HcaDevice> {
-    let (mode, soft_specs) = match crate::core::config::soft_hca_config() {
+    let (mode, soft_specs) = match crate::hca::config::soft_hca_config() {
         Ok(config) => (config.mode, config.devices),
         Err(_) => (SoftHcaMode::Auto, Vec::new()),
     };
@@ -178,7 +179,7 @@ fn discover_devices() -> Vec<HcaDevice> {
 /// configuration module; the soft HCA then has its defaults and, like
 /// `UCX_SOFT_HCA=no`, no configured device.
 pub fn soft_hca_settings() -> soft::Settings {
-    let Ok(config) = crate::core::config::soft_hca_config() else {
+    let Ok(config) = crate::hca::config::soft_hca_config() else {
         return soft::Settings::default();
     };
     let SoftHcaConfig {

@@ -32,6 +32,7 @@ impl Component {
 
     /// The devices this component opens as memory domains.
     pub fn md_devices(&self) -> &'static [HcaDevice] {
+        crate::ib::config::hand_down_device_settings();
         hca_devices()
     }
 
