@@ -24,5 +24,7 @@ pub mod core;
 pub mod failover;
 pub mod hca;
 pub mod ib;
-pub mod mlx5;
 pub mod rc;
+
+/// The mlx5 formats (`crates/mlx5`), under the name every layer uses.
+pub use ::mlx5;

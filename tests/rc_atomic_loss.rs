@@ -67,7 +67,7 @@ fn fetch_add_executes_once_per_op_under_loss() {
     );
     let mut dropped = 0;
     for name in ["mlx5_0", "mlx5_1"] {
-        let device = uct::hca::soft::SoftDevice::open(name).expect("open device");
+        let device = uct::hca::devices::open_soft(name).expect("open device");
         let stats = device.link_stats();
         dropped += stats.tx_dropped_loss + stats.rx_dropped_loss;
     }

@@ -99,7 +99,7 @@ fn everything_arrives_once_and_in_order_under_loss() {
     assert!(back == source, "get_zcopy data");
     // Packets really were lost (and recovered) on both devices.
     for name in ["mlx5_0", "mlx5_1"] {
-        let device = uct::hca::soft::SoftDevice::open(name).expect("open device");
+        let device = uct::hca::devices::open_soft(name).expect("open device");
         let stats = device.link_stats();
         assert!(
             stats.tx_dropped_loss + stats.rx_dropped_loss > 0,

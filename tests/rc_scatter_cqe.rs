@@ -36,7 +36,7 @@ fn scatter_on() -> ScatterOn {
     let devices = ["mlx5_0", "mlx5_1"]
         .into_iter()
         .map(|name| {
-            let device = SoftDevice::open(name).expect("open soft device");
+            let device = uct::hca::devices::open_soft(name).expect("open soft device");
             device.set_scatter_to_cqe(true);
             device
         })

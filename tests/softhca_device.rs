@@ -121,16 +121,16 @@ fn forged_source_is_dropped_and_counted() {
 
 #[test]
 fn opens_of_one_name_share_the_device() {
-    let first = uct::hca::soft::SoftDevice::open_at("shared0", Ipv4Addr::LOCALHOST).expect("open");
+    let first = uct::hca::devices::open_soft_at("shared0", Ipv4Addr::LOCALHOST).expect("open");
     let second =
-        uct::hca::soft::SoftDevice::open_at("shared0", Ipv4Addr::LOCALHOST).expect("open again");
+        uct::hca::devices::open_soft_at("shared0", Ipv4Addr::LOCALHOST).expect("open again");
     assert_eq!(
         first.address(),
         second.address(),
         "one socket per device per process"
     );
     assert_eq!(
-        uct::hca::soft::SoftDevice::open_at("shared0", Ipv4Addr::new(127, 0, 0, 9)).err(),
+        uct::hca::devices::open_soft_at("shared0", Ipv4Addr::new(127, 0, 0, 9)).err(),
         Some(uct::abi::ucs_status::Status::Busy),
         "an open device cannot move"
     );
@@ -556,8 +556,8 @@ fn destroyed_qp_and_closed_device() {
     // bound again) and opening the name again starts a fresh device.
     drop(b_device);
     drop(UdpSocket::bind(b_addr).expect("the closed device released its port"));
-    let again = uct::hca::soft::SoftDevice::open_at("close_b", Ipv4Addr::new(127, 0, 0, 2))
-        .expect("reopen");
+    let again =
+        uct::hca::devices::open_soft_at("close_b", Ipv4Addr::new(127, 0, 0, 2)).expect("reopen");
     assert_eq!(
         again.link_stats().rx_unknown_qp,
         0,

@@ -9,7 +9,8 @@ use std::ffi::{c_char, c_int, c_uint};
 
 use crate::abi::ucs_status::{status_of, ucs_status_t, Status};
 use crate::api::cstr::c_str_arg;
-use crate::hca::soft::registry;
+use crate::hca::devices::soft_hca_settings;
+use crate::hca::soft::{drop_next, set_faults};
 use crate::hca::verbs::faults::{forward, FaultCall};
 
 /// What every fault call does: read the device name (NULL or non-UTF-8 is
@@ -65,7 +66,11 @@ pub unsafe extern "C" fn uct_soft_hca_link_set(device: *const c_char, up: c_int)
             "uct_soft_hca_link_set",
             device,
             FaultCall::LinkSet { up },
-            |name| registry::set_faults(name, |faults| faults.link_up = up != 0),
+            |name| {
+                set_faults(name, &soft_hca_settings(), |faults| {
+                    faults.link_up = up != 0
+                })
+            },
             || format!("link {}", if up != 0 { "up" } else { "down" }),
         )
     }
@@ -91,7 +96,11 @@ pub unsafe extern "C" fn uct_soft_hca_loss_set(
             "uct_soft_hca_loss_set",
             device,
             FaultCall::LossSet { drop_ratio },
-            |name| registry::set_faults(name, |faults| faults.loss = drop_ratio),
+            |name| {
+                set_faults(name, &soft_hca_settings(), |faults| {
+                    faults.loss = drop_ratio
+                })
+            },
             || format!("drop ratio {drop_ratio}"),
         )
     }
@@ -118,7 +127,7 @@ pub unsafe extern "C" fn uct_soft_hca_drop_next(
             "uct_soft_hca_drop_next",
             device,
             FaultCall::DropNext { count },
-            |name| registry::drop_next(name, u64::from(count)),
+            |name| drop_next(name, u64::from(count), &soft_hca_settings()),
             || format!("dropping the next {count} packets"),
         )
     }
@@ -128,7 +137,7 @@ pub unsafe extern "C" fn uct_soft_hca_drop_next(
 mod tests {
     use super::*;
     use crate::abi::ucs_status::{UCS_ERR_INVALID_PARAM, UCS_ERR_NO_DEVICE, UCS_OK};
-    use crate::hca::soft::SoftDevice;
+    use crate::hca::devices::open_soft_at;
 
     #[test]
     fn bad_arguments_are_refused() {
@@ -163,7 +172,7 @@ mod tests {
 
     #[test]
     fn faults_reach_an_open_device() {
-        let device = SoftDevice::open_at("apitest0", std::net::Ipv4Addr::LOCALHOST).expect("open");
+        let device = open_soft_at("apitest0", std::net::Ipv4Addr::LOCALHOST).expect("open");
         // SAFETY: literal C strings.
         unsafe {
             assert_eq!(uct_soft_hca_link_set(c"apitest0".as_ptr(), 0), UCS_OK);

@@ -16,8 +16,10 @@
 
 use std::sync::OnceLock;
 
+use crate::abi::ucs_status::Status;
 use crate::core::config::SoftDeviceSpec;
-use crate::hca::config::SoftHcaMode;
+use crate::hca::config::{SoftHcaConfig, SoftHcaMode, SoftHcaWire};
+use crate::hca::soft::{self, SoftDevice};
 use crate::hca::verbs::discovery::{self, combined_device_names, DeviceOrigin};
 
 /// The port every device exposes (`mlx5_0:1`). A real device is listed only
@@ -169,6 +171,57 @@ fn discover_devices() -> Vec<HcaDevice> {
             .join(", ")
     );
     devices
+}
+
+/// The soft HCA's settings, from `UCX_SOFT_HCA*` read now: the one place
+/// they are read for it (at each open, so that a test may change the seed
+/// or the wire between devices). A bad setting was reported by the
+/// configuration module; the soft HCA then has its defaults and, like
+/// `UCX_SOFT_HCA=no`, no configured device.
+pub fn soft_hca_settings() -> soft::Settings {
+    let Ok(config) = crate::hca::config::soft_hca_config() else {
+        return soft::Settings::default();
+    };
+    let SoftHcaConfig {
+        wire,
+        udp_offload,
+        mode,
+        devices,
+        loss,
+        seed,
+    } = config;
+    let devices = if mode == SoftHcaMode::No {
+        Vec::new()
+    } else {
+        devices
+            .into_iter()
+            .map(|d| soft::DeviceSpec {
+                name: d.name,
+                ipv4: d.ipv4,
+            })
+            .collect()
+    };
+    soft::Settings {
+        devices,
+        loss,
+        seed,
+        wire: match wire {
+            SoftHcaWire::Auto => soft::Wire::Auto,
+            SoftHcaWire::Udp => soft::Wire::Udp,
+        },
+        udp_offload,
+    }
+}
+
+/// Opens the configured soft device `name`.
+pub fn open_soft(name: &str) -> Result<SoftDevice, Status> {
+    SoftDevice::open(name, &soft_hca_settings())
+}
+
+/// Opens soft device `name` on `ipv4`, adding it to the process's devices if
+/// it is not configured (tests: two devices on two loopback addresses).
+pub fn open_soft_at(name: &str, ipv4: std::net::Ipv4Addr) -> Result<SoftDevice, Status> {
+    SoftDevice::open_at(name, ipv4, &soft_hca_settings())
 }
 
 #[cfg(test)]

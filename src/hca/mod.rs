@@ -634,7 +634,7 @@ impl Device {
         match find_device(name).map(|d| &d.backend) {
             Some(Backend::Verbs { .. }) => verbs::VerbsDevice::open(name).map(Device::Verbs),
             Some(Backend::Soft { soft_name, .. }) => {
-                soft::SoftDevice::open(soft_name).map(Device::Soft)
+                devices::open_soft(soft_name).map(Device::Soft)
             }
             None => {
                 tracing::warn!("hca: no device named '{name}' (see UCX_SOFT_HCA)");

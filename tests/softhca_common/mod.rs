@@ -8,7 +8,6 @@ use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
-use uct::hca::soft::SoftDevice;
 use uct::hca::{
     Access, Cq, CqRing, Device, DeviceAddress, Doorbell, EventChannel, Mr, Mtu, Pd, Qp, QpInitAttr,
     QpTransition, RecvRing, RtrAttr, RtsAttr, SendRing, Srq, SrqInitAttr,
@@ -176,7 +175,7 @@ impl Endpoint {
 }
 
 pub fn open_soft(name: &str, ip: Ipv4Addr) -> Device {
-    Device::Soft(SoftDevice::open_at(name, ip).expect("open soft device"))
+    Device::Soft(uct::hca::devices::open_soft_at(name, ip).expect("open soft device"))
 }
 
 impl Side {

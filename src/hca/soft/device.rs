@@ -16,16 +16,17 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::batch::{RxBatch, Tx, TxBatch, RX_BATCH};
+use super::batch::{RxBatch, TxBatch, RX_BATCH};
 use super::engine::Instant;
-use super::link::{bump, Link, MAX_DATAGRAM};
+use super::link::Faults;
+use super::link::{bump, Link, Tx};
 use super::memory::MrTable;
 use super::os::{poll_readable, EventFd};
 use super::qp::QpContext;
-use super::registry::Faults;
+use super::settings::Wire;
 use super::shm::{InboundRing, WAKE_BYTE};
+use super::wire::MAX_DATAGRAM;
 use crate::abi::ucs_status::Status;
-use crate::hca::config::SoftHcaWire;
 
 /// How long after the caller's last progress call the service thread leaves
 /// the socket to the caller.
@@ -69,6 +70,20 @@ impl PassClock<'_> {
             self.fresh = true;
         }
         self.estimate
+    }
+}
+
+/// While packets wait for room in a peer's ring, how long the service
+/// thread sleeps before it tries again (`poll` rounds it up to a
+/// millisecond: a full ring's 1024 datagrams per millisecond at least).
+const ROOM_RETRY: Duration = Duration::from_micros(100);
+
+/// Lists `qp` (number `qpn`) among the QPs to pump again if its last pump
+/// left packets waiting for room, once.
+fn list_if_waiting(waiting: &mut Vec<u32>, qpn: u32, qp: &mut QpContext) {
+    if qp.waits_for_room() && !qp.listed_waiting {
+        qp.listed_waiting = true;
+        waiting.push(qpn);
     }
 }
 
@@ -130,6 +145,9 @@ pub(crate) struct State {
     pub tx: TxBatch,
     /// QPs that received datagrams in the batch being handled.
     touched: Vec<u32>,
+    /// QPs whose packets wait for room in a peer's ring
+    /// ([`QpContext::waits_for_room`]), pumped again at every pass.
+    waiting: Vec<u32>,
     /// The rung QPs being taken (swapped with `Core::rung`, so that neither
     /// allocates once grown).
     rung_taken: Vec<u32>,
@@ -140,6 +158,27 @@ pub(crate) struct State {
     /// [`Core::socket_due`].
     socket_read_at: u64,
     udp_busy_until: u64,
+}
+
+impl State {
+    /// The QPs with what stepping one needs: the memory table, the way out
+    /// through `link` (this pass's batch), and the list of QPs waiting for
+    /// room in a peer's ring.
+    fn qps_with_io<'a>(
+        &'a mut self,
+        link: &'a Link,
+    ) -> (
+        &'a mut IdMap<QpContext>,
+        &'a MrTable,
+        Tx<'a>,
+        &'a mut Vec<u32>,
+    ) {
+        let tx = Tx {
+            link,
+            batch: &mut self.tx,
+        };
+        (&mut self.qps, &self.mrs, tx, &mut self.waiting)
+    }
 }
 
 impl Core {
@@ -248,11 +287,7 @@ impl Core {
         now: Instant,
         step: impl Fn(&mut QpContext, Instant, &mut Tx<'_>, &MrTable),
     ) {
-        let State { qps, mrs, tx, .. } = state;
-        let mut tx = Tx {
-            link: &self.link,
-            batch: tx,
-        };
+        let (qps, mrs, mut tx, waiting) = state.qps_with_io(&self.link);
         for qpn in qpns.drain(..) {
             let Some(qp) = qps.get_mut(&qpn) else {
                 continue;
@@ -262,6 +297,26 @@ impl Core {
                 self.next_deadline
                     .fetch_min(deadline.as_nanos(), Ordering::Relaxed);
             }
+            list_if_waiting(waiting, qpn, qp);
+        }
+    }
+
+    /// Pumps the QPs whose packets waited for room in a peer's ring; those
+    /// that still cannot send everything stay listed.
+    fn resume_waiting(&self, state: &mut State, now: Instant) {
+        if state.waiting.is_empty() {
+            return;
+        }
+        let mut resumed = std::mem::take(&mut state.waiting);
+        for qpn in &resumed {
+            if let Some(qp) = state.qps.get_mut(qpn) {
+                qp.listed_waiting = false;
+            }
+        }
+        self.step_qps(state, &mut resumed, now, QpContext::pump);
+        // `step_qps` emptied it; keep its allocation if nothing relisted.
+        if state.waiting.is_empty() {
+            state.waiting = resumed;
         }
     }
 
@@ -408,16 +463,13 @@ impl Core {
 
     /// Runs due timers and recomputes the earliest deadline.
     fn run_timers(&self, state: &mut State, now: Instant) -> u64 {
-        let State { qps, mrs, tx, .. } = state;
-        let mut tx = Tx {
-            link: &self.link,
-            batch: tx,
-        };
+        let (qps, mrs, mut tx, waiting) = state.qps_with_io(&self.link);
         let mut earliest = NO_DEADLINE;
-        for qp in qps.values_mut() {
+        for (&qpn, qp) in qps.iter_mut() {
             if let Some(deadline) = qp.next_timeout() {
                 if deadline <= now {
                     qp.handle_timeout(now, &mut tx, mrs);
+                    list_if_waiting(waiting, qpn, qp);
                 }
             }
             if let Some(deadline) = qp.next_timeout() {
@@ -438,10 +490,12 @@ impl Core {
         }
     }
 
-    /// Everything due now: rung doorbells, incoming datagrams and timers.
+    /// Everything due now: rung doorbells, packets waiting for room,
+    /// incoming datagrams and timers.
     fn service(&self, state: &mut State) -> u64 {
         let now = self.now();
         self.take_doorbells(state, now);
+        self.resume_waiting(state, now);
         self.flush(state);
         self.drain_ring(state, now);
         self.drain_socket(state, now);
@@ -478,6 +532,9 @@ impl Core {
         if self.doorbells_pending.load(Ordering::Relaxed) {
             self.take_doorbells(&mut state, clock.now());
             self.flush(&mut state);
+        }
+        if !state.waiting.is_empty() {
+            self.resume_waiting(&mut state, clock.now());
         }
         if self.inbound.as_ref().is_some_and(InboundRing::has_data) {
             self.drain_ring(&mut state, clock.now());
@@ -587,8 +644,14 @@ impl Core {
                 // Stored under the lock: a caller arming an earlier timer
                 // after this point sees it and wakes us.
                 self.service_deadline.store(deadline, Ordering::Relaxed);
-                (deadline != NO_DEADLINE)
-                    .then(|| Duration::from_nanos(deadline.saturating_sub(self.now().as_nanos())))
+                let timer = (deadline != NO_DEADLINE)
+                    .then(|| Duration::from_nanos(deadline.saturating_sub(self.now().as_nanos())));
+                // A peer's ring frees up without telling us: look again soon.
+                if state.waiting.is_empty() && state.tx.is_empty() {
+                    timer
+                } else {
+                    Some(timer.map_or(ROOM_RETRY, |t| t.min(ROOM_RETRY)))
+                }
             };
             // While the caller's thread progresses the device it reads the
             // socket itself: do not also wake up for every packet (a context
@@ -650,7 +713,7 @@ impl Opened {
         ipv4: Ipv4Addr,
         faults: Faults,
         loss_seed: u64,
-        wire: SoftHcaWire,
+        wire: Wire,
         udp_offload: bool,
     ) -> Result<Arc<Opened>, Status> {
         let link = Link::bind(ipv4, loss_seed, udp_offload).map_err(|err| {
@@ -658,8 +721,8 @@ impl Opened {
             Status::NoDevice
         })?;
         let inbound = match wire {
-            SoftHcaWire::Udp => None,
-            SoftHcaWire::Auto => match InboundRing::create(link.local_addr()) {
+            Wire::Udp => None,
+            Wire::Auto => match InboundRing::create(link.local_addr()) {
                 Ok(ring) => Some(ring),
                 Err(err) => {
                     // Same-host peers then reach this device over UDP.
@@ -701,6 +764,7 @@ impl Opened {
                 rx: RxBatch::new(link_gro),
                 tx: TxBatch::new(shm),
                 touched: Vec::new(),
+                waiting: Vec::new(),
                 rung_taken: Vec::new(),
                 shm_buf: vec![0u8; MAX_DATAGRAM].into_boxed_slice(),
                 socket_read_at: 0,

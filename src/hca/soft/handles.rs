@@ -6,14 +6,16 @@ use std::os::fd::RawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::batch::Tx;
 use super::device::{Core, Opened};
+use super::limits::{MAX_CQE, MAX_QP_WQEBB, MAX_RD_ATOMIC, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT};
 use super::link::LinkStats;
+use super::link::Tx;
 use super::memory::Region;
 use super::os::{DmaBuffer, EventFd};
 use super::qp::{QpBell, QpContext};
 use super::queues::{ring_entries, CqShared, SrqShared};
 use super::registry;
+use super::settings::Settings;
 use crate::abi::ucs_status::Status;
 use crate::hca::{
     AtomicResultOrder, CqRing, DeviceAddress, DeviceAttr, LinkLayer, MrKeys, Mtu, PortAttr,
@@ -21,34 +23,25 @@ use crate::hca::{
 };
 use crate::mlx5;
 
-/// Limits of the soft device.
-pub const MAX_QP_WQEBB: u32 = 1 << 15;
-pub const MAX_CQE: u32 = 1 << 22;
-pub const MAX_SRQ_WQE: u32 = 1 << 15;
-pub const MAX_SRQ_SGE: u32 = 16;
-pub const MAX_RD_ATOMIC: u8 = 16;
-/// The only port.
-pub const PORT: u8 = 1;
-
 /// An open soft device (shared: clones and other opens of the same name are
 /// the same device).
 #[derive(Clone, Debug)]
 pub struct SoftDevice(pub(crate) Arc<Opened>);
 
 impl SoftDevice {
-    pub fn names() -> Vec<String> {
-        registry::names()
+    pub fn names(settings: &Settings) -> Vec<String> {
+        registry::names(settings)
     }
 
-    /// Opens a configured device (`UCX_SOFT_HCA_DEVICES`).
-    pub fn open(name: &str) -> Result<SoftDevice, Status> {
-        registry::open(name, None).map(SoftDevice)
+    /// Opens a configured device (one of `settings.devices`).
+    pub fn open(name: &str, settings: &Settings) -> Result<SoftDevice, Status> {
+        registry::open(name, None, settings).map(SoftDevice)
     }
 
     /// Opens `name` on `ipv4`, adding it to this process's devices if it is
     /// not configured (tests: two devices on two loopback addresses).
-    pub fn open_at(name: &str, ipv4: Ipv4Addr) -> Result<SoftDevice, Status> {
-        registry::open(name, Some(ipv4)).map(SoftDevice)
+    pub fn open_at(name: &str, ipv4: Ipv4Addr, settings: &Settings) -> Result<SoftDevice, Status> {
+        registry::open(name, Some(ipv4), settings).map(SoftDevice)
     }
 
     fn core(&self) -> &Arc<Core> {

@@ -6,13 +6,13 @@ use std::net::SocketAddrV4;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use super::batch::Tx;
 use super::engine::{
     ack_timeout_from_ib, Access, Completion, CompletionOpcode, CompletionStatus, Instant, Memory,
     PathMtu, Qp as Engine, QpConfig, QpState as EngineState, RecvWr, RtrAttrs, RtsAttrs, Sge,
     WorkQueue,
 };
 use super::link::bump;
+use super::link::Tx;
 use super::memory::{MrTable, ProcessMemory};
 use super::os::DmaBuffer;
 use super::queues::{CqShared, SrqShared, TakenRecv};
@@ -61,6 +61,11 @@ pub(crate) struct QpContext {
     /// into the CQE, as mlx5 does with libmlx5's default scatter-to-CQE
     /// (see [`QpContext::set_scatter_to_cqe`]).
     scatter_to_cqe: bool,
+    /// The last pump stopped with packets left in the engine: the peer's
+    /// ring had no room (see [`QpContext::waits_for_room`]).
+    waits_for_room: bool,
+    /// The device has this QP on its list of QPs to pump again.
+    pub listed_waiting: bool,
 }
 
 /// Destination QP number of a datagram, if it is long enough for a BTH.
@@ -98,7 +103,16 @@ impl QpContext {
             parked: None,
             engine_recv: None,
             scatter_to_cqe: false,
+            waits_for_room: false,
+            listed_waiting: false,
         }
+    }
+
+    /// Whether the last pump left packets in the engine because the peer
+    /// could not take them: the device pumps this QP again on its next
+    /// passes until it has sent everything.
+    pub fn waits_for_room(&self) -> bool {
+        self.waits_for_room
     }
 
     pub fn qpn(&self) -> u32 {
@@ -389,12 +403,15 @@ impl QpContext {
         self.pump(now, tx, mrs);
     }
 
-    /// Sends every packet the engine has ready and writes every completion.
+    /// Sends every packet the engine has ready, as far as the peer can take
+    /// them (the engine builds each packet when asked, so what waits costs
+    /// nothing: [`QpContext::waits_for_room`]), and writes every completion.
     /// Completions go first: a receive's CQE must not wait for the
     /// `sendto` of its ACK (one system call off the latency path). Starting
     /// a request can fail it locally, so completions are written again after.
     pub fn pump(&mut self, now: Instant, tx: &mut Tx<'_>, mrs: &MrTable) {
         self.needs_pump = false;
+        self.waits_for_room = false;
         self.write_completions(mrs);
         let mut memory = ProcessMemory {
             table: mrs,
@@ -403,7 +420,14 @@ impl QpContext {
         // The link seals (ICRC) what leaves by UDP when it sends it.
         if let (Some(peer), Some(_)) = (self.peer, self.local) {
             let qpn = self.qpn();
-            while let Some(transmit) = self.engine.poll_transmit(now, &mut memory) {
+            loop {
+                if !tx.has_room(peer) {
+                    self.waits_for_room = true;
+                    break;
+                }
+                let Some(transmit) = self.engine.poll_transmit(now, &mut memory) else {
+                    break;
+                };
                 let repr = transmit.repr();
                 tx.transmit(peer, |slot| match repr.emit_unsealed(slot) {
                     Ok(len) => Some(len),

@@ -249,4 +249,4 @@ impl SrqShared {
 }
 
 /// Largest SRQ WQE: the next segment plus `MAX_SRQ_SGE` data segments.
-const MAX_SRQ_STRIDE: usize = (1 + super::handles::MAX_SRQ_SGE as usize) * mlx5::SEG_LEN * 2;
+const MAX_SRQ_STRIDE: usize = (1 + super::limits::MAX_SRQ_SGE as usize) * mlx5::SEG_LEN * 2;

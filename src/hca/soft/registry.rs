@@ -8,15 +8,9 @@ use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use super::device::Opened;
+use super::link::Faults;
+use super::settings::Settings;
 use crate::abi::ucs_status::Status;
-use crate::hca::config::{SoftHcaMode, SoftHcaWire};
-
-/// Faults of one device name.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Faults {
-    pub link_up: bool,
-    pub loss: f64,
-}
 
 #[derive(Debug)]
 struct Entry {
@@ -37,27 +31,20 @@ struct Registry {
     opened: u64,
 }
 
-fn registry() -> MutexGuard<'static, Registry> {
+/// The table, made from `settings` on first use.
+fn registry(settings: &Settings) -> MutexGuard<'static, Registry> {
     static REGISTRY: OnceLock<Mutex<Registry>> = OnceLock::new();
     let lock = REGISTRY.get_or_init(|| {
-        // A bad configuration was already reported by the config module;
-        // the process then has no configured device (tests may still add
-        // some with `open_at`).
-        let (devices, loss) = match crate::hca::config::soft_hca_config() {
-            // `UCX_SOFT_HCA=no`: no configured soft device in this process.
-            Ok(config) if config.mode == SoftHcaMode::No => (Vec::new(), config.loss),
-            Ok(config) => (config.devices, config.loss),
-            Err(_) => (Vec::new(), 0.0),
-        };
-        let entries = devices
-            .into_iter()
+        let entries = settings
+            .devices
+            .iter()
             .map(|d| {
                 let faults = Faults {
                     link_up: true,
-                    loss,
+                    loss: settings.loss,
                 };
                 (
-                    d.name,
+                    d.name.clone(),
                     Entry {
                         ipv4: d.ipv4,
                         faults,
@@ -69,7 +56,7 @@ fn registry() -> MutexGuard<'static, Registry> {
             .collect();
         Mutex::new(Registry {
             entries,
-            initial_loss: loss,
+            initial_loss: settings.loss,
             opened: 0,
         })
     });
@@ -78,26 +65,13 @@ fn registry() -> MutexGuard<'static, Registry> {
     lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn loss_seed(opened: u64) -> u64 {
-    // Read at each open (not once with the device table) so that a test
-    // may set `UCX_SOFT_HCA_SEED` after the first device of the process
-    // opened. A bad value was reported by the config module.
-    let configured = crate::hca::config::soft_hca_config()
-        .ok()
-        .and_then(|config| config.seed);
-    let base = configured.unwrap_or_else(random_seed);
+/// The seed of the `opened`-th device's drop decisions: the configured one
+/// (taken at each open, so that a test may set it after the first device
+/// of the process opened) or a random one, mixed with `opened` so that two
+/// devices do not drop the same packet pattern.
+fn loss_seed(settings: &Settings, opened: u64) -> u64 {
+    let base = settings.seed.unwrap_or_else(random_seed);
     base ^ opened.wrapping_mul(0x2545_f491_4f6c_dd1d)
-}
-
-/// `UCX_SOFT_HCA_WIRE`, read at each open like the seed (a bad value was
-/// reported by the config module; the default then applies).
-fn wire() -> SoftHcaWire {
-    crate::hca::config::soft_hca_config().map_or(SoftHcaWire::Auto, |config| config.wire)
-}
-
-/// `UCX_SOFT_HCA_GSO`, read at each open.
-fn udp_offload() -> bool {
-    crate::hca::config::soft_hca_config().map_or(true, |config| config.udp_offload)
 }
 
 fn random_seed() -> u64 {
@@ -108,8 +82,8 @@ fn random_seed() -> u64 {
 }
 
 /// Names of the devices this process can open.
-pub fn names() -> Vec<String> {
-    let mut names: Vec<String> = registry().entries.keys().cloned().collect();
+pub fn names(settings: &Settings) -> Vec<String> {
+    let mut names: Vec<String> = registry(settings).entries.keys().cloned().collect();
     names.sort();
     names
 }
@@ -117,8 +91,12 @@ pub fn names() -> Vec<String> {
 /// Opens `name` (or shares it if open). `ipv4` adds or re-addresses a device
 /// that is not configured (tests use it to get two devices on two loopback
 /// addresses in one process); `None` needs a configured name.
-pub(crate) fn open(name: &str, ipv4: Option<Ipv4Addr>) -> Result<Arc<Opened>, Status> {
-    let mut reg = registry();
+pub(crate) fn open(
+    name: &str,
+    ipv4: Option<Ipv4Addr>,
+    settings: &Settings,
+) -> Result<Arc<Opened>, Status> {
+    let mut reg = registry(settings);
     let opened_count = reg.opened;
     let initial_loss = reg.initial_loss;
     if let Some(ip) = ipv4 {
@@ -152,9 +130,9 @@ pub(crate) fn open(name: &str, ipv4: Option<Ipv4Addr>) -> Result<Arc<Opened>, St
         name,
         entry.ipv4,
         entry.faults,
-        loss_seed(opened_count),
-        wire(),
-        udp_offload(),
+        loss_seed(settings, opened_count),
+        settings.wire,
+        settings.udp_offload,
     )?;
     device
         .core
@@ -167,8 +145,8 @@ pub(crate) fn open(name: &str, ipv4: Option<Ipv4Addr>) -> Result<Arc<Opened>, St
 
 /// Drops the next `count` datagrams device `name` sends: now if it is
 /// open, else from when it opens.
-pub fn drop_next(name: &str, count: u64) -> Result<(), Status> {
-    let mut reg = registry();
+pub fn drop_next(name: &str, count: u64, settings: &Settings) -> Result<(), Status> {
+    let mut reg = registry(settings);
     let entry = reg.entries.get_mut(name).ok_or(Status::NoDevice)?;
     match entry.open.upgrade() {
         Some(device) => device.core.link.drop_next(count),
@@ -179,8 +157,12 @@ pub fn drop_next(name: &str, count: u64) -> Result<(), Status> {
 
 /// Changes the faults of `name`: applied now if it is open, and kept for
 /// later opens.
-pub fn set_faults(name: &str, change: impl FnOnce(&mut Faults)) -> Result<(), Status> {
-    let mut reg = registry();
+pub fn set_faults(
+    name: &str,
+    settings: &Settings,
+    change: impl FnOnce(&mut Faults),
+) -> Result<(), Status> {
+    let mut reg = registry(settings);
     let entry = reg.entries.get_mut(name).ok_or(Status::NoDevice)?;
     change(&mut entry.faults);
     if let Some(device) = entry.open.upgrade() {

@@ -117,7 +117,7 @@ impl Device {
         if let Some(device) = slot.as_ref() {
             return Ok(device.clone());
         }
-        let device = SoftDevice::open_at(&self.name, self.ipv4)?;
+        let device = uct::hca::devices::open_soft_at(&self.name, self.ipv4)?;
         // Behave as mlx5 firmware in host-endian 8-byte atomic mode (the mode
         // in which its driver reports IBV_ATOMIC_HCA): 8-byte results in
         // host order, 4-byte (masked) results big-endian (contract point 7).

@@ -2,8 +2,8 @@
 //! length-checked `parse` from and `emit` into byte slices.
 
 use super::WireError;
-use crate::mlx5::endian::{big_endian_fields, get_u32, get_u64, put_u32, put_u64};
-pub use crate::mlx5::AtomicSize;
+use mlx5::endian::{big_endian_fields, get_u32, get_u64, put_u32, put_u64};
+pub use mlx5::AtomicSize;
 
 /// Largest value of a 24-bit field (PSN, QPN, MSN).
 pub const MAX_U24: u32 = 0x00ff_ffff;

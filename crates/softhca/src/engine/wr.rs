@@ -2,7 +2,7 @@
 //! device-independent: the device decodes mlx5 WQEs into them and encodes the
 //! completions as CQE64s.
 
-use crate::hca::soft::wire::AtomicSize;
+use crate::wire::AtomicSize;
 
 /// One element of a local scatter/gather list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -8,7 +8,7 @@ pub mod builder;
 pub mod cqe;
 pub mod decode;
 pub mod doorbell;
-pub(crate) mod endian;
+pub mod endian;
 pub mod psn;
 pub mod wqe;
 

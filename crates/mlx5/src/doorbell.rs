@@ -10,8 +10,8 @@
 //! the arm word `sn << 28 | cmd | ci`; arming also writes
 //! `arm word << 32 | cqn`, big-endian, to the CQ doorbell register.
 
-use crate::mlx5::endian::{get_u32, put_u32};
-use crate::mlx5::wqe::Seg;
+use crate::endian::{get_u32, put_u32};
+use crate::wqe::Seg;
 
 /// Bytes in a doorbell record.
 pub const DBREC_LEN: usize = 8;

@@ -12,27 +12,13 @@ use std::os::fd::RawFd;
 
 use std::sync::Arc;
 
-use super::link::{Link, MAX_DATAGRAM};
-use super::shm::PeerRing;
-use super::wire::Opcode;
+use crate::shm::PeerRing;
+use crate::wire::{Opcode, MAX_DATAGRAM};
 
 /// Datagrams one `sendmmsg` carries at most.
-pub(crate) const TX_BATCH: usize = 64;
+pub const TX_BATCH: usize = 64;
 /// Datagrams one `recvmmsg` reads at most.
-pub(crate) const RX_BATCH: usize = 32;
-
-/// Where a QP's packets go: the device's port and the batch being built
-/// (flushed by whoever drives the device, at the end of its pass).
-pub(crate) struct Tx<'a> {
-    pub link: &'a Link,
-    pub batch: &'a mut TxBatch,
-}
-
-impl Tx<'_> {
-    pub fn transmit(&mut self, to: SocketAddrV4, build: impl FnOnce(&mut [u8]) -> Option<usize>) {
-        self.link.transmit(self.batch, to, build);
-    }
-}
+pub const RX_BATCH: usize = 32;
 
 /// The shared-memory rings of peers on this host, by UDP address (`None`:
 /// the address has none, it is reached over UDP).
@@ -44,7 +30,7 @@ pub(crate) struct ShmPeers {
 impl ShmPeers {
     /// The ring of the device at `to`, looked up (and remembered) the first
     /// time.
-    pub fn ring_for(&mut self, to: SocketAddrV4) -> Option<&PeerRing> {
+    pub(crate) fn ring_for(&mut self, to: SocketAddrV4) -> Option<&PeerRing> {
         let index = match self.known.iter().position(|(addr, _)| *addr == to) {
             Some(index) => index,
             None => {
@@ -57,18 +43,21 @@ impl ShmPeers {
 
     /// The device at `to` closed its ring: look again next time (another
     /// device may get its address).
-    pub fn forget(&mut self, to: SocketAddrV4) {
+    pub(crate) fn forget(&mut self, to: SocketAddrV4) {
         self.known.retain(|(addr, _)| *addr != to);
     }
 }
 
 /// Datagrams built and waiting for the next flush.
-pub(crate) struct TxBatch {
+pub struct TxBatch {
     buf: Box<[u8]>,
     /// Length and destination of each built datagram, in slot order.
     queued: Vec<(usize, SocketAddrV4)>,
     /// Same-host peers' rings, when the shared-memory wire is on.
-    pub shm: Option<ShmPeers>,
+    pub(crate) shm: Option<ShmPeers>,
+    /// Peers whose ring was full at the last flush: their datagrams stay
+    /// queued, in order, until a flush finds room.
+    full_rings: Vec<SocketAddrV4>,
 }
 
 impl TxBatch {
@@ -77,7 +66,13 @@ impl TxBatch {
             buf: vec![0u8; TX_BATCH * MAX_DATAGRAM].into_boxed_slice(),
             queued: Vec::with_capacity(TX_BATCH),
             shm: shm.then(ShmPeers::default),
+            full_rings: Vec::new(),
         }
+    }
+
+    /// Whether datagrams to `to` wait for room in its ring.
+    pub fn waits_for(&self, to: SocketAddrV4) -> bool {
+        self.full_rings.contains(&to)
     }
 
     pub fn is_full(&self) -> bool {
@@ -94,19 +89,19 @@ impl TxBatch {
     }
 
     /// The free slot the next datagram is built in (the batch is not full).
-    pub fn slot(&mut self) -> &mut [u8] {
+    pub(crate) fn slot(&mut self) -> &mut [u8] {
         let start = self.queued.len() * MAX_DATAGRAM;
         &mut self.buf[start..start + MAX_DATAGRAM]
     }
 
     /// Keeps the first `len` bytes of the free slot as a datagram to `to`.
-    pub fn commit(&mut self, len: usize, to: SocketAddrV4) {
+    pub(crate) fn commit(&mut self, len: usize, to: SocketAddrV4) {
         debug_assert!(!self.is_full() && len <= MAX_DATAGRAM);
         self.queued.push((len.min(MAX_DATAGRAM), to));
     }
 
     /// Every datagram (by index) and the peer rings, borrowed together.
-    pub fn parts(&mut self) -> (TxView<'_>, Option<&mut ShmPeers>) {
+    pub(crate) fn parts(&mut self) -> (TxView<'_>, Option<&mut ShmPeers>) {
         (
             TxView {
                 buf: &self.buf,
@@ -118,6 +113,24 @@ impl TxBatch {
 
     pub fn clear(&mut self) {
         self.queued.clear();
+        self.full_rings.clear();
+    }
+
+    /// Keeps only the datagrams at `indexes` (ascending), moved to the
+    /// front in the same order, as waiting for the rings of `full_rings`.
+    pub(crate) fn keep_only(&mut self, indexes: &[u8], full_rings: &[SocketAddrV4]) {
+        for (slot, &index) in indexes.iter().enumerate() {
+            let index = usize::from(index);
+            if slot != index {
+                let (len, to) = self.queued[index];
+                let from = index * MAX_DATAGRAM;
+                self.buf.copy_within(from..from + len, slot * MAX_DATAGRAM);
+                self.queued[slot] = (len, to);
+            }
+        }
+        self.queued.truncate(indexes.len());
+        self.full_rings.clear();
+        self.full_rings.extend_from_slice(full_rings);
     }
 
     /// Whether every datagram waiting is a responder's answer (the first
@@ -133,7 +146,7 @@ impl TxBatch {
     }
 
     /// Datagram `index`, writable (to seal it), and its destination.
-    pub fn datagram_mut(&mut self, index: usize) -> (&mut [u8], SocketAddrV4) {
+    pub(crate) fn datagram_mut(&mut self, index: usize) -> (&mut [u8], SocketAddrV4) {
         let (len, to) = self.queued[index];
         let start = index * MAX_DATAGRAM;
         (&mut self.buf[start..start + len], to)
@@ -168,7 +181,7 @@ impl<'a> TxView<'a> {
 }
 
 /// Datagrams read by one `recvmmsg`.
-pub(crate) struct RxBatch {
+pub struct RxBatch {
     buf: Box<[u8]>,
     /// Offset, length and source of each datagram read, in order.
     got: Vec<(usize, usize, SocketAddrV4)>,
@@ -187,6 +200,11 @@ impl RxBatch {
     /// Datagrams read by the last `recv_batch`.
     pub fn len(&self) -> usize {
         self.got.len()
+    }
+
+    /// Whether the last `recv_batch` read nothing.
+    pub fn is_empty(&self) -> bool {
+        self.got.is_empty()
     }
 
     /// Datagram `index` and its source.

@@ -4,7 +4,7 @@ use super::bth::{self, Bth, BTH_LEN};
 use super::headers::{Aeth, AtomicAckEth, AtomicEth, ExtAtomicEth, ExtHeader, Reth, IMM_LEN};
 use super::icrc::{IcrcContext, ICRC_LEN};
 use super::{HeaderLayout, Opcode, WireError};
-use crate::mlx5::endian::{get_u16, get_u24, get_u32, put_u16, put_u24, put_u32};
+use mlx5::endian::{get_u16, get_u24, get_u32, put_u16, put_u24, put_u32};
 
 /// Largest UDP payload over IPv4 (65535 - 20 - 8).
 pub const MAX_DATAGRAM_LEN: usize = 65_507;

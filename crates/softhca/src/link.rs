@@ -11,16 +11,39 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use super::batch::{recv_batch, send_batch, RxBatch, TxBatch, TxView, TX_BATCH};
-use super::shm::{Pushed, WAKE_BYTE};
-use super::wire::{seal, IcrcContext};
-
-/// Largest datagram the device sends or accepts: a 4096-byte MTU payload plus
-/// every RoCEv2 header, rounded up generously.
-pub const MAX_DATAGRAM: usize = 4096 + 256;
+use crate::batch::{recv_batch, send_batch, RxBatch, TxBatch, TxView, TX_BATCH};
+use crate::shm::{Pushed, WAKE_BYTE};
+use crate::wire::{seal, IcrcContext};
 
 /// Socket buffer size asked for in each direction.
 const SOCKET_BUFFER_BYTES: libc::c_int = 4 << 20;
+
+/// Where a QP's packets go: the device's port and the batch being built
+/// (flushed by whoever drives the device, at the end of its pass).
+pub struct Tx<'a> {
+    pub link: &'a Link,
+    pub batch: &'a mut TxBatch,
+}
+
+impl Tx<'_> {
+    /// Builds one datagram to `to` (see [`Link::transmit`]); ask
+    /// [`Tx::has_room`] first.
+    pub fn transmit(&mut self, to: SocketAddrV4, build: impl FnOnce(&mut [u8]) -> Option<usize>) {
+        self.link.transmit(self.batch, to, build);
+    }
+
+    /// Whether a datagram to `to` can be built now: the batch has a free
+    /// slot and `to`'s shared-memory ring was not full at the last flush
+    /// (flushing again first, in case either has changed). A QP stops
+    /// taking packets from its engine when this says no, so the same-host
+    /// wire holds them back instead of losing them (see [`Link::flush`]).
+    pub fn has_room(&mut self, to: SocketAddrV4) -> bool {
+        if self.batch.is_full() || self.batch.waits_for(to) {
+            self.link.flush(self.batch);
+        }
+        !self.batch.is_full() && !self.batch.waits_for(to)
+    }
+}
 
 /// Sets an integer socket option; returns the OS error if the kernel refuses.
 fn set_int_option(
@@ -112,12 +135,15 @@ link_counters! {
     /// Of `tx_packets`: datagrams carried by a same-host peer's
     /// shared-memory ring instead of UDP.
     tx_shm,
+    /// Times a flush found a same-host peer's ring full and kept the
+    /// datagrams to it for a later flush (nothing is lost).
+    tx_ring_full,
     /// Datagrams read from this device's shared-memory ring (before the
     /// faults; those that survive count in `rx_packets` too).
     rx_shm,
 }
 
-pub(crate) fn bump(counter: &AtomicU64) {
+pub fn bump(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Relaxed);
 }
 
@@ -174,6 +200,14 @@ impl LossDice {
         z ^= z >> 31;
         z < threshold
     }
+}
+
+/// The fault switches of one device's port, as set by name (kept while the
+/// device is closed and applied when it opens).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Faults {
+    pub link_up: bool,
+    pub loss: f64,
 }
 
 /// One device's UDP port.
@@ -235,7 +269,7 @@ impl Link {
     }
 
     /// Whether receives may carry coalesced (GRO) messages.
-    pub(crate) fn gro(&self) -> bool {
+    pub fn gro(&self) -> bool {
         self.gro
     }
 
@@ -296,6 +330,9 @@ impl Link {
 
     /// Sends one datagram, unless the link is down or the dice drop it.
     /// A send error is a lost packet like any other: RC retransmits it.
+    /// (The device sends in batches, [`Link::flush`]; this one-datagram
+    /// path is for the port's own tests.)
+    #[cfg(test)]
     pub fn send(&self, datagram: &[u8], to: SocketAddrV4) {
         if !self.admits_datagram() {
             return;
@@ -344,7 +381,7 @@ impl Link {
     /// unless the link is down or the dice drop it: the same faults, decided
     /// per datagram, as [`Link::send`]. `build` returns the datagram's
     /// length, or `None` if there is nothing to send after all.
-    pub(crate) fn transmit(
+    pub fn transmit(
         &self,
         batch: &mut TxBatch,
         to: SocketAddrV4,
@@ -362,11 +399,14 @@ impl Link {
         batch.commit(len, to);
     }
 
-    /// Sends every datagram of `batch` and empties it: into the ring of
-    /// each same-host peer that has one, the rest with one `sendmmsg` (when
-    /// the kernel takes them all). A datagram that cannot go out (a full
-    /// ring or socket buffer) is lost like any other: RC retransmits it.
-    pub(crate) fn flush(&self, batch: &mut TxBatch) {
+    /// Sends the datagrams of `batch`: into the ring of each same-host peer
+    /// that has one, the rest with one `sendmmsg` (when the kernel takes
+    /// them all). The same-host wire is lossless, as a fabric with
+    /// link-level flow control is: datagrams to a peer whose ring is full
+    /// stay in the batch, in order, for the next flush, and the QPs sending
+    /// to it wait ([`Tx::has_room`]). A datagram the socket
+    /// buffer does not take is lost like any other: RC retransmits it.
+    pub fn flush(&self, batch: &mut TxBatch) {
         if !self.is_up() {
             // Built before the link went down (a pass held them, or the
             // batch was filling): lost with it, as a NIC's queue would be.
@@ -380,9 +420,18 @@ impl Link {
         let (view, mut shm) = batch.parts();
         let mut udp = [0u8; TX_BATCH];
         let mut udp_count = 0;
+        let mut kept = [0u8; TX_BATCH];
+        let mut kept_count = 0;
+        let mut full_rings: Vec<SocketAddrV4> = Vec::new();
         let mut wake: Vec<SocketAddrV4> = Vec::new();
         for index in 0..view.len() {
             let (datagram, to) = view.get(index);
+            if full_rings.contains(&to) {
+                // Behind one that waits: stays behind it.
+                kept[kept_count] = index as u8;
+                kept_count += 1;
+                continue;
+            }
             let pushed = shm
                 .as_deref_mut()
                 .and_then(|peers| peers.ring_for(to))
@@ -397,8 +446,10 @@ impl Link {
                     continue;
                 }
                 Some(Pushed::Full) => {
-                    bump(&self.counters.tx_errors);
-                    tracing::debug!("soft hca {}: ring of {to} full, datagram lost", self.local);
+                    bump(&self.counters.tx_ring_full);
+                    full_rings.push(to);
+                    kept[kept_count] = index as u8;
+                    kept_count += 1;
                     continue;
                 }
                 Some(Pushed::Gone) => {
@@ -424,7 +475,7 @@ impl Link {
                 tracing::debug!("soft hca {}: wake-up of {to} failed: {err}", self.local);
             }
         }
-        batch.clear();
+        batch.keep_only(&kept[..kept_count], &full_rings);
     }
 
     /// Sends the datagrams of `view` named by `indexes` over UDP.
@@ -478,7 +529,7 @@ impl Link {
     /// returns how many messages it read (0: none waiting; a coalesced one
     /// holds several datagrams, see `RxBatch::len`). Pass each datagram to
     /// [`Link::accept`] before using it.
-    pub(crate) fn recv_batch(&self, batch: &mut RxBatch) -> usize {
+    pub fn recv_batch(&self, batch: &mut RxBatch) -> usize {
         // An error (e.g. ECONNREFUSED reported from an earlier send to a
         // closed port) is consumed by the call that returns it: try again,
         // a bounded number of times.
@@ -496,7 +547,7 @@ impl Link {
 
     /// Whether a datagram read by [`Link::recv_batch`] survives the faults
     /// (counted either way).
-    pub(crate) fn accept(&self, from: SocketAddrV4) -> bool {
+    pub fn accept(&self, from: SocketAddrV4) -> bool {
         if !self.is_up() {
             bump(&self.counters.rx_dropped_link_down);
             return false;
@@ -514,7 +565,9 @@ impl Link {
     }
 
     /// Receives the next datagram that survives the faults, or `None` when
-    /// the socket has nothing more right now.
+    /// the socket has nothing more right now (the device reads in batches,
+    /// [`Link::recv_batch`]; this is for the port's own tests).
+    #[cfg(test)]
     pub fn recv(&self, buf: &mut [u8]) -> Option<(usize, SocketAddrV4)> {
         loop {
             let (len, from) = match self.socket.recv_from(buf) {

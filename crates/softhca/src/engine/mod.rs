@@ -30,6 +30,7 @@
 //! any packet.
 
 mod memory;
+mod message;
 mod psn;
 mod qp;
 mod requester;

@@ -9,7 +9,7 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::Duration;
 
 use super::{Completion, Instant, Qp, SimMemory};
-use crate::hca::soft::wire::{IcrcContext, PacketRepr};
+use crate::wire::{IcrcContext, PacketRepr};
 
 /// A small seeded PRNG (SplitMix64): deterministic across platforms.
 #[derive(Clone, Debug)]

@@ -8,9 +8,7 @@
 //! past the end of the ring continues at its start. All multi-byte fields are
 //! big-endian, as the device reads them.
 
-use crate::mlx5::endian::{
-    big_endian_fields, get_u16, get_u24, get_u32, get_u64, put_u32, put_u64,
-};
+use crate::endian::{big_endian_fields, get_u16, get_u24, get_u32, get_u64, put_u32, put_u64};
 
 /// One 16-byte unit of a WQE (the DS count counts these).
 pub const SEG_LEN: usize = 16;

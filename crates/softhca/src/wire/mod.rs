@@ -31,6 +31,10 @@ pub use icrc::{IcrcContext, ICRC_LEN};
 pub use opcode::{HeaderLayout, Opcode};
 pub use packet::{seal, Packet, PacketRepr, MAX_DATAGRAM_LEN};
 
+/// Largest datagram a soft device sends or accepts: a 4096-byte MTU payload
+/// plus every RoCEv2 header, rounded up generously.
+pub const MAX_DATAGRAM: usize = 4096 + 256;
+
 /// Why a datagram was rejected or a packet could not be emitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 pub enum WireError {

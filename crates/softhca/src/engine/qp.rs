@@ -9,7 +9,7 @@ use super::psn::{psn_add, PSN_MASK};
 use super::time::{ack_timeout_from_ib, Instant};
 use super::wr::{Completion, CompletionOpcode, CompletionStatus, RecvWr, SendWr, WorkQueue};
 use super::Memory;
-use crate::hca::soft::wire::{PacketRepr, DEFAULT_PKEY};
+use crate::wire::{PacketRepr, DEFAULT_PKEY};
 
 /// QP states (IBTA vol. 1, 10.3.1), without SQE/UD-only states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -258,7 +258,7 @@ pub(super) enum Response {
     },
     Nak {
         psn: u32,
-        syndrome: crate::hca::soft::wire::AethSyndrome,
+        syndrome: crate::wire::AethSyndrome,
         msn: u32,
     },
     Read(ReadJob),
@@ -497,8 +497,8 @@ impl Qp {
             s => return Err(QpError::InvalidState(s)),
         }
         let mtu = self.rtr.path_mtu.bytes();
-        let mut len = super::requester::message_len(&wr);
-        let mut npkts = super::requester::psn_count(&wr.op, len.unwrap_or(0), mtu);
+        let mut len = super::message::message_len(&wr);
+        let mut npkts = super::message::psn_count(&wr.op, len.unwrap_or(0), mtu);
         if npkts > MAX_MESSAGE_PSNS {
             // PSN comparisons only have a direction within half the space.
             len = Err(CompletionStatus::LocalLengthError);

@@ -336,7 +336,7 @@ impl SrqNextSeg {
     #[inline]
     pub fn read(seg: &Seg) -> SrqNextSeg {
         SrqNextSeg {
-            next_wqe_index: crate::mlx5::endian::get_u16(seg, 2),
+            next_wqe_index: crate::endian::get_u16(seg, 2),
             signature: seg[4],
         }
     }
@@ -344,7 +344,7 @@ impl SrqNextSeg {
     #[inline]
     pub fn write(&self, seg: &mut Seg) {
         seg.fill(0);
-        crate::mlx5::endian::put_u16(seg, 2, self.next_wqe_index);
+        crate::endian::put_u16(seg, 2, self.next_wqe_index);
         seg[4] = self.signature;
     }
 }

@@ -1,8 +1,8 @@
-//! The engine's spelling of the 24-bit PSN arithmetic of [`crate::mlx5::psn`]
+//! The engine's spelling of the 24-bit PSN arithmetic of [`mlx5::psn`]
 //! (the one place it lives): "a minus b" reads better in the protocol code.
 
-pub(super) use crate::mlx5::psn::{psn_add, PSN_MASK};
-use crate::mlx5::psn::{psn_distance, psn_sub};
+pub(super) use mlx5::psn::{psn_add, PSN_MASK};
+use mlx5::psn::{psn_distance, psn_sub};
 
 /// `psn - 1` modulo 2^24.
 #[inline]

@@ -6,52 +6,52 @@
 //! is a bug in that length check, never a property of the input.
 
 #[inline(always)]
-pub(crate) fn get_u16(b: &[u8], at: usize) -> u16 {
+pub fn get_u16(b: &[u8], at: usize) -> u16 {
     u16::from_be_bytes([b[at], b[at + 1]])
 }
 
 /// A 24-bit big-endian field.
 #[inline(always)]
-pub(crate) fn get_u24(b: &[u8], at: usize) -> u32 {
+pub fn get_u24(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes([0, b[at], b[at + 1], b[at + 2]])
 }
 
 #[inline(always)]
-pub(crate) fn get_u32(b: &[u8], at: usize) -> u32 {
+pub fn get_u32(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
 #[inline(always)]
-pub(crate) fn get_u64(b: &[u8], at: usize) -> u64 {
+pub fn get_u64(b: &[u8], at: usize) -> u64 {
     let mut a = [0u8; 8];
     a.copy_from_slice(&b[at..at + 8]);
     u64::from_be_bytes(a)
 }
 
 #[inline(always)]
-pub(crate) fn put_u16(b: &mut [u8], at: usize, v: u16) {
+pub fn put_u16(b: &mut [u8], at: usize, v: u16) {
     b[at..at + 2].copy_from_slice(&v.to_be_bytes());
 }
 
 /// Writes the low 24 bits of `v`.
 #[inline(always)]
-pub(crate) fn put_u24(b: &mut [u8], at: usize, v: u32) {
+pub fn put_u24(b: &mut [u8], at: usize, v: u32) {
     b[at..at + 3].copy_from_slice(&v.to_be_bytes()[1..]);
 }
 
 #[inline(always)]
-pub(crate) fn put_u32(b: &mut [u8], at: usize, v: u32) {
+pub fn put_u32(b: &mut [u8], at: usize, v: u32) {
     b[at..at + 4].copy_from_slice(&v.to_be_bytes());
 }
 
 #[inline(always)]
-pub(crate) fn put_u64(b: &mut [u8], at: usize, v: u64) {
+pub fn put_u64(b: &mut [u8], at: usize, v: u64) {
     b[at..at + 8].copy_from_slice(&v.to_be_bytes());
 }
 
 /// An unsigned integer read and written big-endian at a byte offset, so a
 /// field list can name its type once and get both directions from it.
-pub(crate) trait BigEndianField: Sized {
+pub trait BigEndianField: Sized {
     fn get_be(b: &[u8], at: usize) -> Self;
     fn put_be(self, b: &mut [u8], at: usize);
 }
@@ -84,6 +84,7 @@ big_endian_field! {
 /// the caller checks that it holds `LEN` bytes (a `&Seg` always does).
 /// Words listed after `reserved:` are written as zero and never read; other
 /// bytes no field covers are left as they are.
+#[macro_export]
 macro_rules! big_endian_fields {
     (
         $(#[$meta:meta])*
@@ -103,7 +104,7 @@ macro_rules! big_endian_fields {
 
             #[inline(always)]
             pub fn read(b: &[u8]) -> $name {
-                use $crate::mlx5::endian::BigEndianField;
+                use $crate::endian::BigEndianField;
                 $name {
                     $($field: $ty::get_be(b, $at),)+
                 }
@@ -111,11 +112,11 @@ macro_rules! big_endian_fields {
 
             #[inline(always)]
             pub fn write(&self, b: &mut [u8]) {
-                use $crate::mlx5::endian::BigEndianField;
+                use $crate::endian::BigEndianField;
                 $(self.$field.put_be(b, $at);)+
                 $($((0 as $reserved_ty).put_be(b, $reserved_at);)+)?
             }
         }
     };
 }
-pub(crate) use big_endian_fields;
+pub use big_endian_fields;

@@ -14,7 +14,7 @@
 //! enabled. Error CQEs put the vendor syndrome at 54 and the
 //! syndrome at 55, inside what is otherwise the timestamp.
 
-use crate::mlx5::endian::{get_u16, get_u32, get_u64, put_u16, put_u32, put_u64};
+use crate::endian::{get_u16, get_u32, get_u64, put_u16, put_u32, put_u64};
 
 /// Bytes in a CQE.
 pub const CQE_LEN: usize = 64;

@@ -29,10 +29,10 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::link::MAX_DATAGRAM;
+use crate::wire::MAX_DATAGRAM;
 
 /// The payload of the datagram that wakes a ring's sleeping owner.
-pub(crate) const WAKE_BYTE: u8 = 0x5a;
+pub const WAKE_BYTE: u8 = 0x5a;
 
 const MAGIC: u64 = 0x5543_5853_4648_5257; // "UCXSFHRW"
 const VERSION: u32 = 2;
@@ -217,7 +217,7 @@ impl Drop for Fd {
 }
 
 /// The ring this device reads (it created the file and removes it).
-pub(crate) struct InboundRing {
+pub struct InboundRing {
     map: Mapping,
     path: CString,
     /// Next position to read (only this device reads, under its lock).
@@ -336,7 +336,7 @@ impl Drop for InboundRing {
 pub(crate) enum Pushed {
     /// Queued; `wake`: the owner sleeps, send it a wake-up datagram.
     Queued { wake: bool },
-    /// The ring is full: the datagram is lost (RC retransmits it).
+    /// The ring is full: the sender keeps the datagram for a later try.
     Full,
     /// The owner is gone: forget this ring.
     Gone,
