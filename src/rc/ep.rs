@@ -156,6 +156,9 @@ pub struct RcEp {
     path_mtu: Mtu,
     /// Requests from `uct_ep_pending_add`, oldest first.
     pub pending: VecDeque<*mut uct_pending_req_t>,
+    /// The callback of this ep's head pending request is running: its posts
+    /// on this ep go out although requests wait behind it.
+    pub in_dispatch: bool,
     /// A post refused because the ep failed has been logged (once per
     /// failure: callers may retry in a loop).
     failed_post_logged: std::cell::Cell<bool>,
@@ -222,6 +225,7 @@ impl RcEp {
             local,
             path_mtu: tx.path_mtu,
             pending: VecDeque::new(),
+            in_dispatch: false,
             failed_post_logged: std::cell::Cell::new(false),
             failover: EpFailover::default(),
             fc: EpFc::new(fc),
@@ -426,11 +430,27 @@ impl RcEp {
         old_qpn
     }
 
-    /// Whether an op could be posted now: the ep is connected, the ring has
-    /// room for the largest WQE and the iface has a CQ credit. Errors: the
-    /// ep's failure status, `NotConnected`, `NoResource`.
+    /// Whether an op of the user could be posted now: as
+    /// [`RcEp::check_room`], and no pending request of the ep waits (the
+    /// op would overtake it; a pending callback of this ep posts past the
+    /// requests behind it). Errors: the ep's failure status,
+    /// `NotConnected`, `NoResource`.
     #[inline]
     pub fn check_post(&self, credits: u32) -> Result<(), Status> {
+        self.check_room(credits)?;
+        if !self.pending.is_empty() && !self.in_dispatch {
+            return Err(Status::NoResource);
+        }
+        Ok(())
+    }
+
+    /// Whether the transport could post now (a grant, a flush NOP, or the
+    /// pending dispatch asking whether a request may run): the ep is
+    /// connected, the ring has room for the largest WQE and the iface has a
+    /// CQ credit. Errors: the ep's failure status, `NotConnected`,
+    /// `NoResource`.
+    #[inline]
+    pub fn check_room(&self, credits: u32) -> Result<(), Status> {
         match self.state {
             EpState::Connected | EpState::Invalidated => {}
             EpState::Failed(status, _) => return Err(self.failed(status)),
@@ -442,7 +462,7 @@ impl RcEp {
         Ok(())
     }
 
-    /// The logging half of [`RcEp::check_post`], kept out of the posting
+    /// The logging half of [`RcEp::check_room`], kept out of the posting
     /// path.
     #[cold]
     #[inline(never)]
@@ -451,7 +471,7 @@ impl RcEp {
         Status::NotConnected
     }
 
-    /// The logging half of [`RcEp::check_post`] for a failed ep: the first
+    /// The logging half of [`RcEp::check_room`] for a failed ep: the first
     /// refused post after a failure says why, later ones are quiet.
     #[cold]
     #[inline(never)]
@@ -465,11 +485,21 @@ impl RcEp {
         status
     }
 
-    /// The send queue, once [`RcEp::check_post`] says a post can go now:
-    /// every post goes through it ([`TxWq::post`], [`TxWq::post_inline`]).
+    /// The send queue, once [`RcEp::check_post`] says an op of the user
+    /// can go now: every such post goes through it ([`TxWq::post`],
+    /// [`TxWq::post_inline`]).
     #[inline(always)]
     pub fn ready(&mut self, credits: u32) -> Result<&mut TxWq, Status> {
         self.check_post(credits)?;
+        Ok(&mut self.txwq)
+    }
+
+    /// The send queue for the transport's own messages (grants, flush
+    /// NOPs), once [`RcEp::check_room`] says one can go now: they are not
+    /// ordered behind pending requests.
+    #[inline]
+    pub fn ready_own(&mut self, credits: u32) -> Result<&mut TxWq, Status> {
+        self.check_room(credits)?;
         Ok(&mut self.txwq)
     }
 
@@ -523,7 +553,7 @@ impl RcEp {
     /// alone). It takes no window: grants must flow when windows are empty.
     pub fn post_fc_grant(&mut self, credits: &mut u32) -> Result<(), Status> {
         let spec = PostSpec::new(OpKind::FcGrant, mlx5::MLX5_OPCODE_SEND, AM_HDR_LEN);
-        self.ready(*credits)?.post_inline(
+        self.ready_own(*credits)?.post_inline(
             credits,
             spec,
             InlineSegs {

@@ -61,9 +61,10 @@ pub struct IfaceState {
     progress_id: Option<CallbackId>,
     /// AM flow control settings.
     pub fc: FcConfig,
-    /// A grant reopened an exhausted window, or a grant message waits to
-    /// be posted: the next progress dispatches pending work.
-    fc_dispatch: bool,
+    /// The next progress dispatches pending work even with no send
+    /// completion: a grant reopened an exhausted window, a grant message
+    /// waits to be posted, or the last dispatch left work it could do.
+    dispatch_due: bool,
 }
 
 /// The iface (what a `uct_iface_h` points at).
@@ -182,7 +183,7 @@ impl RcIface {
                 progress_id: None,
                 domain,
                 fc: FcConfig::new(config, srq_len),
-                fc_dispatch: false,
+                dispatch_due: false,
             },
         });
         let iface_ptr: *mut RcIface = &mut *iface;

@@ -25,7 +25,7 @@ fn post_flush_nop(
     spec.posted.comp = comp;
     spec.force_signal = true;
     spec.posted.flush_flags = flags;
-    ep.ready(*credits)?.post(credits, spec, |_| {})
+    ep.ready_own(*credits)?.post(credits, spec, |_| {})
 }
 
 /// Flushes one ep: `Ok` when nothing is outstanding, `InProgress` after
@@ -133,7 +133,7 @@ fn ep_pending_add_checked(ep: EpArg, req: *mut uct_pending_req_t) -> Result<(), 
     // Resources available now: the caller should just retry (UCX's rule).
     // An exhausted flow-control window is a missing resource too.
     if ep.pending.is_empty()
-        && ep.check_post(iface.state.tx.credits).is_ok()
+        && ep.check_room(iface.state.tx.credits).is_ok()
         && ep.fc.has_window(&iface.state.fc)
     {
         return Err(Status::Busy);
