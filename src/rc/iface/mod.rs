@@ -28,7 +28,7 @@ pub use crate::rc::limits::{
     am_header, Limits, AM_HDR_LEN, AM_ID_OFFSET, AM_ZCOPY_MAX_HDR, TMH_NO_TAG,
 };
 use crate::rc::pool::{BufferPool, LKEY_BYTES};
-use crate::rc::txwq::TxResources;
+use crate::rc::txwq::{OutstandingOp, TxResources};
 
 mod progress;
 mod rx;
@@ -88,6 +88,24 @@ pub struct IfaceStats {
 }
 
 impl RcIface {
+    /// `uct_ep_destroy`: the ep goes ([`IfaceState::destroy_ep`]), then
+    /// the ops it had outstanding complete with `UCS_ERR_CANCELED`, inside
+    /// this call, as in UCX.
+    ///
+    /// # Safety
+    /// `iface` live and `ep` one of its eps; no borrow of either held (the
+    /// completions are user callbacks).
+    pub unsafe fn destroy_ep(iface: *mut RcIface, ep: *mut RcEp) {
+        // SAFETY: live by the contract; the borrows end before the first
+        // callback.
+        unsafe {
+            let canceled = (*iface).state.destroy_ep(&mut *ep);
+            for op in canceled {
+                Self::finish_op(iface, op, Status::Canceled.raw());
+            }
+        }
+    }
+
     /// Opens an iface on the md's device, with the slot tables `ops`.
     ///
     /// # Safety
@@ -341,34 +359,55 @@ impl IfaceState {
         self.eps.values().copied().collect()
     }
 
-    /// Destroys an ep: removed from the table, QP destroyed, bounce buffers
-    /// of its outstanding ops returned (their completions are not called,
-    /// as in UCX: flush before destroying). Its memory stays behind as a
-    /// tombstone: every later op on the handle returns
+    /// Destroys an ep: removed from the table, QP destroyed. Its memory
+    /// stays behind as a tombstone: every later op on the handle returns
     /// [`crate::core::tombstone::DESTROYED_EP_STATUS`] and posts nothing.
-    pub fn destroy_ep(&mut self, ep: &mut RcEp) {
+    /// Returns the ops it still had outstanding, for the caller to complete
+    /// with `UCS_ERR_CANCELED` as UCX's rc_mlx5 does
+    /// ([`RcIface::destroy_ep`]), once the QP can no longer touch their
+    /// memory; ops held for a purge (§5 of the design) are released here
+    /// and none is returned: destroying then fires nothing.
+    #[must_use = "the ops returned still hold their resources"]
+    pub fn destroy_ep(&mut self, ep: &mut RcEp) -> Vec<OutstandingOp> {
         let qpn = ep.qpn();
         let ptr: *mut RcEp = ep;
         if !self.is_live(ptr, qpn) {
-            return;
+            return Vec::new();
         }
         self.eps.remove(&qpn);
-        for op in ep.txwq_mut().take_all() {
-            self.tx.release(&op);
+        let ops: Vec<OutstandingOp> = ep.txwq_mut().take_all().collect();
+        let cancel = if ep.failover.is_holding() {
+            for op in &ops {
+                self.tx.release(op);
+            }
+            Vec::new()
+        } else {
+            ops
+        };
+        if !cancel.is_empty() {
+            tracing::warn!(
+                "rc_mlx5 ep {ptr:p}: destroyed with uncompleted operations ({}): they complete with {}",
+                cancel.len(),
+                Status::Canceled
+            );
         }
         ep.invalidate();
         // SAFETY: housed by this yard in create_ep (in the table until just
         // now, so live); the caller's reference is not used after this call.
         unsafe { self.ep_yard.bury(NonNull::from(ep)) };
+        cancel
     }
 
-    /// Destroys every ep left (iface close).
+    /// Destroys every ep left (iface close): their outstanding ops are
+    /// released without completions (the iface is going away).
     fn destroy_all_eps(&mut self) {
         for ep in self.ep_handles() {
             tracing::debug!("rc_mlx5: destroying ep {ep:p} left open");
             // SAFETY: in the table, so live; nothing else borrows it while
             // the iface closes.
-            self.destroy_ep(unsafe { &mut *ep });
+            for op in self.destroy_ep(unsafe { &mut *ep }) {
+                self.tx.release(&op);
+            }
         }
     }
 

@@ -143,7 +143,10 @@ impl EpArg {
     /// Destroys the ep (its handle becomes a tombstone).
     pub(super) fn destroy(self, function: &str) {
         if let Ok((ep, iface)) = self.ep_and_iface(function) {
-            iface.state.destroy_ep(ep);
+            let (ep, iface): (*mut RcEp, *mut RcIface) = (ep, iface);
+            // SAFETY: both live (just checked); the references above end
+            // here, before the completions run.
+            unsafe { RcIface::destroy_ep(iface, ep) };
         }
     }
 }
