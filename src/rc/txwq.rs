@@ -177,7 +177,10 @@ pub struct PostedOp {
 
 /// One posted WQE not yet known complete. Entries are kept in posting order;
 /// the WQEs occupy the send ring from `wqe_index` for `wqebbs` blocks, and
-/// the op used PSNs `first_psn .. first_psn + psn_count` (24-bit).
+/// the op used PSNs `first_psn .. first_psn + psn_count` (24-bit). A flush
+/// completion attached to the signalled WQE before it
+/// ([`TxWq::attach_flush`]) has `wqebbs` 0: it names that WQE's index and
+/// holds no ring block, CQ credit or PSN of its own.
 #[derive(Clone, Debug)]
 pub struct OutstandingOp {
     pub posted: PostedOp,
@@ -193,6 +196,13 @@ pub struct OutstandingOp {
 }
 
 impl OutstandingOp {
+    /// Whether the op has a WQE of its own (else it is an attached flush
+    /// completion).
+    #[inline]
+    pub fn has_wqe(&self) -> bool {
+        self.wqebbs != 0
+    }
+
     /// The op's failover class.
     pub fn class(&self) -> OpClass {
         self.posted.kind.class(self.posted.compare_swap)
@@ -255,7 +265,9 @@ impl TxResources {
         if let Some(bounce) = op.posted.bounce {
             self.pool.put(bounce.buffer);
         }
-        self.credits += 1;
+        if op.has_wqe() {
+            self.credits += 1;
+        }
     }
 }
 
@@ -580,8 +592,44 @@ impl TxWq {
     #[inline]
     pub fn fail_next(&mut self) -> Option<OutstandingOp> {
         let op = self.ops.pop_front()?;
-        self.ci = op.wqe_index.wrapping_add(op.wqebbs);
+        if op.has_wqe() {
+            self.ci = op.wqe_index.wrapping_add(op.wqebbs);
+        }
         Some(op)
+    }
+
+    /// Attaches the completion `comp` of a flush (with its `flags`) to the
+    /// newest op, whose WQE is signalled: it completes with that WQE's CQE,
+    /// without a WQE, CQ credit or PSN of its own (as UCX's rc completes a
+    /// flush on the last signalled WQE), so a flush needs no send resources
+    /// when nothing unsignalled is outstanding. `NoResource` when the
+    /// newest op is not signalled (a NOP is needed) or the table is full
+    /// (one entry per ring block: attached completions cannot pile up
+    /// without bound).
+    pub fn attach_flush(
+        &mut self,
+        comp: *mut uct_completion_t,
+        flags: c_uint,
+    ) -> Result<(), Status> {
+        let rider = match self.ops.back() {
+            Some(op) if op.signaled => op.wqe_index,
+            _ => return Err(Status::NoResource),
+        };
+        if self.ops.len() >= self.sq.wqebb_count() as usize {
+            return Err(Status::NoResource);
+        }
+        let mut spec = PostSpec::new(OpKind::Flush, mlx5::MLX5_OPCODE_NOP, 0);
+        spec.posted.comp = comp;
+        spec.posted.flush_flags = flags;
+        self.ops.push_back(OutstandingOp {
+            posted: spec.posted,
+            wqe_index: rider,
+            wqebbs: 0,
+            first_psn: self.next_psn,
+            psn_count: 0,
+            signaled: true,
+        });
+        Ok(())
     }
 
     /// Takes every outstanding op (purge, destroy): the ring is free again.

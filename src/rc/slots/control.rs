@@ -28,11 +28,32 @@ fn post_flush_nop(
     ep.ready_own(*credits)?.post(credits, spec, |_| {})
 }
 
+/// Makes sure `comp` (with the flush's `flags`) is completed when every op
+/// posted on `ep` so far has: attached to the newest op if its WQE is
+/// signalled (no send resources needed, as UCX's rc does), else carried by
+/// a signalled NOP; with no `comp`, a NOP only when the newest WQE is
+/// unsignalled (nothing would report its completion). With
+/// `nop_when_idle`, a NOP also when nothing is outstanding.
+fn flush_completion(
+    ep: &mut RcEp,
+    credits: &mut u32,
+    flags: c_uint,
+    comp: *mut uct_completion_t,
+    nop_when_idle: bool,
+) -> Result<(), Status> {
+    match ep.txwq().last() {
+        None if !nop_when_idle => Ok(()),
+        Some(last) if last.signaled && comp.is_null() => Ok(()),
+        Some(last) if last.signaled => ep.txwq_mut().attach_flush(comp, flags),
+        _ => post_flush_nop(ep, credits, flags, comp),
+    }
+}
+
 /// Flushes one ep: `Ok` when nothing is outstanding, `InProgress` after
-/// making sure the last op will produce a CQE (a signalled NOP carrying
-/// `comp` if needed). With `nop_when_idle` a NOP is posted even when nothing
-/// is outstanding (an invalidated QP: the device flushes it with an error,
-/// which fails the ep).
+/// making sure the last op will produce a completion that completes `comp`
+/// ([`flush_completion`]). With `nop_when_idle` a NOP is posted even when
+/// nothing is outstanding (an invalidated QP: the device flushes it with
+/// an error, which fails the ep).
 fn flush_ep(
     ep: &mut RcEp,
     credits: &mut u32,
@@ -43,14 +64,10 @@ fn flush_ep(
     if let Some(status) = ep.state().failed_status() {
         return Err(status);
     }
-    let needs_nop = match ep.txwq().last() {
-        None if nop_when_idle => true,
-        None => return Ok(()),
-        Some(last) => !last.signaled || !comp.is_null(),
-    };
-    if needs_nop {
-        post_flush_nop(ep, credits, flags, comp)?;
+    if ep.txwq().is_empty() && !nop_when_idle {
+        return Ok(());
     }
+    flush_completion(ep, credits, flags, comp, nop_when_idle)?;
     Err(Status::InProgress)
 }
 
@@ -63,9 +80,9 @@ fn ep_flush_checked(ep: EpArg, flags: c_uint, comp: *mut uct_completion_t) -> Re
                 ep.cancel()?;
                 return Ok(());
             }
-            // Signalled NOP first (it is flushed like the rest and carries
-            // `comp`), then the QP goes to error.
-            post_flush_nop(ep, credits, flags, comp)?;
+            // `comp` rides on the newest WQE or a NOP first (flushed like
+            // the rest), then the QP goes to error.
+            flush_completion(ep, credits, flags, comp, false)?;
             ep.cancel()?;
             return Err(Status::InProgress);
         }
