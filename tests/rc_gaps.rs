@@ -2,7 +2,8 @@
 //! zero-length put/get zcopy (no iov), posts refused as soon as
 //! `uct_ep_flush(CANCEL)` returns,
 //! AM WQEs marked solicited (grants and RMA not), flush flags carried to
-//! purge's op_info, flushes riding on a signalled WQE (no send resources
+//! purge's op_info, `RC_TX_MAX_BB` limiting the blocks outstanding,
+//! flushes riding on a signalled WQE (no send resources
 //! of their own, as UCX's `test_rc.stress_iface_ops` needs), `uct_iface_flush` (no completion; pending counts as in
 //! progress), and `UCT_EVENT_SEND_COMP` waking a sender blocked on its
 //! flow-control window when the grant arrives.
@@ -171,6 +172,27 @@ fn flush_flags_reach_the_purged_op_info() {
         ]
     );
     assert_eq!(comp.calls(), 0, "a reported flush is the caller's");
+    pair.close();
+}
+
+/// UCX's test_rc_max_wr.send_limit: with `RC_TX_MAX_BB=32`, 32 one-block
+/// AMs go out, the 33rd waits for a completion.
+#[test]
+fn tx_max_bb_limits_the_blocks_outstanding() {
+    let _traffic = traffic();
+    let pair = Pair::with_config(None, None, &[(c"RC_TX_MAX_BB", c"32")]);
+    let at_b = pair.b.collect_am(2);
+    for seq in 0..32 {
+        assert_eq!(am_short(pair.ep_a, 2, seq, &[]), UCS_OK, "AM {seq}");
+    }
+    assert_eq!(am_short(pair.ep_a, 2, 32, &[]), UCS_ERR_NO_RESOURCE);
+    assert_eq!(
+        pair.post_retrying(|| am_short(pair.ep_a, 2, 32, &[])),
+        UCS_OK
+    );
+    assert!(pair.wait(|| at_b.lock().unwrap().len() == 33));
+    assert_eq!(sequence(at_b), (0..33).collect::<Vec<u64>>());
+    assert_eq!(pair.flush(pair.ep_a), UCS_OK);
     pair.close();
 }
 

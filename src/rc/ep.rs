@@ -39,8 +39,8 @@ use crate::mlx5::{self, InlineSegs, PSN_MASK};
 use crate::rc::fc::{EpFc, FcConfig, FC_PURE_GRANT};
 use crate::rc::limits::{am_header, Limits, AM_HDR_LEN};
 pub use crate::rc::txwq::{
-    bounce_from_pool, Bounce, CompletionAction, OpKind, OutstandingOp, PostSpec, TxWq, MAX_WQE_BBS,
-    START_PSN,
+    bounce_from_pool, Bounce, CompletionAction, OpKind, OutstandingOp, PostSpec, TxParams, TxWq,
+    MAX_WQE_BBS, START_PSN,
 };
 
 /// Tag of a live [`RcEp`].
@@ -113,16 +113,6 @@ pub struct RemoteEp {
     /// The peer's connection generation, from its ep address (what a
     /// UCX peer leaves there instead is not meaningful).
     pub generation: u32,
-}
-
-/// What a new send queue takes from its iface.
-#[derive(Clone, Copy, Debug)]
-pub struct TxParams {
-    /// Signal at least every this many send blocks.
-    pub moderation: u32,
-    /// The iface's CQ credits when nothing is outstanding.
-    pub credits_max: u32,
-    pub path_mtu: Mtu,
 }
 
 /// What an error CQE means for the ep's ops, decided before any of them is
@@ -218,7 +208,7 @@ impl RcEp {
         RcEp {
             uct: uct_ep { iface },
             magic: EP_MAGIC,
-            txwq: TxWq::new(qp, tx.moderation, tx.credits_max, tx.path_mtu),
+            txwq: TxWq::new(qp, tx),
             state: EpState::Idle,
             generation,
             remote: None,
@@ -411,7 +401,7 @@ impl RcEp {
     pub fn renew_qp(&mut self, qp: Qp, tx: TxParams, fc: &FcConfig) -> u32 {
         let old_qpn = self.qpn();
         let generation = generation(qp.qpn());
-        let txwq = TxWq::new(qp, tx.moderation, tx.credits_max, tx.path_mtu);
+        let txwq = TxWq::new(qp, tx);
         self.retired_qps
             .push(std::mem::replace(&mut self.txwq, txwq).into_qp());
         self.generation = generation;

@@ -59,6 +59,10 @@ pub struct Limits {
     /// Signal at least every this many send blocks.
     pub tx_moderation: u32,
     pub tx_ring_bbs: u32,
+    /// Most send blocks an ep may have outstanding: the ring less room for
+    /// the largest WQE, and at most `UCX_RC_MLX5_TX_MAX_BB` (as UCX's
+    /// rc_mlx5 counts its `bb_max`).
+    pub tx_max_outstanding_bbs: u32,
     pub ack_timeout: Duration,
     pub retry_count: u8,
     pub rnr_timeout: Duration,
@@ -99,6 +103,9 @@ impl Limits {
             max_iov: MAX_WQE_BBS as usize * 4 - 2,
             tx_moderation: config.tx_cq_moderation.max(1),
             tx_ring_bbs,
+            tx_max_outstanding_bbs: (tx_ring_bbs - u32::from(MAX_WQE_BBS) + 1)
+                .min(config.tx_max_bb)
+                .max(1),
             ack_timeout: config.timeout,
             retry_count: config.retry_count.min(7) as u8,
             rnr_timeout: config.rnr_timeout,

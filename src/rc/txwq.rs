@@ -326,6 +326,19 @@ impl CtrlRule {
     }
 }
 
+/// What a new send queue takes from its iface.
+#[derive(Clone, Copy, Debug)]
+pub struct TxParams {
+    /// Signal at least every this many send blocks.
+    pub moderation: u32,
+    /// Most send blocks outstanding at once
+    /// ([`crate::rc::limits::Limits::tx_max_outstanding_bbs`]).
+    pub max_outstanding_bbs: u32,
+    /// The iface's CQ credits when nothing is outstanding.
+    pub credits_max: u32,
+    pub path_mtu: Mtu,
+}
+
 /// The send queue of one ep (see the module docs).
 pub struct TxWq {
     sq: SendQueue,
@@ -333,6 +346,8 @@ pub struct TxWq {
     pi: u16,
     /// First block not known to be consumed (end of the last completed op).
     ci: u16,
+    /// Blocks that may be outstanding at once: a post needs fewer.
+    max_outstanding_bbs: u32,
     /// How the next WQE's control segment is made (apart from the ring,
     /// so that it can be read while a WQE is being built there).
     ctrl: CtrlRule,
@@ -344,24 +359,31 @@ pub struct TxWq {
 }
 
 impl TxWq {
-    /// The empty send queue of a new QP, starting at [`START_PSN`];
-    /// `moderation` and `credits_max` are the iface's.
-    pub fn new(qp: Qp, moderation: u32, credits_max: u32, path_mtu: Mtu) -> TxWq {
+    /// The empty send queue of a new QP, starting at [`START_PSN`], with
+    /// the iface's moderation, CQ credits and block limit (`tx`).
+    pub fn new(qp: Qp, tx: TxParams) -> TxWq {
         let sq = SendQueue::new(qp);
         let wqebb_count = sq.wqebb_count();
+        // Room for the largest WQE is always kept: the limit never lets the
+        // ring overflow, whatever the configuration says.
+        let max_outstanding_bbs = tx
+            .max_outstanding_bbs
+            .min(wqebb_count - u32::from(MAX_WQE_BBS) + 1)
+            .max(1);
         TxWq {
             pi: 0,
             ci: 0,
+            max_outstanding_bbs,
             ctrl: CtrlRule {
                 qpn: sq.qpn(),
                 unsignaled_bbs: 0,
-                moderation: moderation.min(wqebb_count / 4).max(1),
-                credit_low_water: (credits_max / 2).max(1),
+                moderation: tx.moderation.min(max_outstanding_bbs / 4).max(1),
+                credit_low_water: (tx.credits_max / 2).max(1),
                 fence_next: false,
             },
             sq,
             next_psn: START_PSN,
-            path_mtu,
+            path_mtu: tx.path_mtu,
             // One op per WQE at most, so posting never grows it.
             ops: VecDeque::with_capacity(wqebb_count as usize),
         }
@@ -416,16 +438,17 @@ impl TxWq {
         self.ctrl.fence_next = true;
     }
 
-    /// Blocks free in the ring.
+    /// Blocks posted and not known consumed.
     #[inline]
-    pub fn free_bbs(&self) -> u32 {
-        self.sq.wqebb_count() - u32::from(self.pi.wrapping_sub(self.ci))
+    pub fn outstanding_bbs(&self) -> u32 {
+        u32::from(self.pi.wrapping_sub(self.ci))
     }
 
-    /// Whether a post has room: the largest WQE in the ring, one CQ credit.
+    /// Whether a post has room: fewer blocks outstanding than the limit
+    /// (which keeps room for the largest WQE in the ring), one CQ credit.
     #[inline(always)]
     pub fn has_room(&self, credits: u32) -> bool {
-        self.free_bbs() >= u32::from(MAX_WQE_BBS) && credits != 0
+        self.outstanding_bbs() < self.max_outstanding_bbs && credits != 0
     }
 
     /// Back to the empty ring of a QP just reset (nothing outstanding).

@@ -285,6 +285,7 @@ impl IfaceState {
     fn tx_params(&self) -> TxParams {
         TxParams {
             moderation: self.limits.tx_moderation,
+            max_outstanding_bbs: self.limits.tx_max_outstanding_bbs,
             credits_max: self.tx.credits_max,
             path_mtu: self.path_mtu,
         }
