@@ -24,9 +24,14 @@ pub fn am_header(id_byte: u8) -> [u8; AM_HDR_LEN] {
     [TMH_NO_TAG, id_byte]
 }
 
-/// Largest am_zcopy header: with the AM id it fills four inline units,
-/// which leaves room for the iov's data segments in the largest WQE.
-pub const AM_ZCOPY_MAX_HDR: usize = 4 * mlx5::SEG_LEN - 4 - AM_HDR_LEN;
+/// Most iov entries of an am_zcopy (one data segment each), as UCX's
+/// rc_mlx5 (`cap.am.max_iov`).
+pub const AM_ZCOPY_MAX_IOV: usize = 3;
+
+/// Largest am_zcopy header: inline with the AM header, in what the largest
+/// WQE leaves after [`AM_ZCOPY_MAX_IOV`] data segments (UCX's rc_mlx5
+/// `cap.am.max_hdr`).
+pub const AM_ZCOPY_MAX_HDR: usize = inline_room(AM_ZCOPY_MAX_IOV) - AM_HDR_LEN;
 
 /// Data bytes that fit inline in the largest WQE after the control segment
 /// and `extra_units` 16-byte segments.
