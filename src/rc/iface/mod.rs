@@ -27,7 +27,7 @@ use crate::rc::fc::FcConfig;
 pub use crate::rc::limits::{
     am_header, Limits, AM_HDR_LEN, AM_ID_OFFSET, AM_ZCOPY_MAX_HDR, TMH_NO_TAG,
 };
-use crate::rc::pool::{BufferPool, LKEY_BYTES};
+use crate::rc::pool::{Alignment, BufferPool, LKEY_BYTES};
 use crate::rc::txwq::{OutstandingOp, TxResources};
 
 mod progress;
@@ -65,6 +65,67 @@ pub struct IfaceState {
     /// completion: a grant reopened an exhausted window, a grant message
     /// waits to be posted, or the last dispatch left work it could do.
     dispatch_due: bool,
+}
+
+/// Largest `am_alignment` accepted: every receive buffer is at least this
+/// far from the next, so a larger one would cost memory out of proportion.
+const MAX_AM_ALIGNMENT: usize = 64 * 1024;
+
+/// The `am_alignment` / `am_align_offset` iface parameters: the data
+/// pointer an AM handler gets, plus `offset`, is a multiple of `align`
+/// (`None`: not asked for).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct AmAlignment(Option<Alignment>);
+
+impl AmAlignment {
+    /// The parameters of `params`, checked as UCX checks them: an offset
+    /// without an alignment, and an alignment that is 0 or not a power of
+    /// two, are refused (logged, `InvalidParam`).
+    fn of(params: &uct_iface_params_t) -> Result<AmAlignment, Status> {
+        const F: &str = "uct_iface_open";
+        let has = |bit: u64| params.field_mask & bit != 0;
+        if !has(UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT) {
+            if has(UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET) {
+                tracing::error!("{F}: am_align_offset has no effect without am_alignment");
+                return Err(Status::InvalidParam);
+            }
+            return Ok(AmAlignment(None));
+        }
+        let align = params.am_alignment;
+        if !align.is_power_of_two() {
+            tracing::error!("{F}: am_alignment {align} is not a power of two");
+            return Err(Status::InvalidParam);
+        }
+        if align > MAX_AM_ALIGNMENT {
+            tracing::error!("{F}: am_alignment {align} is above {MAX_AM_ALIGNMENT}");
+            return Err(Status::InvalidParam);
+        }
+        let offset = if has(UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET) {
+            params.am_align_offset
+        } else {
+            0
+        };
+        Ok(AmAlignment(Some(Alignment { align, offset })))
+    }
+
+    /// The alignment of receive buffers whose payload starts `payload_at`
+    /// bytes in and holds `seg_size` bytes. An offset not inside the
+    /// payload means nothing: ignored with a log line, as UCX does.
+    fn of_buffers(self, payload_at: usize, seg_size: usize) -> Alignment {
+        let Some(Alignment { align, mut offset }) = self.0 else {
+            return Alignment::NONE;
+        };
+        if offset >= seg_size {
+            tracing::info!(
+                "uct_iface_open: am_align_offset {offset} ignored: not below the segment size {seg_size}"
+            );
+            offset = 0;
+        }
+        Alignment {
+            align,
+            offset: payload_at + offset,
+        }
+    }
 }
 
 /// The iface (what a `uct_iface_h` points at).
@@ -119,7 +180,7 @@ impl RcIface {
         ops: (uct_iface_ops_t, &'static IfaceInternalOps),
     ) -> Result<uct_iface_h, Status> {
         // SAFETY: valid per the contract; only fields whose bits are set.
-        let (rx_headroom, err_handler, err_handler_arg) = unsafe {
+        let (rx_headroom, err_handler, err_handler_arg, am_alignment) = unsafe {
             let p = &*params;
             (
                 if p.field_mask & UCT_IFACE_PARAM_FIELD_RX_HEADROOM != 0 {
@@ -137,6 +198,7 @@ impl RcIface {
                 } else {
                     std::ptr::null_mut()
                 },
+                AmAlignment::of(p)?,
             )
         };
         if rx_headroom > 4096 {
@@ -162,11 +224,12 @@ impl RcIface {
         })?;
         let rx_cq = PolledCq::new(device.create_cq(srq.ring().wqe_count * 2, Some(&channel))?);
         let rx_offset = (LKEY_BYTES + 8 + rx_headroom).next_multiple_of(8);
-        let rx_pool = BufferPool::new(
+        let rx_pool = BufferPool::aligned(
             Arc::clone(&domain),
             rx_offset - AM_HDR_LEN + limits.seg_size,
             256,
             usize::MAX,
+            am_alignment.of_buffers(rx_offset, limits.seg_size),
         );
         let tx_pool = BufferPool::new(
             Arc::clone(&domain),
