@@ -14,8 +14,7 @@
 //!   (forwarded to a test stand-in that has them, else unsupported).
 //!
 //! Nothing here has run on a ConnectX NIC; the success paths run against
-//! the test stand-in library only (see the README, "Running on ConnectX
-//! NICs").
+//! the test stand-in library only (see docs/connectx.md).
 
 pub mod cq_arm;
 pub mod discovery;
