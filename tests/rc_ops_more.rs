@@ -245,3 +245,41 @@ fn empty_iov_entries_need_no_memory_handle() {
     assert_eq!(mem_dereg(pair.b.md, target_memh), UCS_OK);
     pair.close();
 }
+
+#[test]
+fn zero_length_rma_names_no_remote_memory() {
+    // What UCX's own tests post for 0-byte transfers: no buffer, no memory
+    // handle, address 0 and `UCT_INVALID_RKEY`. The peer must not look at
+    // the key (InfiniBand: no memory check at length 0), so every op
+    // completes and the connection stays usable.
+    let pair = Pair::new();
+    let nowhere = (0u64, UCT_INVALID_RKEY);
+    assert_eq!(put_short(pair.ep_a, &[], nowhere.0, nowhere.1), UCS_OK);
+    let mut empty: [u8; 0] = [];
+    let status = get_short(pair.ep_a, &mut empty, nowhere.0, nowhere.1);
+    assert!(status == UCS_OK || status == UCS_INPROGRESS, "{status}");
+    let mut put_comp = CountingCompletion::new(1);
+    let status = put_zcopy(pair.ep_a, &[], nowhere.0, nowhere.1, put_comp.as_ptr());
+    pair.expect_completion(status, &put_comp);
+    let mut get_comp = CountingCompletion::new(1);
+    let status = get_zcopy(pair.ep_a, &[], nowhere.0, nowhere.1, get_comp.as_ptr());
+    pair.expect_completion(status, &get_comp);
+    assert_eq!(pair.flush(pair.ep_a), UCS_OK);
+
+    // The same connection still carries data both ways.
+    let mut target = Target::new(2);
+    let (memh, rkey) = pair.b.register(target.base(), target.len());
+    let value = 0x0123_4567_89ab_cdefu64;
+    assert_eq!(
+        put_short(pair.ep_a, &value.to_ne_bytes(), target.addr(0), rkey),
+        UCS_OK
+    );
+    let mut back = [0u8; 8];
+    let status = get_short(pair.ep_a, &mut back, target.addr(0), rkey);
+    assert!(status == UCS_OK || status == UCS_INPROGRESS, "{status}");
+    assert_eq!(pair.flush(pair.ep_a), UCS_OK);
+    assert_eq!(target.read64(0), value);
+    assert_eq!(u64::from_ne_bytes(back), value);
+    assert_eq!(mem_dereg(pair.b.md, memh), UCS_OK);
+    pair.close();
+}
