@@ -149,6 +149,9 @@ pub struct RcEp {
     /// The callback of this ep's head pending request is running: its posts
     /// on this ep go out although requests wait behind it.
     pub in_dispatch: bool,
+    /// `uct_ep_check` found no CQ credit for its probe: progress posts it
+    /// (before pending requests) once one returns.
+    pub probe_due: bool,
     /// A post refused because the ep failed has been logged (once per
     /// failure: callers may retry in a loop).
     failed_post_logged: std::cell::Cell<bool>,
@@ -216,6 +219,7 @@ impl RcEp {
             path_mtu: tx.path_mtu,
             pending: VecDeque::new(),
             in_dispatch: false,
+            probe_due: false,
             failed_post_logged: std::cell::Cell::new(false),
             failover: EpFailover::default(),
             fc: EpFc::new(fc),
@@ -552,6 +556,20 @@ impl RcEp {
                 data: &[],
             },
         )
+    }
+
+    /// Posts the probe of `uct_ep_check` ([`OpKind::Probe`]): a signalled
+    /// zero-length RDMA WRITE to address 0 with key 0, which the peer's
+    /// responder acknowledges without looking at memory (InfiniBand checks
+    /// no key for a zero-length transfer). A peer that is gone never
+    /// acknowledges it: the retries run out and the ep fails, reporting to
+    /// the error handler as any transport error does.
+    pub fn post_probe(&mut self, credits: &mut u32) -> Result<(), Status> {
+        let mut spec = PostSpec::new(OpKind::Probe, mlx5::MLX5_OPCODE_RDMA_WRITE, 0);
+        spec.force_signal = true;
+        self.ready_own(*credits)?.post(credits, spec, |wqe| {
+            wqe.raddr(mlx5::RaddrSeg { raddr: 0, rkey: 0 });
+        })
     }
 
     /// An error CQE with `status` arrived: whether it is the first of this

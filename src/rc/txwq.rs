@@ -58,6 +58,9 @@ pub enum OpKind {
     /// The flow-control grant message ([`crate::rc::fc`]): the transport's
     /// own, never reported or completed to the user.
     FcGrant,
+    /// The probe of `uct_ep_check`: a zero-length RDMA WRITE the peer must
+    /// acknowledge (it names no memory). The transport's own, like a grant.
+    Probe,
 }
 
 impl OpKind {
@@ -92,8 +95,8 @@ impl OpKind {
             OpKind::AtomicPost => OpClass::AtomicPost,
             OpKind::AtomicFetch => OpClass::AtomicFetch,
             OpKind::Flush => OpClass::Flush,
-            // A SEND on the wire (one PSN), but the transport's own.
-            OpKind::FcGrant => OpClass::Internal,
+            // A SEND or WRITE on the wire (one PSN), but the transport's own.
+            OpKind::FcGrant | OpKind::Probe => OpClass::Internal,
         }
     }
 }

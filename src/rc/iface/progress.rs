@@ -162,7 +162,7 @@ impl IfaceState {
             for &ep in self.eps.values() {
                 // SAFETY: eps in the table are live; read only.
                 let this = unsafe { &*ep };
-                if !this.pending.is_empty() || this.fc.pure_grant_pending {
+                if !this.pending.is_empty() || this.fc.pure_grant_pending || this.probe_due {
                     eps.push_back(ep);
                 }
             }
@@ -195,8 +195,9 @@ impl IfaceState {
     }
 
     /// The next pending request of `ep` to run, if the ep is live and can
-    /// post (its owed grant goes first), taken off its queue with the ep
-    /// marked as dispatching. Runs no user callback.
+    /// post (its owed grant and a due `uct_ep_check` probe go first), taken
+    /// off its queue with the ep marked as dispatching. Runs no user
+    /// callback.
     fn pending_of(&mut self, ep: *mut RcEp) -> Option<*mut uct_pending_req_t> {
         let fc = self.fc;
         let mut credits = self.tx.credits;
@@ -210,6 +211,17 @@ impl IfaceState {
                     Err(status) => {
                         tracing::debug!("rc_mlx5 ep {ep:p}: grant not sent: {status}");
                         this.fc.pure_grant_pending = false;
+                    }
+                }
+            }
+            if this.probe_due {
+                // uct_ep_check's probe, held back for want of a CQ credit.
+                match this.post_probe(&mut credits) {
+                    Ok(()) => this.probe_due = false,
+                    Err(Status::NoResource) => return None,
+                    Err(status) => {
+                        tracing::debug!("rc_mlx5 ep {ep:p}: probe not sent: {status}");
+                        this.probe_due = false;
                     }
                 }
             }

@@ -118,27 +118,52 @@ slot! {
     { status_of(ep.ep("uct_ep_fence").and_then(|ep| ep.fence())) }
 }
 
-/// Checks the connection: a failed ep reports its error through the error
-/// handler already; a connected one is fine (the RC transport itself
-/// detects a dead peer by retries).
-fn ep_check_checked(ep: EpArg, flags: c_uint) -> Result<(), Status> {
+/// `uct_ep_check`, as UCX's rc_mlx5 does it: a connected ep posts a probe
+/// the peer must acknowledge ([`RcEp::post_probe`]); a dead peer then fails
+/// the ep and the iface's error handler hears of it. Nothing is posted
+/// when a probe is already due, or when the ring is full (its signalled
+/// ops report the peer's state already); without a CQ credit the probe
+/// waits for progress. Held ops (design §5) answer `UCS_ERR_CANCELED`; a
+/// failed ep its failure; flags and a completion are not supported (as
+/// in UCX: `UCS_ERR_INVALID_PARAM`).
+fn ep_check_checked(ep: EpArg, flags: c_uint, comp: *mut uct_completion_t) -> Result<(), Status> {
     const F: &str = "uct_ep_check";
-    let ep = ep.ep(F)?;
+    let (ep, iface) = ep.ep_and_iface(F)?;
     if flags != 0 {
         tracing::warn!("{F}: flags 0x{flags:x} are not supported");
         return Err(Status::InvalidParam);
     }
+    if !comp.is_null() {
+        tracing::warn!("{F}: a completion is not supported");
+        return Err(Status::InvalidParam);
+    }
+    if ep.failover.is_holding() {
+        return Err(Status::Canceled);
+    }
     match ep.state() {
-        EpState::Connected | EpState::Invalidated => Ok(()),
-        EpState::Failed(status, _) => Err(status),
-        EpState::Idle => Err(Status::NotConnected),
+        EpState::Connected | EpState::Invalidated => {}
+        EpState::Failed(status, _) => return Err(status),
+        EpState::Idle => return Err(Status::NotConnected),
+    }
+    if ep.probe_due {
+        return Ok(());
+    }
+    let credits = &mut iface.state.tx.credits;
+    if *credits == 0 {
+        ep.probe_due = true;
+        return Ok(());
+    }
+    match ep.post_probe(credits) {
+        // A full ring: its signalled ops tell the peer's state.
+        Ok(()) | Err(Status::NoResource) => Ok(()),
+        Err(status) => Err(status),
     }
 }
 
 slot! {
-    fn ep_check(ep: uct_ep_h, flags: c_uint, _comp: *mut uct_completion_t) -> ucs_status_t;
+    fn ep_check(ep: uct_ep_h, flags: c_uint, comp: *mut uct_completion_t) -> ucs_status_t;
     take ep: EpArg = (ep);
-    { status_of(ep_check_checked(ep, flags)) }
+    { status_of(ep_check_checked(ep, flags, comp)) }
 }
 
 fn ep_pending_add_checked(ep: EpArg, req: *mut uct_pending_req_t) -> Result<(), Status> {
