@@ -28,7 +28,7 @@ pub use crate::rc::limits::{
     am_header, Limits, AM_HDR_LEN, AM_ID_OFFSET, AM_ZCOPY_MAX_HDR, TMH_NO_TAG,
 };
 use crate::rc::pool::{Alignment, BufferPool, LKEY_BYTES};
-use crate::rc::txwq::{OutstandingOp, TxResources};
+use crate::rc::txwq::{OpKind, OutstandingOp, TxResources};
 
 mod progress;
 mod rx;
@@ -448,11 +448,21 @@ impl IfaceState {
         } else {
             ops
         };
-        if !cancel.is_empty() {
+        // As UCX: a warning names the ops whose caller waits for them
+        // (a completion other than a flush's); the rest are only traced.
+        let awaited = cancel
+            .iter()
+            .filter(|op| !op.posted.comp.is_null() && op.posted.kind != OpKind::Flush)
+            .count();
+        if awaited > 0 {
             tracing::warn!(
-                "rc_mlx5 ep {ptr:p}: destroyed with uncompleted operations ({}): they complete with {}",
-                cancel.len(),
+                "rc_mlx5 ep {ptr:p}: destroyed with uncompleted operations ({awaited} awaited): they complete with {}",
                 Status::Canceled
+            );
+        } else if !cancel.is_empty() {
+            tracing::debug!(
+                "rc_mlx5 ep {ptr:p}: destroyed with {} operations outstanding",
+                cancel.len()
             );
         }
         ep.invalidate();
