@@ -5,7 +5,8 @@
 pub mod async_context;
 mod c_array;
 pub mod callbackq;
-mod checks;
+pub(crate) mod checks;
+pub mod cm;
 pub mod component;
 pub mod config;
 pub mod cstr;

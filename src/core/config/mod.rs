@@ -36,6 +36,11 @@ pub fn read_md_config(app_prefix: Option<&str>) -> Result<Config, Status> {
     Ok(config)
 }
 
+/// The connection manager configuration from the process environment.
+pub fn read_cm_config(app_prefix: Option<&str>) -> Result<Config, Status> {
+    Config::read(&tables::CM_CONFIG, app_prefix, &ProcessEnv)
+}
+
 /// The interface configuration of transport `tl_name` from the process
 /// environment; `NoDevice` for a transport we do not have (as UCX).
 pub fn read_iface_config(tl_name: &str, app_prefix: Option<&str>) -> Result<Config, Status> {

@@ -580,6 +580,13 @@ pub static LOG_CONFIG: ConfigTable = ConfigTable {
     fields: LOG_FIELDS,
 };
 
+/// The connection manager (`rdmacm` component) has no settings of its own.
+pub static CM_CONFIG: ConfigTable = ConfigTable {
+    name: "Connection manager",
+    prefix: "RDMA_CM_",
+    fields: &[],
+};
+
 /// Every table, for checks over all known variable names.
 pub static ALL_TABLES: [&ConfigTable; 4] = [
     &IB_MD_CONFIG,
