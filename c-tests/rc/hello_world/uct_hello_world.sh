@@ -12,6 +12,10 @@
 #         OUT/uct_hello_world_ucx   against the system's UCX headers and
 #                                   libuct/libucs (Debian's libucx-dev).
 #
+#   uct_hello_world.sh fetch --cache DIR
+#       Only fetches (or finds cached) the example files and prints their
+#       directory on the last line (c-tests/ucp builds ucp_client_server.c).
+#
 #   uct_hello_world.sh run --binary FILE --mode i|b|z --tl TL --dev DEV
 #                          [--lib-path DIR] [--expect-lib-dir DIR] [--size N] [--timeout S]
 #       Runs a server and a client (127.0.0.1, a free port) with
@@ -24,7 +28,8 @@ set -euo pipefail
 
 readonly UCX_UPSTREAM_VERSION="1.13.1"
 readonly UCX_SOURCE_VERSION="$UCX_UPSTREAM_VERSION-1"
-readonly EXAMPLE_FILES=(uct_hello_world.c hello_world_util.h)
+# c-tests/ucp takes ucp_client_server.c from the same cache (`fetch`).
+readonly EXAMPLE_FILES=(uct_hello_world.c hello_world_util.h ucp_client_server.c ucp_util.h)
 
 die() {
     echo "uct_hello_world.sh: $*" >&2
@@ -70,7 +75,11 @@ ensure_dpkg_source() {
 fetch_example() {
     local cache=$1
     local dest="$cache/ucx-$UCX_UPSTREAM_VERSION-examples"
-    if [[ -f "$dest/.complete" ]]; then
+    local name complete=1
+    for name in "${EXAMPLE_FILES[@]}"; do
+        [[ -f "$dest/$name" ]] || complete=0
+    done
+    if [[ -f "$dest/.complete" ]] && ((complete)); then
         echo "using cached $dest"
         return
     fi
@@ -110,7 +119,6 @@ fetch_example() {
     [[ -n "$tree" ]] || die "apt-get source produced no ucx-* directory"
     rm -rf "$dest"
     mkdir -p "$dest"
-    local name
     for name in "${EXAMPLE_FILES[@]}"; do
         [[ -f "$tree/examples/$name" ]] || die "the source package has no examples/$name"
         cp "$tree/examples/$name" "$dest/"
@@ -133,6 +141,19 @@ check_header_origin() {
     if [[ -n "$foreign" ]]; then
         die "the build against $include_dir includes headers from elsewhere:"$'\n'"$foreign"
     fi
+}
+
+fetch_only() {
+    [[ $# -eq 2 && $1 == --cache ]] || die "usage: fetch --cache DIR"
+    local cache=$2
+    mkdir -p "$cache"
+    exec 9>"$cache/.lock"
+    flock 9
+    fetch_example "$cache" >&2
+    flock -u 9
+    local src="$cache/ucx-$UCX_UPSTREAM_VERSION-examples"
+    (cd "$src" && sha256sum --quiet -c SHA256SUMS) || die "cached example in $src was modified"
+    echo "$src"
 }
 
 prepare() {
@@ -333,11 +354,12 @@ run() {
     rm -rf "$logs"
 }
 
-[[ $# -ge 1 ]] || die "usage: uct_hello_world.sh prepare|run [options] (see the header)"
+[[ $# -ge 1 ]] || die "usage: uct_hello_world.sh prepare|fetch|run [options] (see the header)"
 command=$1
 shift
 case $command in
 prepare) prepare "$@" ;;
+fetch) fetch_only "$@" ;;
 run) run "$@" ;;
 *) die "unknown command $command" ;;
 esac
