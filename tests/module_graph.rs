@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 
 /// Top-level modules from the bottom up: each may import only those before it
 /// (so `core` imports only `abi`, and nothing imports `api`).
-const LAYERS: &[&str] = &["abi", "core", "mlx5", "hca", "ib", "failover", "rc", "api"];
+const LAYERS: &[&str] = &[
+    "abi", "core", "mlx5", "hca", "ib", "failover", "rc", "cm", "api",
+];
 
 /// Import circles inside src/rc that are known and still to be closed, each
 /// the set of files of one circle, relative to src/: none since issue 10

@@ -6,7 +6,7 @@
 //! `uct_cm_client_ep_conn_notify`, `uct_ep_destroy`) reach it through the
 //! ep's ops table.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_uint, c_void};
 use std::ptr::{addr_of, addr_of_mut};
 
 use crate::abi::*;
@@ -15,8 +15,9 @@ use crate::api::component::component_arg;
 use crate::api::cstr::c_str_arg;
 use crate::cm::conn::UserSide;
 use crate::cm::socket::{ipv4_of, storage_of};
-use crate::cm::{private_data, Cm, Listener};
+use crate::cm::{private_data, Cm, CmEp, Listener};
 use crate::core::config::{self, handle};
+use crate::core::ops::unsupported_iface_ops;
 
 const CM_ATTR_FIELDS: u64 = UCT_CM_ATTR_FIELD_MAX_CONN_PRIV;
 const LISTENER_ATTR_FIELDS: u64 = UCT_LISTENER_ATTR_FIELD_SOCKADDR;
@@ -81,7 +82,7 @@ pub unsafe extern "C" fn uct_cm_open(
             return Err(Status::Unsupported);
         }
         // SAFETY: worker NULL or live by the caller's contract.
-        let cm = unsafe { Cm::open(worker, FUNCTION) }?;
+        let cm = unsafe { Cm::open(worker, cm_ep_ops(), FUNCTION) }?;
         // SAFETY: checked non-NULL; writable by the caller's contract.
         unsafe { cm_p.write(cm) };
         Ok(())
@@ -329,3 +330,98 @@ pub(crate) unsafe fn cm_ep_create(
         Err(status) => finish(FUNCTION, Err(status)),
     }
 }
+
+/// The ops table of a cm's endpoints: what `uct_ep_*` on them reach.
+fn cm_ep_ops() -> uct_iface_ops_t {
+    let mut ops = unsupported_iface_ops();
+    ops.ep_connect = Some(cm_ep_connect);
+    ops.ep_disconnect = Some(cm_ep_disconnect);
+    ops.cm_ep_conn_notify = Some(cm_ep_conn_notify);
+    ops.ep_destroy = Some(cm_ep_destroy);
+    ops.ep_pending_purge = Some(cm_ep_pending_purge);
+    ops.ep_flush = Some(cm_ep_flush);
+    ops.iface_progress = Some(cm_iface_progress);
+    ops.iface_progress_enable = Some(cm_iface_progress_switch);
+    ops.iface_progress_disable = Some(cm_iface_progress_switch);
+    ops
+}
+
+/// `uct_ep_connect` on a client ep: sends the request with the private data.
+unsafe extern "C" fn cm_ep_connect(
+    ep: uct_ep_h,
+    params: *const uct_ep_connect_params_t,
+) -> ucs_status_t {
+    status_entry_point!(FUNCTION = "uct_ep_connect", {
+        // SAFETY: a live ep of a cm (its ops table led here).
+        let ep = unsafe { CmEp::from_handle(ep, FUNCTION) }?;
+        non_null(params, FUNCTION, "params")?;
+        // SAFETY: non-NULL, valid per its mask by the caller's contract.
+        let params = unsafe { &*params };
+        // SAFETY: as above.
+        let data = unsafe {
+            private_data(
+                params.field_mask,
+                UCT_EP_CONNECT_PARAM_FIELD_PRIVATE_DATA,
+                UCT_EP_CONNECT_PARAM_FIELD_PRIVATE_DATA_LENGTH,
+                params.private_data,
+                params.private_data_length,
+                ep.conn().cm().max_conn_priv,
+                FUNCTION,
+            )
+        }?;
+        ep.conn().send_request(data)
+    })
+}
+
+/// `uct_ep_disconnect`: half-closes; the peer's `disconnect_cb` runs, and
+/// this side's when the peer disconnects too.
+unsafe extern "C" fn cm_ep_disconnect(ep: uct_ep_h, _flags: c_uint) -> ucs_status_t {
+    status_entry_point!(FUNCTION = "uct_ep_disconnect", {
+        // SAFETY: a live ep of a cm (its ops table led here).
+        unsafe { CmEp::from_handle(ep, FUNCTION) }?
+            .conn()
+            .disconnect()
+    })
+}
+
+/// `uct_cm_client_ep_conn_notify`: the server's notify callback runs.
+unsafe extern "C" fn cm_ep_conn_notify(ep: uct_ep_h) -> ucs_status_t {
+    status_entry_point!(FUNCTION = "uct_cm_client_ep_conn_notify", {
+        // SAFETY: a live ep of a cm (its ops table led here).
+        unsafe { CmEp::from_handle(ep, FUNCTION) }?.conn().notify()
+    })
+}
+
+/// `uct_ep_destroy`: no callback of the ep runs after it returns.
+unsafe extern "C" fn cm_ep_destroy(ep: uct_ep_h) {
+    crate::api::enter();
+    // SAFETY: a live ep of a cm (its ops table led here), not used later.
+    if unsafe { CmEp::from_handle(ep, "uct_ep_destroy") }.is_ok() {
+        // SAFETY: as above.
+        unsafe { CmEp::destroy(ep) };
+    }
+}
+
+/// A cm ep never queues pending requests: nothing to purge.
+unsafe extern "C" fn cm_ep_pending_purge(
+    _ep: uct_ep_h,
+    _cb: uct_pending_purge_callback_t,
+    _arg: *mut c_void,
+) {
+}
+
+/// Nothing is ever outstanding on a cm ep.
+unsafe extern "C" fn cm_ep_flush(
+    _ep: uct_ep_h,
+    _flags: c_uint,
+    _comp: *mut uct_completion_t,
+) -> ucs_status_t {
+    UCS_OK
+}
+
+/// Everything of a cm happens in the async context.
+unsafe extern "C" fn cm_iface_progress(_iface: uct_iface_h) -> c_uint {
+    0
+}
+
+unsafe extern "C" fn cm_iface_progress_switch(_iface: uct_iface_h, _flags: c_uint) {}

@@ -9,7 +9,7 @@
 //! or the pending connection request another; the memory lives until the
 //! last one goes.
 
-use std::ffi::{c_char, c_int, c_void};
+use std::ffi::{c_int, c_void};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddrV4, TcpStream};
 use std::os::fd::AsRawFd;
@@ -22,7 +22,6 @@ use super::socket::{status_of_error, storage_of, SOCKADDR_IN_LEN};
 use super::wire::{Kind, Message};
 use super::CmCore;
 use crate::abi::*;
-use crate::api::cstr::fill_c_array;
 
 /// The user's side of a connection: its ep handle and callbacks (all zero
 /// until the ep exists, and again after it is destroyed).
@@ -429,12 +428,11 @@ impl Conn {
         let (Some(cb), true) = (user.resolve, user.ep != 0) else {
             return;
         };
-        let mut args = uct_cm_ep_resolve_args_t {
+        let args = uct_cm_ep_resolve_args_t {
             field_mask: UCT_CM_EP_RESOLVE_ARGS_FIELD_DEV_NAME | UCT_CM_EP_RESOLVE_ARGS_FIELD_STATUS,
-            dev_name: [0 as c_char; UCT_DEVICE_NAME_MAX],
+            dev_name: self.device.c_name(),
             status: status_of(&result),
         };
-        fill_c_array(&mut args.dev_name, self.device.name.as_bytes());
         tracing::debug!(
             "cm: client ep {:#x} to {}: resolved on {} ({result:?})",
             user.ep,
@@ -504,12 +502,12 @@ impl Conn {
             conn_priv_data_length: private_data.len(),
         };
         let client = storage_of(self.peer);
-        let mut args = uct_cm_listener_conn_request_args_t {
+        let args = uct_cm_listener_conn_request_args_t {
             field_mask: UCT_CM_LISTENER_CONN_REQUEST_ARGS_FIELD_DEV_NAME
                 | UCT_CM_LISTENER_CONN_REQUEST_ARGS_FIELD_CONN_REQUEST
                 | UCT_CM_LISTENER_CONN_REQUEST_ARGS_FIELD_REMOTE_DATA
                 | UCT_CM_LISTENER_CONN_REQUEST_ARGS_FIELD_CLIENT_ADDR,
-            dev_name: [0 as c_char; UCT_DEVICE_NAME_MAX],
+            dev_name: self.device.c_name(),
             conn_request: request,
             remote_data: &remote,
             client_address: ucs_sock_addr_t {
@@ -517,7 +515,6 @@ impl Conn {
                 addrlen: SOCKADDR_IN_LEN,
             },
         };
-        fill_c_array(&mut args.dev_name, self.device.name.as_bytes());
         tracing::debug!(
             "cm: listener {handle:#x}: request {request:p} from {} on {}",
             self.peer,

@@ -8,9 +8,11 @@
 //! network interface is not looked up), so the connection manager does not
 //! serve them.
 
+use std::ffi::c_char;
 use std::net::Ipv4Addr;
 
 use crate::abi::ucs_status::Status;
+use crate::abi::UCT_DEVICE_NAME_MAX;
 use crate::hca::devices::{hca_devices, Backend, HcaDevice, DEVICE_PORT};
 use crate::hca::{Device, DeviceAddress};
 
@@ -51,6 +53,19 @@ impl std::fmt::Debug for LocalDevice {
 }
 
 impl LocalDevice {
+    /// The device name as UCT's callbacks carry it (NUL-padded; names are
+    /// short, a longer one would be cut to leave the NUL).
+    pub fn c_name(&self) -> [c_char; UCT_DEVICE_NAME_MAX] {
+        let mut name = [0 as c_char; UCT_DEVICE_NAME_MAX];
+        for (slot, byte) in name[..UCT_DEVICE_NAME_MAX - 1]
+            .iter_mut()
+            .zip(self.name.bytes())
+        {
+            *slot = byte as c_char;
+        }
+        name
+    }
+
     pub fn open(device: &HcaDevice) -> Result<LocalDevice, Status> {
         let ipv4 = device_ipv4(device).ok_or(Status::NoDevice)?;
         let open = Device::open(&device.name)?;

@@ -3,7 +3,8 @@
 //! layer above (UCP's sockaddr connections), over TCP on the devices' IP
 //! addresses.
 //!
-//! It is listed as a component named `rdmacm` with `UCT_COMPONENT_FLAG_CM`
+//! It is listed (`crate::ib::component::CM_COMPONENT`) as a component named
+//! `rdmacm` with `UCT_COMPONENT_FLAG_CM`
 //! and no memory domain, so that UCP, which tries the components named in
 //! `UCX_SOCKADDR_TLS_PRIORITY` (`rdmacm,tcp,sockcm` by default), uses it
 //! without configuration. Like UCX's RDMA connection manager it names the
@@ -24,21 +25,17 @@ pub mod socket;
 pub mod wire;
 
 use std::collections::HashMap;
-use std::ffi::{c_uint, c_void};
+use std::ffi::c_void;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::{Arc, Mutex};
 
 use crate::abi::*;
-use crate::core::iface::BaseIface;
-use crate::core::ops::unsupported_iface_ops;
+use crate::core::iface::{BaseIface, UNSUPPORTED_INTERNAL_OPS};
 use async_io::AsyncTarget;
 use conn::{Conn, UserSide};
 use device::{device_at, first_device, LocalDevice};
 use listener::ListenerCore;
 use machine::Role;
-
-/// The component's name: the first one UCP's default priority list names.
-pub const COMPONENT_NAME: &str = "rdmacm";
 
 /// Most private data a connection carries each way (UCX's TCP connection
 /// manager's default; UCP's address of rc_mlx5 lanes needs a few hundred).
@@ -123,32 +120,21 @@ pub struct Listener {
 
 impl Cm {
     /// Opens a connection manager on `worker`, whose async context runs its
-    /// callbacks.
+    /// callbacks; its endpoints dispatch through `ops`.
     ///
     /// # Safety
     /// `worker` must be a live worker of ours.
-    pub unsafe fn open(worker: uct_worker_h, function: &str) -> Result<uct_cm_h, Status> {
+    pub unsafe fn open(
+        worker: uct_worker_h,
+        ops: uct_iface_ops_t,
+        function: &str,
+    ) -> Result<uct_cm_h, Status> {
         // SAFETY: by the contract.
         let worker_ref = unsafe { crate::core::worker::worker_ref(worker, function) }?;
         // SAFETY: the worker's context is live while the worker is.
         let async_target = unsafe { AsyncTarget::new(worker_ref.async_context()) }?;
-        let mut ops = unsupported_iface_ops();
-        ops.ep_connect = Some(slots::ep_connect);
-        ops.ep_disconnect = Some(slots::ep_disconnect);
-        ops.cm_ep_conn_notify = Some(slots::cm_ep_conn_notify);
-        ops.ep_destroy = Some(slots::ep_destroy);
-        ops.ep_pending_purge = Some(slots::ep_pending_purge);
-        ops.ep_flush = Some(slots::ep_flush);
-        ops.iface_progress = Some(slots::iface_progress);
-        ops.iface_progress_enable = Some(slots::iface_progress_switch);
-        ops.iface_progress_disable = Some(slots::iface_progress_switch);
         let cm = Box::new(Cm {
-            base: BaseIface::with_ops(
-                std::ptr::null_mut(),
-                worker,
-                ops,
-                &crate::core::iface::UNSUPPORTED_INTERNAL_OPS,
-            ),
+            base: BaseIface::with_ops(std::ptr::null_mut(), worker, ops, &UNSUPPORTED_INTERNAL_OPS),
             magic: CM_MAGIC,
             core: Arc::new(CmCore {
                 async_target,
@@ -164,7 +150,7 @@ impl Cm {
     /// `cm` must be NULL or a handle of ours not closed yet (the magic check
     /// catches most violations).
     pub unsafe fn from_handle<'a>(cm: uct_cm_h, function: &str) -> Result<&'a Cm, Status> {
-        crate::api::checks::non_null(cm, function, "cm")?;
+        non_null(cm, function, "cm")?;
         // SAFETY: by the contract, a Cm (checked by its magic).
         let cm_ref = unsafe { &*(cm as *const Cm) };
         if !cm_ref.base.is_valid() || cm_ref.magic != CM_MAGIC {
@@ -266,7 +252,7 @@ impl Cm {
         });
         if let Err(status) = conn.watch() {
             // SAFETY: the ep was just made and not handed out.
-            unsafe { destroy_ep(ep) };
+            unsafe { CmEp::destroy(ep) };
             return Err(status);
         }
         Ok(ep)
@@ -288,7 +274,7 @@ impl Cm {
         });
         if let Err(status) = conn.accept(private_data) {
             // SAFETY: the ep was just made and not handed out.
-            unsafe { destroy_ep(ep) };
+            unsafe { CmEp::destroy(ep) };
             return Err(status);
         }
         Ok(ep)
@@ -320,7 +306,7 @@ impl Listener {
         listener: uct_listener_h,
         function: &str,
     ) -> Result<&'a Listener, Status> {
-        crate::api::checks::non_null(listener, function, "listener")?;
+        non_null(listener, function, "listener")?;
         // SAFETY: by the contract (checked by the magic).
         let listener_ref = unsafe { &*(listener as *const Listener) };
         if listener_ref.magic != LISTENER_MAGIC {
@@ -355,108 +341,45 @@ impl Listener {
     }
 }
 
-/// The cm endpoint a C handle names.
-///
-/// # Safety
-/// `ep` must be NULL or a live ep (ours or another transport's: the magic
-/// tells them apart only for eps of this iface, which is how ops reach us).
-unsafe fn ep_ref<'a>(ep: uct_ep_h, function: &str) -> Result<&'a CmEp, Status> {
-    crate::api::checks::non_null(ep, function, "ep")?;
-    // SAFETY: the ops table that led here is the cm's, so `ep` is a CmEp.
-    let ep_ref = unsafe { &*(ep as *const CmEp) };
-    if ep_ref.magic != CM_EP_MAGIC {
-        tracing::warn!("{function}: {ep:p} is not a live connection-manager ep");
+impl CmEp {
+    /// The cm endpoint a C handle names.
+    ///
+    /// # Safety
+    /// `ep` must be NULL or a live ep of a cm (the cm's ops table led here).
+    pub unsafe fn from_handle<'a>(ep: uct_ep_h, function: &str) -> Result<&'a CmEp, Status> {
+        non_null(ep, function, "ep")?;
+        // SAFETY: by the contract, a CmEp (checked by its magic).
+        let ep_ref = unsafe { &*(ep as *const CmEp) };
+        if ep_ref.magic != CM_EP_MAGIC {
+            tracing::warn!("{function}: {ep:p} is not a live connection-manager ep");
+            return Err(Status::InvalidParam);
+        }
+        Ok(ep_ref)
+    }
+
+    pub fn conn(&self) -> &Arc<Conn> {
+        &self.conn
+    }
+
+    /// `uct_ep_destroy`: no callback of the ep runs after this.
+    ///
+    /// # Safety
+    /// `ep` is a live CmEp handle, not used afterwards.
+    pub unsafe fn destroy(ep: uct_ep_h) {
+        // SAFETY: by the contract, from Box::into_raw in `Cm::new_ep`.
+        let mut ep = unsafe { Box::from_raw(ep as *mut CmEp) };
+        ep.magic = 0;
+        ep.conn.detach();
+    }
+}
+
+/// `Err(InvalidParam)` with a log line when a handle is NULL.
+fn non_null<T>(handle: *const T, function: &str, what: &str) -> Result<(), Status> {
+    if handle.is_null() {
+        tracing::warn!("{function}: {what} is NULL");
         return Err(Status::InvalidParam);
     }
-    Ok(ep_ref)
-}
-
-/// # Safety
-/// `ep` is a live CmEp handle, not used afterwards.
-unsafe fn destroy_ep(ep: uct_ep_h) {
-    // SAFETY: by the contract, from Box::into_raw in `Cm::new_ep`.
-    let mut ep = unsafe { Box::from_raw(ep as *mut CmEp) };
-    ep.magic = 0;
-    ep.conn.detach();
-}
-
-/// The cm's iface operations (what `uct_ep_*` on a cm ep reach).
-mod slots {
-    use super::*;
-    use crate::abi::ucs_status::status_of;
-
-    pub unsafe extern "C" fn ep_connect(
-        ep: uct_ep_h,
-        params: *const uct_ep_connect_params_t,
-    ) -> ucs_status_t {
-        const F: &str = "uct_ep_connect";
-        crate::api::enter();
-        // SAFETY: ep NULL or live; params NULL or valid per its mask.
-        status_of(&unsafe { ep_ref(ep, F) }.and_then(|ep| {
-            crate::api::checks::non_null(params, F, "params")?;
-            // SAFETY: non-NULL, valid per the caller's contract.
-            let params = unsafe { &*params };
-            let data = unsafe {
-                private_data(
-                    params.field_mask,
-                    UCT_EP_CONNECT_PARAM_FIELD_PRIVATE_DATA,
-                    UCT_EP_CONNECT_PARAM_FIELD_PRIVATE_DATA_LENGTH,
-                    params.private_data,
-                    params.private_data_length,
-                    ep.conn.cm().max_conn_priv,
-                    F,
-                )
-            }?;
-            ep.conn.send_request(data)
-        }))
-    }
-
-    pub unsafe extern "C" fn ep_disconnect(ep: uct_ep_h, _flags: c_uint) -> ucs_status_t {
-        crate::api::enter();
-        // SAFETY: ep NULL or live.
-        status_of(&unsafe { ep_ref(ep, "uct_ep_disconnect") }.and_then(|ep| ep.conn.disconnect()))
-    }
-
-    pub unsafe extern "C" fn cm_ep_conn_notify(ep: uct_ep_h) -> ucs_status_t {
-        crate::api::enter();
-        // SAFETY: ep NULL or live.
-        status_of(
-            &unsafe { ep_ref(ep, "uct_cm_client_ep_conn_notify") }.and_then(|ep| ep.conn.notify()),
-        )
-    }
-
-    pub unsafe extern "C" fn ep_destroy(ep: uct_ep_h) {
-        crate::api::enter();
-        // SAFETY: ep NULL or live; not used by the caller afterwards.
-        if unsafe { ep_ref(ep, "uct_ep_destroy") }.is_ok() {
-            // SAFETY: a live CmEp.
-            unsafe { destroy_ep(ep) };
-        }
-    }
-
-    pub unsafe extern "C" fn ep_pending_purge(
-        _ep: uct_ep_h,
-        _cb: uct_pending_purge_callback_t,
-        _arg: *mut c_void,
-    ) {
-        // A cm ep never queues pending requests.
-    }
-
-    pub unsafe extern "C" fn ep_flush(
-        _ep: uct_ep_h,
-        _flags: c_uint,
-        _comp: *mut uct_completion_t,
-    ) -> ucs_status_t {
-        // Nothing is ever outstanding on a cm ep.
-        UCS_OK
-    }
-
-    pub unsafe extern "C" fn iface_progress(_iface: uct_iface_h) -> c_uint {
-        // Everything happens in the async context.
-        0
-    }
-
-    pub unsafe extern "C" fn iface_progress_switch(_iface: uct_iface_h, _flags: c_uint) {}
+    Ok(())
 }
 
 /// The private data a parameter struct names, checked against the limit.
@@ -488,7 +411,7 @@ pub unsafe fn private_data<'a>(
     if length == 0 {
         return Ok(&[]);
     }
-    crate::api::checks::non_null(data, function, "private_data")?;
+    non_null(data, function, "private_data")?;
     // SAFETY: valid for `length` bytes by the contract.
     Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), length) })
 }

@@ -25,9 +25,11 @@ pub static IB_COMPONENT: Component = Component {
     has_mds: true,
 };
 
-/// The connection manager component ([`crate::cm`]): no memory domain.
+/// The connection manager component (`crate::cm`): no memory domain. Named
+/// `rdmacm`, the first name of UCP's default `UCX_SOCKADDR_TLS_PRIORITY`
+/// (`rdmacm,tcp,sockcm`), so UCP uses it without configuration.
 pub static CM_COMPONENT: Component = Component {
-    name: crate::cm::COMPONENT_NAME,
+    name: "rdmacm",
     flags: UCT_COMPONENT_FLAG_CM,
     has_mds: false,
 };
