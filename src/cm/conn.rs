@@ -247,17 +247,24 @@ impl Conn {
         Ok(())
     }
 
-    /// `uct_ep_disconnect`.
+    /// `uct_ep_disconnect`: half-closes the stream; once the peer has
+    /// closed its side too, the stream goes.
     pub fn disconnect(self: &Arc<Self>) -> Result<(), Status> {
-        let mut state = lock(&self.state);
-        if !state.machine.disconnect()? {
-            return Ok(());
-        }
-        state.half_close_pending = true;
-        if let Err(status) = self.flush(&mut state) {
-            tracing::debug!("cm: disconnecting from {}: {status}", self.peer);
-        }
-        self.rewatch(&mut state);
+        let closing = {
+            let mut state = lock(&self.state);
+            state.machine.disconnect()?;
+            state.half_close_pending = true;
+            if let Err(status) = self.flush(&mut state) {
+                tracing::debug!("cm: disconnecting from {}: {status}", self.peer);
+            }
+            if state.machine.both_done() && !state.half_close_pending {
+                self.take_stream(&mut state)
+            } else {
+                self.rewatch(&mut state);
+                None
+            }
+        };
+        self.finish_close(closing);
         Ok(())
     }
 
@@ -327,7 +334,7 @@ impl Conn {
     }
 
     /// A socket event: advance the machine, then deliver its callbacks.
-    fn on_event(self: &Arc<Self>, events: ucs_event_set_types_t) {
+    fn on_event(self: &Arc<Self>) {
         let (outcome, closing) = {
             let mut state = lock(&self.state);
             if state.stream.is_none() {
@@ -335,11 +342,11 @@ impl Conn {
             }
             let mut outcome = Outcome::default();
             if state.machine.phase() == Phase::Connecting {
-                if events != 0 {
-                    let result = connect_result(state.stream.as_ref());
+                // None: a wake-up before the connect finished.
+                if let Some(result) = connect_result(state.stream.as_ref()) {
                     merge(&mut outcome, state.machine.tcp_connected(result));
                 }
-            } else {
+            } else if !state.machine.peer_done() {
                 self.read_all(&mut state, &mut outcome);
             }
             if !outcome.finished {
@@ -347,12 +354,13 @@ impl Conn {
                     merge(&mut outcome, state.machine.peer_closed(Some(status)));
                 }
             }
-            let closing = if outcome.finished {
-                self.take_stream(&mut state)
-            } else {
-                self.rewatch(&mut state);
-                None
-            };
+            let closing =
+                if outcome.finished || (state.machine.both_done() && !state.half_close_pending) {
+                    self.take_stream(&mut state)
+                } else {
+                    self.rewatch(&mut state);
+                    None
+                };
             (outcome, closing)
         };
         self.finish_close(closing);
@@ -376,7 +384,8 @@ impl Conn {
             };
             let finished = step.finished;
             merge(outcome, step);
-            if finished {
+            // After the peer's end of stream there is nothing more to read.
+            if finished || state.machine.peer_done() {
                 return;
             }
         }
@@ -555,15 +564,18 @@ fn remote_data(message: &Message) -> uct_cm_remote_data_t {
     }
 }
 
-/// How a non-blocking connect ended.
-fn connect_result(stream: Option<&TcpStream>) -> Result<(), Status> {
-    let stream = stream.ok_or(Status::NotConnected)?;
+/// How a non-blocking connect ended, `None` while it is still under way.
+fn connect_result(stream: Option<&TcpStream>) -> Option<Result<(), Status>> {
+    let Some(stream) = stream else {
+        return Some(Err(Status::NotConnected));
+    };
     match stream.take_error() {
         Ok(None) => match stream.peer_addr() {
-            Ok(_) => Ok(()),
-            Err(error) => Err(status_of_error(&error)),
+            Ok(_) => Some(Ok(())),
+            Err(error) if error.raw_os_error() == Some(libc::ENOTCONN) => None,
+            Err(error) => Some(Err(status_of_error(&error))),
         },
-        Ok(Some(error)) | Err(error) => Err(status_of_error(&error)),
+        Ok(Some(error)) | Err(error) => Some(Err(status_of_error(&error))),
     }
 }
 
@@ -571,7 +583,13 @@ fn wanted_events(state: &State) -> ucs_event_set_types_t {
     if state.machine.phase() == Phase::Connecting {
         return UCS_EVENT_SET_EVWRITE;
     }
-    let mut events = UCS_EVENT_SET_EVREAD;
+    // Nothing more to read once the peer closed its side (its end of
+    // stream would wake the handler again and again).
+    let mut events = if state.machine.peer_done() {
+        0
+    } else {
+        UCS_EVENT_SET_EVREAD
+    };
     if !state.outbox.is_empty() || state.half_close_pending {
         events |= UCS_EVENT_SET_EVWRITE;
     }
@@ -579,7 +597,7 @@ fn wanted_events(state: &State) -> ucs_event_set_types_t {
 }
 
 /// The async handler of a connection's socket.
-unsafe extern "C" fn conn_event(_fd: c_int, events: ucs_event_set_types_t, arg: *mut c_void) {
+unsafe extern "C" fn conn_event(_fd: c_int, _events: ucs_event_set_types_t, arg: *mut c_void) {
     let conn = arg as *const Conn;
     // SAFETY: `arg` is the registration's reference (see `Conn::watch`),
     // alive until the handler is removed, which waits for this call; a
@@ -588,5 +606,5 @@ unsafe extern "C" fn conn_event(_fd: c_int, events: ucs_event_set_types_t, arg: 
         Arc::increment_strong_count(conn);
         Arc::from_raw(conn)
     };
-    conn.on_event(events);
+    conn.on_event();
 }

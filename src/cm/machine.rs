@@ -211,7 +211,8 @@ impl Machine {
                     } else {
                         vec![]
                     },
-                    finished: true,
+                    // The stream stays until this side disconnects too.
+                    finished: self.local_disconnect,
                 }
             }
             Phase::RequestSent if !self.received_any && status == Status::ConnectionReset => {
@@ -296,10 +297,8 @@ impl Machine {
         }
     }
 
-    /// `uct_ep_disconnect`: `Ok(true)` when the stream should be
-    /// half-closed now, `Ok(false)` when it is closed already (the peer went
-    /// first and its end is gone too).
-    pub fn disconnect(&mut self) -> Result<bool, Status> {
+    /// `uct_ep_disconnect`: the stream is to be half-closed now.
+    pub fn disconnect(&mut self) -> Result<(), Status> {
         match self.phase {
             Phase::Connected if self.local_disconnect => Err(if self.remote_disconnect {
                 Status::NotConnected
@@ -308,11 +307,21 @@ impl Machine {
             }),
             Phase::Connected => {
                 self.local_disconnect = true;
-                Ok(!self.remote_disconnect)
+                Ok(())
             }
             Phase::Failed(_) | Phase::Rejected => Err(Status::NotConnected),
             _ => Err(Status::Busy),
         }
+    }
+
+    /// The peer has closed its side (nothing more to read).
+    pub fn peer_done(&self) -> bool {
+        self.remote_disconnect
+    }
+
+    /// Both sides have closed: the stream is of no further use.
+    pub fn both_done(&self) -> bool {
+        self.local_disconnect && self.remote_disconnect
     }
 }
 
@@ -376,18 +385,18 @@ mod tests {
         let notify = server.received(&bytes(Kind::Notify, b"", b""));
         assert_eq!(notify.events, [Event::ServerNotify(Ok(()))]);
 
-        assert_eq!(client.disconnect(), Ok(true));
+        assert_eq!(client.disconnect(), Ok(()));
         assert_eq!(client.disconnect(), Err(Status::InProgress));
+        // The server keeps its stream until it disconnects too.
         let remote = server.peer_closed(None);
-        assert_eq!(
-            remote,
-            Outcome {
-                events: vec![Event::Disconnect],
-                finished: true
-            }
-        );
-        assert_eq!(server.disconnect(), Ok(false));
-        assert_eq!(client.peer_closed(None).events, [Event::Disconnect]);
+        assert_eq!(remote.events, [Event::Disconnect]);
+        assert!(!remote.finished);
+        assert!(server.peer_done() && !server.both_done());
+        assert_eq!(server.disconnect(), Ok(()));
+        assert!(server.both_done());
+        let local = client.peer_closed(None);
+        assert_eq!(local.events, [Event::Disconnect]);
+        assert!(local.finished);
         assert_eq!(
             client.peer_closed(None).events,
             [],
