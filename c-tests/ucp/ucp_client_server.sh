@@ -21,6 +21,8 @@
 #       mlx5_0:1). Exit 77 (CTest: skipped) when UCP cannot make an ep at
 #       all because the library lacks uct_iface_estimate_perf.
 set -euo pipefail
+# shellcheck source=../common/server_port.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common/server_port.sh"
 
 die() {
     echo "ucp_client_server.sh: $*" >&2
@@ -46,11 +48,6 @@ prepare() {
     mkdir -p "$out"
     echo "building $out/ucp_client_server from $src (Debian's UCX headers and libraries)"
     "$cc" -O2 -g -o "$out/ucp_client_server" "$src/ucp_client_server.c" -I"$src" -lucp -lucs -luct
-}
-
-free_tcp_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])' 2>/dev/null ||
-        echo $((20000 + RANDOM % 30000))
 }
 
 # The example's test string: `size - 1` letters A..Z repeating, then NUL.
@@ -103,7 +100,7 @@ run() {
     }
     export LD_PRELOAD="$preload" UCX_LOG_LEVEL=info
 
-    local attempt listening=0 waited server_pid
+    local attempt listening=0 waited
     for attempt in 1 2 3 4 5; do
         port=$(free_tcp_port)
         args=(-c "$mode" -s "$size" -i "$iters" -p "$port")
@@ -113,17 +110,7 @@ run() {
         timeout -k 5 "$limit" stdbuf -oL "$binary" "${args[@]}" -l "$listen" >"$logs/server.out" 2>&1 &
         server=$!
         listening=0
-        waited=0
-        while ((waited++ < 300)); do
-            server_pid=$(pgrep -P "$server" | head -n1 || true)
-            if [[ -n "$server_pid" ]] &&
-                [[ $(ss -ltnpH "sport = :$port") == *"pid=$server_pid,"* ]]; then
-                listening=1
-                break
-            fi
-            kill -0 "$server" 2>/dev/null || break
-            sleep 0.1
-        done
+        wait_listening "$server" "$port" 300 && listening=1
         ((listening)) && break
         kill -0 "$server" 2>/dev/null && fail "the server did not listen on port $port within 30 s"
         wait "$server" 2>/dev/null || true

@@ -13,14 +13,14 @@ use std::ffi::{c_int, c_void};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddrV4, TcpStream};
 use std::os::fd::AsRawFd;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use super::device::LocalDevice;
 use super::listener::ListenerCore;
 use super::machine::{Event, Machine, Outcome, Phase, Role};
 use super::socket::{status_of_error, storage_of, SOCKADDR_IN_LEN};
 use super::wire::{Kind, Message};
-use super::CmCore;
+use super::{lock, CmCore};
 use crate::abi::*;
 
 /// The user's side of a connection: its ep handle and callbacks (all zero
@@ -58,13 +58,6 @@ pub struct Conn {
     state: Mutex<State>,
 }
 
-fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
-    // A panic aborts the process, so a poisoned lock guards consistent data.
-    state
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 /// A stream taken out of its connection, to be unwatched and closed once
 /// the connection's lock is released.
 struct Closing {
@@ -100,10 +93,7 @@ impl Conn {
     }
 
     pub fn cm(&self) -> Arc<CmCore> {
-        self.cm
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone()
+        lock(&self.cm).clone()
     }
 
     /// Moves the socket to `cm`'s async context (a request accepted on
@@ -120,10 +110,7 @@ impl Conn {
             // keeps the memory alive.
             unsafe { Arc::decrement_strong_count(Arc::as_ptr(self)) };
         }
-        *self
-            .cm
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = cm.clone();
+        *lock(&self.cm) = cm.clone();
         if was_watched && lock(&self.state).stream.is_some() {
             self.watch()?;
         }

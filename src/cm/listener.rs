@@ -6,13 +6,13 @@
 use std::ffi::{c_int, c_void};
 use std::net::{SocketAddr, SocketAddrV4, TcpListener};
 use std::os::fd::AsRawFd;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use super::conn::Conn;
 use super::device::{device_at, LocalDevice};
 use super::machine::Role;
 use super::socket::set_backlog;
-use super::CmCore;
+use super::{lock, CmCore};
 use crate::abi::*;
 
 struct State {
@@ -31,13 +31,6 @@ pub struct ListenerCore {
     pub local: SocketAddrV4,
     fd: c_int,
     state: Mutex<State>,
-}
-
-fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
-    // A panic aborts the process, so a poisoned lock guards consistent data.
-    state
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl ListenerCore {

@@ -27,7 +27,7 @@ pub mod wire;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::net::{Ipv4Addr, SocketAddrV4};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::abi::*;
 use crate::core::iface::{BaseIface, UNSUPPORTED_INTERNAL_OPS};
@@ -371,6 +371,14 @@ impl CmEp {
         ep.magic = 0;
         ep.conn.detach();
     }
+}
+
+/// Takes `mutex`: a panic aborts the process, so a poisoned lock still
+/// guards consistent data.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// `Err(InvalidParam)` with a log line when a handle is NULL.

@@ -25,6 +25,8 @@
 #       --client-env VAR=VALUE (repeatable): set for that process only (two
 #       processes on different libraries: c-tests/thirdparty's mixed pairs).
 set -euo pipefail
+# shellcheck source=../../common/server_port.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../common/server_port.sh"
 
 readonly UCX_UPSTREAM_VERSION="1.13.1"
 readonly UCX_SOURCE_VERSION="$UCX_UPSTREAM_VERSION-1"
@@ -143,9 +145,10 @@ check_header_origin() {
     fi
 }
 
-fetch_only() {
-    [[ $# -eq 2 && $1 == --cache ]] || die "usage: fetch --cache DIR"
-    local cache=$2
+# Fetches (once) and checks the cached examples; prints their directory.
+# Parallel CTest runs share the cache: one download at a time.
+cached_examples() {
+    local cache=$1
     mkdir -p "$cache"
     exec 9>"$cache/.lock"
     flock 9
@@ -154,6 +157,11 @@ fetch_only() {
     local src="$cache/ucx-$UCX_UPSTREAM_VERSION-examples"
     (cd "$src" && sha256sum --quiet -c SHA256SUMS) || die "cached example in $src was modified"
     echo "$src"
+}
+
+fetch_only() {
+    [[ $# -eq 2 && $1 == --cache ]] || die "usage: fetch --cache DIR"
+    cached_examples "$2"
 }
 
 prepare() {
@@ -174,15 +182,9 @@ prepare() {
     done
     [[ -n "$cache" && -n "$out" && -n "$prefix" && -n "$libdir" ]] ||
         die "prepare needs --cache, --out, --prefix and --libdir"
-    mkdir -p "$cache" "$out"
-    # Parallel CTest runs share the cache: one download at a time.
-    exec 9>"$cache/.lock"
-    flock 9
-    fetch_example "$cache"
-    flock -u 9
-
-    local src="$cache/ucx-$UCX_UPSTREAM_VERSION-examples"
-    (cd "$src" && sha256sum --quiet -c SHA256SUMS) || die "cached example in $src was modified"
+    mkdir -p "$out"
+    local src
+    src=$(cached_examples "$cache")
     local example="$src/uct_hello_world.c"
     local our_include="$prefix/include" our_lib="$prefix/$libdir"
     [[ -f "$our_include/uct/api/uct.h" ]] || die "no installed headers in $our_include"
@@ -200,11 +202,6 @@ prepare() {
 }
 
 # --- run -----------------------------------------------------------------------
-
-free_tcp_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])' 2>/dev/null ||
-        echo $((20000 + RANDOM % 30000))
-}
 
 # The example's test string: `size - 1` letters A..Z repeating, then NUL.
 expected_string() {
@@ -299,22 +296,8 @@ run() {
         env "${server_env[@]}" timeout -k 5 "$limit" "$binary" "${args[@]}" \
             >"$logs/server.out" 2>"$logs/server.err" &
         server=$!
-        # The server accepts exactly one connection, so readiness is watched
-        # from the outside (a probing connect would be taken as the client),
-        # and the listening socket must be the server's own (`timeout` runs
-        # it as a child), not another process's on the same port.
         listening=0
-        local waited=0 server_pid
-        while ((waited++ < 200)); do
-            server_pid=$(pgrep -P "$server" | head -n1 || true)
-            if [[ -n "$server_pid" ]] &&
-                [[ $(ss -ltnpH "sport = :$port") == *"pid=$server_pid,"* ]]; then
-                listening=1
-                break
-            fi
-            kill -0 "$server" 2>/dev/null || break
-            sleep 0.1
-        done
+        wait_listening "$server" "$port" 200 && listening=1
         ((listening)) && break
         if kill -0 "$server" 2>/dev/null; then
             fail "the server did not listen on port $port within 20 s"
