@@ -632,3 +632,36 @@ fn bad_arguments_get_statuses() {
         uct_listener_destroy(listener);
     }
 }
+
+#[test]
+fn a_request_becomes_an_ep_of_another_workers_connection_manager() {
+    // UCP's servers listen on one worker and accept on another.
+    let listening = Fixture::new();
+    let serving = Fixture::new();
+    let server_side = Recorder::default();
+    let client_side = Recorder::default();
+    let (listener, port) = listening.listen(&server_side, Ipv4Addr::LOCALHOST).unwrap();
+    let client = listening.client(&client_side, port).unwrap();
+    assert_eq!(resolved(&client_side).1, UCS_OK);
+    assert_eq!(connect(client, b"hello"), UCS_OK);
+    let (request, ..) = request(&server_side);
+    let server = serving.server(&server_side, request, b"moved").unwrap();
+    let (status, _, data) = connected(&client_side);
+    assert_eq!((status, &data[..]), (UCS_OK, &b"moved"[..]));
+    // SAFETY: live client ep.
+    assert_eq!(unsafe { uct_cm_client_ep_conn_notify(client) }, UCS_OK);
+    server_side.wait("notify on the other worker", |s| {
+        (*s == Seen::Notify(UCS_OK)).then_some(())
+    });
+    // SAFETY: live eps.
+    assert_eq!(unsafe { uct_ep_disconnect(server, 0) }, UCS_OK);
+    client_side.wait("client disconnect", |s| {
+        (*s == Seen::Disconnect(client as usize)).then_some(())
+    });
+    // SAFETY: live handles, destroyed once.
+    unsafe {
+        uct_ep_destroy(server);
+        uct_ep_destroy(client);
+        uct_listener_destroy(listener);
+    }
+}
