@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use uct::core::config::file::{load_config_files, parse_config_text, CONFIG_FILE_NAME};
-use uct::core::config::{read_iface_config, RcMlx5IfaceConfig};
+use uct::rc::config::{read_iface_config, RcMlx5IfaceConfig};
 
 const CHILD_MARKER: &str = "UCT_CONFIG_FILE_CHILD";
 

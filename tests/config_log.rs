@@ -218,3 +218,53 @@ fn bad_level_is_warned_about_once_and_warn_is_used() {
     emit_sample_messages();
     emit_sample_messages();
 }
+
+/// Logs when dropped: a thread-local of this type logs from its destructor.
+struct LogsWhenDropped(&'static str);
+
+impl Drop for LogsWhenDropped {
+    fn drop(&mut self) {
+        tracing::warn!("{}", self.0);
+    }
+}
+
+extern "C" fn log_at_exit() {
+    tracing::warn!("logged from an atexit handler");
+}
+
+#[test]
+fn lines_logged_during_thread_and_process_exit_are_written() {
+    if std::env::var_os(CHILD_MARKER).is_none() {
+        let output = run_child(
+            "lines_logged_during_thread_and_process_exit_are_written",
+            &[],
+        );
+        let log = String::from_utf8_lossy(&output.stderr);
+        assert!(!log.contains("panicked"), "{log}");
+        for wanted in [
+            "before the thread exits",
+            "logged from a thread-local destructor",
+            "logged from an atexit handler",
+        ] {
+            assert!(
+                log.lines().any(|line| line.ends_with(wanted)),
+                "'{wanted}' missing from {log}"
+            );
+        }
+        return;
+    }
+    uct::core::log::init();
+    thread_local! {
+        static GUARD: LogsWhenDropped = const { LogsWhenDropped("logged from a thread-local destructor") };
+    }
+    std::thread::spawn(|| {
+        // The guard's destructor is registered first, so it runs last, after
+        // every thread-local the first log line set up has been destroyed.
+        GUARD.with(|_| ());
+        tracing::warn!("before the thread exits");
+    })
+    .join()
+    .expect("the thread exits cleanly");
+    // SAFETY: registers a plain function without arguments.
+    assert_eq!(unsafe { libc::atexit(log_at_exit) }, 0);
+}

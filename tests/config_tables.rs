@@ -9,13 +9,15 @@ use uct::abi::ucs_config::{
     UCS_CONFIG_PRINT_HEADER, UCS_CONFIG_PRINT_HIDDEN, UCS_LOG_LEVEL_DIAG,
 };
 use uct::abi::ucs_status::Status;
+use uct::api::config::ALL_TABLES;
 use uct::core::config::table::glob_match;
-use uct::core::config::tables::{
-    ALL_TABLES, IB_MD_CONFIG, LOG_CONFIG, RC_MLX5_IFACE_CONFIG, SOFT_HCA_CONFIG,
-};
-use uct::core::config::typed::{FenceMode, MmioMode};
 use uct::core::config::unused::{edit_distance, misspelled_env_vars};
 use uct::core::config::*;
+use uct::core::log::LOG_CONFIG;
+use uct::hca::config::{soft_hca_config_from, SoftHcaMode, SOFT_HCA_CONFIG};
+use uct::ib::config::{IbMdConfig, IB_MD_CONFIG};
+use uct::rc::config::{FenceMode, MmioMode};
+use uct::rc::config::{RcMlx5IfaceConfig, RC_MLX5_IFACE_CONFIG};
 
 fn rc_mlx5(env: &[(&str, &str)]) -> Result<RcMlx5IfaceConfig, Status> {
     let config = Config::read(
@@ -397,7 +399,7 @@ fn misspelled_variables_are_recognised() {
         ("UCX_SOMETHING_ELSE_ENTIRELY", "1"),
         ("OTHER_RC_TIMOUT", "1"),
     ]);
-    let found = misspelled_env_vars(&env);
+    let found = misspelled_env_vars(&env, &ALL_TABLES);
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].0, "UCX_RC_TIMOUT");
     assert!(found[0].1.contains(&"UCX_RC_TIMEOUT".to_string()));

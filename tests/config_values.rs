@@ -362,3 +362,48 @@ fn keyed_times_take_defaults_and_per_key_values() {
         " bcopy     - b\n cqe       - c\n db        - d"
     );
 }
+
+#[test]
+fn signed_integers_ranges_bitmaps_and_bandwidths() {
+    let round_trip = |kind: Kind, text: &str| kind.parse(text).map(|value| kind.format(&value));
+    assert_eq!(round_trip(Kind::Int, "-1").as_deref(), Some("-1"));
+    assert_eq!(round_trip(Kind::Int, "1024").as_deref(), Some("1024"));
+    assert_eq!(round_trip(Kind::Int, "inf"), None);
+    assert_eq!(round_trip(Kind::Int, "1k"), None);
+
+    assert_eq!(round_trip(Kind::RangeArray, "0").as_deref(), Some("0"));
+    assert_eq!(
+        round_trip(Kind::RangeArray, "1,3-5").as_deref(),
+        Some("1,3-5")
+    );
+    assert_eq!(round_trip(Kind::RangeArray, "4-4").as_deref(), Some("4"));
+    assert_eq!(round_trip(Kind::RangeArray, "5-3"), None);
+    assert_eq!(round_trip(Kind::RangeArray, "a-b"), None);
+
+    const OBJECTS: &[&str] = &["rcqp", "rcsrq", "dct"];
+    assert_eq!(
+        round_trip(Kind::Bitmap(OBJECTS), "dct,rcqp,dct").as_deref(),
+        Some("rcqp,dct"),
+        "a set, printed in the names' order"
+    );
+    assert_eq!(round_trip(Kind::Bitmap(OBJECTS), "dci"), None);
+
+    assert_eq!(parse_bandwidth("auto"), Some(None));
+    assert_eq!(
+        parse_bandwidth("100MBs"),
+        Some(Some(100.0 * 1024.0 * 1024.0))
+    );
+    assert_eq!(parse_bandwidth("8bps"), Some(Some(1.0)));
+    assert_eq!(
+        parse_bandwidth("2GB/s"),
+        Some(Some(2.0 * 1024.0 * 1024.0 * 1024.0))
+    );
+    assert_eq!(parse_bandwidth("10Gb"), None, "UCX wants s, ps or /s");
+    assert_eq!(parse_bandwidth("fast"), None);
+    assert_eq!(
+        round_trip(Kind::BandwidthArray, "mlx5_0:10Gbps,mlx5_1:auto").as_deref(),
+        Some("mlx5_0:10Gbps,mlx5_1:auto")
+    );
+    assert_eq!(round_trip(Kind::BandwidthArray, "mlx5_0").as_deref(), None);
+    assert_eq!(round_trip(Kind::BandwidthArray, "").as_deref(), Some(""));
+}

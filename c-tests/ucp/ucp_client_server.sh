@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Harness for UCX 1.13.1's own examples/ucp_client_server.c (NOT part of this
 # repository: taken unchanged from Debian's `ucx` source package at test time,
-# through c-tests/rc/hello_world/uct_hello_world.sh's cache), built against
+# c-tests/common/ucx_debian_source.sh), built against
 # Debian's libucx-dev and run as a server and a client process with our
 # library preloaded, so that UCX's libucp wires up through our connection
 # manager (`rdmacm`) and our rc_mlx5.
 #
-#   ucp_client_server.sh prepare --fetcher SCRIPT --cache DIR --out DIR [--cc CC]
+#   ucp_client_server.sh prepare --cache DIR --out DIR [--cc CC]
 #       Builds OUT/ucp_client_server.
 #
 #   ucp_client_server.sh run --binary FILE --preload LIB --mode stream|tag|am
@@ -21,6 +21,9 @@
 #       mlx5_0:1). Exit 77 (CTest: skipped) when UCP cannot make an ep at
 #       all because the library lacks uct_iface_estimate_perf.
 set -euo pipefail
+readonly EXAMPLE_FILES=(examples/ucp_client_server.c examples/hello_world_util.h examples/ucp_util.h)
+# shellcheck source=../common/ucx_debian_source.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common/ucx_debian_source.sh"
 # shellcheck source=../common/server_port.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../common/server_port.sh"
 
@@ -30,10 +33,9 @@ die() {
 }
 
 prepare() {
-    local fetcher="" cache="" out="" cc="${CC:-cc}"
+    local cache="" out="" cc="${CC:-cc}"
     while [[ $# -gt 0 ]]; do
         case $1 in
-        --fetcher) fetcher=$2 ;;
         --cache) cache=$2 ;;
         --out) out=$2 ;;
         --cc) cc=$2 ;;
@@ -41,13 +43,13 @@ prepare() {
         esac
         shift 2
     done
-    [[ -n "$fetcher" && -n "$cache" && -n "$out" ]] || die "prepare needs --fetcher, --cache and --out"
+    [[ -n "$cache" && -n "$out" ]] || die "prepare needs --cache and --out"
     local src
-    src=$(bash "$fetcher" fetch --cache "$cache" | tail -n1)
-    [[ -f "$src/ucp_client_server.c" ]] || die "no ucp_client_server.c in $src"
+    src=$(ucx_source_files "$cache" ucp-examples "${EXAMPLE_FILES[@]}")
     mkdir -p "$out"
     echo "building $out/ucp_client_server from $src (Debian's UCX headers and libraries)"
-    "$cc" -O2 -g -o "$out/ucp_client_server" "$src/ucp_client_server.c" -I"$src" -lucp -lucs -luct
+    "$cc" -O2 -g -o "$out/ucp_client_server" "$src/examples/ucp_client_server.c" \
+        -I"$src/examples" -lucp -lucs -luct
 }
 
 # The example's test string: `size - 1` letters A..Z repeating, then NUL.

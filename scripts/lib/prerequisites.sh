@@ -14,8 +14,12 @@ UCT_APT_PACKAGES=(cmake make pkg-config gcc g++ libc6-dev binutils libucx-dev uc
 # ibverbs-utils (ibv_devinfo, ibv_devices), util-linux (unshare),
 # python3 (a free TCP port): the thirdparty tests run Debian's programs on
 # the verbs stand-in.
+# autoconf, automake, libtool, g++, librdmacm-dev, libnuma-dev: the ucx-gtest
+# tests build UCX 1.13.1 and its gtest from Debian's source package (with
+# verbs, mlx5 direct verbs and rdmacm).
 UCT_TEST_APT_PACKAGES=(tshark dpkg-dev iproute2 procps libibverbs-dev valgrind
-                       ibverbs-utils util-linux python3)
+                       ibverbs-utils util-linux python3
+                       autoconf automake libtool g++ librdmacm-dev libnuma-dev)
 # Cargo subcommands/tools (installed with `cargo install --locked` if missing).
 UCT_CARGO_TOOLS=()
 # rustup components.

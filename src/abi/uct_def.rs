@@ -104,6 +104,14 @@ pub type uct_cm_t = uct_cm;
 pub struct uct_device_ep {
     _opaque: [u8; 0],
 }
+/// A device-side memory element (a union of the transports' device views;
+/// declared in C as `typedef union uct_device_mem_elem uct_device_mem_elem_t`).
+/// cbindgen:ignore
+pub struct uct_device_mem_elem {
+    _opaque: [u8; 0],
+}
+/// cbindgen:ignore
+pub type uct_device_mem_elem_t = uct_device_mem_elem;
 /// Bytes of a device address (transport-defined length).
 pub struct uct_device_addr {
     _opaque: [u8; 0],

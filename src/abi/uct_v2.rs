@@ -114,6 +114,8 @@ pub type uct_md_mkey_pack_flags_t = c_uint;
 pub const UCT_MD_MKEY_PACK_FLAG_INVALIDATE_RMA: uct_md_mkey_pack_flags_t = 0x1;
 pub const UCT_MD_MKEY_PACK_FLAG_INVALIDATE_AMO: uct_md_mkey_pack_flags_t = 0x2;
 pub const UCT_MD_MKEY_PACK_FLAG_EXPORT: uct_md_mkey_pack_flags_t = 0x4;
+/// UCX 1.13's name of `UCT_MD_MKEY_PACK_FLAG_INVALIDATE_RMA`.
+pub const UCT_MD_MKEY_PACK_FLAG_INVALIDATE: uct_md_mkey_pack_flags_t = 0x1;
 
 pub type uct_md_mem_attach_flags_t = c_uint;
 pub const UCT_MD_MEM_ATTACH_FLAG_HIDE_ERRORS: uct_md_mem_attach_flags_t = 0x1;
@@ -234,7 +236,11 @@ pub const UCT_EP_INVALIDATE_PARAM_FIELD_FLAGS: u64 = 0x1;
 /// them to the caller.
 pub const UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS: c_uint = 0x1;
 
-/// Parameters of `uct_ep_invalidate`.
+/// Parameters of `uct_ep_invalidate`. UCX master's struct has `field_mask`
+/// only (8 bytes); `flags` is the addition of its open pull request 11785,
+/// which the failover API needs. A caller built against master's header
+/// never sets `UCT_EP_INVALIDATE_PARAM_FIELD_FLAGS`, so its 8-byte struct is
+/// never read past its end, and master's source compiles unchanged.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct uct_ep_invalidate_params {
@@ -289,7 +295,7 @@ pub struct uct_md_mem_attr_v2 {
 pub type uct_md_mem_attr_v2_t = uct_md_mem_attr_v2;
 
 /// `uct_md_attr_v2_t::field_mask` bits.
-/// (The C enum type; the constants below have the type of the
+/// (In C the enum; in Rust the constants have the type of the
 /// `field_mask`/`flags` member they are used with.)
 pub type uct_md_attr_field_t = c_uint;
 pub const UCT_MD_ATTR_FIELD_MAX_ALLOC: u64 = 0x1;
@@ -340,7 +346,7 @@ pub struct uct_md_attr_v2 {
 pub type uct_md_attr_v2_t = uct_md_attr_v2;
 
 /// More `uct_md_attr_v2_t::flags` bits, after the `UCT_MD_FLAG_*` ones.
-/// (The C enum type; the constants below have the type of the
+/// (In C the enum; in Rust the constants have the type of the
 /// `field_mask`/`flags` member they are used with.)
 pub type uct_md_flags_v2_t = c_uint;
 pub const UCT_MD_FLAG_V2_FIRST: u64 = 0x800;
@@ -390,7 +396,7 @@ pub struct uct_iface_attr_v2 {
 pub type uct_iface_attr_v2_t = uct_iface_attr_v2;
 
 /// `uct_ep_op_info_t::field_mask` bits.
-/// (The C enum type; the constants below have the type of the
+/// (In C the enum; in Rust the constants have the type of the
 /// `field_mask`/`flags` member they are used with.)
 pub type uct_ep_op_info_field_t = c_uint;
 pub const UCT_EP_OP_INFO_FIELD_OPERATION: u64 = 0x1;
@@ -401,7 +407,7 @@ pub const UCT_EP_OP_INFO_FIELD_FLUSH: u64 = 0x10;
 pub const UCT_EP_OP_INFO_FIELD_ATOMIC: u64 = 0x20;
 
 /// `uct_ep_op_info_t::am.field_mask` bits.
-/// (The C enum type; the constants below have the type of the
+/// (In C the enum; in Rust the constants have the type of the
 /// `field_mask`/`flags` member they are used with.)
 pub type uct_ep_op_info_am_field_t = c_uint;
 pub const UCT_EP_OP_INFO_AM_FIELD_AM_ID: u16 = 0x1;
@@ -412,7 +418,7 @@ pub const UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_DATA: u16 = 0x10;
 pub const UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_ZCOPY: u16 = 0x20;
 
 /// `uct_ep_op_info_t::rma.field_mask` bits.
-/// (The C enum type; the constants below have the type of the
+/// (In C the enum; in Rust the constants have the type of the
 /// `field_mask`/`flags` member they are used with.)
 pub type uct_ep_op_info_rma_field_t = c_uint;
 pub const UCT_EP_OP_INFO_RMA_FIELD_REMOTE_ADDR: u16 = 0x1;
@@ -422,13 +428,13 @@ pub const UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_ZCOPY: u16 = 0x8;
 pub const UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_UNPACK: u16 = 0x10;
 
 /// `uct_ep_op_info_t::flush.field_mask` bits.
-/// (The C enum type; the constants below have the type of the
+/// (In C the enum; in Rust the constants have the type of the
 /// `field_mask`/`flags` member they are used with.)
 pub type uct_ep_op_info_flush_field_t = c_uint;
 pub const UCT_EP_OP_INFO_FLUSH_FIELD_FLAGS: u16 = 0x1;
 
 /// `uct_ep_op_info_t::atomic.field_mask` bits.
-/// (The C enum type; the constants below have the type of the
+/// (In C the enum; in Rust the constants have the type of the
 /// `field_mask`/`flags` member they are used with.)
 pub type uct_ep_op_info_atomic_field_t = c_uint;
 pub const UCT_EP_OP_INFO_ATOMIC_FIELD_OP: u16 = 0x1;
@@ -570,7 +576,7 @@ pub type uct_ep_op_info_t = uct_ep_op_info;
 pub type uct_ep_outstanding_purge_callback_t =
     Option<unsafe extern "C" fn(op_info: *const uct_ep_op_info_t, arg: *mut c_void)>;
 
-/// (The C enum type; the constants below have the type of the
+/// (In C the enum; in Rust the constants have the type of the
 /// `field_mask`/`flags` member they are used with.)
 pub type uct_ep_outstanding_purge_field_t = c_uint;
 pub const UCT_EP_OUTSTANDING_FIELD_RX_TOKEN: u64 = 0x1;

@@ -16,7 +16,7 @@ use crate::api::cstr::c_str_arg;
 use crate::cm::conn::UserSide;
 use crate::cm::socket::{ipv4_of, storage_of};
 use crate::cm::{private_data, Cm, CmEp, Listener};
-use crate::core::config::{self, handle};
+use crate::core::config::handle;
 use crate::core::ops::unsupported_iface_ops;
 
 const CM_ATTR_FIELDS: u64 = UCT_CM_ATTR_FIELD_MAX_CONN_PRIV;
@@ -53,7 +53,7 @@ pub unsafe extern "C" fn uct_cm_config_read(
             // SAFETY: non-NULL and NUL-terminated by the caller's contract.
             Some(unsafe { c_str_arg(env_prefix, FUNCTION, "env_prefix") }?)
         };
-        let config = config::read_cm_config(env_prefix)?;
+        let config = crate::cm::config::read_cm_config(env_prefix)?;
         // SAFETY: checked non-NULL; writable by the caller's contract.
         unsafe { config_p.write(handle::into_handle(config).cast()) };
         Ok(())

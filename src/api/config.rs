@@ -11,8 +11,40 @@ use core::ffi::{c_char, c_void};
 use super::checks::{finish, non_null, status_entry_point};
 use super::cstr::c_str_arg;
 use crate::abi::*;
-use crate::core::config::{self, handle};
+use crate::cm::config::CM_CONFIG;
+use crate::core::config::{handle, warn_misspelled_env_vars_once, Config, ConfigTable, ProcessEnv};
+use crate::core::log::LOG_CONFIG;
+use crate::hca::config::SOFT_HCA_CONFIG;
 use crate::ib::component::Component;
+use crate::ib::config::IB_MD_CONFIG;
+use crate::rc::config::RC_MLX5_IFACE_CONFIG;
+
+/// Every configuration table of this library, for checks over all known
+/// variable names.
+pub static ALL_TABLES: [&ConfigTable; 5] = [
+    &IB_MD_CONFIG,
+    &CM_CONFIG,
+    &RC_MLX5_IFACE_CONFIG,
+    &SOFT_HCA_CONFIG,
+    &LOG_CONFIG,
+];
+
+/// The `ib` MD configuration from the process environment, after warning
+/// (once) about `UCX_*` variables that look like a misspelling of ours.
+pub(crate) fn read_md_config(app_prefix: Option<&str>) -> Result<Config, Status> {
+    let config = crate::ib::config::read_md_config(app_prefix)?;
+    warn_misspelled_env_vars_once(&ProcessEnv, &ALL_TABLES);
+    Ok(config)
+}
+
+/// The interface configuration of transport `tl_name` from the process
+/// environment, after the same warning; `NoDevice` for a transport we do
+/// not have (as UCX).
+pub(crate) fn read_iface_config(tl_name: &str, app_prefix: Option<&str>) -> Result<Config, Status> {
+    let config = crate::rc::config::read_iface_config(tl_name, app_prefix)?;
+    warn_misspelled_env_vars_once(&ProcessEnv, &ALL_TABLES);
+    Ok(config)
+}
 
 /// An optional C string argument (`env_prefix`): NULL is `None`.
 ///
@@ -34,7 +66,7 @@ unsafe fn optional_c_str<'a>(
 ///
 /// # Safety
 /// `config_p` non-NULL and writable.
-unsafe fn hand_out<T>(config: config::Config, config_p: *mut *mut T) {
+unsafe fn hand_out<T>(config: Config, config_p: *mut *mut T) {
     let handle = handle::into_handle(config);
     // SAFETY: by the contract.
     unsafe { config_p.write(handle.cast()) };
@@ -61,9 +93,10 @@ pub unsafe extern "C" fn uct_md_config_read(
         }
         // SAFETY: the caller passes NULL or a NUL-terminated string.
         let env_prefix = unsafe { optional_c_str(env_prefix, FUNCTION, "env_prefix") }?;
-        let config = config::read_md_config(env_prefix).inspect_err(|_| {
+        let config = read_md_config(env_prefix).inspect_err(|_| {
             tracing::error!("Failed to read MD config");
         })?;
+        crate::api::ucx_env::mark_our_env_vars_used();
         // SAFETY: config_p was checked non-NULL; writable by the caller's contract.
         unsafe { hand_out(config, config_p) };
         Ok(())
@@ -96,11 +129,12 @@ pub unsafe extern "C" fn uct_md_iface_config_read(
         let tl_name = unsafe { c_str_arg(tl_name, FUNCTION, "tl_name") }?;
         // SAFETY: as above.
         let env_prefix = unsafe { optional_c_str(env_prefix, FUNCTION, "env_prefix") }?;
-        let config = config::read_iface_config(tl_name, env_prefix).inspect_err(|status| {
+        let config = read_iface_config(tl_name, env_prefix).inspect_err(|status| {
             if *status != Status::NoDevice {
                 tracing::error!("Failed to read iface config");
             }
         })?;
+        crate::api::ucx_env::mark_our_env_vars_used();
         // SAFETY: config_p was checked non-NULL; writable by the caller's contract.
         unsafe { hand_out(config, config_p) };
         Ok(())
@@ -204,7 +238,7 @@ pub unsafe extern "C" fn uct_config_print(
         // SAFETY: NULL or NUL-terminated per the caller's contract.
         let title = unsafe { optional_c_str(title, FUNCTION, "title") }?.unwrap_or("");
         let text = handle::with_config(config, |config| {
-            config.print(title, print_flags, &config::ProcessEnv)
+            config.print(title, print_flags, &ProcessEnv)
         })?;
         // SAFETY: stream is a non-NULL open FILE* (caller's contract) and
         // `text` is valid for `text.len()` bytes.

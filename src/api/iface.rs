@@ -6,12 +6,13 @@ use std::ffi::{c_int, c_uint, c_void};
 
 use crate::abi::*;
 use crate::api::checks::{non_null, status_entry_point};
+use crate::api::config::read_iface_config;
 use crate::api::cstr::c_str_arg;
 use crate::api::dispatch::{base_iface, export_dispatch};
 use crate::api::md::md_ref;
-use crate::core::config::{iface_config_from_handle, read_iface_config, RcMlx5IfaceConfig};
 use crate::core::worker::worker_ref;
 use crate::ib::md::{Md, TlResource};
+use crate::rc::config::{iface_config_from_handle, RcMlx5IfaceConfig};
 
 /// Opens the iface of transport `tl` (`rc_mlx5`, the only one) on `md`.
 fn open_transport_iface(
@@ -96,7 +97,25 @@ unsafe fn device_resource(
         })
 }
 
-/// Opens an interface on `md` for the transport and device in `params`.
+/// The status a stub iface should answer, when `params` asks for one
+/// (`UCT_IFACE_OPEN_MODE_STUB`, which needs no md and no worker).
+///
+/// # Safety
+/// `params` non-NULL and valid per its field mask.
+unsafe fn stub_status(params: *const uct_iface_params_t) -> Option<ucs_status_t> {
+    // SAFETY: by the contract; `mode.stub` is the valid member in stub mode.
+    unsafe {
+        let p = &*params;
+        (p.field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE != 0
+            && p.open_mode & UCT_IFACE_OPEN_MODE_STUB != 0)
+            .then_some(p.mode.stub.status)
+    }
+}
+
+/// Opens an interface on `md` for the transport and device in `params`
+/// (`UCT_IFACE_OPEN_MODE_DEVICE`), or a stub iface that answers
+/// `params->mode.stub.status` (`UCT_IFACE_OPEN_MODE_STUB`; `md` and `worker`
+/// may then be NULL).
 ///
 /// # Safety
 /// Handles live, `params` valid per its field mask, `iface_p` writable.
@@ -109,12 +128,18 @@ pub unsafe extern "C" fn uct_iface_open(
     iface_p: *mut uct_iface_h,
 ) -> ucs_status_t {
     status_entry_point!(FUNCTION = "uct_iface_open", {
+        non_null(params, FUNCTION, "params")?;
+        non_null(iface_p, FUNCTION, "iface_p")?;
+        // SAFETY: params is non-NULL and valid by the caller's contract.
+        if let Some(status) = unsafe { stub_status(params) } {
+            // SAFETY: iface_p is non-NULL and writable by the contract.
+            unsafe { iface_p.write(crate::api::stub_iface::open(status)) };
+            return Ok(());
+        }
         // SAFETY: handles are NULL or live by the caller's contract.
         let md = unsafe { md_ref(md, FUNCTION) }?;
         // SAFETY: as above.
         unsafe { worker_ref(worker, FUNCTION) }?;
-        non_null(params, FUNCTION, "params")?;
-        non_null(iface_p, FUNCTION, "iface_p")?;
         // SAFETY: params is non-NULL and valid by the caller's contract.
         let resource = unsafe { device_resource(md, params, FUNCTION) }?;
         let iface_config = if config.is_null() {
@@ -212,7 +237,7 @@ pub unsafe extern "C" fn uct_iface_set_am_handler(
         // SAFETY: NULL or live by the caller's contract.
         let base = unsafe { base_iface(iface, FUNCTION) }?;
         if u32::from(id) >= UCT_AM_ID_MAX {
-            tracing::warn!("{FUNCTION}: active message id {id} is not below {UCT_AM_ID_MAX}");
+            tracing::error!("{FUNCTION}: active message id {id} is not below {UCT_AM_ID_MAX}");
             return Err(Status::InvalidParam);
         }
         base.set_am_handler(id, cb, arg, flags)

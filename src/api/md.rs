@@ -8,12 +8,14 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use crate::abi::*;
 use crate::api::c_array::hand_out_c_array;
+use crate::api::caller_version::{caller_version, UcxVersion};
 use crate::api::checks::{finish, non_null, required_fields, status_entry_point};
 use crate::api::component::component_arg;
+use crate::api::config::read_md_config;
 use crate::api::cstr::{c_str_arg, fill_c_array};
 use crate::api::handles::{hand_out, release};
 use crate::api::v2::{checked_field_mask, tolerant_field_mask};
-use crate::core::config::{md_config_from_handle, read_md_config, IbMdConfig};
+use crate::ib::config::{md_config_from_handle, IbMdConfig};
 use crate::ib::domain::MemHandle;
 use crate::ib::md::{
     check_mem_dereg_flags, check_mem_reg_flags, check_mkey_pack_flags, local_cpus, Md,
@@ -571,6 +573,10 @@ pub unsafe extern "C" fn uct_md_mkey_pack(
 /// / `_AMO` and `_EXPORT` are unsupported: this md advertises neither
 /// invalidation nor `UCT_MD_FLAG_EXPORTED_MKEY`.
 ///
+/// Callers built against UCX 1.15 or older call it with four arguments,
+/// `(md, memh, params, mkey_buffer)`: when the process's UCX is that old
+/// (see `api/caller_version.rs`), the third and fourth arguments are read as those.
+///
 /// # Safety
 /// As `uct_md_mkey_pack`; `params` NULL or valid for the fields its
 /// `field_mask` names.
@@ -584,12 +590,64 @@ pub unsafe extern "C" fn uct_md_mkey_pack_v2(
     mkey_buffer: *mut c_void,
 ) -> ucs_status_t {
     const FUNCTION: &str = "uct_md_mkey_pack_v2";
-    // The key covers the whole registration: the range is not needed.
-    let _ = (address, length);
+    let (params, mkey_buffer) = if caller_version() < UcxVersion::MKEY_PACK_WITH_RANGE {
+        // The four-argument form: its params and buffer came in the
+        // registers of our `address` and `length`; the last two are unset.
+        (
+            address as *const uct_md_mkey_pack_params_t,
+            length as *mut c_void,
+        )
+    } else {
+        // The key covers the whole registration: the range is not needed.
+        (params, mkey_buffer)
+    };
     // SAFETY: by the caller's contract.
     finish(FUNCTION, unsafe {
         mkey_pack(FUNCTION, md, memh, params, mkey_buffer)
     })
+}
+
+/// Packs the device-side (GPU-initiated) view of a registration or a remote
+/// key into `mem_elem`. No md of ours serves device endpoints (none of our
+/// transports advertises `UCT_IFACE_FLAG_DEVICE_EP`): `UCS_ERR_UNSUPPORTED`,
+/// as UCX's mds without device support answer. UCX 1.22's `libucp` calls it
+/// only while building a device memory list (`ucp_device_mem_list_create`),
+/// and passes the status on. UCX master adds a fifth argument,
+/// `release_handle_p`; it is not written on failure, so both forms are
+/// served.
+///
+/// # Safety
+/// `md` NULL or live; `mem_elem` NULL or writable (never written).
+#[no_mangle]
+pub unsafe extern "C" fn uct_md_mem_elem_pack(
+    md: uct_md_h,
+    memh: uct_mem_h,
+    rkey: uct_rkey_t,
+    mem_elem: *mut uct_device_mem_elem_t,
+    release_handle_p: *mut *mut c_void,
+) -> ucs_status_t {
+    status_entry_point!(FUNCTION = "uct_md_mem_elem_pack", {
+        // SAFETY: NULL or live by the caller's contract.
+        unsafe { md_ref(md, FUNCTION) }?;
+        non_null(mem_elem, FUNCTION, "mem_elem")?;
+        let _ = (memh, rkey, release_handle_p);
+        tracing::debug!("{FUNCTION}: no device memory elements on this md");
+        Err(Status::Unsupported)
+    })
+}
+
+/// Releases what `uct_md_mem_elem_pack` allocated: nothing, since it never
+/// succeeds here.
+///
+/// # Safety
+/// `md` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn uct_md_mem_elem_release(md: uct_md_h, release_handle: *mut c_void) {
+    crate::api::enter();
+    // SAFETY: NULL or live by the caller's contract.
+    if unsafe { md_ref(md, "uct_md_mem_elem_release") }.is_ok() && !release_handle.is_null() {
+        tracing::warn!("uct_md_mem_elem_release: {release_handle:p} was not handed out by this md");
+    }
 }
 
 /// The one key unpacking, behind `uct_rkey_unpack` (no fields, as UCX

@@ -101,7 +101,9 @@ unsafe fn allocate_with(
 ) -> Result<(), Status> {
     for &method in methods {
         if method == UCT_ALLOC_METHOD_MD {
-            tracing::debug!("{function}: method md skipped: no memory domain of ours allocates");
+            // Attempts that do not apply are traced, as UCX traces them:
+            // UCX's libucp tries one method per call.
+            tracing::trace!("{function}: method md skipped: no memory domain of ours allocates");
             continue;
         }
         if method >= UCT_ALLOC_METHOD_LAST {
@@ -109,7 +111,7 @@ unsafe fn allocate_with(
             return Err(Status::InvalidParam);
         }
         let Some(address) = allocate(method, request) else {
-            tracing::debug!(
+            tracing::trace!(
                 "{function}: method {} failed for {} bytes",
                 method_name(method),
                 request.length
@@ -132,7 +134,9 @@ unsafe fn allocate_with(
         );
         return Ok(());
     }
-    tracing::error!(
+    // A failure the caller handles (UCX's libucp goes on to its next
+    // method): debug, as UCX logs it.
+    tracing::debug!(
         "{function}: no allocation method could provide {} bytes for '{name}'",
         request.length
     );

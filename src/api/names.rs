@@ -46,3 +46,26 @@ pub static ucs_stats_formats_names: CStringTable<4> = CStringTable([
     c"summary".as_ptr(),
     std::ptr::null::<c_char>(),
 ]);
+
+/// `uct_ep_operation_t` names, indexed by the operation, then NULL: UCX
+/// 1.13's (and 1.22's) table, which ends before `UCT_EP_OP_FLUSH` (its index
+/// holds the NULL).
+#[no_mangle]
+pub static uct_ep_operation_names: CStringTable<{ UCT_EP_OP_FLUSH as usize + 1 }> = CStringTable([
+    c"am_short".as_ptr(),
+    c"am_bcopy".as_ptr(),
+    c"am_zcopy".as_ptr(),
+    c"put_short".as_ptr(),
+    c"put_bcopy".as_ptr(),
+    c"put_zcopy".as_ptr(),
+    c"get_short".as_ptr(),
+    c"get_bcopy".as_ptr(),
+    c"get_zcopy".as_ptr(),
+    c"eager_short".as_ptr(),
+    c"eager_bcopy".as_ptr(),
+    c"eager_zcopy".as_ptr(),
+    c"rndv_zcopy".as_ptr(),
+    c"atomic_post".as_ptr(),
+    c"atomic_fetch".as_ptr(),
+    std::ptr::null::<c_char>(),
+]);

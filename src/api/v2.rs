@@ -10,8 +10,11 @@ use std::ffi::{c_int, c_uint};
 use std::ptr::addr_of;
 
 use crate::abi::*;
+use crate::api::caller_version::{caller_version, UcxVersion};
 use crate::api::checks::{known_fields, non_null, required_fields, status_entry_point};
 use crate::api::dispatch::{base_iface, ep_base_iface};
+use crate::api::iface_attr_v2::{self, IfaceAttrV2V122};
+use crate::api::perf::PerfAttrLayout;
 use crate::core::iface::{PurgeCallback, PurgeRequest};
 use crate::failover::RX_TOKEN_LENGTH;
 
@@ -152,7 +155,8 @@ fn c_bool(answer: Result<bool, Status>) -> c_int {
 
 /// Fills the v2 attributes selected by `iface_attr->field_mask`. Token
 /// queries need `tx_token` (the peer's token, input) for `RX_TOKEN`, and the
-/// output buffers for the tokens asked for.
+/// output buffers for the tokens asked for. A caller of UCX 1.22 passes its
+/// own layout of the struct (see `api/iface_attr_v2.rs`).
 ///
 /// # Safety
 /// `iface` NULL or a live iface of this library; `iface_attr` NULL or valid.
@@ -162,40 +166,65 @@ pub unsafe extern "C" fn uct_iface_query_v2(
     iface_attr: *mut uct_iface_attr_v2_t,
 ) -> ucs_status_t {
     status_entry_point!(FUNCTION = "uct_iface_query_v2", {
-        // SAFETY: NULL or live by the caller's contract.
-        let base = unsafe { base_iface(iface, FUNCTION) }?;
-        // SAFETY: NULL or valid by the caller's contract.
-        let field_mask = unsafe {
-            tolerant_field_mask(iface_attr, IFACE_ATTR_V2_FIELDS, FUNCTION, "iface_attr")
-        }?;
-        if field_mask & UCT_IFACE_ATTR_FIELD_RX_TOKEN != 0 {
-            // An RX token is derived from the peer's TX token.
-            required_fields(
-                field_mask,
-                UCT_IFACE_ATTR_FIELD_TX_TOKEN,
-                FUNCTION,
-                "uct_iface_attr_v2_t",
-            )?;
-            // SAFETY: set by the caller together with the RX_TOKEN bit.
-            let rx_token = unsafe { addr_of!((*iface_attr).rx_token).read() };
-            non_null(rx_token, FUNCTION, "iface_attr->rx_token")?;
+        let version = caller_version();
+        if (UcxVersion::IFACE_ATTR_V2_TOKENS..UcxVersion::IFACE_ATTR_V2_GET_SGL).contains(&version)
+        {
+            non_null(iface_attr, FUNCTION, "iface_attr")?;
+            let theirs = iface_attr.cast::<IfaceAttrV2V122>();
+            // SAFETY: non-NULL; a 1.22 struct by the caller's contract.
+            let mut ours = unsafe { iface_attr_v2::request(theirs) };
+            // SAFETY: `ours` is a complete local struct.
+            unsafe { iface_query_v2_ours(iface, &mut ours) }?;
+            // SAFETY: as for the request.
+            unsafe { iface_attr_v2::answer(&ours, theirs) };
+            return Ok(());
         }
-        if field_mask & UCT_IFACE_ATTR_FIELD_TX_TOKEN != 0 {
-            // The peer's TX token is only an input for deriving an RX token;
-            // refused alike by every transport, with or without tokens.
-            required_fields(
-                field_mask,
-                UCT_IFACE_ATTR_FIELD_RX_TOKEN,
-                FUNCTION,
-                "uct_iface_attr_v2_t",
-            )?;
-            // SAFETY: set by the caller together with the TX_TOKEN bit.
-            let tx_token = unsafe { addr_of!((*iface_attr).tx_token).read() };
-            non_null(tx_token, FUNCTION, "iface_attr->tx_token")?;
-        }
-        // SAFETY: arguments validated above; iface is one of ours.
-        unsafe { (base.internal_ops.iface_query_v2)(iface, iface_attr) }
+        // SAFETY: by the caller's contract.
+        unsafe { iface_query_v2_ours(iface, iface_attr) }
     })
+}
+
+/// `uct_iface_query_v2` on our layout of the struct.
+///
+/// # Safety
+/// As `uct_iface_query_v2`.
+pub(crate) unsafe fn iface_query_v2_ours(
+    iface: uct_iface_h,
+    iface_attr: *mut uct_iface_attr_v2_t,
+) -> Result<(), Status> {
+    const FUNCTION: &str = "uct_iface_query_v2";
+    // SAFETY: NULL or live by the caller's contract.
+    let base = unsafe { base_iface(iface, FUNCTION) }?;
+    // SAFETY: NULL or valid by the caller's contract.
+    let field_mask =
+        unsafe { tolerant_field_mask(iface_attr, IFACE_ATTR_V2_FIELDS, FUNCTION, "iface_attr") }?;
+    if field_mask & UCT_IFACE_ATTR_FIELD_RX_TOKEN != 0 {
+        // An RX token is derived from the peer's TX token.
+        required_fields(
+            field_mask,
+            UCT_IFACE_ATTR_FIELD_TX_TOKEN,
+            FUNCTION,
+            "uct_iface_attr_v2_t",
+        )?;
+        // SAFETY: set by the caller together with the RX_TOKEN bit.
+        let rx_token = unsafe { addr_of!((*iface_attr).rx_token).read() };
+        non_null(rx_token, FUNCTION, "iface_attr->rx_token")?;
+    }
+    if field_mask & UCT_IFACE_ATTR_FIELD_TX_TOKEN != 0 {
+        // The peer's TX token is only an input for deriving an RX token;
+        // refused alike by every transport, with or without tokens.
+        required_fields(
+            field_mask,
+            UCT_IFACE_ATTR_FIELD_RX_TOKEN,
+            FUNCTION,
+            "uct_iface_attr_v2_t",
+        )?;
+        // SAFETY: set by the caller together with the TX_TOKEN bit.
+        let tx_token = unsafe { addr_of!((*iface_attr).tx_token).read() };
+        non_null(tx_token, FUNCTION, "iface_attr->tx_token")?;
+    }
+    // SAFETY: arguments validated above; iface is one of ours.
+    unsafe { (base.internal_ops.iface_query_v2)(iface, iface_attr) }
 }
 
 /// Queries endpoint attributes; `TX_TOKEN` writes the endpoint's TX token
@@ -404,10 +433,14 @@ pub unsafe extern "C" fn uct_ep_is_connected(
     })())
 }
 
-/// Performance estimates. Not implemented yet.
+/// Performance estimates of `perf_attr->operation` on `iface`, written into
+/// the caller's version of `uct_perf_attr_t` (see `api/perf.rs`): only
+/// the output fields its `field_mask` asks for, never past the struct's end
+/// in that version.
 ///
 /// # Safety
-/// `iface` NULL or live; `perf_attr` NULL or valid.
+/// `iface` NULL or live; `perf_attr` NULL or valid for the caller's version
+/// of the struct.
 #[no_mangle]
 pub unsafe extern "C" fn uct_iface_estimate_perf(
     iface: uct_iface_h,
@@ -415,9 +448,38 @@ pub unsafe extern "C" fn uct_iface_estimate_perf(
 ) -> ucs_status_t {
     status_entry_point!(FUNCTION = "uct_iface_estimate_perf", {
         // SAFETY: NULL or live by the caller's contract.
-        unsafe { base_iface(iface, FUNCTION) }?;
+        let base = unsafe { base_iface(iface, FUNCTION) }?;
         non_null(perf_attr, FUNCTION, "perf_attr")?;
-        tracing::warn!("{FUNCTION}: not implemented yet");
+        let layout = PerfAttrLayout::of(caller_version());
+        // SAFETY: non-NULL; valid for this layout by the caller's contract.
+        let operation = unsafe { layout.operation(perf_attr.cast(), FUNCTION) }?;
+        // SAFETY: iface validated above.
+        let estimate = unsafe { (base.internal_ops.iface_estimate_perf)(iface, operation) }?;
+        // SAFETY: as for reading the operation.
+        unsafe { layout.write(perf_attr.cast(), &estimate) };
+        Ok(())
+    })
+}
+
+/// The device-side (GPU-initiated) endpoint of `ep`. No transport of ours
+/// has one (none advertises `UCT_IFACE_FLAG_DEVICE_EP`): `UCS_ERR_UNSUPPORTED`,
+/// as UCX's transports without device endpoints answer. UCX's `libucp`
+/// asks only for lanes of such transports, when a program builds a device
+/// memory list (`ucp_device_mem_list_create`), and passes the status on.
+///
+/// # Safety
+/// `ep` NULL or a live endpoint of this library; `device_ep_p` NULL or
+/// writable (never written).
+#[no_mangle]
+pub unsafe extern "C" fn uct_ep_get_device_ep(
+    ep: uct_ep_h,
+    device_ep_p: *mut uct_device_ep_h,
+) -> ucs_status_t {
+    status_entry_point!(FUNCTION = "uct_ep_get_device_ep", {
+        // SAFETY: NULL or live by the caller's contract.
+        unsafe { ep_base_iface(ep, FUNCTION) }?;
+        non_null(device_ep_p, FUNCTION, "device_ep_p")?;
+        tracing::debug!("{FUNCTION}: no device endpoints on this transport");
         Err(Status::Unsupported)
     })
 }

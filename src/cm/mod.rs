@@ -17,6 +17,7 @@
 //!   worker's async context; [`device`]: devices and their addresses.
 
 pub mod async_io;
+pub mod config;
 pub mod conn;
 pub mod device;
 pub mod listener;

@@ -39,6 +39,20 @@ pub struct PurgeRequest<'a> {
     pub callback: PurgeCallback,
 }
 
+/// A transport's performance estimate of one operation
+/// (`uct_iface_estimate_perf`), in seconds and bytes per second, before it
+/// is written into the caller's version of `uct_perf_attr_t`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PerfEstimate {
+    pub send_pre_overhead: f64,
+    pub send_post_overhead: f64,
+    pub recv_overhead: f64,
+    pub bandwidth: uct_ppn_bandwidth_t,
+    pub path_bandwidth: uct_ppn_bandwidth_t,
+    pub latency: ucs_linear_func_t,
+    pub max_inflight_eps: usize,
+}
+
 /// Operations of an iface that are not in UCX's public table. Each receives
 /// arguments the entry point has already validated (non-NULL, known field
 /// bits). Rust ABI: only our own code calls them.
@@ -59,6 +73,11 @@ pub struct IfaceInternalOps {
         params: &uct_ep_connect_to_ep_params_t,
     ) -> Result<(), Status>,
     pub ep_is_connected: unsafe fn(ep: uct_ep_h, params: &uct_ep_is_connected_params_t) -> bool,
+    /// The estimate for `operation` (`None`: the caller named none).
+    pub iface_estimate_perf: unsafe fn(
+        iface: uct_iface_h,
+        operation: Option<uct_ep_operation_t>,
+    ) -> Result<PerfEstimate, Status>,
 }
 
 mod unsupported {
@@ -104,6 +123,13 @@ mod unsupported {
     }
     pub unsafe fn ep_is_connected(_: uct_ep_h, _: &uct_ep_is_connected_params_t) -> bool {
         false
+    }
+    pub unsafe fn iface_estimate_perf(
+        _: uct_iface_h,
+        _: Option<uct_ep_operation_t>,
+    ) -> Result<PerfEstimate, Status> {
+        tracing::debug!("uct_iface_estimate_perf: not supported by this transport");
+        Err(Status::Unsupported)
     }
 }
 
@@ -164,6 +190,7 @@ pub const UNSUPPORTED_INTERNAL_OPS: IfaceInternalOps = IfaceInternalOps {
     ep_outstanding_purge: unsupported::ep_outstanding_purge,
     ep_connect_to_ep_v2: unsupported::ep_connect_to_ep_v2,
     ep_is_connected: unsupported::ep_is_connected,
+    iface_estimate_perf: unsupported::iface_estimate_perf,
 };
 
 /// One active-message handler slot.

@@ -1,26 +1,38 @@
-//! Logging: a `tracing` subscriber writing UCX's log line format, level from
-//! `UCX_LOG_LEVEL`, destination stderr or `UCX_LOG_FILE` (both also from
-//! `ucx.conf`). UCX itself logs to stdout; we use stderr so that log lines
-//! never mix with a program's output.
+//! Logging: every `tracing` event of this library becomes one UCX log line.
+//!
+//! * Standalone, our own logger writes it in UCX's line format, level from
+//!   `UCX_LOG_LEVEL`, to stderr or `UCX_LOG_FILE` (both also from
+//!   `ucx.conf`). UCX itself logs to stdout; we use stderr so that log lines
+//!   never mix with a program's output.
+//! * With UCX's own `libucs` in the process, the line goes through UCX's
+//!   dispatch instead (`crate::core::ucx_libucs::dispatch_log_line`), so the
+//!   handlers a program pushed with `ucs_log_push_handler`, UCX's level and
+//!   file filters and its output format all apply, as to UCX's own lines.
+//!
+//! The logger touches no thread-local storage that can be destroyed: a line
+//! logged from a destructor at exit (a TLS destructor, an `atexit` handler,
+//! UCX's library destructors calling our `ucs_*` functions) is written like
+//! any other, never a panic.
 //!
 //! A line looks like UCX's:
 //! `[1700000000.123456] [host:4242 :0]        table.rs:212  UCX  WARN  message`
 //! (time in seconds.microseconds, host, pid, per-process thread number,
 //! source file and line, component, level, message).
 
+use std::cell::Cell;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::io::Write as _;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, Once};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use tracing::{Event, Level, Subscriber};
-use tracing_subscriber::filter::LevelFilter;
-use tracing_subscriber::fmt::format::Writer;
-use tracing_subscriber::fmt::writer::BoxMakeWriter;
-use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
-use tracing_subscriber::registry::LookupSpan;
+use tracing::field::{Field, Visit};
+use tracing::level_filters::LevelFilter;
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Level, Metadata, Subscriber};
 
-use super::config::value::{parse_enum, LOG_LEVEL_NAMES};
+use super::config::table::{value, ConfigTable, Field as ConfigField};
+use super::config::value::{parse_enum, Kind, LOG_LEVEL_NAMES};
 use super::config::{Env, ProcessEnv};
 
 /// The level used when `UCX_LOG_LEVEL` is unset or invalid (UCX's default).
@@ -36,19 +48,14 @@ pub fn init() {
 fn install() {
     let level_text = ProcessEnv.get("UCX_LOG_LEVEL");
     let level = level_text.as_deref().map(parse_ucx_level);
-    let filter = match level {
+    let max_level = match level {
         Some(Some(filter)) => filter,
         _ => LevelFilter::WARN,
     };
-    let (writer, file_error) = make_writer();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(filter)
-        .with_writer(writer)
-        .event_format(UcxFormat)
-        .finish();
+    let (output, file_error) = open_output();
     // Another subscriber may already be installed (an application using
     // tracing itself, or a test harness): theirs wins, ours is dropped.
-    if tracing::subscriber::set_global_default(subscriber).is_err() {
+    if tracing::subscriber::set_global_default(UcxLogger { max_level, output }).is_err() {
         return;
     }
     if let (Some(text), Some(None)) = (&level_text, level) {
@@ -76,16 +83,35 @@ pub fn parse_ucx_level(text: &str) -> Option<LevelFilter> {
     })
 }
 
+/// Where our own logger writes.
+enum Output {
+    Stderr,
+    File(Mutex<std::fs::File>),
+}
+
+impl Output {
+    fn write(&self, text: &str) {
+        // A log line that cannot be written has nowhere to be reported.
+        let _ = match self {
+            Output::Stderr => std::io::stderr().write_all(text.as_bytes()),
+            Output::File(file) => match file.lock() {
+                Ok(mut file) => file.write_all(text.as_bytes()),
+                Err(poisoned) => poisoned.into_inner().write_all(text.as_bytes()),
+            },
+        };
+    }
+}
+
 /// stderr, or the file `UCX_LOG_FILE` names (with `%p` → pid, `%h` → host).
-fn make_writer() -> (BoxMakeWriter, Option<String>) {
+fn open_output() -> (Output, Option<String>) {
     let Some(template) = ProcessEnv.get("UCX_LOG_FILE").filter(|t| !t.is_empty()) else {
-        return (BoxMakeWriter::new(std::io::stderr), None);
+        return (Output::Stderr, None);
     };
     let path = expand_log_file_name(&template, std::process::id(), &host_name());
     match std::fs::File::create(&path) {
-        Ok(file) => (BoxMakeWriter::new(Mutex::new(file)), None),
+        Ok(file) => (Output::File(Mutex::new(file)), None),
         Err(error) => (
-            BoxMakeWriter::new(std::io::stderr),
+            Output::Stderr,
             Some(format!("cannot open UCX_LOG_FILE '{path}': {error}")),
         ),
     }
@@ -126,11 +152,22 @@ pub fn host_name() -> String {
 
 /// UCX numbers threads in the order they first log, from 0.
 fn thread_number() -> u32 {
+    const UNNUMBERED: u32 = u32::MAX;
     static NEXT: AtomicU32 = AtomicU32::new(0);
+    // A `Cell<u32>` needs no destructor, so this thread-local is never torn
+    // down: a line logged during thread or process exit still reads it.
     thread_local! {
-        static NUMBER: u32 = NEXT.fetch_add(1, Ordering::Relaxed);
+        static NUMBER: Cell<u32> = const { Cell::new(UNNUMBERED) };
     }
-    NUMBER.with(|n| *n)
+    let number_of_this_thread = |number: &Cell<u32>| {
+        if number.get() == UNNUMBERED {
+            number.set(NEXT.fetch_add(1, Ordering::Relaxed));
+        }
+        number.get()
+    };
+    NUMBER
+        .try_with(number_of_this_thread)
+        .unwrap_or_else(|_| NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 /// UCX's name of a `tracing` level.
@@ -174,36 +211,79 @@ pub fn format_line(origin: &LineOrigin<'_>, level: &Level, message: &str) -> Str
     )
 }
 
-struct UcxFormat;
+/// The process-wide `tracing` subscriber: one UCX log line per event, no
+/// spans (the library opens none), no thread-local state.
+struct UcxLogger {
+    max_level: LevelFilter,
+    output: Output,
+}
 
-impl<S, N> FormatEvent<S, N> for UcxFormat
-where
-    S: Subscriber + for<'a> LookupSpan<'a>,
-    N: for<'a> FormatFields<'a> + 'static,
-{
-    fn format_event(
-        &self,
-        ctx: &FmtContext<'_, S, N>,
-        mut writer: Writer<'_>,
-        event: &Event<'_>,
-    ) -> std::fmt::Result {
+impl Subscriber for UcxLogger {
+    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+        *metadata.level() <= self.max_level
+    }
+
+    fn max_level_hint(&self) -> Option<LevelFilter> {
+        Some(self.max_level)
+    }
+
+    fn new_span(&self, _span: &Attributes<'_>) -> Id {
+        // Span ids must be non-zero and distinct; nothing is kept for them.
+        static NEXT_SPAN: AtomicU64 = AtomicU64::new(1);
+        Id::from_u64(NEXT_SPAN.fetch_add(1, Ordering::Relaxed))
+    }
+
+    fn record(&self, _span: &Id, _values: &Record<'_>) {}
+
+    fn record_follows_from(&self, _span: &Id, _follows: &Id) {}
+
+    fn event(&self, event: &Event<'_>) {
         let mut message = String::new();
-        ctx.format_fields(Writer::new(&mut message), event)?;
+        event.record(&mut MessageText(&mut message));
         let metadata = event.metadata();
-        let host = host_name_cached();
+        if super::ucx_libucs::dispatch_log_line(metadata, &message) {
+            return;
+        }
         let origin = LineOrigin {
             time: SystemTime::now(),
-            host,
+            host: host_name_cached(),
             pid: std::process::id(),
             thread: thread_number(),
             file: metadata.file().unwrap_or("?"),
             line: metadata.line().unwrap_or(0),
         };
         // UCX prints each line of a multi-line message with its own prefix.
+        let mut text = String::new();
         for line in message.split('\n') {
-            writeln!(writer, "{}", format_line(&origin, metadata.level(), line))?;
+            text.push_str(&format_line(&origin, metadata.level(), line));
+            text.push('\n');
         }
-        Ok(())
+        self.output.write(&text);
+    }
+
+    fn enter(&self, _span: &Id) {}
+
+    fn exit(&self, _span: &Id) {}
+}
+
+/// An event's text: its message, then its other fields as `name=value`.
+struct MessageText<'a>(&'a mut String);
+
+impl Visit for MessageText<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == "message" {
+            self.0.insert_str(0, value);
+        } else {
+            let _ = write!(self.0, " {}={value}", field.name());
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.0.insert_str(0, &format!("{value:?}"));
+        } else {
+            let _ = write!(self.0, " {}={value:?}", field.name());
+        }
     }
 }
 
@@ -211,3 +291,31 @@ fn host_name_cached() -> &'static str {
     static HOST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     HOST.get_or_init(host_name)
 }
+
+/// The part of UCS's global options this library honours.
+static LOG_FIELDS: &[ConfigField] = &[
+    value(
+        "LOG_LEVEL",
+        "warn",
+        "Lowest severity of log messages printed.",
+        Kind::Enum(LOG_LEVEL_NAMES),
+    ),
+    value(
+        "LOG_FILE",
+        "",
+        "Write log messages to this file instead of stderr; %p is replaced\nby the process id, %h by the host name.",
+        Kind::String,
+    ),
+    value(
+        "WARN_UNUSED_ENV_VARS",
+        "y",
+        "Warn about UCX_ variables that look like a misspelled setting.",
+        Kind::Bool,
+    ),
+];
+
+pub static LOG_CONFIG: ConfigTable = ConfigTable {
+    name: "UCS global",
+    prefix: "",
+    fields: LOG_FIELDS,
+};

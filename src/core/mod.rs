@@ -11,5 +11,6 @@ pub mod iface;
 pub mod log;
 pub mod ops;
 pub mod tombstone;
+pub mod uct_config;
 pub mod ucx_libucs;
 pub mod worker;

@@ -34,8 +34,17 @@
 //! else; a definition that lives in this shared object (installed as
 //! `libucs.so.0` too) does not count.
 
-use std::ffi::{c_void, CStr};
+use std::collections::BTreeMap;
+use std::ffi::{c_char, c_uint, c_void, CStr, CString};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use tracing::{Level, Metadata};
+
+use crate::abi::ucs_config::{
+    ucs_log_level_t, UCS_LOG_LEVEL_DEBUG, UCS_LOG_LEVEL_ERROR, UCS_LOG_LEVEL_INFO,
+    UCS_LOG_LEVEL_TRACE, UCS_LOG_LEVEL_WARN,
+};
 
 /// The base address of the shared object holding `address`.
 fn object_base(address: *const c_void) -> Option<usize> {
@@ -103,6 +112,8 @@ pub fn ucx_libucs_loaded() -> bool {
 pub struct UcxSymbol {
     name: &'static CStr,
     address: AtomicUsize,
+    /// Whether finding it is logged (never for the symbols logging uses).
+    announce: bool,
 }
 
 impl UcxSymbol {
@@ -110,6 +121,16 @@ impl UcxSymbol {
         Self {
             name,
             address: AtomicUsize::new(0),
+            announce: true,
+        }
+    }
+
+    /// A symbol whose discovery is not logged.
+    const fn quiet(name: &'static CStr) -> Self {
+        Self {
+            name,
+            address: AtomicUsize::new(0),
+            announce: false,
         }
     }
 
@@ -120,6 +141,9 @@ impl UcxSymbol {
         }
         let found = lookup(self.name)?;
         self.address.store(found, Ordering::Release);
+        if !self.announce {
+            return Some(found);
+        }
         tracing::debug!(
             "{}: UCX's libucs is loaded, calls go to its definition",
             self.name.to_string_lossy()
@@ -163,6 +187,102 @@ macro_rules! return_ucx_call {
     };
 }
 pub(crate) use return_ucx_call;
+
+/// UCX 1.13's (and master's) `ucs_log_dispatch`.
+type LogDispatch = unsafe extern "C" fn(
+    file: *const c_char,
+    line: c_uint,
+    function: *const c_char,
+    level: ucs_log_level_t,
+    component: *mut c_void,
+    format: *const c_char,
+    ...
+);
+
+/// UCX's level of a `tracing` level (the inverse of the mapping
+/// `crate::core::log::parse_ucx_level` applies to `UCX_LOG_LEVEL`).
+fn ucx_log_level(level: &Level) -> ucs_log_level_t {
+    match *level {
+        Level::ERROR => UCS_LOG_LEVEL_ERROR,
+        Level::WARN => UCS_LOG_LEVEL_WARN,
+        Level::INFO => UCS_LOG_LEVEL_INFO,
+        Level::DEBUG => UCS_LOG_LEVEL_DEBUG,
+        _ => UCS_LOG_LEVEL_TRACE,
+    }
+}
+
+/// The source file and module of a log call site as C strings that live as
+/// long as the process: UCX's default handler keeps the file pointer as the
+/// key of its file-filter cache.
+fn call_site_names(metadata: &'static Metadata<'static>) -> (&'static CStr, &'static CStr) {
+    type Names = (&'static CStr, &'static CStr);
+    // Keyed by the call site's metadata address; a BTreeMap because a hash
+    // map's random state would need thread-local storage, which a line
+    // logged at exit must not touch.
+    static NAMES: Mutex<BTreeMap<usize, Names>> = Mutex::new(BTreeMap::new());
+    let leak = |text: &str| -> &'static CStr {
+        let bytes: Vec<u8> = text.bytes().filter(|&byte| byte != 0).collect();
+        Box::leak(CString::new(bytes).unwrap_or_default().into_boxed_c_str())
+    };
+    let mut names = NAMES
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    *names
+        .entry(metadata as *const Metadata<'static> as usize)
+        .or_insert_with(|| {
+            (
+                leak(metadata.file().unwrap_or("?")),
+                leak(metadata.module_path().unwrap_or("?")),
+            )
+        })
+}
+
+/// Hands one log line to UCX's `ucs_log_dispatch` when UCX's libucs is
+/// loaded: UCX's log handlers (those pushed with `ucs_log_push_handler`,
+/// then UCX's default one with its format, file filter and output) see it
+/// as one of UCX's own, at UCX's level for it, with UCX's global log
+/// component. A line above UCX's configured level is dropped, as UCX's
+/// logging macros drop theirs before dispatching. Returns false when UCX's
+/// libucs is not loaded (the caller logs the line itself).
+pub(crate) fn dispatch_log_line(metadata: &'static Metadata<'static>, message: &str) -> bool {
+    static DISPATCH: UcxSymbol = UcxSymbol::quiet(c"ucs_log_dispatch");
+    // `ucs_global_opts` starts with its `ucs_log_component_config_t`
+    // (1.13 and master), whose first member is the level.
+    static GLOBAL_OPTS: UcxSymbol = UcxSymbol::quiet(c"ucs_global_opts");
+    let Some(dispatch) = DISPATCH.address() else {
+        return false;
+    };
+    let Some(component) = GLOBAL_OPTS.address() else {
+        return false;
+    };
+    let level = ucx_log_level(metadata.level());
+    // SAFETY: `component` is UCX's `ucs_global_opts`, whose first field is
+    // a `ucs_log_level_t`; UCX may change it at any time, hence a volatile
+    // read of the one aligned word.
+    let configured = unsafe { std::ptr::read_volatile(component as *const ucs_log_level_t) };
+    if level > configured {
+        return true;
+    }
+    let (file, function) = call_site_names(metadata);
+    let text = CString::new(message.replace('\0', "")).unwrap_or_default();
+    // SAFETY: `dispatch` is UCX's `ucs_log_dispatch` (pinned, see `lookup`),
+    // of exactly this signature; every string is NUL-terminated, the format
+    // "%s" consumes the one string argument, and `file` lives for the rest
+    // of the process as UCX's filter cache requires.
+    unsafe {
+        let dispatch = std::mem::transmute::<usize, LogDispatch>(dispatch);
+        dispatch(
+            file.as_ptr(),
+            metadata.line().unwrap_or(0),
+            function.as_ptr(),
+            level,
+            component as *mut c_void,
+            c"%s".as_ptr(),
+            text.as_ptr(),
+        );
+    }
+    true
+}
 
 #[cfg(test)]
 mod tests {

@@ -16,7 +16,8 @@
 
 use std::sync::OnceLock;
 
-use crate::core::config::{SoftDeviceSpec, SoftHcaMode};
+use crate::core::config::SoftDeviceSpec;
+use crate::hca::config::SoftHcaMode;
 use crate::hca::verbs::discovery::{self, combined_device_names, DeviceOrigin};
 
 /// The port every device exposes (`mlx5_0:1`). A real device is listed only
@@ -116,7 +117,7 @@ pub fn find_device(name: &str) -> Option<&'static HcaDevice> {
 }
 
 fn discover_devices() -> Vec<HcaDevice> {
-    let (mode, soft_specs) = match crate::core::config::soft_hca_config() {
+    let (mode, soft_specs) = match crate::hca::config::soft_hca_config() {
         Ok(config) => (config.mode, config.devices),
         Err(_) => (SoftHcaMode::Auto, Vec::new()),
     };

@@ -94,6 +94,7 @@ macro_rules! backend_handle {
     };
 }
 
+pub mod config;
 pub mod devices;
 pub mod rings;
 pub mod soft;
@@ -419,9 +420,14 @@ impl Default for PathAttr {
 }
 
 impl PathAttr {
-    /// From the iface configuration. `auto` means the default; a value out
-    /// of range is clamped to the largest valid one, with a warning.
-    pub fn from_config(config: &crate::core::config::RcMlx5IfaceConfig) -> PathAttr {
+    /// From the iface configuration's `SL`, `TRAFFIC_CLASS` and
+    /// `HOP_LIMIT`. `auto` means the default; a value out of range is clamped
+    /// to the largest valid one, with a warning.
+    pub fn from_config(
+        sl: crate::core::config::Ulunits,
+        traffic_class: crate::core::config::Ulunits,
+        hop_limit: u32,
+    ) -> PathAttr {
         use crate::core::config::Ulunits;
         let pick = |name: &str, value: u64, max: u8| -> u8 {
             u8::try_from(value)
@@ -434,15 +440,15 @@ impl PathAttr {
         };
         let default = PathAttr::default();
         PathAttr {
-            sl: match config.sl {
+            sl: match sl {
                 Ulunits::Value(v) => pick("SL", v, 15),
                 Ulunits::Auto | Ulunits::Inf => default.sl,
             },
-            traffic_class: match config.traffic_class {
+            traffic_class: match traffic_class {
                 Ulunits::Value(v) => pick("TRAFFIC_CLASS", v, u8::MAX),
                 Ulunits::Auto | Ulunits::Inf => default.traffic_class,
             },
-            hop_limit: pick("HOP_LIMIT", u64::from(config.hop_limit), u8::MAX),
+            hop_limit: pick("HOP_LIMIT", u64::from(hop_limit), u8::MAX),
         }
     }
 }
@@ -944,11 +950,13 @@ mod tests {
 
     #[test]
     fn path_attributes_from_config_default_and_clamp() {
-        use crate::core::config::{tables, Config, MapEnv, RcMlx5IfaceConfig};
+        use crate::core::config::{Config, MapEnv};
+        use crate::rc::config::{RcMlx5IfaceConfig, RC_MLX5_IFACE_CONFIG};
         let env = |pairs: &[(&str, &str)]| {
             let vars = MapEnv::new(pairs.iter().copied());
-            let config = Config::read(&tables::RC_MLX5_IFACE_CONFIG, None, &vars).expect("config");
-            PathAttr::from_config(&RcMlx5IfaceConfig::from_config(&config).expect("typed"))
+            let config = Config::read(&RC_MLX5_IFACE_CONFIG, None, &vars).expect("config");
+            let config = RcMlx5IfaceConfig::from_config(&config).expect("typed");
+            PathAttr::from_config(config.sl, config.traffic_class, config.hop_limit)
         };
         assert_eq!(env(&[]), PathAttr::default());
         assert_eq!(

@@ -54,11 +54,11 @@ impl Component {
 
     /// The devices this component opens as memory domains.
     pub fn md_devices(&self) -> &'static [HcaDevice] {
-        if self.has_mds {
-            hca_devices()
-        } else {
-            &[]
+        if !self.has_mds {
+            return &[];
         }
+        crate::ib::config::hand_down_device_settings();
+        hca_devices()
     }
 
     /// The device named `md_name`, if this component has it.

@@ -6,11 +6,14 @@
 //! the same values from one place.
 
 use crate::abi::*;
-use crate::core::config::{IbMdConfig, RC_MLX5_TL_NAME};
 use crate::hca::devices::{Backend, HcaDevice, DEVICE_PORT};
 use crate::ib::component::Component;
+use crate::ib::config::IbMdConfig;
 use crate::ib::domain::{Domain, MemHandle};
 use crate::ib::rkey::RKEY_PACKED_SIZE;
+
+/// The transport an `ib` memory domain offers.
+pub const RC_MLX5_TL_NAME: &str = "rc_mlx5";
 
 /// The `uct_md_attr_v2_t` members [`Md::capabilities`] sets.
 pub const MD_CAPABILITY_FIELDS: u64 = UCT_MD_ATTR_FIELD_MAX_ALLOC

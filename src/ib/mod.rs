@@ -10,6 +10,7 @@
 //! name with the backend that listed it, and the hca must not import `ib`.
 
 pub mod component;
+pub mod config;
 pub mod domain;
 pub mod md;
 pub mod rkey;

@@ -41,7 +41,7 @@
 //! and ignored; nothing a peer sends makes the window larger than
 //! `wnd_size` or panics.
 
-use crate::core::config::RcMlx5IfaceConfig;
+use crate::rc::config::RcMlx5IfaceConfig;
 
 /// Bits of the AM header byte that carry the AM id (`UCT_AM_ID_BITS` = 5).
 pub const AM_ID_MASK: u8 = 0x1f;

@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
-use crate::core::config::{RcMlx5IfaceConfig, Ulunits};
+use crate::core::config::Ulunits;
 use crate::mlx5;
+use crate::rc::config::{RcMlx5IfaceConfig, SendOverhead};
 use crate::rc::txwq::MAX_WQE_BBS;
 
 /// Bytes of the AM header in every AM SEND, as UCX 1.13's rc_mlx5 lays it
@@ -68,6 +69,17 @@ pub struct Limits {
     pub rx_max_poll: u32,
     /// SL, traffic class, hop limit of the QPs' address vectors.
     pub path: crate::hca::PathAttr,
+    /// Estimated costs of a send (`UCX_RC_MLX5_SEND_OVERHEAD`), for
+    /// `uct_iface_estimate_perf`.
+    pub send_overhead: SendOverhead,
+    /// How many eps can have operations outstanding at once: send-CQ
+    /// entries per send queue, as UCX's rc estimates it.
+    pub max_inflight_eps: usize,
+}
+
+/// Send-CQ entries the iface creates for `config`.
+pub fn tx_cq_len(config: &RcMlx5IfaceConfig) -> u32 {
+    config.tx_cq_len.max(64).next_power_of_two()
 }
 
 fn ulunits_or(value: Ulunits, auto: u64) -> u64 {
@@ -107,7 +119,13 @@ impl Limits {
                 .clamp(1, u64::from(max_rd_atomic_dev.max(1))) as u8,
             tx_max_poll: config.tx_max_poll.max(1),
             rx_max_poll: config.rx_max_poll.max(1),
-            path: crate::hca::PathAttr::from_config(config),
+            path: crate::hca::PathAttr::from_config(
+                config.sl,
+                config.traffic_class,
+                config.hop_limit,
+            ),
+            send_overhead: config.send_overhead,
+            max_inflight_eps: (tx_cq_len(config) / config.tx_queue_len.max(1)).max(1) as usize,
         }
     }
 }

@@ -32,6 +32,7 @@
 //! live eps plus 1025 such structs, all freed at close.
 
 pub mod atomic;
+pub mod config;
 pub mod ep;
 pub mod failover;
 pub mod fc;

@@ -12,10 +12,6 @@
 #         OUT/uct_hello_world_ucx   against the system's UCX headers and
 #                                   libuct/libucs (Debian's libucx-dev).
 #
-#   uct_hello_world.sh fetch --cache DIR
-#       Only fetches (or finds cached) the example files and prints their
-#       directory on the last line (c-tests/ucp builds ucp_client_server.c).
-#
 #   uct_hello_world.sh run --binary FILE --mode i|b|z --tl TL --dev DEV
 #                          [--lib-path DIR] [--expect-lib-dir DIR] [--size N] [--timeout S]
 #       Runs a server and a client (127.0.0.1, a free port) with
@@ -25,13 +21,12 @@
 #       --client-env VAR=VALUE (repeatable): set for that process only (two
 #       processes on different libraries: c-tests/thirdparty's mixed pairs).
 set -euo pipefail
+
+readonly EXAMPLE_FILES=(examples/uct_hello_world.c examples/hello_world_util.h)
+# shellcheck source=../../common/ucx_debian_source.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../common/ucx_debian_source.sh"
 # shellcheck source=../../common/server_port.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../common/server_port.sh"
-
-readonly UCX_UPSTREAM_VERSION="1.13.1"
-readonly UCX_SOURCE_VERSION="$UCX_UPSTREAM_VERSION-1"
-# c-tests/ucp takes ucp_client_server.c from the same cache (`fetch`).
-readonly EXAMPLE_FILES=(uct_hello_world.c hello_world_util.h ucp_client_server.c ucp_util.h)
 
 die() {
     echo "uct_hello_world.sh: $*" >&2
@@ -39,98 +34,6 @@ die() {
 }
 
 # --- prepare -------------------------------------------------------------------
-
-# The Debian mirror this machine already uses (deb822 .sources or one-line
-# sources.list), so the download goes where apt is allowed to go.
-debian_mirror() {
-    local file uri
-    for file in /etc/apt/sources.list.d/*.sources; do
-        [[ -r "$file" ]] || continue
-        uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /\/debian\/?$/) { print $i; exit } }' "$file")
-        if [[ -n "$uri" ]]; then
-            echo "${uri%/}"
-            return
-        fi
-    done
-    for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-        [[ -r "$file" ]] || continue
-        uri=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^https?:\/\/.*\/debian\/?$/) { print $i; exit } }' "$file")
-        if [[ -n "$uri" ]]; then
-            echo "${uri%/}"
-            return
-        fi
-    done
-    echo "http://deb.debian.org/debian"
-}
-
-ensure_dpkg_source() {
-    command -v dpkg-source >/dev/null && return
-    if [[ $EUID -ne 0 ]]; then
-        die "dpkg-source is missing (apt-get install dpkg-dev) and we are not root to install it"
-    fi
-    echo "installing dpkg-dev (apt-get source needs dpkg-source)"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends dpkg-dev >/dev/null
-}
-
-# Downloads and unpacks the source package with a private apt configuration:
-# the system's sources, lists and caches are neither read nor changed.
-fetch_example() {
-    local cache=$1
-    local dest="$cache/ucx-$UCX_UPSTREAM_VERSION-examples"
-    local name complete=1
-    for name in "${EXAMPLE_FILES[@]}"; do
-        [[ -f "$dest/$name" ]] || complete=0
-    done
-    if [[ -f "$dest/.complete" ]] && ((complete)); then
-        echo "using cached $dest"
-        return
-    fi
-    ensure_dpkg_source
-    local work
-    work=$(mktemp -d "$cache/fetch.XXXXXX")
-    mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$work/src"
-    local keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-    local signed_by=""
-    [[ -r "$keyring" ]] && signed_by="[signed-by=$keyring] "
-    echo "deb-src ${signed_by}$(debian_mirror) bookworm main" >"$work/sources.list"
-    local apt_options=(
-        -o "Dir::Etc::SourceList=$work/sources.list"
-        -o "Dir::Etc::SourceParts=/dev/null"
-        -o "Dir::State::Lists=$work/lists"
-        -o "Dir::Cache=$work/cache"
-    )
-    # apt drops to the _apt user for downloads, which cannot write our temp dir.
-    [[ $EUID -eq 0 ]] && apt_options+=(-o "APT::Sandbox::User=root")
-    echo "fetching Debian source package ucx=$UCX_SOURCE_VERSION ($(cat "$work/sources.list"))"
-    apt-get "${apt_options[@]}" -q update >"$work/update.log" 2>&1 ||
-        { cat "$work/update.log" >&2; die "apt-get update (private deb-src list) failed"; }
-    # The Debian revision we know first; if the archive moved to another
-    # revision of the same upstream release, that one (checked below).
-    if ! (cd "$work/src" && apt-get "${apt_options[@]}" -q source "ucx=$UCX_SOURCE_VERSION") \
-        >"$work/source.log" 2>&1; then
-        echo "ucx=$UCX_SOURCE_VERSION is not in the archive; trying its current ucx"
-        (cd "$work/src" && apt-get "${apt_options[@]}" -q source ucx) >>"$work/source.log" 2>&1 ||
-            { cat "$work/source.log" >&2; die "apt-get source ucx failed"; }
-    fi
-    local dsc_version
-    dsc_version=$(awk '$1 == "Version:" { print $2; exit }' "$work"/src/ucx_*.dsc)
-    [[ "$dsc_version" == "${UCX_UPSTREAM_VERSION}-"* ]] ||
-        die "the archive's ucx is $dsc_version, not UCX $UCX_UPSTREAM_VERSION"
-    local tree
-    tree=$(find "$work/src" -mindepth 1 -maxdepth 1 -type d -name 'ucx-*' | head -n1)
-    [[ -n "$tree" ]] || die "apt-get source produced no ucx-* directory"
-    rm -rf "$dest"
-    mkdir -p "$dest"
-    for name in "${EXAMPLE_FILES[@]}"; do
-        [[ -f "$tree/examples/$name" ]] || die "the source package has no examples/$name"
-        cp "$tree/examples/$name" "$dest/"
-    done
-    (cd "$dest" && sha256sum "${EXAMPLE_FILES[@]}" >SHA256SUMS)
-    touch "$dest/.complete"
-    rm -rf "$work"
-    echo "$dsc_version" >"$dest/DEBIAN_VERSION"
-    echo "cached ${EXAMPLE_FILES[*]} of ucx $dsc_version in $dest"
-}
 
 # A uct/ or ucs/ header missing from `include_dir` would be taken silently
 # from /usr/include, and the "ours" build would then test UCX's headers.
@@ -143,25 +46,6 @@ check_header_origin() {
     if [[ -n "$foreign" ]]; then
         die "the build against $include_dir includes headers from elsewhere:"$'\n'"$foreign"
     fi
-}
-
-# Fetches (once) and checks the cached examples; prints their directory.
-# Parallel CTest runs share the cache: one download at a time.
-cached_examples() {
-    local cache=$1
-    mkdir -p "$cache"
-    exec 9>"$cache/.lock"
-    flock 9
-    fetch_example "$cache" >&2
-    flock -u 9
-    local src="$cache/ucx-$UCX_UPSTREAM_VERSION-examples"
-    (cd "$src" && sha256sum --quiet -c SHA256SUMS) || die "cached example in $src was modified"
-    echo "$src"
-}
-
-fetch_only() {
-    [[ $# -eq 2 && $1 == --cache ]] || die "usage: fetch --cache DIR"
-    cached_examples "$2"
 }
 
 prepare() {
@@ -184,8 +68,8 @@ prepare() {
         die "prepare needs --cache, --out, --prefix and --libdir"
     mkdir -p "$out"
     local src
-    src=$(cached_examples "$cache")
-    local example="$src/uct_hello_world.c"
+    src=$(ucx_source_files "$cache" examples "${EXAMPLE_FILES[@]}")
+    local example="$src/examples/uct_hello_world.c"
     local our_include="$prefix/include" our_lib="$prefix/$libdir"
     [[ -f "$our_include/uct/api/uct.h" ]] || die "no installed headers in $our_include"
     [[ -e "$our_lib/libuct.so.0" ]] || die "no installed libuct.so.0 in $our_lib"
@@ -337,12 +221,11 @@ run() {
     rm -rf "$logs"
 }
 
-[[ $# -ge 1 ]] || die "usage: uct_hello_world.sh prepare|fetch|run [options] (see the header)"
+[[ $# -ge 1 ]] || die "usage: uct_hello_world.sh prepare|run [options] (see the header)"
 command=$1
 shift
 case $command in
 prepare) prepare "$@" ;;
-fetch) fetch_only "$@" ;;
 run) run "$@" ;;
 *) die "unknown command $command" ;;
 esac

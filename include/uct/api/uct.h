@@ -39,316 +39,267 @@ extern const char *uct_alloc_method_names[];
 }
 #endif
 
-#define UCT_COMPONENT_ATTR_FIELD_NAME 1
+enum uct_component_attr_field {
+    UCT_COMPONENT_ATTR_FIELD_NAME = 1,
+    UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT = 2,
+    UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES = 4,
+    UCT_COMPONENT_ATTR_FIELD_FLAGS = 8,
+};
 
-#define UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT 2
+enum {
+    /**
+     * The component can open connection managers.
+     */
+    UCT_COMPONENT_FLAG_CM = 1,
+    /**
+     * Remote keys can be turned into local pointers (`uct_rkey_ptr`).
+     */
+    UCT_COMPONENT_FLAG_RKEY_PTR = 2,
+};
 
-#define UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES 4
+#define UCT_IFACE_FLAG_AM_SHORT UCS_BIT(0)
 
-#define UCT_COMPONENT_ATTR_FIELD_FLAGS 8
+#define UCT_IFACE_FLAG_AM_BCOPY UCS_BIT(1)
 
-/**
- * The component can open connection managers.
- */
-#define UCT_COMPONENT_FLAG_CM 1
+#define UCT_IFACE_FLAG_AM_ZCOPY UCS_BIT(2)
 
-/**
- * Remote keys can be turned into local pointers (`uct_rkey_ptr`).
- */
-#define UCT_COMPONENT_FLAG_RKEY_PTR 2
+#define UCT_IFACE_FLAG_PENDING UCS_BIT(3)
 
-#define UCT_IFACE_FLAG_AM_SHORT 1
+#define UCT_IFACE_FLAG_PUT_SHORT UCS_BIT(4)
 
-#define UCT_IFACE_FLAG_AM_BCOPY 2
+#define UCT_IFACE_FLAG_PUT_BCOPY UCS_BIT(5)
 
-#define UCT_IFACE_FLAG_AM_ZCOPY 4
+#define UCT_IFACE_FLAG_PUT_ZCOPY UCS_BIT(6)
 
-#define UCT_IFACE_FLAG_PENDING 8
+#define UCT_IFACE_FLAG_GET_SHORT UCS_BIT(8)
 
-#define UCT_IFACE_FLAG_PUT_SHORT 16
+#define UCT_IFACE_FLAG_GET_BCOPY UCS_BIT(9)
 
-#define UCT_IFACE_FLAG_PUT_BCOPY 32
+#define UCT_IFACE_FLAG_GET_ZCOPY UCS_BIT(10)
 
-#define UCT_IFACE_FLAG_PUT_ZCOPY 64
+#define UCT_IFACE_FLAG_ATOMIC_CPU UCS_BIT(30)
 
-#define UCT_IFACE_FLAG_GET_SHORT 256
+#define UCT_IFACE_FLAG_ATOMIC_DEVICE UCS_BIT(31)
 
-#define UCT_IFACE_FLAG_GET_BCOPY 512
+#define UCT_IFACE_FLAG_ERRHANDLE_SHORT_BUF UCS_BIT(32)
 
-#define UCT_IFACE_FLAG_GET_ZCOPY 1024
+#define UCT_IFACE_FLAG_ERRHANDLE_BCOPY_BUF UCS_BIT(33)
 
-#define UCT_IFACE_FLAG_ATOMIC_CPU 1073741824
+#define UCT_IFACE_FLAG_ERRHANDLE_ZCOPY_BUF UCS_BIT(34)
 
-#define UCT_IFACE_FLAG_ATOMIC_DEVICE 2147483648
+#define UCT_IFACE_FLAG_ERRHANDLE_AM_ID UCS_BIT(35)
 
-#define UCT_IFACE_FLAG_ERRHANDLE_SHORT_BUF 4294967296
+#define UCT_IFACE_FLAG_ERRHANDLE_REMOTE_MEM UCS_BIT(36)
 
-#define UCT_IFACE_FLAG_ERRHANDLE_BCOPY_BUF 8589934592
+#define UCT_IFACE_FLAG_ERRHANDLE_BCOPY_LEN UCS_BIT(37)
 
-#define UCT_IFACE_FLAG_ERRHANDLE_ZCOPY_BUF 17179869184
+#define UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE UCS_BIT(38)
 
-#define UCT_IFACE_FLAG_ERRHANDLE_AM_ID 34359738368
+#define UCT_IFACE_FLAG_EP_CHECK UCS_BIT(39)
 
-#define UCT_IFACE_FLAG_ERRHANDLE_REMOTE_MEM 68719476736
+#define UCT_IFACE_FLAG_CONNECT_TO_IFACE UCS_BIT(40)
 
-#define UCT_IFACE_FLAG_ERRHANDLE_BCOPY_LEN 137438953472
+#define UCT_IFACE_FLAG_CONNECT_TO_EP UCS_BIT(41)
 
-#define UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE 274877906944
+#define UCT_IFACE_FLAG_CONNECT_TO_SOCKADDR UCS_BIT(42)
 
-#define UCT_IFACE_FLAG_EP_CHECK 549755813888
+#define UCT_IFACE_FLAG_AM_DUP UCS_BIT(43)
 
-#define UCT_IFACE_FLAG_CONNECT_TO_IFACE 1099511627776
+#define UCT_IFACE_FLAG_CB_SYNC UCS_BIT(44)
 
-#define UCT_IFACE_FLAG_CONNECT_TO_EP 2199023255552
+#define UCT_IFACE_FLAG_CB_ASYNC UCS_BIT(45)
 
-#define UCT_IFACE_FLAG_CONNECT_TO_SOCKADDR 4398046511104
+#define UCT_IFACE_FLAG_EP_KEEPALIVE UCS_BIT(46)
 
-#define UCT_IFACE_FLAG_AM_DUP 8796093022208
+#define UCT_IFACE_FLAG_TAG_EAGER_SHORT UCS_BIT(50)
 
-#define UCT_IFACE_FLAG_CB_SYNC 17592186044416
+#define UCT_IFACE_FLAG_TAG_EAGER_BCOPY UCS_BIT(51)
 
-#define UCT_IFACE_FLAG_CB_ASYNC 35184372088832
+#define UCT_IFACE_FLAG_TAG_EAGER_ZCOPY UCS_BIT(52)
 
-#define UCT_IFACE_FLAG_EP_KEEPALIVE 70368744177664
+#define UCT_IFACE_FLAG_TAG_RNDV_ZCOPY UCS_BIT(53)
 
-#define UCT_IFACE_FLAG_TAG_EAGER_SHORT 1125899906842624
+#define UCT_IFACE_FLAG_INTER_NODE UCS_BIT(54)
 
-#define UCT_IFACE_FLAG_TAG_EAGER_BCOPY 2251799813685248
+#define UCT_IFACE_FLAG_DEVICE_EP UCS_BIT(55)
 
-#define UCT_IFACE_FLAG_TAG_EAGER_ZCOPY 4503599627370496
+#define UCT_IFACE_FLAG_DEVICE_LKEY UCS_BIT(56)
 
-#define UCT_IFACE_FLAG_TAG_RNDV_ZCOPY 9007199254740992
+#define UCT_IFACE_FLAG_EVENT_SEND_COMP UCS_BIT(0)
 
-#define UCT_IFACE_FLAG_INTER_NODE 18014398509481984
+#define UCT_IFACE_FLAG_EVENT_RECV UCS_BIT(1)
 
-#define UCT_IFACE_FLAG_DEVICE_EP 36028797018963968
+#define UCT_IFACE_FLAG_EVENT_RECV_SIG UCS_BIT(2)
 
-#define UCT_IFACE_FLAG_DEVICE_LKEY 72057594037927936
+#define UCT_IFACE_FLAG_EVENT_FD UCS_BIT(3)
 
-#define UCT_IFACE_FLAG_EVENT_SEND_COMP 1
+#define UCT_IFACE_FLAG_EVENT_ASYNC_CB UCS_BIT(4)
 
-#define UCT_IFACE_FLAG_EVENT_RECV 2
-
-#define UCT_IFACE_FLAG_EVENT_RECV_SIG 4
-
-#define UCT_IFACE_FLAG_EVENT_FD 8
-
-#define UCT_IFACE_FLAG_EVENT_ASYNC_CB 16
-
-#define UCT_EVENT_SEND_COMP 1
-
-#define UCT_EVENT_RECV 2
-
-#define UCT_EVENT_RECV_SIG 4
-
-#define UCT_EVENT_SPEED_CHANGE 8
-
-/**
- * Complete when local buffers may be reused.
- */
-#define UCT_FLUSH_FLAG_LOCAL 0
-
-/**
- * Cancel outstanding operations (they complete with `UCS_ERR_CANCELED`).
- */
-#define UCT_FLUSH_FLAG_CANCEL 1
-
-/**
- * Complete when remote side has the data.
- */
-#define UCT_FLUSH_FLAG_REMOTE 2
-
-#define UCT_PROGRESS_SEND 1
-
-#define UCT_PROGRESS_RECV 2
-
-#define UCT_PROGRESS_THREAD_SAFE 128
-
-#define UCT_SEND_FLAG_SIGNALED 1
-
-#define UCT_SEND_FLAG_PEER_CHECK 2
-
-#define UCT_CB_FLAG_RESERVED 2
-
-/**
- * The callback may be called from any thread.
- */
-#define UCT_CB_FLAG_ASYNC 4
-
-#define UCT_IFACE_OPEN_MODE_DEVICE 1
-
-#define UCT_IFACE_OPEN_MODE_SOCKADDR_SERVER 2
-
-#define UCT_IFACE_OPEN_MODE_SOCKADDR_CLIENT 4
-
-#define UCT_IFACE_OPEN_MODE_STUB 8
-
-#define UCT_IFACE_PARAM_FIELD_CPU_MASK 1
-
-#define UCT_IFACE_PARAM_FIELD_OPEN_MODE 2
-
-#define UCT_IFACE_PARAM_FIELD_DEVICE 4
-
-#define UCT_IFACE_PARAM_FIELD_SOCKADDR 8
-
-#define UCT_IFACE_PARAM_FIELD_STATS_ROOT 16
-
-#define UCT_IFACE_PARAM_FIELD_RX_HEADROOM 32
-
-#define UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG 64
-
-#define UCT_IFACE_PARAM_FIELD_ERR_HANDLER 128
-
-#define UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS 256
-
-#define UCT_IFACE_PARAM_FIELD_HW_TM_EAGER_ARG 512
-
-#define UCT_IFACE_PARAM_FIELD_HW_TM_EAGER_CB 1024
-
-#define UCT_IFACE_PARAM_FIELD_HW_TM_RNDV_ARG 2048
-
-#define UCT_IFACE_PARAM_FIELD_HW_TM_RNDV_CB 4096
-
-#define UCT_IFACE_PARAM_FIELD_ASYNC_EVENT_ARG 8192
-
-#define UCT_IFACE_PARAM_FIELD_ASYNC_EVENT_CB 16384
-
-#define UCT_IFACE_PARAM_FIELD_KEEPALIVE_INTERVAL 32768
-
-#define UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT 65536
-
-#define UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET 131072
-
-#define UCT_IFACE_PARAM_FIELD_FEATURES 262144
-
-#define UCT_MD_FLAG_ALLOC 1
-
-#define UCT_MD_FLAG_REG 2
-
-#define UCT_MD_FLAG_NEED_MEMH 4
-
-#define UCT_MD_FLAG_NEED_RKEY 8
-
-#define UCT_MD_FLAG_ADVISE 16
-
-#define UCT_MD_FLAG_FIXED 32
-
-#define UCT_MD_FLAG_RKEY_PTR 64
-
-#define UCT_MD_FLAG_SOCKADDR 128
-
-#define UCT_MD_FLAG_INVALIDATE 256
-
-#define UCT_MD_FLAG_EXPORTED_MKEY 512
-
-#define UCT_MD_FLAG_REG_DMABUF 1024
-
-#define UCT_MD_FLAG_LAST 2048
-
-#define UCT_MD_MEM_FLAG_NONBLOCK 1
-
-#define UCT_MD_MEM_FLAG_FIXED 2
-
-#define UCT_MD_MEM_FLAG_LOCK 4
-
-#define UCT_MD_MEM_FLAG_HIDE_ERRORS 8
-
-#define UCT_MD_MEM_ACCESS_REMOTE_PUT 32
-
-#define UCT_MD_MEM_ACCESS_REMOTE_GET 64
-
-#define UCT_MD_MEM_ACCESS_REMOTE_ATOMIC 128
-
-#define UCT_MD_MEM_ACCESS_LOCAL_READ 256
-
-#define UCT_MD_MEM_ACCESS_LOCAL_WRITE 512
-
-#define UCT_MD_MEM_SYMMETRIC_RKEY 1024
-
-#define UCT_MD_MEM_GVA 2048
-
-/**
- * Every remote and local access right.
- */
-#define UCT_MD_MEM_ACCESS_ALL 992
-
-/**
- * Remote put/get and local access (no atomics).
- */
-#define UCT_MD_MEM_ACCESS_RMA 864
-
-#define UCT_CM_ATTR_FIELD_MAX_CONN_PRIV 1
-
-#define UCT_LISTENER_ATTR_FIELD_SOCKADDR 1
-
-#define UCT_LISTENER_PARAM_FIELD_BACKLOG 1
-
-#define UCT_LISTENER_PARAM_FIELD_CONN_REQUEST_CB 2
-
-#define UCT_LISTENER_PARAM_FIELD_USER_DATA 4
-
-#define UCT_EP_PARAM_FIELD_IFACE 1
-
-#define UCT_EP_PARAM_FIELD_USER_DATA 2
-
-#define UCT_EP_PARAM_FIELD_DEV_ADDR 4
-
-#define UCT_EP_PARAM_FIELD_IFACE_ADDR 8
-
-#define UCT_EP_PARAM_FIELD_SOCKADDR 16
-
-#define UCT_EP_PARAM_FIELD_SOCKADDR_CB_FLAGS 32
-
-#define UCT_EP_PARAM_FIELD_SOCKADDR_PACK_CB 64
-
-#define UCT_EP_PARAM_FIELD_CM 128
-
-#define UCT_EP_PARAM_FIELD_CONN_REQUEST 256
-
-#define UCT_EP_PARAM_FIELD_SOCKADDR_CONNECT_CB_CLIENT 512
-
-#define UCT_EP_PARAM_FIELD_SOCKADDR_NOTIFY_CB_SERVER 1024
-
-#define UCT_EP_PARAM_FIELD_SOCKADDR_DISCONNECT_CB 2048
-
-#define UCT_EP_PARAM_FIELD_PATH_INDEX 4096
-
-#define UCT_EP_PARAM_FIELD_CM_RESOLVE_CB 8192
-
-#define UCT_EP_PARAM_FIELD_PRIV_DATA 16384
-
-#define UCT_EP_PARAM_FIELD_PRIV_DATA_LENGTH 32768
-
-#define UCT_EP_PARAM_FIELD_LOCAL_SOCKADDR 65536
-
-#define UCT_EP_PARAM_FIELD_DEV_ADDR_LENGTH 131072
-
-#define UCT_EP_PARAM_FIELD_IFACE_ADDR_LENGTH 262144
-
-#define UCT_EP_CONNECT_PARAM_FIELD_PRIVATE_DATA 1
-
-#define UCT_EP_CONNECT_PARAM_FIELD_PRIVATE_DATA_LENGTH 2
-
-#define UCT_IFACE_FEATURE_AM 1
-
-#define UCT_IFACE_FEATURE_PUT 2
-
-#define UCT_IFACE_FEATURE_GET 4
-
-#define UCT_IFACE_FEATURE_AMO32 8
-
-#define UCT_IFACE_FEATURE_AMO64 16
-
-#define UCT_IFACE_FEATURE_TAG 32
-
-#define UCT_IFACE_FEATURE_FLUSH_REMOTE 64
-
-#define UCT_IFACE_FEATURE_LAST 128
-
-/**
- * Flag for `uct_tag_context::completed_cb`: the data is inline.
- */
-#define UCT_TAG_RECV_CB_INLINE_DATA 1
+enum uct_iface_event_types {
+    UCT_EVENT_SEND_COMP = 1,
+    UCT_EVENT_RECV = 2,
+    UCT_EVENT_RECV_SIG = 4,
+    UCT_EVENT_SPEED_CHANGE = 8,
+};
+
+enum uct_flush_flags {
+    /**
+     * Complete when local buffers may be reused.
+     */
+    UCT_FLUSH_FLAG_LOCAL = 0,
+    /**
+     * Cancel outstanding operations (they complete with `UCS_ERR_CANCELED`).
+     */
+    UCT_FLUSH_FLAG_CANCEL = 1,
+    /**
+     * Complete when remote side has the data.
+     */
+    UCT_FLUSH_FLAG_REMOTE = 2,
+};
+
+enum uct_progress_types {
+    UCT_PROGRESS_SEND = 1,
+    UCT_PROGRESS_RECV = 2,
+    UCT_PROGRESS_THREAD_SAFE = 128,
+};
+
+enum uct_msg_flags {
+    UCT_SEND_FLAG_SIGNALED = 1,
+    UCT_SEND_FLAG_PEER_CHECK = 2,
+};
+
+enum uct_cb_flags {
+    UCT_CB_FLAG_RESERVED = 2,
+    /**
+     * The callback may be called from any thread.
+     */
+    UCT_CB_FLAG_ASYNC = 4,
+};
+
+enum uct_iface_open_mode {
+    UCT_IFACE_OPEN_MODE_DEVICE = 1,
+    UCT_IFACE_OPEN_MODE_SOCKADDR_SERVER = 2,
+    UCT_IFACE_OPEN_MODE_SOCKADDR_CLIENT = 4,
+    UCT_IFACE_OPEN_MODE_STUB = 8,
+};
+
+enum uct_iface_params_field {
+    UCT_IFACE_PARAM_FIELD_CPU_MASK = 1,
+    UCT_IFACE_PARAM_FIELD_OPEN_MODE = 2,
+    UCT_IFACE_PARAM_FIELD_DEVICE = 4,
+    UCT_IFACE_PARAM_FIELD_SOCKADDR = 8,
+    UCT_IFACE_PARAM_FIELD_STATS_ROOT = 16,
+    UCT_IFACE_PARAM_FIELD_RX_HEADROOM = 32,
+    UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG = 64,
+    UCT_IFACE_PARAM_FIELD_ERR_HANDLER = 128,
+    UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS = 256,
+    UCT_IFACE_PARAM_FIELD_HW_TM_EAGER_ARG = 512,
+    UCT_IFACE_PARAM_FIELD_HW_TM_EAGER_CB = 1024,
+    UCT_IFACE_PARAM_FIELD_HW_TM_RNDV_ARG = 2048,
+    UCT_IFACE_PARAM_FIELD_HW_TM_RNDV_CB = 4096,
+    UCT_IFACE_PARAM_FIELD_ASYNC_EVENT_ARG = 8192,
+    UCT_IFACE_PARAM_FIELD_ASYNC_EVENT_CB = 16384,
+    UCT_IFACE_PARAM_FIELD_KEEPALIVE_INTERVAL = 32768,
+    UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT = 65536,
+    UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET = 131072,
+    UCT_IFACE_PARAM_FIELD_FEATURES = 262144,
+};
+
+enum {
+    UCT_MD_FLAG_ALLOC = 1,
+    UCT_MD_FLAG_REG = 2,
+    UCT_MD_FLAG_NEED_MEMH = 4,
+    UCT_MD_FLAG_NEED_RKEY = 8,
+    UCT_MD_FLAG_ADVISE = 16,
+    UCT_MD_FLAG_FIXED = 32,
+    UCT_MD_FLAG_RKEY_PTR = 64,
+    UCT_MD_FLAG_SOCKADDR = 128,
+    UCT_MD_FLAG_INVALIDATE = 256,
+    UCT_MD_FLAG_EXPORTED_MKEY = 512,
+    UCT_MD_FLAG_REG_DMABUF = 1024,
+    UCT_MD_FLAG_LAST = 2048,
+};
+
+enum uct_md_mem_flags {
+    UCT_MD_MEM_FLAG_NONBLOCK = 1,
+    UCT_MD_MEM_FLAG_FIXED = 2,
+    UCT_MD_MEM_FLAG_LOCK = 4,
+    UCT_MD_MEM_FLAG_HIDE_ERRORS = 8,
+    UCT_MD_MEM_ACCESS_REMOTE_PUT = 32,
+    UCT_MD_MEM_ACCESS_REMOTE_GET = 64,
+    UCT_MD_MEM_ACCESS_REMOTE_ATOMIC = 128,
+    UCT_MD_MEM_ACCESS_LOCAL_READ = 256,
+    UCT_MD_MEM_ACCESS_LOCAL_WRITE = 512,
+    UCT_MD_MEM_SYMMETRIC_RKEY = 1024,
+    UCT_MD_MEM_GVA = 2048,
+    /**
+     * Every remote and local access right.
+     */
+    UCT_MD_MEM_ACCESS_ALL = 992,
+    /**
+     * Remote put/get and local access (no atomics).
+     */
+    UCT_MD_MEM_ACCESS_RMA = 864,
+};
+
+enum uct_cm_attr_field {
+    UCT_CM_ATTR_FIELD_MAX_CONN_PRIV = 1,
+};
+
+enum uct_listener_attr_field {
+    UCT_LISTENER_ATTR_FIELD_SOCKADDR = 1,
+};
+
+enum uct_listener_params_field {
+    UCT_LISTENER_PARAM_FIELD_BACKLOG = 1,
+    UCT_LISTENER_PARAM_FIELD_CONN_REQUEST_CB = 2,
+    UCT_LISTENER_PARAM_FIELD_USER_DATA = 4,
+};
+
+enum uct_ep_params_field {
+    UCT_EP_PARAM_FIELD_IFACE = 1,
+    UCT_EP_PARAM_FIELD_USER_DATA = 2,
+    UCT_EP_PARAM_FIELD_DEV_ADDR = 4,
+    UCT_EP_PARAM_FIELD_IFACE_ADDR = 8,
+    UCT_EP_PARAM_FIELD_SOCKADDR = 16,
+    UCT_EP_PARAM_FIELD_SOCKADDR_CB_FLAGS = 32,
+    UCT_EP_PARAM_FIELD_SOCKADDR_PACK_CB = 64,
+    UCT_EP_PARAM_FIELD_CM = 128,
+    UCT_EP_PARAM_FIELD_CONN_REQUEST = 256,
+    UCT_EP_PARAM_FIELD_SOCKADDR_CONNECT_CB_CLIENT = 512,
+    UCT_EP_PARAM_FIELD_SOCKADDR_NOTIFY_CB_SERVER = 1024,
+    UCT_EP_PARAM_FIELD_SOCKADDR_DISCONNECT_CB = 2048,
+    UCT_EP_PARAM_FIELD_PATH_INDEX = 4096,
+    UCT_EP_PARAM_FIELD_CM_RESOLVE_CB = 8192,
+    UCT_EP_PARAM_FIELD_PRIV_DATA = 16384,
+    UCT_EP_PARAM_FIELD_PRIV_DATA_LENGTH = 32768,
+    UCT_EP_PARAM_FIELD_LOCAL_SOCKADDR = 65536,
+    UCT_EP_PARAM_FIELD_DEV_ADDR_LENGTH = 131072,
+    UCT_EP_PARAM_FIELD_IFACE_ADDR_LENGTH = 262144,
+};
+
+enum uct_ep_connect_params_field {
+    UCT_EP_CONNECT_PARAM_FIELD_PRIVATE_DATA = 1,
+    UCT_EP_CONNECT_PARAM_FIELD_PRIVATE_DATA_LENGTH = 2,
+};
+
+enum uct_iface_feature {
+    UCT_IFACE_FEATURE_AM = 1,
+    UCT_IFACE_FEATURE_PUT = 2,
+    UCT_IFACE_FEATURE_GET = 4,
+    UCT_IFACE_FEATURE_AMO32 = 8,
+    UCT_IFACE_FEATURE_AMO64 = 16,
+    UCT_IFACE_FEATURE_TAG = 32,
+    UCT_IFACE_FEATURE_FLUSH_REMOTE = 64,
+    UCT_IFACE_FEATURE_LAST = 128,
+};
+
+enum {
+    /**
+     * Flag for `uct_tag_context::completed_cb`: the data is inline.
+     */
+    UCT_TAG_RECV_CB_INLINE_DATA = 1,
+};
 
 /**
  * What the caller asked for, read per its field mask.
@@ -381,7 +332,25 @@ typedef struct uct_component_attr uct_component_attr_t;
 /**
  * Kind of device a transport resource runs on.
  */
-typedef unsigned int uct_device_type_t;
+typedef enum {
+    /**
+     * A network device (an HCA port).
+     */
+    UCT_DEVICE_TYPE_NET = 0,
+    /**
+     * Shared memory.
+     */
+    UCT_DEVICE_TYPE_SHM = 1,
+    /**
+     * An accelerator (GPU).
+     */
+    UCT_DEVICE_TYPE_ACC = 2,
+    /**
+     * Loop-back within the process.
+     */
+    UCT_DEVICE_TYPE_SELF = 3,
+    UCT_DEVICE_TYPE_LAST = 4,
+} uct_device_type_t;
 
 /**
  * A transport on a device, as listed by `uct_md_query_tl_resources`.
@@ -398,7 +367,10 @@ typedef struct uct_tl_resource_desc uct_tl_resource_desc_t;
 /**
  * Advice for `uct_md_mem_advise`.
  */
-typedef unsigned int uct_mem_advice_t;
+typedef enum {
+    UCT_MADV_NORMAL = 0,
+    UCT_MADV_WILLNEED = 1,
+} uct_mem_advice_t;
 
 /**
  * An unpacked remote key.
@@ -414,7 +386,24 @@ typedef struct uct_rkey_bundle uct_rkey_bundle_t;
 /**
  * How `uct_mem_alloc` obtains memory.
  */
-typedef unsigned int uct_alloc_method_t;
+typedef enum {
+    /**
+     * Transparent huge pages.
+     */
+    UCT_ALLOC_METHOD_THP = 0,
+    /**
+     * Through a memory domain.
+     */
+    UCT_ALLOC_METHOD_MD = 1,
+    UCT_ALLOC_METHOD_HEAP = 2,
+    UCT_ALLOC_METHOD_MMAP = 3,
+    UCT_ALLOC_METHOD_HUGE = 4,
+    UCT_ALLOC_METHOD_LAST = 5,
+    /**
+     * Use the configured default list.
+     */
+    UCT_ALLOC_METHOD_DEFAULT = 5,
+} uct_alloc_method_t;
 
 /**
  * `uct_mem_alloc_params_t::mds`.
@@ -460,22 +449,51 @@ typedef struct uct_allocated_memory uct_allocated_memory_t;
 /**
  * Atomic operation selector.
  */
-typedef unsigned int uct_atomic_op_t;
+enum uct_atomic_op {
+    UCT_ATOMIC_OP_ADD = 0,
+    UCT_ATOMIC_OP_AND = 1,
+    UCT_ATOMIC_OP_OR = 2,
+    UCT_ATOMIC_OP_XOR = 3,
+    UCT_ATOMIC_OP_SWAP = 4,
+    UCT_ATOMIC_OP_CSWAP = 5,
+    UCT_ATOMIC_OP_LAST = 6,
+};
+
+typedef enum uct_atomic_op uct_atomic_op_t;
 
 /**
  * Whether a socket address is reachable locally or remotely.
  */
-typedef unsigned int uct_sockaddr_accessibility_t;
+typedef enum {
+    UCT_SOCKADDR_ACC_LOCAL = 0,
+    UCT_SOCKADDR_ACC_REMOTE = 1,
+} uct_sockaddr_accessibility_t;
 
 /**
  * `uct_md_mem_attr_t::field_mask` bits.
  */
-typedef unsigned int uct_md_mem_attr_field_t;
+enum uct_md_mem_attr_field {
+    UCT_MD_MEM_ATTR_FIELD_MEM_TYPE = 1,
+    UCT_MD_MEM_ATTR_FIELD_SYS_DEV = 2,
+    UCT_MD_MEM_ATTR_FIELD_BASE_ADDRESS = 4,
+    UCT_MD_MEM_ATTR_FIELD_ALLOC_LENGTH = 8,
+    UCT_MD_MEM_ATTR_FIELD_DMABUF_FD = 16,
+    UCT_MD_MEM_ATTR_FIELD_DMABUF_OFFSET = 32,
+};
+
+typedef enum uct_md_mem_attr_field uct_md_mem_attr_field_t;
 
 /**
  * `uct_mem_alloc_params_t::field_mask` bits.
  */
-typedef unsigned int uct_mem_alloc_params_field_t;
+typedef enum {
+    UCT_MEM_ALLOC_PARAM_FIELD_FLAGS = 1,
+    UCT_MEM_ALLOC_PARAM_FIELD_ADDRESS = 2,
+    UCT_MEM_ALLOC_PARAM_FIELD_MEM_TYPE = 4,
+    UCT_MEM_ALLOC_PARAM_FIELD_MDS = 8,
+    UCT_MEM_ALLOC_PARAM_FIELD_NAME = 16,
+    UCT_MEM_ALLOC_PARAM_FIELD_SYS_DEVICE = 32,
+} uct_mem_alloc_params_field_t;
 
 /**
  * Bandwidth of a resource: what one process gets alone, and what is shared
@@ -820,97 +838,6 @@ struct uct_tag_context {
     char priv[UCT_TAG_PRIV_LEN];
 };
 
-/**
- * A network device (an HCA port).
- */
-#define UCT_DEVICE_TYPE_NET 0
-
-/**
- * Shared memory.
- */
-#define UCT_DEVICE_TYPE_SHM 1
-
-/**
- * An accelerator (GPU).
- */
-#define UCT_DEVICE_TYPE_ACC 2
-
-/**
- * Loop-back within the process.
- */
-#define UCT_DEVICE_TYPE_SELF 3
-
-#define UCT_DEVICE_TYPE_LAST 4
-
-#define UCT_ATOMIC_OP_ADD 0
-
-#define UCT_ATOMIC_OP_AND 1
-
-#define UCT_ATOMIC_OP_OR 2
-
-#define UCT_ATOMIC_OP_XOR 3
-
-#define UCT_ATOMIC_OP_SWAP 4
-
-#define UCT_ATOMIC_OP_CSWAP 5
-
-#define UCT_ATOMIC_OP_LAST 6
-
-/**
- * Transparent huge pages.
- */
-#define UCT_ALLOC_METHOD_THP 0
-
-/**
- * Through a memory domain.
- */
-#define UCT_ALLOC_METHOD_MD 1
-
-#define UCT_ALLOC_METHOD_HEAP 2
-
-#define UCT_ALLOC_METHOD_MMAP 3
-
-#define UCT_ALLOC_METHOD_HUGE 4
-
-#define UCT_ALLOC_METHOD_LAST 5
-
-/**
- * Use the configured default list.
- */
-#define UCT_ALLOC_METHOD_DEFAULT 5
-
-#define UCT_SOCKADDR_ACC_LOCAL 0
-
-#define UCT_SOCKADDR_ACC_REMOTE 1
-
-#define UCT_MADV_NORMAL 0
-
-#define UCT_MADV_WILLNEED 1
-
-#define UCT_MD_MEM_ATTR_FIELD_MEM_TYPE 1
-
-#define UCT_MD_MEM_ATTR_FIELD_SYS_DEV 2
-
-#define UCT_MD_MEM_ATTR_FIELD_BASE_ADDRESS 4
-
-#define UCT_MD_MEM_ATTR_FIELD_ALLOC_LENGTH 8
-
-#define UCT_MD_MEM_ATTR_FIELD_DMABUF_FD 16
-
-#define UCT_MD_MEM_ATTR_FIELD_DMABUF_OFFSET 32
-
-#define UCT_MEM_ALLOC_PARAM_FIELD_FLAGS 1
-
-#define UCT_MEM_ALLOC_PARAM_FIELD_ADDRESS 2
-
-#define UCT_MEM_ALLOC_PARAM_FIELD_MEM_TYPE 4
-
-#define UCT_MEM_ALLOC_PARAM_FIELD_MDS 8
-
-#define UCT_MEM_ALLOC_PARAM_FIELD_NAME 16
-
-#define UCT_MEM_ALLOC_PARAM_FIELD_SYS_DEVICE 32
-
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -1190,7 +1117,10 @@ void uct_worker_progress_register_safe(uct_worker_h worker,
 void uct_worker_progress_unregister_safe(uct_worker_h worker, uct_worker_cb_id_t *id_p);
 
 /**
- * Opens an interface on `md` for the transport and device in `params`.
+ * Opens an interface on `md` for the transport and device in `params`
+ * (`UCT_IFACE_OPEN_MODE_DEVICE`), or a stub iface that answers
+ * `params->mode.stub.status` (`UCT_IFACE_OPEN_MODE_STUB`; `md` and `worker`
+ * may then be NULL).
  *
  * # Safety
  * Handles live, `params` valid per its field mask, `iface_p` writable.

@@ -19,6 +19,9 @@
 #define UCT_INVALID_RKEY           ((uintptr_t)(-1))
 #define UCT_INLINE_API             static UCS_F_ALWAYS_INLINE
 
+/* A device-side memory element (GPU-initiated communication). */
+typedef union uct_device_mem_elem uct_device_mem_elem_t;
+
 #define UCT_COMPONENT_NAME_MAX 16
 
 #define UCT_MD_GLOBAL_ID_MAX 256
@@ -44,57 +47,61 @@
 /**
  * Number of active-message ids (ids are `0..UCT_AM_ID_MAX`).
  */
-#define UCT_AM_ID_MAX 32
+#define UCT_AM_ID_MAX UCS_BIT(5)
 
 /**
  * "No dmabuf file descriptor".
  */
 #define UCT_DMABUF_FD_INVALID (-1)
 
-/**
- * Flags passed to active-message and tag callbacks.
- * The data pointer is a descriptor the callee may keep (return
- * `UCS_INPROGRESS` and later `uct_iface_release_desc`).
- */
-#define UCT_CB_PARAM_FLAG_DESC 1
+enum uct_cb_param_flags {
+    /**
+     * Flags passed to active-message and tag callbacks.
+     * The data pointer is a descriptor the callee may keep (return
+     * `UCS_INPROGRESS` and later `uct_iface_release_desc`).
+     */
+    UCT_CB_PARAM_FLAG_DESC = 1,
+    /**
+     * First fragment of a multi-fragment message.
+     */
+    UCT_CB_PARAM_FLAG_FIRST = 2,
+    /**
+     * More fragments follow.
+     */
+    UCT_CB_PARAM_FLAG_MORE = 4,
+};
 
-/**
- * First fragment of a multi-fragment message.
- */
-#define UCT_CB_PARAM_FLAG_FIRST 2
+enum uct_cm_ep_priv_data_pack_args_field {
+    UCT_CM_EP_PRIV_DATA_PACK_ARGS_FIELD_DEVICE_NAME = 1,
+};
 
-/**
- * More fragments follow.
- */
-#define UCT_CB_PARAM_FLAG_MORE 4
+enum uct_cm_ep_resolve_args_field {
+    UCT_CM_EP_RESOLVE_ARGS_FIELD_DEV_NAME = 1,
+    UCT_CM_EP_RESOLVE_ARGS_FIELD_STATUS = 2,
+};
 
-#define UCT_CM_EP_PRIV_DATA_PACK_ARGS_FIELD_DEVICE_NAME 1
+enum uct_cm_remote_data_field {
+    UCT_CM_REMOTE_DATA_FIELD_DEV_ADDR = 1,
+    UCT_CM_REMOTE_DATA_FIELD_DEV_ADDR_LENGTH = 2,
+    UCT_CM_REMOTE_DATA_FIELD_CONN_PRIV_DATA = 4,
+    UCT_CM_REMOTE_DATA_FIELD_CONN_PRIV_DATA_LENGTH = 8,
+};
 
-#define UCT_CM_EP_RESOLVE_ARGS_FIELD_DEV_NAME 1
+enum uct_cm_listener_conn_request_args_field {
+    UCT_CM_LISTENER_CONN_REQUEST_ARGS_FIELD_DEV_NAME = 1,
+    UCT_CM_LISTENER_CONN_REQUEST_ARGS_FIELD_CONN_REQUEST = 2,
+    UCT_CM_LISTENER_CONN_REQUEST_ARGS_FIELD_REMOTE_DATA = 4,
+    UCT_CM_LISTENER_CONN_REQUEST_ARGS_FIELD_CLIENT_ADDR = 8,
+};
 
-#define UCT_CM_EP_RESOLVE_ARGS_FIELD_STATUS 2
+enum uct_cm_ep_client_connect_args_field {
+    UCT_CM_EP_CLIENT_CONNECT_ARGS_FIELD_REMOTE_DATA = 1,
+    UCT_CM_EP_CLIENT_CONNECT_ARGS_FIELD_STATUS = 2,
+};
 
-#define UCT_CM_REMOTE_DATA_FIELD_DEV_ADDR 1
-
-#define UCT_CM_REMOTE_DATA_FIELD_DEV_ADDR_LENGTH 2
-
-#define UCT_CM_REMOTE_DATA_FIELD_CONN_PRIV_DATA 4
-
-#define UCT_CM_REMOTE_DATA_FIELD_CONN_PRIV_DATA_LENGTH 8
-
-#define UCT_CM_LISTENER_CONN_REQUEST_ARGS_FIELD_DEV_NAME 1
-
-#define UCT_CM_LISTENER_CONN_REQUEST_ARGS_FIELD_CONN_REQUEST 2
-
-#define UCT_CM_LISTENER_CONN_REQUEST_ARGS_FIELD_REMOTE_DATA 4
-
-#define UCT_CM_LISTENER_CONN_REQUEST_ARGS_FIELD_CLIENT_ADDR 8
-
-#define UCT_CM_EP_CLIENT_CONNECT_ARGS_FIELD_REMOTE_DATA 1
-
-#define UCT_CM_EP_CLIENT_CONNECT_ARGS_FIELD_STATUS 2
-
-#define UCT_CM_EP_SERVER_CONN_NOTIFY_ARGS_FIELD_STATUS 1
+enum uct_cm_ep_server_conn_notify_args_field {
+    UCT_CM_EP_SERVER_CONN_NOTIFY_ARGS_FIELD_STATUS = 1,
+};
 
 /**
  * A connection manager.
@@ -154,7 +161,15 @@ struct uct_md_ops;
 /**
  * Direction/outcome of a traced active message.
  */
-typedef unsigned int uct_am_trace_type_t;
+enum uct_am_trace_type {
+    UCT_AM_TRACE_TYPE_SEND = 0,
+    UCT_AM_TRACE_TYPE_RECV = 1,
+    UCT_AM_TRACE_TYPE_SEND_DROP = 2,
+    UCT_AM_TRACE_TYPE_RECV_DROP = 3,
+    UCT_AM_TRACE_TYPE_LAST = 4,
+};
+
+typedef enum uct_am_trace_type uct_am_trace_type_t;
 
 typedef struct uct_component *uct_component_h;
 
@@ -449,15 +464,5 @@ typedef ucs_status_t (*uct_tag_unexp_rndv_cb_t)(void *arg,
  * An asynchronous event of an interface.
  */
 typedef void (*uct_async_event_cb_t)(void *arg, unsigned int flags);
-
-#define UCT_AM_TRACE_TYPE_SEND 0
-
-#define UCT_AM_TRACE_TYPE_RECV 1
-
-#define UCT_AM_TRACE_TYPE_SEND_DROP 2
-
-#define UCT_AM_TRACE_TYPE_RECV_DROP 3
-
-#define UCT_AM_TRACE_TYPE_LAST 4
 
 #endif  /* UCT_RS_UCT_API_UCT_DEF_H */

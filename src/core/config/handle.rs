@@ -9,11 +9,8 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
-use super::table::Config;
-use super::tables::{IB_MD_CONFIG, RC_MLX5_IFACE_CONFIG};
-use super::typed::{IbMdConfig, RcMlx5IfaceConfig};
+use super::table::{Config, ConfigTable};
 use crate::abi::ucs_status::Status;
-use crate::abi::uct_def::{uct_iface_config_t, uct_md_config_t};
 
 static LIVE: Mutex<Option<HashMap<usize, Box<Config>>>> = Mutex::new(None);
 
@@ -66,35 +63,29 @@ pub fn release(handle: *const core::ffi::c_void) -> Result<(), Status> {
     }
 }
 
-fn check_table(config: &Config, expected: &'static str) -> Result<(), Status> {
-    if config.table().name == expected {
+fn check_table(config: &Config, expected: &'static ConfigTable) -> Result<(), Status> {
+    if config.table().name == expected.name {
         Ok(())
     } else {
         tracing::warn!(
-            "configuration handle holds {} settings, {expected} expected",
-            config.table().name
+            "configuration handle holds {} settings, {} expected",
+            config.table().name,
+            expected.name
         );
         Err(Status::InvalidParam)
     }
 }
 
-/// The typed MD settings behind a `uct_md_config_t *` (for `uct_md_open`).
-pub fn md_config_from_handle(handle: *const uct_md_config_t) -> Result<IbMdConfig, Status> {
-    with_config(handle.cast(), |config| {
-        check_table(config, IB_MD_CONFIG.name)?;
-        IbMdConfig::from_config(config)
-    })?
-}
-
-/// The typed `rc_mlx5` settings behind a `uct_iface_config_t *` (for
-/// `uct_iface_open`), after [`RcMlx5IfaceConfig::check`].
-pub fn iface_config_from_handle(
-    handle: *const uct_iface_config_t,
-) -> Result<RcMlx5IfaceConfig, Status> {
-    with_config(handle.cast(), |config| {
-        check_table(config, RC_MLX5_IFACE_CONFIG.name)?;
-        let mut typed = RcMlx5IfaceConfig::from_config(config)?;
-        typed.check()?;
-        Ok(typed)
+/// The typed settings `build` makes of the configuration behind `handle`,
+/// which must be one of `table` (a configuration of another table is
+/// `InvalidParam` with a log line).
+pub fn typed_from_handle<T>(
+    handle: *const core::ffi::c_void,
+    table: &'static ConfigTable,
+    build: impl FnOnce(&Config) -> Result<T, Status>,
+) -> Result<T, Status> {
+    with_config(handle, |config| {
+        check_table(config, table)?;
+        build(config)
     })?
 }

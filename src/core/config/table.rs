@@ -10,8 +10,11 @@
 //!   With an application prefix `APP`, the whole `UCX_` pass runs first and
 //!   an `APP_UCX_` pass overrides it.
 //! * Modifying (`uct_config_modify`): the name is a glob pattern matched
-//!   against the same prefixed names without `UCX_` (`RC_TIMEOUT`,
-//!   `RC_MLX5_TIMEOUT`, `IB_TX_QUEUE_LEN`, `*TIMEOUT`).
+//!   against UCX's names relative to the table (a field of the table itself
+//!   by its bare name, `GID_INDEX` in the md table; a nested one with any
+//!   enclosing table's prefix, `RC_TIMEOUT`, `IB_TX_QUEUE_LEN`) and, beyond
+//!   UCX, the same with the table's own prefix (`RC_MLX5_TIMEOUT`,
+//!   `IB_GID_INDEX`), or a glob (`*TIMEOUT`).
 //! * Getting (`uct_config_get`): UCX addresses a value by its path through
 //!   the nested tables (`RC_RC_IB_TX_QUEUE_LEN`); we accept that and, beyond
 //!   UCX, the names `modify` accepts.
@@ -41,6 +44,10 @@ pub struct Field {
     pub default: &'static str,
     pub doc: &'static str,
     pub kind: FieldKind,
+    /// For a setting UCX has that means nothing to this library: why it is
+    /// accepted (set, read back, printed) but changes nothing. Printed after
+    /// the description.
+    pub not_applied: Option<&'static str>,
 }
 
 #[derive(Debug)]
@@ -61,6 +68,62 @@ pub struct ConfigTable {
     /// e.g. `IB_`, `RC_MLX5_`; empty for global variables.
     pub prefix: &'static str,
     pub fields: &'static [Field],
+}
+
+/// A value field.
+pub const fn value(
+    name: &'static str,
+    default: &'static str,
+    doc: &'static str,
+    kind: Kind,
+) -> Field {
+    Field {
+        name,
+        default,
+        doc,
+        kind: FieldKind::Value(kind),
+        not_applied: None,
+    }
+}
+
+/// A UCX setting this library accepts but does not apply, and why.
+pub const fn unapplied(
+    name: &'static str,
+    default: &'static str,
+    doc: &'static str,
+    kind: Kind,
+    why: &'static str,
+) -> Field {
+    Field {
+        name,
+        default,
+        doc,
+        kind: FieldKind::Value(kind),
+        not_applied: Some(why),
+    }
+}
+
+/// A nested table: its name is its prefix, its default `NAME=value;…`
+/// overrides defaults inside it.
+pub const fn table(name: &'static str, default: &'static str, fields: &'static [Field]) -> Field {
+    Field {
+        name,
+        default,
+        doc: "",
+        kind: FieldKind::Table(fields),
+        not_applied: None,
+    }
+}
+
+/// A name UCX still recognises but ignores.
+pub const fn deprecated(name: &'static str, doc: &'static str) -> Field {
+    Field {
+        name,
+        default: "",
+        doc,
+        kind: FieldKind::Deprecated,
+        not_applied: None,
+    }
 }
 
 /// A value field with the nested-table names leading to it.
@@ -249,8 +312,11 @@ impl Config {
         let mut matched = false;
         for index in range {
             let leaf = &self.leaves[index];
-            let hit = leaf
-                .prefixes(depth, table_prefix)
+            // UCX's names (relative to the table at `depth`: the bare name
+            // of a field directly in it), and ours with the caller's prefix.
+            let mut prefixes = leaf.prefixes(depth, None);
+            prefixes.extend(leaf.prefixes(depth, table_prefix));
+            let hit = prefixes
                 .iter()
                 .any(|prefix| glob_match(pattern, &format!("{prefix}{}", leaf.field.name)));
             if !hit {
@@ -347,7 +413,10 @@ impl Config {
             out.push_str("#\n");
             // UCX ends the doc with a newline, which prints as a last "# "
             // line unless the type appends its own lines (keyed values).
-            let mut doc = format!("{}\n", leaf.field.doc);
+            let mut doc = match leaf.field.not_applied {
+                Some(why) => format!("{}\nNot applied by this library: {why}\n", leaf.field.doc),
+                None => format!("{}\n", leaf.field.doc),
+            };
             if let Some(kind) = leaf.kind {
                 doc.push_str(&kind.extra_doc());
             }

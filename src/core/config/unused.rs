@@ -5,8 +5,7 @@
 use std::sync::Once;
 
 use super::env::Env;
-use super::table::{Config, DEFAULT_ENV_PREFIX};
-use super::tables::ALL_TABLES;
+use super::table::{Config, ConfigTable, DEFAULT_ENV_PREFIX};
 use super::value::parse_bool;
 
 /// Variables of other UCX layers (UCS, UCP) that must not be mistaken for
@@ -29,9 +28,9 @@ const OTHER_LAYER_NAMES: &[&str] = &[
     "UCX_CONFIG_DIR",
 ];
 
-/// Every variable name our tables read.
-pub fn known_variable_names() -> Vec<String> {
-    let mut names: Vec<String> = ALL_TABLES
+/// Every variable name `tables` read.
+pub fn known_variable_names(tables: &[&'static ConfigTable]) -> Vec<String> {
+    let mut names: Vec<String> = tables
         .iter()
         .filter_map(|table| Config::with_defaults(table).ok())
         .flat_map(|config| config.variable_names())
@@ -41,10 +40,13 @@ pub fn known_variable_names() -> Vec<String> {
     names
 }
 
-/// `UCX_*` names in `env` that are not ours but close to one of ours, each
-/// with its likely intended names.
-pub fn misspelled_env_vars(env: &dyn Env) -> Vec<(String, Vec<String>)> {
-    let known = known_variable_names();
+/// `UCX_*` names in `env` that no table of `tables` reads but close to one
+/// they read, each with its likely intended names.
+pub fn misspelled_env_vars(
+    env: &dyn Env,
+    tables: &[&'static ConfigTable],
+) -> Vec<(String, Vec<String>)> {
+    let known = known_variable_names(tables);
     let mut found: Vec<(String, Vec<String>)> = env
         .names_with_prefix(DEFAULT_ENV_PREFIX)
         .into_iter()
@@ -65,7 +67,7 @@ pub fn misspelled_env_vars(env: &dyn Env) -> Vec<(String, Vec<String>)> {
 
 /// Logs [`misspelled_env_vars`] once per process, unless
 /// `UCX_WARN_UNUSED_ENV_VARS=n`.
-pub fn warn_misspelled_env_vars_once(env: &dyn Env) {
+pub fn warn_misspelled_env_vars_once(env: &dyn Env, tables: &[&'static ConfigTable]) {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let enabled = env
@@ -75,7 +77,7 @@ pub fn warn_misspelled_env_vars_once(env: &dyn Env) {
         if !enabled {
             return;
         }
-        let found = misspelled_env_vars(env);
+        let found = misspelled_env_vars(env, tables);
         if found.is_empty() {
             return;
         }

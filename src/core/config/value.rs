@@ -81,6 +81,8 @@ pub const MAX_DEVICE_NAME_LEN: usize = 15;
 pub enum Kind {
     /// Any text.
     String,
+    /// `int` (UCX tables write "no limit" as `-1`).
+    Int,
     /// `unsigned`; `inf` is `u32::MAX`, and so is `-1` (UCX tables use it as "no limit").
     Uint,
     /// `unsigned long`.
@@ -113,6 +115,13 @@ pub enum Kind {
     StringArray,
     /// Comma separated names from the list.
     EnumArray(&'static [&'static str]),
+    /// A set of names from the list, comma separated; printed in list order.
+    Bitmap(&'static [&'static str]),
+    /// Comma separated number ranges: `<first>-<last>` or one number.
+    RangeArray,
+    /// Comma separated `<device>:<bandwidth>` entries (bandwidth as UCX
+    /// writes it: `<number>[T|G|M|K]B|b[[p|/]s]`, or `auto`).
+    BandwidthArray,
     /// Comma separated `name@ipv4` soft HCA devices.
     SoftDevices,
     /// One time per key: `value` (all keys), `key:value`, or both
@@ -124,6 +133,7 @@ pub enum Kind {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     Str(String),
+    Int(i32),
     Uint(u32),
     Ulong(u64),
     Ulunits(Ulunits),
@@ -142,6 +152,8 @@ pub enum Value {
     Mem(MemUnits),
     StrList(Vec<String>),
     EnumList(Vec<usize>),
+    /// Inclusive ranges.
+    Ranges(Vec<(u32, u32)>),
     Devices(Vec<SoftDeviceSpec>),
     /// Seconds per key, in the kind's key order.
     KeyedTimes(Vec<f64>),
@@ -152,6 +164,7 @@ impl Kind {
     pub fn parse(self, text: &str) -> Option<Value> {
         Some(match self {
             Kind::String => Value::Str(text.to_string()),
+            Kind::Int => Value::Int(text.trim().parse().ok()?),
             Kind::Uint => Value::Uint(parse_uint(text)?),
             Kind::Ulong => Value::Ulong(parse_decimal_u64(text)?),
             Kind::Ulunits => Value::Ulunits(parse_ulunits(text)?),
@@ -174,6 +187,28 @@ impl Kind {
                     .map(|item| parse_enum(item, names))
                     .collect::<Option<Vec<_>>>()?,
             ),
+            Kind::Bitmap(names) => {
+                let mut indexes = list_items(text)
+                    .map(|item| parse_enum(item, names))
+                    .collect::<Option<Vec<_>>>()?;
+                indexes.sort_unstable();
+                indexes.dedup();
+                Value::EnumList(indexes)
+            }
+            Kind::RangeArray => Value::Ranges(
+                list_items(text)
+                    .map(parse_range)
+                    .collect::<Option<Vec<_>>>()?,
+            ),
+            Kind::BandwidthArray => Value::StrList(
+                list_items(text)
+                    .map(|item| {
+                        let (device, bandwidth) = item.split_once(':')?;
+                        parse_bandwidth(bandwidth)?;
+                        Some(format!("{device}:{bandwidth}"))
+                    })
+                    .collect::<Option<Vec<_>>>()?,
+            ),
             Kind::SoftDevices => Value::Devices(parse_soft_devices(text).ok()?),
             Kind::KeyedTimes(keys) => Value::KeyedTimes(parse_keyed_times(text, keys)?),
         })
@@ -183,6 +218,7 @@ impl Kind {
     pub fn syntax(self) -> String {
         match self {
             Kind::String => "string".into(),
+            Kind::Int => "integer".into(),
             Kind::Uint => "unsigned integer".into(),
             Kind::Ulong => "unsigned long".into(),
             Kind::Ulunits => "unsigned long: <number>, \"inf\", or \"auto\"".into(),
@@ -198,7 +234,15 @@ impl Kind {
             Kind::TimeUnits => "time value: <number>[m|s|ms|us|ns], \"inf\", or \"auto\"".into(),
             Kind::MemUnits => "memory units: <number>[b|kb|mb|gb], \"inf\", or \"auto\"".into(),
             Kind::StringArray => "comma-separated list of: string".into(),
-            Kind::EnumArray(names) => format!("comma-separated list of: {}", enum_syntax(names)),
+            Kind::EnumArray(names) | Kind::Bitmap(names) => {
+                format!("comma-separated list of: {}", enum_syntax(names))
+            }
+            Kind::RangeArray => "comma-separated list of: numbers range: <number>-<number>".into(),
+            Kind::BandwidthArray => {
+                "comma-separated list of: device_name:<number>[T|G|M|K]B|b[[p|/]s] \
+                                     or device_name:auto"
+                    .into()
+            }
             Kind::SoftDevices => "comma-separated list of: <name>@<ipv4 address>".into(),
             Kind::KeyedTimes(keys) => format!(
                 "comma-separated list of value or key:value pairs, where key is one of [{}] \
@@ -230,6 +274,7 @@ impl Kind {
     pub fn format(self, value: &Value) -> String {
         match (self, value) {
             (_, Value::Str(text)) => text.clone(),
+            (_, Value::Int(v)) => v.to_string(),
             (_, Value::Uint(v)) => format_uint(*v),
             (_, Value::Ulong(v)) => v.to_string(),
             (_, Value::Ulunits(v)) => format_ulunits(*v),
@@ -247,7 +292,15 @@ impl Kind {
             (_, Value::TimeUnits(v)) => format_time_units(*v),
             (_, Value::Mem(v)) => format_memunits(*v),
             (_, Value::StrList(items)) => items.join(","),
-            (Kind::EnumArray(names), Value::EnumList(indexes)) => indexes
+            (_, Value::Ranges(ranges)) => ranges
+                .iter()
+                .map(|&(first, last)| match first == last {
+                    true => first.to_string(),
+                    false => format!("{first}-{last}"),
+                })
+                .collect::<Vec<_>>()
+                .join(","),
+            (Kind::EnumArray(names) | Kind::Bitmap(names), Value::EnumList(indexes)) => indexes
                 .iter()
                 .map(|i| names.get(*i).copied().unwrap_or("?"))
                 .collect::<Vec<_>>()
@@ -277,6 +330,42 @@ fn enum_syntax(names: &[&str]) -> String {
 /// as UCX's tokenizer does.
 fn list_items(text: &str) -> impl Iterator<Item = &str> {
     text.split(',').filter(|item| !item.is_empty())
+}
+
+/// `<first>-<last>` (first not above last) or one number.
+fn parse_range(text: &str) -> Option<(u32, u32)> {
+    let (first, last) = text.split_once('-').unwrap_or((text, text));
+    let first = u32::try_from(parse_decimal_u64(first)?).ok()?;
+    let last = u32::try_from(parse_decimal_u64(last)?).ok()?;
+    (first <= last).then_some((first, last))
+}
+
+/// A bandwidth in bytes per second: `auto` (`None`), or a number, an
+/// optional `K`/`M`/`G`/`T` multiplier, `B` (bytes) or `b` (bits), and an
+/// `s`, `ps` or `/s`.
+pub fn parse_bandwidth(text: &str) -> Option<Option<f64>> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case(AUTO_STR) {
+        return Some(None);
+    }
+    let number_end = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(number_end);
+    let number = parse_double(number)?;
+    let (multiplier, unit) = match unit.chars().next()? {
+        'K' | 'k' => (1024.0, &unit[1..]),
+        'M' | 'm' => (1024.0 * 1024.0, &unit[1..]),
+        'G' | 'g' => (1024.0 * 1024.0 * 1024.0, &unit[1..]),
+        'T' | 't' => (1024.0 * 1024.0 * 1024.0 * 1024.0, &unit[1..]),
+        _ => (1.0, unit),
+    };
+    let (divider, per) = match unit.split_at_checked(1)? {
+        ("B", per) => (1.0, per),
+        ("b", per) => (8.0, per),
+        _ => return None,
+    };
+    matches!(per, "s" | "ps" | "/s").then_some(Some(number * multiplier / divider))
 }
 
 /// Decimal digits only (optionally surrounded by blanks); overflow rejected.

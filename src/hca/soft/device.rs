@@ -25,7 +25,7 @@ use super::qp::QpContext;
 use super::registry::Faults;
 use super::shm::{InboundRing, WAKE_BYTE};
 use crate::abi::ucs_status::Status;
-use crate::core::config::SoftHcaWire;
+use crate::hca::config::SoftHcaWire;
 
 /// How long after the caller's last progress call the service thread leaves
 /// the socket to the caller.

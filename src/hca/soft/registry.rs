@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use super::device::Opened;
 use crate::abi::ucs_status::Status;
-use crate::core::config::{SoftHcaMode, SoftHcaWire};
+use crate::hca::config::{SoftHcaMode, SoftHcaWire};
 
 /// Faults of one device name.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,7 +43,7 @@ fn registry() -> MutexGuard<'static, Registry> {
         // A bad configuration was already reported by the config module;
         // the process then has no configured device (tests may still add
         // some with `open_at`).
-        let (devices, loss) = match crate::core::config::soft_hca_config() {
+        let (devices, loss) = match crate::hca::config::soft_hca_config() {
             // `UCX_SOFT_HCA=no`: no configured soft device in this process.
             Ok(config) if config.mode == SoftHcaMode::No => (Vec::new(), config.loss),
             Ok(config) => (config.devices, config.loss),
@@ -82,7 +82,7 @@ fn loss_seed(opened: u64) -> u64 {
     // Read at each open (not once with the device table) so that a test
     // may set `UCX_SOFT_HCA_SEED` after the first device of the process
     // opened. A bad value was reported by the config module.
-    let configured = crate::core::config::soft_hca_config()
+    let configured = crate::hca::config::soft_hca_config()
         .ok()
         .and_then(|config| config.seed);
     let base = configured.unwrap_or_else(random_seed);
@@ -92,12 +92,12 @@ fn loss_seed(opened: u64) -> u64 {
 /// `UCX_SOFT_HCA_WIRE`, read at each open like the seed (a bad value was
 /// reported by the config module; the default then applies).
 fn wire() -> SoftHcaWire {
-    crate::core::config::soft_hca_config().map_or(SoftHcaWire::Auto, |config| config.wire)
+    crate::hca::config::soft_hca_config().map_or(SoftHcaWire::Auto, |config| config.wire)
 }
 
 /// `UCX_SOFT_HCA_GSO`, read at each open.
 fn udp_offload() -> bool {
-    crate::core::config::soft_hca_config().map_or(true, |config| config.udp_offload)
+    crate::hca::config::soft_hca_config().map_or(true, |config| config.udp_offload)
 }
 
 fn random_seed() -> u64 {

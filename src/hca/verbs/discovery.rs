@@ -9,6 +9,7 @@
 use std::ffi::CStr;
 use std::net::Ipv4Addr;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use super::ffi;
 use crate::hca::{DeviceAddress, LinkLayer, Mtu, IB_DEFAULT_SUBNET_PREFIX};
@@ -28,23 +29,20 @@ pub fn sysfs_root() -> std::path::PathBuf {
         .map_or_else(|| SYSFS_INFINIBAND.into(), Into::into)
 }
 
-/// `UCX_IB_GID_INDEX` of the process environment: `None` for `auto` (and
-/// for a bad value, which the configuration module reports).
+/// The GID table index to use (`UCX_IB_GID_INDEX`, a setting of the ib
+/// memory domain's configuration), as the ib layer hands it down.
+static CONFIGURED_GID_INDEX: OnceLock<Option<u8>> = OnceLock::new();
+
+/// Sets the GID table index every device discovered or opened from now on
+/// uses (`None`: chosen per port); only the first call counts. The ib layer
+/// calls it before it first lists devices.
+pub fn set_configured_gid_index(index: Option<u8>) {
+    let _ = CONFIGURED_GID_INDEX.set(index);
+}
+
+/// The GID table index handed down, `None` for `auto` or none given.
 pub fn configured_gid_index() -> Option<u8> {
-    use crate::core::config::{read_md_config, IbMdConfig, Ulunits};
-    let config = read_md_config(None)
-        .and_then(|c| IbMdConfig::from_config(&c))
-        .ok()?;
-    match config.gid_index {
-        Ulunits::Value(index) => match u8::try_from(index) {
-            Ok(index) => Some(index),
-            Err(_) => {
-                tracing::warn!("UCX_IB_GID_INDEX={index} is not a GID table index, using auto");
-                None
-            }
-        },
-        Ulunits::Auto | Ulunits::Inf => None,
-    }
+    CONFIGURED_GID_INDEX.get().copied().flatten()
 }
 
 /// The RoCE version of a GID table entry, as sysfs names it.

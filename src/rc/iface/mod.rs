@@ -16,12 +16,12 @@ use std::sync::Arc;
 
 use crate::abi::*;
 use crate::core::callbackq::CallbackId;
-use crate::core::config::RcMlx5IfaceConfig;
 use crate::core::iface::{BaseIface, IfaceInternalOps};
 use crate::core::tombstone::{TombstoneYard, EP_QUARANTINE};
 use crate::hca::{DeviceAddress, EventChannel, Mtu, PolledCq, Qp, QpInitAttr, SrqInitAttr};
 use crate::ib::domain::Domain;
 use crate::ib::md::Md;
+use crate::rc::config::RcMlx5IfaceConfig;
 use crate::rc::ep::{RcEp, RemoteEp, TxParams};
 use crate::rc::fc::FcConfig;
 pub use crate::rc::limits::{
@@ -134,7 +134,7 @@ impl RcIface {
             .and_then(Mtu::from_bytes)
             .map_or(port.active_mtu, |mtu| mtu.min(port.active_mtu));
         let channel = device.create_event_channel()?;
-        let tx_cq_len = config.tx_cq_len.max(64).next_power_of_two();
+        let tx_cq_len = crate::rc::limits::tx_cq_len(config);
         let tx_cq = device.create_cq(tx_cq_len, Some(&channel))?;
         let rx_queue_len = config.rx_queue_len.clamp(16, device_attr.max_srq_wqe);
         let srq = domain.pd.create_srq(SrqInitAttr {

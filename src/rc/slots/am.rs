@@ -52,7 +52,10 @@ fn am_start<'a>(
 #[cold]
 #[inline(never)]
 fn bad_am_id(function: &str, id: u8) -> Status {
-    tracing::warn!("{function}: active message id {id} is not below {UCT_AM_ID_MAX}");
+    tracing::error!(
+        "{function}: invalid active message id {id} (valid: 0..{})",
+        UCT_AM_ID_MAX - 1
+    );
     Status::InvalidParam
 }
 

@@ -588,7 +588,7 @@ impl<'a> CIov<'a> {
     /// for more, or for NULL with a count.
     pub(super) fn entries(&self, function: &str, max: usize) -> Result<&'a [uct_iov_t], Status> {
         if self.len > max || (self.len > 0 && self.ptr.is_null()) {
-            tracing::warn!(
+            tracing::error!(
                 "{function}: bad iov ({} entries at {:p}, limit {max})",
                 self.len,
                 self.ptr
@@ -688,6 +688,6 @@ pub(super) fn check_len(function: &str, length: usize, max: usize) -> Result<(),
 #[cold]
 #[inline(never)]
 fn length_exceeded(function: &str, length: usize, max: usize) -> Status {
-    tracing::warn!("{function}: length {length} exceeds the limit {max}");
+    tracing::error!("{function}: invalid length {length} (limit {max})");
     Status::InvalidParam
 }

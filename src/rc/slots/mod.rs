@@ -37,8 +37,8 @@ use self::control::{
 };
 use self::failover::{ep_failover_enable, ep_invalidate, ep_query, iface_query_v2};
 use self::query::{
-    iface_get_address, iface_get_device_address, iface_is_reachable, iface_is_reachable_v2,
-    iface_query,
+    iface_estimate_perf, iface_get_address, iface_get_device_address, iface_is_reachable,
+    iface_is_reachable_v2, iface_query,
 };
 use self::rma::{
     ep_get_bcopy, ep_get_short, ep_get_zcopy, ep_put_bcopy, ep_put_short, ep_put_zcopy,
@@ -101,6 +101,7 @@ pub static INTERNAL_OPS: IfaceInternalOps = IfaceInternalOps {
     iface_is_reachable_v2,
     ep_connect_to_ep_v2,
     ep_is_connected,
+    iface_estimate_perf,
 };
 
 /// The handle check of rc ifaces lives with the slot tables it compares

@@ -8,6 +8,7 @@ use super::args::{
     IFACE_ADDR_LEN, MAX_SHORT_IOV,
 };
 use crate::abi::*;
+use crate::core::iface::PerfEstimate;
 use crate::hca::DeviceAddress;
 use crate::rc::ep::EP_ADDR_LEN;
 use crate::rc::iface::RcIface;
@@ -172,5 +173,66 @@ slot! {
         status_of(iface.get(F).and_then(|rc| {
             iface_attr.write(F, "iface_attr", attributes(rc))
         }))
+    }
+}
+
+/// Which of UCX's send-cost classes an operation falls in.
+fn is_bcopy(op: uct_ep_operation_t) -> bool {
+    matches!(
+        op,
+        UCT_EP_OP_AM_BCOPY | UCT_EP_OP_PUT_BCOPY | UCT_EP_OP_GET_BCOPY | UCT_EP_OP_EAGER_BCOPY
+    )
+}
+
+fn is_zcopy(op: uct_ep_operation_t) -> bool {
+    matches!(
+        op,
+        UCT_EP_OP_AM_ZCOPY
+            | UCT_EP_OP_PUT_ZCOPY
+            | UCT_EP_OP_GET_ZCOPY
+            | UCT_EP_OP_EAGER_ZCOPY
+            | UCT_EP_OP_RNDV_ZCOPY
+    )
+}
+
+/// UCX's rc_mlx5 estimate, from this iface's attributes and its
+/// `SEND_OVERHEAD` and queue settings: preparing a WQE (plus the copy of a
+/// bcopy) before the doorbell; the doorbell (plus reaping the completion of
+/// a zcopy) after it; the iface overhead to receive; the iface bandwidth
+/// (one path: the whole bandwidth, shared); the iface latency, plus the
+/// device's WQE fetch for operations whose data the device reads from
+/// memory; send-CQ entries per send queue as inflight eps.
+pub fn estimate(rc: &RcIface, operation: Option<uct_ep_operation_t>) -> PerfEstimate {
+    let attr = attributes(rc);
+    let limits = &rc.state.limits;
+    let cost = &limits.send_overhead;
+    let bcopy = operation.is_some_and(is_bcopy);
+    let zcopy = operation.is_some_and(is_zcopy);
+    let mut latency = attr.latency;
+    if bcopy || zcopy {
+        latency.c += cost.wqe_fetch;
+    }
+    PerfEstimate {
+        send_pre_overhead: cost.wqe_post + if bcopy { cost.bcopy } else { 0.0 },
+        send_post_overhead: cost.db + if zcopy { cost.cqe } else { 0.0 },
+        recv_overhead: attr.overhead,
+        bandwidth: attr.bandwidth,
+        path_bandwidth: uct_ppn_bandwidth_t {
+            dedicated: 0.0,
+            shared: attr.bandwidth.shared,
+        },
+        latency,
+        max_inflight_eps: limits.max_inflight_eps,
+    }
+}
+
+slot! {
+    internal fn iface_estimate_perf(
+        iface: uct_iface_h,
+        operation: Option<uct_ep_operation_t>,
+    ) -> Result<PerfEstimate, Status>;
+    take iface: IfaceArg = (iface);
+    {
+        Ok(estimate(iface.get("uct_iface_estimate_perf")?, operation))
     }
 }

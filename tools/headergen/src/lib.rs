@@ -19,7 +19,10 @@ use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+mod enums;
 mod macros;
+
+pub use enums::{EnumSpec, ENUMS};
 
 /// One generated header.
 pub struct HeaderSpec {
@@ -300,7 +303,7 @@ pub const HEADERS: &[HeaderSpec] = &[
             "ucs/sys/topo/base/topo.h",
         ],
         sys_includes: &["stdint.h"],
-        macros: "",
+        macros: macros::UCT_V2,
         anonymous_members: &[("uct_ep_op_info_detail", "detail")],
         exclude: &[],
         claims: UCT_V2_FUNCTIONS,
@@ -325,6 +328,7 @@ pub enum Error {
     Cbindgen(String, Box<cbindgen::Error>),
     Config(String),
     AnonymousMember(String),
+    Enum(String),
 }
 
 impl fmt::Display for Error {
@@ -335,6 +339,7 @@ impl fmt::Display for Error {
             Error::Cbindgen(header, err) => write!(f, "{header}: cbindgen: {err}"),
             Error::Config(msg) => write!(f, "cbindgen.toml: {msg}"),
             Error::AnonymousMember(msg) => write!(f, "anonymous member: {msg}"),
+            Error::Enum(msg) => write!(f, "enum: {msg}"),
         }
     }
 }
@@ -590,6 +595,141 @@ fn inline_anonymous_member(text: &str, union_tag: &str, member: &str) -> Result<
     Ok(text.replacen(&full_use, &anonymous, 1))
 }
 
+/// Macros UCX defines with `UCS_BIT` (type `unsigned long`): written the
+/// same way, so that their C type is UCX's.
+fn is_unsigned_long_macro(name: &str) -> bool {
+    name.starts_with("UCT_IFACE_FLAG_") || name == "UCT_AM_ID_MAX"
+}
+
+/// `#define X <power of two>` becomes `#define X UCS_BIT(n)` for the macros
+/// UCX defines that way.
+fn unsigned_long_macros(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        let mut words = body.split(' ');
+        if let (Some("#define"), Some(name), Some(value), None) =
+            (words.next(), words.next(), words.next(), words.next())
+        {
+            if let Ok(value) = value.parse::<u64>() {
+                if is_unsigned_long_macro(name) && value.is_power_of_two() {
+                    out.push_str(&format!(
+                        "#define {name} UCS_BIT({})",
+                        value.trailing_zeros()
+                    ));
+                    out.push_str(&line[body.len()..]);
+                    continue;
+                }
+            }
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// Where `#define name ...` (with the doc comment right above it and the
+/// blank line after it) lies in `text`, and its value.
+fn find_define(text: &str, name: &str) -> Option<(std::ops::Range<usize>, String, String)> {
+    let needle = format!("\n#define {name} ");
+    let start = text.find(&needle)? + 1;
+    let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    let value = text[start + needle.len() - 1..line_end].to_string();
+    let mut end = line_end;
+    if text[end..].starts_with("\n\n") {
+        end += 2;
+    } else if end < text.len() {
+        end += 1;
+    }
+    // The doc comment directly above: "/**\n * ...\n */\n".
+    let mut begin = start;
+    let mut doc = String::new();
+    if text[..start].ends_with(" */\n") {
+        if let Some(open) = text[..start].rfind("/**\n") {
+            if !text[open..start].contains("\n\n") {
+                begin = open;
+                doc = text[open..start].to_string();
+            }
+        }
+    }
+    Some((begin..end, value, doc))
+}
+
+/// Declares `spec` as UCX does: the members' `#define`s of our constants
+/// become the enum's members (with their docs and values), placed where our
+/// typedef of the enum type was, or where the first member was.
+fn declare_enum(text: &str, spec: &EnumSpec) -> Result<String, Error> {
+    let label = spec.tag.or(spec.typedef).unwrap_or(spec.members[0]);
+    let mut found = Vec::new();
+    for member in spec.members {
+        match find_define(text, member) {
+            Some(define) => found.push((*member, define)),
+            None => {
+                return Err(Error::Enum(format!(
+                    "{}: member {member} of {label} is not defined here",
+                    spec.header
+                )))
+            }
+        }
+    }
+    let mut body = String::new();
+    for (member, (_, value, doc)) in &found {
+        for line in doc.lines() {
+            body.push_str("    ");
+            body.push_str(line);
+            body.push('\n');
+        }
+        body.push_str(&format!("    {member} = {value},\n"));
+    }
+    let head = match spec.tag {
+        Some(tag) => format!("enum {tag}"),
+        None => "enum".to_string(),
+    };
+    let declaration = match (spec.tag, spec.typedef) {
+        (Some(tag), Some(typedef)) => {
+            format!("{head} {{\n{body}}};\n\ntypedef enum {tag} {typedef};\n")
+        }
+        (None, Some(typedef)) => format!("typedef {head} {{\n{body}}} {typedef};\n"),
+        (_, None) => format!("{head} {{\n{body}}};\n"),
+    };
+    // Remove the defines, last first, leaving a mark where the first was.
+    const MARK: &str = "\u{1}ENUM\u{1}";
+    let mut ranges: Vec<_> = found
+        .iter()
+        .map(|(_, (range, _, _))| range.clone())
+        .collect();
+    let first = ranges[0].start;
+    ranges.sort_by_key(|range| std::cmp::Reverse(range.start));
+    let mut out = text.to_string();
+    for range in ranges {
+        let mark = if range.start == first { MARK } else { "" };
+        out.replace_range(range, mark);
+    }
+    if let Some(typedef) = spec.typedef {
+        let suffix = format!(" {typedef};\n");
+        let typedef_line = out.lines().position(|line| {
+            line.starts_with("typedef ")
+                && !line.contains('(')
+                && format!("{line}\n").ends_with(&suffix)
+        });
+        if let Some(index) = typedef_line {
+            let start: usize = out.lines().take(index).map(|l| l.len() + 1).sum();
+            let end = start + out[start..].find('\n').map_or(out.len() - start, |i| i + 1);
+            out.replace_range(start..end, &declaration);
+            return Ok(out.replace(MARK, ""));
+        }
+    }
+    Ok(out.replace(MARK, &format!("{declaration}\n")))
+}
+
+/// Every enum of `header` declared as UCX declares it.
+fn declare_enums(text: &str, header: &str) -> Result<String, Error> {
+    let mut out = text.to_string();
+    for spec in ENUMS.iter().filter(|spec| spec.header == header) {
+        out = declare_enum(&out, spec)?;
+    }
+    Ok(out)
+}
+
 /// Everything the headers are generated from: each mapped file's items.
 pub struct Sources {
     root: PathBuf,
@@ -736,7 +876,8 @@ impl Sources {
         for (union_tag, member) in spec.anonymous_members {
             text = inline_anonymous_member(&text, union_tag, member)?;
         }
-        Ok(text)
+        text = declare_enums(&text, spec.path)?;
+        Ok(unsigned_long_macros(&text))
     }
 }
 
@@ -820,6 +961,46 @@ mod tests {
         assert_eq!(decls.items.len(), 2);
         assert!(items.dispatch_source.contains("/// Short put."));
         assert!(items.dispatch_source.contains("-> ssize_t"));
+    }
+
+    #[test]
+    fn defines_become_the_enum_in_place_of_its_typedef() {
+        let text = "x\ntypedef unsigned int op_t;\n\n/**\n * First.\n */\n#define OP_A 0\n\n#define OP_B 1\n\nstruct s;\n";
+        let spec = EnumSpec {
+            header: "h",
+            tag: Some("op"),
+            typedef: Some("op_t"),
+            members: &["OP_A", "OP_B"],
+        };
+        let out = declare_enum(text, &spec).expect("declared");
+        assert_eq!(
+            out,
+            "x\nenum op {\n    /**\n     * First.\n     */\n    OP_A = 0,\n    OP_B = 1,\n};\n\ntypedef enum op op_t;\n\nstruct s;\n"
+        );
+        let anonymous = EnumSpec {
+            header: "h",
+            tag: None,
+            typedef: None,
+            members: &["OP_B"],
+        };
+        let out = declare_enum("a\n#define OP_B 1\n\nb\n", &anonymous).expect("declared");
+        assert_eq!(out, "a\nenum {\n    OP_B = 1,\n};\n\nb\n");
+        let missing = EnumSpec {
+            header: "h",
+            tag: Some("op"),
+            typedef: None,
+            members: &["OP_C"],
+        };
+        assert!(declare_enum(text, &missing).is_err());
+    }
+
+    #[test]
+    fn iface_flags_are_unsigned_long_bits() {
+        let text = "#define UCT_IFACE_FLAG_V2_QUERY_TOKEN 4\n#define UCT_TL_NAME_MAX 10\n";
+        assert_eq!(
+            unsigned_long_macros(text),
+            "#define UCT_IFACE_FLAG_V2_QUERY_TOKEN UCS_BIT(2)\n#define UCT_TL_NAME_MAX 10\n"
+        );
     }
 
     #[test]

@@ -138,6 +138,9 @@ pub const UCT_DEF: &str = r#"
 /* A remote key value that names no key. */
 #define UCT_INVALID_RKEY           ((uintptr_t)(-1))
 #define UCT_INLINE_API             static UCS_F_ALWAYS_INLINE
+
+/* A device-side memory element (GPU-initiated communication). */
+typedef union uct_device_mem_elem uct_device_mem_elem_t;
 "#;
 
 /// `uct/api/tl.h`.
@@ -200,6 +203,19 @@ extern "C" {
 #endif
 /* Names of the ucs_async_mode_t values, indexed by value. */
 extern const char *ucs_async_mode_names[];
+#ifdef __cplusplus
+}
+#endif
+"#;
+
+/// `uct/api/v2/uct_v2.h`: the name table of endpoint operations (data).
+pub const UCT_V2: &str = r#"
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Names of the uct_ep_operation_t values, indexed by value, then NULL (UCX
+ * 1.13's table: UCT_EP_OP_FLUSH's entry is the NULL). */
+extern const char *uct_ep_operation_names[];
 #ifdef __cplusplus
 }
 #endif

@@ -139,7 +139,7 @@ impl Device {
 pub fn all() -> &'static [&'static Device] {
     static DEVICES: OnceLock<Vec<&'static Device>> = OnceLock::new();
     DEVICES.get_or_init(|| {
-        let specs = match uct::core::config::soft_hca_devices() {
+        let specs = match uct::hca::config::soft_hca_devices() {
             Ok(specs) => specs,
             Err(_) => {
                 tracing::warn!("verbs stand-in: bad UCX_SOFT_HCA_DEVICES, no devices listed");

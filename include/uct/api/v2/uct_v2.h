@@ -12,40 +12,40 @@
 #include <uct/api/uct.h>
 #include <ucs/sys/topo/base/topo.h>
 
-#define UCT_PERF_ATTR_FIELD_OPERATION 1
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Names of the uct_ep_operation_t values, indexed by value, then NULL (UCX
+ * 1.13's table: UCT_EP_OP_FLUSH's entry is the NULL). */
+extern const char *uct_ep_operation_names[];
+#ifdef __cplusplus
+}
+#endif
 
-#define UCT_PERF_ATTR_FIELD_LOCAL_MEMORY_TYPE 2
+enum uct_perf_attr_field {
+    UCT_PERF_ATTR_FIELD_OPERATION = 1,
+    UCT_PERF_ATTR_FIELD_LOCAL_MEMORY_TYPE = 2,
+    UCT_PERF_ATTR_FIELD_REMOTE_MEMORY_TYPE = 4,
+    UCT_PERF_ATTR_FIELD_LOCAL_SYS_DEVICE = 8,
+    UCT_PERF_ATTR_FIELD_REMOTE_SYS_DEVICE = 16,
+    UCT_PERF_ATTR_FIELD_SEND_PRE_OVERHEAD = 32,
+    UCT_PERF_ATTR_FIELD_SEND_POST_OVERHEAD = 64,
+    UCT_PERF_ATTR_FIELD_RECV_OVERHEAD = 128,
+    UCT_PERF_ATTR_FIELD_BANDWIDTH = 256,
+    UCT_PERF_ATTR_FIELD_PATH_BANDWIDTH = 512,
+    UCT_PERF_ATTR_FIELD_LATENCY = 1024,
+    UCT_PERF_ATTR_FIELD_MAX_INFLIGHT_EPS = 2048,
+    UCT_PERF_ATTR_FIELD_FLAGS = 4096,
+};
 
-#define UCT_PERF_ATTR_FIELD_REMOTE_MEMORY_TYPE 4
-
-#define UCT_PERF_ATTR_FIELD_LOCAL_SYS_DEVICE 8
-
-#define UCT_PERF_ATTR_FIELD_REMOTE_SYS_DEVICE 16
-
-#define UCT_PERF_ATTR_FIELD_SEND_PRE_OVERHEAD 32
-
-#define UCT_PERF_ATTR_FIELD_SEND_POST_OVERHEAD 64
-
-#define UCT_PERF_ATTR_FIELD_RECV_OVERHEAD 128
-
-#define UCT_PERF_ATTR_FIELD_BANDWIDTH 256
-
-#define UCT_PERF_ATTR_FIELD_PATH_BANDWIDTH 512
-
-#define UCT_PERF_ATTR_FIELD_LATENCY 1024
-
-#define UCT_PERF_ATTR_FIELD_MAX_INFLIGHT_EPS 2048
-
-#define UCT_PERF_ATTR_FIELD_FLAGS 4096
-
-#define UCT_EP_ATTR_FIELD_LOCAL_SOCKADDR 1
-
-#define UCT_EP_ATTR_FIELD_REMOTE_SOCKADDR 2
-
-/**
- * Ask `uct_ep_query` for the endpoint's TX token (failover).
- */
-#define UCT_EP_ATTR_FIELD_TX_TOKEN 4
+enum uct_ep_attr_field {
+    UCT_EP_ATTR_FIELD_LOCAL_SOCKADDR = 1,
+    UCT_EP_ATTR_FIELD_REMOTE_SOCKADDR = 2,
+    /**
+     * Ask `uct_ep_query` for the endpoint's TX token (failover).
+     */
+    UCT_EP_ATTR_FIELD_TX_TOKEN = 4,
+};
 
 /**
  * `uct_ep_invalidate_params_t::field_mask` bit: `flags` is set.
@@ -59,133 +59,27 @@
  */
 #define UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS 1
 
-#define UCT_MD_ATTR_FIELD_MAX_ALLOC 1
+enum uct_iface_attr_field {
+    UCT_IFACE_ATTR_FIELD_MAX_PUT_SGL_ZCOPY_COUNT = 1,
+    UCT_IFACE_ATTR_FIELD_MAX_GET_SGL_ZCOPY_COUNT = 2,
+    UCT_IFACE_ATTR_FIELD_CAP_FLAGS = 4,
+    UCT_IFACE_ATTR_FIELD_TX_TOKEN_LENGTH = 8,
+    UCT_IFACE_ATTR_FIELD_RX_TOKEN_LENGTH = 16,
+    /**
+     * Input `tx_token` (a peer's TX token) to derive `rx_token` from.
+     */
+    UCT_IFACE_ATTR_FIELD_TX_TOKEN = 32,
+    UCT_IFACE_ATTR_FIELD_RX_TOKEN = 64,
+};
 
-#define UCT_MD_ATTR_FIELD_MAX_REG 2
+#define UCT_IFACE_FLAG_V2_PUT_SGL_ZCOPY UCS_BIT(0)
 
-#define UCT_MD_ATTR_FIELD_FLAGS 4
-
-#define UCT_MD_ATTR_FIELD_REG_MEM_TYPES 8
-
-#define UCT_MD_ATTR_FIELD_REG_NONBLOCK_MEM_TYPES 16
-
-#define UCT_MD_ATTR_FIELD_CACHE_MEM_TYPES 32
-
-#define UCT_MD_ATTR_FIELD_DETECT_MEM_TYPES 64
-
-#define UCT_MD_ATTR_FIELD_ALLOC_MEM_TYPES 128
-
-#define UCT_MD_ATTR_FIELD_ACCESS_MEM_TYPES 256
-
-#define UCT_MD_ATTR_FIELD_DMABUF_MEM_TYPES 512
-
-#define UCT_MD_ATTR_FIELD_REG_COST 1024
-
-#define UCT_MD_ATTR_FIELD_COMPONENT_NAME 2048
-
-#define UCT_MD_ATTR_FIELD_RKEY_PACKED_SIZE 4096
-
-#define UCT_MD_ATTR_FIELD_LOCAL_CPUS 8192
-
-#define UCT_MD_ATTR_FIELD_EXPORTED_MKEY_PACKED_SIZE 16384
-
-#define UCT_MD_ATTR_FIELD_GLOBAL_ID 32768
-
-#define UCT_MD_ATTR_FIELD_REG_ALIGNMENT 65536
-
-#define UCT_MD_ATTR_FIELD_GVA_MEM_TYPES 131072
-
-#define UCT_MD_ATTR_FIELD_REQUIRED_MEM_FLAGS 262144
-
-#define UCT_MD_FLAG_V2_FIRST 2048
-
-#define UCT_MD_FLAG_INVALIDATE_RMA 2048
-
-#define UCT_MD_FLAG_INVALIDATE_AMO 4096
-
-#define UCT_MD_FLAG_MEMTYPE_COPY 8192
-
-#define UCT_IFACE_ATTR_FIELD_MAX_PUT_SGL_ZCOPY_COUNT 1
-
-#define UCT_IFACE_ATTR_FIELD_MAX_GET_SGL_ZCOPY_COUNT 2
-
-#define UCT_IFACE_ATTR_FIELD_CAP_FLAGS 4
-
-#define UCT_IFACE_ATTR_FIELD_TX_TOKEN_LENGTH 8
-
-#define UCT_IFACE_ATTR_FIELD_RX_TOKEN_LENGTH 16
-
-/**
- * Input `tx_token` (a peer's TX token) to derive `rx_token` from.
- */
-#define UCT_IFACE_ATTR_FIELD_TX_TOKEN 32
-
-#define UCT_IFACE_ATTR_FIELD_RX_TOKEN 64
-
-#define UCT_IFACE_FLAG_V2_PUT_SGL_ZCOPY 1
-
-#define UCT_IFACE_FLAG_V2_GET_SGL_ZCOPY 2
+#define UCT_IFACE_FLAG_V2_GET_SGL_ZCOPY UCS_BIT(1)
 
 /**
  * TX/RX token queries and `uct_ep_outstanding_purge` are supported.
  */
-#define UCT_IFACE_FLAG_V2_QUERY_TOKEN 4
-
-#define UCT_EP_OP_INFO_FIELD_OPERATION 1
-
-#define UCT_EP_OP_INFO_FIELD_COMP 2
-
-#define UCT_EP_OP_INFO_FIELD_AM 4
-
-#define UCT_EP_OP_INFO_FIELD_RMA 8
-
-#define UCT_EP_OP_INFO_FIELD_FLUSH 16
-
-#define UCT_EP_OP_INFO_FIELD_ATOMIC 32
-
-#define UCT_EP_OP_INFO_AM_FIELD_AM_ID 1
-
-#define UCT_EP_OP_INFO_AM_FIELD_FLAGS 2
-
-#define UCT_EP_OP_INFO_AM_FIELD_HEADER_VALUE 4
-
-#define UCT_EP_OP_INFO_AM_FIELD_HEADER_ZCOPY 8
-
-#define UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_DATA 16
-
-#define UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_ZCOPY 32
-
-#define UCT_EP_OP_INFO_RMA_FIELD_REMOTE_ADDR 1
-
-#define UCT_EP_OP_INFO_RMA_FIELD_RKEY 2
-
-#define UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_DATA 4
-
-#define UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_ZCOPY 8
-
-#define UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_UNPACK 16
-
-#define UCT_EP_OP_INFO_FLUSH_FIELD_FLAGS 1
-
-#define UCT_EP_OP_INFO_ATOMIC_FIELD_OP 1
-
-#define UCT_EP_OP_INFO_ATOMIC_FIELD_REMOTE_ADDR 2
-
-#define UCT_EP_OP_INFO_ATOMIC_FIELD_RKEY 4
-
-#define UCT_EP_OP_INFO_ATOMIC_FIELD_VALUE 8
-
-#define UCT_EP_OP_INFO_ATOMIC_FIELD_COMPARE 16
-
-#define UCT_EP_OP_INFO_ATOMIC_FIELD_RESULT 32
-
-#define UCT_EP_OP_INFO_ATOMIC_FIELD_SIZE 64
-
-#define UCT_EP_OUTSTANDING_FIELD_RX_TOKEN 1
-
-#define UCT_EP_OUTSTANDING_FIELD_CB 2
-
-#define UCT_EP_OUTSTANDING_FIELD_ARG 4
+#define UCT_IFACE_FLAG_V2_QUERY_TOKEN UCS_BIT(2)
 
 /**
  * `uct_iface_attr_v2_t::cap`.
@@ -216,7 +110,11 @@ struct uct_iface_attr_v2 {
 typedef struct uct_iface_attr_v2 uct_iface_attr_v2_t;
 
 /**
- * Parameters of `uct_ep_invalidate`.
+ * Parameters of `uct_ep_invalidate`. UCX master's struct has `field_mask`
+ * only (8 bytes); `flags` is the addition of its open pull request 11785,
+ * which the failover API needs. A caller built against master's header
+ * never sets `UCT_EP_INVALIDATE_PARAM_FIELD_FLAGS`, so its 8-byte struct is
+ * never read past its end, and master's source compiles unchanged.
  */
 struct uct_ep_invalidate_params {
     uint64_t field_mask;
@@ -231,7 +129,27 @@ typedef struct uct_ep_invalidate_params uct_ep_invalidate_params_t;
 /**
  * An operation an endpoint can post.
  */
-typedef unsigned int uct_ep_operation_t;
+enum uct_ep_operation {
+    UCT_EP_OP_AM_SHORT = 0,
+    UCT_EP_OP_AM_BCOPY = 1,
+    UCT_EP_OP_AM_ZCOPY = 2,
+    UCT_EP_OP_PUT_SHORT = 3,
+    UCT_EP_OP_PUT_BCOPY = 4,
+    UCT_EP_OP_PUT_ZCOPY = 5,
+    UCT_EP_OP_GET_SHORT = 6,
+    UCT_EP_OP_GET_BCOPY = 7,
+    UCT_EP_OP_GET_ZCOPY = 8,
+    UCT_EP_OP_EAGER_SHORT = 9,
+    UCT_EP_OP_EAGER_BCOPY = 10,
+    UCT_EP_OP_EAGER_ZCOPY = 11,
+    UCT_EP_OP_RNDV_ZCOPY = 12,
+    UCT_EP_OP_ATOMIC_POST = 13,
+    UCT_EP_OP_ATOMIC_FETCH = 14,
+    UCT_EP_OP_FLUSH = 15,
+    UCT_EP_OP_LAST = 16,
+};
+
+typedef enum uct_ep_operation uct_ep_operation_t;
 
 /**
  * A zero-copy AM header.
@@ -390,7 +308,16 @@ typedef struct uct_ep_outstanding_purge_params uct_ep_outstanding_purge_params_t
 /**
  * How far an `uct_iface_is_reachable_v2` check goes.
  */
-typedef unsigned int uct_iface_reachability_scope_t;
+typedef enum {
+    /**
+     * Only whether the device can reach the peer device.
+     */
+    UCT_IFACE_REACHABILITY_SCOPE_DEVICE = 0,
+    /**
+     * Whether the network path exists.
+     */
+    UCT_IFACE_REACHABILITY_SCOPE_NETWORK = 1,
+} uct_iface_reachability_scope_t;
 
 /**
  * Parameters of `uct_iface_is_reachable_v2`.
@@ -538,31 +465,84 @@ typedef struct uct_rkey_compare_params uct_rkey_compare_params_t;
 /**
  * `uct_perf_attr_t::flags` bits.
  */
-typedef unsigned int uct_perf_attr_flags_t;
+typedef enum {
+    UCT_PERF_ATTR_FLAGS_TX_RX_SHARED = 1,
+} uct_perf_attr_flags_t;
 
-typedef unsigned int uct_md_mem_reg_field_mask_t;
+typedef enum {
+    UCT_MD_MEM_REG_FIELD_FLAGS = 1,
+    UCT_MD_MEM_REG_FIELD_DMABUF_FD = 2,
+    UCT_MD_MEM_REG_FIELD_DMABUF_OFFSET = 4,
+    UCT_MD_MEM_REG_FIELD_MEM_TYPE = 8,
+} uct_md_mem_reg_field_mask_t;
 
-typedef unsigned int uct_md_mem_dereg_field_mask_t;
+typedef enum {
+    UCT_MD_MEM_DEREG_FIELD_MEMH = 1,
+    UCT_MD_MEM_DEREG_FIELD_FLAGS = 2,
+    UCT_MD_MEM_DEREG_FIELD_COMPLETION = 4,
+} uct_md_mem_dereg_field_mask_t;
 
-typedef unsigned int uct_md_mkey_pack_field_mask_t;
+typedef enum {
+    UCT_MD_MKEY_PACK_FIELD_FLAGS = 1,
+} uct_md_mkey_pack_field_mask_t;
 
-typedef unsigned int uct_md_mem_attach_field_mask_t;
+typedef enum {
+    UCT_MD_MEM_ATTACH_FIELD_FLAGS = 1,
+    UCT_MD_MEM_ATTACH_FIELD_MKEY_SIZE = 2,
+} uct_md_mem_attach_field_mask_t;
 
-typedef unsigned int uct_iface_is_reachable_field_mask_t;
+typedef enum {
+    UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR = 1,
+    UCT_IFACE_IS_REACHABLE_FIELD_IFACE_ADDR = 2,
+    UCT_IFACE_IS_REACHABLE_FIELD_INFO_STRING = 4,
+    UCT_IFACE_IS_REACHABLE_FIELD_INFO_STRING_LENGTH = 8,
+    UCT_IFACE_IS_REACHABLE_FIELD_SCOPE = 16,
+    UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR_LENGTH = 32,
+    UCT_IFACE_IS_REACHABLE_FIELD_IFACE_ADDR_LENGTH = 64,
+} uct_iface_is_reachable_field_mask_t;
 
-typedef unsigned int uct_md_mem_dereg_flags_t;
+typedef enum {
+    UCT_MD_MEM_DEREG_FLAG_INVALIDATE = 1,
+} uct_md_mem_dereg_flags_t;
 
-typedef unsigned int uct_md_mkey_pack_flags_t;
+typedef enum {
+    UCT_MD_MKEY_PACK_FLAG_INVALIDATE_RMA = 1,
+    UCT_MD_MKEY_PACK_FLAG_INVALIDATE_AMO = 2,
+    UCT_MD_MKEY_PACK_FLAG_EXPORT = 4,
+    /**
+     * UCX 1.13's name of `UCT_MD_MKEY_PACK_FLAG_INVALIDATE_RMA`.
+     */
+    UCT_MD_MKEY_PACK_FLAG_INVALIDATE = 1,
+} uct_md_mkey_pack_flags_t;
 
-typedef unsigned int uct_md_mem_attach_flags_t;
+typedef enum {
+    UCT_MD_MEM_ATTACH_FLAG_HIDE_ERRORS = 1,
+} uct_md_mem_attach_flags_t;
 
-typedef unsigned int uct_ep_connect_to_ep_param_field_t;
+typedef enum {
+    UCT_EP_CONNECT_TO_EP_PARAM_FIELD_DEVICE_ADDR_LENGTH = 1,
+    UCT_EP_CONNECT_TO_EP_PARAM_FIELD_EP_ADDR_LENGTH = 2,
+} uct_ep_connect_to_ep_param_field_t;
 
-typedef unsigned int uct_ep_is_connected_field_mask_t;
+typedef enum {
+    UCT_EP_IS_CONNECTED_FIELD_DEVICE_ADDR = 1,
+    UCT_EP_IS_CONNECTED_FIELD_IFACE_ADDR = 2,
+    UCT_EP_IS_CONNECTED_FIELD_EP_ADDR = 4,
+} uct_ep_is_connected_field_mask_t;
 
-typedef unsigned int uct_rkey_unpack_field_mask_t;
+typedef enum {
+    UCT_RKEY_UNPACK_FIELD_SYS_DEVICE = 1,
+} uct_rkey_unpack_field_mask_t;
 
-typedef unsigned int uct_md_mem_attr_v2_field_t;
+typedef enum {
+    UCT_MD_MEM_ATTR_V2_FIELD_MEM_TYPE = 1,
+    UCT_MD_MEM_ATTR_V2_FIELD_SYS_DEV = 2,
+    UCT_MD_MEM_ATTR_V2_FIELD_BASE_ADDRESS = 4,
+    UCT_MD_MEM_ATTR_V2_FIELD_ALLOC_LENGTH = 8,
+    UCT_MD_MEM_ATTR_V2_FIELD_DMABUF_FD = 16,
+    UCT_MD_MEM_ATTR_V2_FIELD_DMABUF_OFFSET = 32,
+    UCT_MD_MEM_ATTR_V2_FIELD_MEM_FLAGS = 64,
+} uct_md_mem_attr_v2_field_t;
 
 /**
  * What `uct_ep_query` reports. `tx_token` is an input: the caller points it
@@ -609,174 +589,121 @@ typedef struct uct_md_mem_attr_v2 uct_md_mem_attr_v2_t;
 
 /**
  * `uct_md_attr_v2_t::field_mask` bits.
- * (The C enum type; the constants below have the type of the
+ * (In C the enum; in Rust the constants have the type of the
  * `field_mask`/`flags` member they are used with.)
  */
-typedef unsigned int uct_md_attr_field_t;
+enum uct_md_attr_field {
+    UCT_MD_ATTR_FIELD_MAX_ALLOC = 1,
+    UCT_MD_ATTR_FIELD_MAX_REG = 2,
+    UCT_MD_ATTR_FIELD_FLAGS = 4,
+    UCT_MD_ATTR_FIELD_REG_MEM_TYPES = 8,
+    UCT_MD_ATTR_FIELD_REG_NONBLOCK_MEM_TYPES = 16,
+    UCT_MD_ATTR_FIELD_CACHE_MEM_TYPES = 32,
+    UCT_MD_ATTR_FIELD_DETECT_MEM_TYPES = 64,
+    UCT_MD_ATTR_FIELD_ALLOC_MEM_TYPES = 128,
+    UCT_MD_ATTR_FIELD_ACCESS_MEM_TYPES = 256,
+    UCT_MD_ATTR_FIELD_DMABUF_MEM_TYPES = 512,
+    UCT_MD_ATTR_FIELD_REG_COST = 1024,
+    UCT_MD_ATTR_FIELD_COMPONENT_NAME = 2048,
+    UCT_MD_ATTR_FIELD_RKEY_PACKED_SIZE = 4096,
+    UCT_MD_ATTR_FIELD_LOCAL_CPUS = 8192,
+    UCT_MD_ATTR_FIELD_EXPORTED_MKEY_PACKED_SIZE = 16384,
+    UCT_MD_ATTR_FIELD_GLOBAL_ID = 32768,
+    UCT_MD_ATTR_FIELD_REG_ALIGNMENT = 65536,
+    UCT_MD_ATTR_FIELD_GVA_MEM_TYPES = 131072,
+    UCT_MD_ATTR_FIELD_REQUIRED_MEM_FLAGS = 262144,
+};
+
+typedef enum uct_md_attr_field uct_md_attr_field_t;
 
 /**
  * More `uct_md_attr_v2_t::flags` bits, after the `UCT_MD_FLAG_*` ones.
- * (The C enum type; the constants below have the type of the
+ * (In C the enum; in Rust the constants have the type of the
  * `field_mask`/`flags` member they are used with.)
  */
-typedef unsigned int uct_md_flags_v2_t;
+typedef enum {
+    UCT_MD_FLAG_V2_FIRST = 2048,
+    UCT_MD_FLAG_INVALIDATE_RMA = 2048,
+    UCT_MD_FLAG_INVALIDATE_AMO = 4096,
+    UCT_MD_FLAG_MEMTYPE_COPY = 8192,
+} uct_md_flags_v2_t;
 
 /**
  * `uct_ep_op_info_t::field_mask` bits.
- * (The C enum type; the constants below have the type of the
+ * (In C the enum; in Rust the constants have the type of the
  * `field_mask`/`flags` member they are used with.)
  */
-typedef unsigned int uct_ep_op_info_field_t;
+enum uct_ep_op_info_field {
+    UCT_EP_OP_INFO_FIELD_OPERATION = 1,
+    UCT_EP_OP_INFO_FIELD_COMP = 2,
+    UCT_EP_OP_INFO_FIELD_AM = 4,
+    UCT_EP_OP_INFO_FIELD_RMA = 8,
+    UCT_EP_OP_INFO_FIELD_FLUSH = 16,
+    UCT_EP_OP_INFO_FIELD_ATOMIC = 32,
+};
+
+typedef enum uct_ep_op_info_field uct_ep_op_info_field_t;
 
 /**
  * `uct_ep_op_info_t::am.field_mask` bits.
- * (The C enum type; the constants below have the type of the
+ * (In C the enum; in Rust the constants have the type of the
  * `field_mask`/`flags` member they are used with.)
  */
-typedef unsigned int uct_ep_op_info_am_field_t;
+typedef enum {
+    UCT_EP_OP_INFO_AM_FIELD_AM_ID = 1,
+    UCT_EP_OP_INFO_AM_FIELD_FLAGS = 2,
+    UCT_EP_OP_INFO_AM_FIELD_HEADER_VALUE = 4,
+    UCT_EP_OP_INFO_AM_FIELD_HEADER_ZCOPY = 8,
+    UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_DATA = 16,
+    UCT_EP_OP_INFO_AM_FIELD_PAYLOAD_ZCOPY = 32,
+} uct_ep_op_info_am_field_t;
 
 /**
  * `uct_ep_op_info_t::rma.field_mask` bits.
- * (The C enum type; the constants below have the type of the
+ * (In C the enum; in Rust the constants have the type of the
  * `field_mask`/`flags` member they are used with.)
  */
-typedef unsigned int uct_ep_op_info_rma_field_t;
+typedef enum {
+    UCT_EP_OP_INFO_RMA_FIELD_REMOTE_ADDR = 1,
+    UCT_EP_OP_INFO_RMA_FIELD_RKEY = 2,
+    UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_DATA = 4,
+    UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_ZCOPY = 8,
+    UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_UNPACK = 16,
+} uct_ep_op_info_rma_field_t;
 
 /**
  * `uct_ep_op_info_t::flush.field_mask` bits.
- * (The C enum type; the constants below have the type of the
+ * (In C the enum; in Rust the constants have the type of the
  * `field_mask`/`flags` member they are used with.)
  */
-typedef unsigned int uct_ep_op_info_flush_field_t;
+typedef enum {
+    UCT_EP_OP_INFO_FLUSH_FIELD_FLAGS = 1,
+} uct_ep_op_info_flush_field_t;
 
 /**
  * `uct_ep_op_info_t::atomic.field_mask` bits.
- * (The C enum type; the constants below have the type of the
+ * (In C the enum; in Rust the constants have the type of the
  * `field_mask`/`flags` member they are used with.)
  */
-typedef unsigned int uct_ep_op_info_atomic_field_t;
+typedef enum {
+    UCT_EP_OP_INFO_ATOMIC_FIELD_OP = 1,
+    UCT_EP_OP_INFO_ATOMIC_FIELD_REMOTE_ADDR = 2,
+    UCT_EP_OP_INFO_ATOMIC_FIELD_RKEY = 4,
+    UCT_EP_OP_INFO_ATOMIC_FIELD_VALUE = 8,
+    UCT_EP_OP_INFO_ATOMIC_FIELD_COMPARE = 16,
+    UCT_EP_OP_INFO_ATOMIC_FIELD_RESULT = 32,
+    UCT_EP_OP_INFO_ATOMIC_FIELD_SIZE = 64,
+} uct_ep_op_info_atomic_field_t;
 
 /**
- * (The C enum type; the constants below have the type of the
+ * (In C the enum; in Rust the constants have the type of the
  * `field_mask`/`flags` member they are used with.)
  */
-typedef unsigned int uct_ep_outstanding_purge_field_t;
-
-#define UCT_EP_OP_AM_SHORT 0
-
-#define UCT_EP_OP_AM_BCOPY 1
-
-#define UCT_EP_OP_AM_ZCOPY 2
-
-#define UCT_EP_OP_PUT_SHORT 3
-
-#define UCT_EP_OP_PUT_BCOPY 4
-
-#define UCT_EP_OP_PUT_ZCOPY 5
-
-#define UCT_EP_OP_GET_SHORT 6
-
-#define UCT_EP_OP_GET_BCOPY 7
-
-#define UCT_EP_OP_GET_ZCOPY 8
-
-#define UCT_EP_OP_EAGER_SHORT 9
-
-#define UCT_EP_OP_EAGER_BCOPY 10
-
-#define UCT_EP_OP_EAGER_ZCOPY 11
-
-#define UCT_EP_OP_RNDV_ZCOPY 12
-
-#define UCT_EP_OP_ATOMIC_POST 13
-
-#define UCT_EP_OP_ATOMIC_FETCH 14
-
-#define UCT_EP_OP_FLUSH 15
-
-#define UCT_EP_OP_LAST 16
-
-#define UCT_PERF_ATTR_FLAGS_TX_RX_SHARED 1
-
-#define UCT_MD_MEM_REG_FIELD_FLAGS 1
-
-#define UCT_MD_MEM_REG_FIELD_DMABUF_FD 2
-
-#define UCT_MD_MEM_REG_FIELD_DMABUF_OFFSET 4
-
-#define UCT_MD_MEM_REG_FIELD_MEM_TYPE 8
-
-#define UCT_MD_MEM_DEREG_FIELD_MEMH 1
-
-#define UCT_MD_MEM_DEREG_FIELD_FLAGS 2
-
-#define UCT_MD_MEM_DEREG_FIELD_COMPLETION 4
-
-#define UCT_MD_MKEY_PACK_FIELD_FLAGS 1
-
-#define UCT_MD_MEM_ATTACH_FIELD_FLAGS 1
-
-#define UCT_MD_MEM_ATTACH_FIELD_MKEY_SIZE 2
-
-#define UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR 1
-
-#define UCT_IFACE_IS_REACHABLE_FIELD_IFACE_ADDR 2
-
-#define UCT_IFACE_IS_REACHABLE_FIELD_INFO_STRING 4
-
-#define UCT_IFACE_IS_REACHABLE_FIELD_INFO_STRING_LENGTH 8
-
-#define UCT_IFACE_IS_REACHABLE_FIELD_SCOPE 16
-
-#define UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR_LENGTH 32
-
-#define UCT_IFACE_IS_REACHABLE_FIELD_IFACE_ADDR_LENGTH 64
-
-#define UCT_MD_MEM_DEREG_FLAG_INVALIDATE 1
-
-#define UCT_MD_MKEY_PACK_FLAG_INVALIDATE_RMA 1
-
-#define UCT_MD_MKEY_PACK_FLAG_INVALIDATE_AMO 2
-
-#define UCT_MD_MKEY_PACK_FLAG_EXPORT 4
-
-#define UCT_MD_MEM_ATTACH_FLAG_HIDE_ERRORS 1
-
-#define UCT_EP_CONNECT_TO_EP_PARAM_FIELD_DEVICE_ADDR_LENGTH 1
-
-#define UCT_EP_CONNECT_TO_EP_PARAM_FIELD_EP_ADDR_LENGTH 2
-
-#define UCT_EP_IS_CONNECTED_FIELD_DEVICE_ADDR 1
-
-#define UCT_EP_IS_CONNECTED_FIELD_IFACE_ADDR 2
-
-#define UCT_EP_IS_CONNECTED_FIELD_EP_ADDR 4
-
-/**
- * Only whether the device can reach the peer device.
- */
-#define UCT_IFACE_REACHABILITY_SCOPE_DEVICE 0
-
-/**
- * Whether the network path exists.
- */
-#define UCT_IFACE_REACHABILITY_SCOPE_NETWORK 1
-
-#define UCT_RKEY_UNPACK_FIELD_SYS_DEVICE 1
-
-#define UCT_MD_MEM_ATTR_V2_FIELD_MEM_TYPE 1
-
-#define UCT_MD_MEM_ATTR_V2_FIELD_SYS_DEV 2
-
-#define UCT_MD_MEM_ATTR_V2_FIELD_BASE_ADDRESS 4
-
-#define UCT_MD_MEM_ATTR_V2_FIELD_ALLOC_LENGTH 8
-
-#define UCT_MD_MEM_ATTR_V2_FIELD_DMABUF_FD 16
-
-#define UCT_MD_MEM_ATTR_V2_FIELD_DMABUF_OFFSET 32
-
-#define UCT_MD_MEM_ATTR_V2_FIELD_MEM_FLAGS 64
+typedef enum {
+    UCT_EP_OUTSTANDING_FIELD_RX_TOKEN = 1,
+    UCT_EP_OUTSTANDING_FIELD_CB = 2,
+    UCT_EP_OUTSTANDING_FIELD_ARG = 4,
+} uct_ep_outstanding_purge_field_t;
 
 #ifdef __cplusplus
 extern "C" {
@@ -785,7 +712,8 @@ extern "C" {
 /**
  * Fills the v2 attributes selected by `iface_attr->field_mask`. Token
  * queries need `tx_token` (the peer's token, input) for `RX_TOKEN`, and the
- * output buffers for the tokens asked for.
+ * output buffers for the tokens asked for. A caller of UCX 1.22 passes its
+ * own layout of the struct (see `api/iface_attr_v2.rs`).
  *
  * # Safety
  * `iface` NULL or a live iface of this library; `iface_attr` NULL or valid.
@@ -865,12 +793,29 @@ ucs_status_t uct_ep_connect_to_ep_v2(uct_ep_h ep,
 int uct_ep_is_connected(uct_ep_h ep, const uct_ep_is_connected_params_t *params);
 
 /**
- * Performance estimates. Not implemented yet.
+ * Performance estimates of `perf_attr->operation` on `iface`, written into
+ * the caller's version of `uct_perf_attr_t` (see `api/perf.rs`): only
+ * the output fields its `field_mask` asks for, never past the struct's end
+ * in that version.
  *
  * # Safety
- * `iface` NULL or live; `perf_attr` NULL or valid.
+ * `iface` NULL or live; `perf_attr` NULL or valid for the caller's version
+ * of the struct.
  */
 ucs_status_t uct_iface_estimate_perf(uct_iface_h iface, uct_perf_attr_t *perf_attr);
+
+/**
+ * The device-side (GPU-initiated) endpoint of `ep`. No transport of ours
+ * has one (none advertises `UCT_IFACE_FLAG_DEVICE_EP`): `UCS_ERR_UNSUPPORTED`,
+ * as UCX's transports without device endpoints answer. UCX's `libucp`
+ * asks only for lanes of such transports, when a program builds a device
+ * memory list (`ucp_device_mem_list_create`), and passes the status on.
+ *
+ * # Safety
+ * `ep` NULL or a live endpoint of this library; `device_ep_p` NULL or
+ * writable (never written).
+ */
+ucs_status_t uct_ep_get_device_ep(uct_ep_h ep, uct_device_ep_h *device_ep_p);
 
 /**
  * Fills the version-2 attributes selected by `md_attr->field_mask`; fields
@@ -929,6 +874,10 @@ ucs_status_t uct_md_mem_dereg_v2(uct_md_h md, const uct_md_mem_dereg_params_t *p
  * / `_AMO` and `_EXPORT` are unsupported: this md advertises neither
  * invalidation nor `UCT_MD_FLAG_EXPORTED_MKEY`.
  *
+ * Callers built against UCX 1.15 or older call it with four arguments,
+ * `(md, memh, params, mkey_buffer)`: when the process's UCX is that old
+ * (see `api/caller_version.rs`), the third and fourth arguments are read as those.
+ *
  * # Safety
  * As `uct_md_mkey_pack`; `params` NULL or valid for the fields its
  * `field_mask` names.
@@ -939,6 +888,34 @@ ucs_status_t uct_md_mkey_pack_v2(uct_md_h md,
                                  size_t length,
                                  const uct_md_mkey_pack_params_t *params,
                                  void *mkey_buffer);
+
+/**
+ * Packs the device-side (GPU-initiated) view of a registration or a remote
+ * key into `mem_elem`. No md of ours serves device endpoints (none of our
+ * transports advertises `UCT_IFACE_FLAG_DEVICE_EP`): `UCS_ERR_UNSUPPORTED`,
+ * as UCX's mds without device support answer. UCX 1.22's `libucp` calls it
+ * only while building a device memory list (`ucp_device_mem_list_create`),
+ * and passes the status on. UCX master adds a fifth argument,
+ * `release_handle_p`; it is not written on failure, so both forms are
+ * served.
+ *
+ * # Safety
+ * `md` NULL or live; `mem_elem` NULL or writable (never written).
+ */
+ucs_status_t uct_md_mem_elem_pack(uct_md_h md,
+                                  uct_mem_h memh,
+                                  uct_rkey_t rkey,
+                                  uct_device_mem_elem_t *mem_elem,
+                                  void **release_handle_p);
+
+/**
+ * Releases what `uct_md_mem_elem_pack` allocated: nothing, since it never
+ * succeeds here.
+ *
+ * # Safety
+ * `md` NULL or live.
+ */
+void uct_md_mem_elem_release(uct_md_h md, void *release_handle);
 
 /**
  * Unpacks a remote key packed by `uct_md_mkey_pack(_v2)`, possibly in
