@@ -18,8 +18,7 @@
 #       one client), the server received every iteration with the right
 #       content (the example prints the first and the last), and each side's
 #       UCP lanes are rc_mlx5 only, first on the expected device (default
-#       mlx5_0:1). Exit 77 (CTest: skipped) when UCP cannot make an ep at
-#       all because the library lacks uct_iface_estimate_perf.
+#       mlx5_0:1).
 set -euo pipefail
 readonly EXAMPLE_FILES=(examples/ucp_client_server.c examples/hello_world_util.h examples/ucp_util.h)
 # shellcheck source=../common/ucx_debian_source.sh
@@ -137,14 +136,6 @@ run() {
     wait "$server" 2>/dev/null || true
     server=""
 
-    if [[ $client_status -ne 0 ]] && grep -q "uct_iface_estimate_perf: not implemented" "$logs/client.out"; then
-        # UCP cannot create an ep without it (issue 24 point 2): the
-        # connection manager's part cannot be reached in this build.
-        show_logs | grep -m3 "estimate_perf"
-        rm -rf "$logs"
-        echo "SKIP: this build has no uct_iface_estimate_perf for UCX 1.13's libucp"
-        exit 77
-    fi
     [[ $client_status -eq 0 ]] || fail "the client exited with status $client_status (124: timeout)"
     ((served)) || fail "the server did not report iteration #$iters"
     # The pattern in a file: a 1 MiB command-line argument is too long.
