@@ -12,10 +12,11 @@ use crate::abi::*;
 use crate::core::async_context::{self, AsyncContext};
 use crate::core::ucx_libucs::ucx_function;
 
-/// Where `mode` sits in UCX 1.13's `struct ucs_async_context` (after the
-/// union of the thread, signal and poll lock states; read off the 1.13
-/// headers: the struct is 96 bytes, `mode` at 56).
-const UCX_ASYNC_MODE_OFFSET: usize = 56;
+/// Where `mode` may sit in UCX's `struct ucs_async_context` (1.13 and 1.22
+/// alike): after the union of the lock states, whose largest member, the
+/// thread mutex, is 56 bytes when UCX was built with assertions (Debian's
+/// build is) and 40 without.
+const UCX_ASYNC_MODE_OFFSETS: [usize; 2] = [56, 40];
 
 type EventCallback = unsafe extern "C" fn(c_int, ucs_event_set_types_t, *mut c_void);
 
@@ -46,18 +47,27 @@ impl AsyncTarget {
         if unsafe { AsyncContext::has_our_magic(context as *const c_void) } {
             return Ok(AsyncTarget::Ours(context as usize));
         }
-        // SAFETY: UCX's context, whose layout puts the mode here.
-        let mode = unsafe {
-            context
-                .cast::<u8>()
-                .add(UCX_ASYNC_MODE_OFFSET)
-                .cast::<ucs_async_mode_t>()
-                .read_unaligned()
-        };
-        if mode >= UCS_ASYNC_MODE_LAST {
-            tracing::error!("cm: async context {context:p} has no known mode ({mode})");
+        // The first offset holding a thread or poll mode. In the other
+        // layout that word is zero (an unused part of the lock union) or
+        // half of the miss queue's tail pointer, never 1..=3. Signal mode
+        // (0) cannot be told apart and is refused; UCP uses thread modes.
+        let mode = UCX_ASYNC_MODE_OFFSETS.iter().find_map(|&offset| {
+            // SAFETY: UCX's context is larger than 60 bytes in every layout.
+            let mode = unsafe {
+                context
+                    .cast::<u8>()
+                    .add(offset)
+                    .cast::<ucs_async_mode_t>()
+                    .read_unaligned()
+            };
+            (UCS_ASYNC_MODE_THREAD_SPINLOCK..UCS_ASYNC_MODE_LAST)
+                .contains(&mode)
+                .then_some(mode)
+        });
+        let Some(mode) = mode else {
+            tracing::error!("cm: UCX's async context {context:p} is in no thread or poll mode");
             return Err(Status::Unsupported);
-        }
+        };
         Ok(AsyncTarget::Ucx {
             context: context as usize,
             mode,
