@@ -1310,8 +1310,9 @@ void uct_iface_mem_free(const uct_allocated_memory_t *mem);
 void uct_completion_update_status(uct_completion_t *comp, ucs_status_t status);
 
 /**
- * Creates an endpoint on `params->iface` (`UCT_EP_PARAM_FIELD_IFACE` is
- * required) through that iface's `ep_create` operation.
+ * Creates an endpoint on `params->iface` through that iface's `ep_create`
+ * operation, or with `UCT_EP_PARAM_FIELD_CM` a connection-manager endpoint
+ * (`crate::api::cm`).
  *
  * # Safety
  * `params` NULL or valid per its field mask; `ep_p` NULL or writable.
@@ -1587,6 +1588,88 @@ ucs_status_t uct_ep_connect_to_ep(uct_ep_h ep,
  * Destroys the endpoint.
  */
 void uct_ep_destroy(uct_ep_h ep);
+
+/**
+ * Reads the connection manager's configuration (it has no settings; the
+ * handle is released with `uct_config_release`).
+ *
+ * # Safety
+ * Pointer arguments are NULL or valid; strings are NUL-terminated.
+ */
+ucs_status_t uct_cm_config_read(uct_component_h component,
+                                const char *env_prefix,
+                                const char *_filename,
+                                uct_cm_config_t **config_p);
+
+/**
+ * Opens the connection manager of `component` on `worker`.
+ *
+ * # Safety
+ * Handles are NULL or live; `cm_p` NULL or writable.
+ */
+ucs_status_t uct_cm_open(uct_component_h component,
+                         uct_worker_h worker,
+                         const uct_cm_config_t *_config,
+                         uct_cm_h *cm_p);
+
+/**
+ * Closes a connection manager; its listeners and endpoints must be gone.
+ *
+ * # Safety
+ * `cm` NULL or an open connection manager, not used afterwards.
+ */
+void uct_cm_close(uct_cm_h cm);
+
+/**
+ * Reports `max_conn_priv`.
+ *
+ * # Safety
+ * `cm` NULL or open; `cm_attr` NULL or valid.
+ */
+ucs_status_t uct_cm_query(uct_cm_h cm, uct_cm_attr_t *cm_attr);
+
+/**
+ * Listens on `saddr` (a device's IPv4 address, or `INADDR_ANY`; port 0
+ * picks a free one, `uct_listener_query` tells which).
+ *
+ * # Safety
+ * Handles NULL or live; `saddr` NULL or valid for `socklen` bytes; `params`
+ * NULL or valid per its mask; `listener_p` NULL or writable.
+ */
+ucs_status_t uct_listener_create(uct_cm_h cm,
+                                 const struct sockaddr *saddr,
+                                 socklen_t socklen,
+                                 const uct_listener_params_t *params,
+                                 uct_listener_h *listener_p);
+
+/**
+ * Stops listening. Requests already handed to the callback stay valid
+ * until they are rejected or turned into endpoints.
+ *
+ * # Safety
+ * `listener` NULL or live, not used afterwards.
+ */
+void uct_listener_destroy(uct_listener_h listener);
+
+/**
+ * Reports the address the listener listens on (with the chosen port).
+ *
+ * # Safety
+ * `listener` NULL or live; `listener_attr` NULL or valid.
+ */
+ucs_status_t uct_listener_query(uct_listener_h listener,
+                                uct_listener_attr_t *listener_attr);
+
+/**
+ * Rejects a connection request: the client's connect callback gets
+ * `UCS_ERR_REJECTED`.
+ *
+ * # Safety
+ * `listener` NULL or live; `conn_request` any value (checked against the
+ * pending requests, never dereferenced).
+ */
+ucs_status_t uct_listener_reject(uct_listener_h listener,
+                                 uct_conn_request_h conn_request);
 
 #ifdef __cplusplus
 }  // extern "C"

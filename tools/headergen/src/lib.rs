@@ -269,6 +269,7 @@ pub const HEADERS: &[HeaderSpec] = &[
             "src/api/iface.rs",
             "src/api/mem_alloc.rs",
             "src/api/ep.rs",
+            "src/api/cm.rs",
         ],
         includes: &[
             "uct/api/uct_def.h",
