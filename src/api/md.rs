@@ -230,7 +230,11 @@ pub unsafe extern "C" fn uct_md_query_tl_resources(
                     fill_c_array(&mut slot.tl_name, resource.tl_name.as_bytes());
                     fill_c_array(&mut slot.dev_name, resource.dev_name.as_bytes());
                     slot.dev_type = resource.dev_type;
-                    slot.sys_device = resource.sys_device;
+                    slot.sys_device = resource
+                        .pci_bus_id
+                        .map_or(UCS_SYS_DEVICE_ID_UNKNOWN, |bus_id| {
+                            crate::api::topo::system_device(&bus_id, &md.device().name)
+                        });
                 },
                 resources_p,
                 num_resources_p,
