@@ -511,3 +511,53 @@ fn a_response_past_a_gap_asks_again_at_once() {
         &rmem.region(KEY).unwrap()[..1000]
     );
 }
+
+#[test]
+fn zero_length_write_and_read_complete_whatever_their_remote_key() {
+    // What a requester posts for a 0-byte put/get: no local element, and a
+    // remote key and address that name no memory at the responder.
+    let nowhere = RemoteBuf { va: 0, rkey: 0xbad };
+    let mut p = connected_pair(
+        PairSetup::default(),
+        memory(1),
+        memory(2),
+        LinkConfig::default(),
+        5,
+    );
+    let before_b = p.b.mem.region(KEY).unwrap().to_vec();
+    let ops = [
+        SendOp::Write {
+            remote: nowhere,
+            imm: None,
+        },
+        SendOp::Read { remote: nowhere },
+        SendOp::Write {
+            remote: nowhere,
+            imm: None,
+        },
+    ];
+    for (wr_id, op) in (1..).zip(ops) {
+        p.a.qp
+            .post_send(SendWr::new(wr_id, op, LocalData::Sgl(vec![])))
+            .unwrap();
+    }
+    assert!(p.run_until(Duration::from_millis(10), |p| p.a.completions.len() == 3));
+    let got: Vec<_> =
+        p.a.completions
+            .iter()
+            .map(|c| (c.wr_id, c.status, c.byte_len))
+            .collect();
+    assert_eq!(
+        got,
+        vec![
+            (1, CompletionStatus::Success, 0),
+            (2, CompletionStatus::Success, 0),
+            (3, CompletionStatus::Success, 0),
+        ]
+    );
+    assert!(p.run_to_quiet(Duration::from_millis(10)));
+    assert!(p.b.completions.is_empty(), "nothing fails at the responder");
+    assert_eq!(p.a.qp.state(), uct::hca::soft::engine::QpState::Rts);
+    assert_eq!(p.b.qp.state(), uct::hca::soft::engine::QpState::Rts);
+    assert_eq!(p.b.mem.region(KEY).unwrap(), &before_b[..]);
+}

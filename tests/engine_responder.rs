@@ -677,3 +677,85 @@ fn a_naked_request_moves_a_default_responder_to_error() {
         assert!(drain(&mut qp, &mut mem).is_empty());
     }
 }
+
+#[test]
+fn zero_length_write_and_read_look_at_no_key() {
+    // A default responder: any NAK would move it to ERROR.
+    let (_, mut mem) = responder();
+    let mut qp = Qp::new(QpConfig::new(QPN));
+    qp.modify_to_init().unwrap();
+    qp.modify_to_rtr(RtrAttrs {
+        dest_qpn: PEER,
+        rq_psn: RQ_PSN,
+        ..Default::default()
+    })
+    .unwrap();
+    qp.post_recv(RecvWr {
+        wr_id: 8,
+        sgl: vec![],
+    })
+    .unwrap();
+    let before = mem.region(KEY).unwrap().to_vec();
+    // No region has key 999, and address 0 is in none: neither is looked at.
+    let nowhere = Reth {
+        va: 0,
+        rkey: 999,
+        dma_len: 0,
+    };
+    let mut write = PacketRepr::new(Bth::new(Opcode::WriteOnly, QPN, RQ_PSN), &[]);
+    write.reth = Some(nowhere);
+    write.bth.ack_req = true;
+    qp.handle_packet(Instant::ZERO, &write, &mut mem);
+    let out = drain(&mut qp, &mut mem);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].header.bth.opcode, Opcode::Acknowledge);
+    assert!(matches!(aeth_of(&out[0]), AethSyndrome::Ack { .. }));
+    assert_eq!(out[0].header.bth.psn, RQ_PSN);
+
+    let mut read = packet(Opcode::ReadRequest, RQ_PSN + 1);
+    read.reth = Some(nowhere);
+    qp.handle_packet(Instant::ZERO, &read, &mut mem);
+    let out = drain(&mut qp, &mut mem);
+    assert_eq!(out.len(), 1);
+    assert_eq!(
+        (out[0].header.bth.opcode, out[0].header.bth.psn),
+        (Opcode::ReadResponseOnly, RQ_PSN + 1)
+    );
+    assert!(out[0].payload.is_empty());
+    assert!(matches!(aeth_of(&out[0]), AethSyndrome::Ack { .. }));
+
+    // With immediate data it still consumes and completes a receive.
+    let mut write_imm = PacketRepr::new(Bth::new(Opcode::WriteOnlyImm, QPN, RQ_PSN + 2), &[]);
+    write_imm.reth = Some(nowhere);
+    write_imm.imm = Some(0x1234);
+    qp.handle_packet(Instant::ZERO, &write_imm, &mut mem);
+    let c = qp.poll_completion().expect("the receive completes");
+    assert_eq!(
+        (c.wr_id, c.status, c.byte_len, c.imm),
+        (8, CompletionStatus::Success, 0, Some(0x1234))
+    );
+
+    // A duplicate of the READ is answered again, still without a key.
+    qp.handle_packet(Instant::ZERO, &read, &mut mem);
+    let out = drain(&mut qp, &mut mem);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].header.bth.opcode, Opcode::ReadResponseOnly);
+
+    assert_eq!(qp.state(), uct::hca::soft::engine::QpState::Rtr);
+    assert_eq!(qp.next_rcv_psn(), RQ_PSN + 3);
+    assert_eq!(qp.stats().access_naks_sent, 0);
+    assert_eq!(mem.region(KEY).unwrap(), &before[..]);
+
+    // One byte under the same key is refused: the exemption is for zero only.
+    let mut one = PacketRepr::new(Bth::new(Opcode::WriteOnly, QPN, RQ_PSN + 3), &[1]);
+    one.reth = Some(Reth {
+        dma_len: 1,
+        ..nowhere
+    });
+    qp.handle_packet(Instant::ZERO, &one, &mut mem);
+    let out = drain(&mut qp, &mut mem);
+    assert_eq!(
+        aeth_of(&out[0]),
+        AethSyndrome::Nak(NakCode::RemoteAccessError)
+    );
+}

@@ -6,6 +6,9 @@
 //! functions do, or through the v2 entry points. A destroyed ep stays a
 //! tombstone for the next `EP_QUARANTINE` destroys of its iface; memory
 //! stays bounded under create/destroy churn; iface close frees it all.
+//! Destroying an ep completes its outstanding ops with `UCS_ERR_CANCELED`
+//! inside `uct_ep_destroy` (as UCX's rc_mlx5), unless they are held for a
+//! purge.
 
 mod rc_common;
 
@@ -443,6 +446,107 @@ fn ep_destroyed_by_its_error_handler_is_a_tombstone() {
     let status = am_short(pair.ep_a, 1, 0, &payload[..8]);
     assert_eq!(status, INVALID);
     assert_nothing_outstanding(pair.a.iface);
+    pair.a.close();
+    pair.b.close();
+}
+
+/// Records the ep a completion callback sees as still current (UCX's
+/// `test_uct_ep.destroy_entity_after_send` checks the completion runs
+/// inside `uct_ep_destroy`, before the caller forgets the ep).
+static CURRENT_EP: AtomicUsize = AtomicUsize::new(0);
+static SEEN_DURING_DESTROY: AtomicUsize = AtomicUsize::new(0);
+
+unsafe extern "C" fn note_destroying(comp: *mut uct_completion_t) {
+    if CURRENT_EP.load(Ordering::SeqCst) != 0 {
+        SEEN_DURING_DESTROY.fetch_add(1, Ordering::SeqCst);
+    }
+    // SAFETY: comp is the test's live completion.
+    assert_eq!(unsafe { (*comp).status }, UCS_ERR_CANCELED);
+}
+
+#[test]
+fn destroying_an_ep_completes_its_outstanding_ops_as_canceled() {
+    let pair = Pair::new();
+    let mut source = vec![7u8; 256];
+    let (memh, _) = pair.a.register(source.as_mut_ptr(), source.len());
+    let iov = [uct_iov_t {
+        buffer: source.as_mut_ptr().cast(),
+        length: source.len(),
+        memh,
+        stride: 0,
+        count: 1,
+    }];
+    let mut comp = uct_completion_t {
+        func: Some(note_destroying),
+        count: 0,
+        status: UCS_OK,
+    };
+    // a is never progressed: every op stays outstanding.
+    for _ in 0..5 {
+        let status = am_zcopy(pair.ep_a, 1, &[], &iov, 0, &mut comp);
+        assert_eq!(status, UCS_INPROGRESS);
+        comp.count += 1;
+    }
+    assert_eq!(
+        ep_flush(pair.ep_a, UCT_FLUSH_FLAG_LOCAL, &mut comp),
+        UCS_INPROGRESS
+    );
+    comp.count += 1;
+    CURRENT_EP.store(pair.ep_a as usize, Ordering::SeqCst);
+    ep_destroy(pair.ep_a);
+    CURRENT_EP.store(0, Ordering::SeqCst);
+    assert_eq!(
+        read_volatile(&comp.count),
+        0,
+        "every op completed in destroy"
+    );
+    assert_eq!(read_volatile(&comp.status), UCS_ERR_CANCELED);
+    assert_eq!(SEEN_DURING_DESTROY.load(Ordering::SeqCst), 1);
+    assert_nothing_outstanding(pair.a.iface);
+    // Nothing more comes later.
+    for _ in 0..100 {
+        pair.progress();
+    }
+    assert_eq!(SEEN_DURING_DESTROY.load(Ordering::SeqCst), 1);
+    assert_eq!(mem_dereg(pair.a.md, memh), UCS_OK);
+    ep_destroy(pair.ep_b);
+    pair.a.close();
+    pair.b.close();
+}
+
+/// Ops held for purge (design §5): destroying the ep fires nothing.
+#[test]
+fn destroying_an_ep_whose_ops_are_held_fires_nothing() {
+    let pair = Pair::new();
+    let mut comp = CountingCompletion::new(0);
+    let mut source = vec![3u8; 64];
+    let (memh, _) = pair.a.register(source.as_mut_ptr(), source.len());
+    let iov = [uct_iov_t {
+        buffer: source.as_mut_ptr().cast(),
+        length: source.len(),
+        memh,
+        stride: 0,
+        count: 1,
+    }];
+    for _ in 0..4 {
+        let status = am_zcopy(pair.ep_a, 1, &[], &iov, 0, comp.as_ptr());
+        assert_eq!(status, UCS_INPROGRESS);
+        comp.comp.count += 1;
+    }
+    let params = uct_ep_invalidate_params_t {
+        field_mask: UCT_EP_INVALIDATE_PARAM_FIELD_FLAGS,
+        flags: UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS,
+    };
+    assert_eq!(ep_invalidate(pair.ep_a, Some(&params)), UCS_OK);
+    ep_destroy(pair.ep_a);
+    for _ in 0..100 {
+        pair.progress();
+    }
+    assert_eq!(comp.calls(), 0, "no completion for held ops");
+    assert_eq!(comp.count(), 4);
+    assert_nothing_outstanding(pair.a.iface);
+    assert_eq!(mem_dereg(pair.a.md, memh), UCS_OK);
+    ep_destroy(pair.ep_b);
     pair.a.close();
     pair.b.close();
 }

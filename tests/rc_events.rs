@@ -373,7 +373,8 @@ unsafe extern "C" fn destroy_on_completion(_comp: *mut uct_completion_t) {
 fn ep_destroyed_from_a_completion_callback() {
     // A peer that never answers and a 1 ms ACK timeout: the ep fails and
     // every outstanding op is completed in one go; the first completion
-    // destroys the ep, so the others must not be touched afterwards.
+    // destroys the ep, which completes the others (canceled), so progress
+    // must not touch them afterwards.
     let settings = [(c"RC_TIMEOUT", c"1ms"), (c"RC_RETRY_COUNT", c"1")];
     let a = Side::open_with(c"mlx5_0", c"mlx5_0:1", None, &settings);
     let b = Side::open(c"mlx5_1", c"mlx5_1:1", None);
@@ -428,9 +429,13 @@ fn ep_destroyed_from_a_completion_callback() {
     for _ in 0..200 {
         a.progress();
     }
-    // The first completion destroyed the ep: the later ones went with it.
-    assert_eq!(*DESTROYING_CALLS.lock().unwrap(), 1);
+    // The first completion destroyed the ep, which completed the later
+    // ones inside that destroy, canceled; nothing ran after.
+    assert_eq!(*DESTROYING_CALLS.lock().unwrap(), 3);
     assert_ne!(comps[0].status, UCS_OK);
+    assert_ne!(comps[0].status, UCS_ERR_CANCELED);
+    assert_eq!(comps[1].status, UCS_ERR_CANCELED);
+    assert_eq!(comps[2].status, UCS_ERR_CANCELED);
     // The iface still works: a new ep can be created and destroyed.
     let fresh = a.create_ep();
     ep_destroy(fresh);

@@ -2,7 +2,9 @@
 //! zero-length put/get zcopy (no iov), posts refused as soon as
 //! `uct_ep_flush(CANCEL)` returns,
 //! AM WQEs marked solicited (grants and RMA not), flush flags carried to
-//! purge's op_info, `uct_iface_flush` (no completion; pending counts as in
+//! purge's op_info, `RC_TX_MAX_BB` limiting the blocks outstanding,
+//! flushes riding on a signalled WQE (no send resources
+//! of their own, as UCX's `test_rc.stress_iface_ops` needs), `uct_iface_flush` (no completion; pending counts as in
 //! progress), and `UCT_EVENT_SEND_COMP` waking a sender blocked on its
 //! flow-control window when the grant arrives.
 
@@ -170,6 +172,101 @@ fn flush_flags_reach_the_purged_op_info() {
         ]
     );
     assert_eq!(comp.calls(), 0, "a reported flush is the caller's");
+    pair.close();
+}
+
+/// UCX's test_rc_max_wr.send_limit: with `RC_TX_MAX_BB=32`, 32 one-block
+/// AMs go out, the 33rd waits for a completion.
+#[test]
+fn tx_max_bb_limits_the_blocks_outstanding() {
+    let _traffic = traffic();
+    let pair = Pair::with_config(None, None, &[(c"RC_TX_MAX_BB", c"32")]);
+    let at_b = pair.b.collect_am(2);
+    for seq in 0..32 {
+        assert_eq!(am_short(pair.ep_a, 2, seq, &[]), UCS_OK, "AM {seq}");
+    }
+    assert_eq!(am_short(pair.ep_a, 2, 32, &[]), UCS_ERR_NO_RESOURCE);
+    assert_eq!(
+        pair.post_retrying(|| am_short(pair.ep_a, 2, 32, &[])),
+        UCS_OK
+    );
+    assert!(pair.wait(|| at_b.lock().unwrap().len() == 33));
+    assert_eq!(sequence(at_b), (0..33).collect::<Vec<u64>>());
+    assert_eq!(pair.flush(pair.ep_a), UCS_OK);
+    pair.close();
+}
+
+/// UCX's test_rc.stress_iface_ops: with a 16-entry send CQ, puts each
+/// followed by ten flushes with a completion. A flush after a signalled
+/// WQE rides on it (no WQE, CQ credit or PSN of its own), so none is
+/// refused for want of send resources, and all complete.
+#[test]
+fn flushes_after_a_signalled_wqe_need_no_send_resources() {
+    let _traffic = traffic();
+    let pair = Pair::with_config(None, None, &[(c"RC_TX_CQ_LEN", c"16")]);
+    let mut source = vec![1u8; 1024];
+    let mut target = Target::new(128);
+    let (memh, _) = pair.a.register(source.as_mut_ptr(), source.len());
+    let (target_memh, rkey) = pair.b.register(target.base(), target.len());
+    let iov = [iov_entry(source.as_mut_ptr(), source.len(), memh)];
+    let mut comp = CountingCompletion::new(16 * 512);
+    let credits_before = send_credits(pair.a.iface).0;
+    let mut in_progress = 0;
+    for put in 0..3 {
+        let status = put_zcopy(pair.ep_a, &iov, target.addr(0), rkey, comp.as_ptr());
+        assert_eq!(status, UCS_INPROGRESS, "put {put}");
+        in_progress += 1;
+        for flush in 0..10 {
+            let status = ep_flush(pair.ep_a, 0, comp.as_ptr());
+            assert_eq!(status, UCS_INPROGRESS, "put {put}, flush {flush}");
+            in_progress += 1;
+        }
+    }
+    // Only the puts took CQ credits.
+    assert_eq!(send_credits(pair.a.iface).0, credits_before - 3);
+    let expected = 16 * 512 - in_progress;
+    assert!(pair.wait(|| comp.count() == expected));
+    assert_eq!(comp.calls(), 0);
+    assert_eq!(send_credits(pair.a.iface).0, credits_before);
+    assert_eq!(pair.flush(pair.ep_a), UCS_OK);
+    assert_eq!(mem_dereg(pair.a.md, memh), UCS_OK);
+    assert_eq!(mem_dereg(pair.b.md, target_memh), UCS_OK);
+    pair.close();
+}
+
+/// Flushes that ride on a signalled WQE are outstanding ops like flush
+/// NOPs: purge reports them, in order, with their flags.
+#[test]
+fn flushes_riding_on_a_wqe_reach_the_purged_op_info() {
+    let _traffic = traffic();
+    let pair = Pair::new();
+    assert_eq!(drop_next(c"mlx5_0", 1_000_000), UCS_OK);
+    let mut source = vec![1u8; 64];
+    let mut target = Target::new(16);
+    let (memh, _) = pair.a.register(source.as_mut_ptr(), source.len());
+    let (target_memh, rkey) = pair.b.register(target.base(), target.len());
+    let iov = [iov_entry(source.as_mut_ptr(), source.len(), memh)];
+    let mut comp = CountingCompletion::new(3);
+    let status = put_zcopy(pair.ep_a, &iov, target.addr(0), rkey, comp.as_ptr());
+    assert_eq!(status, UCS_INPROGRESS);
+    for flags in [UCT_FLUSH_FLAG_REMOTE, UCT_FLUSH_FLAG_LOCAL] {
+        assert_eq!(ep_flush(pair.ep_a, flags, comp.as_ptr()), UCS_INPROGRESS);
+    }
+    let seen: Flushes = fail_over_purge(pair.ep_a, pair.b.iface, |info| {
+        (info.operation, op_flush_flags(info).unwrap_or(0))
+    });
+    assert_eq!(drop_next(c"mlx5_0", 0), UCS_OK);
+    assert_eq!(
+        seen,
+        vec![
+            (UCT_EP_OP_PUT_ZCOPY, 0),
+            (UCT_EP_OP_FLUSH, UCT_FLUSH_FLAG_REMOTE),
+            (UCT_EP_OP_FLUSH, UCT_FLUSH_FLAG_LOCAL)
+        ]
+    );
+    assert_eq!(comp.calls(), 0, "reported ops are the caller's");
+    assert_eq!(mem_dereg(pair.a.md, memh), UCS_OK);
+    assert_eq!(mem_dereg(pair.b.md, target_memh), UCS_OK);
     pair.close();
 }
 

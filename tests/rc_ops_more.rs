@@ -2,7 +2,8 @@
 //! process: am_zcopy at its limits (largest header, most iov entries, empty
 //! entries, many messages in order with one completion), refused am_zcopy
 //! input that posts nothing, put_zcopy gathering and get_zcopy scattering
-//! the most iov entries (get_short: `rc_get_short.rs`).
+//! the most iov entries, empty entries without a memory handle (get_short:
+//! `rc_get_short.rs`).
 
 mod rc_common;
 
@@ -203,5 +204,82 @@ fn zcopy_rma_gathers_and_scatters_the_most_iov_entries() {
     assert_eq!(mem_dereg(pair.a.md, source_memh), UCS_OK);
     assert_eq!(mem_dereg(pair.a.md, back_memh), UCS_OK);
     assert_eq!(mem_dereg(pair.b.md, target_memh), UCS_OK);
+    pair.close();
+}
+
+/// An empty iov entry is skipped whatever its buffer and memory handle (UCX
+/// accepts NULL for both): am_zcopy and put_zcopy with one go through.
+#[test]
+fn empty_iov_entries_need_no_memory_handle() {
+    let pair = Pair::new();
+    let at_b = pair.b.collect_am(6);
+    let mut data = vec![9u8; 64];
+    let (memh, _) = pair.a.register(data.as_mut_ptr(), data.len());
+    let mut target = Target::new(16);
+    let (target_memh, rkey) = pair.b.register(target.base(), target.len());
+    let empty = iov_entry(null_mut::<u8>(), 0, null_mut());
+    let entries = [empty, iov_entry(data.as_mut_ptr(), 64, memh), empty];
+    let mut comp = CountingCompletion::new(2);
+    assert_eq!(
+        am_zcopy(pair.ep_a, 6, b"hd", &entries, 0, comp.as_ptr()),
+        UCS_INPROGRESS
+    );
+    assert_eq!(
+        put_zcopy(pair.ep_a, &entries, target.addr(0), rkey, comp.as_ptr()),
+        UCS_INPROGRESS
+    );
+    assert!(pair.wait(|| comp.calls() == 1 && at_b.lock().unwrap().len() == 1));
+    assert_eq!(comp.status(), UCS_OK);
+    let message = at_b.lock().unwrap()[0].clone();
+    assert_eq!(&message[..2], b"hd");
+    assert!(message[2..] == data[..]);
+    assert_eq!(target.read64(0), u64::from_ne_bytes([9; 8]));
+    assert_eq!(target.read64(56), u64::from_ne_bytes([9; 8]));
+    // A non-empty entry still needs its handle.
+    let bare = [iov_entry(data.as_mut_ptr(), 8, null_mut())];
+    assert_eq!(
+        am_zcopy(pair.ep_a, 6, b"hd", &bare, 0, null_mut()),
+        UCS_ERR_INVALID_PARAM
+    );
+    assert_eq!(mem_dereg(pair.a.md, memh), UCS_OK);
+    assert_eq!(mem_dereg(pair.b.md, target_memh), UCS_OK);
+    pair.close();
+}
+
+#[test]
+fn zero_length_rma_names_no_remote_memory() {
+    // What UCX's own tests post for 0-byte transfers: no buffer, no memory
+    // handle, address 0 and `UCT_INVALID_RKEY`. The peer must not look at
+    // the key (InfiniBand: no memory check at length 0), so every op
+    // completes and the connection stays usable.
+    let pair = Pair::new();
+    let nowhere = (0u64, UCT_INVALID_RKEY);
+    assert_eq!(put_short(pair.ep_a, &[], nowhere.0, nowhere.1), UCS_OK);
+    let mut empty: [u8; 0] = [];
+    let status = get_short(pair.ep_a, &mut empty, nowhere.0, nowhere.1);
+    assert!(status == UCS_OK || status == UCS_INPROGRESS, "{status}");
+    let mut put_comp = CountingCompletion::new(1);
+    let status = put_zcopy(pair.ep_a, &[], nowhere.0, nowhere.1, put_comp.as_ptr());
+    pair.expect_completion(status, &put_comp);
+    let mut get_comp = CountingCompletion::new(1);
+    let status = get_zcopy(pair.ep_a, &[], nowhere.0, nowhere.1, get_comp.as_ptr());
+    pair.expect_completion(status, &get_comp);
+    assert_eq!(pair.flush(pair.ep_a), UCS_OK);
+
+    // The same connection still carries data both ways.
+    let mut target = Target::new(2);
+    let (memh, rkey) = pair.b.register(target.base(), target.len());
+    let value = 0x0123_4567_89ab_cdefu64;
+    assert_eq!(
+        put_short(pair.ep_a, &value.to_ne_bytes(), target.addr(0), rkey),
+        UCS_OK
+    );
+    let mut back = [0u8; 8];
+    let status = get_short(pair.ep_a, &mut back, target.addr(0), rkey);
+    assert!(status == UCS_OK || status == UCS_INPROGRESS, "{status}");
+    assert_eq!(pair.flush(pair.ep_a), UCS_OK);
+    assert_eq!(target.read64(0), value);
+    assert_eq!(u64::from_ne_bytes(back), value);
+    assert_eq!(mem_dereg(pair.b.md, memh), UCS_OK);
     pair.close();
 }

@@ -16,6 +16,39 @@ use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::iface::*;
 
+/// The capabilities UCX 1.13's rc_mlx5 reports (its `iface_query` with no
+/// address vector: 4-block WQEs, the 2-byte AM header, 3 AM zcopy entries),
+/// so that UCP and UCX's tests pick the same protocols over ours.
+#[test]
+fn capabilities_are_those_of_ucx_rc_mlx5() {
+    let side = Side::open(c"mlx5_0", c"mlx5_0:1", None);
+    let cap = &side.attr.cap;
+    assert_eq!(cap.am.max_short, 234);
+    assert_eq!(cap.put.max_short, 220);
+    assert_eq!(cap.am.max_hdr, 186);
+    assert_eq!(cap.am.max_iov, 3);
+    assert_eq!((cap.put.max_iov, cap.get.max_iov), (14, 14));
+    assert_eq!(
+        (cap.put.min_zcopy, cap.get.min_zcopy, cap.am.min_zcopy),
+        (0, 1, 0)
+    );
+    assert_eq!(cap.am.max_bcopy, cap.put.max_bcopy - 2);
+    assert_eq!(cap.am.max_zcopy, cap.put.max_bcopy - 2);
+    assert_eq!(cap.get.max_bcopy, cap.put.max_bcopy);
+    assert_eq!(cap.put.max_zcopy, 1 << 30, "the port's max_msg_sz");
+    for align in [
+        cap.put.opt_zcopy_align,
+        cap.get.opt_zcopy_align,
+        cap.am.opt_zcopy_align,
+    ] {
+        assert_eq!(align, 512, "UCS_SYS_PCI_MAX_PAYLOAD");
+    }
+    let mtu = cap.put.align_mtu;
+    assert!(mtu.is_power_of_two() && mtu >= 256, "{mtu}");
+    assert_eq!((cap.get.align_mtu, cap.am.align_mtu), (mtu, mtu));
+    side.close();
+}
+
 #[test]
 fn query_reports_limits_and_working_ops() {
     let side = Side::open(c"mlx5_0", c"mlx5_0:1", None);

@@ -94,7 +94,10 @@ impl Md {
         let host = 1u64 << UCS_MEMORY_TYPE_HOST;
         uct_md_attr_v2_t {
             field_mask: MD_CAPABILITY_FIELDS,
-            max_alloc: 0,
+            // As UCX's ib md (ULONG_MAX for both): no device limit is
+            // known. Allocation itself is not offered (no
+            // `UCT_MD_FLAG_ALLOC`): `uct_mem_alloc` never asks this md.
+            max_alloc: u64::MAX,
             max_reg: usize::MAX,
             // As UCX's ib md: ADVISE is accepted (registrations are pinned,
             // so there is nothing to prefetch); no ALLOC, INVALIDATE or

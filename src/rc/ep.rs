@@ -39,8 +39,8 @@ use crate::mlx5::{self, InlineSegs, PSN_MASK};
 use crate::rc::fc::{EpFc, FcConfig, FC_PURE_GRANT};
 use crate::rc::limits::{am_header, Limits, AM_HDR_LEN};
 pub use crate::rc::txwq::{
-    bounce_from_pool, Bounce, CompletionAction, OpKind, OutstandingOp, PostSpec, TxWq, MAX_WQE_BBS,
-    START_PSN,
+    bounce_from_pool, Bounce, CompletionAction, OpKind, OutstandingOp, PostSpec, TxParams, TxWq,
+    MAX_WQE_BBS, START_PSN,
 };
 
 /// Tag of a live [`RcEp`].
@@ -115,16 +115,6 @@ pub struct RemoteEp {
     pub generation: u32,
 }
 
-/// What a new send queue takes from its iface.
-#[derive(Clone, Copy, Debug)]
-pub struct TxParams {
-    /// Signal at least every this many send blocks.
-    pub moderation: u32,
-    /// The iface's CQ credits when nothing is outstanding.
-    pub credits_max: u32,
-    pub path_mtu: Mtu,
-}
-
 /// What an error CQE means for the ep's ops, decided before any of them is
 /// touched ([`RcEp::begin_error`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,6 +146,12 @@ pub struct RcEp {
     path_mtu: Mtu,
     /// Requests from `uct_ep_pending_add`, oldest first.
     pub pending: VecDeque<*mut uct_pending_req_t>,
+    /// The callback of this ep's head pending request is running: its posts
+    /// on this ep go out although requests wait behind it.
+    pub in_dispatch: bool,
+    /// `uct_ep_check` found no CQ credit for its probe: progress posts it
+    /// (before pending requests) once one returns.
+    pub probe_due: bool,
     /// A post refused because the ep failed has been logged (once per
     /// failure: callers may retry in a loop).
     failed_post_logged: std::cell::Cell<bool>,
@@ -215,13 +211,15 @@ impl RcEp {
         RcEp {
             uct: uct_ep { iface },
             magic: EP_MAGIC,
-            txwq: TxWq::new(qp, tx.moderation, tx.credits_max, tx.path_mtu),
+            txwq: TxWq::new(qp, tx),
             state: EpState::Idle,
             generation,
             remote: None,
             local,
             path_mtu: tx.path_mtu,
             pending: VecDeque::new(),
+            in_dispatch: false,
+            probe_due: false,
             failed_post_logged: std::cell::Cell::new(false),
             failover: EpFailover::default(),
             fc: EpFc::new(fc),
@@ -407,7 +405,7 @@ impl RcEp {
     pub fn renew_qp(&mut self, qp: Qp, tx: TxParams, fc: &FcConfig) -> u32 {
         let old_qpn = self.qpn();
         let generation = generation(qp.qpn());
-        let txwq = TxWq::new(qp, tx.moderation, tx.credits_max, tx.path_mtu);
+        let txwq = TxWq::new(qp, tx);
         self.retired_qps
             .push(std::mem::replace(&mut self.txwq, txwq).into_qp());
         self.generation = generation;
@@ -426,11 +424,27 @@ impl RcEp {
         old_qpn
     }
 
-    /// Whether an op could be posted now: the ep is connected, the ring has
-    /// room for the largest WQE and the iface has a CQ credit. Errors: the
-    /// ep's failure status, `NotConnected`, `NoResource`.
+    /// Whether an op of the user could be posted now: as
+    /// [`RcEp::check_room`], and no pending request of the ep waits (the
+    /// op would overtake it; a pending callback of this ep posts past the
+    /// requests behind it). Errors: the ep's failure status,
+    /// `NotConnected`, `NoResource`.
     #[inline]
     pub fn check_post(&self, credits: u32) -> Result<(), Status> {
+        self.check_room(credits)?;
+        if !self.pending.is_empty() && !self.in_dispatch {
+            return Err(Status::NoResource);
+        }
+        Ok(())
+    }
+
+    /// Whether the transport could post now (a grant, a flush NOP, or the
+    /// pending dispatch asking whether a request may run): the ep is
+    /// connected, the ring has room for the largest WQE and the iface has a
+    /// CQ credit. Errors: the ep's failure status, `NotConnected`,
+    /// `NoResource`.
+    #[inline]
+    pub fn check_room(&self, credits: u32) -> Result<(), Status> {
         match self.state {
             EpState::Connected | EpState::Invalidated => {}
             EpState::Failed(status, _) => return Err(self.failed(status)),
@@ -442,7 +456,7 @@ impl RcEp {
         Ok(())
     }
 
-    /// The logging half of [`RcEp::check_post`], kept out of the posting
+    /// The logging half of [`RcEp::check_room`], kept out of the posting
     /// path.
     #[cold]
     #[inline(never)]
@@ -451,7 +465,7 @@ impl RcEp {
         Status::NotConnected
     }
 
-    /// The logging half of [`RcEp::check_post`] for a failed ep: the first
+    /// The logging half of [`RcEp::check_room`] for a failed ep: the first
     /// refused post after a failure says why, later ones are quiet.
     #[cold]
     #[inline(never)]
@@ -465,11 +479,21 @@ impl RcEp {
         status
     }
 
-    /// The send queue, once [`RcEp::check_post`] says a post can go now:
-    /// every post goes through it ([`TxWq::post`], [`TxWq::post_inline`]).
+    /// The send queue, once [`RcEp::check_post`] says an op of the user
+    /// can go now: every such post goes through it ([`TxWq::post`],
+    /// [`TxWq::post_inline`]).
     #[inline(always)]
     pub fn ready(&mut self, credits: u32) -> Result<&mut TxWq, Status> {
         self.check_post(credits)?;
+        Ok(&mut self.txwq)
+    }
+
+    /// The send queue for the transport's own messages (grants, flush
+    /// NOPs), once [`RcEp::check_room`] says one can go now: they are not
+    /// ordered behind pending requests.
+    #[inline]
+    pub fn ready_own(&mut self, credits: u32) -> Result<&mut TxWq, Status> {
+        self.check_room(credits)?;
         Ok(&mut self.txwq)
     }
 
@@ -523,7 +547,7 @@ impl RcEp {
     /// alone). It takes no window: grants must flow when windows are empty.
     pub fn post_fc_grant(&mut self, credits: &mut u32) -> Result<(), Status> {
         let spec = PostSpec::new(OpKind::FcGrant, mlx5::MLX5_OPCODE_SEND, AM_HDR_LEN);
-        self.ready(*credits)?.post_inline(
+        self.ready_own(*credits)?.post_inline(
             credits,
             spec,
             InlineSegs {
@@ -532,6 +556,20 @@ impl RcEp {
                 data: &[],
             },
         )
+    }
+
+    /// Posts the probe of `uct_ep_check` ([`OpKind::Probe`]): a signalled
+    /// zero-length RDMA WRITE to address 0 with key 0, which the peer's
+    /// responder acknowledges without looking at memory (InfiniBand checks
+    /// no key for a zero-length transfer). A peer that is gone never
+    /// acknowledges it: the retries run out and the ep fails, reporting to
+    /// the error handler as any transport error does.
+    pub fn post_probe(&mut self, credits: &mut u32) -> Result<(), Status> {
+        let mut spec = PostSpec::new(OpKind::Probe, mlx5::MLX5_OPCODE_RDMA_WRITE, 0);
+        spec.force_signal = true;
+        self.ready_own(*credits)?.post(credits, spec, |wqe| {
+            wqe.raddr(mlx5::RaddrSeg { raddr: 0, rkey: 0 });
+        })
     }
 
     /// An error CQE with `status` arrived: whether it is the first of this

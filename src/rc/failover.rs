@@ -311,7 +311,7 @@ impl PurgedOp {
                 flags: op.posted.flush_flags,
                 comp: op.posted.comp,
             },
-            OpKind::FcGrant => OpDescriptor::Internal,
+            OpKind::FcGrant | OpKind::Probe => OpDescriptor::Internal,
         })
     }
 }

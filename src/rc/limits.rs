@@ -25,9 +25,14 @@ pub fn am_header(id_byte: u8) -> [u8; AM_HDR_LEN] {
     [TMH_NO_TAG, id_byte]
 }
 
-/// Largest am_zcopy header: with the AM id it fills four inline units,
-/// which leaves room for the iov's data segments in the largest WQE.
-pub const AM_ZCOPY_MAX_HDR: usize = 4 * mlx5::SEG_LEN - 4 - AM_HDR_LEN;
+/// Most iov entries of an am_zcopy (one data segment each), as UCX's
+/// rc_mlx5 (`cap.am.max_iov`).
+pub const AM_ZCOPY_MAX_IOV: usize = 3;
+
+/// Largest am_zcopy header: inline with the AM header, in what the largest
+/// WQE leaves after [`AM_ZCOPY_MAX_IOV`] data segments (UCX's rc_mlx5
+/// `cap.am.max_hdr`).
+pub const AM_ZCOPY_MAX_HDR: usize = inline_room(AM_ZCOPY_MAX_IOV) - AM_HDR_LEN;
 
 /// Data bytes that fit inline in the largest WQE after the control segment
 /// and `extra_units` 16-byte segments.
@@ -60,6 +65,10 @@ pub struct Limits {
     /// Signal at least every this many send blocks.
     pub tx_moderation: u32,
     pub tx_ring_bbs: u32,
+    /// Most send blocks an ep may have outstanding: the ring less room for
+    /// the largest WQE, and at most `UCX_RC_MLX5_TX_MAX_BB` (as UCX's
+    /// rc_mlx5 counts its `bb_max`).
+    pub tx_max_outstanding_bbs: u32,
     pub ack_timeout: Duration,
     pub retry_count: u8,
     pub rnr_timeout: Duration,
@@ -111,6 +120,9 @@ impl Limits {
             max_iov: MAX_WQE_BBS as usize * 4 - 2,
             tx_moderation: config.tx_cq_moderation.max(1),
             tx_ring_bbs,
+            tx_max_outstanding_bbs: (tx_ring_bbs - u32::from(MAX_WQE_BBS) + 1)
+                .min(config.tx_max_bb)
+                .max(1),
             ack_timeout: config.timeout,
             retry_count: config.retry_count.min(7) as u8,
             rnr_timeout: config.rnr_timeout,

@@ -50,10 +50,29 @@ struct Chunk {
     lkey: u32,
 }
 
+/// Where a pool's buffers are aligned: `buffer + offset` is a multiple of
+/// `align` (a power of two) for every buffer (receive buffers honour the
+/// `am_alignment` and `am_align_offset` iface parameters with it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Alignment {
+    pub align: usize,
+    pub offset: usize,
+}
+
+impl Alignment {
+    /// No requirement beyond the pool's own (8-byte chunks, 64-byte
+    /// strides).
+    pub const NONE: Alignment = Alignment {
+        align: 1,
+        offset: 0,
+    };
+}
+
 /// Buffers of one size: registered chunks and a free list.
 struct SizeClass {
-    /// Bytes per buffer (a multiple of 64).
+    /// Bytes per buffer (a multiple of 64 and of the alignment).
     stride: usize,
+    alignment: Alignment,
     buffers_per_chunk: usize,
     chunks: Vec<Chunk>,
     free: Vec<*mut u8>,
@@ -63,9 +82,18 @@ struct SizeClass {
 }
 
 impl SizeClass {
-    fn new(buffer_len: usize, buffers_per_chunk: usize, max_buffers: usize) -> SizeClass {
+    fn new(
+        buffer_len: usize,
+        buffers_per_chunk: usize,
+        max_buffers: usize,
+        alignment: Alignment,
+    ) -> SizeClass {
         SizeClass {
-            stride: buffer_len.max(LKEY_BYTES).next_multiple_of(64),
+            // Both powers of two: the larger is a multiple of the other.
+            stride: buffer_len
+                .max(LKEY_BYTES)
+                .next_multiple_of(alignment.align.max(64)),
+            alignment,
             buffers_per_chunk: buffers_per_chunk.max(1),
             chunks: Vec::new(),
             free: Vec::new(),
@@ -81,17 +109,27 @@ impl SizeClass {
         if count == 0 {
             return Err(Status::NoResource);
         }
-        let bytes = count.checked_mul(self.stride).ok_or(Status::NoMemory)?;
-        let mut memory = vec![0u64; bytes / 8].into_boxed_slice();
+        // Room to move the first buffer up to the alignment.
+        let pad_room = self.alignment.align - 1;
+        let bytes = count
+            .checked_mul(self.stride)
+            .and_then(|bytes| bytes.checked_add(pad_room))
+            .ok_or(Status::NoMemory)?;
+        let mut memory = vec![0u64; bytes.div_ceil(8)].into_boxed_slice();
         let base = memory.as_mut_ptr() as *mut u8;
         let mr = domain.pd.reg_mr(base, bytes, Access::LOCAL_WRITE)?;
         let lkey = mr.keys().lkey;
-        // index < count: every buffer lies inside `memory`, which lives
-        // (boxed, never moved out) as long as the pool.
+        let Alignment { align, offset } = self.alignment;
+        let pad = (align - (base as usize).wrapping_add(offset) % align) % align;
+        let first = base.wrapping_add(pad);
+        // pad <= pad_room and index < count: every buffer lies inside
+        // `memory`, which lives (boxed, never moved out) as long as the
+        // pool; the stride is a multiple of `align`, so each is aligned as
+        // the first.
         self.free.extend(
             (0..count)
                 .rev()
-                .map(|index| base.wrapping_add(index * self.stride)),
+                .map(|index| first.wrapping_add(index * self.stride)),
         );
         self.allocated += count;
         self.chunks.push(Chunk {
@@ -139,10 +177,32 @@ impl BufferPool {
         buffers_per_chunk: usize,
         max_buffers: usize,
     ) -> BufferPool {
+        BufferPool::aligned(
+            domain,
+            buffer_len,
+            buffers_per_chunk,
+            max_buffers,
+            Alignment::NONE,
+        )
+    }
+
+    /// [`BufferPool::new`] with segments aligned as `alignment` says.
+    pub fn aligned(
+        domain: Arc<Domain>,
+        buffer_len: usize,
+        buffers_per_chunk: usize,
+        max_buffers: usize,
+        alignment: Alignment,
+    ) -> BufferPool {
         BufferPool {
             domain,
-            segments: SizeClass::new(buffer_len, buffers_per_chunk, max_buffers),
-            small: SizeClass::new(SMALL_BUFFER_LEN, SMALL_BUFFERS_PER_CHUNK, usize::MAX),
+            segments: SizeClass::new(buffer_len, buffers_per_chunk, max_buffers, alignment),
+            small: SizeClass::new(
+                SMALL_BUFFER_LEN,
+                SMALL_BUFFERS_PER_CHUNK,
+                usize::MAX,
+                Alignment::NONE,
+            ),
         }
     }
 
@@ -247,6 +307,25 @@ mod tests {
         assert_eq!(pool.in_use(), 0);
         assert_eq!(pool.allocated_of(BufferClass::Small), 4);
         assert_eq!(pool.allocated_of(BufferClass::Segment), 3);
+    }
+
+    #[test]
+    fn aligned_segments_are_aligned_at_their_offset() {
+        let domain = Domain::get("mlx5_0").expect("the default soft device opens");
+        for (align, offset) in [(1, 0), (8, 3), (64, 40), (512, 17), (4096, 4095)] {
+            let alignment = Alignment { align, offset };
+            let mut pool = BufferPool::aligned(Arc::clone(&domain), 1000, 3, 7, alignment);
+            assert_eq!(pool.stride() % align.max(64), 0);
+            let buffers: Vec<_> = (0..7).map(|_| pool.get().unwrap()).collect();
+            for buffer in &buffers {
+                assert_eq!((*buffer as usize + offset) % align, 0, "{align}/{offset}");
+                assert_ne!(pool.lkey(*buffer), crate::mlx5::MLX5_INVALID_LKEY);
+            }
+            for buffer in buffers {
+                pool.put(buffer);
+            }
+            assert_eq!(pool.in_use(), 0);
+        }
     }
 
     #[test]

@@ -58,6 +58,9 @@ pub enum OpKind {
     /// The flow-control grant message ([`crate::rc::fc`]): the transport's
     /// own, never reported or completed to the user.
     FcGrant,
+    /// The probe of `uct_ep_check`: a zero-length RDMA WRITE the peer must
+    /// acknowledge (it names no memory). The transport's own, like a grant.
+    Probe,
 }
 
 impl OpKind {
@@ -92,8 +95,8 @@ impl OpKind {
             OpKind::AtomicPost => OpClass::AtomicPost,
             OpKind::AtomicFetch => OpClass::AtomicFetch,
             OpKind::Flush => OpClass::Flush,
-            // A SEND on the wire (one PSN), but the transport's own.
-            OpKind::FcGrant => OpClass::Internal,
+            // A SEND or WRITE on the wire (one PSN), but the transport's own.
+            OpKind::FcGrant | OpKind::Probe => OpClass::Internal,
         }
     }
 }
@@ -177,7 +180,10 @@ pub struct PostedOp {
 
 /// One posted WQE not yet known complete. Entries are kept in posting order;
 /// the WQEs occupy the send ring from `wqe_index` for `wqebbs` blocks, and
-/// the op used PSNs `first_psn .. first_psn + psn_count` (24-bit).
+/// the op used PSNs `first_psn .. first_psn + psn_count` (24-bit). A flush
+/// completion attached to the signalled WQE before it
+/// ([`TxWq::attach_flush`]) has `wqebbs` 0: it names that WQE's index and
+/// holds no ring block, CQ credit or PSN of its own.
 #[derive(Clone, Debug)]
 pub struct OutstandingOp {
     pub posted: PostedOp,
@@ -193,6 +199,13 @@ pub struct OutstandingOp {
 }
 
 impl OutstandingOp {
+    /// Whether the op has a WQE of its own (else it is an attached flush
+    /// completion).
+    #[inline]
+    pub fn has_wqe(&self) -> bool {
+        self.wqebbs != 0
+    }
+
     /// The op's failover class.
     pub fn class(&self) -> OpClass {
         self.posted.kind.class(self.posted.compare_swap)
@@ -255,7 +268,9 @@ impl TxResources {
         if let Some(bounce) = op.posted.bounce {
             self.pool.put(bounce.buffer);
         }
-        self.credits += 1;
+        if op.has_wqe() {
+            self.credits += 1;
+        }
     }
 }
 
@@ -314,6 +329,19 @@ impl CtrlRule {
     }
 }
 
+/// What a new send queue takes from its iface.
+#[derive(Clone, Copy, Debug)]
+pub struct TxParams {
+    /// Signal at least every this many send blocks.
+    pub moderation: u32,
+    /// Most send blocks outstanding at once
+    /// ([`crate::rc::limits::Limits::tx_max_outstanding_bbs`]).
+    pub max_outstanding_bbs: u32,
+    /// The iface's CQ credits when nothing is outstanding.
+    pub credits_max: u32,
+    pub path_mtu: Mtu,
+}
+
 /// The send queue of one ep (see the module docs).
 pub struct TxWq {
     sq: SendQueue,
@@ -321,6 +349,8 @@ pub struct TxWq {
     pi: u16,
     /// First block not known to be consumed (end of the last completed op).
     ci: u16,
+    /// Blocks that may be outstanding at once: a post needs fewer.
+    max_outstanding_bbs: u32,
     /// How the next WQE's control segment is made (apart from the ring,
     /// so that it can be read while a WQE is being built there).
     ctrl: CtrlRule,
@@ -332,24 +362,31 @@ pub struct TxWq {
 }
 
 impl TxWq {
-    /// The empty send queue of a new QP, starting at [`START_PSN`];
-    /// `moderation` and `credits_max` are the iface's.
-    pub fn new(qp: Qp, moderation: u32, credits_max: u32, path_mtu: Mtu) -> TxWq {
+    /// The empty send queue of a new QP, starting at [`START_PSN`], with
+    /// the iface's moderation, CQ credits and block limit (`tx`).
+    pub fn new(qp: Qp, tx: TxParams) -> TxWq {
         let sq = SendQueue::new(qp);
         let wqebb_count = sq.wqebb_count();
+        // Room for the largest WQE is always kept: the limit never lets the
+        // ring overflow, whatever the configuration says.
+        let max_outstanding_bbs = tx
+            .max_outstanding_bbs
+            .min(wqebb_count - u32::from(MAX_WQE_BBS) + 1)
+            .max(1);
         TxWq {
             pi: 0,
             ci: 0,
+            max_outstanding_bbs,
             ctrl: CtrlRule {
                 qpn: sq.qpn(),
                 unsignaled_bbs: 0,
-                moderation: moderation.min(wqebb_count / 4).max(1),
-                credit_low_water: (credits_max / 2).max(1),
+                moderation: tx.moderation.min(max_outstanding_bbs / 4).max(1),
+                credit_low_water: (tx.credits_max / 2).max(1),
                 fence_next: false,
             },
             sq,
             next_psn: START_PSN,
-            path_mtu,
+            path_mtu: tx.path_mtu,
             // One op per WQE at most, so posting never grows it.
             ops: VecDeque::with_capacity(wqebb_count as usize),
         }
@@ -404,16 +441,17 @@ impl TxWq {
         self.ctrl.fence_next = true;
     }
 
-    /// Blocks free in the ring.
+    /// Blocks posted and not known consumed.
     #[inline]
-    pub fn free_bbs(&self) -> u32 {
-        self.sq.wqebb_count() - u32::from(self.pi.wrapping_sub(self.ci))
+    pub fn outstanding_bbs(&self) -> u32 {
+        u32::from(self.pi.wrapping_sub(self.ci))
     }
 
-    /// Whether a post has room: the largest WQE in the ring, one CQ credit.
+    /// Whether a post has room: fewer blocks outstanding than the limit
+    /// (which keeps room for the largest WQE in the ring), one CQ credit.
     #[inline(always)]
     pub fn has_room(&self, credits: u32) -> bool {
-        self.free_bbs() >= u32::from(MAX_WQE_BBS) && credits != 0
+        self.outstanding_bbs() < self.max_outstanding_bbs && credits != 0
     }
 
     /// Back to the empty ring of a QP just reset (nothing outstanding).
@@ -580,8 +618,44 @@ impl TxWq {
     #[inline]
     pub fn fail_next(&mut self) -> Option<OutstandingOp> {
         let op = self.ops.pop_front()?;
-        self.ci = op.wqe_index.wrapping_add(op.wqebbs);
+        if op.has_wqe() {
+            self.ci = op.wqe_index.wrapping_add(op.wqebbs);
+        }
         Some(op)
+    }
+
+    /// Attaches the completion `comp` of a flush (with its `flags`) to the
+    /// newest op, whose WQE is signalled: it completes with that WQE's CQE,
+    /// without a WQE, CQ credit or PSN of its own (as UCX's rc completes a
+    /// flush on the last signalled WQE), so a flush needs no send resources
+    /// when nothing unsignalled is outstanding. `NoResource` when the
+    /// newest op is not signalled (a NOP is needed) or the table is full
+    /// (one entry per ring block: attached completions cannot pile up
+    /// without bound).
+    pub fn attach_flush(
+        &mut self,
+        comp: *mut uct_completion_t,
+        flags: c_uint,
+    ) -> Result<(), Status> {
+        let rider = match self.ops.back() {
+            Some(op) if op.signaled => op.wqe_index,
+            _ => return Err(Status::NoResource),
+        };
+        if self.ops.len() >= self.sq.wqebb_count() as usize {
+            return Err(Status::NoResource);
+        }
+        let mut spec = PostSpec::new(OpKind::Flush, mlx5::MLX5_OPCODE_NOP, 0);
+        spec.posted.comp = comp;
+        spec.posted.flush_flags = flags;
+        self.ops.push_back(OutstandingOp {
+            posted: spec.posted,
+            wqe_index: rider,
+            wqebbs: 0,
+            first_psn: self.next_psn,
+            psn_count: 0,
+            signaled: true,
+        });
+        Ok(())
     }
 
     /// Takes every outstanding op (purge, destroy): the ring is free again.

@@ -13,6 +13,12 @@
 //! * [`faults`]: the soft HCA fault calls for a device served by rdma-core
 //!   (forwarded to a test stand-in that has them, else unsupported).
 //!
+//! The WQEs are the transport's, unchanged: a zero-length RDMA WRITE or
+//! READ is a remote-address segment and no data segment (mlx5 may read a
+//! byte count of 0 as 2 GiB), and it relies on the NIC checking neither
+//! the R_Key nor the address at length 0, as the InfiniBand spec has every
+//! responder do and the soft HCA does (its `remote_access_allowed`).
+//!
 //! Nothing here has run on a ConnectX NIC; the success paths run against
 //! the test stand-in library only (see docs/connectx.md).
 

@@ -27,8 +27,8 @@ use crate::rc::fc::FcConfig;
 pub use crate::rc::limits::{
     am_header, Limits, AM_HDR_LEN, AM_ID_OFFSET, AM_ZCOPY_MAX_HDR, TMH_NO_TAG,
 };
-use crate::rc::pool::{BufferPool, LKEY_BYTES};
-use crate::rc::txwq::TxResources;
+use crate::rc::pool::{Alignment, BufferPool, LKEY_BYTES};
+use crate::rc::txwq::{OpKind, OutstandingOp, TxResources};
 
 mod progress;
 mod rx;
@@ -65,9 +65,71 @@ pub struct IfaceState {
     progress_id: Option<CallbackId>,
     /// AM flow control settings.
     pub fc: FcConfig,
-    /// A grant reopened an exhausted window, or a grant message waits to
-    /// be posted: the next progress dispatches pending work.
-    fc_dispatch: bool,
+    /// The next progress dispatches pending work even with no send
+    /// completion: a grant reopened an exhausted window, a grant message
+    /// waits to be posted, or the last dispatch left work it could do.
+    dispatch_due: bool,
+}
+
+/// Largest `am_alignment` accepted: every receive buffer is at least this
+/// far from the next, so a larger one would cost memory out of proportion.
+const MAX_AM_ALIGNMENT: usize = 64 * 1024;
+
+/// The `am_alignment` / `am_align_offset` iface parameters: the data
+/// pointer an AM handler gets, plus `offset`, is a multiple of `align`
+/// (`None`: not asked for).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct AmAlignment(Option<Alignment>);
+
+impl AmAlignment {
+    /// The parameters of `params`, checked as UCX checks them: an offset
+    /// without an alignment, and an alignment that is 0 or not a power of
+    /// two, are refused (logged, `InvalidParam`).
+    fn of(params: &uct_iface_params_t) -> Result<AmAlignment, Status> {
+        const F: &str = "uct_iface_open";
+        let has = |bit: u64| params.field_mask & bit != 0;
+        if !has(UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT) {
+            if has(UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET) {
+                tracing::error!("{F}: am_align_offset has no effect without am_alignment");
+                return Err(Status::InvalidParam);
+            }
+            return Ok(AmAlignment(None));
+        }
+        let align = params.am_alignment;
+        if !align.is_power_of_two() {
+            tracing::error!("{F}: am_alignment {align} is not a power of two");
+            return Err(Status::InvalidParam);
+        }
+        if align > MAX_AM_ALIGNMENT {
+            tracing::error!("{F}: am_alignment {align} is above {MAX_AM_ALIGNMENT}");
+            return Err(Status::InvalidParam);
+        }
+        let offset = if has(UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET) {
+            params.am_align_offset
+        } else {
+            0
+        };
+        Ok(AmAlignment(Some(Alignment { align, offset })))
+    }
+
+    /// The alignment of receive buffers whose payload starts `payload_at`
+    /// bytes in and holds `seg_size` bytes. An offset not inside the
+    /// payload means nothing: ignored with a log line, as UCX does.
+    fn of_buffers(self, payload_at: usize, seg_size: usize) -> Alignment {
+        let Some(Alignment { align, mut offset }) = self.0 else {
+            return Alignment::NONE;
+        };
+        if offset >= seg_size {
+            tracing::info!(
+                "uct_iface_open: am_align_offset {offset} ignored: not below the segment size {seg_size}"
+            );
+            offset = 0;
+        }
+        Alignment {
+            align,
+            offset: payload_at + offset,
+        }
+    }
 }
 
 /// The iface (what a `uct_iface_h` points at).
@@ -91,6 +153,24 @@ pub struct IfaceStats {
 }
 
 impl RcIface {
+    /// `uct_ep_destroy`: the ep goes ([`IfaceState::destroy_ep`]), then
+    /// the ops it had outstanding complete with `UCS_ERR_CANCELED`, inside
+    /// this call, as in UCX.
+    ///
+    /// # Safety
+    /// `iface` live and `ep` one of its eps; no borrow of either held (the
+    /// completions are user callbacks).
+    pub unsafe fn destroy_ep(iface: *mut RcIface, ep: *mut RcEp) {
+        // SAFETY: live by the contract; the borrows end before the first
+        // callback.
+        unsafe {
+            let canceled = (*iface).state.destroy_ep(&mut *ep);
+            for op in canceled {
+                Self::finish_op(iface, op, Status::Canceled.raw());
+            }
+        }
+    }
+
     /// Opens an iface on the md's device, with the slot tables `ops`.
     ///
     /// # Safety
@@ -104,7 +184,7 @@ impl RcIface {
         ops: (uct_iface_ops_t, &'static IfaceInternalOps),
     ) -> Result<uct_iface_h, Status> {
         // SAFETY: valid per the contract; only fields whose bits are set.
-        let (rx_headroom, err_handler, err_handler_arg) = unsafe {
+        let (rx_headroom, err_handler, err_handler_arg, am_alignment) = unsafe {
             let p = &*params;
             (
                 if p.field_mask & UCT_IFACE_PARAM_FIELD_RX_HEADROOM != 0 {
@@ -122,6 +202,7 @@ impl RcIface {
                 } else {
                     std::ptr::null_mut()
                 },
+                AmAlignment::of(p)?,
             )
         };
         if rx_headroom > 4096 {
@@ -147,11 +228,12 @@ impl RcIface {
         })?;
         let rx_cq = PolledCq::new(device.create_cq(srq.ring().wqe_count * 2, Some(&channel))?);
         let rx_offset = (LKEY_BYTES + 8 + rx_headroom).next_multiple_of(8);
-        let rx_pool = BufferPool::new(
+        let rx_pool = BufferPool::aligned(
             Arc::clone(&domain),
             rx_offset - AM_HDR_LEN + limits.seg_size,
             256,
             usize::MAX,
+            am_alignment.of_buffers(rx_offset, limits.seg_size),
         );
         let tx_pool = BufferPool::new(
             Arc::clone(&domain),
@@ -187,7 +269,7 @@ impl RcIface {
                 progress_id: None,
                 domain,
                 fc: FcConfig::new(config, srq_len),
-                fc_dispatch: false,
+                dispatch_due: false,
             },
         });
         let iface_ptr: *mut RcIface = &mut *iface;
@@ -271,6 +353,7 @@ impl IfaceState {
     fn tx_params(&self) -> TxParams {
         TxParams {
             moderation: self.limits.tx_moderation,
+            max_outstanding_bbs: self.limits.tx_max_outstanding_bbs,
             credits_max: self.tx.credits_max,
             path_mtu: self.path_mtu,
         }
@@ -345,34 +428,65 @@ impl IfaceState {
         self.eps.values().copied().collect()
     }
 
-    /// Destroys an ep: removed from the table, QP destroyed, bounce buffers
-    /// of its outstanding ops returned (their completions are not called,
-    /// as in UCX: flush before destroying). Its memory stays behind as a
-    /// tombstone: every later op on the handle returns
+    /// Destroys an ep: removed from the table, QP destroyed. Its memory
+    /// stays behind as a tombstone: every later op on the handle returns
     /// [`crate::core::tombstone::DESTROYED_EP_STATUS`] and posts nothing.
-    pub fn destroy_ep(&mut self, ep: &mut RcEp) {
+    /// Returns the ops it still had outstanding, for the caller to complete
+    /// with `UCS_ERR_CANCELED` as UCX's rc_mlx5 does
+    /// ([`RcIface::destroy_ep`]), once the QP can no longer touch their
+    /// memory; ops held for a purge (§5 of the design) are released here
+    /// and none is returned: destroying then fires nothing.
+    #[must_use = "the ops returned still hold their resources"]
+    pub fn destroy_ep(&mut self, ep: &mut RcEp) -> Vec<OutstandingOp> {
         let qpn = ep.qpn();
         let ptr: *mut RcEp = ep;
         if !self.is_live(ptr, qpn) {
-            return;
+            return Vec::new();
         }
         self.eps.remove(&qpn);
-        for op in ep.txwq_mut().take_all() {
-            self.tx.release(&op);
+        let ops: Vec<OutstandingOp> = ep.txwq_mut().take_all().collect();
+        let cancel = if ep.failover.is_holding() {
+            for op in &ops {
+                self.tx.release(op);
+            }
+            Vec::new()
+        } else {
+            ops
+        };
+        // As UCX: a warning names the ops whose caller waits for them
+        // (a completion other than a flush's); the rest are only traced.
+        let awaited = cancel
+            .iter()
+            .filter(|op| !op.posted.comp.is_null() && op.posted.kind != OpKind::Flush)
+            .count();
+        if awaited > 0 {
+            tracing::warn!(
+                "rc_mlx5 ep {ptr:p}: destroyed with uncompleted operations ({awaited} awaited): they complete with {}",
+                Status::Canceled
+            );
+        } else if !cancel.is_empty() {
+            tracing::debug!(
+                "rc_mlx5 ep {ptr:p}: destroyed with {} operations outstanding",
+                cancel.len()
+            );
         }
         ep.invalidate();
         // SAFETY: housed by this yard in create_ep (in the table until just
         // now, so live); the caller's reference is not used after this call.
         unsafe { self.ep_yard.bury(NonNull::from(ep)) };
+        cancel
     }
 
-    /// Destroys every ep left (iface close).
+    /// Destroys every ep left (iface close): their outstanding ops are
+    /// released without completions (the iface is going away).
     fn destroy_all_eps(&mut self) {
         for ep in self.ep_handles() {
             tracing::debug!("rc_mlx5: destroying ep {ep:p} left open");
             // SAFETY: in the table, so live; nothing else borrows it while
             // the iface closes.
-            self.destroy_ep(unsafe { &mut *ep });
+            for op in self.destroy_ep(unsafe { &mut *ep }) {
+                self.tx.release(&op);
+            }
         }
     }
 

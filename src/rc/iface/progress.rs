@@ -28,33 +28,42 @@ impl RcIface {
             domain.device.progress();
             let tx = Self::poll_tx(iface);
             let rx = Self::poll_rx(iface);
-            if tx > 0 || std::mem::take(&mut (*iface).state.fc_dispatch) {
+            if tx > 0 || std::mem::take(&mut (*iface).state.dispatch_due) {
                 Self::dispatch_pending(iface);
             }
             tx + rx
         }
     }
 
-    /// Runs pending requests of every ep that can post again:
-    /// [`IfaceState::next_pending`] picks the next one, this loop runs it.
+    /// Runs pending requests as UCX's arbiter does: the eps with requests
+    /// take turns, one request per turn, until none can go on
+    /// ([`IfaceState::next_pending`] picks, [`IfaceState::pending_answered`]
+    /// acts on the answer). A request answering `UCS_INPROGRESS` stays at
+    /// the head of its ep's queue and gets another turn in this same
+    /// dispatch (UCP sends one fragment of a long message per call and
+    /// answers so until the last); `UCS_OK` removes it; anything else keeps
+    /// it and ends the ep's turns (its resources ran out), or the whole
+    /// dispatch when the iface's send credits did. Unlike UCX's arbiter,
+    /// a dispatch takes at most [`MAX_PENDING_CALLS`] turns, so a request
+    /// that never finishes cannot hold progress forever; the work left is
+    /// due at the next progress.
     ///
     /// # Safety
     /// A live iface, no borrow of it held.
     unsafe fn dispatch_pending(iface: *mut RcIface) {
-        let mut cursor = PendingCursor::default();
+        let mut round = PendingRound::default();
         // SAFETY: live by the contract; no callback runs in `next_pending`.
-        while let Some(req) = unsafe { (*iface).state.next_pending(&mut cursor) } {
-            // SAFETY: the user's request, live until dispatched/purged.
+        while let Some((ep, req)) = unsafe { (*iface).state.next_pending(&mut round) } {
+            // SAFETY: the user's request, live until dispatched/purged; the
+            // ep's `in_dispatch` lets the callback's own posts on it pass.
             let status = unsafe {
                 match (*req).func {
                     Some(func) => func(req),
                     None => UCS_OK,
                 }
             };
-            if status != UCS_OK {
-                // Not done: it goes back to the head of its queue.
-                cursor.not_done = Some(req);
-            }
+            // SAFETY: live by the contract; no callback runs here.
+            unsafe { (*iface).state.pending_answered(&mut round, ep, req, status) };
         }
     }
 
@@ -126,41 +135,50 @@ impl RcIface {
     }
 }
 
-/// Where a pending dispatch is: the eps to visit (taken at its start) and
-/// a request its callback did not finish.
+/// Turns one dispatch gives at most (see [`RcIface::dispatch_pending`]).
+const MAX_PENDING_CALLS: u32 = 4096;
+
+/// Where a pending dispatch is: the eps whose turn is still to come, in
+/// turn order (taken at its start; an ep whose resources ran out leaves),
+/// and the turns taken.
 #[derive(Default)]
-struct PendingCursor {
-    eps: Option<Vec<*mut RcEp>>,
-    at: usize,
-    not_done: Option<*mut uct_pending_req_t>,
+struct PendingRound {
+    eps: Option<std::collections::VecDeque<*mut RcEp>>,
+    calls: u32,
 }
 
 impl IfaceState {
-    /// The next pending request to run (see
-    /// [`RcIface::dispatch_pending`]): a request that was not done goes back
-    /// to the head of its ep's queue and the walk moves to the next ep.
-    fn next_pending(&mut self, cursor: &mut PendingCursor) -> Option<*mut uct_pending_req_t> {
-        let eps = cursor.eps.get_or_insert_with(|| {
-            let mut eps = Vec::new();
-            for qpn in self.eps.keys().copied().collect::<Vec<_>>() {
-                if let Some(ep) = self.ep(qpn) {
-                    if !ep.pending.is_empty() || ep.fc.pure_grant_pending {
-                        eps.push(ep as *mut RcEp);
-                    }
+    /// The next pending request to run and its ep (see
+    /// [`RcIface::dispatch_pending`]), taken off the head of the ep's
+    /// queue and the ep marked as dispatching, so that the callback's own
+    /// posts on it are not held back by the requests behind it. Runs no
+    /// user callback.
+    fn next_pending(
+        &mut self,
+        round: &mut PendingRound,
+    ) -> Option<(*mut RcEp, *mut uct_pending_req_t)> {
+        let eps = round.eps.get_or_insert_with(|| {
+            let mut eps = std::collections::VecDeque::new();
+            for &ep in self.eps.values() {
+                // SAFETY: eps in the table are live; read only.
+                let this = unsafe { &*ep };
+                if !this.pending.is_empty() || this.fc.pure_grant_pending || this.probe_due {
+                    eps.push_back(ep);
                 }
             }
             eps
         });
-        if let Some(req) = cursor.not_done.take() {
-            if let Some(&ep) = eps.get(cursor.at) {
-                self.requeue_pending(ep, req);
+        if round.calls >= MAX_PENDING_CALLS {
+            if !eps.is_empty() {
+                // Work is left: the next progress goes on with it.
+                self.dispatch_due = true;
             }
-            cursor.at += 1;
+            return None;
         }
-        while let Some(&ep) = eps.get(cursor.at) {
-            match self.pending_of(ep) {
-                Some(req) => return Some(req),
-                None => cursor.at += 1,
+        while let Some(ep) = eps.pop_front() {
+            if let Some(req) = self.pending_of(ep) {
+                round.calls += 1;
+                return Some((ep, req));
             }
         }
         None
@@ -177,7 +195,9 @@ impl IfaceState {
     }
 
     /// The next pending request of `ep` to run, if the ep is live and can
-    /// post (its owed grant goes first). Runs no user callback.
+    /// post (its owed grant and a due `uct_ep_check` probe go first), taken
+    /// off its queue with the ep marked as dispatching. Runs no user
+    /// callback.
     fn pending_of(&mut self, ep: *mut RcEp) -> Option<*mut uct_pending_req_t> {
         let fc = self.fc;
         let mut credits = self.tx.credits;
@@ -194,21 +214,76 @@ impl IfaceState {
                     }
                 }
             }
+            if this.probe_due {
+                // uct_ep_check's probe, held back for want of a CQ credit.
+                match this.post_probe(&mut credits) {
+                    Ok(()) => this.probe_due = false,
+                    Err(Status::NoResource) => return None,
+                    Err(status) => {
+                        tracing::debug!("rc_mlx5 ep {ep:p}: probe not sent: {status}");
+                        this.probe_due = false;
+                    }
+                }
+            }
             // As in UCX, an exhausted window holds every pending request of
             // the ep (not only AMs): order is kept.
-            if this.check_post(credits).is_err() || !this.fc.has_window(&fc) {
+            if this.check_room(credits).is_err() || !this.fc.has_window(&fc) {
                 return None;
             }
-            this.pending.pop_front()
+            let req = this.pending.pop_front()?;
+            this.in_dispatch = true;
+            Some(req)
         })();
         self.tx.credits = credits;
         result
     }
 
-    /// Puts `req` back at the head of `ep`'s pending queue, if `ep` lives.
-    fn requeue_pending(&mut self, ep: *mut RcEp, req: *mut uct_pending_req_t) {
-        if let Some(this) = self.live_ep_any_qp(ep) {
-            this.pending.push_front(req);
+    /// Acts on the answer `status` of `ep`'s request `req` (see
+    /// [`RcIface::dispatch_pending`]), if the callback left `ep` alive.
+    /// Runs no user callback.
+    fn pending_answered(
+        &mut self,
+        round: &mut PendingRound,
+        ep: *mut RcEp,
+        req: *mut uct_pending_req_t,
+        status: ucs_status_t,
+    ) {
+        let fc = self.fc;
+        let credits = self.tx.credits;
+        let Some(this) = self.live_ep_any_qp(ep) else {
+            return;
+        };
+        this.in_dispatch = false;
+        let Some(eps) = round.eps.as_mut() else {
+            return;
+        };
+        match status {
+            UCS_OK => {
+                if !this.pending.is_empty() {
+                    eps.push_back(ep);
+                }
+            }
+            UCS_INPROGRESS => {
+                this.pending.push_front(req);
+                eps.push_back(ep);
+            }
+            _ => {
+                this.pending.push_front(req);
+                if credits == 0 {
+                    // The iface ran out: no other ep can post either; the
+                    // next send completion dispatches again.
+                    eps.clear();
+                } else if this.check_room(credits).is_ok()
+                    && this.fc.has_window(&fc)
+                    && this.state().failed_status().is_none()
+                {
+                    // Refused for a reason of its own while the ep could
+                    // post: no completion may come to retry it, and posts
+                    // of the user wait behind it, so the next progress
+                    // does.
+                    self.dispatch_due = true;
+                }
+            }
         }
     }
 }

@@ -349,7 +349,7 @@ impl IfaceState {
         }
         if grant && ep.fc.granted(fc) {
             // The window was exhausted: pending requests may go now.
-            self.fc_dispatch = true;
+            self.dispatch_due = true;
         }
         match request {
             None => {}
@@ -359,7 +359,7 @@ impl IfaceState {
                 Err(Status::NoResource) => {
                     // Sent by progress before any pending request.
                     ep.fc.pure_grant_pending = true;
-                    self.fc_dispatch = true;
+                    self.dispatch_due = true;
                 }
                 Err(status) => {
                     tracing::debug!("rc_mlx5 ep {:p}: grant not sent: {status}", ep);

@@ -9,6 +9,7 @@ use crate::abi::*;
 use crate::mlx5::{self, DataSeg, InlineSegs};
 use crate::rc::ep::{bounce_from_pool, OpKind, PostSpec, RcEp};
 use crate::rc::iface::{am_header, RcIface, AM_HDR_LEN};
+use crate::rc::limits::AM_ZCOPY_MAX_IOV;
 use crate::rc::pool::BufferPool;
 
 /// The flow-control bits of the next AM on `ep`. An exhausted window means
@@ -195,7 +196,7 @@ fn am_zcopy(
     let (count, total) = if iov.len() == 0 {
         (0, 0)
     } else {
-        iov.segments(F, MAX_SHORT_IOV, &mut segments)?
+        iov.segments(F, AM_ZCOPY_MAX_IOV, &mut segments)?
     };
     check_len(F, header_length + total, iface.state.limits.am_max_zcopy)?;
     let fc_bits = am_fc_bits(ep, iface)?;

@@ -143,7 +143,10 @@ impl EpArg {
     /// Destroys the ep (its handle becomes a tombstone).
     pub(super) fn destroy(self, function: &str) {
         if let Ok((ep, iface)) = self.ep_and_iface(function) {
-            iface.state.destroy_ep(ep);
+            let (ep, iface): (*mut RcEp, *mut RcIface) = (ep, iface);
+            // SAFETY: both live (just checked); the references above end
+            // here, before the completions run.
+            unsafe { RcIface::destroy_ep(iface, ep) };
         }
     }
 }
@@ -631,7 +634,14 @@ impl<'a> CIov<'a> {
         for (index, entry) in entries.iter().enumerate() {
             refuse_strided(function, entry)?;
             let length = if entry.count == 0 { 0 } else { entry.length };
-            if length > 0 && entry.buffer.is_null() {
+            if length == 0 {
+                // Nothing to send: neither buffer nor memory handle is
+                // looked at (UCX skips such entries, NULL handle or not),
+                // and no data segment is made (a byte count of 0 is not
+                // "nothing" to every mlx5 device).
+                continue;
+            }
+            if entry.buffer.is_null() {
                 tracing::warn!("{function}: iov[{index}] has a NULL buffer");
                 return Err(Status::InvalidParam);
             }
@@ -649,16 +659,12 @@ impl<'a> CIov<'a> {
                 );
                 return Err(Status::InvalidParam);
             }
-            // An empty entry needs no data segment (and a byte count of 0
-            // is not "nothing" to every mlx5 device).
-            if length > 0 {
-                segments[count] = DataSeg {
-                    byte_count: length as u32,
-                    lkey: memh.mr.keys().lkey,
-                    addr: entry.buffer as u64,
-                };
-                count += 1;
-            }
+            segments[count] = DataSeg {
+                byte_count: length as u32,
+                lkey: memh.mr.keys().lkey,
+                addr: entry.buffer as u64,
+            };
+            count += 1;
             total = total.saturating_add(length);
         }
         Ok((count, total))

@@ -25,14 +25,35 @@ fn post_flush_nop(
     spec.posted.comp = comp;
     spec.force_signal = true;
     spec.posted.flush_flags = flags;
-    ep.ready(*credits)?.post(credits, spec, |_| {})
+    ep.ready_own(*credits)?.post(credits, spec, |_| {})
+}
+
+/// Makes sure `comp` (with the flush's `flags`) is completed when every op
+/// posted on `ep` so far has: attached to the newest op if its WQE is
+/// signalled (no send resources needed, as UCX's rc does), else carried by
+/// a signalled NOP; with no `comp`, a NOP only when the newest WQE is
+/// unsignalled (nothing would report its completion). With
+/// `nop_when_idle`, a NOP also when nothing is outstanding.
+fn flush_completion(
+    ep: &mut RcEp,
+    credits: &mut u32,
+    flags: c_uint,
+    comp: *mut uct_completion_t,
+    nop_when_idle: bool,
+) -> Result<(), Status> {
+    match ep.txwq().last() {
+        None if !nop_when_idle => Ok(()),
+        Some(last) if last.signaled && comp.is_null() => Ok(()),
+        Some(last) if last.signaled => ep.txwq_mut().attach_flush(comp, flags),
+        _ => post_flush_nop(ep, credits, flags, comp),
+    }
 }
 
 /// Flushes one ep: `Ok` when nothing is outstanding, `InProgress` after
-/// making sure the last op will produce a CQE (a signalled NOP carrying
-/// `comp` if needed). With `nop_when_idle` a NOP is posted even when nothing
-/// is outstanding (an invalidated QP: the device flushes it with an error,
-/// which fails the ep).
+/// making sure the last op will produce a completion that completes `comp`
+/// ([`flush_completion`]). With `nop_when_idle` a NOP is posted even when
+/// nothing is outstanding (an invalidated QP: the device flushes it with
+/// an error, which fails the ep).
 fn flush_ep(
     ep: &mut RcEp,
     credits: &mut u32,
@@ -43,14 +64,10 @@ fn flush_ep(
     if let Some(status) = ep.state().failed_status() {
         return Err(status);
     }
-    let needs_nop = match ep.txwq().last() {
-        None if nop_when_idle => true,
-        None => return Ok(()),
-        Some(last) => !last.signaled || !comp.is_null(),
-    };
-    if needs_nop {
-        post_flush_nop(ep, credits, flags, comp)?;
+    if ep.txwq().is_empty() && !nop_when_idle {
+        return Ok(());
     }
+    flush_completion(ep, credits, flags, comp, nop_when_idle)?;
     Err(Status::InProgress)
 }
 
@@ -63,9 +80,9 @@ fn ep_flush_checked(ep: EpArg, flags: c_uint, comp: *mut uct_completion_t) -> Re
                 ep.cancel()?;
                 return Ok(());
             }
-            // Signalled NOP first (it is flushed like the rest and carries
-            // `comp`), then the QP goes to error.
-            post_flush_nop(ep, credits, flags, comp)?;
+            // `comp` rides on the newest WQE or a NOP first (flushed like
+            // the rest), then the QP goes to error.
+            flush_completion(ep, credits, flags, comp, false)?;
             ep.cancel()?;
             return Err(Status::InProgress);
         }
@@ -101,27 +118,52 @@ slot! {
     { status_of(ep.ep("uct_ep_fence").and_then(|ep| ep.fence())) }
 }
 
-/// Checks the connection: a failed ep reports its error through the error
-/// handler already; a connected one is fine (the RC transport itself
-/// detects a dead peer by retries).
-fn ep_check_checked(ep: EpArg, flags: c_uint) -> Result<(), Status> {
+/// `uct_ep_check`, as UCX's rc_mlx5 does it: a connected ep posts a probe
+/// the peer must acknowledge ([`RcEp::post_probe`]); a dead peer then fails
+/// the ep and the iface's error handler hears of it. Nothing is posted
+/// when a probe is already due, or when the ring is full (its signalled
+/// ops report the peer's state already); without a CQ credit the probe
+/// waits for progress. Held ops (design §5) answer `UCS_ERR_CANCELED`; a
+/// failed ep its failure; flags and a completion are not supported (as
+/// in UCX: `UCS_ERR_INVALID_PARAM`).
+fn ep_check_checked(ep: EpArg, flags: c_uint, comp: *mut uct_completion_t) -> Result<(), Status> {
     const F: &str = "uct_ep_check";
-    let ep = ep.ep(F)?;
+    let (ep, iface) = ep.ep_and_iface(F)?;
     if flags != 0 {
         tracing::warn!("{F}: flags 0x{flags:x} are not supported");
         return Err(Status::InvalidParam);
     }
+    if !comp.is_null() {
+        tracing::warn!("{F}: a completion is not supported");
+        return Err(Status::InvalidParam);
+    }
+    if ep.failover.is_holding() {
+        return Err(Status::Canceled);
+    }
     match ep.state() {
-        EpState::Connected | EpState::Invalidated => Ok(()),
-        EpState::Failed(status, _) => Err(status),
-        EpState::Idle => Err(Status::NotConnected),
+        EpState::Connected | EpState::Invalidated => {}
+        EpState::Failed(status, _) => return Err(status),
+        EpState::Idle => return Err(Status::NotConnected),
+    }
+    if ep.probe_due {
+        return Ok(());
+    }
+    let credits = &mut iface.state.tx.credits;
+    if *credits == 0 {
+        ep.probe_due = true;
+        return Ok(());
+    }
+    match ep.post_probe(credits) {
+        // A full ring: its signalled ops tell the peer's state.
+        Ok(()) | Err(Status::NoResource) => Ok(()),
+        Err(status) => Err(status),
     }
 }
 
 slot! {
-    fn ep_check(ep: uct_ep_h, flags: c_uint, _comp: *mut uct_completion_t) -> ucs_status_t;
+    fn ep_check(ep: uct_ep_h, flags: c_uint, comp: *mut uct_completion_t) -> ucs_status_t;
     take ep: EpArg = (ep);
-    { status_of(ep_check_checked(ep, flags)) }
+    { status_of(ep_check_checked(ep, flags, comp)) }
 }
 
 fn ep_pending_add_checked(ep: EpArg, req: *mut uct_pending_req_t) -> Result<(), Status> {
@@ -133,7 +175,7 @@ fn ep_pending_add_checked(ep: EpArg, req: *mut uct_pending_req_t) -> Result<(), 
     // Resources available now: the caller should just retry (UCX's rule).
     // An exhausted flow-control window is a missing resource too.
     if ep.pending.is_empty()
-        && ep.check_post(iface.state.tx.credits).is_ok()
+        && ep.check_room(iface.state.tx.credits).is_ok()
         && ep.fc.has_window(&iface.state.fc)
     {
         return Err(Status::Busy);

@@ -5,13 +5,14 @@ use std::ffi::c_int;
 
 use super::args::{
     null_argument, slot, status_of, CBytes, IfaceArg, InBytes, Out, OutBytes, PeerAddress,
-    IFACE_ADDR_LEN, MAX_SHORT_IOV,
+    IFACE_ADDR_LEN,
 };
 use crate::abi::*;
 use crate::core::iface::PerfEstimate;
 use crate::hca::DeviceAddress;
 use crate::rc::ep::EP_ADDR_LEN;
 use crate::rc::iface::RcIface;
+use crate::rc::limits::AM_ZCOPY_MAX_IOV;
 
 /// The capability flags of what works today.
 pub const CAP_FLAGS: u64 = UCT_IFACE_FLAG_AM_SHORT
@@ -129,17 +130,19 @@ pub fn attributes(rc: &RcIface) -> uct_iface_attr_t {
     // all-zero is a valid value of every field.
     let mut attr: uct_iface_attr_t = unsafe { std::mem::zeroed() };
     let mtu = rc.state.path_mtu.bytes() as usize;
-    let rma = |max_short, max_bcopy| uct_iface_attr_cap_rma {
+    let rma = |max_short, max_bcopy, min_zcopy| uct_iface_attr_cap_rma {
         max_short,
         max_bcopy,
-        min_zcopy: 0,
+        min_zcopy,
         max_zcopy: limits.max_zcopy,
         opt_zcopy_align: 512,
         align_mtu: mtu,
         max_iov: limits.max_iov,
     };
-    attr.cap.put = rma(limits.put_max_short, limits.put_max_bcopy);
-    attr.cap.get = rma(limits.get_max_short, limits.get_max_bcopy);
+    // As UCX's rc_mlx5: a get_zcopy moves at least a byte (its reads too
+    // short for a CQE's inline response: none, here).
+    attr.cap.put = rma(limits.put_max_short, limits.put_max_bcopy, 0);
+    attr.cap.get = rma(limits.get_max_short, limits.get_max_bcopy, 1);
     attr.cap.am.max_short = limits.am_max_short;
     attr.cap.am.max_bcopy = limits.am_max_bcopy;
     attr.cap.am.min_zcopy = 0;
@@ -147,7 +150,7 @@ pub fn attributes(rc: &RcIface) -> uct_iface_attr_t {
     attr.cap.am.opt_zcopy_align = 512;
     attr.cap.am.align_mtu = mtu;
     attr.cap.am.max_hdr = limits.am_max_hdr;
-    attr.cap.am.max_iov = MAX_SHORT_IOV;
+    attr.cap.am.max_iov = AM_ZCOPY_MAX_IOV;
     attr.cap.flags = CAP_FLAGS;
     crate::rc::atomic::advertise(&mut attr, rc.state.domain.device.attr().atomics);
     attr.cap.event_flags = EVENT_FLAGS;

@@ -103,7 +103,7 @@ impl Qp {
             let Some(reth) = packet.reth else { return };
             let job = self.read_job(psn, reth);
             if psn_diff(self.expected_psn, psn_add(psn, job.npkts)) < 0
-                || !Self::readable(mem, &reth)
+                || !remote_access_allowed(mem, &reth, Access::REMOTE_READ)
                 || self.responses.len() >= MAX_QUEUED_RESPONSES
             {
                 tracing::debug!(qpn = self.cfg.qpn, psn, "duplicate READ refused");
@@ -221,17 +221,16 @@ impl Qp {
                     return Err(Reject::Nak(NakCode::InvalidRequest));
                 }
                 // The whole range is checked before the first byte lands.
-                if mem
-                    .check(reth.rkey, reth.va, total, Access::REMOTE_WRITE)
-                    .is_err()
-                {
+                if !remote_access_allowed(mem, &reth, Access::REMOTE_WRITE) {
                     return Err(Reject::Nak(NakCode::RemoteAccessError));
                 }
                 if opcode == Opcode::WriteOnlyImm && self.rq.is_empty() {
                     return Err(Reject::ReceiverNotReady);
                 }
-                mem.write(reth.rkey, reth.va, packet.payload, Access::REMOTE_WRITE)
-                    .map_err(|_| Reject::Nak(NakCode::RemoteAccessError))?;
+                if !packet.payload.is_empty() {
+                    mem.write(reth.rkey, reth.va, packet.payload, Access::REMOTE_WRITE)
+                        .map_err(|_| Reject::Nak(NakCode::RemoteAccessError))?;
+                }
                 self.advance_expected(1);
                 if only {
                     self.finish_write(opcode == Opcode::WriteOnlyImm, total, packet);
@@ -287,7 +286,7 @@ impl Qp {
                 if npkts > PSN_MASK / 2 {
                     return Err(Reject::Nak(NakCode::InvalidRequest));
                 }
-                if !Self::readable(mem, &reth) {
+                if !remote_access_allowed(mem, &reth, Access::REMOTE_READ) {
                     return Err(Reject::Nak(NakCode::RemoteAccessError));
                 }
                 if self.responses.len() >= MAX_QUEUED_RESPONSES {
@@ -455,17 +454,6 @@ impl Qp {
         }
     }
 
-    /// Whether the whole range `reth` names may be read remotely.
-    fn readable<M: Memory + ?Sized>(mem: &M, reth: &Reth) -> bool {
-        mem.check(
-            reth.rkey,
-            reth.va,
-            u64::from(reth.dma_len),
-            Access::REMOTE_READ,
-        )
-        .is_ok()
-    }
-
     fn aeth(syndrome: AethSyndrome, msn: u32) -> Aeth {
         Aeth {
             syndrome,
@@ -518,9 +506,12 @@ impl Qp {
                     .min(u64::from(mtu)) as usize;
                 let mut payload = vec![0u8; chunk];
                 let addr = job.va.wrapping_add(offset);
-                if mem
-                    .read(job.rkey, addr, &mut payload, Access::REMOTE_READ)
-                    .is_err()
+                // A zero-length READ touches no memory, so its key is never
+                // looked at (see `remote_access_allowed`).
+                if chunk > 0
+                    && mem
+                        .read(job.rkey, addr, &mut payload, Access::REMOTE_READ)
+                        .is_err()
                 {
                     // Deregistered since the request was checked: a NAK ends
                     // the response.
@@ -552,6 +543,18 @@ impl Qp {
         }
         Some(Transmit { header, payload })
     }
+}
+
+/// Whether the whole range a RETH names may be accessed with `access`. A
+/// zero-length RDMA WRITE or READ passes whatever its R_Key and virtual
+/// address: the InfiniBand spec (vol. 1, 9.7.4.1) has the responder check
+/// them only when the DMA length is non-zero, and a zero-length access is
+/// how requesters probe a connection without naming any memory.
+fn remote_access_allowed<M: Memory + ?Sized>(mem: &M, reth: &Reth, access: Access) -> bool {
+    reth.dma_len == 0
+        || mem
+            .check(reth.rkey, reth.va, u64::from(reth.dma_len), access)
+            .is_ok()
 }
 
 /// The remote address, rkey and operation of an atomic request.
