@@ -245,6 +245,24 @@ pub unsafe extern "C" fn uct_md_query_tl_resources(
     })
 }
 
+/// Whether `sockaddr` can be reached through `md` (the deprecated
+/// `UCT_MD_FLAG_SOCKADDR` capability, which no md of ours has): never, as
+/// UCX's ib md answers; client-server wire-up is a connection manager's
+/// job. A debug line only: callers probe it.
+///
+/// # Safety
+/// None needed: the address is not read.
+#[no_mangle]
+pub unsafe extern "C" fn uct_md_is_sockaddr_accessible(
+    md: uct_md_h,
+    _sockaddr: *const ucs_sock_addr_t,
+    _mode: uct_sockaddr_accessibility_t,
+) -> std::ffi::c_int {
+    crate::api::enter();
+    tracing::debug!("uct_md_is_sockaddr_accessible: md {md:p} reaches no socket address");
+    0
+}
+
 /// Frees an array from `uct_md_query_tl_resources`; NULL is ignored.
 ///
 /// # Safety

@@ -215,7 +215,8 @@ pub fn check_mem_reg_flags(flags: u64, function: &str) -> Result<(), Status> {
     Ok(())
 }
 
-/// `Err` with a log line for deregistration flags this md cannot honour:
+/// `Err` for deregistration flags this md cannot honour (a warning for
+/// unknown ones):
 /// `UCT_MD_MEM_DEREG_FLAG_INVALIDATE` is unsupported, as in UCX's verbs ib
 /// md (no `UCT_MD_FLAG_INVALIDATE`).
 pub fn check_mem_dereg_flags(flags: u32, function: &str) -> Result<(), Status> {
@@ -225,7 +226,8 @@ pub fn check_mem_dereg_flags(flags: u32, function: &str) -> Result<(), Status> {
         return Err(Status::InvalidParam);
     }
     if flags & UCT_MD_MEM_DEREG_FLAG_INVALIDATE != 0 {
-        tracing::warn!("{function}: invalidation is not supported (no UCT_MD_FLAG_INVALIDATE)");
+        // The status is the answer, as UCX's: callers probe for support.
+        tracing::debug!("{function}: invalidation is not supported (no UCT_MD_FLAG_INVALIDATE)");
         return Err(Status::Unsupported);
     }
     Ok(())
