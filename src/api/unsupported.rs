@@ -8,7 +8,7 @@
 //! None of them reads its arguments. When one gets implemented it moves to
 //! its API group's file.
 
-use std::ffi::{c_int, c_void};
+use std::ffi::c_void;
 
 use crate::abi::*;
 
