@@ -28,20 +28,21 @@ pub fn syndrome_status(syndrome: u8) -> Status {
 }
 
 /// The level the failure of an ep is logged at, as UCX's rc_mlx5 chooses
-/// it: fatal when the error handler did not take the error (or there is
-/// none), `UCX_RC_MLX5_FAILURE` (`configured`) for a peer that is gone or
-/// unreachable (it is what error handling is for), a flushed WQE at trace
-/// level, error for everything else (a local or remote protection error is
+/// it: a flushed WQE (the QP was already in error: nothing new) at trace
+/// level whatever the handler said, fatal when the error handler did not
+/// take the error (or there is none), `UCX_RC_MLX5_FAILURE` (`configured`)
+/// for a peer that is gone or unreachable (it is what error handling is
+/// for), error for everything else (a local or remote protection error is
 /// a bug of the caller).
 pub fn failure_log_level(
     configured: ucs_log_level_t,
     status: Status,
     handler_answer: ucs_status_t,
 ) -> ucs_log_level_t {
-    if handler_answer != UCS_OK {
-        UCS_LOG_LEVEL_FATAL
-    } else if status == Status::Canceled {
+    if status == Status::Canceled {
         UCS_LOG_LEVEL_TRACE
+    } else if handler_answer != UCS_OK {
+        UCS_LOG_LEVEL_FATAL
     } else if matches!(status, Status::EndpointTimeout | Status::ConnectionReset) {
         configured
     } else {
