@@ -255,11 +255,14 @@ pub unsafe extern "C" fn uct_md_query_tl_resources(
 #[no_mangle]
 pub unsafe extern "C" fn uct_md_is_sockaddr_accessible(
     md: uct_md_h,
-    _sockaddr: *const ucs_sock_addr_t,
-    _mode: uct_sockaddr_accessibility_t,
+    sockaddr: *const ucs_sock_addr_t,
+    mode: uct_sockaddr_accessibility_t,
 ) -> std::ffi::c_int {
     crate::api::enter();
-    tracing::debug!("uct_md_is_sockaddr_accessible: md {md:p} reaches no socket address");
+    tracing::debug!(
+        "uct_md_is_sockaddr_accessible: md {md:p} reaches no socket address ({sockaddr:p}, \
+         mode {mode})"
+    );
     0
 }
 
