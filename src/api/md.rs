@@ -230,7 +230,11 @@ pub unsafe extern "C" fn uct_md_query_tl_resources(
                     fill_c_array(&mut slot.tl_name, resource.tl_name.as_bytes());
                     fill_c_array(&mut slot.dev_name, resource.dev_name.as_bytes());
                     slot.dev_type = resource.dev_type;
-                    slot.sys_device = resource.sys_device;
+                    slot.sys_device = resource
+                        .pci_bus_id
+                        .map_or(UCS_SYS_DEVICE_ID_UNKNOWN, |bus_id| {
+                            crate::api::topo::system_device(&bus_id, &md.device().name)
+                        });
                 },
                 resources_p,
                 num_resources_p,
@@ -239,6 +243,27 @@ pub unsafe extern "C" fn uct_md_query_tl_resources(
             )
         }
     })
+}
+
+/// Whether `sockaddr` can be reached through `md` (the deprecated
+/// `UCT_MD_FLAG_SOCKADDR` capability, which no md of ours has): never, as
+/// UCX's ib md answers; client-server wire-up is a connection manager's
+/// job. A debug line only: callers probe it.
+///
+/// # Safety
+/// None needed: the address is not read.
+#[no_mangle]
+pub unsafe extern "C" fn uct_md_is_sockaddr_accessible(
+    md: uct_md_h,
+    sockaddr: *const ucs_sock_addr_t,
+    mode: uct_sockaddr_accessibility_t,
+) -> std::ffi::c_int {
+    crate::api::enter();
+    tracing::debug!(
+        "uct_md_is_sockaddr_accessible: md {md:p} reaches no socket address ({sockaddr:p}, \
+         mode {mode})"
+    );
+    0
 }
 
 /// Frees an array from `uct_md_query_tl_resources`; NULL is ignored.

@@ -8,7 +8,7 @@
 //! None of them reads its arguments. When one gets implemented it moves to
 //! its API group's file.
 
-use std::ffi::{c_int, c_void};
+use std::ffi::c_void;
 
 use crate::abi::*;
 
@@ -32,7 +32,6 @@ macro_rules! not_implemented {
 not_implemented! {
     uct_md_detect_memory_type(uct_md_h, *const c_void, usize, *mut ucs_memory_type_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
     uct_md_mem_query(uct_md_h, *const c_void, usize, *mut uct_md_mem_attr_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
-    uct_md_is_sockaddr_accessible(uct_md_h, *const ucs_sock_addr_t, uct_sockaddr_accessibility_t) -> c_int = 0;
     uct_rkey_ptr(uct_component_h, *mut uct_rkey_bundle_t, u64, *mut *mut c_void) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
     uct_md_mem_query_v2(uct_md_h, *const c_void, usize, *mut uct_md_mem_attr_v2_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
     uct_md_mem_attach(uct_md_h, *const c_void, *mut uct_md_mem_attach_params_t, *mut uct_mem_h) -> ucs_status_t = UCS_ERR_UNSUPPORTED;

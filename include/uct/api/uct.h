@@ -365,6 +365,14 @@ struct uct_tl_resource_desc {
 typedef struct uct_tl_resource_desc uct_tl_resource_desc_t;
 
 /**
+ * Whether a socket address is reachable locally or remotely.
+ */
+typedef enum {
+    UCT_SOCKADDR_ACC_LOCAL = 0,
+    UCT_SOCKADDR_ACC_REMOTE = 1,
+} uct_sockaddr_accessibility_t;
+
+/**
  * Advice for `uct_md_mem_advise`.
  */
 typedef enum {
@@ -460,14 +468,6 @@ enum uct_atomic_op {
 };
 
 typedef enum uct_atomic_op uct_atomic_op_t;
-
-/**
- * Whether a socket address is reachable locally or remotely.
- */
-typedef enum {
-    UCT_SOCKADDR_ACC_LOCAL = 0,
-    UCT_SOCKADDR_ACC_REMOTE = 1,
-} uct_sockaddr_accessibility_t;
 
 /**
  * `uct_md_mem_attr_t::field_mask` bits.
@@ -915,6 +915,19 @@ ucs_status_t uct_md_query(uct_md_h md, uct_md_attr_t *md_attr);
 ucs_status_t uct_md_query_tl_resources(uct_md_h md,
                                        uct_tl_resource_desc_t **resources_p,
                                        unsigned int *num_resources_p);
+
+/**
+ * Whether `sockaddr` can be reached through `md` (the deprecated
+ * `UCT_MD_FLAG_SOCKADDR` capability, which no md of ours has): never, as
+ * UCX's ib md answers; client-server wire-up is a connection manager's
+ * job. A debug line only: callers probe it.
+ *
+ * # Safety
+ * None needed: the address is not read.
+ */
+int uct_md_is_sockaddr_accessible(uct_md_h md,
+                                  const ucs_sock_addr_t *sockaddr,
+                                  uct_sockaddr_accessibility_t mode);
 
 /**
  * Frees an array from `uct_md_query_tl_resources`; NULL is ignored.

@@ -650,7 +650,13 @@ impl<'a> CIov<'a> {
                 tracing::warn!("{function}: iov[{index}] has no valid memory handle")
             })?;
             if !memh.covers(entry.buffer as usize, length) {
-                tracing::warn!("{function}: iov[{index}] is outside its registration");
+                // An error, as UCX's parameter checks log theirs: the
+                // caller's bug (UCT_IFACE_FLAG_ERRHANDLE_ZCOPY_BUF).
+                tracing::error!(
+                    "{function}: iov[{index}] ({length} bytes at {:p}) is outside its \
+                     registration",
+                    entry.buffer
+                );
                 return Err(Status::InvalidParam);
             }
             segments[count] = DataSeg {
