@@ -374,7 +374,16 @@ impl<T: FieldMasked> FromC<*mut T> for Masked<'_, T> {
     }
 }
 
-impl<T: FieldMasked> Masked<'_, T> {
+impl<'a, T: FieldMasked> Masked<'a, T> {
+    /// A complete struct of ours (a v1 call's parameters filled as UCX
+    /// fills them for the v2 call).
+    pub(crate) fn of(params: &'a T) -> Self {
+        Masked {
+            ptr: params,
+            _life: PhantomData,
+        }
+    }
+
     /// The pointer as passed (to hand on to code that checks the mask).
     pub(crate) fn as_ptr(&self) -> *const T {
         self.ptr
