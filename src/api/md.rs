@@ -127,41 +127,41 @@ pub unsafe extern "C" fn uct_md_close(md: uct_md_h) {
 }
 
 c_entry! {
-/// Fills the version-1 attributes.
-///
-/// Size: `uct_md_attr_t` is 224 bytes in UCX 1.13 and in master (the layouts
-/// are identical; newer fields went to `uct_md_attr_v2_t` instead), so writing
-/// the whole struct never goes past what a caller of either version allocated.
-/// A layout test pins the size at 224.
-///
-/// `md_attr` must be NULL or writable for `sizeof(uct_md_attr_t)` bytes.
+    /// Fills the version-1 attributes.
+    ///
+    /// Size: `uct_md_attr_t` is 224 bytes in UCX 1.13 and in master (the layouts
+    /// are identical; newer fields went to `uct_md_attr_v2_t` instead), so writing
+    /// the whole struct never goes past what a caller of either version allocated.
+    /// A layout test pins the size at 224.
+    ///
+    /// `md_attr` must be NULL or writable for `sizeof(uct_md_attr_t)` bytes.
     fn uct_md_query(md: uct_md_h, md_attr: *mut uct_md_attr_t) -> ucs_status_t;
     take md: MdArg = (md), md_attr: Out<uct_md_attr_t> = (md_attr);
     {
-    status_entry_point!(FUNCTION = "uct_md_query", {
-        let md = md.get(FUNCTION)?;
-        if md_attr.is_null() {
-            return Err(null_argument(FUNCTION, "md_attr"));
-        }
-        let all = all_attributes(md);
-        let attr = uct_md_attr_t {
-            cap: uct_md_attr_cap {
-                max_alloc: all.max_alloc,
-                max_reg: all.max_reg,
-                flags: all.flags,
-                reg_mem_types: all.reg_mem_types,
-                detect_mem_types: all.detect_mem_types,
-                alloc_mem_types: all.alloc_mem_types,
-                access_mem_types: all.access_mem_types,
-            },
-            reg_cost: all.reg_cost,
-            component_name: all.component_name,
-            rkey_packed_size: all.rkey_packed_size,
-            local_cpus: all.local_cpus,
-        };
-        // write() does not read the (possibly uninitialised) old contents.
-        md_attr.write(FUNCTION, "md_attr", attr)
-    })
+        status_entry_point!(FUNCTION = "uct_md_query", {
+            let md = md.get(FUNCTION)?;
+            if md_attr.is_null() {
+                return Err(null_argument(FUNCTION, "md_attr"));
+            }
+            let all = all_attributes(md);
+            let attr = uct_md_attr_t {
+                cap: uct_md_attr_cap {
+                    max_alloc: all.max_alloc,
+                    max_reg: all.max_reg,
+                    flags: all.flags,
+                    reg_mem_types: all.reg_mem_types,
+                    detect_mem_types: all.detect_mem_types,
+                    alloc_mem_types: all.alloc_mem_types,
+                    access_mem_types: all.access_mem_types,
+                },
+                reg_cost: all.reg_cost,
+                component_name: all.component_name,
+                rkey_packed_size: all.rkey_packed_size,
+                local_cpus: all.local_cpus,
+            };
+            // write() does not read the (possibly uninitialised) old contents.
+            md_attr.write(FUNCTION, "md_attr", attr)
+        })
     }
 }
 
@@ -205,26 +205,26 @@ unsafe fn copy_md_attr_v2(all: &uct_md_attr_v2_t, field_mask: u64, attr: *mut uc
 }
 
 c_entry! {
-/// Fills the version-2 attributes selected by `md_attr->field_mask`; fields
-/// not selected are left untouched. Bits we do not know are ignored with a
-/// debug line, as UCX ignores them.
-///
-/// `md_attr` must be NULL or a valid `uct_md_attr_v2_t`.
+    /// Fills the version-2 attributes selected by `md_attr->field_mask`; fields
+    /// not selected are left untouched. Bits we do not know are ignored with a
+    /// debug line, as UCX ignores them.
+    ///
+    /// `md_attr` must be NULL or a valid `uct_md_attr_v2_t`.
     fn uct_md_query_v2(
         md: uct_md_h,
         md_attr: *mut uct_md_attr_v2_t,
     ) -> ucs_status_t;
     take md_handle: MdArg = (md), masked: Masked<uct_md_attr_v2_t> = (md_attr);
     {
-    status_entry_point!(FUNCTION = "uct_md_query_v2", {
-        let md = md_handle.get(FUNCTION)?;
-        // As UCX: fields this version does not know are left alone.
-        let field_mask = masked.tolerant_mask(MD_ATTR_V2_FIELDS, FUNCTION, "md_attr")?;
-        // SAFETY: md_attr is non-NULL (checked with its mask) and writable
-        // by the caller's contract.
-        unsafe { copy_md_attr_v2(&all_attributes(md), field_mask & MD_ATTR_V2_FIELDS, md_attr) };
-        Ok(())
-    })
+        status_entry_point!(FUNCTION = "uct_md_query_v2", {
+            let md = md_handle.get(FUNCTION)?;
+            // As UCX: fields this version does not know are left alone.
+            let field_mask = masked.tolerant_mask(MD_ATTR_V2_FIELDS, FUNCTION, "md_attr")?;
+            // SAFETY: md_attr is non-NULL (checked with its mask) and writable
+            // by the caller's contract.
+            unsafe { copy_md_attr_v2(&all_attributes(md), field_mask & MD_ATTR_V2_FIELDS, md_attr) };
+            Ok(())
+        })
     }
 }
 
@@ -344,11 +344,11 @@ fn mem_reg(
 }
 
 c_entry! {
-/// Registers `length` bytes at `address` with the md's device: as
-/// `uct_md_mem_reg_v2` with `flags` as the only field.
-///
-/// Pointers must be NULL or valid as in UCX; the memory must stay valid until
-/// it is deregistered.
+    /// Registers `length` bytes at `address` with the md's device: as
+    /// `uct_md_mem_reg_v2` with `flags` as the only field.
+    ///
+    /// Pointers must be NULL or valid as in UCX; the memory must stay valid until
+    /// it is deregistered.
     fn uct_md_mem_reg(
         md: uct_md_h,
         address: *mut c_void,
@@ -358,37 +358,37 @@ c_entry! {
     ) -> ucs_status_t;
     take md: MdArg = (md), memh_p: Out<uct_mem_h> = (memh_p);
     {
-    const FUNCTION: &str = "uct_md_mem_reg";
-    let params = uct_md_mem_reg_params_t {
-        field_mask: UCT_MD_MEM_REG_FIELD_FLAGS as u64,
-        flags: flags.into(),
-        dmabuf_fd: UCT_DMABUF_FD_INVALID,
-        dmabuf_offset: 0,
-        mem_type: UCS_MEMORY_TYPE_HOST,
-    };
-    finish(
-        FUNCTION,
-        mem_reg(FUNCTION, md, address, length, Masked::of(&params), memh_p),
-    )
+        const FUNCTION: &str = "uct_md_mem_reg";
+        let params = uct_md_mem_reg_params_t {
+            field_mask: UCT_MD_MEM_REG_FIELD_FLAGS as u64,
+            flags: flags.into(),
+            dmabuf_fd: UCT_DMABUF_FD_INVALID,
+            dmabuf_offset: 0,
+            mem_type: UCS_MEMORY_TYPE_HOST,
+        };
+        finish(
+            FUNCTION,
+            mem_reg(FUNCTION, md, address, length, Masked::of(&params), memh_p),
+        )
     }
 }
 
 c_entry! {
-/// Registers `length` bytes at `address` with the md's device as `params`
-/// asks (fields `FLAGS`, `DMABUF_FD`, `DMABUF_OFFSET`, `MEM_TYPE`, all
-/// optional; other bits refused). Every access right is granted whatever the
-/// flags ask for, as UCX's ib md does (`UCT_MD_MEM_ACCESS_REMOTE_ATOMIC`
-/// included: atomics use the rkey itself); the handle serves zcopy
-/// operations and `uct_md_mkey_pack(_v2)`. `UCT_MD_MEM_FLAG_NONBLOCK`
-/// registers at once (no on-demand paging); `UCT_MD_MEM_FLAG_HIDE_ERRORS`
-/// logs a failed registration at debug level only; `UCT_MD_MEM_GVA` is
-/// unsupported. A dmabuf fd other than `UCT_DMABUF_FD_INVALID` is unsupported
-/// (no `UCT_MD_FLAG_REG_DMABUF`); `dmabuf_offset` without one is ignored, as
-/// in UCX. Memory types outside `reg_mem_types` (host) are unsupported;
-/// `UCS_MEMORY_TYPE_UNKNOWN` is registered as given.
-///
-/// As `uct_md_mem_reg`; `params` NULL or valid for the fields its
-/// `field_mask` names.
+    /// Registers `length` bytes at `address` with the md's device as `params`
+    /// asks (fields `FLAGS`, `DMABUF_FD`, `DMABUF_OFFSET`, `MEM_TYPE`, all
+    /// optional; other bits refused). Every access right is granted whatever the
+    /// flags ask for, as UCX's ib md does (`UCT_MD_MEM_ACCESS_REMOTE_ATOMIC`
+    /// included: atomics use the rkey itself); the handle serves zcopy
+    /// operations and `uct_md_mkey_pack(_v2)`. `UCT_MD_MEM_FLAG_NONBLOCK`
+    /// registers at once (no on-demand paging); `UCT_MD_MEM_FLAG_HIDE_ERRORS`
+    /// logs a failed registration at debug level only; `UCT_MD_MEM_GVA` is
+    /// unsupported. A dmabuf fd other than `UCT_DMABUF_FD_INVALID` is unsupported
+    /// (no `UCT_MD_FLAG_REG_DMABUF`); `dmabuf_offset` without one is ignored, as
+    /// in UCX. Memory types outside `reg_mem_types` (host) are unsupported;
+    /// `UCS_MEMORY_TYPE_UNKNOWN` is registered as given.
+    ///
+    /// As `uct_md_mem_reg`; `params` NULL or valid for the fields its
+    /// `field_mask` names.
     fn uct_md_mem_reg_v2(
         md: uct_md_h,
         address: *mut c_void,
@@ -400,8 +400,8 @@ c_entry! {
         params: Masked<uct_md_mem_reg_params_t> = (params),
         memh_p: Out<uct_mem_h> = (memh_p);
     {
-    const FUNCTION: &str = "uct_md_mem_reg_v2";
-    finish(FUNCTION, mem_reg(FUNCTION, md, address, length, params, memh_p))
+        const FUNCTION: &str = "uct_md_mem_reg_v2";
+        finish(FUNCTION, mem_reg(FUNCTION, md, address, length, params, memh_p))
     }
 }
 
@@ -476,25 +476,25 @@ c_entry! {
     fn uct_md_mem_dereg(md: uct_md_h, memh: uct_mem_h) -> ucs_status_t;
     take md: MdArg = (md);
     {
-    const FUNCTION: &str = "uct_md_mem_dereg";
-    let params = uct_md_mem_dereg_params_t {
-        field_mask: UCT_MD_MEM_DEREG_FIELD_MEMH as u64,
-        flags: 0,
-        memh,
-        comp: std::ptr::null_mut(),
-    };
-    finish(FUNCTION, mem_dereg(FUNCTION, md, Masked::of(&params)))
+        const FUNCTION: &str = "uct_md_mem_dereg";
+        let params = uct_md_mem_dereg_params_t {
+            field_mask: UCT_MD_MEM_DEREG_FIELD_MEMH as u64,
+            flags: 0,
+            memh,
+            comp: std::ptr::null_mut(),
+        };
+        finish(FUNCTION, mem_dereg(FUNCTION, md, Masked::of(&params)))
     }
 }
 
 c_entry! {
-/// Deregisters `params->memh` (fields `MEMH`, required, `FLAGS`,
-/// `COMPLETION`). `UCT_MD_MEM_DEREG_FLAG_INVALIDATE` is unsupported, as in
-/// UCX's verbs ib md: this md advertises no `UCT_MD_FLAG_INVALIDATE` (nor
-/// `INVALIDATE_RMA`/`AMO`). The completion serves only invalidation, so it
-/// is not called (UCX's own UCP passes one on every deregistration and
-/// relies on exactly that). `params->memh` must be a live handle of this
-/// md.
+    /// Deregisters `params->memh` (fields `MEMH`, required, `FLAGS`,
+    /// `COMPLETION`). `UCT_MD_MEM_DEREG_FLAG_INVALIDATE` is unsupported, as in
+    /// UCX's verbs ib md: this md advertises no `UCT_MD_FLAG_INVALIDATE` (nor
+    /// `INVALIDATE_RMA`/`AMO`). The completion serves only invalidation, so it
+    /// is not called (UCX's own UCP passes one on every deregistration and
+    /// relies on exactly that). `params->memh` must be a live handle of this
+    /// md.
     fn uct_md_mem_dereg_v2(
         md: uct_md_h,
         params: *const uct_md_mem_dereg_params_t,
