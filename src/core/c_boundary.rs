@@ -45,6 +45,7 @@ pub(crate) trait FromC<Raw>: Sized {
 /// group, so the unsafe block does nothing but [`FromC::from_c`].
 macro_rules! c_entry {
     (
+        @define [$($setup:tt)*]
         $(#[$attr:meta])*
         fn $name:ident($($arg:ident: $cty:ty),* $(,)?) $(-> $ret:ty)?;
         take $($bind:ident: $ty:ty = ($($raw:ident),+)),+ $(,)?;
@@ -56,7 +57,7 @@ macro_rules! c_entry {
         /// Arguments as UCX's contract for this function promises them.
         #[no_mangle]
         pub unsafe extern "C" fn $name($($arg: $cty),*) $(-> $ret)? {
-            $crate::core::log::init();
+            $($setup)*
             $(
                 // SAFETY: the C caller keeps this function's contract for
                 // these arguments, which is what `FromC::from_c` requires.
@@ -66,6 +67,14 @@ macro_rules! c_entry {
             )+
             $body
         }
+    };
+    // A function that may hand the call on to UCX's libucs untouched sets up
+    // logging only where it answers itself.
+    (forwarding $($rest:tt)*) => {
+        $crate::core::c_boundary::c_entry!(@define [] $($rest)*);
+    };
+    ($($rest:tt)*) => {
+        $crate::core::c_boundary::c_entry!(@define [$crate::core::log::init();] $($rest)*);
     };
 }
 pub(crate) use c_entry;
@@ -187,6 +196,45 @@ impl<T> Out<'_, T> {
         // SAFETY: non-NULL, writable (FromC).
         unsafe { self.ptr.write(value) };
         Ok(())
+    }
+}
+
+/// A C pointer to one value to be read and written.
+pub(crate) struct CMut<'a, T> {
+    ptr: *mut T,
+    _life: PhantomData<&'a mut T>,
+}
+
+impl<T> FromC<*mut T> for CMut<'_, T> {
+    /// Relies on: NULL or valid for reads and writes of one initialised `T`
+    /// for the call.
+    unsafe fn from_c(ptr: *mut T) -> Self {
+        CMut {
+            ptr,
+            _life: PhantomData,
+        }
+    }
+}
+
+impl<T: Copy> CMut<'_, T> {
+    /// The value, or `InvalidParam` with a log line naming `what` for NULL.
+    /// No reference is kept: the caller's code may run before
+    /// [`CMut::write`] (callbacks), and the pointer is read and written
+    /// only at these two points.
+    pub(crate) fn read(&self, function: &str, what: &str) -> Result<T, Status> {
+        if self.ptr.is_null() {
+            return Err(null_argument(function, what));
+        }
+        // SAFETY: non-NULL, readable (FromC).
+        Ok(unsafe { self.ptr.read() })
+    }
+
+    /// Writes `value` (nothing for NULL, which [`CMut::read`] refused).
+    pub(crate) fn write(&self, value: T) {
+        if !self.ptr.is_null() {
+            // SAFETY: non-NULL, writable (FromC).
+            unsafe { self.ptr.write(value) };
+        }
     }
 }
 
