@@ -3,35 +3,35 @@
 use std::ffi::{c_uint, c_void};
 
 use crate::abi::*;
-use crate::api::async_context::check_worker_async_context;
+use crate::api::async_context::AsyncArg;
 use crate::api::checks::{non_null, status_entry_point};
 use crate::api::handles::{hand_out, release};
+use crate::core::c_boundary::c_entry;
 use crate::core::worker::{worker_ref, Worker};
 
-/// Creates a worker bound to `async_context`.
-///
-/// # Safety
-/// `async_context` must be a live async context; `worker_p` NULL or writable.
-#[no_mangle]
-pub unsafe extern "C" fn uct_worker_create(
-    async_context: *mut ucs_async_context_t,
-    thread_mode: ucs_thread_mode_t,
-    worker_p: *mut uct_worker_h,
-) -> ucs_status_t {
-    status_entry_point!(FUNCTION = "uct_worker_create", {
-        non_null(worker_p, FUNCTION, "worker_p")?;
-        // SAFETY: NULL or a live async context (ours or UCX's) by the
-        // caller's contract.
-        unsafe { check_worker_async_context(async_context, FUNCTION) }?;
-        if thread_mode >= UCS_THREAD_MODE_LAST {
-            tracing::warn!("{FUNCTION}: invalid thread mode {thread_mode}");
-            return Err(Status::InvalidParam);
-        }
-        // SAFETY: worker_p is non-NULL and writable by the caller's contract.
-        let handle = unsafe { hand_out(Worker::new(async_context, thread_mode), worker_p) };
-        tracing::debug!("{FUNCTION}: created worker {handle:p}");
-        Ok(())
-    })
+c_entry! {
+    /// Creates a worker bound to `async_context` (a live async context).
+    fn uct_worker_create(
+        async_context: *mut ucs_async_context_t,
+        thread_mode: ucs_thread_mode_t,
+        worker_p: *mut uct_worker_h,
+    ) -> ucs_status_t;
+    take context_arg: AsyncArg = (async_context);
+    {
+        status_entry_point!(FUNCTION = "uct_worker_create", {
+            non_null(worker_p, FUNCTION, "worker_p")?;
+            context_arg.check_for_worker(FUNCTION)?;
+            if thread_mode >= UCS_THREAD_MODE_LAST {
+                tracing::warn!("{FUNCTION}: invalid thread mode {thread_mode}");
+                return Err(Status::InvalidParam);
+            }
+            // SAFETY: worker_p is non-NULL and writable by the caller's
+            // contract.
+            let handle = unsafe { hand_out(Worker::new(async_context, thread_mode), worker_p) };
+            tracing::debug!("{FUNCTION}: created worker {handle:p}");
+            Ok(())
+        })
+    }
 }
 
 /// Destroys a worker; NULL is ignored.
