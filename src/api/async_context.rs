@@ -77,7 +77,7 @@ pub static ucs_async_mode_names: CStringTable<{ UCS_ASYNC_MODE_LAST as usize + 1
     ]);
 
 c_entry! {
-    forwarding
+    no_log_setup
     /// Creates an async context delivering events in `mode`.
     fn ucs_async_context_create(
         mode: ucs_async_mode_t,
@@ -103,7 +103,7 @@ c_entry! {
 }
 
 c_entry! {
-    forwarding
+    no_log_setup
     /// Destroys a context created by `ucs_async_context_create`: stops its
     /// service thread and drops its remaining handlers. NULL is ignored.
     ///
@@ -133,7 +133,7 @@ c_entry! {
 }
 
 c_entry! {
-    forwarding
+    no_log_setup
     /// Runs the handlers whose events are pending now, in the calling thread;
     /// NULL polls every poll-mode context.
     fn ucs_async_poll(async_context: *mut ucs_async_context_t);
@@ -159,7 +159,7 @@ c_entry! {
 }
 
 c_entry! {
-    forwarding
+    no_log_setup
     /// Calls `cb(event_fd, events, arg)` when `event_fd` has `events`, from the
     /// context's service thread (thread modes) or from `ucs_async_poll` (poll
     /// mode). The handler id is `event_fd`. Unlike UCX, a context is required.
@@ -259,7 +259,7 @@ pub unsafe extern "C" fn ucs_async_add_timer(
 }
 
 c_entry! {
-    forwarding
+    no_log_setup
     /// Delivers the events a blocked context missed (called by UCX's inline
     /// `ucs_async_check_miss`); for our contexts, the same as `ucs_async_poll`.
     ///

@@ -128,7 +128,7 @@ pub unsafe extern "C" fn ucs_callbackq_init(cbq: *mut ucs_callbackq_t) -> ucs_st
 }
 
 c_entry! {
-    forwarding
+    no_log_setup
     /// Frees the queue's state; callbacks still registered are dropped (with
     /// a log line). Leaves `cbq` empty: a walk after this calls nothing. No
     /// walk of it may be running.
@@ -238,7 +238,7 @@ fn remove(cbq: QueueArg, id: c_int, ucx: impl FnOnce() -> Option<RemoveFn>, func
 }
 
 c_entry! {
-    forwarding
+    no_log_setup
     /// Adds a callback (see `add`); `cb(arg)` callable until removed.
     fn ucs_callbackq_add(
         cbq: *mut ucs_callbackq_t,
@@ -254,7 +254,7 @@ c_entry! {
 }
 
 c_entry! {
-    forwarding
+    no_log_setup
     /// Adds a callback from any thread, also from inside a callback.
     fn ucs_callbackq_add_safe(
         cbq: *mut ucs_callbackq_t,
@@ -270,7 +270,7 @@ c_entry! {
 }
 
 c_entry! {
-    forwarding
+    no_log_setup
     /// Removes callback `id`; it is never called again once this returns.
     fn ucs_callbackq_remove(cbq: *mut ucs_callbackq_t, id: c_int);
     take queue: QueueArg = (cbq);
@@ -281,7 +281,7 @@ c_entry! {
 }
 
 c_entry! {
-    forwarding
+    no_log_setup
     /// Removes callback `id` from any thread, also from inside a callback.
     fn ucs_callbackq_remove_safe(cbq: *mut ucs_callbackq_t, id: c_int);
     take queue: QueueArg = (cbq);
@@ -292,7 +292,7 @@ c_entry! {
 }
 
 c_entry! {
-    forwarding
+    no_log_setup
     /// Removes every callback for which `pred(elem, arg)` is non-zero;
     /// `elem` shows the callback and its argument. `pred` must be callable
     /// with `arg`.

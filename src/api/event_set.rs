@@ -104,7 +104,7 @@ fn create(
 }
 
 c_entry! {
-    forwarding
+    no_log_setup
     /// Creates an empty set.
     fn ucs_event_set_create(event_set_p: *mut *mut ucs_sys_event_set_t) -> ucs_status_t;
     take out: Out<*mut ucs_sys_event_set_t> = (event_set_p);
@@ -115,7 +115,7 @@ c_entry! {
 }
 
 c_entry! {
-    forwarding
+    no_log_setup
     /// Wraps an existing epoll fd, which stays the caller's (cleanup keeps
     /// it open).
     fn ucs_event_set_create_from_fd(
@@ -179,7 +179,7 @@ fn control(
 }
 
 c_entry! {
-    forwarding
+    no_log_setup
     /// Watches `fd` for `events`; `callback_data` is handed to the wait
     /// handler.
     fn ucs_event_set_add(
@@ -204,7 +204,7 @@ c_entry! {
 }
 
 c_entry! {
-    forwarding
+    no_log_setup
     /// Changes the events and callback data of a watched `fd`.
     fn ucs_event_set_mod(
         event_set: *mut ucs_sys_event_set_t,
@@ -228,7 +228,7 @@ c_entry! {
 }
 
 c_entry! {
-    forwarding
+    no_log_setup
     /// Stops watching `fd`.
     fn ucs_event_set_del(event_set: *mut ucs_sys_event_set_t, fd: c_int) -> ucs_status_t;
     take set: SetArg = (event_set);
@@ -250,7 +250,7 @@ c_entry! {
 }
 
 c_entry! {
-    forwarding
+    no_log_setup
     /// Waits up to `timeout_ms` (-1: forever) for at most `*num_events`
     /// events (capped at `ucs_sys_event_set_max_wait_events`), calls
     /// `handler(callback_data, events, arg)` for each, and stores how many
@@ -308,7 +308,7 @@ c_entry! {
 }
 
 c_entry! {
-    forwarding
+    no_log_setup
     /// Frees the set (and closes its epoll fd unless the caller gave it);
     /// the set is not used afterwards.
     fn ucs_event_set_cleanup(event_set: *mut ucs_sys_event_set_t);
@@ -334,7 +334,7 @@ c_entry! {
 }
 
 c_entry! {
-    forwarding
+    no_log_setup
     /// The set's epoll fd (readable when an event is pending).
     fn ucs_event_set_fd_get(
         event_set: *mut ucs_sys_event_set_t,

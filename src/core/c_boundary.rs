@@ -68,9 +68,9 @@ macro_rules! c_entry {
             $body
         }
     };
-    // A function that may hand the call on to UCX's libucs untouched sets up
-    // logging only where it answers itself.
-    (forwarding $($rest:tt)*) => {
+    // A function that may hand the call on to UCX's libucs untouched, or
+    // one on a hot path, sets up logging only where it needs it.
+    (no_log_setup $($rest:tt)*) => {
         $crate::core::c_boundary::c_entry!(@define [] $($rest)*);
     };
     ($($rest:tt)*) => {
