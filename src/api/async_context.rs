@@ -16,6 +16,8 @@ use crate::core::ucx_libucs::{return_ucx_call, ucx_function, ucx_libucs_loaded};
 
 /// An async context argument: NULL, a live context of ours, or one UCX's
 /// libucs made (at least 8 readable bytes: its lock comes first).
+///
+/// cbindgen:ignore
 #[derive(Clone, Copy)]
 pub(crate) struct AsyncArg(*mut ucs_async_context_t);
 

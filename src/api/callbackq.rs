@@ -39,6 +39,8 @@ unsafe extern "C" fn dispatch_caller_queue(arg: *mut c_void) -> c_uint {
 
 /// A callback queue argument: NULL or pointing at a readable
 /// `ucs_callbackq_t` (ours, a worker's, or UCX's).
+///
+/// cbindgen:ignore
 #[derive(Clone, Copy)]
 struct QueueArg(*mut ucs_callbackq_t);
 

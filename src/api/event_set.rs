@@ -30,6 +30,8 @@ struct EventSet {
 }
 
 /// An event set argument: NULL, ours or UCX's (8 readable bytes).
+///
+/// cbindgen:ignore
 #[derive(Clone, Copy)]
 struct SetArg(*mut ucs_sys_event_set_t);
 

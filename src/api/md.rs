@@ -44,6 +44,8 @@ fn all_attributes(md: &Md) -> uct_md_attr_v2_t {
 
 /// An md handle argument: NULL or a handle from `uct_md_open` not closed
 /// yet.
+///
+/// cbindgen:ignore
 #[derive(Clone, Copy)]
 pub(crate) struct MdArg(uct_md_h);
 

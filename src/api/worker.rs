@@ -56,6 +56,8 @@ pub unsafe extern "C" fn uct_worker_destroy(worker: uct_worker_h) {
 }
 
 /// A worker handle argument: NULL or live.
+///
+/// cbindgen:ignore
 #[derive(Clone, Copy)]
 struct WorkerArg(uct_worker_h);
 
