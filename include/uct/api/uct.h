@@ -893,19 +893,6 @@ ucs_status_t uct_md_open(uct_component_h component,
 void uct_md_close(uct_md_h md);
 
 /**
- * Fills the version-1 attributes.
- *
- * Size: `uct_md_attr_t` is 224 bytes in UCX 1.13 and in master (the layouts
- * are identical; newer fields went to `uct_md_attr_v2_t` instead), so writing
- * the whole struct never goes past what a caller of either version allocated.
- * A layout test pins the size at 224.
- *
- * # Safety
- * `md_attr` must be NULL or writable for `sizeof(uct_md_attr_t)` bytes.
- */
-ucs_status_t uct_md_query(uct_md_h md, uct_md_attr_t *md_attr);
-
-/**
  * Lists the transport resources of `md` (`rc_mlx5` on `<device>:1`); release
  * the array with `uct_release_tl_resource_list`.
  *
@@ -939,20 +926,6 @@ int uct_md_is_sockaddr_accessible(uct_md_h md,
 void uct_release_tl_resource_list(uct_tl_resource_desc_t *resources);
 
 /**
- * Registers `length` bytes at `address` with the md's device: as
- * `uct_md_mem_reg_v2` with `flags` as the only field.
- *
- * # Safety
- * Pointers must be NULL or valid as in UCX; the memory must stay valid until
- * it is deregistered.
- */
-ucs_status_t uct_md_mem_reg(uct_md_h md,
-                            void *address,
-                            size_t length,
-                            unsigned int flags,
-                            uct_mem_h *memh_p);
-
-/**
  * Advice on registered memory (`UCT_MD_FLAG_ADVISE`). Registrations are
  * pinned when made, so `UCT_MADV_WILLNEED` has nothing to prefetch: the
  * arguments are checked and the call succeeds.
@@ -965,15 +938,6 @@ ucs_status_t uct_md_mem_advise(uct_md_h md,
                                void *addr,
                                size_t length,
                                uct_mem_advice_t advice);
-
-/**
- * Deregisters memory registered by `uct_md_mem_reg` or `uct_md_mem_reg_v2`:
- * as `uct_md_mem_dereg_v2` with `memh` as the only field.
- *
- * # Safety
- * `md` must be NULL or live; `memh` a live handle of this md.
- */
-ucs_status_t uct_md_mem_dereg(uct_md_h md, uct_mem_h memh);
 
 /**
  * Packs the remote key of `memh` into `rkey_buffer`: as
@@ -1004,6 +968,38 @@ ucs_status_t uct_rkey_unpack(uct_component_h component,
  */
 ucs_status_t uct_rkey_release(uct_component_h component,
                               const uct_rkey_bundle_t *rkey_ob);
+
+/**
+ * Fills the version-1 attributes.
+ *
+ * Size: `uct_md_attr_t` is 224 bytes in UCX 1.13 and in master (the layouts
+ * are identical; newer fields went to `uct_md_attr_v2_t` instead), so writing
+ * the whole struct never goes past what a caller of either version allocated.
+ * A layout test pins the size at 224.
+ *
+ * `md_attr` must be NULL or writable for `sizeof(uct_md_attr_t)` bytes.
+ */
+ucs_status_t uct_md_query(uct_md_h md, uct_md_attr_t *md_attr);
+
+/**
+ * Registers `length` bytes at `address` with the md's device: as
+ * `uct_md_mem_reg_v2` with `flags` as the only field.
+ *
+ * Pointers must be NULL or valid as in UCX; the memory must stay valid until
+ * it is deregistered.
+ */
+ucs_status_t uct_md_mem_reg(uct_md_h md,
+                            void *address,
+                            size_t length,
+                            unsigned int flags,
+                            uct_mem_h *memh_p);
+
+/**
+ * Deregisters memory registered by `uct_md_mem_reg` or
+ * `uct_md_mem_reg_v2`: as `uct_md_mem_dereg_v2` with `memh` as the only
+ * field. `memh` must be a live handle of this md.
+ */
+ucs_status_t uct_md_mem_dereg(uct_md_h md, uct_mem_h memh);
 
 /**
  * Reads the memory domain configuration of `component` from `ucx.conf`
@@ -1079,16 +1075,6 @@ void uct_config_print(const void *config,
                       ucs_config_print_flags_t print_flags);
 
 /**
- * Creates a worker bound to `async_context`.
- *
- * # Safety
- * `async_context` must be a live async context; `worker_p` NULL or writable.
- */
-ucs_status_t uct_worker_create(ucs_async_context_t *async_context,
-                               ucs_thread_mode_t thread_mode,
-                               uct_worker_h *worker_p);
-
-/**
  * Destroys a worker; NULL is ignored.
  *
  * # Safety
@@ -1097,22 +1083,24 @@ ucs_status_t uct_worker_create(ucs_async_context_t *async_context,
 void uct_worker_destroy(uct_worker_h worker);
 
 /**
- * Calls every registered progress callback once; returns the work they did.
- * Binaries built against UCX headers do the same walk inline.
- *
- * # Safety
- * `worker` must be NULL or live.
+ * Creates a worker bound to `async_context` (a live async context).
+ */
+ucs_status_t uct_worker_create(ucs_async_context_t *async_context,
+                               ucs_thread_mode_t thread_mode,
+                               uct_worker_h *worker_p);
+
+/**
+ * Calls every registered progress callback once; returns the work they
+ * did. Binaries built against UCX headers do the same walk inline.
  */
 unsigned int uct_worker_progress(uct_worker_h worker);
 
 /**
  * Adds `func(arg)` to the worker's progress if `*id_p` is
- * `UCS_CALLBACKQ_ID_NULL`, storing the new id there; otherwise does nothing.
- * Thread safe, and safe to call from inside a progress callback.
- *
- * # Safety
- * `worker` NULL or live; `id_p` NULL or a valid `int`; `func(arg)` must stay
- * callable until the callback is removed.
+ * `UCS_CALLBACKQ_ID_NULL`, storing the new id there; otherwise does
+ * nothing. Thread safe, and safe to call from inside a progress
+ * callback. `func(arg)` must stay callable until the callback is
+ * removed.
  */
 void uct_worker_progress_register_safe(uct_worker_h worker,
                                        ucs_callback_t func,
@@ -1121,28 +1109,11 @@ void uct_worker_progress_register_safe(uct_worker_h worker,
                                        uct_worker_cb_id_t *id_p);
 
 /**
- * Removes the callback `*id_p` names (if not `UCS_CALLBACKQ_ID_NULL`) and
- * resets `*id_p`. After it returns the callback is never called again.
- *
- * # Safety
- * `worker` NULL or live; `id_p` NULL or a valid `int`.
+ * Removes the callback `*id_p` names (if not `UCS_CALLBACKQ_ID_NULL`)
+ * and resets `*id_p`. After it returns the callback is never called
+ * again.
  */
 void uct_worker_progress_unregister_safe(uct_worker_h worker, uct_worker_cb_id_t *id_p);
-
-/**
- * Opens an interface on `md` for the transport and device in `params`
- * (`UCT_IFACE_OPEN_MODE_DEVICE`), or a stub iface that answers
- * `params->mode.stub.status` (`UCT_IFACE_OPEN_MODE_STUB`; `md` and `worker`
- * may then be NULL).
- *
- * # Safety
- * Handles live, `params` valid per its field mask, `iface_p` writable.
- */
-ucs_status_t uct_iface_open(uct_md_h md,
-                            uct_worker_h worker,
-                            const uct_iface_params_t *params,
-                            const uct_iface_config_t *config,
-                            uct_iface_h *iface_p);
 
 /**
  * Returns a descriptor kept by an AM handler: the `uct_recv_desc_t *` stored
@@ -1156,27 +1127,18 @@ ucs_status_t uct_iface_open(uct_md_h md,
 void uct_iface_release_desc(void *desc);
 
 /**
- * Sets the handler of active message `id` (`cb` NULL removes it). Handlers
- * run from `uct_worker_progress` (synchronous callbacks).
+ * Opens an interface on `md` for the transport and device in `params`
+ * (`UCT_IFACE_OPEN_MODE_DEVICE`), or a stub iface that answers
+ * `params->mode.stub.status` (`UCT_IFACE_OPEN_MODE_STUB`; `md` and `worker`
+ * may then be NULL).
  *
- * # Safety
- * `iface` NULL or a live iface of this library.
+ * Handles live, `params` valid per its field mask, `iface_p` writable.
  */
-ucs_status_t uct_iface_set_am_handler(uct_iface_h iface,
-                                      uint8_t id,
-                                      uct_am_callback_t cb,
-                                      void *arg,
-                                      uint32_t flags);
-
-/**
- * Sets the active-message tracer (`tracer` NULL removes it).
- *
- * # Safety
- * `iface` NULL or a live iface of this library.
- */
-ucs_status_t uct_iface_set_am_tracer(uct_iface_h iface,
-                                     uct_am_tracer_t tracer,
-                                     void *arg);
+ucs_status_t uct_iface_open(uct_md_h md,
+                            uct_worker_h worker,
+                            const uct_iface_params_t *params,
+                            const uct_iface_config_t *config,
+                            uct_iface_h *iface_p);
 
 /**
  * Closes the interface (`iface->ops.iface_close`).
@@ -1268,6 +1230,25 @@ ucs_status_t uct_iface_tag_recv_zcopy(uct_iface_h iface,
 ucs_status_t uct_iface_tag_recv_cancel(uct_iface_h iface,
                                        uct_tag_context_t *ctx,
                                        int force);
+
+/**
+ * Sets the handler of active message `id` (`cb` NULL removes it). Handlers
+ * run from `uct_worker_progress` (synchronous callbacks).
+ *
+ */
+ucs_status_t uct_iface_set_am_handler(uct_iface_h iface,
+                                      uint8_t id,
+                                      uct_am_callback_t cb,
+                                      void *arg,
+                                      uint32_t flags);
+
+/**
+ * Sets the active-message tracer (`tracer` NULL removes it).
+ *
+ */
+ucs_status_t uct_iface_set_am_tracer(uct_iface_h iface,
+                                     uct_am_tracer_t tracer,
+                                     void *arg);
 
 /**
  * Allocates `length` bytes with the first of `methods` that works (see the
