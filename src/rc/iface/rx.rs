@@ -281,7 +281,11 @@ impl IfaceState {
         // dropped below, with the line saying so.
         valid = valid && header[0] == TMH_NO_TAG;
         if !valid {
-            if cqe.is_error() {
+            if cqe.is_error() && cqe.syndrome == mlx5::MLX5_CQE_SYNDROME_WR_FLUSH_ERR {
+                // A QP in error hands back its posted receives: expected
+                // after a cancel or a failure, which was reported already.
+                tracing::debug!("rc_mlx5: receive flushed (QP in error)");
+            } else if cqe.is_error() {
                 tracing::warn!("rc_mlx5: receive error CQE syndrome 0x{:x}", cqe.syndrome);
             } else {
                 tracing::warn!(
