@@ -43,7 +43,7 @@ use tracing::{Level, Metadata};
 
 use crate::abi::ucs_config::{
     ucs_log_level_t, UCS_LOG_LEVEL_DEBUG, UCS_LOG_LEVEL_ERROR, UCS_LOG_LEVEL_INFO,
-    UCS_LOG_LEVEL_TRACE, UCS_LOG_LEVEL_WARN,
+    UCS_LOG_LEVEL_TRACE, UCS_LOG_LEVEL_TRACE_DATA, UCS_LOG_LEVEL_WARN,
 };
 
 /// The base address of the shared object holding `address`.
@@ -237,6 +237,20 @@ fn call_site_names(metadata: &'static Metadata<'static>) -> (&'static CStr, &'st
         })
 }
 
+/// UCX's `ucs_log_dispatch`, looked up once found.
+static DISPATCH: UcxSymbol = UcxSymbol::quiet(c"ucs_log_dispatch");
+/// `ucs_global_opts` starts with its `ucs_log_component_config_t` (1.13 and
+/// master), whose first member is the level.
+static GLOBAL_OPTS: UcxSymbol = UcxSymbol::quiet(c"ucs_global_opts");
+
+/// The address of UCX's global log level (`ucs_global_opts`' first word)
+/// when UCX's libucs is loaded.
+pub(crate) fn ucx_log_level_word() -> Option<*mut ucs_log_level_t> {
+    GLOBAL_OPTS
+        .address()
+        .map(|address| address as *mut ucs_log_level_t)
+}
+
 /// Hands one log line to UCX's `ucs_log_dispatch` when UCX's libucs is
 /// loaded: UCX's log handlers (those pushed with `ucs_log_push_handler`,
 /// then UCX's default one with its format, file filter and output) see it
@@ -245,17 +259,38 @@ fn call_site_names(metadata: &'static Metadata<'static>) -> (&'static CStr, &'st
 /// logging macros drop theirs before dispatching. Returns false when UCX's
 /// libucs is not loaded (the caller logs the line itself).
 pub(crate) fn dispatch_log_line(metadata: &'static Metadata<'static>, message: &str) -> bool {
-    static DISPATCH: UcxSymbol = UcxSymbol::quiet(c"ucs_log_dispatch");
-    // `ucs_global_opts` starts with its `ucs_log_component_config_t`
-    // (1.13 and master), whose first member is the level.
-    static GLOBAL_OPTS: UcxSymbol = UcxSymbol::quiet(c"ucs_global_opts");
+    let level = ucx_log_level(metadata.level());
+    let names = || call_site_names(metadata);
+    dispatch_at(level, names, metadata.line().unwrap_or(0), message)
+}
+
+/// Hands a data-path line (`crate::core::data_trace`) to UCX's
+/// `ucs_log_dispatch` at `UCS_LOG_LEVEL_TRACE_DATA`, as
+/// [`dispatch_log_line`] does for other lines.
+pub(crate) fn dispatch_data_line(file: &'static CStr, line: u32, message: &str) -> bool {
+    dispatch_at(
+        UCS_LOG_LEVEL_TRACE_DATA,
+        || (file, c"rc_mlx5"),
+        line,
+        message,
+    )
+}
+
+/// Dispatches `message` at UCX's `level` with the source names `names`
+/// gives (asked only when the line is wanted). False when UCX's libucs is
+/// not loaded.
+fn dispatch_at(
+    level: ucs_log_level_t,
+    names: impl FnOnce() -> (&'static CStr, &'static CStr),
+    line: u32,
+    message: &str,
+) -> bool {
     let Some(dispatch) = DISPATCH.address() else {
         return false;
     };
     let Some(component) = GLOBAL_OPTS.address() else {
         return false;
     };
-    let level = ucx_log_level(metadata.level());
     // SAFETY: `component` is UCX's `ucs_global_opts`, whose first field is
     // a `ucs_log_level_t`; UCX may change it at any time, hence a volatile
     // read of the one aligned word.
@@ -263,7 +298,7 @@ pub(crate) fn dispatch_log_line(metadata: &'static Metadata<'static>, message: &
     if level > configured {
         return true;
     }
-    let (file, function) = call_site_names(metadata);
+    let (file, function) = names();
     let text = CString::new(message.replace('\0', "")).unwrap_or_default();
     // SAFETY: `dispatch` is UCX's `ucs_log_dispatch` (pinned, see `lookup`),
     // of exactly this signature; every string is NUL-terminated, the format
@@ -273,7 +308,7 @@ pub(crate) fn dispatch_log_line(metadata: &'static Metadata<'static>, message: &
         let dispatch = std::mem::transmute::<usize, LogDispatch>(dispatch);
         dispatch(
             file.as_ptr(),
-            metadata.line().unwrap_or(0),
+            line,
             function.as_ptr(),
             level,
             component as *mut c_void,
