@@ -100,6 +100,23 @@ fn lookup(name: &CStr) -> Option<usize> {
     Some(address as usize)
 }
 
+/// UCX's data object `name`, as UCX's own code uses it: a program built
+/// against UCX that references the object gets its own copy (a copy
+/// relocation) and every library, UCX's `libucs` included, then uses that
+/// copy, not the one `dlsym` on UCX's handle returns. The global scope
+/// finds the copy first; an object only in a library opened with
+/// RTLD_LOCAL is found through UCX's handle.
+fn lookup_data(name: &CStr) -> Option<usize> {
+    let in_libucs = lookup(name)?;
+    // SAFETY: RTLD_DEFAULT searches the global scope; `name` is
+    // NUL-terminated.
+    let global = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    if global.is_null() || lies_in_this_object(global) {
+        return Some(in_libucs);
+    }
+    Some(global as usize)
+}
+
 /// True when UCX's own `libucs.so.0` is loaded in this process.
 pub fn ucx_libucs_loaded() -> bool {
     static PROBE: UcxSymbol = UcxSymbol::new(c"ucs_status_string");
@@ -114,6 +131,8 @@ pub struct UcxSymbol {
     address: AtomicUsize,
     /// Whether finding it is logged (never for the symbols logging uses).
     announce: bool,
+    /// A data object (see [`lookup_data`]), not a function.
+    data: bool,
 }
 
 impl UcxSymbol {
@@ -122,6 +141,7 @@ impl UcxSymbol {
             name,
             address: AtomicUsize::new(0),
             announce: true,
+            data: false,
         }
     }
 
@@ -131,6 +151,17 @@ impl UcxSymbol {
             name,
             address: AtomicUsize::new(0),
             announce: false,
+            data: false,
+        }
+    }
+
+    /// A data object of UCX's, whose discovery is not logged.
+    const fn quiet_data(name: &'static CStr) -> Self {
+        Self {
+            name,
+            address: AtomicUsize::new(0),
+            announce: false,
+            data: true,
         }
     }
 
@@ -139,7 +170,11 @@ impl UcxSymbol {
         if known != 0 {
             return Some(known);
         }
-        let found = lookup(self.name)?;
+        let found = if self.data {
+            lookup_data(self.name)?
+        } else {
+            lookup(self.name)?
+        };
         self.address.store(found, Ordering::Release);
         if !self.announce {
             return Some(found);
@@ -241,7 +276,7 @@ fn call_site_names(metadata: &'static Metadata<'static>) -> (&'static CStr, &'st
 static DISPATCH: UcxSymbol = UcxSymbol::quiet(c"ucs_log_dispatch");
 /// `ucs_global_opts` starts with its `ucs_log_component_config_t` (1.13 and
 /// master), whose first member is the level.
-static GLOBAL_OPTS: UcxSymbol = UcxSymbol::quiet(c"ucs_global_opts");
+static GLOBAL_OPTS: UcxSymbol = UcxSymbol::quiet_data(c"ucs_global_opts");
 
 /// The address of UCX's global log level (`ucs_global_opts`' first word)
 /// when UCX's libucs is loaded.
