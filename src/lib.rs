@@ -20,6 +20,7 @@
 
 pub mod abi;
 pub mod api;
+pub mod cm;
 pub mod core;
 pub mod failover;
 pub mod hca;

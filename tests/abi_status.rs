@@ -27,9 +27,9 @@ fn result_conversions_keep_the_code() {
     assert_eq!(result_of(UCS_INPROGRESS), Err(Status::InProgress));
     // An unnamed failure must never read as success.
     assert_eq!(result_of(-45), Err(Status::IoError));
-    assert_eq!(status_of(&Ok::<u8, Status>(1)), UCS_OK);
+    assert_eq!(status_of(Ok::<u8, Status>(1)), UCS_OK);
     assert_eq!(
-        status_of(&Err::<u8, Status>(Status::Unsupported)),
+        status_of(Err::<u8, Status>(Status::Unsupported)),
         UCS_ERR_UNSUPPORTED
     );
     assert!(Status::NoDevice.is_error());

@@ -27,16 +27,40 @@ fn setup() {
     SETUP.call_once(|| std::env::set_var("UCX_SOFT_HCA_DEVICES", DEVICES));
 }
 
-fn ib_component() -> uct_component_h {
+/// The components, in listed order: `ib`, then the connection manager.
+fn components() -> [uct_component_h; 2] {
     setup();
     let mut components: *mut uct_component_h = null_mut();
     let mut count: c_uint = 0;
     assert_eq!(query_components(&mut components, &mut count), UCS_OK);
-    assert_eq!(count, 1);
+    assert_eq!(count, 2);
     // SAFETY: the array has `count` entries.
-    let component = unsafe { *components };
+    let listed = unsafe { [*components, *components.add(1)] };
     release_component_list(components);
-    component
+    listed
+}
+
+fn ib_component() -> uct_component_h {
+    components()[0]
+}
+
+#[test]
+fn the_connection_manager_is_rdmacm_with_no_md() {
+    let cm = components()[1];
+    let mut attr = zeroed_component_attr(
+        UCT_COMPONENT_ATTR_FIELD_NAME
+            | UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT
+            | UCT_COMPONENT_ATTR_FIELD_FLAGS,
+    );
+    attr.md_resource_count = 77;
+    assert_eq!(component_query(cm, &mut attr), UCS_OK);
+    // UCP's default UCX_SOCKADDR_TLS_PRIORITY names rdmacm first.
+    assert_eq!(c_array_to_string(&attr.name), "rdmacm");
+    assert_eq!(attr.md_resource_count, 0);
+    assert_eq!(attr.flags, UCT_COMPONENT_FLAG_CM);
+    let mut md = null_mut();
+    assert_ne!(md_open(cm, c"mlx5_0", std::ptr::null(), &mut md), UCS_OK);
+    assert!(md.is_null());
 }
 
 fn open_md(name: &CStr) -> uct_md_h {
@@ -402,11 +426,13 @@ fn tl_resources_are_rc_mlx5_on_port_1() {
 
 #[test]
 fn unimplemented_functions_exist_and_report_unsupported() {
+    use uct::api::cm::uct_cm_open;
     use uct::api::unsupported::*;
     let md = open_md(c"mlx5_0");
     let mut cm: uct_cm_h = null_mut();
     let mut mem_type: ucs_memory_type_t = UCS_MEMORY_TYPE_UNKNOWN;
-    // SAFETY: the stubs read no argument.
+    // SAFETY: the stubs read no argument; uct_cm_open refuses the ib
+    // component (no connection manager) before reading the others.
     unsafe {
         assert_eq!(
             uct_cm_open(ib_component(), null_mut(), std::ptr::null(), &mut cm),

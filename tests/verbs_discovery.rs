@@ -280,3 +280,92 @@ fn built_library_does_not_link_rdma_core() {
         assert!(!undefined.contains(symbol), "libuct.so imports {symbol}*");
     }
 }
+
+/// `<root>/<name>` resolving into a PCI function directory, as the kernel
+/// lays out a physical function (`sub_function`: one more level, as for a
+/// sub-function); returns the root.
+fn sysfs_with_device(scratch: &Path, name: &str, function: &str, sub_function: bool) -> PathBuf {
+    let root = scratch.join("class");
+    let mut dir = scratch.join("devices/pci0000:00").join(function);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("device"), "0x101b\n").unwrap();
+    if sub_function {
+        dir = dir.join("mlx5_core.sf.2");
+        std::fs::create_dir_all(&dir).unwrap();
+    }
+    let ibdev = dir.join("infiniband").join(name);
+    std::fs::create_dir_all(&ibdev).unwrap();
+    std::fs::create_dir_all(&root).unwrap();
+    std::os::unix::fs::symlink(&ibdev, root.join(name)).unwrap();
+    root
+}
+
+fn scratch_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("uct-pci-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn bus_id(domain: u16, bus: u8, slot: u8, function: u8) -> uct::abi::ucs_sys_bus_id_t {
+    uct::abi::ucs_sys_bus_id_t {
+        domain,
+        bus,
+        slot,
+        function,
+    }
+}
+
+#[test]
+fn pci_function_of_a_physical_and_a_sub_function_device() {
+    let scratch = scratch_dir("pf-sf");
+    let root = sysfs_with_device(&scratch.join("pf"), "mlx5_0", "0000:3b:00.1", false);
+    assert_eq!(
+        discovery::pci_bus_id(&root, "mlx5_0"),
+        Some(bus_id(0, 0x3b, 0, 1))
+    );
+    let root = sysfs_with_device(&scratch.join("sf"), "mlx5_4", "0001:af:1f.7", true);
+    assert_eq!(
+        discovery::pci_bus_id(&root, "mlx5_4"),
+        Some(bus_id(1, 0xaf, 0x1f, 7))
+    );
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+#[test]
+fn device_on_no_pci_function_has_none() {
+    // A software device (rxe, siw) resolves below /sys/devices/virtual:
+    // no level above it has a `device` file.
+    let scratch = scratch_dir("virtual");
+    let root = scratch.join("class");
+    let ibdev = scratch.join("devices/virtual/infiniband/rxe0");
+    std::fs::create_dir_all(&ibdev).unwrap();
+    std::fs::create_dir_all(&root).unwrap();
+    std::os::unix::fs::symlink(&ibdev, root.join("rxe0")).unwrap();
+    assert_eq!(discovery::pci_bus_id(&root, "rxe0"), None);
+    // Not in sysfs at all.
+    assert_eq!(discovery::pci_bus_id(&root, "mlx5_9"), None);
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+#[test]
+fn pci_addresses_parse_as_sysfs_writes_them() {
+    use discovery::parse_pci_address as parse;
+    assert_eq!(parse("0000:03:00.0"), Some(bus_id(0, 3, 0, 0)));
+    assert_eq!(parse("ffff:ff:1f.7"), Some(bus_id(0xffff, 0xff, 0x1f, 7)));
+    assert_eq!(parse("3b:00.1"), Some(bus_id(0, 0x3b, 0, 1)));
+    for bad in [
+        "",
+        "mlx5_core.sf.2",
+        "0000:03:00",
+        "00000:03:00.0",
+        "0000:103:00.0",
+        "0000:03:00.10",
+        "0000:0g:00.0",
+        "0000:03:00.",
+        "1:2:3:4.5",
+        ":03:00.0",
+    ] {
+        assert_eq!(parse(bad), None, "{bad:?}");
+    }
+}

@@ -169,7 +169,8 @@ impl Status {
 
 /// `UCS_OK` for `Ok`, the error's code otherwise: the usual last line of an
 /// `extern "C"` entry point.
-pub fn status_of<T>(result: &Result<T, Status>) -> ucs_status_t {
+#[inline]
+pub fn status_of<T>(result: Result<T, Status>) -> ucs_status_t {
     match result {
         Ok(_) => UCS_OK,
         Err(status) => status.raw(),

@@ -21,6 +21,7 @@ use std::ffi::{c_int, c_uint, c_void};
 
 use crate::abi::*;
 use crate::api::checks::{non_null, status_entry_point};
+use crate::core::c_boundary::{c_entry, FromC};
 use crate::core::callbackq::{Lifetime, ProgressQueue, CALLBACK_ID_NULL};
 use crate::core::ucx_libucs::{return_ucx_call, ucx_function};
 use crate::core::worker::progress_queue_of;
@@ -36,54 +37,65 @@ unsafe extern "C" fn dispatch_caller_queue(arg: *mut c_void) -> c_uint {
     unsafe { &*(arg as *const ProgressQueue) }.dispatch()
 }
 
-/// Our queue behind `cbq`: one `ucs_callbackq_init` made, or a worker's
-/// `progress_q` (see [`progress_queue_of`]); `None` for anything else.
+/// A callback queue argument: NULL or pointing at a readable
+/// `ucs_callbackq_t` (ours, a worker's, or UCX's).
 ///
-/// # Safety
-/// `cbq` must be NULL or point at a readable `ucs_callbackq_t`.
-unsafe fn our_queue<'a>(cbq: *mut ucs_callbackq_t) -> Option<&'a ProgressQueue> {
-    if cbq.is_null() {
-        return None;
+/// cbindgen:ignore
+#[derive(Clone, Copy)]
+struct QueueArg(*mut ucs_callbackq_t);
+
+impl FromC<*mut ucs_callbackq_t> for QueueArg {
+    /// Relies on: NULL or a readable `ucs_callbackq_t` (ours or UCX's).
+    unsafe fn from_c(cbq: *mut ucs_callbackq_t) -> Self {
+        QueueArg(cbq)
     }
-    // SAFETY: readable by the caller's contract.
-    unsafe { caller_queue(cbq).or_else(|| progress_queue_of(cbq)) }
 }
 
-/// The queue `ucs_callbackq_init` made in `cbq`, or `None`.
-///
-/// # Safety
-/// As [`our_queue`].
-unsafe fn caller_queue<'a>(cbq: *mut ucs_callbackq_t) -> Option<&'a ProgressQueue> {
-    if cbq.is_null() {
-        return None;
+impl QueueArg {
+    /// Our queue behind it: one `ucs_callbackq_init` made, or a worker's
+    /// `progress_q` (see [`progress_queue_of`]); `None` for anything else.
+    fn ours<'a>(self) -> Option<&'a ProgressQueue> {
+        if self.0.is_null() {
+            return None;
+        }
+        self.caller_queue().or_else(|| {
+            // SAFETY: non-NULL and readable (FromC).
+            unsafe { progress_queue_of(self.0) }
+        })
     }
-    // SAFETY: readable by the caller's contract.
-    let first = unsafe { (*cbq).fast_elems[0] };
-    // Our dispatcher is defined once, here, and only its address from this
-    // crate is ever stored, so comparing addresses identifies our queues.
-    let ours = first.cb.map(|cb| cb as *const ()) == Some(dispatch_caller_queue as *const ());
-    if !ours || first.arg.is_null() {
-        return None;
-    }
-    // SAFETY: our dispatcher's arg is always a live boxed ProgressQueue.
-    Some(unsafe { &*(first.arg as *const ProgressQueue) })
-}
 
-/// `Ok(queue)` for one of ours, else a log line and `InvalidParam`.
-///
-/// # Safety
-/// As [`our_queue`].
-unsafe fn queue_ref<'a>(
-    cbq: *mut ucs_callbackq_t,
-    function: &str,
-) -> Result<&'a ProgressQueue, Status> {
-    non_null(cbq, function, "callback queue")?;
-    // SAFETY: as this function's contract.
-    unsafe { our_queue(cbq) }.ok_or_else(|| {
-        crate::api::enter();
-        tracing::warn!("{function}: {cbq:p} is not an initialised callback queue");
-        Status::InvalidParam
-    })
+    /// A worker's queue (freed by `uct_worker_destroy`).
+    fn is_workers(self) -> bool {
+        // SAFETY: non-NULL and readable (FromC).
+        !self.0.is_null() && unsafe { progress_queue_of(self.0) }.is_some()
+    }
+
+    /// The queue `ucs_callbackq_init` made in it, or `None`.
+    fn caller_queue<'a>(self) -> Option<&'a ProgressQueue> {
+        if self.0.is_null() {
+            return None;
+        }
+        // SAFETY: non-NULL and readable (FromC).
+        let first = unsafe { (*self.0).fast_elems[0] };
+        let ours = first.cb.map(|cb| cb as *const ()) == Some(dispatch_caller_queue as *const ());
+        if !ours || first.arg.is_null() {
+            return None;
+        }
+        // SAFETY: element 0 is our dispatcher, so its argument is the
+        // ProgressQueue ucs_callbackq_init leaked, live until cleanup.
+        Some(unsafe { &*(first.arg as *const ProgressQueue) })
+    }
+
+    /// `Ok(queue)` for one of ours, else a log line and `InvalidParam`.
+    fn get<'a>(self, function: &str) -> Result<&'a ProgressQueue, Status> {
+        let cbq = self.0;
+        non_null(cbq, function, "callback queue")?;
+        self.ours().ok_or_else(|| {
+            crate::api::enter();
+            tracing::warn!("{function}: {cbq:p} is not an initialised callback queue");
+            Status::InvalidParam
+        })
+    }
 }
 
 /// Makes `cbq` an empty queue. Always ours, also with UCX's libucs loaded:
@@ -117,46 +129,46 @@ pub unsafe extern "C" fn ucs_callbackq_init(cbq: *mut ucs_callbackq_t) -> ucs_st
     })
 }
 
-/// Frees the queue's state; callbacks still registered are dropped (with a
-/// log line). Leaves `cbq` empty: a walk after this calls nothing.
-///
-/// # Safety
-/// `cbq` NULL, ours, or UCX's; no walk of it may be running.
-#[no_mangle]
-pub unsafe extern "C" fn ucs_callbackq_cleanup(cbq: *mut ucs_callbackq_t) {
-    // SAFETY: readable queue or NULL by the caller's contract.
-    if !cbq.is_null() && unsafe { progress_queue_of(cbq) }.is_some() {
-        crate::api::enter();
-        tracing::warn!(
-            "ucs_callbackq_cleanup: {cbq:p} is a worker's queue; uct_worker_destroy frees it"
-        );
-        return;
-    }
-    // SAFETY: readable queue or NULL by the caller's contract.
-    let Some(queue) = (unsafe { caller_queue(cbq) }) else {
-        // A queue of UCX's, handed back to UCX.
-        return_ucx_call!(ucs_callbackq_cleanup: fn(*mut ucs_callbackq_t); cbq);
-        crate::api::enter();
-        tracing::warn!("ucs_callbackq_cleanup: {cbq:p} is not an initialised callback queue");
-        return;
-    };
-    if !queue.is_empty() {
-        crate::api::enter();
-        tracing::warn!(
-            "ucs_callbackq_cleanup: {} callbacks still registered",
-            queue.len()
-        );
-    }
-    // SAFETY: ours (checked), so writable; the entry is cleared before the
-    // queue is freed, so no later walk reaches freed memory.
-    unsafe {
-        (*cbq).fast_elems[0] = ucs_callbackq_elem_t {
-            cb: None,
-            arg: std::ptr::null_mut(),
+c_entry! {
+    no_log_setup
+    /// Frees the queue's state; callbacks still registered are dropped (with
+    /// a log line). Leaves `cbq` empty: a walk after this calls nothing. No
+    /// walk of it may be running.
+    fn ucs_callbackq_cleanup(cbq: *mut ucs_callbackq_t);
+    take queue_arg: QueueArg = (cbq);
+    {
+        if queue_arg.is_workers() {
+            crate::api::enter();
+            tracing::warn!(
+                "ucs_callbackq_cleanup: {cbq:p} is a worker's queue; uct_worker_destroy frees it"
+            );
+            return;
+        }
+        let Some(queue) = queue_arg.caller_queue() else {
+            // A queue of UCX's, handed back to UCX.
+            return_ucx_call!(ucs_callbackq_cleanup: fn(*mut ucs_callbackq_t); cbq);
+            crate::api::enter();
+            tracing::warn!("ucs_callbackq_cleanup: {cbq:p} is not an initialised callback queue");
+            return;
         };
-        drop(Box::from_raw(
-            queue as *const ProgressQueue as *mut ProgressQueue,
-        ));
+        if !queue.is_empty() {
+            crate::api::enter();
+            tracing::warn!(
+                "ucs_callbackq_cleanup: {} callbacks still registered",
+                queue.len()
+            );
+        }
+        // SAFETY: ours (checked), so writable; the entry is cleared before
+        // the queue is freed, so no later walk reaches freed memory.
+        unsafe {
+            (*cbq).fast_elems[0] = ucs_callbackq_elem_t {
+                cb: None,
+                arg: std::ptr::null_mut(),
+            };
+            drop(Box::from_raw(
+                queue as *const ProgressQueue as *mut ProgressQueue,
+            ));
+        }
     }
 }
 
@@ -170,23 +182,23 @@ type RemoveFn = unsafe extern "C" fn(*mut ucs_callbackq_t, c_int);
 /// Adds `cb(arg)`; returns its id, or `UCS_CALLBACKQ_ID_NULL` (-1) with a log
 /// line on bad input. `UCS_CALLBACKQ_FLAG_ONESHOT` runs it once;
 /// `UCS_CALLBACKQ_FLAG_FAST` is accepted (every callback is equally fast).
-unsafe fn add(
-    cbq: *mut ucs_callbackq_t,
+/// `cb(arg)` must be callable until removed (the entry points' contract).
+fn add(
+    cbq: QueueArg,
     cb: ucs_callback_t,
     arg: *mut c_void,
     flags: c_uint,
     ucx: impl FnOnce() -> Option<AddFn>,
     function: &str,
 ) -> c_int {
-    // SAFETY: the caller's contract.
-    if unsafe { our_queue(cbq) }.is_none() {
+    if cbq.ours().is_none() {
         if let Some(ucx) = ucx() {
-            // SAFETY: UCX's function, same arguments as ours.
-            return unsafe { ucx(cbq, cb, arg, flags) };
+            // SAFETY: a queue of UCX's (QueueArg's FromC), handed back to
+            // UCX with the caller's own arguments.
+            return unsafe { ucx(cbq.0, cb, arg, flags) };
         }
     }
-    // SAFETY: the caller's contract.
-    let queue = match unsafe { queue_ref(cbq, function) } {
+    let queue = match cbq.get(function) {
         Ok(queue) => queue,
         Err(_) => return CALLBACK_ID_NULL,
     };
@@ -210,24 +222,15 @@ unsafe fn add(
 }
 
 /// A queue of UCX's goes to `ucx` (when UCX's libucs is loaded), ours here.
-///
-/// # Safety
-/// `cbq` NULL, ours or UCX's.
-unsafe fn remove(
-    cbq: *mut ucs_callbackq_t,
-    id: c_int,
-    ucx: impl FnOnce() -> Option<RemoveFn>,
-    function: &str,
-) {
-    // SAFETY: the caller's contract.
-    if unsafe { our_queue(cbq) }.is_none() {
+fn remove(cbq: QueueArg, id: c_int, ucx: impl FnOnce() -> Option<RemoveFn>, function: &str) {
+    if cbq.ours().is_none() {
         if let Some(ucx) = ucx() {
-            // SAFETY: UCX's function, same arguments as ours.
-            return unsafe { ucx(cbq, id) };
+            // SAFETY: a queue of UCX's (QueueArg's FromC), handed back to
+            // UCX.
+            return unsafe { ucx(cbq.0, id) };
         }
     }
-    // SAFETY: the caller's contract.
-    let Ok(queue) = (unsafe { queue_ref(cbq, function) }) else {
+    let Ok(queue) = cbq.get(function) else {
         return;
     };
     if !queue.remove(id) {
@@ -236,92 +239,92 @@ unsafe fn remove(
     }
 }
 
-/// Adds a callback (see `add`).
-///
-/// # Safety
-/// `cbq` NULL, ours or UCX's; `cb(arg)` callable until removed.
-#[no_mangle]
-pub unsafe extern "C" fn ucs_callbackq_add(
-    cbq: *mut ucs_callbackq_t,
-    cb: ucs_callback_t,
-    arg: *mut c_void,
-    flags: c_uint,
-) -> c_int {
-    let ucx = || ucx_function!(ucs_callbackq_add: fn(*mut ucs_callbackq_t, ucs_callback_t, *mut c_void, c_uint) -> c_int);
-    // SAFETY: the caller's contract.
-    unsafe { add(cbq, cb, arg, flags, ucx, "ucs_callbackq_add") }
-}
-
-/// Adds a callback from any thread, also from inside a callback.
-///
-/// # Safety
-/// As `ucs_callbackq_add`.
-#[no_mangle]
-pub unsafe extern "C" fn ucs_callbackq_add_safe(
-    cbq: *mut ucs_callbackq_t,
-    cb: ucs_callback_t,
-    arg: *mut c_void,
-    flags: c_uint,
-) -> c_int {
-    let ucx = || ucx_function!(ucs_callbackq_add_safe: fn(*mut ucs_callbackq_t, ucs_callback_t, *mut c_void, c_uint) -> c_int);
-    // SAFETY: the caller's contract.
-    unsafe { add(cbq, cb, arg, flags, ucx, "ucs_callbackq_add_safe") }
-}
-
-/// Removes callback `id`; it is never called again once this returns.
-///
-/// # Safety
-/// `cbq` NULL, ours or UCX's.
-#[no_mangle]
-pub unsafe extern "C" fn ucs_callbackq_remove(cbq: *mut ucs_callbackq_t, id: c_int) {
-    let ucx = || ucx_function!(ucs_callbackq_remove: fn(*mut ucs_callbackq_t, c_int));
-    // SAFETY: the caller's contract.
-    unsafe { remove(cbq, id, ucx, "ucs_callbackq_remove") }
-}
-
-/// Removes callback `id` from any thread, also from inside a callback.
-///
-/// # Safety
-/// `cbq` NULL, ours or UCX's.
-#[no_mangle]
-pub unsafe extern "C" fn ucs_callbackq_remove_safe(cbq: *mut ucs_callbackq_t, id: c_int) {
-    let ucx = || ucx_function!(ucs_callbackq_remove_safe: fn(*mut ucs_callbackq_t, c_int));
-    // SAFETY: the caller's contract.
-    unsafe { remove(cbq, id, ucx, "ucs_callbackq_remove_safe") }
-}
-
-/// Removes every callback for which `pred(elem, arg)` is non-zero; `elem`
-/// shows the callback and its argument.
-///
-/// # Safety
-/// `cbq` NULL, ours or UCX's; `pred` callable with `arg`.
-#[no_mangle]
-pub unsafe extern "C" fn ucs_callbackq_remove_if(
-    cbq: *mut ucs_callbackq_t,
-    pred: ucs_callbackq_predicate_t,
-    arg: *mut c_void,
-) {
-    const FUNCTION: &str = "ucs_callbackq_remove_if";
-    // SAFETY: the caller's contract.
-    if unsafe { our_queue(cbq) }.is_none() {
-        return_ucx_call!(ucs_callbackq_remove_if: fn(*mut ucs_callbackq_t, ucs_callbackq_predicate_t, *mut c_void); cbq, pred, arg);
+c_entry! {
+    no_log_setup
+    /// Adds a callback (see `add`); `cb(arg)` callable until removed.
+    fn ucs_callbackq_add(
+        cbq: *mut ucs_callbackq_t,
+        cb: ucs_callback_t,
+        arg: *mut c_void,
+        flags: c_uint,
+    ) -> c_int;
+    take queue: QueueArg = (cbq);
+    {
+        let ucx = || ucx_function!(ucs_callbackq_add: fn(*mut ucs_callbackq_t, ucs_callback_t, *mut c_void, c_uint) -> c_int);
+        add(queue, cb, arg, flags, ucx, "ucs_callbackq_add")
     }
-    // SAFETY: the caller's contract.
-    let Ok(queue) = (unsafe { queue_ref(cbq, FUNCTION) }) else {
-        return;
-    };
-    let Some(pred) = pred else {
-        crate::api::enter();
-        tracing::warn!("{FUNCTION}: predicate is NULL");
-        return;
-    };
-    queue.remove_if(|func, cb_arg| {
-        let elem = ucs_callbackq_elem_t {
-            cb: Some(func),
-            arg: cb_arg,
+}
+
+c_entry! {
+    no_log_setup
+    /// Adds a callback from any thread, also from inside a callback.
+    fn ucs_callbackq_add_safe(
+        cbq: *mut ucs_callbackq_t,
+        cb: ucs_callback_t,
+        arg: *mut c_void,
+        flags: c_uint,
+    ) -> c_int;
+    take queue: QueueArg = (cbq);
+    {
+        let ucx = || ucx_function!(ucs_callbackq_add_safe: fn(*mut ucs_callbackq_t, ucs_callback_t, *mut c_void, c_uint) -> c_int);
+        add(queue, cb, arg, flags, ucx, "ucs_callbackq_add_safe")
+    }
+}
+
+c_entry! {
+    no_log_setup
+    /// Removes callback `id`; it is never called again once this returns.
+    fn ucs_callbackq_remove(cbq: *mut ucs_callbackq_t, id: c_int);
+    take queue: QueueArg = (cbq);
+    {
+        let ucx = || ucx_function!(ucs_callbackq_remove: fn(*mut ucs_callbackq_t, c_int));
+        remove(queue, id, ucx, "ucs_callbackq_remove")
+    }
+}
+
+c_entry! {
+    no_log_setup
+    /// Removes callback `id` from any thread, also from inside a callback.
+    fn ucs_callbackq_remove_safe(cbq: *mut ucs_callbackq_t, id: c_int);
+    take queue: QueueArg = (cbq);
+    {
+        let ucx = || ucx_function!(ucs_callbackq_remove_safe: fn(*mut ucs_callbackq_t, c_int));
+        remove(queue, id, ucx, "ucs_callbackq_remove_safe")
+    }
+}
+
+c_entry! {
+    no_log_setup
+    /// Removes every callback for which `pred(elem, arg)` is non-zero;
+    /// `elem` shows the callback and its argument. `pred` must be callable
+    /// with `arg`.
+    fn ucs_callbackq_remove_if(
+        cbq: *mut ucs_callbackq_t,
+        pred: ucs_callbackq_predicate_t,
+        arg: *mut c_void,
+    );
+    take queue: QueueArg = (cbq);
+    {
+        const FUNCTION: &str = "ucs_callbackq_remove_if";
+        if queue.ours().is_none() {
+            // A queue of UCX's, handed back to UCX.
+            return_ucx_call!(ucs_callbackq_remove_if: fn(*mut ucs_callbackq_t, ucs_callbackq_predicate_t, *mut c_void); cbq, pred, arg);
+        }
+        let Ok(queue) = queue.get(FUNCTION) else {
+            return;
         };
-        // SAFETY: the caller's predicate, given an element that lives for
-        // the call and the argument the caller passed.
-        unsafe { pred(&elem, arg) != 0 }
-    });
+        let Some(pred) = pred else {
+            crate::api::enter();
+            tracing::warn!("{FUNCTION}: predicate is NULL");
+            return;
+        };
+        queue.remove_if(|func, cb_arg| {
+            let elem = ucs_callbackq_elem_t {
+                cb: Some(func),
+                arg: cb_arg,
+            };
+            // SAFETY: the caller's predicate with its own argument.
+            unsafe { pred(&elem, arg) != 0 }
+        });
+    }
 }

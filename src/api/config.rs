@@ -11,6 +11,7 @@ use core::ffi::{c_char, c_void};
 use super::checks::{finish, non_null, status_entry_point};
 use super::cstr::c_str_arg;
 use crate::abi::*;
+use crate::cm::config::CM_CONFIG;
 use crate::core::config::{handle, warn_misspelled_env_vars_once, Config, ConfigTable, ProcessEnv};
 use crate::core::log::LOG_CONFIG;
 use crate::hca::config::SOFT_HCA_CONFIG;
@@ -20,8 +21,9 @@ use crate::rc::config::RC_MLX5_IFACE_CONFIG;
 
 /// Every configuration table of this library, for checks over all known
 /// variable names.
-pub static ALL_TABLES: [&ConfigTable; 4] = [
+pub static ALL_TABLES: [&ConfigTable; 5] = [
     &IB_MD_CONFIG,
+    &CM_CONFIG,
     &RC_MLX5_IFACE_CONFIG,
     &SOFT_HCA_CONFIG,
     &LOG_CONFIG,

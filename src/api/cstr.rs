@@ -1,9 +1,10 @@
 //! C string helpers for the entry points: reading a caller's `const char *`
 //! and filling UCX's fixed-size name arrays.
 
-use std::ffi::{c_char, CStr};
+use std::ffi::c_char;
 
 use crate::abi::*;
+use crate::core::c_boundary::{CStrArg, FromC};
 
 /// Reads a NUL-terminated argument as UTF-8; NULL or non-UTF-8 gives
 /// `InvalidParam` with a log line.
@@ -15,13 +16,8 @@ pub(crate) unsafe fn c_str_arg<'a>(
     function: &str,
     argument: &str,
 ) -> Result<&'a str, Status> {
-    crate::api::checks::non_null(text, function, argument)?;
-    // SAFETY: non-NULL and NUL-terminated by the caller's contract.
-    let text = unsafe { CStr::from_ptr(text) };
-    text.to_str().map_err(|_| {
-        tracing::warn!("{function}: {argument} is not valid UTF-8: {text:?}");
-        Status::InvalidParam
-    })
+    // SAFETY: forwarded contract.
+    unsafe { CStrArg::from_c(text) }.get(function, argument)
 }
 
 /// Copies `text` into a fixed C name array, truncating so that a NUL always

@@ -5,6 +5,7 @@
 
 use crate::abi::*;
 use crate::api::checks::non_null;
+use crate::core::c_boundary::{FromC, IfaceHandle};
 use crate::core::iface::BaseIface;
 
 /// `iface->ops`, or `InvalidParam` with a log line for a NULL iface.
@@ -42,51 +43,16 @@ pub(crate) unsafe fn ep_ops<'a>(
     unsafe { iface_ops(iface, function) }
 }
 
-/// Our base iface behind `iface`, for the entry points that need more than
-/// the public ops (v2 queries, AM handlers). `InvalidParam` if it is NULL or
-/// not one of ours.
+/// Our base iface behind `iface` (see [`IfaceHandle::base`]).
 ///
 /// # Safety
-/// `iface` must be NULL or a live iface created by this library.
+/// `iface` must be NULL or a live iface.
 pub(crate) unsafe fn base_iface<'a>(
     iface: uct_iface_h,
     function: &str,
 ) -> Result<&'a mut BaseIface, Status> {
-    non_null(iface, function, "iface")?;
-    // SAFETY: every iface this library creates is a BaseIface at its start
-    // (core::iface); the magic check rejects most foreign pointers. It reads
-    // through a shared reference first: the dead iface of destroyed eps
-    // (core::tombstone) is a shared static and must never be borrowed
-    // mutably.
-    if !unsafe { &*(iface as *const BaseIface) }.is_valid() {
-        tracing::warn!("{function}: {iface:p} is not an open iface of this library");
-        return Err(Status::InvalidParam);
-    }
-    // SAFETY: as above; a valid magic means an open iface of ours.
-    Ok(unsafe { &mut *(iface as *mut BaseIface) })
-}
-
-/// The base iface of `ep`'s iface; for a destroyed ep (a tombstone, see
-/// [`crate::core::tombstone`]) its status, logged like every op on it.
-///
-/// # Safety
-/// `ep` must be NULL, a live endpoint of this library or a destroyed one
-/// whose iface is still open.
-pub(crate) unsafe fn ep_base_iface<'a>(
-    ep: uct_ep_h,
-    function: &str,
-) -> Result<&'a mut BaseIface, Status> {
-    non_null(ep, function, "ep")?;
-    // SAFETY: a live ep or a tombstone starts with its iface pointer.
-    let iface = unsafe { (*ep).iface };
-    if crate::core::tombstone::is_dead_iface(iface) {
-        return Err(crate::core::tombstone::destroyed_ep_call(
-            function,
-            ep as *const std::ffi::c_void,
-        ));
-    }
-    // SAFETY: the ep's iface is live while the ep is.
-    unsafe { base_iface(iface, function) }
+    // SAFETY: forwarded contract.
+    unsafe { IfaceHandle::from_c(iface) }.base(function)
 }
 
 /// How a failure is returned through each C return type of the ops slots

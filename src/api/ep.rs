@@ -98,8 +98,9 @@ pub unsafe extern "C" fn uct_completion_update_status(
     }
 }
 
-/// Creates an endpoint on `params->iface` (`UCT_EP_PARAM_FIELD_IFACE` is
-/// required) through that iface's `ep_create` operation.
+/// Creates an endpoint on `params->iface` through that iface's `ep_create`
+/// operation, or with `UCT_EP_PARAM_FIELD_CM` a connection-manager endpoint
+/// (`crate::api::cm`).
 ///
 /// # Safety
 /// `params` NULL or valid per its field mask; `ep_p` NULL or writable.
@@ -114,17 +115,23 @@ pub unsafe extern "C" fn uct_ep_create(
         non_null(ep_p, FUNCTION, "ep_p")?;
         // SAFETY: non-NULL; field_mask and iface are read as the caller set them.
         let (field_mask, iface) = unsafe { ((*params).field_mask, (*params).iface) };
+        if field_mask & UCT_EP_PARAM_FIELD_CM != 0 {
+            return Ok(None);
+        }
         if field_mask & UCT_EP_PARAM_FIELD_IFACE == 0 {
             tracing::warn!("{FUNCTION}: UCT_EP_PARAM_FIELD_IFACE is not set in params->field_mask");
             return Err(Status::InvalidParam);
         }
         // SAFETY: the iface named by params is live by the caller's contract.
         let ops = unsafe { iface_ops(iface, FUNCTION) }?;
-        ops.ep_create.ok_or(Status::Unsupported)
+        ops.ep_create.ok_or(Status::Unsupported).map(Some)
     })();
     match create {
+        // SAFETY: params and ep_p were checked non-NULL; valid per the
+        // caller's contract.
+        Ok(None) => unsafe { crate::api::cm::cm_ep_create(params, ep_p) },
         // SAFETY: typed slot; the transport validates the rest of params.
-        Ok(create) => unsafe { create(params, ep_p) },
+        Ok(Some(create)) => unsafe { create(params, ep_p) },
         Err(status) => finish(FUNCTION, Err(status)),
     }
 }

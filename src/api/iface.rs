@@ -8,8 +8,9 @@ use crate::abi::*;
 use crate::api::checks::{non_null, status_entry_point};
 use crate::api::config::read_iface_config;
 use crate::api::cstr::c_str_arg;
-use crate::api::dispatch::{base_iface, export_dispatch};
-use crate::api::md::md_ref;
+use crate::api::dispatch::export_dispatch;
+use crate::api::md::MdArg;
+use crate::core::c_boundary::{c_entry, null_argument, IfaceHandle, Out};
 use crate::core::worker::worker_ref;
 use crate::ib::md::{Md, TlResource};
 use crate::rc::config::{iface_config_from_handle, RcMlx5IfaceConfig};
@@ -112,50 +113,49 @@ unsafe fn stub_status(params: *const uct_iface_params_t) -> Option<ucs_status_t>
     }
 }
 
-/// Opens an interface on `md` for the transport and device in `params`
-/// (`UCT_IFACE_OPEN_MODE_DEVICE`), or a stub iface that answers
-/// `params->mode.stub.status` (`UCT_IFACE_OPEN_MODE_STUB`; `md` and `worker`
-/// may then be NULL).
-///
-/// # Safety
-/// Handles live, `params` valid per its field mask, `iface_p` writable.
-#[no_mangle]
-pub unsafe extern "C" fn uct_iface_open(
-    md: uct_md_h,
-    worker: uct_worker_h,
-    params: *const uct_iface_params_t,
-    config: *const uct_iface_config_t,
-    iface_p: *mut uct_iface_h,
-) -> ucs_status_t {
-    status_entry_point!(FUNCTION = "uct_iface_open", {
-        non_null(params, FUNCTION, "params")?;
-        non_null(iface_p, FUNCTION, "iface_p")?;
-        // SAFETY: params is non-NULL and valid by the caller's contract.
-        if let Some(status) = unsafe { stub_status(params) } {
-            // SAFETY: iface_p is non-NULL and writable by the contract.
-            unsafe { iface_p.write(crate::api::stub_iface::open(status)) };
-            return Ok(());
-        }
-        // SAFETY: handles are NULL or live by the caller's contract.
-        let md = unsafe { md_ref(md, FUNCTION) }?;
-        // SAFETY: as above.
-        unsafe { worker_ref(worker, FUNCTION) }?;
-        // SAFETY: params is non-NULL and valid by the caller's contract.
-        let resource = unsafe { device_resource(md, params, FUNCTION) }?;
-        let iface_config = if config.is_null() {
-            read_iface_config(resource.tl_name, None)
-                .and_then(|config| RcMlx5IfaceConfig::from_config(&config))
-        } else {
-            iface_config_from_handle(config)
-        }
-        .inspect_err(|status| {
-            tracing::warn!("{FUNCTION}: unusable iface configuration: {status}")
-        })?;
-        let iface = open_transport_iface(md, worker, params, &iface_config, &resource)?;
-        // SAFETY: iface_p is non-NULL and writable by the caller's contract.
-        unsafe { iface_p.write(iface) };
-        Ok(())
-    })
+c_entry! {
+    /// Opens an interface on `md` for the transport and device in `params`
+    /// (`UCT_IFACE_OPEN_MODE_DEVICE`), or a stub iface that answers
+    /// `params->mode.stub.status` (`UCT_IFACE_OPEN_MODE_STUB`; `md` and `worker`
+    /// may then be NULL).
+    ///
+    /// Handles live, `params` valid per its field mask, `iface_p` writable.
+    fn uct_iface_open(
+        md: uct_md_h,
+        worker: uct_worker_h,
+        params: *const uct_iface_params_t,
+        config: *const uct_iface_config_t,
+        iface_p: *mut uct_iface_h,
+    ) -> ucs_status_t;
+    take md_arg: MdArg = (md), out: Out<uct_iface_h> = (iface_p);
+    {
+        status_entry_point!(FUNCTION = "uct_iface_open", {
+            non_null(params, FUNCTION, "params")?;
+            if out.is_null() {
+                return Err(null_argument(FUNCTION, "iface_p"));
+            }
+            // SAFETY: params is non-NULL and valid by the caller's contract.
+            if let Some(status) = unsafe { stub_status(params) } {
+                return out.write(FUNCTION, "iface_p", crate::api::stub_iface::open(status));
+            }
+            let md = md_arg.get(FUNCTION)?;
+            // SAFETY: NULL or live by the caller's contract.
+            unsafe { worker_ref(worker, FUNCTION) }?;
+            // SAFETY: params is non-NULL and valid by the caller's contract.
+            let resource = unsafe { device_resource(md, params, FUNCTION) }?;
+            let iface_config = if config.is_null() {
+                read_iface_config(resource.tl_name, None)
+                    .and_then(|config| RcMlx5IfaceConfig::from_config(&config))
+            } else {
+                iface_config_from_handle(config)
+            }
+            .inspect_err(|status| {
+                tracing::warn!("{FUNCTION}: unusable iface configuration: {status}")
+            })?;
+            let iface = open_transport_iface(md, worker, params, &iface_config, &resource)?;
+            out.write(FUNCTION, "iface_p", iface)
+        })
+    }
 }
 
 export_dispatch! {
@@ -220,44 +220,44 @@ pub unsafe extern "C" fn uct_iface_release_desc(desc: *mut c_void) {
     }
 }
 
-/// Sets the handler of active message `id` (`cb` NULL removes it). Handlers
-/// run from `uct_worker_progress` (synchronous callbacks).
-///
-/// # Safety
-/// `iface` NULL or a live iface of this library.
-#[no_mangle]
-pub unsafe extern "C" fn uct_iface_set_am_handler(
-    iface: uct_iface_h,
-    id: u8,
-    cb: uct_am_callback_t,
-    arg: *mut c_void,
-    flags: u32,
-) -> ucs_status_t {
-    status_entry_point!(FUNCTION = "uct_iface_set_am_handler", {
-        // SAFETY: NULL or live by the caller's contract.
-        let base = unsafe { base_iface(iface, FUNCTION) }?;
-        if u32::from(id) >= UCT_AM_ID_MAX {
-            tracing::error!("{FUNCTION}: active message id {id} is not below {UCT_AM_ID_MAX}");
-            return Err(Status::InvalidParam);
-        }
-        base.set_am_handler(id, cb, arg, flags)
-    })
+c_entry! {
+    /// Sets the handler of active message `id` (`cb` NULL removes it). Handlers
+    /// run from `uct_worker_progress` (synchronous callbacks).
+    ///
+    fn uct_iface_set_am_handler(
+        iface: uct_iface_h,
+        id: u8,
+        cb: uct_am_callback_t,
+        arg: *mut c_void,
+        flags: u32,
+    ) -> ucs_status_t;
+    take iface_arg: IfaceHandle = (iface);
+    {
+        status_entry_point!(FUNCTION = "uct_iface_set_am_handler", {
+            let base = iface_arg.base(FUNCTION)?;
+            if u32::from(id) >= UCT_AM_ID_MAX {
+                tracing::error!("{FUNCTION}: active message id {id} is not below {UCT_AM_ID_MAX}");
+                return Err(Status::InvalidParam);
+            }
+            base.set_am_handler(id, cb, arg, flags)
+        })
+    }
 }
 
-/// Sets the active-message tracer (`tracer` NULL removes it).
-///
-/// # Safety
-/// `iface` NULL or a live iface of this library.
-#[no_mangle]
-pub unsafe extern "C" fn uct_iface_set_am_tracer(
-    iface: uct_iface_h,
-    tracer: uct_am_tracer_t,
-    arg: *mut c_void,
-) -> ucs_status_t {
-    status_entry_point!(FUNCTION = "uct_iface_set_am_tracer", {
-        // SAFETY: NULL or live by the caller's contract.
-        let base = unsafe { base_iface(iface, FUNCTION) }?;
-        base.set_am_tracer(tracer, arg);
-        Ok(())
-    })
+c_entry! {
+    /// Sets the active-message tracer (`tracer` NULL removes it).
+    ///
+    fn uct_iface_set_am_tracer(
+        iface: uct_iface_h,
+        tracer: uct_am_tracer_t,
+        arg: *mut c_void,
+    ) -> ucs_status_t;
+    take iface_arg: IfaceHandle = (iface);
+    {
+        status_entry_point!(FUNCTION = "uct_iface_set_am_tracer", {
+            let base = iface_arg.base(FUNCTION)?;
+            base.set_am_tracer(tracer, arg);
+            Ok(())
+        })
+    }
 }

@@ -15,6 +15,7 @@ use crate::api::config::read_md_config;
 use crate::api::cstr::{c_str_arg, fill_c_array};
 use crate::api::handles::{hand_out, release};
 use crate::api::v2::{checked_field_mask, tolerant_field_mask};
+use crate::core::c_boundary::{c_entry, masked_member, null_argument, FromC, Masked, Out};
 use crate::ib::config::{md_config_from_handle, IbMdConfig};
 use crate::ib::domain::MemHandle;
 use crate::ib::md::{
@@ -41,19 +42,42 @@ fn all_attributes(md: &Md) -> uct_md_attr_v2_t {
     attr
 }
 
+/// An md handle argument: NULL or a handle from `uct_md_open` not closed
+/// yet.
+///
+/// cbindgen:ignore
+#[derive(Clone, Copy)]
+pub(crate) struct MdArg(uct_md_h);
+
+impl FromC<uct_md_h> for MdArg {
+    /// Relies on: NULL or a handle from `uct_md_open` not closed yet.
+    unsafe fn from_c(md: uct_md_h) -> Self {
+        MdArg(md)
+    }
+}
+
+impl MdArg {
+    /// Our md, or `InvalidParam` with a log line.
+    pub(crate) fn get<'a>(self, function: &str) -> Result<&'a Md, Status> {
+        let md = self.0;
+        non_null(md, function, "md")?;
+        // SAFETY: non-NULL and a live boxed Md (FromC).
+        let md_ref = unsafe { &*(md as *const Md) };
+        if !md_ref.is_valid() {
+            tracing::warn!("{function}: {md:p} is not an open memory domain");
+            return Err(Status::InvalidParam);
+        }
+        Ok(md_ref)
+    }
+}
+
 /// Turns a C handle into our md, or `InvalidParam` with a log line.
 ///
 /// # Safety
 /// `md` must be NULL or a handle from `uct_md_open` not closed yet.
 pub(crate) unsafe fn md_ref<'a>(md: uct_md_h, function: &str) -> Result<&'a Md, Status> {
-    non_null(md, function, "md")?;
-    // SAFETY: non-NULL and, by the caller's contract, a live boxed Md.
-    let md_ref = unsafe { &*(md as *const Md) };
-    if !md_ref.is_valid() {
-        tracing::warn!("{function}: {md:p} is not an open memory domain");
-        return Err(Status::InvalidParam);
-    }
-    Ok(md_ref)
+    // SAFETY: forwarded contract.
+    unsafe { MdArg::from_c(md) }.get(function)
 }
 
 /// Opens the memory domain `md_name` of `component` with `config` (from
@@ -104,42 +128,43 @@ pub unsafe extern "C" fn uct_md_close(md: uct_md_h) {
     unsafe { release::<Md>(md, "uct_md_close", |_| ()) };
 }
 
-/// Fills the version-1 attributes.
-///
-/// Size: `uct_md_attr_t` is 224 bytes in UCX 1.13 and in master (the layouts
-/// are identical; newer fields went to `uct_md_attr_v2_t` instead), so writing
-/// the whole struct never goes past what a caller of either version allocated.
-/// A layout test pins the size at 224.
-///
-/// # Safety
-/// `md_attr` must be NULL or writable for `sizeof(uct_md_attr_t)` bytes.
-#[no_mangle]
-pub unsafe extern "C" fn uct_md_query(md: uct_md_h, md_attr: *mut uct_md_attr_t) -> ucs_status_t {
-    status_entry_point!(FUNCTION = "uct_md_query", {
-        // SAFETY: NULL or live by the caller's contract.
-        let md = unsafe { md_ref(md, FUNCTION) }?;
-        non_null(md_attr, FUNCTION, "md_attr")?;
-        let all = all_attributes(md);
-        let attr = uct_md_attr_t {
-            cap: uct_md_attr_cap {
-                max_alloc: all.max_alloc,
-                max_reg: all.max_reg,
-                flags: all.flags,
-                reg_mem_types: all.reg_mem_types,
-                detect_mem_types: all.detect_mem_types,
-                alloc_mem_types: all.alloc_mem_types,
-                access_mem_types: all.access_mem_types,
-            },
-            reg_cost: all.reg_cost,
-            component_name: all.component_name,
-            rkey_packed_size: all.rkey_packed_size,
-            local_cpus: all.local_cpus,
-        };
-        // SAFETY: non-NULL and writable for one uct_md_attr_t by contract;
-        // write() does not read the (possibly uninitialised) old contents.
-        unsafe { md_attr.write(attr) };
-        Ok(())
-    })
+c_entry! {
+    /// Fills the version-1 attributes.
+    ///
+    /// Size: `uct_md_attr_t` is 224 bytes in UCX 1.13 and in master (the layouts
+    /// are identical; newer fields went to `uct_md_attr_v2_t` instead), so writing
+    /// the whole struct never goes past what a caller of either version allocated.
+    /// A layout test pins the size at 224.
+    ///
+    /// `md_attr` must be NULL or writable for `sizeof(uct_md_attr_t)` bytes.
+    fn uct_md_query(md: uct_md_h, md_attr: *mut uct_md_attr_t) -> ucs_status_t;
+    take md: MdArg = (md), md_attr: Out<uct_md_attr_t> = (md_attr);
+    {
+        status_entry_point!(FUNCTION = "uct_md_query", {
+            let md = md.get(FUNCTION)?;
+            if md_attr.is_null() {
+                return Err(null_argument(FUNCTION, "md_attr"));
+            }
+            let all = all_attributes(md);
+            let attr = uct_md_attr_t {
+                cap: uct_md_attr_cap {
+                    max_alloc: all.max_alloc,
+                    max_reg: all.max_reg,
+                    flags: all.flags,
+                    reg_mem_types: all.reg_mem_types,
+                    detect_mem_types: all.detect_mem_types,
+                    alloc_mem_types: all.alloc_mem_types,
+                    access_mem_types: all.access_mem_types,
+                },
+                reg_cost: all.reg_cost,
+                component_name: all.component_name,
+                rkey_packed_size: all.rkey_packed_size,
+                local_cpus: all.local_cpus,
+            };
+            // write() does not read the (possibly uninitialised) old contents.
+            md_attr.write(FUNCTION, "md_attr", attr)
+        })
+    }
 }
 
 /// Writes each field of `*attr` that `field_mask` asks for, from `all`,
@@ -181,28 +206,28 @@ unsafe fn copy_md_attr_v2(all: &uct_md_attr_v2_t, field_mask: u64, attr: *mut uc
     }
 }
 
-/// Fills the version-2 attributes selected by `md_attr->field_mask`; fields
-/// not selected are left untouched. Bits we do not know are ignored with a
-/// debug line, as UCX ignores them.
-///
-/// # Safety
-/// `md_attr` must be NULL or a valid `uct_md_attr_v2_t`.
-#[no_mangle]
-pub unsafe extern "C" fn uct_md_query_v2(
-    md: uct_md_h,
-    md_attr: *mut uct_md_attr_v2_t,
-) -> ucs_status_t {
-    status_entry_point!(FUNCTION = "uct_md_query_v2", {
-        // SAFETY: NULL or live by the caller's contract.
-        let md = unsafe { md_ref(md, FUNCTION) }?;
-        // As UCX: fields this version does not know are left alone.
-        // SAFETY: NULL or valid by the caller's contract.
-        let field_mask =
-            unsafe { tolerant_field_mask(md_attr, MD_ATTR_V2_FIELDS, FUNCTION, "md_attr") }?;
-        // SAFETY: md_attr is non-NULL and writable by the caller's contract.
-        unsafe { copy_md_attr_v2(&all_attributes(md), field_mask & MD_ATTR_V2_FIELDS, md_attr) };
-        Ok(())
-    })
+c_entry! {
+    /// Fills the version-2 attributes selected by `md_attr->field_mask`; fields
+    /// not selected are left untouched. Bits we do not know are ignored with a
+    /// debug line, as UCX ignores them.
+    ///
+    /// `md_attr` must be NULL or a valid `uct_md_attr_v2_t`.
+    fn uct_md_query_v2(
+        md: uct_md_h,
+        md_attr: *mut uct_md_attr_v2_t,
+    ) -> ucs_status_t;
+    take md_handle: MdArg = (md), masked: Masked<uct_md_attr_v2_t> = (md_attr);
+    {
+        status_entry_point!(FUNCTION = "uct_md_query_v2", {
+            let md = md_handle.get(FUNCTION)?;
+            // As UCX: fields this version does not know are left alone.
+            let field_mask = masked.tolerant_mask(MD_ATTR_V2_FIELDS, FUNCTION, "md_attr")?;
+            // SAFETY: md_attr is non-NULL (checked with its mask) and writable
+            // by the caller's contract.
+            unsafe { copy_md_attr_v2(&all_attributes(md), field_mask & MD_ATTR_V2_FIELDS, md_attr) };
+            Ok(())
+        })
+    }
 }
 
 /// Lists the transport resources of `md` (`rc_mlx5` on `<device>:1`); release
@@ -230,7 +255,11 @@ pub unsafe extern "C" fn uct_md_query_tl_resources(
                     fill_c_array(&mut slot.tl_name, resource.tl_name.as_bytes());
                     fill_c_array(&mut slot.dev_name, resource.dev_name.as_bytes());
                     slot.dev_type = resource.dev_type;
-                    slot.sys_device = resource.sys_device;
+                    slot.sys_device = resource
+                        .pci_bus_id
+                        .map_or(UCS_SYS_DEVICE_ID_UNKNOWN, |bus_id| {
+                            crate::api::topo::system_device(&bus_id, &md.device().name)
+                        });
                 },
                 resources_p,
                 num_resources_p,
@@ -239,6 +268,27 @@ pub unsafe extern "C" fn uct_md_query_tl_resources(
             )
         }
     })
+}
+
+/// Whether `sockaddr` can be reached through `md` (the deprecated
+/// `UCT_MD_FLAG_SOCKADDR` capability, which no md of ours has): never, as
+/// UCX's ib md answers; client-server wire-up is a connection manager's
+/// job. A debug line only: callers probe it.
+///
+/// # Safety
+/// None needed: the address is not read.
+#[no_mangle]
+pub unsafe extern "C" fn uct_md_is_sockaddr_accessible(
+    md: uct_md_h,
+    sockaddr: *const ucs_sock_addr_t,
+    mode: uct_sockaddr_accessibility_t,
+) -> std::ffi::c_int {
+    crate::api::enter();
+    tracing::debug!(
+        "uct_md_is_sockaddr_accessible: md {md:p} reaches no socket address ({sockaddr:p}, \
+         mode {mode})"
+    );
+    0
 }
 
 /// Frees an array from `uct_md_query_tl_resources`; NULL is ignored.
@@ -269,42 +319,26 @@ const MKEY_PACK_FIELDS: u64 = UCT_MD_MKEY_PACK_FIELD_FLAGS as u64;
 /// `uct_rkey_unpack_params_t` fields this md reads.
 const RKEY_UNPACK_FIELDS: u64 = UCT_RKEY_UNPACK_FIELD_SYS_DEVICE as u64;
 
-/// Reads field `$field` of the v2 parameter struct `$params` if `$bit` is set
-/// in `$field_mask`, else yields `$default`. The caller initialised only the
-/// fields its mask names, so each is read on its own, through a raw pointer.
-macro_rules! param_field {
-    ($params:expr, $field_mask:expr, $bit:expr, $field:ident, $default:expr) => {
-        if $field_mask & ($bit as u64) != 0 {
-            // SAFETY: `$params` was checked non-NULL (tolerant_field_mask)
-            // and the caller set this field, as its mask bit says.
-            unsafe { std::ptr::addr_of!((*$params).$field).read() }
-        } else {
-            $default
-        }
-    };
-}
-
 /// The one registration, behind `uct_md_mem_reg` (its flags as the only
 /// field, as UCX passes them) and `uct_md_mem_reg_v2`; `function` names the
 /// entry point in log lines.
 ///
-/// # Safety
-/// As `uct_md_mem_reg_v2`.
-unsafe fn mem_reg(
+/// `address` is only registered, never read here.
+fn mem_reg(
     function: &str,
-    md: uct_md_h,
+    md: MdArg,
     address: *mut c_void,
     length: usize,
-    params: *const uct_md_mem_reg_params_t,
-    memh_p: *mut uct_mem_h,
+    params: Masked<uct_md_mem_reg_params_t>,
+    memh_p: Out<uct_mem_h>,
 ) -> Result<(), Status> {
-    crate::api::enter();
-    // SAFETY: NULL or live by the caller's contract.
-    let md = unsafe { md_ref(md, function) }?;
-    non_null(memh_p, function, "memh_p")?;
-    // SAFETY: NULL or valid by the caller's contract.
-    let field_mask = unsafe { tolerant_field_mask(params, MEM_REG_FIELDS, function, "params") }?;
-    let flags = param_field!(params, field_mask, UCT_MD_MEM_REG_FIELD_FLAGS, flags, 0);
+    let md = md.get(function)?;
+    if memh_p.is_null() {
+        return Err(null_argument(function, "memh_p"));
+    }
+    let field_mask = params.tolerant_mask(MEM_REG_FIELDS, function, "params")?;
+    let flags =
+        masked_member!(params, field_mask, UCT_MD_MEM_REG_FIELD_FLAGS => flags).unwrap_or(0);
     check_mem_reg_flags(flags, function)?;
     let hide_errors = flags & UCT_MD_MEM_FLAG_HIDE_ERRORS as u64 != 0;
     let log_failure = |what: &dyn std::fmt::Display| {
@@ -319,92 +353,83 @@ unsafe fn mem_reg(
         return Err(Status::InvalidParam);
     }
     non_null(address, function, "address")?;
-    let dmabuf_fd = param_field!(
-        params,
-        field_mask,
-        UCT_MD_MEM_REG_FIELD_DMABUF_FD,
-        dmabuf_fd,
-        UCT_DMABUF_FD_INVALID
-    );
+    let dmabuf_fd = masked_member!(params, field_mask, UCT_MD_MEM_REG_FIELD_DMABUF_FD => dmabuf_fd)
+        .unwrap_or(UCT_DMABUF_FD_INVALID);
     if dmabuf_fd != UCT_DMABUF_FD_INVALID {
         tracing::warn!("{function}: dmabuf registration (fd {dmabuf_fd}) is not supported");
         return Err(Status::Unsupported);
     }
-    let mem_type = param_field!(
-        params,
-        field_mask,
-        UCT_MD_MEM_REG_FIELD_MEM_TYPE,
-        mem_type,
-        UCS_MEMORY_TYPE_HOST
-    );
+    let mem_type = masked_member!(params, field_mask, UCT_MD_MEM_REG_FIELD_MEM_TYPE => mem_type)
+        .unwrap_or(UCS_MEMORY_TYPE_HOST);
     md.check_mem_type(mem_type, function)?;
     let memh = md
         .register(address.cast(), length)
         .inspect_err(|status| log_failure(status))?
         .into_handle();
     tracing::debug!("{function}: {length} bytes at {address:p}, flags 0x{flags:x} -> {memh:p}");
-    // SAFETY: memh_p is non-NULL and writable by the caller's contract.
-    unsafe { memh_p.write(memh) };
-    Ok(())
+    memh_p.write(function, "memh_p", memh)
 }
 
-/// Registers `length` bytes at `address` with the md's device: as
-/// `uct_md_mem_reg_v2` with `flags` as the only field.
-///
-/// # Safety
-/// Pointers must be NULL or valid as in UCX; the memory must stay valid until
-/// it is deregistered.
-#[no_mangle]
-pub unsafe extern "C" fn uct_md_mem_reg(
-    md: uct_md_h,
-    address: *mut c_void,
-    length: usize,
-    flags: c_uint,
-    memh_p: *mut uct_mem_h,
-) -> ucs_status_t {
-    const FUNCTION: &str = "uct_md_mem_reg";
-    let params = uct_md_mem_reg_params_t {
-        field_mask: UCT_MD_MEM_REG_FIELD_FLAGS as u64,
-        flags: flags.into(),
-        dmabuf_fd: UCT_DMABUF_FD_INVALID,
-        dmabuf_offset: 0,
-        mem_type: UCS_MEMORY_TYPE_HOST,
-    };
-    // SAFETY: params is a complete local struct; the rest by the contract.
-    finish(FUNCTION, unsafe {
-        mem_reg(FUNCTION, md, address, length, &params, memh_p)
-    })
+c_entry! {
+    /// Registers `length` bytes at `address` with the md's device: as
+    /// `uct_md_mem_reg_v2` with `flags` as the only field.
+    ///
+    /// Pointers must be NULL or valid as in UCX; the memory must stay valid until
+    /// it is deregistered.
+    fn uct_md_mem_reg(
+        md: uct_md_h,
+        address: *mut c_void,
+        length: usize,
+        flags: c_uint,
+        memh_p: *mut uct_mem_h,
+    ) -> ucs_status_t;
+    take md: MdArg = (md), memh_p: Out<uct_mem_h> = (memh_p);
+    {
+        const FUNCTION: &str = "uct_md_mem_reg";
+        let params = uct_md_mem_reg_params_t {
+            field_mask: UCT_MD_MEM_REG_FIELD_FLAGS as u64,
+            flags: flags.into(),
+            dmabuf_fd: UCT_DMABUF_FD_INVALID,
+            dmabuf_offset: 0,
+            mem_type: UCS_MEMORY_TYPE_HOST,
+        };
+        finish(
+            FUNCTION,
+            mem_reg(FUNCTION, md, address, length, Masked::of(&params), memh_p),
+        )
+    }
 }
 
-/// Registers `length` bytes at `address` with the md's device as `params`
-/// asks (fields `FLAGS`, `DMABUF_FD`, `DMABUF_OFFSET`, `MEM_TYPE`, all
-/// optional; other bits refused). Every access right is granted whatever the
-/// flags ask for, as UCX's ib md does (`UCT_MD_MEM_ACCESS_REMOTE_ATOMIC`
-/// included: atomics use the rkey itself); the handle serves zcopy
-/// operations and `uct_md_mkey_pack(_v2)`. `UCT_MD_MEM_FLAG_NONBLOCK`
-/// registers at once (no on-demand paging); `UCT_MD_MEM_FLAG_HIDE_ERRORS`
-/// logs a failed registration at debug level only; `UCT_MD_MEM_GVA` is
-/// unsupported. A dmabuf fd other than `UCT_DMABUF_FD_INVALID` is unsupported
-/// (no `UCT_MD_FLAG_REG_DMABUF`); `dmabuf_offset` without one is ignored, as
-/// in UCX. Memory types outside `reg_mem_types` (host) are unsupported;
-/// `UCS_MEMORY_TYPE_UNKNOWN` is registered as given.
-///
-/// # Safety
-/// As `uct_md_mem_reg`; `params` NULL or valid for the fields its
-/// `field_mask` names.
-#[no_mangle]
-pub unsafe extern "C" fn uct_md_mem_reg_v2(
-    md: uct_md_h,
-    address: *mut c_void,
-    length: usize,
-    params: *const uct_md_mem_reg_params_t,
-    memh_p: *mut uct_mem_h,
-) -> ucs_status_t {
-    const FUNCTION: &str = "uct_md_mem_reg_v2";
-    // SAFETY: by the caller's contract.
-    finish(FUNCTION, unsafe {
-        mem_reg(FUNCTION, md, address, length, params, memh_p)
-    })
+c_entry! {
+    /// Registers `length` bytes at `address` with the md's device as `params`
+    /// asks (fields `FLAGS`, `DMABUF_FD`, `DMABUF_OFFSET`, `MEM_TYPE`, all
+    /// optional; other bits refused). Every access right is granted whatever the
+    /// flags ask for, as UCX's ib md does (`UCT_MD_MEM_ACCESS_REMOTE_ATOMIC`
+    /// included: atomics use the rkey itself); the handle serves zcopy
+    /// operations and `uct_md_mkey_pack(_v2)`. `UCT_MD_MEM_FLAG_NONBLOCK`
+    /// registers at once (no on-demand paging); `UCT_MD_MEM_FLAG_HIDE_ERRORS`
+    /// logs a failed registration at debug level only; `UCT_MD_MEM_GVA` is
+    /// unsupported. A dmabuf fd other than `UCT_DMABUF_FD_INVALID` is unsupported
+    /// (no `UCT_MD_FLAG_REG_DMABUF`); `dmabuf_offset` without one is ignored, as
+    /// in UCX. Memory types outside `reg_mem_types` (host) are unsupported;
+    /// `UCS_MEMORY_TYPE_UNKNOWN` is registered as given.
+    ///
+    /// As `uct_md_mem_reg`; `params` NULL or valid for the fields its
+    /// `field_mask` names.
+    fn uct_md_mem_reg_v2(
+        md: uct_md_h,
+        address: *mut c_void,
+        length: usize,
+        params: *const uct_md_mem_reg_params_t,
+        memh_p: *mut uct_mem_h,
+    ) -> ucs_status_t;
+    take md: MdArg = (md),
+        params: Masked<uct_md_mem_reg_params_t> = (params),
+        memh_p: Out<uct_mem_h> = (memh_p);
+    {
+        const FUNCTION: &str = "uct_md_mem_reg_v2";
+        finish(FUNCTION, mem_reg(FUNCTION, md, address, length, params, memh_p))
+    }
 }
 
 /// Advice on registered memory (`UCT_MD_FLAG_ADVISE`). Registrations are
@@ -445,75 +470,66 @@ pub unsafe extern "C" fn uct_md_mem_advise(
 /// The one deregistration, behind `uct_md_mem_dereg` (only the handle, as
 /// UCX passes it) and `uct_md_mem_dereg_v2`.
 ///
-/// # Safety
-/// As `uct_md_mem_dereg_v2`.
-unsafe fn mem_dereg(
+/// `memh` must be a live handle of this md (the entry points' contract).
+fn mem_dereg(
     function: &str,
-    md: uct_md_h,
-    params: *const uct_md_mem_dereg_params_t,
+    md: MdArg,
+    params: Masked<uct_md_mem_dereg_params_t>,
 ) -> Result<(), Status> {
-    crate::api::enter();
-    // SAFETY: NULL or live by the caller's contract.
-    unsafe { md_ref(md, function) }?;
-    // SAFETY: NULL or valid by the caller's contract.
-    let field_mask = unsafe { tolerant_field_mask(params, MEM_DEREG_FIELDS, function, "params") }?;
+    md.get(function)?;
+    let field_mask = params.tolerant_mask(MEM_DEREG_FIELDS, function, "params")?;
     required_fields(
         field_mask,
         UCT_MD_MEM_DEREG_FIELD_MEMH as u64,
         function,
         "uct_md_mem_dereg_params_t",
     )?;
-    let memh = param_field!(
-        params,
-        field_mask,
-        UCT_MD_MEM_DEREG_FIELD_MEMH,
-        memh,
-        std::ptr::null_mut()
-    );
+    let memh = masked_member!(params, field_mask, UCT_MD_MEM_DEREG_FIELD_MEMH => memh)
+        .unwrap_or(std::ptr::null_mut());
     non_null(memh, function, "memh")?;
-    let flags = param_field!(params, field_mask, UCT_MD_MEM_DEREG_FIELD_FLAGS, flags, 0);
+    let flags =
+        masked_member!(params, field_mask, UCT_MD_MEM_DEREG_FIELD_FLAGS => flags).unwrap_or(0);
     check_mem_dereg_flags(flags, function)?;
-    // SAFETY: a handle from uct_md_mem_reg(_v2) by the caller's contract.
+    // SAFETY: a handle from uct_md_mem_reg(_v2) by the entry points'
+    // contract.
     unsafe { MemHandle::release(memh) }
         .inspect_err(|_| tracing::warn!("{function}: {memh:p} is not a live memory handle"))
 }
 
-/// Deregisters memory registered by `uct_md_mem_reg` or `uct_md_mem_reg_v2`:
-/// as `uct_md_mem_dereg_v2` with `memh` as the only field.
-///
-/// # Safety
-/// `md` must be NULL or live; `memh` a live handle of this md.
-#[no_mangle]
-pub unsafe extern "C" fn uct_md_mem_dereg(md: uct_md_h, memh: uct_mem_h) -> ucs_status_t {
-    const FUNCTION: &str = "uct_md_mem_dereg";
-    let params = uct_md_mem_dereg_params_t {
-        field_mask: UCT_MD_MEM_DEREG_FIELD_MEMH as u64,
-        flags: 0,
-        memh,
-        comp: std::ptr::null_mut(),
-    };
-    // SAFETY: params is a complete local struct; the rest by the contract.
-    finish(FUNCTION, unsafe { mem_dereg(FUNCTION, md, &params) })
+c_entry! {
+    /// Deregisters memory registered by `uct_md_mem_reg` or
+    /// `uct_md_mem_reg_v2`: as `uct_md_mem_dereg_v2` with `memh` as the only
+    /// field. `memh` must be a live handle of this md.
+    fn uct_md_mem_dereg(md: uct_md_h, memh: uct_mem_h) -> ucs_status_t;
+    take md: MdArg = (md);
+    {
+        const FUNCTION: &str = "uct_md_mem_dereg";
+        let params = uct_md_mem_dereg_params_t {
+            field_mask: UCT_MD_MEM_DEREG_FIELD_MEMH as u64,
+            flags: 0,
+            memh,
+            comp: std::ptr::null_mut(),
+        };
+        finish(FUNCTION, mem_dereg(FUNCTION, md, Masked::of(&params)))
+    }
 }
 
-/// Deregisters `params->memh` (fields `MEMH`, required, `FLAGS`,
-/// `COMPLETION`). `UCT_MD_MEM_DEREG_FLAG_INVALIDATE` is unsupported, as in
-/// UCX's verbs ib md: this md advertises no `UCT_MD_FLAG_INVALIDATE` (nor
-/// `INVALIDATE_RMA`/`AMO`). The completion serves only invalidation, so it
-/// is not called (UCX's own UCP passes one on every deregistration and
-/// relies on exactly that).
-///
-/// # Safety
-/// `md` NULL or live; `params` NULL or valid for the fields its `field_mask`
-/// names, `memh` a live handle of this md.
-#[no_mangle]
-pub unsafe extern "C" fn uct_md_mem_dereg_v2(
-    md: uct_md_h,
-    params: *const uct_md_mem_dereg_params_t,
-) -> ucs_status_t {
-    const FUNCTION: &str = "uct_md_mem_dereg_v2";
-    // SAFETY: by the caller's contract.
-    finish(FUNCTION, unsafe { mem_dereg(FUNCTION, md, params) })
+c_entry! {
+    /// Deregisters `params->memh` (fields `MEMH`, required, `FLAGS`,
+    /// `COMPLETION`). `UCT_MD_MEM_DEREG_FLAG_INVALIDATE` is unsupported, as in
+    /// UCX's verbs ib md: this md advertises no `UCT_MD_FLAG_INVALIDATE` (nor
+    /// `INVALIDATE_RMA`/`AMO`). The completion serves only invalidation, so it
+    /// is not called (UCX's own UCP passes one on every deregistration and
+    /// relies on exactly that). `params->memh` must be a live handle of this
+    /// md.
+    fn uct_md_mem_dereg_v2(
+        md: uct_md_h,
+        params: *const uct_md_mem_dereg_params_t,
+    ) -> ucs_status_t;
+    take md: MdArg = (md), params: Masked<uct_md_mem_dereg_params_t> = (params);
+    {
+        finish("uct_md_mem_dereg_v2", mem_dereg("uct_md_mem_dereg_v2", md, params))
+    }
 }
 
 /// The one key packing, behind `uct_md_mkey_pack` (no fields, as UCX
@@ -534,8 +550,10 @@ unsafe fn mkey_pack(
     non_null(memh, function, "memh")?;
     non_null(mkey_buffer, function, "mkey_buffer")?;
     // SAFETY: NULL or valid by the caller's contract.
-    let field_mask = unsafe { tolerant_field_mask(params, MKEY_PACK_FIELDS, function, "params") }?;
-    let flags = param_field!(params, field_mask, UCT_MD_MKEY_PACK_FIELD_FLAGS, flags, 0);
+    let params: Masked<_> = unsafe { Masked::from_c(params) };
+    let field_mask = params.tolerant_mask(MKEY_PACK_FIELDS, function, "params")?;
+    let flags =
+        masked_member!(params, field_mask, UCT_MD_MKEY_PACK_FIELD_FLAGS => flags).unwrap_or(0);
     check_mkey_pack_flags(flags, function)?;
     // SAFETY: a handle from uct_md_mem_reg(_v2) by the caller's contract.
     let handle = unsafe { MemHandle::from_handle(memh) }

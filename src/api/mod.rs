@@ -7,6 +7,7 @@ mod c_array;
 pub mod callbackq;
 pub mod caller_version;
 mod checks;
+pub mod cm;
 pub mod component;
 pub mod config;
 pub mod cstr;

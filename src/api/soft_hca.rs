@@ -47,7 +47,7 @@ unsafe fn fault_call(
             })
             .inspect(|()| tracing::info!("soft hca {name}: {}", what_changed()))
     });
-    status_of(&result)
+    status_of(result)
 }
 
 /// Brings the link of soft HCA `device` (e.g. `"mlx5_0"`) down (`up == 0`:

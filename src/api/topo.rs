@@ -1,10 +1,12 @@
 //! `ucs_topo_*` (`ucs/sys/topo/base/topo.h`): the system devices (PCI
 //! functions) resources sit on, their names, and the distance between two.
 //!
-//! Our transports sit on no PCI device (the software HCA) or do not report
-//! one, so nothing registers devices except callers; this library reads no
-//! PCI topology, so every distance is [`ucs_topo_default_distance`] (UCX's
-//! answer for unknown or equal devices). Names and bus ids are kept as UCX
+//! A real HCA's tl resources are registered here by their PCI function
+//! ([`system_device`], named after the HCA, as UCX's ib md does); a soft
+//! HCA device sits on none and is `UCS_SYS_DEVICE_ID_UNKNOWN`. This library
+//! reads no PCI topology, so every distance is
+//! [`ucs_topo_default_distance`] (UCX's answer for unknown or equal
+//! devices). Names and bus ids are kept as UCX
 //! keeps them. With UCX's libucs loaded, every call goes to UCX
 //! (`crate::core::ucx_libucs`): its device table is the process's.
 
@@ -272,6 +274,34 @@ pub unsafe extern "C" fn ucs_topo_find_device_by_bdf_name(
     };
     // SAFETY: a live local; `sys_dev` as the caller's contract.
     unsafe { ucs_topo_find_device_by_bus_id(&bus_id, sys_dev) }
+}
+
+/// The system device of the PCI function `bus_id`, registered the first
+/// time and named `name` (UCX's ib md names each HCA's system device after
+/// the HCA); `UCS_SYS_DEVICE_ID_UNKNOWN`, with a debug line, when the
+/// table is full. Through UCX's functions when its libucs is loaded.
+pub(crate) fn system_device(bus_id: &ucs_sys_bus_id_t, name: &str) -> ucs_sys_device_t {
+    let mut sys_dev = UCS_SYS_DEVICE_ID_UNKNOWN;
+    // SAFETY: a live bus id and out-pointer.
+    let status = unsafe { ucs_topo_find_device_by_bus_id(bus_id, &mut sys_dev) };
+    if status != UCS_OK {
+        tracing::debug!("{name}: no system device for PCI {bus_id:?} ({status})");
+        return UCS_SYS_DEVICE_ID_UNKNOWN;
+    }
+    // SAFETY: get_name answers a NUL-terminated string that lives on.
+    let current = unsafe { CStr::from_ptr(ucs_topo_sys_device_get_name(sys_dev)) };
+    if current.to_bytes() == name.as_bytes() {
+        return sys_dev; // named by an earlier query: nothing to copy again
+    }
+    let Ok(c_name) = CString::new(name) else {
+        return sys_dev;
+    };
+    // SAFETY: a NUL-terminated name; set_name copies it.
+    let status = unsafe { ucs_topo_sys_device_set_name(sys_dev, c_name.as_ptr()) };
+    if status != UCS_OK {
+        tracing::debug!("{name}: system device {sys_dev} keeps its name ({status})");
+    }
+    sys_dev
 }
 
 /// Renames device `sys_dev`.

@@ -1,6 +1,6 @@
 //! UCT functions this library exports but does not implement yet: memory
-//! allocation and the memory-key functions beyond registration, connection
-//! managers and listeners (no sockaddr transport), scatter-gather operations.
+//! allocation and the memory-key functions beyond registration, scatter-gather
+//! operations.
 //!
 //! They exist so that a binary linked against UCX's libraries finds every
 //! symbol it references (also with `-z now`), and gets a clear
@@ -8,7 +8,7 @@
 //! None of them reads its arguments. When one gets implemented it moves to
 //! its API group's file.
 
-use std::ffi::{c_int, c_void};
+use std::ffi::c_void;
 
 use crate::abi::*;
 
@@ -32,18 +32,9 @@ macro_rules! not_implemented {
 not_implemented! {
     uct_md_detect_memory_type(uct_md_h, *const c_void, usize, *mut ucs_memory_type_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
     uct_md_mem_query(uct_md_h, *const c_void, usize, *mut uct_md_mem_attr_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
-    uct_md_is_sockaddr_accessible(uct_md_h, *const ucs_sock_addr_t, uct_sockaddr_accessibility_t) -> c_int = 0;
     uct_rkey_ptr(uct_component_h, *mut uct_rkey_bundle_t, u64, *mut *mut c_void) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
     uct_md_mem_query_v2(uct_md_h, *const c_void, usize, *mut uct_md_mem_attr_v2_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
     uct_md_mem_attach(uct_md_h, *const c_void, *mut uct_md_mem_attach_params_t, *mut uct_mem_h) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
-    uct_cm_open(uct_component_h, uct_worker_h, *const uct_cm_config_t, *mut uct_cm_h) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
-    uct_cm_close(uct_cm_h) -> () = ();
-    uct_cm_query(uct_cm_h, *mut uct_cm_attr_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
-    uct_cm_config_read(uct_component_h, *const std::ffi::c_char, *const std::ffi::c_char, *mut *mut uct_cm_config_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
-    uct_listener_create(uct_cm_h, *const libc::sockaddr, libc::socklen_t, *const uct_listener_params_t, *mut uct_listener_h) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
-    uct_listener_destroy(uct_listener_h) -> () = ();
-    uct_listener_reject(uct_listener_h, uct_conn_request_h) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
-    uct_listener_query(uct_listener_h, *mut uct_listener_attr_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
     uct_ep_put_sgl_zcopy(uct_ep_h, *const *mut c_void, *const usize, *const uct_mem_h, *const u64, *const uct_rkey_t, *const usize, *const usize, usize, *mut uct_completion_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
     uct_ep_get_sgl_zcopy(uct_ep_h, *const *mut c_void, *const usize, *const uct_mem_h, *const u64, *const uct_rkey_t, *const usize, *const usize, usize, *mut uct_completion_t) -> ucs_status_t = UCS_ERR_UNSUPPORTED;
 }

@@ -3,35 +3,35 @@
 use std::ffi::{c_uint, c_void};
 
 use crate::abi::*;
-use crate::api::async_context::check_worker_async_context;
+use crate::api::async_context::AsyncArg;
 use crate::api::checks::{non_null, status_entry_point};
 use crate::api::handles::{hand_out, release};
+use crate::core::c_boundary::{c_entry, CMut, FromC};
 use crate::core::worker::{worker_ref, Worker};
 
-/// Creates a worker bound to `async_context`.
-///
-/// # Safety
-/// `async_context` must be a live async context; `worker_p` NULL or writable.
-#[no_mangle]
-pub unsafe extern "C" fn uct_worker_create(
-    async_context: *mut ucs_async_context_t,
-    thread_mode: ucs_thread_mode_t,
-    worker_p: *mut uct_worker_h,
-) -> ucs_status_t {
-    status_entry_point!(FUNCTION = "uct_worker_create", {
-        non_null(worker_p, FUNCTION, "worker_p")?;
-        // SAFETY: NULL or a live async context (ours or UCX's) by the
-        // caller's contract.
-        unsafe { check_worker_async_context(async_context, FUNCTION) }?;
-        if thread_mode >= UCS_THREAD_MODE_LAST {
-            tracing::warn!("{FUNCTION}: invalid thread mode {thread_mode}");
-            return Err(Status::InvalidParam);
-        }
-        // SAFETY: worker_p is non-NULL and writable by the caller's contract.
-        let handle = unsafe { hand_out(Worker::new(async_context, thread_mode), worker_p) };
-        tracing::debug!("{FUNCTION}: created worker {handle:p}");
-        Ok(())
-    })
+c_entry! {
+    /// Creates a worker bound to `async_context` (a live async context).
+    fn uct_worker_create(
+        async_context: *mut ucs_async_context_t,
+        thread_mode: ucs_thread_mode_t,
+        worker_p: *mut uct_worker_h,
+    ) -> ucs_status_t;
+    take context_arg: AsyncArg = (async_context);
+    {
+        status_entry_point!(FUNCTION = "uct_worker_create", {
+            non_null(worker_p, FUNCTION, "worker_p")?;
+            context_arg.check_for_worker(FUNCTION)?;
+            if thread_mode >= UCS_THREAD_MODE_LAST {
+                tracing::warn!("{FUNCTION}: invalid thread mode {thread_mode}");
+                return Err(Status::InvalidParam);
+            }
+            // SAFETY: worker_p is non-NULL and writable by the caller's
+            // contract.
+            let handle = unsafe { hand_out(Worker::new(async_context, thread_mode), worker_p) };
+            tracing::debug!("{FUNCTION}: created worker {handle:p}");
+            Ok(())
+        })
+    }
 }
 
 /// Destroys a worker; NULL is ignored.
@@ -55,93 +55,100 @@ pub unsafe extern "C" fn uct_worker_destroy(worker: uct_worker_h) {
     };
 }
 
-/// Calls every registered progress callback once; returns the work they did.
-/// Binaries built against UCX headers do the same walk inline.
+/// A worker handle argument: NULL or live.
 ///
-/// # Safety
-/// `worker` must be NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn uct_worker_progress(worker: uct_worker_h) -> c_uint {
-    // SAFETY: NULL or live by the caller's contract.
-    match unsafe { worker_ref(worker, "uct_worker_progress") } {
-        Ok(worker) => worker.progress(),
-        Err(_) => 0,
+/// cbindgen:ignore
+#[derive(Clone, Copy)]
+struct WorkerArg(uct_worker_h);
+
+impl FromC<uct_worker_h> for WorkerArg {
+    /// Relies on: NULL or a worker from `uct_worker_create` not destroyed.
+    unsafe fn from_c(worker: uct_worker_h) -> Self {
+        WorkerArg(worker)
     }
 }
 
-/// The worker of the `uct_worker_progress_*_safe` calls, once both it and
-/// their callback-id slot `id_p` are usable; else `InvalidParam` (logged).
-///
-/// # Safety
-/// `worker` must be NULL or live.
-unsafe fn worker_with_id_slot<'a>(
-    worker: uct_worker_h,
-    id_p: *mut uct_worker_cb_id_t,
-    function: &str,
-) -> Result<&'a Worker, Status> {
-    // SAFETY: NULL or live by the caller's contract.
-    let worker = unsafe { worker_ref(worker, function) }?;
-    non_null(id_p, function, "id_p")?;
-    Ok(worker)
+impl WorkerArg {
+    /// Our worker, or `InvalidParam` with a log line.
+    fn get<'a>(self, function: &str) -> Result<&'a Worker, Status> {
+        // SAFETY: NULL or live (FromC).
+        unsafe { worker_ref(self.0, function) }
+    }
 }
 
-/// Adds `func(arg)` to the worker's progress if `*id_p` is
-/// `UCS_CALLBACKQ_ID_NULL`, storing the new id there; otherwise does nothing.
-/// Thread safe, and safe to call from inside a progress callback.
-///
-/// # Safety
-/// `worker` NULL or live; `id_p` NULL or a valid `int`; `func(arg)` must stay
-/// callable until the callback is removed.
-#[no_mangle]
-pub unsafe extern "C" fn uct_worker_progress_register_safe(
-    worker: uct_worker_h,
-    func: ucs_callback_t,
-    arg: *mut c_void,
-    flags: c_uint,
-    id_p: *mut uct_worker_cb_id_t,
-) {
-    const FUNCTION: &str = "uct_worker_progress_register_safe";
-    // SAFETY: NULL or live by the caller's contract.
-    let Ok(worker) = (unsafe { worker_with_id_slot(worker, id_p, FUNCTION) }) else {
-        return;
-    };
-    let Some(func) = func else {
-        tracing::warn!("{FUNCTION}: callback function is NULL");
-        return;
-    };
-    // SAFETY: id_p is non-NULL and points at an int by the caller's contract.
-    if unsafe { id_p.read() } != UCS_CALLBACKQ_ID_NULL {
-        return;
+c_entry! {
+    no_log_setup
+    /// Calls every registered progress callback once; returns the work they
+    /// did. Binaries built against UCX headers do the same walk inline.
+    fn uct_worker_progress(worker: uct_worker_h) -> c_uint;
+    take worker: WorkerArg = (worker);
+    {
+        match worker.get("uct_worker_progress") {
+            Ok(worker) => worker.progress(),
+            Err(_) => 0,
+        }
     }
-    let id = worker.register(func, arg, flags);
-    // SAFETY: as above.
-    unsafe { id_p.write(id) };
 }
 
-/// Removes the callback `*id_p` names (if not `UCS_CALLBACKQ_ID_NULL`) and
-/// resets `*id_p`. After it returns the callback is never called again.
-///
-/// # Safety
-/// `worker` NULL or live; `id_p` NULL or a valid `int`.
-#[no_mangle]
-pub unsafe extern "C" fn uct_worker_progress_unregister_safe(
-    worker: uct_worker_h,
-    id_p: *mut uct_worker_cb_id_t,
-) {
-    const FUNCTION: &str = "uct_worker_progress_unregister_safe";
-    // SAFETY: NULL or live by the caller's contract.
-    let Ok(worker) = (unsafe { worker_with_id_slot(worker, id_p, FUNCTION) }) else {
-        return;
-    };
-    // SAFETY: id_p is non-NULL and points at an int by the caller's contract.
-    let id = unsafe { id_p.read() };
-    if id == UCS_CALLBACKQ_ID_NULL {
-        return;
+c_entry! {
+    no_log_setup
+    /// Adds `func(arg)` to the worker's progress if `*id_p` is
+    /// `UCS_CALLBACKQ_ID_NULL`, storing the new id there; otherwise does
+    /// nothing. Thread safe, and safe to call from inside a progress
+    /// callback. `func(arg)` must stay callable until the callback is
+    /// removed.
+    fn uct_worker_progress_register_safe(
+        worker: uct_worker_h,
+        func: ucs_callback_t,
+        arg: *mut c_void,
+        flags: c_uint,
+        id_p: *mut uct_worker_cb_id_t,
+    );
+    take worker: WorkerArg = (worker), id_slot: CMut<uct_worker_cb_id_t> = (id_p);
+    {
+        const FUNCTION: &str = "uct_worker_progress_register_safe";
+        let Ok(worker) = worker.get(FUNCTION) else {
+            return;
+        };
+        let Ok(current) = id_slot.read(FUNCTION, "id_p") else {
+            return;
+        };
+        let Some(func) = func else {
+            tracing::warn!("{FUNCTION}: callback function is NULL");
+            return;
+        };
+        if current != UCS_CALLBACKQ_ID_NULL {
+            return;
+        }
+        id_slot.write(worker.register(func, arg, flags));
     }
-    if !worker.unregister(id) {
-        // Also the normal fate of a one-shot callback that already ran.
-        tracing::debug!("{FUNCTION}: no callback with id {id} (already gone)");
+}
+
+c_entry! {
+    no_log_setup
+    /// Removes the callback `*id_p` names (if not `UCS_CALLBACKQ_ID_NULL`)
+    /// and resets `*id_p`. After it returns the callback is never called
+    /// again.
+    fn uct_worker_progress_unregister_safe(
+        worker: uct_worker_h,
+        id_p: *mut uct_worker_cb_id_t,
+    );
+    take worker: WorkerArg = (worker), id_slot: CMut<uct_worker_cb_id_t> = (id_p);
+    {
+        const FUNCTION: &str = "uct_worker_progress_unregister_safe";
+        let Ok(worker) = worker.get(FUNCTION) else {
+            return;
+        };
+        let Ok(id) = id_slot.read(FUNCTION, "id_p") else {
+            return;
+        };
+        if id == UCS_CALLBACKQ_ID_NULL {
+            return;
+        }
+        if !worker.unregister(id) {
+            // Also the normal fate of a one-shot callback that already ran.
+            tracing::debug!("{FUNCTION}: no callback with id {id} (already gone)");
+        }
+        id_slot.write(UCS_CALLBACKQ_ID_NULL);
     }
-    // SAFETY: as above.
-    unsafe { id_p.write(UCS_CALLBACKQ_ID_NULL) };
 }

@@ -83,6 +83,35 @@ pub fn parse_ucx_level(text: &str) -> Option<LevelFilter> {
     })
 }
 
+/// The `tracing` level that shows what UCX logs at `level` (a
+/// `ucs_log_level_t` such as a `FAILURE` setting), by the mapping of
+/// [`parse_ucx_level`].
+pub fn tracing_level_of(level: crate::abi::ucs_log_level_t) -> Level {
+    use crate::abi::*;
+    match level {
+        UCS_LOG_LEVEL_FATAL | UCS_LOG_LEVEL_ERROR => Level::ERROR,
+        UCS_LOG_LEVEL_WARN => Level::WARN,
+        UCS_LOG_LEVEL_DIAG | UCS_LOG_LEVEL_INFO => Level::INFO,
+        UCS_LOG_LEVEL_DEBUG => Level::DEBUG,
+        _ => Level::TRACE,
+    }
+}
+
+/// Logs at a UCX level chosen at run time (`tracing`'s macros take a
+/// constant level): `log_at_ucx_level!(UCS_LOG_LEVEL_ERROR, "text {x}")`.
+#[macro_export]
+macro_rules! log_at_ucx_level {
+    ($level:expr, $($message:tt)+) => {
+        match $crate::core::log::tracing_level_of($level) {
+            tracing::Level::ERROR => tracing::error!($($message)+),
+            tracing::Level::WARN => tracing::warn!($($message)+),
+            tracing::Level::INFO => tracing::info!($($message)+),
+            tracing::Level::DEBUG => tracing::debug!($($message)+),
+            _ => tracing::trace!($($message)+),
+        }
+    };
+}
+
 /// Where our own logger writes.
 enum Output {
     Stderr,

@@ -4,6 +4,7 @@
 //! domains and devices are `ib`'s and `hca`'s.
 
 pub mod async_context;
+pub mod c_boundary;
 pub mod callbackq;
 pub mod config;
 pub mod data_trace;

@@ -17,6 +17,7 @@
 use std::sync::OnceLock;
 
 use crate::abi::ucs_status::Status;
+use crate::abi::ucs_sys_bus_id_t;
 use crate::core::config::SoftDeviceSpec;
 use crate::hca::config::{SoftHcaConfig, SoftHcaMode, SoftHcaWire};
 use crate::hca::soft::{self, SoftDevice};
@@ -34,6 +35,8 @@ pub enum Backend {
     Verbs {
         /// The node GUID (identifies the adapter across processes).
         node_guid: u64,
+        /// The PCI function of the adapter, when sysfs names one.
+        pci_bus_id: Option<ucs_sys_bus_id_t>,
     },
     /// A soft HCA device, opened by its configured name (the listed name
     /// differs when it was renamed next to a real device).
@@ -138,12 +141,13 @@ fn discover_devices() -> Vec<HcaDevice> {
         .into_iter()
         .filter_map(|s| {
             let backend = match s.origin {
-                DeviceOrigin::Verbs => Backend::Verbs {
-                    node_guid: real_devices
-                        .iter()
-                        .find(|d| d.name == s.backend_name)
-                        .map_or(0, |d| d.node_guid),
-                },
+                DeviceOrigin::Verbs => {
+                    let real = real_devices.iter().find(|d| d.name == s.backend_name);
+                    Backend::Verbs {
+                        node_guid: real.map_or(0, |d| d.node_guid),
+                        pci_bus_id: real.and_then(|d| d.pci_bus_id),
+                    }
+                }
                 DeviceOrigin::Soft => Backend::Soft {
                     spec: soft_specs
                         .iter()

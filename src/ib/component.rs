@@ -11,27 +11,52 @@ use crate::hca::devices::{hca_devices, HcaDevice};
 /// A UCT component: a family of memory domains and their transports.
 pub struct Component {
     name: &'static str,
+    /// `UCT_COMPONENT_FLAG_*` bits.
+    flags: u64,
+    /// Whether its memory domains are the HCA devices (else it has none).
+    has_mds: bool,
 }
 
-/// The InfiniBand component (UCX's name for the mlx5 family too).
-pub static IB_COMPONENT: Component = Component { name: "ib" };
+/// The InfiniBand component (UCX's name for the mlx5 family too): no
+/// connection manager and no rkey-pointer access.
+pub static IB_COMPONENT: Component = Component {
+    name: "ib",
+    flags: 0,
+    has_mds: true,
+};
+
+/// The connection manager component (`crate::cm`): no memory domain. Named
+/// `rdmacm`, the first name of UCP's default `UCX_SOCKADDR_TLS_PRIORITY`
+/// (`rdmacm,tcp,sockcm`), so UCP uses it without configuration.
+pub static CM_COMPONENT: Component = Component {
+    name: "rdmacm",
+    flags: UCT_COMPONENT_FLAG_CM,
+    has_mds: false,
+};
 
 /// Every component, in the order `uct_query_components` lists them.
-pub static COMPONENTS: [&Component; 1] = [&IB_COMPONENT];
+pub static COMPONENTS: [&Component; 2] = [&IB_COMPONENT, &CM_COMPONENT];
 
 impl Component {
     pub fn name(&self) -> &'static str {
         self.name
     }
 
-    /// `UCT_COMPONENT_FLAG_*` bits: `ib` has no connection manager and no
-    /// rkey-pointer access.
+    /// `UCT_COMPONENT_FLAG_*` bits.
     pub fn flags(&self) -> u64 {
-        0
+        self.flags
+    }
+
+    /// Whether this is the connection manager component.
+    pub fn is_cm(&self) -> bool {
+        self.flags & UCT_COMPONENT_FLAG_CM != 0
     }
 
     /// The devices this component opens as memory domains.
     pub fn md_devices(&self) -> &'static [HcaDevice] {
+        if !self.has_mds {
+            return &[];
+        }
         crate::ib::config::hand_down_device_settings();
         hca_devices()
     }

@@ -136,8 +136,19 @@ impl Md {
             tl_name: RC_MLX5_TL_NAME,
             dev_name: port_name(self.device),
             dev_type: UCT_DEVICE_TYPE_NET,
-            sys_device: UCS_SYS_DEVICE_ID_UNKNOWN,
+            pci_bus_id: self.pci_bus_id(),
         }]
+    }
+
+    /// The PCI function of the md's device: a real adapter's, as sysfs
+    /// names it; none for a soft HCA device, which sits on no PCI function
+    /// (UCX's ib md reports such a device, rxe for one, as
+    /// `UCS_SYS_DEVICE_ID_UNKNOWN`).
+    pub fn pci_bus_id(&self) -> Option<ucs_sys_bus_id_t> {
+        match self.device.backend {
+            Backend::Verbs { pci_bus_id, .. } => pci_bus_id,
+            Backend::Soft { .. } => None,
+        }
     }
 
     /// `Err` with a log line unless memory of `mem_type` can be registered.
@@ -175,7 +186,7 @@ impl Md {
             Backend::Soft { soft_name, spec } => {
                 format!("soft-hca:{soft_name}@{}", spec.ipv4).into_bytes()
             }
-            Backend::Verbs { node_guid } => format!("ib-guid:{node_guid:016x}").into_bytes(),
+            Backend::Verbs { node_guid, .. } => format!("ib-guid:{node_guid:016x}").into_bytes(),
         }
     }
 }
@@ -204,7 +215,8 @@ pub fn check_mem_reg_flags(flags: u64, function: &str) -> Result<(), Status> {
     Ok(())
 }
 
-/// `Err` with a log line for deregistration flags this md cannot honour:
+/// `Err` for deregistration flags this md cannot honour (a warning for
+/// unknown ones):
 /// `UCT_MD_MEM_DEREG_FLAG_INVALIDATE` is unsupported, as in UCX's verbs ib
 /// md (no `UCT_MD_FLAG_INVALIDATE`).
 pub fn check_mem_dereg_flags(flags: u32, function: &str) -> Result<(), Status> {
@@ -214,7 +226,8 @@ pub fn check_mem_dereg_flags(flags: u32, function: &str) -> Result<(), Status> {
         return Err(Status::InvalidParam);
     }
     if flags & UCT_MD_MEM_DEREG_FLAG_INVALIDATE != 0 {
-        tracing::warn!("{function}: invalidation is not supported (no UCT_MD_FLAG_INVALIDATE)");
+        // The status is the answer, as UCX's: callers probe for support.
+        tracing::debug!("{function}: invalidation is not supported (no UCT_MD_FLAG_INVALIDATE)");
         return Err(Status::Unsupported);
     }
     Ok(())
@@ -255,7 +268,9 @@ pub struct TlResource {
     pub tl_name: &'static str,
     pub dev_name: String,
     pub dev_type: uct_device_type_t,
-    pub sys_device: ucs_sys_device_t,
+    /// The PCI function under the resource (its `ucs_topo` system device
+    /// is registered by the entry point that reports it).
+    pub pci_bus_id: Option<ucs_sys_bus_id_t>,
 }
 
 /// CPUs the device is local to: all CPUs the system has (a soft device has no

@@ -25,6 +25,8 @@ set -euo pipefail
 readonly EXAMPLE_FILES=(examples/uct_hello_world.c examples/hello_world_util.h)
 # shellcheck source=../../common/ucx_debian_source.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../common/ucx_debian_source.sh"
+# shellcheck source=../../common/server_port.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../common/server_port.sh"
 
 die() {
     echo "uct_hello_world.sh: $*" >&2
@@ -84,11 +86,6 @@ prepare() {
 }
 
 # --- run -----------------------------------------------------------------------
-
-free_tcp_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])' 2>/dev/null ||
-        echo $((20000 + RANDOM % 30000))
-}
 
 # The example's test string: `size - 1` letters A..Z repeating, then NUL.
 expected_string() {
@@ -183,22 +180,8 @@ run() {
         env "${server_env[@]}" timeout -k 5 "$limit" "$binary" "${args[@]}" \
             >"$logs/server.out" 2>"$logs/server.err" &
         server=$!
-        # The server accepts exactly one connection, so readiness is watched
-        # from the outside (a probing connect would be taken as the client),
-        # and the listening socket must be the server's own (`timeout` runs
-        # it as a child), not another process's on the same port.
         listening=0
-        local waited=0 server_pid
-        while ((waited++ < 200)); do
-            server_pid=$(pgrep -P "$server" | head -n1 || true)
-            if [[ -n "$server_pid" ]] &&
-                [[ $(ss -ltnpH "sport = :$port") == *"pid=$server_pid,"* ]]; then
-                listening=1
-                break
-            fi
-            kill -0 "$server" 2>/dev/null || break
-            sleep 0.1
-        done
+        wait_listening "$server" "$port" 200 && listening=1
         ((listening)) && break
         if kill -0 "$server" 2>/dev/null; then
             fail "the server did not listen on port $port within 20 s"

@@ -62,6 +62,26 @@ pub const MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR: u8 = 0x15;
 pub const MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR: u8 = 0x16;
 pub const MLX5_CQE_SYNDROME_REMOTE_ABORTED_ERR: u8 = 0x22;
 
+/// What an error syndrome says, for log lines.
+pub fn syndrome_text(syndrome: u8) -> &'static str {
+    match syndrome {
+        MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR => "local length error",
+        MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR => "local QP operation error",
+        MLX5_CQE_SYNDROME_LOCAL_PROT_ERR => "local protection error",
+        MLX5_CQE_SYNDROME_WR_FLUSH_ERR => "work request flushed (QP in error)",
+        MLX5_CQE_SYNDROME_MW_BIND_ERR => "memory window bind error",
+        MLX5_CQE_SYNDROME_BAD_RESP_ERR => "bad response",
+        MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR => "local access error",
+        MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR => "remote invalid request",
+        MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR => "remote access error",
+        MLX5_CQE_SYNDROME_REMOTE_OP_ERR => "remote operation error",
+        MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR => "transport retry count exceeded",
+        MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR => "RNR retry count exceeded",
+        MLX5_CQE_SYNDROME_REMOTE_ABORTED_ERR => "remote side aborted",
+        _ => "error",
+    }
+}
+
 /// The fields of a CQE64 we produce and consume. `encode` places each where
 /// the CQE's opcode says it goes; `decode` reads them back the same way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -22,8 +22,6 @@ struct ucs_async_context;
  */
 struct ucs_sys_event_set;
 
-typedef struct ucs_async_context ucs_async_context_t;
-
 /**
  * Bit set of fd events (`UCS_EVENT_SET_EV*`).
  */
@@ -33,6 +31,8 @@ typedef uint8_t ucs_event_set_types_t;
  * Called when a registered fd becomes ready or a timer expires.
  */
 typedef void (*ucs_async_event_cb_t)(int id, ucs_event_set_types_t events, void *arg);
+
+typedef struct ucs_async_context ucs_async_context_t;
 
 typedef struct ucs_sys_event_set ucs_sys_event_set_t;
 
@@ -54,49 +54,6 @@ typedef void (*ucs_event_set_handler_t)(void *callback_data,
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
-
-/**
- * Creates an async context delivering events in `mode`.
- *
- * # Safety
- * `async_p` must be NULL or point at writable storage for one pointer.
- */
-ucs_status_t ucs_async_context_create(ucs_async_mode_t mode,
-                                      ucs_async_context_t **async_p);
-
-/**
- * Destroys a context created by `ucs_async_context_create`: stops its
- * service thread and drops its remaining handlers. NULL is ignored.
- *
- * # Safety
- * `async_context` must be NULL or a live context; no worker may still use it.
- */
-void ucs_async_context_destroy(ucs_async_context_t *async_context);
-
-/**
- * Runs the handlers whose events are pending now, in the calling thread;
- * NULL polls every poll-mode context.
- *
- * # Safety
- * `async_context` must be NULL or a live context.
- */
-void ucs_async_poll(ucs_async_context_t *async_context);
-
-/**
- * Calls `cb(event_fd, events, arg)` when `event_fd` has `events`, from the
- * context's service thread (thread modes) or from `ucs_async_poll` (poll
- * mode). The handler id is `event_fd`. Unlike UCX, a context is required.
- *
- * # Safety
- * `async_context` NULL or live; `cb(…, arg)` must stay callable until the
- * handler is removed.
- */
-ucs_status_t ucs_async_set_event_handler(ucs_async_mode_t mode,
-                                         int event_fd,
-                                         ucs_event_set_types_t events,
-                                         ucs_async_event_cb_t cb,
-                                         void *arg,
-                                         ucs_async_context_t *async_context);
 
 /**
  * Removes handler `id`; with `sync` non-zero, waits until no call of it is
@@ -123,11 +80,44 @@ ucs_status_t ucs_async_add_timer(ucs_async_mode_t mode,
                                  int *timer_id_p);
 
 /**
+ * Creates an async context delivering events in `mode`.
+ */
+ucs_status_t ucs_async_context_create(ucs_async_mode_t mode,
+                                      ucs_async_context_t **async_p);
+
+/**
+ * Destroys a context created by `ucs_async_context_create`: stops its
+ * service thread and drops its remaining handlers. NULL is ignored.
+ *
+ * No worker may still use the context.
+ */
+void ucs_async_context_destroy(ucs_async_context_t *async_context);
+
+/**
+ * Runs the handlers whose events are pending now, in the calling thread;
+ * NULL polls every poll-mode context.
+ */
+void ucs_async_poll(ucs_async_context_t *async_context);
+
+/**
+ * Calls `cb(event_fd, events, arg)` when `event_fd` has `events`, from the
+ * context's service thread (thread modes) or from `ucs_async_poll` (poll
+ * mode). The handler id is `event_fd`. Unlike UCX, a context is required.
+ *
+ * `cb(…, arg)` must stay callable until the handler is removed.
+ */
+ucs_status_t ucs_async_set_event_handler(ucs_async_mode_t mode,
+                                         int event_fd,
+                                         ucs_event_set_types_t events,
+                                         ucs_async_event_cb_t cb,
+                                         void *arg,
+                                         ucs_async_context_t *async_context);
+
+/**
  * Delivers the events a blocked context missed (called by UCX's inline
  * `ucs_async_check_miss`); for our contexts, the same as `ucs_async_poll`.
  *
- * # Safety
- * `async_context` must be a live context, ours or UCX's.
+ * The context must be live, ours or UCX's.
  */
 void __ucs_async_poll_missed(ucs_async_context_t *async_context);
 

@@ -94,19 +94,14 @@ extern "C" {
 ucs_status_t ucs_callbackq_init(ucs_callbackq_t *cbq);
 
 /**
- * Frees the queue's state; callbacks still registered are dropped (with a
- * log line). Leaves `cbq` empty: a walk after this calls nothing.
- *
- * # Safety
- * `cbq` NULL, ours, or UCX's; no walk of it may be running.
+ * Frees the queue's state; callbacks still registered are dropped (with
+ * a log line). Leaves `cbq` empty: a walk after this calls nothing. No
+ * walk of it may be running.
  */
 void ucs_callbackq_cleanup(ucs_callbackq_t *cbq);
 
 /**
- * Adds a callback (see `add`).
- *
- * # Safety
- * `cbq` NULL, ours or UCX's; `cb(arg)` callable until removed.
+ * Adds a callback (see `add`); `cb(arg)` callable until removed.
  */
 int ucs_callbackq_add(ucs_callbackq_t *cbq,
                       ucs_callback_t cb,
@@ -115,9 +110,6 @@ int ucs_callbackq_add(ucs_callbackq_t *cbq,
 
 /**
  * Adds a callback from any thread, also from inside a callback.
- *
- * # Safety
- * As `ucs_callbackq_add`.
  */
 int ucs_callbackq_add_safe(ucs_callbackq_t *cbq,
                            ucs_callback_t cb,
@@ -126,26 +118,18 @@ int ucs_callbackq_add_safe(ucs_callbackq_t *cbq,
 
 /**
  * Removes callback `id`; it is never called again once this returns.
- *
- * # Safety
- * `cbq` NULL, ours or UCX's.
  */
 void ucs_callbackq_remove(ucs_callbackq_t *cbq, int id);
 
 /**
  * Removes callback `id` from any thread, also from inside a callback.
- *
- * # Safety
- * `cbq` NULL, ours or UCX's.
  */
 void ucs_callbackq_remove_safe(ucs_callbackq_t *cbq, int id);
 
 /**
- * Removes every callback for which `pred(elem, arg)` is non-zero; `elem`
- * shows the callback and its argument.
- *
- * # Safety
- * `cbq` NULL, ours or UCX's; `pred` callable with `arg`.
+ * Removes every callback for which `pred(elem, arg)` is non-zero;
+ * `elem` shows the callback and its argument. `pred` must be callable
+ * with `arg`.
  */
 void ucs_callbackq_remove_if(ucs_callbackq_t *cbq,
                              ucs_callbackq_predicate_t pred,

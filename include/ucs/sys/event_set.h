@@ -20,26 +20,19 @@ extern const unsigned int ucs_sys_event_set_max_wait_events;
 
 /**
  * Creates an empty set.
- *
- * # Safety
- * `event_set_p` NULL or writable.
  */
 ucs_status_t ucs_event_set_create(ucs_sys_event_set_t **event_set_p);
 
 /**
- * Wraps an existing epoll fd, which stays the caller's (cleanup keeps it open).
- *
- * # Safety
- * `event_set_p` NULL or writable.
+ * Wraps an existing epoll fd, which stays the caller's (cleanup keeps
+ * it open).
  */
 ucs_status_t ucs_event_set_create_from_fd(ucs_sys_event_set_t **event_set_p,
                                           int event_fd);
 
 /**
- * Watches `fd` for `events`; `callback_data` is handed to the wait handler.
- *
- * # Safety
- * `event_set` NULL, ours or UCX's.
+ * Watches `fd` for `events`; `callback_data` is handed to the wait
+ * handler.
  */
 ucs_status_t ucs_event_set_add(ucs_sys_event_set_t *event_set,
                                int fd,
@@ -48,9 +41,6 @@ ucs_status_t ucs_event_set_add(ucs_sys_event_set_t *event_set,
 
 /**
  * Changes the events and callback data of a watched `fd`.
- *
- * # Safety
- * `event_set` NULL, ours or UCX's.
  */
 ucs_status_t ucs_event_set_mod(ucs_sys_event_set_t *event_set,
                                int fd,
@@ -59,20 +49,15 @@ ucs_status_t ucs_event_set_mod(ucs_sys_event_set_t *event_set,
 
 /**
  * Stops watching `fd`.
- *
- * # Safety
- * `event_set` NULL, ours or UCX's.
  */
 ucs_status_t ucs_event_set_del(ucs_sys_event_set_t *event_set, int fd);
 
 /**
- * Waits up to `timeout_ms` (-1: forever) for at most `*num_events` events
- * (capped at `ucs_sys_event_set_max_wait_events`), calls
- * `handler(callback_data, events, arg)` for each, and stores how many there
- * were in `*num_events`. `UCS_INPROGRESS` when a signal interrupted the wait.
- *
- * # Safety
- * `event_set` NULL, ours or UCX's; `num_events` NULL or read/writable.
+ * Waits up to `timeout_ms` (-1: forever) for at most `*num_events`
+ * events (capped at `ucs_sys_event_set_max_wait_events`), calls
+ * `handler(callback_data, events, arg)` for each, and stores how many
+ * there were in `*num_events`. `UCS_INPROGRESS` when a signal
+ * interrupted the wait.
  */
 ucs_status_t ucs_event_set_wait(ucs_sys_event_set_t *event_set,
                                 unsigned int *num_events,
@@ -81,18 +66,13 @@ ucs_status_t ucs_event_set_wait(ucs_sys_event_set_t *event_set,
                                 void *arg);
 
 /**
- * Frees the set (and closes its epoll fd unless the caller gave it).
- *
- * # Safety
- * `event_set` NULL, ours or UCX's; not used afterwards.
+ * Frees the set (and closes its epoll fd unless the caller gave it);
+ * the set is not used afterwards.
  */
 void ucs_event_set_cleanup(ucs_sys_event_set_t *event_set);
 
 /**
  * The set's epoll fd (readable when an event is pending).
- *
- * # Safety
- * `event_set` NULL, ours or UCX's; `event_fd_p` NULL or writable.
  */
 ucs_status_t ucs_event_set_fd_get(ucs_sys_event_set_t *event_set, int *event_fd_p);
 

@@ -365,6 +365,14 @@ struct uct_tl_resource_desc {
 typedef struct uct_tl_resource_desc uct_tl_resource_desc_t;
 
 /**
+ * Whether a socket address is reachable locally or remotely.
+ */
+typedef enum {
+    UCT_SOCKADDR_ACC_LOCAL = 0,
+    UCT_SOCKADDR_ACC_REMOTE = 1,
+} uct_sockaddr_accessibility_t;
+
+/**
  * Advice for `uct_md_mem_advise`.
  */
 typedef enum {
@@ -460,14 +468,6 @@ enum uct_atomic_op {
 };
 
 typedef enum uct_atomic_op uct_atomic_op_t;
-
-/**
- * Whether a socket address is reachable locally or remotely.
- */
-typedef enum {
-    UCT_SOCKADDR_ACC_LOCAL = 0,
-    UCT_SOCKADDR_ACC_REMOTE = 1,
-} uct_sockaddr_accessibility_t;
 
 /**
  * `uct_md_mem_attr_t::field_mask` bits.
@@ -893,19 +893,6 @@ ucs_status_t uct_md_open(uct_component_h component,
 void uct_md_close(uct_md_h md);
 
 /**
- * Fills the version-1 attributes.
- *
- * Size: `uct_md_attr_t` is 224 bytes in UCX 1.13 and in master (the layouts
- * are identical; newer fields went to `uct_md_attr_v2_t` instead), so writing
- * the whole struct never goes past what a caller of either version allocated.
- * A layout test pins the size at 224.
- *
- * # Safety
- * `md_attr` must be NULL or writable for `sizeof(uct_md_attr_t)` bytes.
- */
-ucs_status_t uct_md_query(uct_md_h md, uct_md_attr_t *md_attr);
-
-/**
  * Lists the transport resources of `md` (`rc_mlx5` on `<device>:1`); release
  * the array with `uct_release_tl_resource_list`.
  *
@@ -917,6 +904,19 @@ ucs_status_t uct_md_query_tl_resources(uct_md_h md,
                                        unsigned int *num_resources_p);
 
 /**
+ * Whether `sockaddr` can be reached through `md` (the deprecated
+ * `UCT_MD_FLAG_SOCKADDR` capability, which no md of ours has): never, as
+ * UCX's ib md answers; client-server wire-up is a connection manager's
+ * job. A debug line only: callers probe it.
+ *
+ * # Safety
+ * None needed: the address is not read.
+ */
+int uct_md_is_sockaddr_accessible(uct_md_h md,
+                                  const ucs_sock_addr_t *sockaddr,
+                                  uct_sockaddr_accessibility_t mode);
+
+/**
  * Frees an array from `uct_md_query_tl_resources`; NULL is ignored.
  *
  * # Safety
@@ -924,20 +924,6 @@ ucs_status_t uct_md_query_tl_resources(uct_md_h md,
  * yet released.
  */
 void uct_release_tl_resource_list(uct_tl_resource_desc_t *resources);
-
-/**
- * Registers `length` bytes at `address` with the md's device: as
- * `uct_md_mem_reg_v2` with `flags` as the only field.
- *
- * # Safety
- * Pointers must be NULL or valid as in UCX; the memory must stay valid until
- * it is deregistered.
- */
-ucs_status_t uct_md_mem_reg(uct_md_h md,
-                            void *address,
-                            size_t length,
-                            unsigned int flags,
-                            uct_mem_h *memh_p);
 
 /**
  * Advice on registered memory (`UCT_MD_FLAG_ADVISE`). Registrations are
@@ -952,15 +938,6 @@ ucs_status_t uct_md_mem_advise(uct_md_h md,
                                void *addr,
                                size_t length,
                                uct_mem_advice_t advice);
-
-/**
- * Deregisters memory registered by `uct_md_mem_reg` or `uct_md_mem_reg_v2`:
- * as `uct_md_mem_dereg_v2` with `memh` as the only field.
- *
- * # Safety
- * `md` must be NULL or live; `memh` a live handle of this md.
- */
-ucs_status_t uct_md_mem_dereg(uct_md_h md, uct_mem_h memh);
 
 /**
  * Packs the remote key of `memh` into `rkey_buffer`: as
@@ -991,6 +968,38 @@ ucs_status_t uct_rkey_unpack(uct_component_h component,
  */
 ucs_status_t uct_rkey_release(uct_component_h component,
                               const uct_rkey_bundle_t *rkey_ob);
+
+/**
+ * Fills the version-1 attributes.
+ *
+ * Size: `uct_md_attr_t` is 224 bytes in UCX 1.13 and in master (the layouts
+ * are identical; newer fields went to `uct_md_attr_v2_t` instead), so writing
+ * the whole struct never goes past what a caller of either version allocated.
+ * A layout test pins the size at 224.
+ *
+ * `md_attr` must be NULL or writable for `sizeof(uct_md_attr_t)` bytes.
+ */
+ucs_status_t uct_md_query(uct_md_h md, uct_md_attr_t *md_attr);
+
+/**
+ * Registers `length` bytes at `address` with the md's device: as
+ * `uct_md_mem_reg_v2` with `flags` as the only field.
+ *
+ * Pointers must be NULL or valid as in UCX; the memory must stay valid until
+ * it is deregistered.
+ */
+ucs_status_t uct_md_mem_reg(uct_md_h md,
+                            void *address,
+                            size_t length,
+                            unsigned int flags,
+                            uct_mem_h *memh_p);
+
+/**
+ * Deregisters memory registered by `uct_md_mem_reg` or
+ * `uct_md_mem_reg_v2`: as `uct_md_mem_dereg_v2` with `memh` as the only
+ * field. `memh` must be a live handle of this md.
+ */
+ucs_status_t uct_md_mem_dereg(uct_md_h md, uct_mem_h memh);
 
 /**
  * Reads the memory domain configuration of `component` from `ucx.conf`
@@ -1066,16 +1075,6 @@ void uct_config_print(const void *config,
                       ucs_config_print_flags_t print_flags);
 
 /**
- * Creates a worker bound to `async_context`.
- *
- * # Safety
- * `async_context` must be a live async context; `worker_p` NULL or writable.
- */
-ucs_status_t uct_worker_create(ucs_async_context_t *async_context,
-                               ucs_thread_mode_t thread_mode,
-                               uct_worker_h *worker_p);
-
-/**
  * Destroys a worker; NULL is ignored.
  *
  * # Safety
@@ -1084,22 +1083,24 @@ ucs_status_t uct_worker_create(ucs_async_context_t *async_context,
 void uct_worker_destroy(uct_worker_h worker);
 
 /**
- * Calls every registered progress callback once; returns the work they did.
- * Binaries built against UCX headers do the same walk inline.
- *
- * # Safety
- * `worker` must be NULL or live.
+ * Creates a worker bound to `async_context` (a live async context).
+ */
+ucs_status_t uct_worker_create(ucs_async_context_t *async_context,
+                               ucs_thread_mode_t thread_mode,
+                               uct_worker_h *worker_p);
+
+/**
+ * Calls every registered progress callback once; returns the work they
+ * did. Binaries built against UCX headers do the same walk inline.
  */
 unsigned int uct_worker_progress(uct_worker_h worker);
 
 /**
  * Adds `func(arg)` to the worker's progress if `*id_p` is
- * `UCS_CALLBACKQ_ID_NULL`, storing the new id there; otherwise does nothing.
- * Thread safe, and safe to call from inside a progress callback.
- *
- * # Safety
- * `worker` NULL or live; `id_p` NULL or a valid `int`; `func(arg)` must stay
- * callable until the callback is removed.
+ * `UCS_CALLBACKQ_ID_NULL`, storing the new id there; otherwise does
+ * nothing. Thread safe, and safe to call from inside a progress
+ * callback. `func(arg)` must stay callable until the callback is
+ * removed.
  */
 void uct_worker_progress_register_safe(uct_worker_h worker,
                                        ucs_callback_t func,
@@ -1108,28 +1109,11 @@ void uct_worker_progress_register_safe(uct_worker_h worker,
                                        uct_worker_cb_id_t *id_p);
 
 /**
- * Removes the callback `*id_p` names (if not `UCS_CALLBACKQ_ID_NULL`) and
- * resets `*id_p`. After it returns the callback is never called again.
- *
- * # Safety
- * `worker` NULL or live; `id_p` NULL or a valid `int`.
+ * Removes the callback `*id_p` names (if not `UCS_CALLBACKQ_ID_NULL`)
+ * and resets `*id_p`. After it returns the callback is never called
+ * again.
  */
 void uct_worker_progress_unregister_safe(uct_worker_h worker, uct_worker_cb_id_t *id_p);
-
-/**
- * Opens an interface on `md` for the transport and device in `params`
- * (`UCT_IFACE_OPEN_MODE_DEVICE`), or a stub iface that answers
- * `params->mode.stub.status` (`UCT_IFACE_OPEN_MODE_STUB`; `md` and `worker`
- * may then be NULL).
- *
- * # Safety
- * Handles live, `params` valid per its field mask, `iface_p` writable.
- */
-ucs_status_t uct_iface_open(uct_md_h md,
-                            uct_worker_h worker,
-                            const uct_iface_params_t *params,
-                            const uct_iface_config_t *config,
-                            uct_iface_h *iface_p);
 
 /**
  * Returns a descriptor kept by an AM handler: the `uct_recv_desc_t *` stored
@@ -1143,27 +1127,18 @@ ucs_status_t uct_iface_open(uct_md_h md,
 void uct_iface_release_desc(void *desc);
 
 /**
- * Sets the handler of active message `id` (`cb` NULL removes it). Handlers
- * run from `uct_worker_progress` (synchronous callbacks).
+ * Opens an interface on `md` for the transport and device in `params`
+ * (`UCT_IFACE_OPEN_MODE_DEVICE`), or a stub iface that answers
+ * `params->mode.stub.status` (`UCT_IFACE_OPEN_MODE_STUB`; `md` and `worker`
+ * may then be NULL).
  *
- * # Safety
- * `iface` NULL or a live iface of this library.
+ * Handles live, `params` valid per its field mask, `iface_p` writable.
  */
-ucs_status_t uct_iface_set_am_handler(uct_iface_h iface,
-                                      uint8_t id,
-                                      uct_am_callback_t cb,
-                                      void *arg,
-                                      uint32_t flags);
-
-/**
- * Sets the active-message tracer (`tracer` NULL removes it).
- *
- * # Safety
- * `iface` NULL or a live iface of this library.
- */
-ucs_status_t uct_iface_set_am_tracer(uct_iface_h iface,
-                                     uct_am_tracer_t tracer,
-                                     void *arg);
+ucs_status_t uct_iface_open(uct_md_h md,
+                            uct_worker_h worker,
+                            const uct_iface_params_t *params,
+                            const uct_iface_config_t *config,
+                            uct_iface_h *iface_p);
 
 /**
  * Closes the interface (`iface->ops.iface_close`).
@@ -1257,6 +1232,25 @@ ucs_status_t uct_iface_tag_recv_cancel(uct_iface_h iface,
                                        int force);
 
 /**
+ * Sets the handler of active message `id` (`cb` NULL removes it). Handlers
+ * run from `uct_worker_progress` (synchronous callbacks).
+ *
+ */
+ucs_status_t uct_iface_set_am_handler(uct_iface_h iface,
+                                      uint8_t id,
+                                      uct_am_callback_t cb,
+                                      void *arg,
+                                      uint32_t flags);
+
+/**
+ * Sets the active-message tracer (`tracer` NULL removes it).
+ *
+ */
+ucs_status_t uct_iface_set_am_tracer(uct_iface_h iface,
+                                     uct_am_tracer_t tracer,
+                                     void *arg);
+
+/**
  * Allocates `length` bytes with the first of `methods` that works (see the
  * module documentation).
  *
@@ -1310,8 +1304,9 @@ void uct_iface_mem_free(const uct_allocated_memory_t *mem);
 void uct_completion_update_status(uct_completion_t *comp, ucs_status_t status);
 
 /**
- * Creates an endpoint on `params->iface` (`UCT_EP_PARAM_FIELD_IFACE` is
- * required) through that iface's `ep_create` operation.
+ * Creates an endpoint on `params->iface` through that iface's `ep_create`
+ * operation, or with `UCT_EP_PARAM_FIELD_CM` a connection-manager endpoint
+ * (`crate::api::cm`).
  *
  * # Safety
  * `params` NULL or valid per its field mask; `ep_p` NULL or writable.
@@ -1587,6 +1582,88 @@ ucs_status_t uct_ep_connect_to_ep(uct_ep_h ep,
  * Destroys the endpoint.
  */
 void uct_ep_destroy(uct_ep_h ep);
+
+/**
+ * Reads the connection manager's configuration (it has no settings; the
+ * handle is released with `uct_config_release`).
+ *
+ * # Safety
+ * Pointer arguments are NULL or valid; strings are NUL-terminated.
+ */
+ucs_status_t uct_cm_config_read(uct_component_h component,
+                                const char *env_prefix,
+                                const char *_filename,
+                                uct_cm_config_t **config_p);
+
+/**
+ * Opens the connection manager of `component` on `worker`.
+ *
+ * # Safety
+ * Handles are NULL or live; `cm_p` NULL or writable.
+ */
+ucs_status_t uct_cm_open(uct_component_h component,
+                         uct_worker_h worker,
+                         const uct_cm_config_t *_config,
+                         uct_cm_h *cm_p);
+
+/**
+ * Closes a connection manager; its listeners and endpoints must be gone.
+ *
+ * # Safety
+ * `cm` NULL or an open connection manager, not used afterwards.
+ */
+void uct_cm_close(uct_cm_h cm);
+
+/**
+ * Reports `max_conn_priv`.
+ *
+ * # Safety
+ * `cm` NULL or open; `cm_attr` NULL or valid.
+ */
+ucs_status_t uct_cm_query(uct_cm_h cm, uct_cm_attr_t *cm_attr);
+
+/**
+ * Listens on `saddr` (a device's IPv4 address, or `INADDR_ANY`; port 0
+ * picks a free one, `uct_listener_query` tells which).
+ *
+ * # Safety
+ * Handles NULL or live; `saddr` NULL or valid for `socklen` bytes; `params`
+ * NULL or valid per its mask; `listener_p` NULL or writable.
+ */
+ucs_status_t uct_listener_create(uct_cm_h cm,
+                                 const struct sockaddr *saddr,
+                                 socklen_t socklen,
+                                 const uct_listener_params_t *params,
+                                 uct_listener_h *listener_p);
+
+/**
+ * Stops listening. Requests already handed to the callback stay valid
+ * until they are rejected or turned into endpoints.
+ *
+ * # Safety
+ * `listener` NULL or live, not used afterwards.
+ */
+void uct_listener_destroy(uct_listener_h listener);
+
+/**
+ * Reports the address the listener listens on (with the chosen port).
+ *
+ * # Safety
+ * `listener` NULL or live; `listener_attr` NULL or valid.
+ */
+ucs_status_t uct_listener_query(uct_listener_h listener,
+                                uct_listener_attr_t *listener_attr);
+
+/**
+ * Rejects a connection request: the client's connect callback gets
+ * `UCS_ERR_REJECTED`.
+ *
+ * # Safety
+ * `listener` NULL or live; `conn_request` any value (checked against the
+ * pending requests, never dereferenced).
+ */
+ucs_status_t uct_listener_reject(uct_listener_h listener,
+                                 uct_conn_request_h conn_request);
 
 #ifdef __cplusplus
 }  // extern "C"

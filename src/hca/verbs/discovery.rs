@@ -12,6 +12,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use super::ffi;
+use crate::abi::ucs_sys_bus_id_t;
 use crate::hca::{DeviceAddress, LinkLayer, Mtu, IB_DEFAULT_SUBNET_PREFIX};
 
 /// Where the kernel describes RDMA devices (GID types live below it).
@@ -116,6 +117,49 @@ pub fn read_gid_type(root: &Path, device: &str, port: u8, index: u8) -> Option<G
     GidType::parse(&std::fs::read_to_string(path).ok()?)
 }
 
+/// The PCI function `device` sits on, from the kernel's description of it
+/// below `root` (`/sys/class/infiniband`): `<root>/<device>` resolves to
+/// `.../<pci function>/infiniband/<device>` for a physical function, or to
+/// `.../<pci function>/<sub-function id>/infiniband/<device>` for a
+/// sub-function; the PCI function is the directory that has a `device`
+/// file (its PCI device id). `None` for a device on no PCI function (a
+/// software device such as rxe resolves under `/sys/devices/virtual`),
+/// as UCX's ib md decides.
+pub fn pci_bus_id(root: &Path, device: &str) -> Option<ucs_sys_bus_id_t> {
+    let resolved = std::fs::canonicalize(root.join(device)).ok()?;
+    // Two levels up for a physical function, three for a sub-function.
+    let function = resolved
+        .ancestors()
+        .skip(2)
+        .take(2)
+        .find(|dir| dir.join("device").exists())?;
+    parse_pci_address(function.file_name()?.to_str()?)
+}
+
+/// A PCI address as sysfs names it: `dddd:bb:ss.f`, or `bb:ss.f` in
+/// domain 0 (hexadecimal fields); `None` for anything else.
+pub fn parse_pci_address(text: &str) -> Option<ucs_sys_bus_id_t> {
+    let (location, function) = text.rsplit_once('.')?;
+    let fields: Vec<&str> = location.split(':').collect();
+    let (domain, bus, slot) = match fields.as_slice() {
+        [domain, bus, slot] => (*domain, *bus, *slot),
+        [bus, slot] => ("0", *bus, *slot),
+        _ => return None,
+    };
+    let hex = |field: &str, digits: usize| -> Option<u32> {
+        let valid = !field.is_empty()
+            && field.len() <= digits
+            && field.bytes().all(|b| b.is_ascii_hexdigit());
+        valid.then(|| u32::from_str_radix(field, 16).ok())?
+    };
+    Some(ucs_sys_bus_id_t {
+        domain: u16::try_from(hex(domain, 4)?).ok()?,
+        bus: u8::try_from(hex(bus, 2)?).ok()?,
+        slot: u8::try_from(hex(slot, 2)?).ok()?,
+        function: u8::try_from(hex(function, 1)?).ok()?,
+    })
+}
+
 /// An active port of a real device.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VerbsPort {
@@ -140,6 +184,8 @@ pub struct VerbsDevice {
     pub name: String,
     /// The node GUID as the device reports it (big-endian bytes).
     pub node_guid: u64,
+    /// The PCI function it sits on ([`pci_bus_id`]).
+    pub pci_bus_id: Option<ucs_sys_bus_id_t>,
     pub ports: Vec<VerbsPort>,
 }
 
@@ -230,6 +276,7 @@ fn probe_device(
         return None;
     }
     Some(VerbsDevice {
+        pci_bus_id: pci_bus_id(sysfs_root, &name),
         name,
         node_guid: attr.node_guid,
         ports,

@@ -33,6 +33,7 @@ use crate::rc::txwq::{OpKind, OutstandingOp, TxResources};
 mod progress;
 mod rx;
 mod tx;
+pub use tx::failure_log_level;
 
 pub use rx::ReleaseDesc;
 use rx::RxState;
@@ -58,6 +59,9 @@ pub struct IfaceState {
     ep_yard: TombstoneYard<RcEp>,
     err_handler: uct_error_handler_t,
     err_handler_arg: *mut c_void,
+    /// The level a failed ep is logged at when its peer is gone
+    /// (`UCX_RC_MLX5_FAILURE`).
+    failure_log_level: ucs_log_level_t,
     progress_id: Option<CallbackId>,
     /// AM flow control settings.
     pub fc: FcConfig,
@@ -262,6 +266,7 @@ impl RcIface {
                 ep_yard: TombstoneYard::new(EP_QUARANTINE),
                 err_handler,
                 err_handler_arg,
+                failure_log_level: config.failure_log_level,
                 progress_id: None,
                 domain,
                 fc: FcConfig::new(config, srq_len),
@@ -508,9 +513,8 @@ impl IfaceState {
                 answer
             }
             None => {
-                tracing::error!(
-                    "rc_mlx5 ep {ep:p}: transport error {status} and no error handler is set"
-                );
+                // The failure is logged at fatal level next: nobody took it.
+                tracing::debug!("rc_mlx5 ep {ep:p}: error {status} and no error handler is set");
                 status.raw()
             }
         }

@@ -27,6 +27,29 @@ pub fn syndrome_status(syndrome: u8) -> Status {
     }
 }
 
+/// The level the failure of an ep is logged at, as UCX's rc_mlx5 chooses
+/// it: a flushed WQE (the QP was already in error: nothing new) at trace
+/// level whatever the handler said, fatal when the error handler did not
+/// take the error (or there is none), `UCX_RC_MLX5_FAILURE` (`configured`)
+/// for a peer that is gone or unreachable (it is what error handling is
+/// for), error for everything else (a local or remote protection error is
+/// a bug of the caller).
+pub fn failure_log_level(
+    configured: ucs_log_level_t,
+    status: Status,
+    handler_answer: ucs_status_t,
+) -> ucs_log_level_t {
+    if status == Status::Canceled {
+        UCS_LOG_LEVEL_TRACE
+    } else if handler_answer != UCS_OK {
+        UCS_LOG_LEVEL_FATAL
+    } else if matches!(status, Status::EndpointTimeout | Status::ConnectionReset) {
+        configured
+    } else {
+        UCS_LOG_LEVEL_ERROR
+    }
+}
+
 /// Calls a completion the way UCX's `uct_invoke_completion` does: records
 /// the first error, counts down, calls `func` at zero.
 ///
@@ -235,10 +258,26 @@ impl RcIface {
                     status,
                     mut decision,
                 } => {
+                    let answer = answer.take().unwrap_or(status.raw());
                     if decision == OnError::AskHandler {
-                        let answer = answer.take().unwrap_or(status.raw());
                         decision = ep.failover.on_handler_result(status, answer, has_tokens);
                     }
+                    let level = failure_log_level(state.failure_log_level, status, answer);
+                    let (syndrome, vendor) = work.syndrome.unwrap_or_default();
+                    crate::log_at_ucx_level!(
+                        level,
+                        "rc_mlx5: {} on QP 0x{:x} WQE {} (syndrome 0x{syndrome:x}, vendor \
+                         syndrome 0x{vendor:x}): ep {:p} failed with {status}, {}",
+                        mlx5::syndrome_text(syndrome),
+                        work.qpn,
+                        work.counter,
+                        work.ep,
+                        match Status::from_raw(answer) {
+                            _ if answer == UCS_OK => "handled by the error handler".to_string(),
+                            Some(refused) => format!("the error handler answered {refused}"),
+                            None => format!("the error handler answered {answer}"),
+                        }
+                    );
                     Stage::Settle { status, decision }
                 }
                 Stage::Settle { status, decision } => {
@@ -317,6 +356,8 @@ struct CqeWork {
     ep: *mut RcEp,
     qpn: u32,
     counter: u16,
+    /// An error CQE's syndrome and vendor syndrome.
+    syndrome: Option<(u8, u8)>,
     stage: Stage,
 }
 
@@ -351,6 +392,9 @@ impl IfaceState {
                 ep,
                 qpn: cqe.qpn,
                 counter: cqe.wqe_counter,
+                syndrome: cqe
+                    .is_error()
+                    .then_some((cqe.syndrome, cqe.vendor_syndrome)),
                 stage,
             });
         }

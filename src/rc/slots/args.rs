@@ -13,7 +13,9 @@
 use std::ffi::{c_uint, c_void};
 use std::marker::PhantomData;
 
+pub(super) use crate::abi::status_of;
 use crate::abi::*;
+pub(super) use crate::core::c_boundary::{null_argument, null_buffer, CBytes, CSlice, FromC, Out};
 use crate::core::iface::query_v2_generic;
 use crate::failover::{ep_query_tx_token, iface_query_tokens, ConnectionId, ResponderLookup};
 use crate::ib::domain::MemHandle;
@@ -26,14 +28,6 @@ pub(super) const IFACE_ADDR_LEN: usize = 1;
 
 /// Largest iov count of `am_short_iov`.
 pub(super) const MAX_SHORT_IOV: usize = 8;
-
-/// A slot argument made from the raw C values of a slot.
-pub(super) trait FromC<Raw>: Sized {
-    /// # Safety
-    /// `raw` as UCX's contract for the slot promises it (see the module
-    /// docs; each implementation says what it relies on).
-    unsafe fn from_c(raw: Raw) -> Self;
-}
 
 /// Declares a slot argument that is a C struct pointer taken over as is,
 /// with its [`FromC`]; `relies_on` is what its users may assume of it.
@@ -73,7 +67,7 @@ macro_rules! slot {
                 // arguments (an internal op's: the entry point's), which is
                 // what `FromC::from_c` requires.
                 let $bind = unsafe {
-                    <$ty as $crate::rc::slots::args::FromC<_>>::from_c(($($raw),+))
+                    <$ty as $crate::core::c_boundary::FromC<_>>::from_c(($($raw),+))
                 };
             )+
             $body
@@ -87,15 +81,6 @@ macro_rules! slot {
     };
 }
 pub(super) use slot;
-
-/// Maps a `Result` to a slot's status.
-#[inline]
-pub(super) fn status_of(result: Result<(), Status>) -> ucs_status_t {
-    match result {
-        Ok(()) => UCS_OK,
-        Err(status) => status.raw(),
-    }
-}
 
 /// Maps a posted zcopy/get/flush to `UCS_INPROGRESS`.
 #[inline]
@@ -192,83 +177,6 @@ impl IfaceArg {
     }
 }
 
-#[cold]
-#[inline(never)]
-pub(super) fn null_buffer(function: &str, length: usize) -> Status {
-    tracing::warn!("{function}: NULL buffer with length {length}");
-    Status::InvalidParam
-}
-
-#[cold]
-#[inline(never)]
-pub(super) fn null_argument(function: &str, what: &str) -> Status {
-    tracing::warn!("{function}: {what} is NULL");
-    Status::InvalidParam
-}
-
-/// A C array and its length, to be read: a pointer the caller's contract
-/// makes NULL or readable for `len` entries.
-#[derive(Clone, Copy)]
-pub(super) struct CSlice<'a, T> {
-    ptr: *const T,
-    len: usize,
-    _life: PhantomData<&'a [T]>,
-}
-
-impl<T> CSlice<'_, T> {
-    /// Only for `from_c`: the pair is valid by its contract.
-    #[inline(always)]
-    fn taken(ptr: *const T, len: usize) -> Self {
-        CSlice {
-            ptr,
-            len,
-            _life: PhantomData,
-        }
-    }
-
-    pub(super) fn len(&self) -> usize {
-        self.len
-    }
-}
-
-/// A C buffer and its length, to be read.
-pub(super) type CBytes<'a> = CSlice<'a, u8>;
-
-impl FromC<(*const c_void, c_uint)> for CBytes<'_> {
-    /// Relies on: the buffer NULL or readable for `length` bytes.
-    #[inline(always)]
-    unsafe fn from_c((ptr, len): (*const c_void, c_uint)) -> Self {
-        CBytes::taken(ptr.cast(), len as usize)
-    }
-}
-
-impl FromC<(*const c_void, usize)> for CBytes<'_> {
-    /// Relies on: the buffer NULL or readable for `length` bytes.
-    #[inline(always)]
-    unsafe fn from_c((ptr, len): (*const c_void, usize)) -> Self {
-        CBytes::taken(ptr.cast(), len)
-    }
-}
-
-impl<'a> CBytes<'a> {
-    pub(super) fn is_null(&self) -> bool {
-        self.ptr.is_null()
-    }
-
-    /// The bytes; NULL is allowed only for length 0.
-    #[inline(always)]
-    pub(super) fn get(&self, function: &str) -> Result<&'a [u8], Status> {
-        if self.len == 0 {
-            return Ok(&[]);
-        }
-        if self.ptr.is_null() {
-            return Err(null_buffer(function, self.len));
-        }
-        // SAFETY: non-NULL, readable for len bytes (FromC).
-        Ok(unsafe { std::slice::from_raw_parts(self.ptr, self.len) })
-    }
-}
-
 /// A C buffer to be written, of a length fixed by the slot (`N`: the
 /// address length the iface reports).
 pub(super) type OutBytes<'a, const N: usize> = Out<'a, [u8; N]>;
@@ -281,7 +189,8 @@ macro_rules! address_bytes {
         impl FromC<*mut $c> for OutBytes<'_, { $len }> {
             /// Relies on: NULL or writable for the address length.
             unsafe fn from_c(ptr: *mut $c) -> Self {
-                Out { ptr: ptr.cast(), _life: PhantomData }
+                // SAFETY: forwarded contract.
+                unsafe { Out::from_raw(ptr.cast()) }
             }
         }
 
@@ -310,7 +219,8 @@ pub(super) struct InBytes<'a, const N: usize> {
 
 impl<'a, const N: usize> From<InBytes<'a, N>> for CBytes<'a> {
     fn from(bytes: InBytes<'a, N>) -> Self {
-        CBytes::taken(bytes.ptr, N)
+        // SAFETY: NULL or readable for N bytes (FromC).
+        unsafe { CBytes::from_c((bytes.ptr, N)) }
     }
 }
 
@@ -333,14 +243,18 @@ pub(super) struct PeerAddress<'a> {
 
 impl PeerAddress<'_> {
     /// From the members whose bits are set; the others NULL.
-    fn taken(
+    ///
+    /// # Safety
+    /// Each address given NULL or readable for its length.
+    unsafe fn taken(
         device: Option<(*const uct_device_addr_t, usize)>,
         iface: Option<*const uct_iface_addr_t>,
         ep: Option<*const uct_ep_addr_t>,
     ) -> Self {
         let (device, len) = device.unwrap_or((std::ptr::null(), 0));
         PeerAddress {
-            device: CBytes::taken(device.cast(), len),
+            // SAFETY: NULL or readable for len bytes (the contract).
+            device: unsafe { CBytes::from_c((device.cast::<u8>(), len)) },
             iface: InBytes {
                 ptr: iface.unwrap_or(std::ptr::null()).cast(),
                 _life: PhantomData,
@@ -368,15 +282,17 @@ impl FromC<&uct_iface_is_reachable_params_t> for PeerAddress<'_> {
     unsafe fn from_c(params: &uct_iface_is_reachable_params_t) -> Self {
         let mask = params.field_mask;
         let bit = |field: u32| mask & u64::from(field) != 0;
-        let len = device_len(
-            bit(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR_LENGTH),
-            params.device_addr_length,
-        );
-        PeerAddress::taken(
-            bit(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR).then_some((params.device_addr, len)),
-            bit(UCT_IFACE_IS_REACHABLE_FIELD_IFACE_ADDR).then_some(params.iface_addr),
-            None,
-        )
+        let given = bit(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR_LENGTH);
+        // The length member is read only when its bit is set.
+        let len = device_len(given, if given { params.device_addr_length } else { 0 });
+        // SAFETY: forwarded contract.
+        unsafe {
+            PeerAddress::taken(
+                bit(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR).then_some((params.device_addr, len)),
+                bit(UCT_IFACE_IS_REACHABLE_FIELD_IFACE_ADDR).then_some(params.iface_addr),
+                None,
+            )
+        }
     }
 }
 
@@ -385,12 +301,15 @@ impl FromC<&uct_ep_is_connected_params_t> for PeerAddress<'_> {
     /// length of it.
     unsafe fn from_c(params: &uct_ep_is_connected_params_t) -> Self {
         let bit = |field: u32| params.field_mask & u64::from(field) != 0;
-        PeerAddress::taken(
-            bit(UCT_EP_IS_CONNECTED_FIELD_DEVICE_ADDR)
-                .then_some((params.device_addr, device_len(false, 0))),
-            None,
-            bit(UCT_EP_IS_CONNECTED_FIELD_EP_ADDR).then_some(params.ep_addr),
-        )
+        // SAFETY: forwarded contract.
+        unsafe {
+            PeerAddress::taken(
+                bit(UCT_EP_IS_CONNECTED_FIELD_DEVICE_ADDR)
+                    .then_some((params.device_addr, device_len(false, 0))),
+                None,
+                bit(UCT_EP_IS_CONNECTED_FIELD_EP_ADDR).then_some(params.ep_addr),
+            )
+        }
     }
 }
 
@@ -402,39 +321,9 @@ impl FromC<(*const uct_device_addr_t, &uct_ep_connect_to_ep_params_t)> for CByte
     ) -> Self {
         let given =
             params.field_mask & u64::from(UCT_EP_CONNECT_TO_EP_PARAM_FIELD_DEVICE_ADDR_LENGTH) != 0;
-        CBytes::taken(device.cast(), device_len(given, params.device_addr_length))
-    }
-}
-
-/// A C pointer to one value to be written.
-pub(super) struct Out<'a, T> {
-    ptr: *mut T,
-    _life: PhantomData<&'a mut T>,
-}
-
-impl<T> FromC<*mut T> for Out<'_, T> {
-    /// Relies on: NULL or writable for one `T`.
-    unsafe fn from_c(ptr: *mut T) -> Self {
-        Out {
-            ptr,
-            _life: PhantomData,
-        }
-    }
-}
-
-impl<T> Out<'_, T> {
-    pub(super) fn is_null(&self) -> bool {
-        self.ptr.is_null()
-    }
-
-    /// Writes `value`; `InvalidParam` for NULL.
-    pub(super) fn write(self, function: &str, what: &str, value: T) -> Result<(), Status> {
-        if self.ptr.is_null() {
-            return Err(null_argument(function, what));
-        }
-        // SAFETY: non-NULL, writable (FromC).
-        unsafe { self.ptr.write(value) };
-        Ok(())
+        let len = device_len(given, params.device_addr_length);
+        // SAFETY: forwarded contract.
+        unsafe { CBytes::from_c((device.cast::<u8>(), len)) }
     }
 }
 
@@ -573,36 +462,24 @@ impl PendingPurgeCb {
     }
 }
 
-/// A C iov array and its count.
+/// A C iov array and its count; its `FromC` (of [`CSlice`]) also relies
+/// on each entry's buffer readable for its length (`count` times when
+/// strided) and its `memh` NULL or a handle from `uct_md_mem_reg`.
 pub(super) type CIov<'a> = CSlice<'a, uct_iov_t>;
-
-impl FromC<(*const uct_iov_t, usize)> for CIov<'_> {
-    /// Relies on: `iov` NULL or readable for `count` entries, each entry's
-    /// buffer readable for its length (`count` times when strided) and its
-    /// `memh` NULL or a handle from `uct_md_mem_reg`.
-    #[inline(always)]
-    unsafe fn from_c((ptr, count): (*const uct_iov_t, usize)) -> Self {
-        CIov::taken(ptr, count)
-    }
-}
 
 impl<'a> CIov<'a> {
     /// The entries, at most `max` of them; `InvalidParam` with a log line
     /// for more, or for NULL with a count.
     pub(super) fn entries(&self, function: &str, max: usize) -> Result<&'a [uct_iov_t], Status> {
-        if self.len > max || (self.len > 0 && self.ptr.is_null()) {
+        if self.len() > max || (self.len() > 0 && self.is_null()) {
             tracing::error!(
                 "{function}: bad iov ({} entries at {:p}, limit {max})",
-                self.len,
-                self.ptr
+                self.len(),
+                self.as_ptr()
             );
             return Err(Status::InvalidParam);
         }
-        if self.len == 0 {
-            return Ok(&[]);
-        }
-        // SAFETY: non-NULL, count entries (FromC).
-        Ok(unsafe { std::slice::from_raw_parts(self.ptr, self.len) })
+        self.get(function)
     }
 
     /// The bytes of entry `index` (of [`CIov::entries`]) for inline
@@ -611,8 +488,8 @@ impl<'a> CIov<'a> {
         let entry = &self.entries(function, usize::MAX)?[index];
         refuse_strided(function, entry)?;
         let len = entry.length.saturating_mul(entry.count.max(1) as usize);
-        // The entry's buffer is readable for its length (FromC).
-        CBytes::taken(entry.buffer.cast(), len).get(function)
+        // SAFETY: the entry's buffer is readable for its length (FromC).
+        unsafe { CBytes::from_c((entry.buffer.cast_const(), len)) }.get(function)
     }
 
     /// The data segments of a zcopy iov, empty entries left out: returns
@@ -626,7 +503,7 @@ impl<'a> CIov<'a> {
     ) -> Result<(usize, usize), Status> {
         let entries = self.entries(function, max_iov.min(segments.len()))?;
         if entries.is_empty() {
-            tracing::warn!("{function}: bad iov (0 entries at {:p})", self.ptr);
+            tracing::warn!("{function}: bad iov (0 entries at {:p})", self.as_ptr());
             return Err(Status::InvalidParam);
         }
         let mut total = 0usize;
@@ -650,7 +527,13 @@ impl<'a> CIov<'a> {
                 tracing::warn!("{function}: iov[{index}] has no valid memory handle")
             })?;
             if !memh.covers(entry.buffer as usize, length) {
-                tracing::warn!("{function}: iov[{index}] is outside its registration");
+                // An error, as UCX's parameter checks log theirs: the
+                // caller's bug (UCT_IFACE_FLAG_ERRHANDLE_ZCOPY_BUF).
+                tracing::error!(
+                    "{function}: iov[{index}] ({length} bytes at {:p}) is outside its \
+                     registration",
+                    entry.buffer
+                );
                 return Err(Status::InvalidParam);
             }
             segments[count] = DataSeg {

@@ -29,6 +29,12 @@ pub const CAP_FLAGS: u64 = UCT_IFACE_FLAG_AM_SHORT
     | UCT_IFACE_FLAG_CONNECT_TO_EP
     | UCT_IFACE_FLAG_CB_SYNC
     | UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE
+    // A zcopy buffer outside its registration is refused when posted; one
+    // the device cannot access locally, or remote memory the peer refuses,
+    // fails the ep through the error handler (rc::iface::tx), as UCX's
+    // rc_mlx5 reports both.
+    | UCT_IFACE_FLAG_ERRHANDLE_ZCOPY_BUF
+    | UCT_IFACE_FLAG_ERRHANDLE_REMOTE_MEM
     | UCT_IFACE_FLAG_INTER_NODE;
 
 /// Event capabilities.

@@ -269,6 +269,7 @@ pub const HEADERS: &[HeaderSpec] = &[
             "src/api/iface.rs",
             "src/api/mem_alloc.rs",
             "src/api/ep.rs",
+            "src/api/cm.rs",
         ],
         includes: &[
             "uct/api/uct_def.h",
@@ -450,6 +451,67 @@ impl syn::parse::Parse for DispatchFns {
     }
 }
 
+/// The function of a `c_entry!` invocation (`core::c_boundary`):
+/// `[no_log_setup] #[doc] fn name(arg: Type, ...) [-> Ret]; take ...; { body }`.
+struct EntryFn(DispatchFn);
+
+impl syn::parse::Parse for EntryFn {
+    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+        if input.peek(syn::Ident) {
+            let _setup: syn::Ident = input.parse()?;
+        }
+        let attrs = input.call(syn::Attribute::parse_outer)?;
+        let docs = attrs
+            .iter()
+            .filter_map(|attr| match &attr.meta {
+                syn::Meta::NameValue(nv) if attr.path().is_ident("doc") => match &nv.value {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(s),
+                        ..
+                    }) => Some(s.value()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        input.parse::<syn::Token![fn]>()?;
+        let name: syn::Ident = input.parse()?;
+        let content;
+        syn::parenthesized!(content in input);
+        let mut params = Vec::new();
+        while !content.is_empty() {
+            let param: syn::Ident = content.parse()?;
+            content.parse::<syn::Token![:]>()?;
+            let ty: syn::Type = content.parse()?;
+            params.push((param, ty));
+            if !content.is_empty() {
+                content.parse::<syn::Token![,]>()?;
+            }
+        }
+        let ret = if input.peek(syn::Token![->]) {
+            input.parse::<syn::Token![->]>()?;
+            input.parse()?
+        } else {
+            syn::parse_quote!(())
+        };
+        input.parse::<syn::Token![;]>()?;
+        // The `take` clause and the body declare nothing for C.
+        input.step(|cursor| {
+            let mut rest = *cursor;
+            while let Some((_, next)) = rest.token_tree() {
+                rest = next;
+            }
+            Ok(((), rest))
+        })?;
+        Ok(EntryFn(DispatchFn {
+            docs,
+            name,
+            params,
+            ret,
+        }))
+    }
+}
+
 /// Plain Rust declarations of the functions an `export_dispatch!` expands to.
 /// `isize` results are written `ssize_t`, as UCX declares them.
 fn dispatch_declarations(fns: &[DispatchFn]) -> String {
@@ -516,6 +578,16 @@ fn scan_file(path: &Path) -> Result<FileItems, Error> {
                 items
                     .dispatch_source
                     .push_str(&dispatch_declarations(&fns.0));
+            }
+            syn::Item::Macro(m) if m.mac.path.is_ident("c_entry") => {
+                let entry = m
+                    .mac
+                    .parse_body::<EntryFn>()
+                    .map_err(|e| Error::Parse(path.to_owned(), e))?;
+                items.exports.push(entry.0.name.to_string());
+                items
+                    .dispatch_source
+                    .push_str(&dispatch_declarations(std::slice::from_ref(&entry.0)));
             }
             _ => {}
         }

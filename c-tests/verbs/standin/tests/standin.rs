@@ -111,6 +111,16 @@ fn discovery_lists_both_devices_with_roce_v2_gids_encoding_their_endpoints() {
             "RoCE v2\n"
         );
     }
+    // The stand-in puts device N on PCI function 0000:(N+3):00.0.
+    for (index, device) in found.iter().enumerate() {
+        let expected = uct::abi::ucs_sys_bus_id_t {
+            domain: 0,
+            bus: 3 + index as u8,
+            slot: 0,
+            function: 0,
+        };
+        assert_eq!(device.pci_bus_id, Some(expected), "{}", device.name);
+    }
     let device = VerbsDevice::open("mlx5_0").expect("open");
     let attr = device.attr();
     assert_eq!(attr.port_count, 1);
@@ -1081,4 +1091,74 @@ fn idle_process_with_qps_costs_little_cpu() {
         || !cfg!(target_arch = "x86_64");
     let bound = if watch_only { 0.05 } else { 0.02 };
     assert!(share < bound, "idle CPU {:.1} %", share * 100.0);
+}
+
+/// What a UCX program sees: the md of a verbs device reports its tl
+/// resource on a system device registered by the device's PCI function and
+/// named after the device (as UCX's ib md names it), the same one at every
+/// query.
+#[test]
+fn md_tl_resource_sits_on_the_system_device_of_its_pci_function() {
+    use std::ffi::{c_uint, CStr};
+    use std::ptr::{null, null_mut};
+    use uct::abi::*;
+    use uct::api::component::*;
+    use uct::api::md::*;
+    use uct::api::topo::*;
+    setup();
+    let sys_device_of = |md_name: &CStr| -> ucs_sys_device_t {
+        let mut components: *mut uct_component_h = null_mut();
+        let mut count: c_uint = 0;
+        let mut md = null_mut();
+        let mut resources: *mut uct_tl_resource_desc_t = null_mut();
+        let mut num_resources: c_uint = 0;
+        // SAFETY: valid out-pointers; arrays released after reading.
+        unsafe {
+            assert_eq!(uct_query_components(&mut components, &mut count), UCS_OK);
+            assert_eq!(
+                uct_md_open(*components, md_name.as_ptr(), null(), &mut md),
+                UCS_OK
+            );
+            uct_release_component_list(components);
+            assert_eq!(
+                uct_md_query_tl_resources(md, &mut resources, &mut num_resources),
+                UCS_OK
+            );
+            assert_eq!(num_resources, 1);
+            let sys_device = (*resources).sys_device;
+            uct_release_tl_resource_list(resources);
+            uct_md_close(md);
+            sys_device
+        }
+    };
+    let first = sys_device_of(c"mlx5_0");
+    assert_ne!(first, UCS_SYS_DEVICE_ID_UNKNOWN);
+    assert_eq!(
+        sys_device_of(c"mlx5_0"),
+        first,
+        "a second query, the same device"
+    );
+    let second = sys_device_of(c"mlx5_1");
+    assert_ne!(second, UCS_SYS_DEVICE_ID_UNKNOWN);
+    assert_ne!(second, first);
+    for (sys_device, name, bus) in [(first, c"mlx5_0", 3), (second, c"mlx5_1", 4)] {
+        // SAFETY: get_name answers a string that lives as long as the process.
+        let got = unsafe { CStr::from_ptr(ucs_topo_sys_device_get_name(sys_device)) };
+        assert_eq!(got, name);
+        let mut bus_id = ucs_sys_bus_id_t {
+            domain: 9,
+            bus: 9,
+            slot: 9,
+            function: 9,
+        };
+        // SAFETY: a live out-pointer.
+        assert_eq!(
+            unsafe { ucs_topo_get_device_bus_id(sys_device, &mut bus_id) },
+            UCS_OK
+        );
+        assert_eq!(
+            (bus_id.domain, bus_id.bus, bus_id.slot, bus_id.function),
+            (0, bus, 0, 0)
+        );
+    }
 }

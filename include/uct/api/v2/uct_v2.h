@@ -381,6 +381,35 @@ struct uct_perf_attr {
 typedef struct uct_perf_attr uct_perf_attr_t;
 
 /**
+ * Parameters of `uct_md_mkey_pack_v2`.
+ */
+struct uct_md_mkey_pack_params {
+    uint64_t field_mask;
+    unsigned int flags;
+};
+
+typedef struct uct_md_mkey_pack_params uct_md_mkey_pack_params_t;
+
+/**
+ * Parameters of `uct_rkey_unpack_v2`.
+ */
+struct uct_rkey_unpack_params {
+    uint64_t field_mask;
+    ucs_sys_device_t sys_device;
+};
+
+typedef struct uct_rkey_unpack_params uct_rkey_unpack_params_t;
+
+/**
+ * Parameters of `uct_rkey_compare`.
+ */
+struct uct_rkey_compare_params {
+    uint64_t field_mask;
+};
+
+typedef struct uct_rkey_compare_params uct_rkey_compare_params_t;
+
+/**
  * What `uct_md_query_v2` reports; members valid per `field_mask`.
  */
 struct uct_md_attr_v2 {
@@ -432,35 +461,6 @@ struct uct_md_mem_dereg_params {
 };
 
 typedef struct uct_md_mem_dereg_params uct_md_mem_dereg_params_t;
-
-/**
- * Parameters of `uct_md_mkey_pack_v2`.
- */
-struct uct_md_mkey_pack_params {
-    uint64_t field_mask;
-    unsigned int flags;
-};
-
-typedef struct uct_md_mkey_pack_params uct_md_mkey_pack_params_t;
-
-/**
- * Parameters of `uct_rkey_unpack_v2`.
- */
-struct uct_rkey_unpack_params {
-    uint64_t field_mask;
-    ucs_sys_device_t sys_device;
-};
-
-typedef struct uct_rkey_unpack_params uct_rkey_unpack_params_t;
-
-/**
- * Parameters of `uct_rkey_compare`.
- */
-struct uct_rkey_compare_params {
-    uint64_t field_mask;
-};
-
-typedef struct uct_rkey_compare_params uct_rkey_compare_params_t;
 
 /**
  * `uct_perf_attr_t::flags` bits.
@@ -711,54 +711,40 @@ extern "C" {
 
 /**
  * Fills the v2 attributes selected by `iface_attr->field_mask`. Token
- * queries need `tx_token` (the peer's token, input) for `RX_TOKEN`, and the
- * output buffers for the tokens asked for. A caller of UCX 1.22 passes its
- * own layout of the struct (see `api/iface_attr_v2.rs`).
- *
- * # Safety
- * `iface` NULL or a live iface of this library; `iface_attr` NULL or valid.
+ * queries need `tx_token` (the peer's token, input) for `RX_TOKEN`, and
+ * the output buffers for the tokens asked for. A caller of UCX 1.22
+ * passes its own layout of the struct (see `api/iface_attr_v2.rs`).
  */
 ucs_status_t uct_iface_query_v2(uct_iface_h iface, uct_iface_attr_v2_t *iface_attr);
 
 /**
- * Queries endpoint attributes; `TX_TOKEN` writes the endpoint's TX token
- * into the caller's `tx_token` buffer.
- *
- * # Safety
- * `ep` NULL or a live endpoint of this library; `ep_attr` NULL or valid.
+ * Queries endpoint attributes; `TX_TOKEN` writes the endpoint's TX
+ * token into the caller's `tx_token` buffer.
  */
 ucs_status_t uct_ep_query(uct_ep_h ep, uct_ep_attr_t *ep_attr);
 
 /**
- * Moves the endpoint to an error state. `params` may be NULL (no flags);
- * with `UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS` its outstanding operations
- * are kept for `uct_ep_outstanding_purge`, without it the endpoint fails as
- * on a transport error (operations complete with `UCS_ERR_CANCELED`, the
- * error handler is called once). Unknown flags and field-mask bits are
- * ignored, as in UCX.
- *
- * # Safety
- * `ep` NULL or a live endpoint of this library; `params` NULL or valid.
+ * Moves the endpoint to an error state. `params` may be NULL (no
+ * flags); with `UCT_EP_INVALIDATE_FLAG_NO_COMPLETIONS` its outstanding
+ * operations are kept for `uct_ep_outstanding_purge`, without it the
+ * endpoint fails as on a transport error (operations complete with
+ * `UCS_ERR_CANCELED`, the error handler is called once). Unknown flags
+ * and field-mask bits are ignored, as in UCX.
  */
 ucs_status_t uct_ep_invalidate(uct_ep_h ep, const uct_ep_invalidate_params_t *params);
 
 /**
- * From now on a transport error on `ep` keeps its outstanding operations
- * instead of completing them with errors.
- *
- * # Safety
- * `ep` NULL or a live endpoint of this library.
+ * From now on a transport error on `ep` keeps its outstanding
+ * operations instead of completing them with errors.
  */
 ucs_status_t uct_ep_failover_enable(uct_ep_h ep);
 
 /**
- * Completes what the peer received (per `rx_token`) and calls `cb` once per
- * undelivered operation, in posting order. `RX_TOKEN` and `CB` are required
- * (NULL `params` refused, as UCX); unknown field-mask bits are ignored. A
- * second purge, with nothing held since, returns `UCS_OK` and calls nothing.
- *
- * # Safety
- * `ep` NULL or a live endpoint of this library; `params` NULL or valid.
+ * Completes what the peer received (per `rx_token`) and calls `cb` once
+ * per undelivered operation, in posting order. `RX_TOKEN` and `CB` are
+ * required (NULL `params` refused, as UCX); unknown field-mask bits are
+ * ignored. A second purge, with nothing held since, returns `UCS_OK`
+ * and calls nothing.
  */
 ucs_status_t uct_ep_outstanding_purge(uct_ep_h ep,
                                       const uct_ep_outstanding_purge_params_t *params);
@@ -766,18 +752,13 @@ ucs_status_t uct_ep_outstanding_purge(uct_ep_h ep,
 /**
  * Non-zero if the remote interface described by `params` is reachable.
  * Without `DEVICE_ADDR` there is nothing to check: 0 with a log line.
- *
- * # Safety
- * `iface` NULL or a live iface of this library; `params` NULL or valid.
  */
 int uct_iface_is_reachable_v2(uct_iface_h iface,
                               const uct_iface_is_reachable_params_t *params);
 
 /**
- * Connects `ep` to a remote endpoint, with the address lengths in `params`.
- *
- * # Safety
- * `ep` NULL or a live endpoint of this library; pointers NULL or valid.
+ * Connects `ep` to a remote endpoint, with the address lengths in
+ * `params`.
  */
 ucs_status_t uct_ep_connect_to_ep_v2(uct_ep_h ep,
                                      const uct_device_addr_t *device_addr,
@@ -785,85 +766,28 @@ ucs_status_t uct_ep_connect_to_ep_v2(uct_ep_h ep,
                                      const uct_ep_connect_to_ep_params_t *params);
 
 /**
- * Non-zero if `ep` is connected to the remote endpoint described by `params`.
- *
- * # Safety
- * `ep` NULL or a live endpoint of this library; `params` NULL or valid.
+ * Non-zero if `ep` is connected to the remote endpoint described by
+ * `params`.
  */
 int uct_ep_is_connected(uct_ep_h ep, const uct_ep_is_connected_params_t *params);
 
 /**
- * Performance estimates of `perf_attr->operation` on `iface`, written into
- * the caller's version of `uct_perf_attr_t` (see `api/perf.rs`): only
- * the output fields its `field_mask` asks for, never past the struct's end
- * in that version.
- *
- * # Safety
- * `iface` NULL or live; `perf_attr` NULL or valid for the caller's version
- * of the struct.
+ * Performance estimates of `perf_attr->operation` on `iface`, written
+ * into the caller's version of `uct_perf_attr_t` (see `api/perf.rs`):
+ * only the output fields its `field_mask` asks for, never past the
+ * struct's end in that version.
  */
 ucs_status_t uct_iface_estimate_perf(uct_iface_h iface, uct_perf_attr_t *perf_attr);
 
 /**
- * The device-side (GPU-initiated) endpoint of `ep`. No transport of ours
- * has one (none advertises `UCT_IFACE_FLAG_DEVICE_EP`): `UCS_ERR_UNSUPPORTED`,
- * as UCX's transports without device endpoints answer. UCX's `libucp`
- * asks only for lanes of such transports, when a program builds a device
- * memory list (`ucp_device_mem_list_create`), and passes the status on.
- *
- * # Safety
- * `ep` NULL or a live endpoint of this library; `device_ep_p` NULL or
- * writable (never written).
+ * The device-side (GPU-initiated) endpoint of `ep`. No transport of
+ * ours has one (none advertises `UCT_IFACE_FLAG_DEVICE_EP`):
+ * `UCS_ERR_UNSUPPORTED`, as UCX's transports without device endpoints
+ * answer. UCX's `libucp` asks only for lanes of such transports, when a
+ * program builds a device memory list (`ucp_device_mem_list_create`),
+ * and passes the status on. `device_ep_p` is never written.
  */
 ucs_status_t uct_ep_get_device_ep(uct_ep_h ep, uct_device_ep_h *device_ep_p);
-
-/**
- * Fills the version-2 attributes selected by `md_attr->field_mask`; fields
- * not selected are left untouched. Bits we do not know are ignored with a
- * debug line, as UCX ignores them.
- *
- * # Safety
- * `md_attr` must be NULL or a valid `uct_md_attr_v2_t`.
- */
-ucs_status_t uct_md_query_v2(uct_md_h md, uct_md_attr_v2_t *md_attr);
-
-/**
- * Registers `length` bytes at `address` with the md's device as `params`
- * asks (fields `FLAGS`, `DMABUF_FD`, `DMABUF_OFFSET`, `MEM_TYPE`, all
- * optional; other bits refused). Every access right is granted whatever the
- * flags ask for, as UCX's ib md does (`UCT_MD_MEM_ACCESS_REMOTE_ATOMIC`
- * included: atomics use the rkey itself); the handle serves zcopy
- * operations and `uct_md_mkey_pack(_v2)`. `UCT_MD_MEM_FLAG_NONBLOCK`
- * registers at once (no on-demand paging); `UCT_MD_MEM_FLAG_HIDE_ERRORS`
- * logs a failed registration at debug level only; `UCT_MD_MEM_GVA` is
- * unsupported. A dmabuf fd other than `UCT_DMABUF_FD_INVALID` is unsupported
- * (no `UCT_MD_FLAG_REG_DMABUF`); `dmabuf_offset` without one is ignored, as
- * in UCX. Memory types outside `reg_mem_types` (host) are unsupported;
- * `UCS_MEMORY_TYPE_UNKNOWN` is registered as given.
- *
- * # Safety
- * As `uct_md_mem_reg`; `params` NULL or valid for the fields its
- * `field_mask` names.
- */
-ucs_status_t uct_md_mem_reg_v2(uct_md_h md,
-                               void *address,
-                               size_t length,
-                               const uct_md_mem_reg_params_t *params,
-                               uct_mem_h *memh_p);
-
-/**
- * Deregisters `params->memh` (fields `MEMH`, required, `FLAGS`,
- * `COMPLETION`). `UCT_MD_MEM_DEREG_FLAG_INVALIDATE` is unsupported, as in
- * UCX's verbs ib md: this md advertises no `UCT_MD_FLAG_INVALIDATE` (nor
- * `INVALIDATE_RMA`/`AMO`). The completion serves only invalidation, so it
- * is not called (UCX's own UCP passes one on every deregistration and
- * relies on exactly that).
- *
- * # Safety
- * `md` NULL or live; `params` NULL or valid for the fields its `field_mask`
- * names, `memh` a live handle of this md.
- */
-ucs_status_t uct_md_mem_dereg_v2(uct_md_h md, const uct_md_mem_dereg_params_t *params);
 
 /**
  * Packs the remote key of `memh` into `mkey_buffer` as `params` asks (field
@@ -948,6 +872,49 @@ ucs_status_t uct_rkey_compare(uct_component_h component,
                               uct_rkey_t rkey2,
                               const uct_rkey_compare_params_t *params,
                               int *result);
+
+/**
+ * Fills the version-2 attributes selected by `md_attr->field_mask`; fields
+ * not selected are left untouched. Bits we do not know are ignored with a
+ * debug line, as UCX ignores them.
+ *
+ * `md_attr` must be NULL or a valid `uct_md_attr_v2_t`.
+ */
+ucs_status_t uct_md_query_v2(uct_md_h md, uct_md_attr_v2_t *md_attr);
+
+/**
+ * Registers `length` bytes at `address` with the md's device as `params`
+ * asks (fields `FLAGS`, `DMABUF_FD`, `DMABUF_OFFSET`, `MEM_TYPE`, all
+ * optional; other bits refused). Every access right is granted whatever the
+ * flags ask for, as UCX's ib md does (`UCT_MD_MEM_ACCESS_REMOTE_ATOMIC`
+ * included: atomics use the rkey itself); the handle serves zcopy
+ * operations and `uct_md_mkey_pack(_v2)`. `UCT_MD_MEM_FLAG_NONBLOCK`
+ * registers at once (no on-demand paging); `UCT_MD_MEM_FLAG_HIDE_ERRORS`
+ * logs a failed registration at debug level only; `UCT_MD_MEM_GVA` is
+ * unsupported. A dmabuf fd other than `UCT_DMABUF_FD_INVALID` is unsupported
+ * (no `UCT_MD_FLAG_REG_DMABUF`); `dmabuf_offset` without one is ignored, as
+ * in UCX. Memory types outside `reg_mem_types` (host) are unsupported;
+ * `UCS_MEMORY_TYPE_UNKNOWN` is registered as given.
+ *
+ * As `uct_md_mem_reg`; `params` NULL or valid for the fields its
+ * `field_mask` names.
+ */
+ucs_status_t uct_md_mem_reg_v2(uct_md_h md,
+                               void *address,
+                               size_t length,
+                               const uct_md_mem_reg_params_t *params,
+                               uct_mem_h *memh_p);
+
+/**
+ * Deregisters `params->memh` (fields `MEMH`, required, `FLAGS`,
+ * `COMPLETION`). `UCT_MD_MEM_DEREG_FLAG_INVALIDATE` is unsupported, as in
+ * UCX's verbs ib md: this md advertises no `UCT_MD_FLAG_INVALIDATE` (nor
+ * `INVALIDATE_RMA`/`AMO`). The completion serves only invalidation, so it
+ * is not called (UCX's own UCP passes one on every deregistration and
+ * relies on exactly that). `params->memh` must be a live handle of this
+ * md.
+ */
+ucs_status_t uct_md_mem_dereg_v2(uct_md_h md, const uct_md_mem_dereg_params_t *params);
 
 #ifdef __cplusplus
 }  // extern "C"

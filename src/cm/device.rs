@@ -1,0 +1,83 @@
+//! Which of our devices an IP address belongs to, and what the peer needs
+//! to reach it. A soft HCA device has the IPv4 address of its
+//! `UCX_SOFT_HCA_DEVICES` entry; the connection manager listens and
+//! connects on those addresses, and names the device (`mlx5_0:1`) to the
+//! layer above so that its rc lanes use the same one.
+//!
+//! Devices of the rdma-core backend have no address here yet (their
+//! network interface is not looked up), so the connection manager does not
+//! serve them.
+
+use std::ffi::c_char;
+use std::net::Ipv4Addr;
+
+use crate::abi::ucs_status::Status;
+use crate::abi::UCT_DEVICE_NAME_MAX;
+use crate::hca::devices::{hca_devices, Backend, HcaDevice, DEVICE_PORT};
+use crate::hca::{Device, DeviceAddress};
+
+/// The IPv4 address the connection manager uses for `device`.
+pub fn device_ipv4(device: &HcaDevice) -> Option<Ipv4Addr> {
+    match &device.backend {
+        Backend::Soft { spec, .. } => Some(spec.ipv4),
+        Backend::Verbs { .. } => None,
+    }
+}
+
+/// The device listening or connecting on `ip`.
+pub fn device_at(ip: Ipv4Addr) -> Option<&'static HcaDevice> {
+    hca_devices().iter().find(|d| device_ipv4(d) == Some(ip))
+}
+
+/// The first device the connection manager can use.
+pub fn first_device() -> Option<&'static HcaDevice> {
+    hca_devices().iter().find(|d| device_ipv4(d).is_some())
+}
+
+/// A device a connection runs on, kept open for the connection's life so
+/// that its address stays the one handed to the peer.
+pub struct LocalDevice {
+    /// UCT's device name (`mlx5_0:1`).
+    pub name: String,
+    pub ipv4: Ipv4Addr,
+    /// The packed device address, as `uct_iface_get_device_address` of an
+    /// rc_mlx5 iface on this device gives it.
+    pub address: Vec<u8>,
+    _open: Device,
+}
+
+impl std::fmt::Debug for LocalDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.name, self.ipv4)
+    }
+}
+
+impl LocalDevice {
+    /// The device name as UCT's callbacks carry it (NUL-padded; names are
+    /// short, a longer one would be cut to leave the NUL).
+    pub fn c_name(&self) -> [c_char; UCT_DEVICE_NAME_MAX] {
+        let mut name = [0 as c_char; UCT_DEVICE_NAME_MAX];
+        for (slot, byte) in name[..UCT_DEVICE_NAME_MAX - 1]
+            .iter_mut()
+            .zip(self.name.bytes())
+        {
+            *slot = byte as c_char;
+        }
+        name
+    }
+
+    pub fn open(device: &HcaDevice) -> Result<LocalDevice, Status> {
+        let ipv4 = device_ipv4(device).ok_or(Status::NoDevice)?;
+        let open = Device::open(&device.name)?;
+        let port = open.port_attr(DEVICE_PORT)?;
+        let mut packed = [0u8; DeviceAddress::MAX_PACKED_LEN];
+        let len = port.address.pack(&mut packed)?;
+        Ok(LocalDevice {
+            name: format!("{}:{DEVICE_PORT}", device.name),
+            ipv4,
+            // The whole reported length, as the iface hands it out.
+            address: packed[..DeviceAddress::MAX_PACKED_LEN.max(len)].to_vec(),
+            _open: open,
+        })
+    }
+}
