@@ -20,6 +20,7 @@ use super::machine::{Event, Machine, Outcome, Phase, Role};
 use super::socket::{status_of_error, storage_of, SOCKADDR_IN_LEN};
 use super::wire::{Kind, Message};
 use super::{lock, CmCore};
+use crate::abi::ucs_status::status_of;
 use crate::abi::*;
 
 /// The user's side of a connection: its ep handle and callbacks (all zero
@@ -410,7 +411,7 @@ impl Conn {
                 if let (Some(cb), true) = (user.server_notify, user.ep != 0) {
                     let args = uct_cm_ep_server_conn_notify_args_t {
                         field_mask: UCT_CM_EP_SERVER_CONN_NOTIFY_ARGS_FIELD_STATUS,
-                        status: status_of(&result),
+                        status: status_of(result),
                     };
                     tracing::debug!("cm: server ep {:#x}: notify {result:?}", user.ep);
                     // SAFETY: the user's callback for its live ep.
@@ -440,7 +441,7 @@ impl Conn {
         let args = uct_cm_ep_resolve_args_t {
             field_mask: UCT_CM_EP_RESOLVE_ARGS_FIELD_DEV_NAME | UCT_CM_EP_RESOLVE_ARGS_FIELD_STATUS,
             dev_name: self.device.c_name(),
-            status: status_of(&result),
+            status: status_of(result),
         };
         tracing::debug!(
             "cm: client ep {:#x} to {}: resolved on {} ({result:?})",
@@ -545,10 +546,6 @@ impl Conn {
 fn merge(outcome: &mut Outcome, step: Outcome) {
     outcome.events.extend(step.events);
     outcome.finished |= step.finished;
-}
-
-fn status_of(result: &Result<(), Status>) -> ucs_status_t {
-    crate::abi::ucs_status::status_of(result)
 }
 
 fn remote_data(message: &Message) -> uct_cm_remote_data_t {
