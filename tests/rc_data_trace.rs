@@ -21,8 +21,11 @@ use rc_common::*;
 use uct::abi::*;
 use uct::api::iface::uct_iface_set_am_tracer;
 
-/// What one tracer saw: (trace type, id, bytes) per call.
-type Seen = Mutex<Vec<(uct_am_trace_type_t, u8, Vec<u8>)>>;
+/// One tracer call: (trace type, id, bytes).
+type TracerCall = (uct_am_trace_type_t, u8, Vec<u8>);
+
+/// What one tracer saw.
+type Seen = Mutex<Vec<TracerCall>>;
 
 unsafe extern "C" fn record_am(
     arg: *mut c_void,
@@ -61,11 +64,7 @@ fn leaked_seen() -> &'static Seen {
 
 /// Sends one am_short, one am_bcopy and one am_zcopy from a to b, waits
 /// for all three, and returns what a's and b's tracers saw.
-fn send_three_ams() -> (
-    Vec<(u32, u8, Vec<u8>)>,
-    Vec<(u32, u8, Vec<u8>)>,
-    Vec<Vec<u8>>,
-) {
+fn send_three_ams() -> (Vec<TracerCall>, Vec<TracerCall>, Vec<Vec<u8>>) {
     let pair = Pair::new();
     let sent_seen = leaked_seen();
     let received_seen = leaked_seen();
@@ -124,7 +123,7 @@ fn am_tracers_see_each_message_once_per_side_at_trace_data_only() {
     zcopy_bytes.extend_from_slice(&[0xc3; 1000]);
     let expected = [short_bytes, vec![0x5a; 300], zcopy_bytes];
     assert_eq!(delivered, expected);
-    let with_kind = |kind| -> Vec<(u32, u8, Vec<u8>)> {
+    let with_kind = |kind| -> Vec<TracerCall> {
         expected
             .iter()
             .map(|bytes| (kind, 5, bytes.clone()))
