@@ -601,10 +601,12 @@ impl TxWq {
         self.next_psn = psn_add(self.next_psn, psn_count);
         self.pi = index.wrapping_add(wqebbs);
         *credits -= 1;
-        self.sq.publish(self.pi, index);
+        // Before the doorbell, as UCX's rc_mlx5 logs its WQEs: `self` is
+        // still in a register here, so the check costs no reload.
         if data_trace::enabled() {
             self.trace_posted();
         }
+        self.sq.publish(self.pi, index);
     }
 
     /// The data-path line of the WQE just posted. An AM's line is written
