@@ -665,3 +665,23 @@ fn a_request_becomes_an_ep_of_another_workers_connection_manager() {
         uct_listener_destroy(listener);
     }
 }
+
+/// UCX's callers (its gtest, `ucx_info`) size `md_resources` from the count
+/// and pass NULL for a component with no memory domain: the connection
+/// manager must answer that query, not refuse it.
+#[test]
+fn the_connection_manager_is_queried_with_room_for_no_memory_domain() {
+    setup();
+    // SAFETY: uct_component_attr_t is plain C data; all-zero is valid.
+    let mut attr: uct_component_attr_t = unsafe { std::mem::zeroed() };
+    attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME
+        | UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT
+        | UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES
+        | UCT_COMPONENT_ATTR_FIELD_FLAGS;
+    attr.md_resources = null_mut();
+    // SAFETY: a live component handle and a writable attribute struct.
+    let status = unsafe { uct::api::component::uct_component_query(cm_component(), &mut attr) };
+    assert_eq!(status, UCS_OK);
+    assert_eq!(attr.md_resource_count, 0);
+    assert_ne!(attr.flags & UCT_COMPONENT_FLAG_CM, 0);
+}

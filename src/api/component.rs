@@ -95,9 +95,8 @@ pub unsafe extern "C" fn uct_component_query(
         if wants(UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES) {
             // SAFETY: as above; the caller set md_resources with this bit.
             md_resources = unsafe { addr_of!((*component_attr).md_resources).read() };
-            // A component without mds (rdmacm) has nothing to write: UCX's
-            // gtest passes an empty vector's data pointer, NULL, and UCX
-            // accepts it.
+            // A component without memory domains (the connection manager)
+            // is asked with room for none: UCX's callers then pass NULL.
             if !devices.is_empty() {
                 non_null(md_resources, FUNCTION, "md_resources")?;
             }
