@@ -448,3 +448,20 @@ fn unimplemented_functions_exist_and_report_unsupported() {
     assert!(cm.is_null());
     assert_eq!(mem_type, UCS_MEMORY_TYPE_UNKNOWN);
 }
+
+#[test]
+fn md_resources_of_a_component_without_mds_may_be_null() {
+    // UCX's gtest asks every component for its md list with the data
+    // pointer of a vector sized by md_resource_count: NULL for rdmacm.
+    let cm = components()[1];
+    let mut attr = zeroed_component_attr(UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES);
+    attr.md_resources = null_mut();
+    assert_eq!(component_query(cm, &mut attr), UCS_OK);
+    // A component with mds still needs the array.
+    let mut attr = zeroed_component_attr(UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES);
+    attr.md_resources = null_mut();
+    assert_eq!(
+        component_query(ib_component(), &mut attr),
+        UCS_ERR_INVALID_PARAM
+    );
+}

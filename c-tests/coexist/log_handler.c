@@ -9,10 +9,16 @@
  * active message with an invalid id and a put_short one byte too long: each
  * must fail with UCS_ERR_INVALID_PARAM and reach the handler as one ERROR
  * line naming the problem ("active message id", "length").
+ * Then, as UCX's gtest does, raises ucs_global_opts' level to TRACE_DATA:
+ * a valid put_short and an am_short must each reach the handler as one
+ * data-path line at TRACE_DATA (one per posted WQE), and at the default
+ * level none may be produced. (Received AMs and AM tracers are checked by
+ * tests/rc_data_trace.rs.)
  * Prints one line per check; exits 1 at the first failure.
  */
 #include <uct/api/uct.h>
 #include <ucs/debug/log_def.h>
+#include <ucs/config/global_opts.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +62,43 @@ catch_log(const char *file, unsigned line, const char *function,
     return UCS_LOG_FUNC_RC_STOP; /* expected: keep it off the output */
 }
 
+/* Data-path lines seen by count_data_lines. */
+static unsigned data_lines;
+
+static ucs_log_func_rc_t
+count_data_lines(const char *file, unsigned line, const char *function,
+                 ucs_log_level_t level, const ucs_log_component_config_t *comp_conf,
+                 const char *format, va_list ap)
+{
+    (void)file;
+    (void)line;
+    (void)function;
+    (void)comp_conf;
+    (void)format;
+    (void)ap;
+    if (level == UCS_LOG_LEVEL_TRACE_DATA) {
+        ++data_lines;
+        return UCS_LOG_FUNC_RC_STOP; /* keep the output quiet */
+    }
+    return UCS_LOG_FUNC_RC_CONTINUE;
+}
+
+/* Posts a put_short and an am_short on the ep (connected to its own iface)
+ * and returns the data lines the handler saw meanwhile. */
+static int data_lines_of_two_posts(uct_ep_h ep, char *buffer, uct_rkey_t rkey,
+                                   unsigned *lines)
+{
+    ucs_status_t status;
+
+    data_lines = 0;
+    status = uct_ep_put_short(ep, buffer, 8, (uintptr_t)(buffer + 8), rkey);
+    CHECK(status == UCS_OK, "put_short: %s", ucs_status_string(status));
+    status = uct_ep_am_short(ep, 0, 0, buffer, 8);
+    CHECK(status == UCS_OK, "am_short: %s", ucs_status_string(status));
+    *lines = data_lines;
+    return 0;
+}
+
 static void reset_seen(void)
 {
     memset(&seen, 0, sizeof(seen));
@@ -77,6 +120,8 @@ static int expect_error_line(const char *operation, ucs_status_t status,
     return 0;
 }
 
+static uct_component_h ib_component;
+
 static uct_md_h open_ib_md(void)
 {
     uct_component_h *components;
@@ -95,6 +140,7 @@ static uct_md_h open_ib_md(void)
         }
         if (uct_md_config_read(components[i], NULL, NULL, &md_config) == UCS_OK) {
             uct_md_open(components[i], "mlx5_0", md_config, &md);
+            ib_component = components[i];
             uct_config_release(md_config);
         }
     }
@@ -182,6 +228,42 @@ int main(void)
         return 1;
     }
     ucs_log_pop_handler();
+
+    {
+        ucs_log_level_t configured = ucs_global_opts.log_component.log_level;
+        unsigned lines;
+        uct_md_attr_t md_attr;
+        uct_rkey_bundle_t rkey;
+        uct_mem_h memh;
+        void *packed;
+
+        status = uct_md_mem_reg(md, buffer, 16, UCT_MD_MEM_ACCESS_ALL, &memh);
+        CHECK(status == UCS_OK, "uct_md_mem_reg: %s", ucs_status_string(status));
+        CHECK(uct_md_query(md, &md_attr) == UCS_OK, "uct_md_query");
+        packed = calloc(1, md_attr.rkey_packed_size);
+        CHECK(packed != NULL, "out of memory");
+        CHECK(uct_md_mkey_pack(md, memh, packed) == UCS_OK, "uct_md_mkey_pack");
+        status = uct_rkey_unpack(ib_component, packed, &rkey);
+        CHECK(status == UCS_OK, "uct_rkey_unpack: %s", ucs_status_string(status));
+        free(packed);
+        ucs_log_push_handler(count_data_lines);
+        if (data_lines_of_two_posts(ep, buffer, rkey.rkey, &lines) != 0) {
+            return 1;
+        }
+        CHECK(lines == 0, "%u data-path lines at UCX's level %d", lines, configured);
+        ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_TRACE_DATA;
+        if (data_lines_of_two_posts(ep, buffer, rkey.rkey, &lines) != 0) {
+            return 1;
+        }
+        ucs_global_opts.log_component.log_level = configured;
+        /* one per posted WQE */
+        CHECK(lines == 2, "%u data-path lines at TRACE_DATA, expected 2", lines);
+        ucs_log_pop_handler();
+        uct_rkey_release(ib_component, &rkey);
+        uct_md_mem_dereg(md, memh);
+        printf("ok: %u data-path lines at TRACE_DATA for a put_short and an am_short\n",
+               lines);
+    }
 
     uct_ep_destroy(ep);
     uct_iface_close(iface);

@@ -7,6 +7,7 @@ pub mod async_context;
 pub mod c_boundary;
 pub mod callbackq;
 pub mod config;
+pub mod data_trace;
 pub mod id_map;
 pub mod iface;
 pub mod log;

@@ -43,7 +43,7 @@ use tracing::{Level, Metadata};
 
 use crate::abi::ucs_config::{
     ucs_log_level_t, UCS_LOG_LEVEL_DEBUG, UCS_LOG_LEVEL_ERROR, UCS_LOG_LEVEL_INFO,
-    UCS_LOG_LEVEL_TRACE, UCS_LOG_LEVEL_WARN,
+    UCS_LOG_LEVEL_TRACE, UCS_LOG_LEVEL_TRACE_DATA, UCS_LOG_LEVEL_WARN,
 };
 
 /// The base address of the shared object holding `address`.
@@ -100,6 +100,23 @@ fn lookup(name: &CStr) -> Option<usize> {
     Some(address as usize)
 }
 
+/// UCX's data object `name`, as UCX's own code uses it: a program built
+/// against UCX that references the object gets its own copy (a copy
+/// relocation) and every library, UCX's `libucs` included, then uses that
+/// copy, not the one `dlsym` on UCX's handle returns. The global scope
+/// finds the copy first; an object only in a library opened with
+/// RTLD_LOCAL is found through UCX's handle.
+fn lookup_data(name: &CStr) -> Option<usize> {
+    let in_libucs = lookup(name)?;
+    // SAFETY: RTLD_DEFAULT searches the global scope; `name` is
+    // NUL-terminated.
+    let global = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    if global.is_null() || lies_in_this_object(global) {
+        return Some(in_libucs);
+    }
+    Some(global as usize)
+}
+
 /// True when UCX's own `libucs.so.0` is loaded in this process.
 pub fn ucx_libucs_loaded() -> bool {
     static PROBE: UcxSymbol = UcxSymbol::new(c"ucs_status_string");
@@ -114,6 +131,8 @@ pub struct UcxSymbol {
     address: AtomicUsize,
     /// Whether finding it is logged (never for the symbols logging uses).
     announce: bool,
+    /// A data object (see [`lookup_data`]), not a function.
+    data: bool,
 }
 
 impl UcxSymbol {
@@ -122,6 +141,7 @@ impl UcxSymbol {
             name,
             address: AtomicUsize::new(0),
             announce: true,
+            data: false,
         }
     }
 
@@ -131,6 +151,17 @@ impl UcxSymbol {
             name,
             address: AtomicUsize::new(0),
             announce: false,
+            data: false,
+        }
+    }
+
+    /// A data object of UCX's, whose discovery is not logged.
+    const fn quiet_data(name: &'static CStr) -> Self {
+        Self {
+            name,
+            address: AtomicUsize::new(0),
+            announce: false,
+            data: true,
         }
     }
 
@@ -139,7 +170,11 @@ impl UcxSymbol {
         if known != 0 {
             return Some(known);
         }
-        let found = lookup(self.name)?;
+        let found = if self.data {
+            lookup_data(self.name)?
+        } else {
+            lookup(self.name)?
+        };
         self.address.store(found, Ordering::Release);
         if !self.announce {
             return Some(found);
@@ -237,6 +272,20 @@ fn call_site_names(metadata: &'static Metadata<'static>) -> (&'static CStr, &'st
         })
 }
 
+/// UCX's `ucs_log_dispatch`, looked up once found.
+static DISPATCH: UcxSymbol = UcxSymbol::quiet(c"ucs_log_dispatch");
+/// `ucs_global_opts` starts with its `ucs_log_component_config_t` (1.13 and
+/// master), whose first member is the level.
+static GLOBAL_OPTS: UcxSymbol = UcxSymbol::quiet_data(c"ucs_global_opts");
+
+/// The address of UCX's global log level (`ucs_global_opts`' first word)
+/// when UCX's libucs is loaded.
+pub(crate) fn ucx_log_level_word() -> Option<*mut ucs_log_level_t> {
+    GLOBAL_OPTS
+        .address()
+        .map(|address| address as *mut ucs_log_level_t)
+}
+
 /// Hands one log line to UCX's `ucs_log_dispatch` when UCX's libucs is
 /// loaded: UCX's log handlers (those pushed with `ucs_log_push_handler`,
 /// then UCX's default one with its format, file filter and output) see it
@@ -245,17 +294,38 @@ fn call_site_names(metadata: &'static Metadata<'static>) -> (&'static CStr, &'st
 /// logging macros drop theirs before dispatching. Returns false when UCX's
 /// libucs is not loaded (the caller logs the line itself).
 pub(crate) fn dispatch_log_line(metadata: &'static Metadata<'static>, message: &str) -> bool {
-    static DISPATCH: UcxSymbol = UcxSymbol::quiet(c"ucs_log_dispatch");
-    // `ucs_global_opts` starts with its `ucs_log_component_config_t`
-    // (1.13 and master), whose first member is the level.
-    static GLOBAL_OPTS: UcxSymbol = UcxSymbol::quiet(c"ucs_global_opts");
+    let level = ucx_log_level(metadata.level());
+    let names = || call_site_names(metadata);
+    dispatch_at(level, names, metadata.line().unwrap_or(0), message)
+}
+
+/// Hands a data-path line (`crate::core::data_trace`) to UCX's
+/// `ucs_log_dispatch` at `UCS_LOG_LEVEL_TRACE_DATA`, as
+/// [`dispatch_log_line`] does for other lines.
+pub(crate) fn dispatch_data_line(file: &'static CStr, line: u32, message: &str) -> bool {
+    dispatch_at(
+        UCS_LOG_LEVEL_TRACE_DATA,
+        || (file, c"rc_mlx5"),
+        line,
+        message,
+    )
+}
+
+/// Dispatches `message` at UCX's `level` with the source names `names`
+/// gives (asked only when the line is wanted). False when UCX's libucs is
+/// not loaded.
+fn dispatch_at(
+    level: ucs_log_level_t,
+    names: impl FnOnce() -> (&'static CStr, &'static CStr),
+    line: u32,
+    message: &str,
+) -> bool {
     let Some(dispatch) = DISPATCH.address() else {
         return false;
     };
     let Some(component) = GLOBAL_OPTS.address() else {
         return false;
     };
-    let level = ucx_log_level(metadata.level());
     // SAFETY: `component` is UCX's `ucs_global_opts`, whose first field is
     // a `ucs_log_level_t`; UCX may change it at any time, hence a volatile
     // read of the one aligned word.
@@ -263,7 +333,7 @@ pub(crate) fn dispatch_log_line(metadata: &'static Metadata<'static>, message: &
     if level > configured {
         return true;
     }
-    let (file, function) = call_site_names(metadata);
+    let (file, function) = names();
     let text = CString::new(message.replace('\0', "")).unwrap_or_default();
     // SAFETY: `dispatch` is UCX's `ucs_log_dispatch` (pinned, see `lookup`),
     // of exactly this signature; every string is NUL-terminated, the format
@@ -273,7 +343,7 @@ pub(crate) fn dispatch_log_line(metadata: &'static Metadata<'static>, message: &
         let dispatch = std::mem::transmute::<usize, LogDispatch>(dispatch);
         dispatch(
             file.as_ptr(),
-            metadata.line().unwrap_or(0),
+            line,
             function.as_ptr(),
             level,
             component as *mut c_void,

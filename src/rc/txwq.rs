@@ -17,6 +17,7 @@ use std::collections::VecDeque;
 use std::ffi::{c_uint, c_void};
 
 use crate::abi::*;
+use crate::core::data_trace;
 use crate::failover::OpClass;
 use crate::hca::{Mtu, Qp, SendQueue};
 use crate::mlx5::{
@@ -600,7 +601,65 @@ impl TxWq {
         self.next_psn = psn_add(self.next_psn, psn_count);
         self.pi = index.wrapping_add(wqebbs);
         *credits -= 1;
+        // Before the doorbell, as UCX's rc_mlx5 logs its WQEs: `self` is
+        // still in a register here, so the check costs no reload.
+        if data_trace::enabled() {
+            self.trace_posted();
+        }
         self.sq.publish(self.pi, index);
+    }
+
+    /// The data-path line of the WQE just posted. An AM's line is written
+    /// by its slot ([`TxWq::describe_last`] plus the AM and its tracer's
+    /// text), once the payload is known.
+    #[cold]
+    #[inline(never)]
+    fn trace_posted(&self) {
+        let is_am = self.ops.back().is_some_and(|op| {
+            matches!(
+                op.posted.kind,
+                OpKind::AmShort | OpKind::AmBcopy | OpKind::AmZcopy
+            )
+        });
+        if !is_am {
+            data_trace::emit(data_trace::source_site!(), &self.describe_last());
+        }
+    }
+
+    /// The newest posted WQE in words: QP, ring index, opcode, signalled
+    /// or not, length, remote address and key.
+    pub fn describe_last(&self) -> String {
+        let Some(op) = self.ops.back() else {
+            return format!("QP 0x{:x} no WQE", self.ctrl.qpn);
+        };
+        let posted = &op.posted;
+        let opcode = match posted.opcode {
+            mlx5::MLX5_OPCODE_NOP => "NOP",
+            mlx5::MLX5_OPCODE_RDMA_WRITE => "RDMA_WRITE",
+            mlx5::MLX5_OPCODE_RDMA_WRITE_IMM => "RDMA_WRITE_IMM",
+            mlx5::MLX5_OPCODE_SEND => "SEND",
+            mlx5::MLX5_OPCODE_SEND_IMM => "SEND_IMM",
+            mlx5::MLX5_OPCODE_RDMA_READ => "RDMA_READ",
+            mlx5::MLX5_OPCODE_ATOMIC_CS => "CSWAP",
+            mlx5::MLX5_OPCODE_ATOMIC_FA => "FETCH_ADD",
+            mlx5::MLX5_OPCODE_ATOMIC_MASKED_CS => "MASKED_CSWAP",
+            mlx5::MLX5_OPCODE_ATOMIC_MASKED_FA => "MASKED_FETCH_ADD",
+            _ => "UNKNOWN",
+        };
+        let mut line = format!(
+            "QP 0x{:x} [{:03}] {opcode} {} len {}",
+            self.ctrl.qpn,
+            u32::from(op.wqe_index) & self.sq.wqebb_count().wrapping_sub(1),
+            if op.signaled { "s" } else { "-" },
+            posted.length
+        );
+        if posted.rkey != 0 || posted.remote_addr != 0 {
+            line.push_str(&format!(
+                " [rva 0x{:x} rkey 0x{:x}]",
+                posted.remote_addr, posted.rkey
+            ));
+        }
+        line
     }
 
     /// Takes the oldest op if it was posted at or before WQE `wqe_counter`

@@ -183,6 +183,7 @@ impl RcIface {
         config: &RcMlx5IfaceConfig,
         ops: (uct_iface_ops_t, &'static IfaceInternalOps),
     ) -> Result<uct_iface_h, Status> {
+        crate::core::data_trace::refresh();
         // SAFETY: valid per the contract; only fields whose bits are set.
         let (rx_headroom, err_handler, err_handler_arg, am_alignment) = unsafe {
             let p = &*params;

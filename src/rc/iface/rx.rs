@@ -12,6 +12,8 @@
 use std::ffi::{c_uint, c_void};
 
 use crate::abi::*;
+use crate::core::data_trace;
+use crate::core::iface::BaseIface;
 use crate::hca::{RecvQueue, Srq};
 use crate::mlx5::{self, Cqe64, DataSeg, SrqNextSeg};
 use crate::rc::fc::{Request, RxHeader, FC_MASK};
@@ -44,6 +46,8 @@ pub(super) struct RxAm {
     payload: *mut u8,
     id: u8,
     len: usize,
+    /// The QP it arrived on (for the data-path line).
+    qpn: u32,
 }
 
 /// The SRQ, its buffers and the receive pool.
@@ -317,6 +321,7 @@ impl IfaceState {
             payload: buffer.wrapping_add(self.rx.offset),
             id,
             len,
+            qpn: cqe.qpn,
         })
     }
 
@@ -397,6 +402,26 @@ fn take_inline_rx(cqe: &mlx5::CqeBytes, dst: &mut [u8]) -> bool {
     }
 }
 
+/// The data-path line of an AM about to go to its handler, after the
+/// iface's AM tracer (if any) saw it on its receive side.
+#[cold]
+#[inline(never)]
+fn trace_am_received(base: &BaseIface, am: &RxAm) {
+    // SAFETY: the payload is `am.len` bytes of the receive buffer after the
+    // AM header, ours until the handler runs.
+    let data = unsafe { std::slice::from_raw_parts(am.payload, am.len) };
+    let tracer_text =
+        data_trace::call_am_tracer(base.am_tracer(), UCT_AM_TRACE_TYPE_RECV, am.id, data);
+    let mut line = format!(
+        "RECV qp 0x{:x} [{:03}] len {}",
+        am.qpn,
+        am.index,
+        am.len + AM_HDR_LEN
+    );
+    data_trace::am_text(&mut line, am.id, am.len, &tracer_text);
+    data_trace::emit(data_trace::source_site!(), &line);
+}
+
 impl RcIface {
     /// Polls the receive CQ and delivers AMs: [`IfaceState::next_rx`]
     /// takes the next AM (and settles the last one's buffer by its
@@ -409,6 +434,10 @@ impl RcIface {
         let mut handled = None;
         // SAFETY: live by the contract; the borrow ends before the handler.
         while let Some(am) = unsafe { (*iface).state.next_rx(&mut count, handled.take()) } {
+            if data_trace::enabled() {
+                // SAFETY: live; nothing else borrows it during the call.
+                unsafe { trace_am_received(&(*iface).base, &am) };
+            }
             // SAFETY: live; the payload is `am.len` bytes of the receive
             // buffer after the AM header, which stays ours (or the
             // handler's, with FLAG_DESC) during the call.

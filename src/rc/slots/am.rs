@@ -6,6 +6,7 @@ use super::args::{
     check_len, in_progress, slot, status_of, CBytes, CIov, EpArg, PackCb, MAX_SHORT_IOV,
 };
 use crate::abi::*;
+use crate::core::data_trace;
 use crate::mlx5::{self, DataSeg, InlineSegs};
 use crate::rc::ep::{bounce_from_pool, OpKind, PostSpec, RcEp};
 use crate::rc::iface::{am_header, RcIface, AM_HDR_LEN};
@@ -60,6 +61,35 @@ fn bad_am_id(function: &str, id: u8) -> Status {
     Status::InvalidParam
 }
 
+/// The data-path line of an AM just posted on `ep`, after its AM tracer
+/// (if any) saw the user's bytes `parts` (the AM header excluded, as UCX's
+/// tracers get them), on its send side.
+#[cold]
+#[inline(never)]
+fn trace_am_sent(ep: &RcEp, iface: &RcIface, id: u8, parts: &[&[u8]]) {
+    let data = parts.concat();
+    let tracer_text =
+        data_trace::call_am_tracer(iface.base.am_tracer(), UCT_AM_TRACE_TYPE_SEND, id, &data);
+    let mut line = ep.txwq().describe_last();
+    data_trace::am_text(&mut line, id, data.len(), &tracer_text);
+    data_trace::emit(data_trace::source_site!(), &line);
+}
+
+/// [`trace_am_sent`] for am_zcopy: the header, then the iov's bytes.
+#[cold]
+#[inline(never)]
+fn trace_am_zcopy_sent(ep: &RcEp, iface: &RcIface, id: u8, header: &[u8], segments: &[DataSeg]) {
+    let mut parts = vec![header];
+    for segment in segments.iter().filter(|segment| segment.byte_count != 0) {
+        // SAFETY: each segment is an iov entry the caller handed over for
+        // this send, registered memory valid until the send completes.
+        parts.push(unsafe {
+            std::slice::from_raw_parts(segment.addr as *const u8, segment.byte_count as usize)
+        });
+    }
+    trace_am_sent(ep, iface, id, &parts);
+}
+
 #[inline(always)]
 fn am_short(ep: EpArg, id: u8, header: u64, payload: CBytes) -> Result<(), Status> {
     const F: &str = "uct_ep_am_short";
@@ -90,6 +120,9 @@ fn am_short(ep: EpArg, id: u8, header: u64, payload: CBytes) -> Result<(), Statu
         },
     )?;
     ep.fc.sent(fc_bits, &iface.state.fc);
+    if data_trace::enabled() {
+        trace_am_sent(ep, iface, id, &[&header.to_ne_bytes(), payload]);
+    }
     Ok(())
 }
 
@@ -122,6 +155,9 @@ fn am_short_iov(ep: EpArg, id: u8, iov: CIov) -> Result<(), Status> {
         wqe.inline(&parts[..count + 1]);
     })?;
     ep.fc.sent(fc_bits, &iface.state.fc);
+    if data_trace::enabled() {
+        trace_am_sent(ep, iface, id, &parts[1..count + 1]);
+    }
     Ok(())
 }
 
@@ -162,6 +198,14 @@ fn am_bcopy(ep: EpArg, id: u8, pack: PackCb, flags: c_uint) -> Result<isize, Sta
         })
         .inspect_err(|_| iface.state.tx.pool.put(bounce.buffer))?;
     ep.fc.sent(fc_bits, &iface.state.fc);
+    if data_trace::enabled() {
+        // SAFETY: the pack callback wrote `packed` bytes after the AM
+        // header into the bounce buffer, which the posted op keeps until
+        // its completion.
+        let packed_bytes =
+            unsafe { std::slice::from_raw_parts(bounce.data.add(AM_HDR_LEN), packed) };
+        trace_am_sent(ep, iface, id, &[packed_bytes]);
+    }
     Ok(packed as isize)
 }
 
@@ -217,6 +261,9 @@ fn am_zcopy(
         }
     })?;
     ep.fc.sent(fc_bits, &iface.state.fc);
+    if data_trace::enabled() {
+        trace_am_zcopy_sent(ep, iface, id, header, &segments[..count]);
+    }
     Ok(())
 }
 
