@@ -331,16 +331,31 @@ static void server_round(ucp_worker_h worker, int round, uint8_t *buffer, void *
      * landed here. */
     uint64_t done;
     recv_tag(worker, &done, sizeof(done), make_tag(round, MSG_DONE, 0), "receive done");
-    check("put as seen by the server", buffer + PUT_OFFSET, MIB, 50 + 10 * round + NSIZES - 1);
+    /* A mismatch here is reported to the client too, so that it fails at
+     * once rather than at its deadline. */
+    uint64_t verdict = UCS_OK;
+    unsigned put_seed = 50 + 10 * round + NSIZES - 1;
+    for (size_t i = 0; i < MIB; i++) {
+        if (buffer[PUT_OFFSET + i] != pattern_byte(put_seed, i)) {
+            fprintf(stderr, "FAIL server: round %d: the client's last put: byte %zu is 0x%02x, "
+                    "expected 0x%02x\n", round, i, buffer[PUT_OFFSET + i],
+                    pattern_byte(put_seed, i));
+            verdict = UCS_ERR_IO_ERROR;
+            break;
+        }
+    }
     uint64_t word;
     memcpy(&word, buffer + ATOMIC_OFFSET, sizeof(word));
     if (word != ATOMIC_CSWAP) {
-        fail("round %d: atomic word is 0x%016" PRIx64 " after the client's atomics, expected "
-             "0x%016" PRIx64, round, word, ATOMIC_CSWAP);
+        fprintf(stderr, "FAIL server: round %d: atomic word is 0x%016" PRIx64 " after the "
+                "client's atomics, expected 0x%016" PRIx64 "\n", round, word, ATOMIC_CSWAP);
+        verdict = UCS_ERR_IO_ERROR;
     }
-    uint64_t verdict = UCS_OK;
     send_tag(worker, peer.ep, &verdict, sizeof(verdict), make_tag(round, MSG_VERDICT, 0),
              "send verdict");
+    if (verdict != UCS_OK) {
+        fail("round %d: the client's put or atomics did not land as expected", round);
+    }
 
     /* The client closes (flush or force); its disconnect reaches this
      * endpoint as an error. */
@@ -566,7 +581,8 @@ static void client_round(ucp_worker_h worker, int round, const struct sockaddr_i
     recv_tag(worker, &verdict, sizeof(verdict), make_tag(round, MSG_VERDICT, 0),
              "receive verdict");
     if (verdict != UCS_OK) {
-        fail("round %d: the server's verdict is %" PRIu64, round, verdict);
+        fail("round %d: the server found the put or the atomic word wrong (status %" PRId64
+             ")", round, (int64_t)verdict);
     }
 
     ucp_rkey_destroy(rkey);
