@@ -25,6 +25,8 @@ readonly EXAMPLE_FILES=(examples/ucp_client_server.c examples/hello_world_util.h
 source "$(dirname "${BASH_SOURCE[0]}")/../common/ucx_debian_source.sh"
 # shellcheck source=../common/server_port.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../common/server_port.sh"
+# shellcheck source=../common/pair_logs.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common/pair_logs.sh"
 
 die() {
     echo "ucp_client_server.sh: $*" >&2
@@ -82,23 +84,6 @@ run() {
     local logs
     logs=$(mktemp -d "${TMPDIR:-/tmp}/ucp_client_server.XXXXXX")
     local server="" port args
-    show_logs() {
-        local f
-        for f in server.out client.out; do
-            [[ -f "$logs/$f" ]] || continue
-            echo "----- $f (long lines cut) -----"
-            cut -c1-300 "$logs/$f"
-        done
-    }
-    fail() {
-        if [[ -n "$server" ]]; then
-            kill "$server" 2>/dev/null || true
-            wait "$server" 2>/dev/null || true
-        fi
-        show_logs
-        rm -rf "$logs"
-        die "$*"
-    }
     export LD_PRELOAD="$preload" UCX_LOG_LEVEL=info
 
     local attempt listening=0 waited

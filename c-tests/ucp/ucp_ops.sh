@@ -17,6 +17,8 @@ die() {
     echo "ucp_ops.sh: $*" >&2
     exit 1
 }
+# shellcheck source=../common/pair_logs.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../common/pair_logs.sh"
 
 binary="" preload="" listen=127.0.0.1 limit=90 corrupt=""
 while [[ $# -gt 0 ]]; do
@@ -36,23 +38,6 @@ done
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/ucp_ops.XXXXXX")
 server=""
-show_logs() {
-    local f
-    for f in server.out client.out; do
-        [[ -f "$logs/$f" ]] || continue
-        echo "----- $f (long lines cut) -----"
-        cut -c1-300 "$logs/$f"
-    done
-}
-fail() {
-    if [[ -n "$server" ]]; then
-        kill "$server" 2>/dev/null || true
-        wait "$server" 2>/dev/null || true
-    fi
-    show_logs
-    rm -rf "$logs"
-    die "$*"
-}
 export LD_PRELOAD="$preload" UCX_LOG_LEVEL=info
 
 # Port 0: the server's listener takes a free port and prints it.
