@@ -37,6 +37,9 @@ pub enum Backend {
         node_guid: u64,
         /// The PCI function of the adapter, when sysfs names one.
         pci_bus_id: Option<ucs_sys_bus_id_t>,
+        /// The IPv4 address of port 1's RoCE GID, when that GID is
+        /// IPv4-mapped (the connection manager's address for the device).
+        ipv4: Option<std::net::Ipv4Addr>,
     },
     /// A soft HCA device, opened by its configured name (the listed name
     /// differs when it was renamed next to a real device).
@@ -146,6 +149,7 @@ fn discover_devices() -> Vec<HcaDevice> {
                     Backend::Verbs {
                         node_guid: real.map_or(0, |d| d.node_guid),
                         pci_bus_id: real.and_then(|d| d.pci_bus_id),
+                        ipv4: real.and_then(|d| d.port_ipv4(DEVICE_PORT)),
                     }
                 }
                 DeviceOrigin::Soft => Backend::Soft {

@@ -189,6 +189,16 @@ pub struct VerbsDevice {
     pub ports: Vec<VerbsPort>,
 }
 
+impl VerbsDevice {
+    /// The IPv4 address a connection manager reaches `port` at: that of the
+    /// RoCE GID its QPs use, when the GID is IPv4-mapped. None on
+    /// InfiniBand (its IP address is IPoIB's, on another interface) and for
+    /// a GID that is not IPv4-mapped.
+    pub fn port_ipv4(&self, port: u8) -> Option<Ipv4Addr> {
+        self.ports.iter().find(|p| p.number == port)?.gid?.ipv4()
+    }
+}
+
 /// The real mlx5 devices of this machine through the process-wide rdma-core
 /// (empty when rdma-core is not installed).
 pub fn discover() -> Vec<VerbsDevice> {
