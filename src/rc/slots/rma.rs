@@ -234,7 +234,9 @@ fn get_short(
     );
     spec.0.force_signal = true;
     let bounce = post_read_into_bounce(ep, iface, spec)?;
+    // The READ just posted is the newest op of the ep.
     let Some(wqe_index) = ep.txwq().last().map(|op| op.wqe_index) else {
+        tracing::error!("{F}: the READ just posted is not in the send queue");
         return Err(Status::IoError);
     };
     iface.state.wait_for_send_cqe(ep.qp(), wqe_index)?;
