@@ -96,6 +96,7 @@ macro_rules! backend_handle {
 
 pub mod config;
 pub mod devices;
+pub mod netdev;
 pub mod rings;
 pub mod soft;
 pub mod verbs;
