@@ -459,6 +459,13 @@ impl TxWq {
     }
 
     /// Back to the empty ring of a QP just reset (nothing outstanding).
+    /// The path MTU of the connection (set before it starts): how many
+    /// packets, so PSNs, each op takes.
+    pub fn set_path_mtu(&mut self, path_mtu: Mtu) {
+        debug_assert!(self.ops.is_empty());
+        self.path_mtu = path_mtu;
+    }
+
     pub fn reset(&mut self) {
         debug_assert!(self.ops.is_empty());
         self.pi = 0;

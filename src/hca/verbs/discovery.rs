@@ -437,15 +437,16 @@ fn read_gid_table(
     entries
 }
 
+/// The MTU of a verbs `ibv_mtu` value (the codes of [`Mtu::from_code`]).
 pub(crate) fn mtu_from_ibv(code: u8) -> Option<Mtu> {
-    Some(match u32::from(code) {
-        ffi::IBV_MTU_256 => Mtu::Mtu256,
-        ffi::IBV_MTU_512 => Mtu::Mtu512,
-        ffi::IBV_MTU_1024 => Mtu::Mtu1024,
-        ffi::IBV_MTU_2048 => Mtu::Mtu2048,
-        ffi::IBV_MTU_4096 => Mtu::Mtu4096,
-        _ => return None,
-    })
+    const _: () = assert!(
+        ffi::IBV_MTU_256 == Mtu::Mtu256 as u32
+            && ffi::IBV_MTU_512 == Mtu::Mtu512 as u32
+            && ffi::IBV_MTU_1024 == Mtu::Mtu1024 as u32
+            && ffi::IBV_MTU_2048 == Mtu::Mtu2048 as u32
+            && ffi::IBV_MTU_4096 == Mtu::Mtu4096 as u32
+    );
+    Mtu::from_code(code)
 }
 
 /// Where a listed device comes from.
