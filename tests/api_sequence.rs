@@ -27,19 +27,24 @@ fn input(seed: u64) -> Vec<u8> {
     (0..len).map(|_| rng.next() as u8).collect()
 }
 
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(default)
+/// A number from the environment (decimal, or hex after `0x`).
+fn env_or(name: &str, default: u64) -> u64 {
+    let Ok(value) = std::env::var(name) else {
+        return default;
+    };
+    let parsed = match value.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => value.parse(),
+    };
+    parsed.unwrap_or_else(|_| panic!("{name}={value} is not a number"))
 }
 
 #[test]
 fn random_call_sequences_keep_every_promise() {
-    let runs = env_or("API_SEQ_RUNS", RUNS);
+    let runs = env_or("API_SEQ_RUNS", RUNS as u64);
     let seed = env_or("API_SEQ_SEED", SEED);
     let mut total = Summary::default();
-    for case in 0..runs as u64 {
+    for case in 0..runs {
         let case_seed = seed.wrapping_add(case);
         let calls = decode(&input(case_seed));
         match run(&calls) {
@@ -55,6 +60,7 @@ fn random_call_sequences_keep_every_promise() {
                 total.handler_calls += summary.handler_calls;
                 total.failed_epochs += summary.failed_epochs;
                 total.abandoned += summary.abandoned;
+                total.known_bugs += summary.known_bugs;
             }
             Err(message) => {
                 panic!("case {case} (API_SEQ_SEED={case_seed:#x} API_SEQ_RUNS=1): {message}")
@@ -62,9 +68,12 @@ fn random_call_sequences_keep_every_promise() {
         }
     }
     eprintln!("api_sequence: {runs} sequences: {total:?}");
+    if runs < RUNS as u64 {
+        return;
+    }
     // The sequences must reach the interesting states, or the checks
     // above prove little.
-    assert!(total.posted > runs, "few posts: {total:?}");
+    assert!(total.posted as u64 > runs, "few posts: {total:?}");
     assert!(
         total.reported > 0,
         "no purge ever reported an op: {total:?}"
@@ -125,3 +134,40 @@ fn pending_add_on_an_unconnected_ep_never_ends() {
     ep_destroy(ep);
     pair.close();
 }
+
+/// Found by this fuzzing (case seed 0xa91654 of the seeded run):
+/// `uct_ep_flush(UCT_FLUSH_FLAG_CANCEL, comp)` on an ep that has failed
+/// with ops still outstanding (here held for purge by
+/// `uct_ep_invalidate(NO_COMPLETIONS)`) answers `UCS_INPROGRESS` but never
+/// keeps `comp`: the completion is neither called nor reported by the
+/// purge that follows, so the caller waits for it for ever. (The README
+/// also says a flush of held ops answers `UCS_ERR_CANCELED`.) The cause is
+/// the `EpState::Failed(..) => Err(Status::InProgress)` arm of
+/// `ep_flush_checked` (src/rc/slots/control.rs).
+#[test]
+#[ignore = "open bug: flush(CANCEL, comp) on a failed ep with outstanding ops answers INPROGRESS and drops comp (src/rc/slots/control.rs)"]
+fn flush_cancel_on_a_held_ep_keeps_its_completion() {
+    use api_seq::calls::*;
+    let calls = [
+        Call::Post(Post {
+            side: 0,
+            op: Op::PutZcopy,
+            size: 100,
+            with_comp: true,
+            iov_parts: 1,
+        }),
+        Call::Invalidate {
+            side: 0,
+            how: Invalidate::NoCompletions,
+        },
+        Call::Flush {
+            side: 0,
+            cancel: true,
+            with_comp: true,
+        },
+    ];
+    if let Err(message) = run(&calls) {
+        panic!("{message}");
+    }
+}
+

@@ -57,6 +57,8 @@ pub struct Summary {
     pub handler_calls: usize,
     pub failed_epochs: usize,
     pub abandoned: usize,
+    /// Ops whose loss a known bug explains (see the ignored tests).
+    pub known_bugs: usize,
 }
 
 /// Runs `calls` on a fresh pair of eps and checks everything; `Err` names
@@ -229,6 +231,9 @@ struct OpRec {
     calls_at_destroy: Option<u32>,
     /// Posted by a pending request's callback.
     from_pending: bool,
+    /// A known library bug loses this op's completion: the ignored test
+    /// that shows it (its loss is not reported again).
+    known_bug: Option<&'static str>,
 }
 
 const RESULT_SENTINEL: u64 = 0x5eed_5eed_5eed_5eed;
@@ -249,9 +254,13 @@ impl OpRec {
         self.comp.as_mut().map_or(null_mut(), |c| c.as_ptr())
     }
 
-    /// Whether its completion is what tells the caller it ended.
+    /// Whether its completion is what tells the caller it ended (and no
+    /// known bug loses it).
     fn awaits_completion(&self) -> bool {
-        self.posted && self.status == UCS_INPROGRESS && self.comp.is_some()
+        self.posted
+            && self.status == UCS_INPROGRESS
+            && self.comp.is_some()
+            && self.known_bug.is_none()
     }
 }
 
@@ -500,6 +509,17 @@ impl<'r> Input<'r> {
 
     // -------------------------------------------------------- bookkeeping --
 
+    /// Adds what happened to the trace line of the current call.
+    fn note(&mut self, what: String) {
+        match self.trace.last_mut() {
+            Some(line) => {
+                line.push_str(" → ");
+                line.push_str(&what);
+            }
+            None => self.trace.push(what),
+        }
+    }
+
     fn epoch_of(&self, ep: usize) -> &Epoch {
         &self.epochs[self.eps[ep].epoch]
     }
@@ -546,6 +566,7 @@ impl<'r> Input<'r> {
             iov: Vec::new(),
             calls_at_destroy: None,
             from_pending: false,
+            known_bug: None,
         });
         self.summary.ops += 1;
         Some(id)
@@ -562,7 +583,9 @@ impl<'r> Input<'r> {
         let errors = std::mem::take(&mut events().errors);
         for (side, handle, status) in errors {
             self.summary.handler_calls += 1;
-            let Some(ep) = self.ep_by_handle(handle) else {
+            let named = self.ep_by_handle(handle);
+            self.note(format!("error handler(ep {named:?}, {status})"));
+            let Some(ep) = named else {
                 fail!(
                     "the error handler was called ({status}) for ep {handle:p}, which is not live"
                 );
@@ -1009,6 +1032,7 @@ impl<'r> Input<'r> {
 
     /// What a post's answer means for op `id` on `ep`.
     fn record_post(&mut self, ep: usize, id: usize, status: ucs_status_t) -> Result<(), String> {
+        self.note(format!("op {id} on ep {ep}: {status}"));
         let op = &mut self.ops[id];
         op.status = status;
         op.posted = status == UCS_OK || status == UCS_INPROGRESS;
@@ -1037,6 +1061,7 @@ impl<'r> Input<'r> {
         let flags = if cancel { UCT_FLUSH_FLAG_CANCEL } else { 0 };
         let comp = self.ops[id].comp_ptr();
         let status = ep_flush(self.eps[ep].handle, flags, comp);
+        self.note(format!("op {id} on ep {ep}: {status}"));
         let op = &mut self.ops[id];
         op.status = status;
         op.posted = status == UCS_INPROGRESS;
@@ -1047,6 +1072,14 @@ impl<'r> Input<'r> {
         if status == UCS_OK && !cancel {
             let epoch = self.epoch_mut(ep);
             epoch.flushed_before = epoch.flushed_before.max(id);
+        }
+        if cancel && status == UCS_INPROGRESS {
+            let epoch = self.epoch_of(ep);
+            if epoch.failed && !epoch.deciding {
+                // The ignored test of this name shows the loss.
+                self.ops[id].known_bug = Some("flush_cancel_on_a_held_ep_keeps_its_completion");
+                self.summary.known_bugs += 1;
+            }
         }
         if cancel && (status == UCS_OK || status == UCS_INPROGRESS) {
             let epoch = self.epoch_mut(ep);
@@ -1097,6 +1130,7 @@ impl<'r> Input<'r> {
         self.pending.push(req);
         // SAFETY: the request lives until the input ends.
         let status = pending_add(handle, unsafe { &mut (*req).req }, 0);
+        self.note(format!("op {id} on ep {ep}: {status}"));
         if self.eps[ep].destroyed {
             return self.expect_invalid("uct_ep_pending_add", status);
         }
@@ -1190,6 +1224,7 @@ impl<'r> Input<'r> {
             ),
         };
         let status = ep_invalidate(self.eps[ep].handle, params.as_ref());
+        self.note(format!("ep {ep}: {status}"));
         if self.eps[ep].destroyed {
             return self.expect_invalid("uct_ep_invalidate", status);
         }
@@ -1252,6 +1287,10 @@ impl<'r> Input<'r> {
             arg: &mut reports as *mut Vec<Reported> as *mut c_void,
         };
         let status = outstanding_purge(handle, (!null_params).then_some(&params));
+        self.note(format!(
+            "purge of ep {ep} ({token:?}): {status}, {} reported",
+            reports.len()
+        ));
         self.absorb()?;
         if self.eps[ep].destroyed {
             if !reports.is_empty() {
@@ -1283,7 +1322,9 @@ impl<'r> Input<'r> {
         self.summary.purges_ok += 1;
         let mut last_id = None;
         for report in &reports {
-            let id = self.match_report(ep, report)?;
+            let Some(id) = self.match_report(ep, report)? else {
+                continue;
+            };
             if last_id.is_some_and(|last| last >= id) {
                 fail!("purge reported op {id} after op {last_id:?}: not in posting order");
             }
@@ -1381,8 +1422,9 @@ impl<'r> Input<'r> {
         })
     }
 
-    /// The op a purge report names, checked against what was posted.
-    fn match_report(&self, ep: usize, report: &Reported) -> Result<usize, String> {
+    /// The op a purge report names, checked against what was posted
+    /// (`None`: a flush without a completion).
+    fn match_report(&self, ep: usize, report: &Reported) -> Result<Option<usize>, String> {
         let side = self.eps[ep].side;
         let id = if let Some(&id) = self.comp_index.get(&report.comp) {
             id
@@ -1424,8 +1466,10 @@ impl<'r> Input<'r> {
                 }
             }
             id
-        } else if report.operation == UCT_EP_OP_FLUSH {
-            fail!("purge reported a flush without a completion");
+        } else if report.operation == UCT_EP_OP_FLUSH && report.comp == 0 {
+            // A flush the caller polls without a completion (a NOP the
+            // library posted for it): nothing of the caller's to match.
+            return Ok(None);
         } else {
             fail!("purge reported an op it does not describe: {report:?}");
         };
@@ -1436,7 +1480,7 @@ impl<'r> Input<'r> {
         if op.kind == Kind::Data(Op::GetShort) {
             fail!("purge reported get_short op {id} (it answered its caller already)");
         }
-        Ok(id)
+        Ok(Some(id))
     }
 
     // ------------------------------------------------------- ep lifecycle --
@@ -1454,6 +1498,7 @@ impl<'r> Input<'r> {
         });
         let ep = self.eps.len() - 1;
         self.new_epoch(ep);
+        self.note(format!("ep {ep} created on side {side}"));
         ep
     }
 
@@ -1469,6 +1514,7 @@ impl<'r> Input<'r> {
             self.rig.sides[sb].ep_address(self.eps[b].handle),
         );
         let status = connect_to_ep(self.eps[a].handle, &dev_b, &addr_b);
+        self.note(format!("connect ep {a} to ep {b}: {status}"));
         if status != UCS_OK {
             return Ok(false);
         }
@@ -1518,6 +1564,7 @@ impl<'r> Input<'r> {
         let before: Vec<u32> = self.ops.iter().map(|op| op.calls()).collect();
         ep_destroy(self.eps[ep].handle);
         self.eps[ep].destroyed = true;
+        self.note(format!("ep {ep} destroyed"));
         let epoch = &self.epochs[epoch_index];
         let may_be_held = epoch.may_hold && !epoch.purged;
         for (op, calls_before) in self.ops.iter_mut().zip(before) {
