@@ -170,4 +170,3 @@ fn flush_cancel_on_a_held_ep_keeps_its_completion() {
         panic!("{message}");
     }
 }
-

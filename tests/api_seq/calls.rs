@@ -104,8 +104,8 @@ pub enum Token {
     },
     /// Parameter errors: NULL params, no RX token, no callback.
     NullParams,
-    NoRxToken,
-    NoCallback,
+    RxFieldUnset,
+    CallbackFieldUnset,
 }
 
 /// A soft device: 0 is mlx5_0 (side 0's), 1 is mlx5_1.
@@ -262,8 +262,8 @@ fn token(r: &mut Reader<'_>) -> Token {
             xor: r.byte() | 1,
         },
         7 => Token::NullParams,
-        8 => Token::NoRxToken,
-        _ => Token::NoCallback,
+        8 => Token::RxFieldUnset,
+        _ => Token::CallbackFieldUnset,
     }
 }
 

@@ -287,6 +287,14 @@ struct Epoch {
     flushed_before: usize,
 }
 
+impl Epoch {
+    /// Ops of it may be held, and no purge has taken them yet (destroying
+    /// the ep then releases them without a call).
+    fn may_still_hold(&self) -> bool {
+        self.may_hold && !self.purged
+    }
+}
+
 /// An ep made in this input.
 struct EpRec {
     handle: uct_ep_h,
@@ -1409,13 +1417,13 @@ impl<'r> Input<'r> {
                 (bytes, false, all, false)
             }
             Token::NullParams => (garbage(1), false, all, true),
-            Token::NoRxToken => (
+            Token::RxFieldUnset => (
                 garbage(2),
                 false,
                 all & !UCT_EP_OUTSTANDING_FIELD_RX_TOKEN,
                 false,
             ),
-            Token::NoCallback => {
+            Token::CallbackFieldUnset => {
                 let bytes = saved(&self.tokens, 0).map_or_else(|| garbage(3), |(b, _)| b);
                 (bytes, false, all & !UCT_EP_OUTSTANDING_FIELD_CB, false)
             }
@@ -1566,7 +1574,7 @@ impl<'r> Input<'r> {
         self.eps[ep].destroyed = true;
         self.note(format!("ep {ep} destroyed"));
         let epoch = &self.epochs[epoch_index];
-        let may_be_held = epoch.may_hold && !epoch.purged;
+        let may_be_held = epoch.may_still_hold();
         for (op, calls_before) in self.ops.iter_mut().zip(before) {
             if op.epoch != epoch_index || op.side != self.eps[ep].side {
                 continue;
@@ -1797,8 +1805,8 @@ impl<'r> Input<'r> {
             }
             arrived[id] += 1;
         }
-        for id in 0..self.ops.len() {
-            self.check_op(id, arrived[id])?;
+        for (id, arrivals) in arrived.into_iter().enumerate() {
+            self.check_op(id, arrivals)?;
         }
         self.check_pending()
     }
@@ -1830,8 +1838,7 @@ impl<'r> Input<'r> {
             Some(_) => self.summary.completed_err += 1,
             None => {}
         }
-        if op.awaits_completion() && calls + op.reported == 0 && !(epoch.may_hold && !epoch.purged)
-        {
+        if op.awaits_completion() && calls + op.reported == 0 && !epoch.may_still_hold() {
             fail!(
                 "op {id} ({:?}) was lost: never completed nor reported",
                 op.kind
