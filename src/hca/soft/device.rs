@@ -7,7 +7,8 @@
 //! thread, which sleeps in `poll` on the socket and a wake-up eventfd until
 //! a packet arrives, a doorbell is rung while nobody progresses, or the
 //! earliest engine timer is due, so one-sided operations complete while the
-//! target process never calls progress.
+//! target process never calls progress. A memory deregistration also runs
+//! a pass before the region goes ([`Core::deregister`]).
 
 use crate::core::id_map::IdMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -502,6 +503,33 @@ impl Core {
         let deadline = self.run_timers(state, now);
         self.flush(state);
         deadline
+    }
+
+    /// Deregisters memory key `key`, after one full pass of the device.
+    ///
+    /// A NIC starts on a WQE when its doorbell rings; this device takes it
+    /// at the next pass (the caller's progress, or the service thread once
+    /// the caller's window ends). A program that posts a WRITE or READ to a
+    /// peer of this device and deregisters the target right away, without
+    /// progressing (UCX's gtest does: its buffers go away at the end of a
+    /// test, the flush comes after), would have its WQE executed after the
+    /// region is gone: a remote access error where a NIC, long done with
+    /// the WQE, reports none. The pass first takes every rung doorbell,
+    /// sends, and handles what arrived, so what this device was handed
+    /// before the deregistration and can carry out within the device (its
+    /// own QPs as both ends) meets the region still registered.
+    pub fn deregister(&self, key: u32) {
+        let deadline = {
+            let mut state = self.lock();
+            let deadline = self.service(&mut state);
+            state.mrs.remove(key);
+            deadline
+        };
+        // The pass may have armed timers (a request sent, awaiting its ACK)
+        // earlier than the service thread sleeps to.
+        if deadline != NO_DEADLINE {
+            self.timer_changed(Some(Instant::from_nanos(deadline)));
+        }
     }
 
     /// After the caller's thread changed a QP: make sure the service thread
