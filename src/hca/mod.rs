@@ -101,12 +101,12 @@ pub mod soft;
 pub mod verbs;
 
 pub use self::rings::{PolledCq, RecvQueue, SendQueue};
-/// Memory access rights of a registration (the verbs `IBV_ACCESS_*` bits);
-/// one type shared with the soft HCA's engine.
-pub use self::soft::engine::Access;
 /// The ring descriptions and the atomic result order are mlx5 formats
 /// (`crates/mlx5`), shared with the soft HCA.
 pub use crate::mlx5::{AtomicResultOrder, CqRing, RecvRing, SendRing};
+/// Memory access rights of a registration (the verbs `IBV_ACCESS_*` bits);
+/// one type shared with the soft HCA's engine.
+pub use softhca::engine::Access;
 
 /// IB path MTU, with the verbs encoding as discriminant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -445,7 +445,7 @@ pub struct RtsAttr {
 /// at most 31 (0 would mean "forever").
 pub fn ack_timeout_exponent(wait: std::time::Duration) -> u8 {
     (1..=31u8)
-        .find(|&t| soft::engine::ack_timeout_from_ib(t).is_some_and(|d| d >= wait))
+        .find(|&t| softhca::engine::ack_timeout_from_ib(t).is_some_and(|d| d >= wait))
         .unwrap_or(31)
 }
 
@@ -453,8 +453,8 @@ pub fn ack_timeout_exponent(wait: std::time::Duration) -> u8 {
 /// (from `UCX_RC_RNR_TIMEOUT`); the longest, code 0 (655.36 ms), if none is.
 pub fn rnr_timer_code(wait: std::time::Duration) -> u8 {
     (1..=31u8)
-        .filter(|&code| soft::engine::rnr_timer_duration(code) >= wait)
-        .min_by_key(|&code| soft::engine::rnr_timer_duration(code))
+        .filter(|&code| softhca::engine::rnr_timer_duration(code) >= wait)
+        .min_by_key(|&code| softhca::engine::rnr_timer_duration(code))
         .unwrap_or(0)
 }
 
