@@ -22,10 +22,10 @@
 //! layouts, the ring descriptions, PSN arithmetic). `uct` adapts the
 //! device to its backend interface in `hca::soft`.
 
-pub mod batch;
+mod batch;
 pub mod device;
 pub mod engine;
 pub mod engine_fuzzing;
-pub mod link;
-pub mod shm;
+mod link;
+mod shm;
 pub mod wire;

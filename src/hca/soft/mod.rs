@@ -16,7 +16,7 @@ pub use softhca::device::limits::{
 };
 use softhca::device::{self as soft, Transition};
 pub use softhca::device::{DeviceSpec, Settings, Wire};
-pub use softhca::link::{Faults, LinkStats};
+pub use softhca::device::{Faults, LinkStats};
 /// The sans-IO part, under the names the tests use.
 pub use softhca::{engine, engine_fuzzing, wire};
 

@@ -24,6 +24,7 @@ mod registry;
 mod settings;
 mod translate;
 
+pub use crate::link::{Faults, LinkStats};
 pub use handles::{Cq, Device, Doorbell, EventChannel, Mr, Pd, Qp, Srq};
 pub use qp::{QpStatus, Transition};
 pub use registry::{drop_next, set_faults};
