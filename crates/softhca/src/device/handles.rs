@@ -277,7 +277,7 @@ impl Mr {
 
 impl Drop for Mr {
     fn drop(&mut self) {
-        self.device.core().lock().mrs.remove(self.key);
+        self.device.core().deregister(self.key);
     }
 }
 
