@@ -10,24 +10,24 @@
 //! target process never calls progress. A memory deregistration also runs
 //! a pass before the region goes ([`Core::deregister`]).
 
-use crate::core::id_map::IdMap;
+use super::IdMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::batch::{RxBatch, TxBatch, RX_BATCH};
-use super::engine::Instant;
-use super::link::Faults;
-use super::link::{bump, Link, Tx};
 use super::memory::MrTable;
 use super::os::{poll_readable, EventFd};
 use super::qp::QpContext;
 use super::settings::Wire;
-use super::shm::{InboundRing, WAKE_BYTE};
-use super::wire::MAX_DATAGRAM;
-use crate::abi::ucs_status::Status;
+use super::Error;
+use crate::batch::{RxBatch, TxBatch, RX_BATCH};
+use crate::engine::Instant;
+use crate::link::Faults;
+use crate::link::{bump, Link, Tx};
+use crate::shm::{InboundRing, WAKE_BYTE};
+use crate::wire::MAX_DATAGRAM;
 
 /// How long after the caller's last progress call the service thread leaves
 /// the socket to the caller.
@@ -155,7 +155,7 @@ pub(crate) struct State {
     next_cqn: u32,
     next_srqn: u32,
     /// New QPs scatter short receives into the CQE (see
-    /// `SoftDevice::set_scatter_to_cqe`).
+    /// `Device::set_scatter_to_cqe`).
     pub scatter_to_cqe: bool,
     /// Datagrams read by one `recvmmsg`.
     rx: RxBatch,
@@ -789,10 +789,10 @@ impl Opened {
         loss_seed: u64,
         wire: Wire,
         udp_offload: bool,
-    ) -> Result<Arc<Opened>, Status> {
+    ) -> Result<Arc<Opened>, Error> {
         let link = Link::bind(ipv4, loss_seed, udp_offload).map_err(|err| {
             tracing::warn!("soft hca {name}: cannot bind a UDP socket to {ipv4}: {err}");
-            Status::NoDevice
+            Error::NoDevice
         })?;
         let inbound = match wire {
             Wire::Udp => None,
@@ -809,7 +809,7 @@ impl Opened {
         let link_gro = link.gro();
         let wake = EventFd::new().map_err(|err| {
             tracing::warn!("soft hca {name}: eventfd: {err}");
-            Status::IoError
+            Error::IoError
         })?;
         let core = Arc::new(Core {
             name: name.to_string(),
@@ -851,7 +851,7 @@ impl Opened {
             .spawn(move || opened_core.service_loop())
             .map_err(|err| {
                 tracing::warn!("soft hca {name}: cannot start the service thread: {err}");
-                Status::NoResource
+                Error::NoResource
             })?;
         let opened = Arc::new(Opened {
             core,
