@@ -7,7 +7,9 @@ use std::ffi::{c_uint, c_void};
 
 use crate::abi::*;
 use crate::api::checks::{finish, non_null};
+use crate::api::cm::{cm_ep_create, CmEpParams};
 use crate::api::dispatch::{export_dispatch, iface_ops};
+use crate::core::c_boundary::{c_entry, CRef, FromC, Out};
 
 export_dispatch! {
     /// Short put (`ep->iface->ops.ep_put_short`).
@@ -98,40 +100,41 @@ pub unsafe extern "C" fn uct_completion_update_status(
     }
 }
 
-/// Creates an endpoint on `params->iface` through that iface's `ep_create`
-/// operation, or with `UCT_EP_PARAM_FIELD_CM` a connection-manager endpoint
-/// (`crate::api::cm`).
-///
-/// # Safety
-/// `params` NULL or valid per its field mask; `ep_p` NULL or writable.
-#[no_mangle]
-pub unsafe extern "C" fn uct_ep_create(
-    params: *const uct_ep_params_t,
-    ep_p: *mut uct_ep_h,
-) -> ucs_status_t {
-    const FUNCTION: &str = "uct_ep_create";
-    let create = (|| {
-        non_null(params, FUNCTION, "params")?;
-        non_null(ep_p, FUNCTION, "ep_p")?;
-        // SAFETY: non-NULL; field_mask and iface are read as the caller set them.
-        let (field_mask, iface) = unsafe { ((*params).field_mask, (*params).iface) };
-        if field_mask & UCT_EP_PARAM_FIELD_CM != 0 {
-            return Ok(None);
+c_entry! {
+    no_log_setup
+    /// Creates an endpoint on `params->iface` through that iface's
+    /// `ep_create` operation, or with `UCT_EP_PARAM_FIELD_CM` a
+    /// connection-manager endpoint (`crate::api::cm`).
+    fn uct_ep_create(params: *const uct_ep_params_t, ep_p: *mut uct_ep_h) -> ucs_status_t;
+    take params_arg: CRef<uct_ep_params_t> = (params), ep_p_arg: Out<uct_ep_h> = (ep_p);
+    {
+        const FUNCTION: &str = "uct_ep_create";
+        let checked = params_arg
+            .get(FUNCTION, "params")
+            .and_then(|params| ep_p_arg.check(FUNCTION, "ep_p").map(|()| params));
+        let params_ref = match checked {
+            Ok(params_ref) => params_ref,
+            Err(status) => return finish(FUNCTION, Err(status)),
+        };
+        if params_ref.field_mask & UCT_EP_PARAM_FIELD_CM != 0 {
+            // SAFETY: `uct_ep_create`'s contract covers the pointers in
+            // params.
+            let cm_params = unsafe { CmEpParams::from_c(params_ref) };
+            return finish(FUNCTION, cm_ep_create(cm_params, ep_p_arg));
         }
-        if field_mask & UCT_EP_PARAM_FIELD_IFACE == 0 {
+        if params_ref.field_mask & UCT_EP_PARAM_FIELD_IFACE == 0 {
             tracing::warn!("{FUNCTION}: UCT_EP_PARAM_FIELD_IFACE is not set in params->field_mask");
-            return Err(Status::InvalidParam);
+            return finish(FUNCTION, Err(Status::InvalidParam));
         }
-        // SAFETY: the iface named by params is live by the caller's contract.
-        let ops = unsafe { iface_ops(iface, FUNCTION) }?;
-        ops.ep_create.ok_or(Status::Unsupported).map(Some)
-    })();
-    match create {
-        // SAFETY: params and ep_p were checked non-NULL; valid per the
-        // caller's contract.
-        Ok(None) => unsafe { crate::api::cm::cm_ep_create(params, ep_p) },
-        // SAFETY: typed slot; the transport validates the rest of params.
-        Ok(Some(create)) => unsafe { create(params, ep_p) },
-        Err(status) => finish(FUNCTION, Err(status)),
+        // SAFETY: the contract makes params->iface NULL or live, and the
+        // transport's ep_create validates the rest of params (typed slot).
+        unsafe {
+            match iface_ops(params_ref.iface, FUNCTION)
+                .and_then(|ops| ops.ep_create.ok_or(Status::Unsupported))
+            {
+                Ok(create) => create(params, ep_p),
+                Err(status) => finish(FUNCTION, Err(status)),
+            }
+        }
     }
 }

@@ -45,7 +45,7 @@ pub(crate) trait FromC<Raw>: Sized {
 /// group, so the unsafe block does nothing but [`FromC::from_c`].
 macro_rules! c_entry {
     (
-        @define [$($setup:tt)*]
+        @define [$($setup:tt)*] [$($head:tt)*]
         $(#[$attr:meta])*
         fn $name:ident($($arg:ident: $cty:ty),* $(,)?) $(-> $ret:ty)?;
         take $($bind:ident: $ty:ty = ($($raw:ident),+)),+ $(,)?;
@@ -55,8 +55,7 @@ macro_rules! c_entry {
         ///
         /// # Safety
         /// Arguments as UCX's contract for this function promises them.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name($($arg: $cty),*) $(-> $ret)? {
+        $($head)* unsafe extern "C" fn $name($($arg: $cty),*) $(-> $ret)? {
             $($setup)*
             $(
                 // SAFETY: the C caller keeps this function's contract for
@@ -71,10 +70,17 @@ macro_rules! c_entry {
     // A function that may hand the call on to UCX's libucs untouched, or
     // one on a hot path, sets up logging only where it needs it.
     (no_log_setup $($rest:tt)*) => {
-        $crate::core::c_boundary::c_entry!(@define [] $($rest)*);
+        $crate::core::c_boundary::c_entry!(@define [] [#[no_mangle] pub] $($rest)*);
+    };
+    // A function of an ops table (not exported; reached through a handle
+    // this library made, so logging is set up already).
+    (ops_slot $($rest:tt)*) => {
+        $crate::core::c_boundary::c_entry!(@define [] [] $($rest)*);
     };
     ($($rest:tt)*) => {
-        $crate::core::c_boundary::c_entry!(@define [$crate::core::log::init();] $($rest)*);
+        $crate::core::c_boundary::c_entry!(
+            @define [$crate::core::log::init();] [#[no_mangle] pub] $($rest)*
+        );
     };
 }
 pub(crate) use c_entry;
@@ -186,6 +192,12 @@ impl<T> Out<'_, T> {
 
     pub(crate) fn is_null(&self) -> bool {
         self.ptr.is_null()
+    }
+
+    /// `InvalidParam` with a log line naming `what` for NULL (checked
+    /// before the work whose result is written).
+    pub(crate) fn check(&self, function: &str, what: &str) -> Result<(), Status> {
+        non_null(self.ptr, function, what)
     }
 
     /// Writes `value`; `InvalidParam` for NULL.
@@ -385,6 +397,8 @@ field_masked!(
     uct_md_mkey_pack_params_t,
     uct_rkey_unpack_params_t,
     uct_rkey_compare_params_t,
+    uct_cm_attr_t,
+    uct_listener_attr_t,
 );
 
 /// A pointer to a field-masked C struct: NULL, or valid for reads of its
@@ -506,6 +520,77 @@ macro_rules! masked_member {
 }
 pub(crate) use masked_member;
 
+/// A pointer to a field-masked C struct to be filled: NULL, or valid for
+/// reads of its `field_mask` and writes of each member whose bit is set.
+pub(crate) struct MaskedOut<'a, T> {
+    ptr: *mut T,
+    _life: PhantomData<&'a mut T>,
+}
+
+impl<T: FieldMasked> FromC<*mut T> for MaskedOut<'_, T> {
+    /// Relies on: NULL or valid for `field_mask` and the members it names.
+    unsafe fn from_c(ptr: *mut T) -> Self {
+        MaskedOut {
+            ptr,
+            _life: PhantomData,
+        }
+    }
+}
+
+impl<T: FieldMasked> MaskedOut<'_, T> {
+    /// As [`Masked::checked_mask`].
+    pub(crate) fn checked_mask(
+        &self,
+        known: u64,
+        function: &str,
+        argument: &str,
+    ) -> Result<u64, Status> {
+        let reader = Masked {
+            ptr: self.ptr.cast_const(),
+            _life: PhantomData,
+        };
+        reader.checked_mask(known, function, argument)
+    }
+
+    /// Writes `value` to the member `project` addresses when `bit` is set
+    /// in `field_mask` (as read by [`MaskedOut::checked_mask`]). `project`
+    /// must only compute the member's address (use [`masked_write!`]).
+    #[doc(hidden)]
+    pub(crate) fn write_member<F>(
+        &self,
+        field_mask: u64,
+        bit: u64,
+        project: fn(*mut T) -> *mut F,
+        value: F,
+    ) {
+        if field_mask & bit == 0 || self.ptr.is_null() {
+            return;
+        }
+        // SAFETY: non-NULL; the member's bit is set, so the caller's struct
+        // has it and it is writable (FromC).
+        unsafe { project(self.ptr).write(value) };
+    }
+}
+
+/// `out.write_member(mask, bit, <address of member>, value)`: writes
+/// `$value` to the member `$field` of a [`MaskedOut`] struct when `$bit` is
+/// set in `$mask`.
+macro_rules! masked_write {
+    ($out:expr, $mask:expr, $bit:expr => $field:ident = $value:expr) => {
+        $out.write_member(
+            $mask,
+            u64::from($bit),
+            |this| {
+                // SAFETY: only the address is computed (no read, no
+                // reference); `write_member` passes a non-NULL pointer.
+                unsafe { std::ptr::addr_of_mut!((*this).$field) }
+            },
+            $value,
+        )
+    };
+}
+pub(crate) use masked_write;
+
 /// An iface handle argument: NULL or a live iface (its magic tells whether
 /// it is one of ours).
 #[derive(Clone, Copy)]
@@ -575,5 +660,136 @@ impl EpHandle {
         }
         // The ep's iface is live while the ep is.
         IfaceHandle(iface).base(function)
+    }
+}
+
+/// A pointer to one C struct to be read whole: NULL or valid for reads of
+/// an initialised `T` for the call.
+pub(crate) struct CRef<'a, T> {
+    ptr: *const T,
+    _life: PhantomData<&'a T>,
+}
+
+impl<T> Clone for CRef<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for CRef<'_, T> {}
+
+impl<T> FromC<*const T> for CRef<'_, T> {
+    /// Relies on: NULL or readable for one initialised `T`.
+    unsafe fn from_c(ptr: *const T) -> Self {
+        CRef {
+            ptr,
+            _life: PhantomData,
+        }
+    }
+}
+
+impl<T> FromC<*mut T> for CRef<'_, T> {
+    /// Relies on: NULL or readable for one initialised `T`.
+    unsafe fn from_c(ptr: *mut T) -> Self {
+        CRef {
+            ptr: ptr.cast_const(),
+            _life: PhantomData,
+        }
+    }
+}
+
+impl<'a, T> CRef<'a, T> {
+    /// The struct, or `InvalidParam` with a log line naming `what` for NULL.
+    pub(crate) fn get(&self, function: &str, what: &str) -> Result<&'a T, Status> {
+        non_null(self.ptr, function, what)?;
+        // SAFETY: non-NULL, readable and initialised (FromC).
+        Ok(unsafe { &*self.ptr })
+    }
+}
+
+/// An object of this library that a C caller holds by a handle.
+pub(crate) trait ByHandle: Sized {
+    /// The C handle type.
+    type Raw: Copy;
+    /// The object behind `raw`, or `InvalidParam` with a log line naming
+    /// `function` (NULL, or not one of ours by its magic).
+    ///
+    /// # Safety
+    /// `raw` NULL or a handle of this type not released yet.
+    unsafe fn lookup<'a>(raw: Self::Raw, function: &str) -> Result<&'a Self, Status>;
+}
+
+/// An object of this library that is freed through its handle.
+pub(crate) trait ReleasedByHandle: ByHandle {
+    /// Frees the object.
+    ///
+    /// # Safety
+    /// `raw` accepted by [`ByHandle::lookup`], not used afterwards.
+    unsafe fn release(raw: Self::Raw);
+}
+
+/// A handle argument: NULL or a live object of this library.
+pub(crate) struct Live<'a, T: ByHandle> {
+    raw: T::Raw,
+    _life: PhantomData<&'a T>,
+}
+
+impl<T: ByHandle> Clone for Live<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: ByHandle> Copy for Live<'_, T> {}
+
+impl<T: ByHandle> FromC<T::Raw> for Live<'_, T> {
+    /// Relies on: NULL or a live handle of `T`.
+    unsafe fn from_c(raw: T::Raw) -> Self {
+        Live {
+            raw,
+            _life: PhantomData,
+        }
+    }
+}
+
+impl<'a, T: ByHandle> Live<'a, T> {
+    /// The handle as passed.
+    pub(crate) fn raw(&self) -> T::Raw {
+        self.raw
+    }
+
+    /// The object, or `InvalidParam` with a log line.
+    pub(crate) fn get(&self, function: &str) -> Result<&'a T, Status> {
+        // SAFETY: NULL or live (FromC).
+        unsafe { T::lookup(self.raw, function) }
+    }
+}
+
+/// A handle the caller gives up in this call (a close or destroy): NULL or
+/// a live object of this library, never used after the call.
+pub(crate) struct Closing<T: ReleasedByHandle> {
+    raw: T::Raw,
+}
+
+impl<T: ReleasedByHandle> FromC<T::Raw> for Closing<T> {
+    /// Relies on: NULL or a live handle of `T`, not used after the call.
+    unsafe fn from_c(raw: T::Raw) -> Self {
+        Closing { raw }
+    }
+}
+
+impl<T: ReleasedByHandle> Closing<T> {
+    /// Frees the object after `last_look` has seen it; NULL and handles
+    /// that are not ours are refused with the lookup's log line.
+    pub(crate) fn release_with(self, function: &str, last_look: impl FnOnce(&T)) {
+        // SAFETY: NULL or live (FromC).
+        let Ok(object) = (unsafe { T::lookup(self.raw, function) }) else {
+            return;
+        };
+        last_look(object);
+        // SAFETY: accepted by lookup; the caller gives the handle up (FromC).
+        unsafe { T::release(self.raw) };
+    }
+
+    pub(crate) fn release(self, function: &str) {
+        self.release_with(function, |_| ());
     }
 }
