@@ -4,9 +4,10 @@ use std::ffi::{c_char, c_uint};
 use std::ptr::{addr_of, addr_of_mut};
 
 use crate::abi::*;
-use crate::api::c_array::hand_out_c_array;
+use crate::api::c_array::{hand_out_c_array, HandedOutArray};
 use crate::api::checks::{known_fields, non_null, status_entry_point};
 use crate::api::cstr::fill_c_array;
+use crate::core::c_boundary::{c_entry, Out};
 use crate::ib::component::{Component, COMPONENTS};
 
 const COMPONENT_ATTR_FIELDS: u64 = UCT_COMPONENT_ATTR_FIELD_NAME
@@ -26,42 +27,38 @@ pub(crate) fn component_arg(
     })
 }
 
-/// Lists the components; release the array with `uct_release_component_list`.
-///
-/// # Safety
-/// Both pointers must be NULL or writable.
-#[no_mangle]
-pub unsafe extern "C" fn uct_query_components(
-    components_p: *mut *mut uct_component_h,
-    num_components_p: *mut c_uint,
-) -> ucs_status_t {
-    status_entry_point!(FUNCTION = "uct_query_components", {
-        non_null(components_p, FUNCTION, "components_p")?;
-        non_null(num_components_p, FUNCTION, "num_components_p")?;
-        // SAFETY: both out-pointers were checked non-NULL and are writable
-        // by the caller's contract; an all-zero handle is a NULL pointer.
-        unsafe {
+c_entry! {
+    no_log_setup
+    /// Lists the components; release the array with
+    /// `uct_release_component_list`.
+    fn uct_query_components(
+        components_p: *mut *mut uct_component_h,
+        num_components_p: *mut c_uint,
+    ) -> ucs_status_t;
+    take components_p: Out<*mut uct_component_h> = (components_p),
+        num_components_p: Out<c_uint> = (num_components_p);
+    {
+        status_entry_point!(FUNCTION = "uct_query_components", {
             hand_out_c_array(
                 &COMPONENTS,
                 |slot, component| *slot = component.handle(),
                 components_p,
                 num_components_p,
-                FUNCTION,
+                (FUNCTION, "components_p", "num_components_p"),
                 "component handles",
             )
-        }
-    })
+        })
+    }
 }
 
-/// Frees an array from `uct_query_components`; NULL is ignored.
-///
-/// # Safety
-/// `components` must be NULL or an array from `uct_query_components` not yet
-/// released.
-#[no_mangle]
-pub unsafe extern "C" fn uct_release_component_list(components: *mut uct_component_h) {
-    // SAFETY: NULL or a calloc'ed array from uct_query_components.
-    unsafe { libc::free(components as *mut libc::c_void) };
+c_entry! {
+    no_log_setup
+    /// Frees an array from `uct_query_components`; NULL is ignored.
+    fn uct_release_component_list(components: *mut uct_component_h);
+    take components: HandedOutArray<uct_component_h> = (components);
+    {
+        components.free();
+    }
 }
 
 /// Fills the fields `component_attr->field_mask` asks for. For

@@ -49,41 +49,6 @@ const IS_CONNECTED_FIELDS: u64 = (UCT_EP_IS_CONNECTED_FIELD_DEVICE_ADDR
 const PURGE_FIELDS: u64 =
     UCT_EP_OUTSTANDING_FIELD_RX_TOKEN | UCT_EP_OUTSTANDING_FIELD_CB | UCT_EP_OUTSTANDING_FIELD_ARG;
 
-pub(crate) use crate::core::c_boundary::FieldMasked;
-
-/// The `field_mask` of `*params` (argument `argument`), which must be
-/// non-NULL and ask only for fields in `known`; else `InvalidParam` with a
-/// log line.
-///
-/// # Safety
-/// `params` NULL or valid for reads of its `field_mask`.
-pub(crate) unsafe fn checked_field_mask<T: FieldMasked>(
-    params: *const T,
-    known: u64,
-    function: &str,
-    argument: &str,
-) -> Result<u64, Status> {
-    // SAFETY: by the contract.
-    unsafe { Masked::from_c(params) }.checked_mask(known, function, argument)
-}
-
-/// The `field_mask` of `*params` (argument `argument`, non-NULL). Bits
-/// outside `known` are ignored with a debug line, as UCX's v2 entry points
-/// ignore fields they do not know (a newer caller's struct is longer, and
-/// its extra fields are simply not read).
-///
-/// # Safety
-/// `params` NULL or valid for reads of its `field_mask`.
-pub(crate) unsafe fn tolerant_field_mask<T: FieldMasked>(
-    params: *const T,
-    known: u64,
-    function: &str,
-    argument: &str,
-) -> Result<u64, Status> {
-    // SAFETY: by the contract.
-    unsafe { Masked::from_c(params) }.tolerant_mask(known, function, argument)
-}
-
 /// A yes/no answer for C: 1 or 0, and 0 for refused arguments (already
 /// logged).
 fn c_bool(answer: Result<bool, Status>) -> c_int {

@@ -178,6 +178,16 @@ impl<T> FromC<*mut T> for Out<'_, T> {
     }
 }
 
+impl<const N: usize> FromC<*mut c_void> for Out<'_, [u8; N]> {
+    /// Relies on: NULL or writable for `N` bytes (any alignment).
+    unsafe fn from_c(ptr: *mut c_void) -> Self {
+        Out {
+            ptr: ptr.cast(),
+            _life: PhantomData,
+        }
+    }
+}
+
 impl<T> Out<'_, T> {
     /// An out-pointer from a pointer of another C type (an address).
     ///
@@ -538,6 +548,23 @@ impl<T: FieldMasked> FromC<*mut T> for MaskedOut<'_, T> {
 }
 
 impl<T: FieldMasked> MaskedOut<'_, T> {
+    fn reader(&self) -> Masked<'_, T> {
+        Masked {
+            ptr: self.ptr.cast_const(),
+            _life: PhantomData,
+        }
+    }
+
+    /// As [`Masked::tolerant_mask`].
+    pub(crate) fn tolerant_mask(
+        &self,
+        known: u64,
+        function: &str,
+        argument: &str,
+    ) -> Result<u64, Status> {
+        self.reader().tolerant_mask(known, function, argument)
+    }
+
     /// As [`Masked::checked_mask`].
     pub(crate) fn checked_mask(
         &self,
@@ -545,11 +572,7 @@ impl<T: FieldMasked> MaskedOut<'_, T> {
         function: &str,
         argument: &str,
     ) -> Result<u64, Status> {
-        let reader = Masked {
-            ptr: self.ptr.cast_const(),
-            _life: PhantomData,
-        };
-        reader.checked_mask(known, function, argument)
+        self.reader().checked_mask(known, function, argument)
     }
 
     /// Writes `value` to the member `project` addresses when `bit` is set
@@ -697,6 +720,16 @@ impl<T> FromC<*mut T> for CRef<'_, T> {
     }
 }
 
+impl<const N: usize> FromC<*const c_void> for CRef<'_, [u8; N]> {
+    /// Relies on: NULL or readable for `N` bytes (any alignment).
+    unsafe fn from_c(ptr: *const c_void) -> Self {
+        CRef {
+            ptr: ptr.cast(),
+            _life: PhantomData,
+        }
+    }
+}
+
 impl<'a, T> CRef<'a, T> {
     /// The struct, or `InvalidParam` with a log line naming `what` for NULL.
     pub(crate) fn get(&self, function: &str, what: &str) -> Result<&'a T, Status> {
@@ -777,6 +810,11 @@ impl<T: ReleasedByHandle> FromC<T::Raw> for Closing<T> {
 }
 
 impl<T: ReleasedByHandle> Closing<T> {
+    /// The handle as passed.
+    pub(crate) fn raw(&self) -> T::Raw {
+        self.raw
+    }
+
     /// Frees the object after `last_look` has seen it; NULL and handles
     /// that are not ours are refused with the lookup's log line.
     pub(crate) fn release_with(self, function: &str, last_look: impl FnOnce(&T)) {
