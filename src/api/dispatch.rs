@@ -5,8 +5,6 @@
 
 use crate::abi::*;
 use crate::api::checks::non_null;
-use crate::core::c_boundary::{FromC, IfaceHandle};
-use crate::core::iface::BaseIface;
 
 /// `iface->ops`, or `InvalidParam` with a log line for a NULL iface.
 ///
@@ -41,18 +39,6 @@ pub(crate) unsafe fn ep_ops<'a>(
     }
     // SAFETY: the ep's iface is live while the ep is.
     unsafe { iface_ops(iface, function) }
-}
-
-/// Our base iface behind `iface` (see [`IfaceHandle::base`]).
-///
-/// # Safety
-/// `iface` must be NULL or a live iface.
-pub(crate) unsafe fn base_iface<'a>(
-    iface: uct_iface_h,
-    function: &str,
-) -> Result<&'a mut BaseIface, Status> {
-    // SAFETY: forwarded contract.
-    unsafe { IfaceHandle::from_c(iface) }.base(function)
 }
 
 /// How a failure is returned through each C return type of the ops slots

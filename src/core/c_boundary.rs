@@ -211,7 +211,7 @@ impl<T> Out<'_, T> {
     }
 
     /// Writes `value`; `InvalidParam` for NULL.
-    pub(crate) fn write(self, function: &str, what: &str, value: T) -> Result<(), Status> {
+    pub(crate) fn write(&self, function: &str, what: &str, value: T) -> Result<(), Status> {
         if self.ptr.is_null() {
             return Err(null_argument(function, what));
         }
@@ -282,6 +282,18 @@ impl<T> FromC<(*const T, usize)> for CSlice<'_, T> {
         CSlice {
             ptr,
             len,
+            _life: PhantomData,
+        }
+    }
+}
+
+impl<T> FromC<(*const T, std::ffi::c_uint)> for CSlice<'_, T> {
+    /// Relies on: NULL or readable for `len` entries.
+    #[inline(always)]
+    unsafe fn from_c((ptr, len): (*const T, std::ffi::c_uint)) -> Self {
+        CSlice {
+            ptr,
+            len: len as usize,
             _life: PhantomData,
         }
     }
