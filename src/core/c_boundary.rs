@@ -327,6 +327,44 @@ impl<'a, T> CSlice<'a, T> {
     }
 }
 
+/// A C array and its length, to be written: a pointer the caller's
+/// contract makes NULL or writable for `len` entries.
+pub(crate) struct CSliceMut<'a, T> {
+    ptr: *mut T,
+    len: usize,
+    _life: PhantomData<&'a mut [T]>,
+}
+
+impl<T> FromC<(*mut T, usize)> for CSliceMut<'_, T> {
+    /// Relies on: NULL or writable for `len` entries.
+    unsafe fn from_c((ptr, len): (*mut T, usize)) -> Self {
+        CSliceMut {
+            ptr,
+            len,
+            _life: PhantomData,
+        }
+    }
+}
+
+impl<'a, T> CSliceMut<'a, T> {
+    pub(crate) fn is_null(&self) -> bool {
+        self.ptr.is_null()
+    }
+
+    /// The entries, perhaps uninitialised; NULL is allowed only for
+    /// length 0.
+    pub(crate) fn get(self, function: &str) -> Result<&'a mut [std::mem::MaybeUninit<T>], Status> {
+        if self.len == 0 {
+            return Ok(&mut []);
+        }
+        if self.ptr.is_null() {
+            return Err(null_buffer(function, self.len));
+        }
+        // SAFETY: non-NULL, writable for len entries (FromC).
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr.cast(), self.len) })
+    }
+}
+
 /// A C buffer and its length, to be read.
 pub(crate) type CBytes<'a> = CSlice<'a, u8>;
 
@@ -370,6 +408,19 @@ impl<'a> CStrArg<'a> {
     pub(crate) fn c_str(&self) -> Option<&'a CStr> {
         // SAFETY: non-NULL, NUL-terminated (FromC).
         (!self.ptr.is_null()).then(|| unsafe { CStr::from_ptr(self.ptr) })
+    }
+
+    /// The text as UTF-8, `None` for NULL; non-UTF-8 gives `InvalidParam`
+    /// with a log line naming `what`.
+    pub(crate) fn opt(&self, function: &str, what: &str) -> Result<Option<&'a str>, Status> {
+        if self.ptr.is_null() {
+            return Ok(None);
+        }
+        self.get(function, what).map(Some)
+    }
+
+    pub(crate) fn is_null(&self) -> bool {
+        self.ptr.is_null()
     }
 
     /// The text as UTF-8; NULL or non-UTF-8 gives `InvalidParam` with a log
