@@ -156,17 +156,7 @@ c_entry! {
                 return Err(Status::InvalidParam);
             }
             let text = handle::with_config(config, |config| config.get(name))??;
-            let buffer = buffer.get(FUNCTION)?;
-            if let Some((last, room)) = buffer.split_last_mut() {
-                let copied = text.len().min(room.len());
-                for (slot, byte) in room.iter_mut().zip(&text.as_bytes()[..copied]) {
-                    slot.write(*byte as c_char);
-                }
-                match room.get_mut(copied) {
-                    Some(end) => end.write(0),
-                    None => last.write(0),
-                };
-            }
+            buffer.write_c_string(text.as_bytes());
             Ok(())
         })
     }

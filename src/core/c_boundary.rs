@@ -365,6 +365,26 @@ impl<'a, T> CSliceMut<'a, T> {
     }
 }
 
+impl CSliceMut<'_, c_char> {
+    /// Copies `text` into the buffer as a C string, truncated so that the
+    /// NUL fits; nothing for NULL or an empty buffer.
+    pub(crate) fn write_c_string(self, text: &[u8]) {
+        let Ok(buffer) = self.get("") else {
+            return;
+        };
+        if let Some((last, room)) = buffer.split_last_mut() {
+            let copied = text.len().min(room.len());
+            for (slot, byte) in room.iter_mut().zip(&text[..copied]) {
+                slot.write(*byte as c_char);
+            }
+            match room.get_mut(copied) {
+                Some(end) => end.write(0),
+                None => last.write(0),
+            };
+        }
+    }
+}
+
 /// A C buffer and its length, to be read.
 pub(crate) type CBytes<'a> = CSlice<'a, u8>;
 
@@ -794,6 +814,12 @@ impl<const N: usize> FromC<*const c_void> for CRef<'_, [u8; N]> {
 }
 
 impl<'a, T> CRef<'a, T> {
+    /// The struct, `None` for NULL.
+    pub(crate) fn opt(&self) -> Option<&'a T> {
+        // SAFETY: non-NULL, readable and initialised (FromC).
+        (!self.ptr.is_null()).then(|| unsafe { &*self.ptr })
+    }
+
     /// The struct, or `InvalidParam` with a log line naming `what` for NULL.
     pub(crate) fn get(&self, function: &str, what: &str) -> Result<&'a T, Status> {
         non_null(self.ptr, function, what)?;
