@@ -492,6 +492,7 @@ field_masked!(
     uct_rkey_compare_params_t,
     uct_cm_attr_t,
     uct_listener_attr_t,
+    uct_component_attr_t,
 );
 
 /// A pointer to a field-masked C struct: NULL, or valid for reads of its
@@ -646,6 +647,17 @@ impl<T: FieldMasked> MaskedOut<'_, T> {
         argument: &str,
     ) -> Result<u64, Status> {
         self.reader().tolerant_mask(known, function, argument)
+    }
+
+    /// As [`Masked::member`] (use [`masked_member!`]).
+    #[doc(hidden)]
+    pub(crate) fn member<F: Copy>(
+        &self,
+        field_mask: u64,
+        bit: u64,
+        project: fn(*const T) -> *const F,
+    ) -> Option<F> {
+        self.reader().member(field_mask, bit, project)
     }
 
     /// As [`Masked::checked_mask`].
