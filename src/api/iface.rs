@@ -176,37 +176,37 @@ c_entry! {
 
 export_dispatch! {
     /// Closes the interface (`iface->ops.iface_close`).
-    fn uct_iface_close(iface_ops iface: uct_iface_h) -> () => iface_close;
+    fn uct_iface_close(IfaceHandle iface: uct_iface_h) -> () => iface_close;
     /// Fills `iface_attr` (536 bytes in UCX 1.13 and master alike).
-    fn uct_iface_query(iface_ops iface: uct_iface_h, iface_attr: *mut uct_iface_attr_t) -> ucs_status_t => iface_query;
+    fn uct_iface_query(IfaceHandle iface: uct_iface_h, iface_attr: *mut uct_iface_attr_t) -> ucs_status_t => iface_query;
     /// Writes the device address.
-    fn uct_iface_get_device_address(iface_ops iface: uct_iface_h, addr: *mut uct_device_addr_t) -> ucs_status_t => iface_get_device_address;
+    fn uct_iface_get_device_address(IfaceHandle iface: uct_iface_h, addr: *mut uct_device_addr_t) -> ucs_status_t => iface_get_device_address;
     /// Writes the interface address.
-    fn uct_iface_get_address(iface_ops iface: uct_iface_h, addr: *mut uct_iface_addr_t) -> ucs_status_t => iface_get_address;
+    fn uct_iface_get_address(IfaceHandle iface: uct_iface_h, addr: *mut uct_iface_addr_t) -> ucs_status_t => iface_get_address;
     /// Non-zero if the remote interface can be reached from this one.
-    fn uct_iface_is_reachable(iface_ops iface: uct_iface_h, dev_addr: *const uct_device_addr_t, iface_addr: *const uct_iface_addr_t) -> c_int => iface_is_reachable;
+    fn uct_iface_is_reachable(IfaceHandle iface: uct_iface_h, dev_addr: *const uct_device_addr_t, iface_addr: *const uct_iface_addr_t) -> c_int => iface_is_reachable;
     /// The file descriptor that signals events.
-    fn uct_iface_event_fd_get(iface_ops iface: uct_iface_h, fd_p: *mut c_int) -> ucs_status_t => iface_event_fd_get;
+    fn uct_iface_event_fd_get(IfaceHandle iface: uct_iface_h, fd_p: *mut c_int) -> ucs_status_t => iface_event_fd_get;
     /// Arms event notification.
-    fn uct_iface_event_arm(iface_ops iface: uct_iface_h, events: c_uint) -> ucs_status_t => iface_event_arm;
+    fn uct_iface_event_arm(IfaceHandle iface: uct_iface_h, events: c_uint) -> ucs_status_t => iface_event_arm;
     /// Accepts a connection request.
-    fn uct_iface_accept(iface_ops iface: uct_iface_h, conn_request: uct_conn_request_h) -> ucs_status_t => iface_accept;
+    fn uct_iface_accept(IfaceHandle iface: uct_iface_h, conn_request: uct_conn_request_h) -> ucs_status_t => iface_accept;
     /// Rejects a connection request.
-    fn uct_iface_reject(iface_ops iface: uct_iface_h, conn_request: uct_conn_request_h) -> ucs_status_t => iface_reject;
+    fn uct_iface_reject(IfaceHandle iface: uct_iface_h, conn_request: uct_conn_request_h) -> ucs_status_t => iface_reject;
     /// Flushes every endpoint of the interface.
-    fn uct_iface_flush(iface_ops iface: uct_iface_h, flags: c_uint, comp: *mut uct_completion_t) -> ucs_status_t => iface_flush;
+    fn uct_iface_flush(IfaceHandle iface: uct_iface_h, flags: c_uint, comp: *mut uct_completion_t) -> ucs_status_t => iface_flush;
     /// Orders later operations after earlier ones on every endpoint.
-    fn uct_iface_fence(iface_ops iface: uct_iface_h, flags: c_uint) -> ucs_status_t => iface_fence;
+    fn uct_iface_fence(IfaceHandle iface: uct_iface_h, flags: c_uint) -> ucs_status_t => iface_fence;
     /// Lets worker progress drive this interface.
-    fn uct_iface_progress_enable(iface_ops iface: uct_iface_h, flags: c_uint) -> () => iface_progress_enable;
+    fn uct_iface_progress_enable(IfaceHandle iface: uct_iface_h, flags: c_uint) -> () => iface_progress_enable;
     /// Stops worker progress from driving this interface.
-    fn uct_iface_progress_disable(iface_ops iface: uct_iface_h, flags: c_uint) -> () => iface_progress_disable;
+    fn uct_iface_progress_disable(IfaceHandle iface: uct_iface_h, flags: c_uint) -> () => iface_progress_disable;
     /// Progresses this interface only; returns the work done.
-    fn uct_iface_progress(iface_ops iface: uct_iface_h) -> c_uint => iface_progress;
+    fn uct_iface_progress(IfaceHandle iface: uct_iface_h) -> c_uint => iface_progress;
     /// Posts a tagged receive buffer.
-    fn uct_iface_tag_recv_zcopy(iface_ops iface: uct_iface_h, tag: uct_tag_t, tag_mask: uct_tag_t, iov: *const uct_iov_t, iovcnt: usize, ctx: *mut uct_tag_context_t) -> ucs_status_t => iface_tag_recv_zcopy;
+    fn uct_iface_tag_recv_zcopy(IfaceHandle iface: uct_iface_h, tag: uct_tag_t, tag_mask: uct_tag_t, iov: *const uct_iov_t, iovcnt: usize, ctx: *mut uct_tag_context_t) -> ucs_status_t => iface_tag_recv_zcopy;
     /// Cancels a tagged receive.
-    fn uct_iface_tag_recv_cancel(iface_ops iface: uct_iface_h, ctx: *mut uct_tag_context_t, force: c_int) -> ucs_status_t => iface_tag_recv_cancel;
+    fn uct_iface_tag_recv_cancel(IfaceHandle iface: uct_iface_h, ctx: *mut uct_tag_context_t, force: c_int) -> ucs_status_t => iface_tag_recv_cancel;
 }
 
 /// A descriptor an AM handler kept: NULL, or handed to an AM callback with

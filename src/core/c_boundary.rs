@@ -727,6 +727,15 @@ impl IfaceHandle {
         self.0
     }
 
+    /// `iface->ops` of any transport's iface (only the public table at its
+    /// start is read), or `InvalidParam` with a log line for NULL.
+    pub(crate) fn ops<'a>(self, function: &str) -> Result<&'a uct_iface_ops_t, Status> {
+        let iface = self.0;
+        non_null(iface, function, "iface")?;
+        // SAFETY: a live iface starts with its ops table (binary ABI; FromC).
+        Ok(unsafe { &(*iface).ops })
+    }
+
     /// Our base iface behind the handle, for the entry points that need
     /// more than the public ops (v2 queries, AM handlers). `InvalidParam`
     /// with a log line if it is NULL or not one of ours.
@@ -761,15 +770,34 @@ impl FromC<uct_ep_h> for EpHandle {
 }
 
 impl EpHandle {
+    /// `ep->iface`, or `InvalidParam` with a log line for NULL.
+    fn iface(self, function: &str) -> Result<uct_iface_h, Status> {
+        let ep = self.0;
+        non_null(ep, function, "ep")?;
+        // SAFETY: a live ep or a tombstone starts with its iface pointer
+        // (FromC).
+        Ok(unsafe { (*ep).iface })
+    }
+
+    /// `ep->iface->ops` (any transport's; for a destroyed ep of ours the
+    /// dead iface's), or `InvalidParam` with a log line for a NULL ep or an
+    /// ep without an iface.
+    pub(crate) fn ops<'a>(self, function: &str) -> Result<&'a uct_iface_ops_t, Status> {
+        let iface = self.iface(function)?;
+        if iface.is_null() {
+            tracing::warn!("{function}: ep {:p} has no iface", self.0);
+            return Err(Status::InvalidParam);
+        }
+        // The ep's iface is live while the ep is.
+        IfaceHandle(iface).ops(function)
+    }
+
     /// The base iface of the ep's iface; for a destroyed ep (a tombstone,
     /// see [`crate::core::tombstone`]) its status, logged like every op on
     /// it.
     pub(crate) fn base<'a>(self, function: &str) -> Result<&'a mut BaseIface, Status> {
         let ep = self.0;
-        non_null(ep, function, "ep")?;
-        // SAFETY: a live ep or a tombstone starts with its iface pointer
-        // (FromC).
-        let iface = unsafe { (*ep).iface };
+        let iface = self.iface(function)?;
         if crate::core::tombstone::is_dead_iface(iface) {
             return Err(crate::core::tombstone::destroyed_ep_call(
                 function,
