@@ -12,7 +12,7 @@ use crate::abi::*;
 use crate::api::caller_version::{caller_version, UcxVersion};
 use crate::api::checks::{non_null, required_fields, status_entry_point};
 use crate::api::iface_attr_v2::{self, IfaceAttrV2V122};
-use crate::api::perf::PerfAttrLayout;
+use crate::api::perf::{PerfAttrArg, PerfAttrLayout};
 use crate::core::c_boundary::{
     c_entry, masked_member, CBytes, EpHandle, FromC, IfaceHandle, Masked,
 };
@@ -383,19 +383,16 @@ c_entry! {
         iface: uct_iface_h,
         perf_attr: *mut uct_perf_attr_t,
     ) -> ucs_status_t;
-    take iface_handle: IfaceHandle = (iface);
+    take iface_handle: IfaceHandle = (iface), perf: PerfAttrArg = (perf_attr);
     {
         status_entry_point!(FUNCTION = "uct_iface_estimate_perf", {
             let base = iface_handle.base(FUNCTION)?;
-            non_null(perf_attr, FUNCTION, "perf_attr")?;
+            perf.check(FUNCTION)?;
             let layout = PerfAttrLayout::of(caller_version());
-            // SAFETY: non-NULL; valid for this layout by the caller's
-            // contract.
-            let operation = unsafe { layout.operation(perf_attr.cast(), FUNCTION) }?;
+            let operation = layout.operation(&perf, FUNCTION)?;
             // SAFETY: iface validated above.
             let estimate = unsafe { (base.internal_ops.iface_estimate_perf)(iface, operation) }?;
-            // SAFETY: as for reading the operation.
-            unsafe { layout.write(perf_attr.cast(), &estimate) };
+            layout.write(&perf, &estimate);
             Ok(())
         })
     }
