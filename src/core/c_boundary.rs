@@ -631,7 +631,21 @@ impl<T: FieldMasked> FromC<*mut T> for MaskedOut<'_, T> {
     }
 }
 
-impl<T: FieldMasked> MaskedOut<'_, T> {
+impl<'a, T: FieldMasked> MaskedOut<'a, T> {
+    /// A complete struct of ours (a local to answer through).
+    pub(crate) fn of(attr: &'a mut T) -> Self {
+        MaskedOut {
+            ptr: attr,
+            _life: PhantomData,
+        }
+    }
+
+    /// The pointer as passed (to hand on to code that fills the struct per
+    /// its mask).
+    pub(crate) fn as_ptr(&self) -> *mut T {
+        self.ptr
+    }
+
     fn reader(&self) -> Masked<'_, T> {
         Masked {
             ptr: self.ptr.cast_const(),
