@@ -8,6 +8,7 @@ pub mod c_boundary;
 pub mod callbackq;
 pub mod config;
 pub mod data_trace;
+pub(crate) mod epoll;
 pub mod id_map;
 pub mod iface;
 pub mod log;
