@@ -868,6 +868,14 @@ impl<const N: usize> FromC<*const c_void> for CRef<'_, [u8; N]> {
 }
 
 impl<'a, T> CRef<'a, T> {
+    /// A struct of ours.
+    pub(crate) fn of(value: &'a T) -> Self {
+        CRef {
+            ptr: value,
+            _life: PhantomData,
+        }
+    }
+
     /// The struct, `None` for NULL.
     pub(crate) fn opt(&self) -> Option<&'a T> {
         // SAFETY: non-NULL, readable and initialised (FromC).

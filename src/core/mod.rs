@@ -9,6 +9,7 @@ pub mod callbackq;
 pub mod config;
 pub mod data_trace;
 pub(crate) mod epoll;
+pub(crate) mod host_memory;
 pub mod id_map;
 pub mod iface;
 pub mod log;
