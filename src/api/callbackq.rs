@@ -58,16 +58,20 @@ impl QueueArg {
         if self.0.is_null() {
             return None;
         }
-        self.caller_queue().or_else(|| {
-            // SAFETY: non-NULL and readable (FromC).
-            unsafe { progress_queue_of(self.0) }
-        })
+        self.caller_queue().or_else(|| self.workers_queue())
     }
 
     /// A worker's queue (freed by `uct_worker_destroy`).
     fn is_workers(self) -> bool {
+        self.workers_queue().is_some()
+    }
+
+    /// The queue of the worker whose `progress_q` this is, or `None`.
+    fn workers_queue<'a>(self) -> Option<&'a ProgressQueue> {
         // SAFETY: non-NULL and readable (FromC).
-        !self.0.is_null() && unsafe { progress_queue_of(self.0) }.is_some()
+        (!self.0.is_null())
+            .then(|| unsafe { progress_queue_of(self.0) })
+            .flatten()
     }
 
     /// The queue `ucs_callbackq_init` made in it, or `None`.

@@ -344,15 +344,14 @@ struct ConnectParams<'a> {
 impl FromC<*const uct_ep_connect_params_t> for Option<ConnectParams<'_>> {
     /// Relies on: NULL or valid, with the private data valid for its length.
     unsafe fn from_c(params: *const uct_ep_connect_params_t) -> Self {
-        // SAFETY: by the contract.
-        let params = unsafe { params.as_ref() }?;
-        Some(ConnectParams {
-            field_mask: params.field_mask,
-            // SAFETY: by the contract.
-            private_data: unsafe {
-                CBytes::from_c((params.private_data, params.private_data_length))
-            },
-        })
+        // SAFETY: by the contract: the struct, and the data for its length.
+        unsafe {
+            let params = params.as_ref()?;
+            Some(ConnectParams {
+                field_mask: params.field_mask,
+                private_data: CBytes::from_c((params.private_data, params.private_data_length)),
+            })
+        }
     }
 }
 

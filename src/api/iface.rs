@@ -229,14 +229,14 @@ impl KeptDesc {
             return;
         }
         // SAFETY: a kept descriptor has a pointer to its release descriptor
-        // in the word just before it (FromC).
-        let release = unsafe { (desc as *mut *mut uct_recv_desc_t).sub(1).read() };
-        if non_null(release, function, "descriptor's release hook").is_err() {
-            return;
-        }
-        // SAFETY: the transport stored a live uct_recv_desc_t there, whose
-        // callback takes exactly these arguments.
+        // in the word just before it (FromC), a live uct_recv_desc_t the
+        // transport stored there, whose callback takes exactly these
+        // arguments.
         unsafe {
+            let release = (desc as *mut *mut uct_recv_desc_t).sub(1).read();
+            if non_null(release, function, "descriptor's release hook").is_err() {
+                return;
+            }
             match (*release).cb {
                 Some(callback) => callback(release, desc),
                 None => tracing::warn!("{function}: descriptor {desc:p} has no release callback"),

@@ -15,8 +15,8 @@ use crate::api::config::read_md_config;
 use crate::api::cstr::fill_c_array;
 use crate::api::handles::{hand_out, release};
 use crate::core::c_boundary::{
-    c_entry, masked_member, masked_write, null_argument, ByHandle, CRef, CStrArg, Closing, FromC,
-    Live, Masked, MaskedOut, Out,
+    c_entry, masked_member, masked_write, null_argument, CRef, CStrArg, Closing, FromC, Live,
+    Masked, MaskedOut, Out,
 };
 use crate::ib::config::{md_config_from_handle, IbMdConfig};
 use crate::ib::domain::MemHandle;
@@ -47,33 +47,6 @@ fn all_attributes(md: &Md) -> uct_md_attr_v2_t {
 /// An md handle argument: NULL or a handle from `uct_md_open` not closed
 /// yet.
 pub(crate) type MdArg<'a> = Live<'a, Md>;
-
-impl ByHandle for Md {
-    type Raw = uct_md_h;
-    /// Relies on: NULL or a handle from `uct_md_open` not closed yet.
-    unsafe fn lookup<'a>(md: uct_md_h, function: &str) -> Result<&'a Md, Status> {
-        non_null(md, function, "md")?;
-        // SAFETY: non-NULL and a live boxed Md (the contract).
-        let md_ref = unsafe { &*(md as *const Md) };
-        if !md_ref.is_valid() {
-            tracing::warn!("{function}: {md:p} is not an open memory domain");
-            return Err(Status::InvalidParam);
-        }
-        Ok(md_ref)
-    }
-}
-
-impl ByHandle for MemHandle {
-    type Raw = uct_mem_h;
-    /// Relies on: NULL or a handle from `uct_md_mem_reg` (released ones are
-    /// caught as long as their memory was not reused).
-    unsafe fn lookup<'a>(memh: uct_mem_h, function: &str) -> Result<&'a MemHandle, Status> {
-        non_null(memh, function, "memh")?;
-        // SAFETY: forwarded contract.
-        unsafe { MemHandle::from_handle(memh) }
-            .inspect_err(|_| tracing::warn!("{function}: {memh:p} is not a live memory handle"))
-    }
-}
 
 c_entry! {
     no_log_setup
