@@ -4,7 +4,7 @@ use std::ffi::{c_char, c_uint};
 
 use crate::abi::*;
 use crate::api::c_array::{hand_out_c_array, HandedOutArray};
-use crate::api::checks::{non_null, status_entry_point};
+use crate::api::checks::{finish, non_null, status_entry_point};
 use crate::api::cstr::fill_c_array;
 use crate::core::c_boundary::{
     c_entry, masked_member, masked_write, CSliceMut, FromC, MaskedOut, Out,
@@ -39,7 +39,9 @@ c_entry! {
     take components_p: Out<*mut uct_component_h> = (components_p),
         num_components_p: Out<c_uint> = (num_components_p);
     {
-        status_entry_point!(FUNCTION = "uct_query_components", {
+        const FUNCTION: &str = "uct_query_components";
+        crate::api::enter();
+        finish(FUNCTION,
             hand_out_c_array(
                 &COMPONENTS,
                 |slot, component| *slot = component.handle(),
@@ -48,7 +50,7 @@ c_entry! {
                 (FUNCTION, "components_p", "num_components_p"),
                 "component handles",
             )
-        })
+        )
     }
 }
 

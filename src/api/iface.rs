@@ -44,7 +44,7 @@ impl FromC<*const uct_iface_params_t> for Option<IfaceParams<'_>> {
                 params,
                 field_mask: p.field_mask,
                 open_mode: p.open_mode,
-                stub_status: stub.then(|| p.mode.stub.status),
+                stub_status: if stub { Some(p.mode.stub.status) } else { None },
                 device: device.then(|| {
                     (
                         CStrArg::from_c(p.mode.device.tl_name),

@@ -14,7 +14,7 @@
 use std::ffi::{c_char, c_uint};
 
 use crate::abi::*;
-use crate::api::checks::{non_null, status_entry_point};
+use crate::api::checks::{finish, non_null, status_entry_point};
 use crate::core::c_boundary::{c_entry, null_argument, CSlice, CStrArg, IfaceHandle};
 use crate::core::host_memory::{
     allocate_with, name_text, page_size, AllocParams, Allocated113, AllocatedHere, MemOut, Request,
@@ -98,9 +98,9 @@ c_entry! {
     fn uct_mem_free(mem: *const uct_allocated_memory_t) -> ucs_status_t;
     take owner: AllocatedHere = (mem);
     {
-        status_entry_point!(FUNCTION = "uct_mem_free", {
-            owner.free(FUNCTION)
-        })
+        const FUNCTION: &str = "uct_mem_free";
+        crate::api::enter();
+        finish(FUNCTION, owner.free(FUNCTION))
     }
 }
 

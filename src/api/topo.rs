@@ -14,7 +14,7 @@ use std::ffi::{c_char, c_uint, c_void, CStr, CString};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::abi::*;
-use crate::api::checks::status_entry_point;
+use crate::api::checks::{finish, status_entry_point};
 use crate::core::c_boundary::{c_entry, null_argument, CRef, CSliceMut, CStrArg, Out};
 use crate::core::ucx_libucs::{return_ucx_call, ucx_function};
 
@@ -155,9 +155,9 @@ c_entry! {
     take distance_out: Out<ucs_sys_dev_distance_t> = (distance);
     {
         return_ucx_call!(ucs_topo_get_distance: fn(ucs_sys_device_t, ucs_sys_device_t, *mut ucs_sys_dev_distance_t) -> ucs_status_t; device1, device2, distance);
-        status_entry_point!(FUNCTION = "ucs_topo_get_distance", {
-            distance_out.write(FUNCTION, "distance", ucs_topo_default_distance)
-        })
+        const FUNCTION: &str = "ucs_topo_get_distance";
+        crate::api::enter();
+        finish(FUNCTION, distance_out.write(FUNCTION, "distance", ucs_topo_default_distance))
     }
 }
 
