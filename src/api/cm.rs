@@ -215,6 +215,8 @@ c_entry! {
 
 /// The parameters of `uct_ep_create` for a connection-manager ep, with the
 /// pointers in them taken over once.
+///
+/// cbindgen:ignore
 pub(crate) struct CmEpParams<'a> {
     params: &'a uct_ep_params_t,
     cm: Live<'a, Cm>,
@@ -336,6 +338,8 @@ fn cm_ep_ops() -> uct_iface_ops_t {
 }
 
 /// The parameters of `uct_ep_connect`, with the private data taken over.
+///
+/// cbindgen:ignore
 struct ConnectParams<'a> {
     field_mask: u64,
     private_data: CBytes<'a>,

@@ -47,6 +47,8 @@ impl EpollFd {
 
 /// The fd argument of `ucs_event_set_create_from_fd`: an epoll fd the
 /// caller keeps open while the set lives.
+///
+/// cbindgen:ignore
 struct CallersEpollFd(c_int);
 
 impl FromC<c_int> for CallersEpollFd {

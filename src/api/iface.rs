@@ -17,6 +17,8 @@ use crate::rc::config::{iface_config_from_handle, RcMlx5IfaceConfig};
 /// The parameters of `uct_iface_open`, read once: the open mode, the
 /// stub status or the device names it selects, and the pointer for the
 /// transport (which reads the fields whose bits are set).
+///
+/// cbindgen:ignore
 struct IfaceParams<'a> {
     params: *const uct_iface_params_t,
     field_mask: u64,
@@ -211,6 +213,8 @@ export_dispatch! {
 
 /// A descriptor an AM handler kept: NULL, or handed to an AM callback with
 /// `UCT_CB_PARAM_FLAG_DESC` and not released yet.
+///
+/// cbindgen:ignore
 struct KeptDesc(*mut c_void);
 
 impl FromC<*mut c_void> for KeptDesc {

@@ -46,6 +46,8 @@ fn all_attributes(md: &Md) -> uct_md_attr_v2_t {
 
 /// An md handle argument: NULL or a handle from `uct_md_open` not closed
 /// yet.
+///
+/// cbindgen:ignore
 pub(crate) type MdArg<'a> = Live<'a, Md>;
 
 c_entry! {
@@ -492,6 +494,8 @@ c_entry! {
 
 /// The buffer a packed rkey is written to or read from: NULL or valid for
 /// `RKEY_PACKED_SIZE` bytes, any alignment.
+///
+/// cbindgen:ignore
 type PackedRkey = [u8; RKEY_PACKED_SIZE];
 
 /// The one key packing, behind `uct_md_mkey_pack` (no fields, as UCX
@@ -541,6 +545,8 @@ c_entry! {
 
 /// The arguments of `uct_md_mkey_pack_v2` after the handles: the parameters
 /// and the buffer, taken from where the caller's form of the call put them.
+///
+/// cbindgen:ignore
 struct MkeyPackArgs<'a> {
     params: Masked<'a, uct_md_mkey_pack_params_t>,
     mkey_buffer: Out<'a, PackedRkey>,

@@ -84,6 +84,8 @@ c_entry! {
 
 /// The `iface_attr` argument of `uct_iface_query_v2`, in our layout and in
 /// UCX 1.22's (the caller's version says which it is).
+///
+/// cbindgen:ignore
 struct IfaceAttrArg<'a> {
     ours: MaskedOut<'a, uct_iface_attr_v2_t>,
     v122: MaskedOut<'a, IfaceAttrV2V122>,

@@ -56,6 +56,8 @@ c_entry! {
 }
 
 /// A worker handle argument: NULL or live.
+///
+/// cbindgen:ignore
 type WorkerArg<'a> = Live<'a, Worker>;
 
 c_entry! {
