@@ -96,7 +96,8 @@ pub enum OpDescriptor<'a> {
         comp: *mut uct_completion_t,
     },
     /// `uct_ep_get_short(buffer, length, remote, rkey)`: `buffer` is the
-    /// caller's destination.
+    /// caller's destination. (rc_mlx5 never reports one: its get_short
+    /// answers the caller before returning.)
     GetShort {
         remote: RemoteTarget,
         buffer: *mut c_void,

@@ -12,9 +12,11 @@
 //! sending ep names the connection as requester, the receiving iface finds
 //! its ep by the responder QPN a TX token names.
 //!
-//! An op left in the table has had no successful CQE (a successful CQE
-//! removes every op up to its WQE, and an error CQE first completes the ops
-//! before the failed WQE), so every op purge sees has `cqe_seen == false`.
+//! An op left in the table has had no successful CQE polled (a successful
+//! CQE removes every op up to its WQE, and an error CQE first completes the
+//! ops before the failed WQE). Only a get_short may have seen its CQE still
+//! in the CQ (it waits for it without taking it): that op is `cqe_seen`,
+//! which makes it and every op before it locally complete.
 //!
 //! Deriving an RX token moves the named responder QP to ERROR before
 //! reading its `next_rcv_psn`: a packet still in flight could otherwise be
@@ -236,14 +238,6 @@ impl PurgedOp {
                 iov: iov()?,
                 comp: op.posted.comp,
             },
-            OpKind::GetShort => match op.posted.action {
-                CompletionAction::CopyOut { buffer, length } => OpDescriptor::GetShort {
-                    remote,
-                    buffer: buffer.cast(),
-                    length,
-                },
-                _ => return None,
-            },
             OpKind::GetBcopy => match op.posted.action {
                 CompletionAction::Unpack {
                     unpack_cb,
@@ -311,7 +305,8 @@ impl PurgedOp {
                 flags: op.posted.flush_flags,
                 comp: op.posted.comp,
             },
-            OpKind::FcGrant | OpKind::Probe => OpDescriptor::Internal,
+            // get_short answered its caller before returning.
+            OpKind::GetShort | OpKind::FcGrant | OpKind::Probe => OpDescriptor::Internal,
         })
     }
 }
@@ -400,7 +395,7 @@ pub unsafe fn ep_outstanding_purge(ep: uct_ep_h, request: PurgeRequest<'_>) -> R
             class: op.class(),
             first_psn: op.first_psn,
             psn_count: op.psn_count,
-            cqe_seen: false,
+            cqe_seen: op.completion_seen,
         })
         .collect();
     let next_psn = rc_ep.txwq().next_psn();

@@ -44,8 +44,9 @@ pub enum OpKind {
     PutShort,
     PutBcopy,
     PutZcopy,
-    /// A READ into a bounce buffer, copied to the caller's buffer when it
-    /// completes.
+    /// A READ into a bounce buffer that `uct_ep_get_short` waited for and
+    /// copied to the caller's buffer before returning: once posted, the op
+    /// only holds its resources until progress takes its CQE.
     GetShort,
     GetBcopy,
     GetZcopy,
@@ -89,10 +90,14 @@ impl OpKind {
     /// atomic that is a compare-and-swap).
     pub fn class(self, compare_swap: bool) -> OpClass {
         match self {
+            // Answered to its caller before the slot returned: purge must
+            // neither report it nor complete it (a READ on the wire, one
+            // PSN at least, like a grant's SEND).
+            OpKind::GetShort => OpClass::Internal,
             OpKind::AtomicFetch if compare_swap => OpClass::AtomicCswap,
             OpKind::AmShort | OpKind::AmBcopy | OpKind::AmZcopy => OpClass::Am,
             OpKind::PutShort | OpKind::PutBcopy | OpKind::PutZcopy => OpClass::Put,
-            OpKind::GetShort | OpKind::GetBcopy | OpKind::GetZcopy => OpClass::Get,
+            OpKind::GetBcopy | OpKind::GetZcopy => OpClass::Get,
             OpKind::AtomicPost => OpClass::AtomicPost,
             OpKind::AtomicFetch => OpClass::AtomicFetch,
             OpKind::Flush => OpClass::Flush,
@@ -112,12 +117,6 @@ pub enum CompletionAction {
     Unpack {
         unpack_cb: uct_unpack_callback_t,
         arg: *mut c_void,
-        length: usize,
-    },
-    /// get_short: copy `length` bytes of the bounce buffer's data to the
-    /// caller's `buffer` (valid until the op completes, by UCT's contract).
-    CopyOut {
-        buffer: *mut u8,
         length: usize,
     },
     /// A fetching atomic into a bounce buffer: copy `width` bytes (4 or 8)
@@ -197,6 +196,10 @@ pub struct OutstandingOp {
     pub psn_count: u32,
     /// A CQE was requested for this WQE.
     pub signaled: bool,
+    /// A successful CQE covering this WQE is known to be in the send CQ,
+    /// not yet taken by progress (get_short waited for it): the op and
+    /// every op before it are complete.
+    pub completion_seen: bool,
 }
 
 impl OutstandingOp {
@@ -277,7 +280,7 @@ impl TxResources {
 
 /// Whether WQE index `a` was posted at or before `b` (16-bit ring counters).
 #[inline]
-fn index_at_or_before(a: u16, b: u16) -> bool {
+pub(crate) fn index_at_or_before(a: u16, b: u16) -> bool {
     (b.wrapping_sub(a) as i16) >= 0
 }
 
@@ -456,6 +459,13 @@ impl TxWq {
     }
 
     /// Back to the empty ring of a QP just reset (nothing outstanding).
+    /// The path MTU of the connection (set before it starts): how many
+    /// packets, so PSNs, each op takes.
+    pub fn set_path_mtu(&mut self, path_mtu: Mtu) {
+        debug_assert!(self.ops.is_empty());
+        self.path_mtu = path_mtu;
+    }
+
     pub fn reset(&mut self) {
         debug_assert!(self.ops.is_empty());
         self.pi = 0;
@@ -591,6 +601,7 @@ impl TxWq {
             first_psn: self.next_psn,
             psn_count,
             signaled,
+            completion_seen: false,
         });
         self.ctrl.fence_next = false;
         self.ctrl.unsignaled_bbs = if signaled {
@@ -713,8 +724,22 @@ impl TxWq {
             first_psn: self.next_psn,
             psn_count: 0,
             signaled: true,
+            completion_seen: false,
         });
         Ok(())
+    }
+
+    /// Notes that a successful CQE of WQE `wqe_index` is in the send CQ
+    /// (see [`OutstandingOp::completion_seen`]).
+    pub fn completion_seen(&mut self, wqe_index: u16) {
+        if let Some(op) = self
+            .ops
+            .iter_mut()
+            .rev()
+            .find(|op| op.has_wqe() && op.wqe_index == wqe_index)
+        {
+            op.completion_seen = true;
+        }
     }
 
     /// Takes every outstanding op (purge, destroy): the ring is free again.
@@ -762,7 +787,8 @@ mod tests {
         assert_eq!(OpKind::AtomicPost.class(false), OpClass::AtomicPost);
         assert_eq!(OpKind::AmZcopy.class(false), OpClass::Am);
         assert_eq!(OpKind::PutBcopy.class(false), OpClass::Put);
-        assert_eq!(OpKind::GetShort.class(false), OpClass::Get);
+        assert_eq!(OpKind::GetShort.class(false), OpClass::Internal);
+        assert_eq!(OpKind::GetZcopy.class(false), OpClass::Get);
         assert_eq!(OpKind::Flush.class(false), OpClass::Flush);
         assert_eq!(OpKind::FcGrant.class(false), OpClass::Internal);
     }

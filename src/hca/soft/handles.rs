@@ -305,7 +305,7 @@ impl SoftMr {
 
 impl Drop for SoftMr {
     fn drop(&mut self) {
-        self.device.core().lock().mrs.remove(self.key);
+        self.device.core().deregister(self.key);
     }
 }
 

@@ -188,24 +188,29 @@ rma_zcopy_slot! {
 }
 
 /// Posts the RDMA READ of `spec.length` bytes at `remote_addr` into a
-/// bounce buffer of the send pool (get_short and get_bcopy: `spec.action`
-/// says what happens to the data at completion).
+/// bounce buffer of the send pool, which the op owns (get_short reads it
+/// once the READ completed; for get_bcopy `spec.action` says what happens
+/// to the data at completion).
 fn post_read_into_bounce(
     ep: &mut RcEp,
     iface: &mut RcIface,
     spec: (PostSpec, RaddrSeg),
-) -> Result<(), Status> {
+) -> Result<Bounce, Status> {
     ep.check_post(iface.state.tx.credits)?;
     let bounce = bounce_from_pool(&mut iface.state.tx.pool, 0)?;
-    post_with_bounce(ep, iface, spec, bounce)
+    post_with_bounce(ep, iface, spec, bounce)?;
+    Ok(bounce)
 }
 
-/// get_short: an RDMA READ into a bounce buffer, copied into `buffer` when
-/// its completion is processed. Returns `UCS_INPROGRESS` once posted, not
-/// `UCS_OK`: UCX's callers read `UCS_OK` from get_short as "the data is in
-/// `buffer`" (the copy transports finish it inside the call), which a
-/// network read cannot promise. The data is in `buffer` when a later flush
-/// completes (the flush's CQE completes this op first, in posting order).
+/// get_short: synchronous, as UCX's callers use it (UCP treats any answer
+/// but `UCS_OK` as a failure; UCX's copy transports finish it inside the
+/// call). An RDMA READ into a bounce buffer, signalled; the call waits for
+/// its CQE ([`crate::rc::iface::IfaceState::wait_for_send_cqe`]: no CQE is
+/// taken and no callback runs), copies the data into `buffer` and returns
+/// `UCS_OK`, or the status of the READ's error CQE. The op stays in the
+/// send queue, holding its ring blocks, CQ credit and bounce buffer, until
+/// progress takes the CQE; from then on it is the caller's no more (purge
+/// drops it: [`OpKind::class`]).
 fn get_short(
     ep: EpArg,
     buffer: *mut c_void,
@@ -227,12 +232,23 @@ fn get_short(
         remote_addr,
         rkey,
     );
-    // The buffer is written at completion, by the op table's CopyOut.
-    spec.0.posted.action = CompletionAction::CopyOut {
-        buffer: buffer.cast(),
-        length,
+    spec.0.force_signal = true;
+    let bounce = post_read_into_bounce(ep, iface, spec)?;
+    // The READ just posted is the newest op of the ep.
+    let Some(wqe_index) = ep.txwq().last().map(|op| op.wqe_index) else {
+        tracing::error!("{F}: the READ just posted is not in the send queue");
+        return Err(Status::IoError);
     };
-    post_read_into_bounce(ep, iface, spec)
+    iface.state.wait_for_send_cqe(ep.qp(), wqe_index)?;
+    if length > 0 {
+        // SAFETY: the READ's CQE says its `length` bytes are at
+        // bounce.data, which the op owns until progress takes that CQE
+        // (not before this call returns); the caller's buffer holds
+        // `length` bytes, and the two never overlap.
+        unsafe { std::ptr::copy_nonoverlapping(bounce.data, buffer.cast::<u8>(), length) };
+    }
+    ep.txwq_mut().completion_seen(wqe_index);
+    Ok(())
 }
 
 slot! {
@@ -244,7 +260,7 @@ slot! {
         rkey: uct_rkey_t,
     ) -> ucs_status_t;
     take ep: EpArg = (ep);
-    { in_progress(get_short(ep, buffer, length, remote_addr, rkey)) }
+    { status_of(get_short(ep, buffer, length, remote_addr, rkey)) }
 }
 
 slot! {
@@ -274,7 +290,7 @@ slot! {
                 arg,
                 length,
             };
-            post_read_into_bounce(ep, iface, spec)
+            post_read_into_bounce(ep, iface, spec).map(|_| ())
         })())
     }
 }
