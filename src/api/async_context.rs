@@ -12,7 +12,7 @@ use crate::api::checks::{finish, non_null, status_entry_point};
 use crate::api::memory_type::CStringTable;
 use crate::core::async_context::{self, AsyncContext, AsyncMode};
 use crate::core::c_boundary::{c_entry, null_argument, FromC, Out};
-use crate::core::ucx_libucs::{return_ucx_call, ucx_function, ucx_libucs_loaded};
+use crate::core::ucx_libucs::{return_ucx_call, ucx_libucs_loaded};
 
 /// An async context argument: NULL, a live context of ours, or one UCX's
 /// libucs made (at least 8 readable bytes: its lock comes first).
@@ -141,18 +141,15 @@ c_entry! {
     fn ucs_async_poll(async_context: *mut ucs_async_context_t);
     take context_arg: AsyncArg = (async_context);
     {
-        let ucx = ucx_function!(ucs_async_poll: fn(*mut ucs_async_context_t));
         if async_context.is_null() {
             async_context::poll_all();
-            if let Some(ucx) = ucx {
-                // SAFETY: UCX's function; NULL means all of its contexts.
-                unsafe { ucx(async_context) };
-            }
+            // UCX's too: NULL means all of its contexts.
+            return_ucx_call!(ucs_async_poll: fn(*mut ucs_async_context_t); async_context);
             return;
         }
-        if let (false, Some(ucx)) = (context_arg.is_ours(), ucx) {
-            // SAFETY: a context of UCX's, handed back to UCX.
-            return unsafe { ucx(async_context) };
+        if !context_arg.is_ours() {
+            // A context of UCX's, handed back to UCX.
+            return_ucx_call!(ucs_async_poll: fn(*mut ucs_async_context_t); async_context);
         }
         if let Ok(context) = context_arg.get("ucs_async_poll") {
             context.poll();
@@ -234,30 +231,32 @@ pub extern "C" fn ucs_async_modify_handler(
     finish(FUNCTION, result)
 }
 
-/// Timers are not implemented: `UCS_ERR_UNSUPPORTED`, `*timer_id_p` untouched.
-///
-/// # Safety
-/// No pointer argument is dereferenced.
-#[no_mangle]
-pub unsafe extern "C" fn ucs_async_add_timer(
-    mode: ucs_async_mode_t,
-    interval: ucs_time_t,
-    cb: ucs_async_event_cb_t,
-    arg: *mut c_void,
-    async_context: *mut ucs_async_context_t,
-    timer_id_p: *mut c_int,
-) -> ucs_status_t {
-    // SAFETY: NULL, ours or UCX's by the caller's contract.
-    if !unsafe { AsyncArg::from_c(async_context) }.is_ours() {
-        return_ucx_call!(ucs_async_add_timer: fn(ucs_async_mode_t, ucs_time_t, ucs_async_event_cb_t, *mut c_void, *mut ucs_async_context_t, *mut c_int) -> ucs_status_t; mode, interval, cb, arg, async_context, timer_id_p);
+c_entry! {
+    no_log_setup
+    /// Timers are not implemented: `UCS_ERR_UNSUPPORTED`, `*timer_id_p`
+    /// untouched (no pointer argument is dereferenced).
+    fn ucs_async_add_timer(
+        mode: ucs_async_mode_t,
+        interval: ucs_time_t,
+        cb: ucs_async_event_cb_t,
+        arg: *mut c_void,
+        async_context: *mut ucs_async_context_t,
+        timer_id_p: *mut c_int,
+    ) -> ucs_status_t;
+    take context_arg: AsyncArg = (async_context);
+    {
+        if !context_arg.is_ours() {
+            return_ucx_call!(ucs_async_add_timer: fn(ucs_async_mode_t, ucs_time_t, ucs_async_event_cb_t, *mut c_void, *mut ucs_async_context_t, *mut c_int) -> ucs_status_t; mode, interval, cb, arg, async_context, timer_id_p);
+        }
+        crate::api::enter();
+        tracing::warn!(
+            "ucs_async_add_timer: timers are not implemented yet (mode {mode}, interval \
+             {interval}, callback set: {}, arg {arg:p}, context {async_context:p}, id at \
+             {timer_id_p:p})",
+            cb.is_some()
+        );
+        UCS_ERR_UNSUPPORTED
     }
-    crate::api::enter();
-    tracing::warn!(
-        "ucs_async_add_timer: timers are not implemented yet (mode {mode}, interval {interval}, \
-         callback set: {}, arg {arg:p}, context {async_context:p}, id at {timer_id_p:p})",
-        cb.is_some()
-    );
-    UCS_ERR_UNSUPPORTED
 }
 
 c_entry! {

@@ -23,7 +23,7 @@ use crate::abi::*;
 use crate::api::checks::{non_null, status_entry_point};
 use crate::core::c_boundary::{c_entry, FromC};
 use crate::core::callbackq::{Lifetime, ProgressQueue, CALLBACK_ID_NULL};
-use crate::core::ucx_libucs::{return_ucx_call, ucx_function};
+use crate::core::ucx_libucs::return_ucx_call;
 use crate::core::worker::progress_queue_of;
 
 /// Bytes from element 1 to the end of element 1 in either layout (1.13's
@@ -58,16 +58,20 @@ impl QueueArg {
         if self.0.is_null() {
             return None;
         }
-        self.caller_queue().or_else(|| {
-            // SAFETY: non-NULL and readable (FromC).
-            unsafe { progress_queue_of(self.0) }
-        })
+        self.caller_queue().or_else(|| self.workers_queue())
     }
 
     /// A worker's queue (freed by `uct_worker_destroy`).
     fn is_workers(self) -> bool {
+        self.workers_queue().is_some()
+    }
+
+    /// The queue of the worker whose `progress_q` this is, or `None`.
+    fn workers_queue<'a>(self) -> Option<&'a ProgressQueue> {
         // SAFETY: non-NULL and readable (FromC).
-        !self.0.is_null() && unsafe { progress_queue_of(self.0) }.is_some()
+        (!self.0.is_null())
+            .then(|| unsafe { progress_queue_of(self.0) })
+            .flatten()
     }
 
     /// The queue `ucs_callbackq_init` made in it, or `None`.
@@ -172,14 +176,8 @@ c_entry! {
     }
 }
 
-/// UCX's `ucs_callbackq_add` / `_add_safe`.
-type AddFn =
-    unsafe extern "C" fn(*mut ucs_callbackq_t, ucs_callback_t, *mut c_void, c_uint) -> c_int;
-/// UCX's `ucs_callbackq_remove` / `_remove_safe`.
-type RemoveFn = unsafe extern "C" fn(*mut ucs_callbackq_t, c_int);
-
-/// A queue of UCX's goes to `ucx` (when UCX's libucs is loaded), ours here.
-/// Adds `cb(arg)`; returns its id, or `UCS_CALLBACKQ_ID_NULL` (-1) with a log
+/// Adds `cb(arg)` to our queue `cbq` (the entry points hand UCX's queues to
+/// UCX first); returns its id, or `UCS_CALLBACKQ_ID_NULL` (-1) with a log
 /// line on bad input. `UCS_CALLBACKQ_FLAG_ONESHOT` runs it once;
 /// `UCS_CALLBACKQ_FLAG_FAST` is accepted (every callback is equally fast).
 /// `cb(arg)` must be callable until removed (the entry points' contract).
@@ -188,16 +186,8 @@ fn add(
     cb: ucs_callback_t,
     arg: *mut c_void,
     flags: c_uint,
-    ucx: impl FnOnce() -> Option<AddFn>,
     function: &str,
 ) -> c_int {
-    if cbq.ours().is_none() {
-        if let Some(ucx) = ucx() {
-            // SAFETY: a queue of UCX's (QueueArg's FromC), handed back to
-            // UCX with the caller's own arguments.
-            return unsafe { ucx(cbq.0, cb, arg, flags) };
-        }
-    }
     let queue = match cbq.get(function) {
         Ok(queue) => queue,
         Err(_) => return CALLBACK_ID_NULL,
@@ -221,15 +211,9 @@ fn add(
     queue.add(cb, arg, lifetime)
 }
 
-/// A queue of UCX's goes to `ucx` (when UCX's libucs is loaded), ours here.
-fn remove(cbq: QueueArg, id: c_int, ucx: impl FnOnce() -> Option<RemoveFn>, function: &str) {
-    if cbq.ours().is_none() {
-        if let Some(ucx) = ucx() {
-            // SAFETY: a queue of UCX's (QueueArg's FromC), handed back to
-            // UCX.
-            return unsafe { ucx(cbq.0, id) };
-        }
-    }
+/// Removes callback `id` from our queue `cbq` (the entry points hand UCX's
+/// queues to UCX first).
+fn remove(cbq: QueueArg, id: c_int, function: &str) {
     let Ok(queue) = cbq.get(function) else {
         return;
     };
@@ -250,8 +234,11 @@ c_entry! {
     ) -> c_int;
     take queue: QueueArg = (cbq);
     {
-        let ucx = || ucx_function!(ucs_callbackq_add: fn(*mut ucs_callbackq_t, ucs_callback_t, *mut c_void, c_uint) -> c_int);
-        add(queue, cb, arg, flags, ucx, "ucs_callbackq_add")
+        if queue.ours().is_none() {
+            // A queue of UCX's, handed back to UCX.
+            return_ucx_call!(ucs_callbackq_add: fn(*mut ucs_callbackq_t, ucs_callback_t, *mut c_void, c_uint) -> c_int; cbq, cb, arg, flags);
+        }
+        add(queue, cb, arg, flags, "ucs_callbackq_add")
     }
 }
 
@@ -266,8 +253,11 @@ c_entry! {
     ) -> c_int;
     take queue: QueueArg = (cbq);
     {
-        let ucx = || ucx_function!(ucs_callbackq_add_safe: fn(*mut ucs_callbackq_t, ucs_callback_t, *mut c_void, c_uint) -> c_int);
-        add(queue, cb, arg, flags, ucx, "ucs_callbackq_add_safe")
+        if queue.ours().is_none() {
+            // A queue of UCX's, handed back to UCX.
+            return_ucx_call!(ucs_callbackq_add_safe: fn(*mut ucs_callbackq_t, ucs_callback_t, *mut c_void, c_uint) -> c_int; cbq, cb, arg, flags);
+        }
+        add(queue, cb, arg, flags, "ucs_callbackq_add_safe")
     }
 }
 
@@ -277,8 +267,11 @@ c_entry! {
     fn ucs_callbackq_remove(cbq: *mut ucs_callbackq_t, id: c_int);
     take queue: QueueArg = (cbq);
     {
-        let ucx = || ucx_function!(ucs_callbackq_remove: fn(*mut ucs_callbackq_t, c_int));
-        remove(queue, id, ucx, "ucs_callbackq_remove")
+        if queue.ours().is_none() {
+            // A queue of UCX's, handed back to UCX.
+            return_ucx_call!(ucs_callbackq_remove: fn(*mut ucs_callbackq_t, c_int); cbq, id);
+        }
+        remove(queue, id, "ucs_callbackq_remove")
     }
 }
 
@@ -288,8 +281,11 @@ c_entry! {
     fn ucs_callbackq_remove_safe(cbq: *mut ucs_callbackq_t, id: c_int);
     take queue: QueueArg = (cbq);
     {
-        let ucx = || ucx_function!(ucs_callbackq_remove_safe: fn(*mut ucs_callbackq_t, c_int));
-        remove(queue, id, ucx, "ucs_callbackq_remove_safe")
+        if queue.ours().is_none() {
+            // A queue of UCX's, handed back to UCX.
+            return_ucx_call!(ucs_callbackq_remove_safe: fn(*mut ucs_callbackq_t, c_int); cbq, id);
+        }
+        remove(queue, id, "ucs_callbackq_remove_safe")
     }
 }
 

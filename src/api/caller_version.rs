@@ -23,7 +23,7 @@
 use std::ffi::{c_uint, c_void, CStr};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::core::ucx_libucs::lies_in_this_object;
+use crate::core::ucx_libucs::loaded_symbol;
 
 /// A UCX release, as far as the API differences we serve go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -83,28 +83,6 @@ const OLDEST_TOLD_APART: UcxVersion = UcxVersion::new(1, 13);
 
 /// The packed version found, 0 while none was.
 static FOUND: AtomicU32 = AtomicU32::new(0);
-
-/// `name` in the already loaded `library`, if it is defined there and not
-/// in this shared object.
-fn loaded_symbol(library: &CStr, name: &CStr) -> Option<*mut c_void> {
-    // SAFETY: RTLD_NOLOAD never loads anything: it returns a reference to an
-    // already loaded object or NULL; RTLD_NODELETE keeps that object for the
-    // life of the process, so what we found stays true.
-    let handle = unsafe {
-        libc::dlopen(
-            library.as_ptr(),
-            libc::RTLD_LAZY | libc::RTLD_NOLOAD | libc::RTLD_NODELETE,
-        )
-    };
-    if handle.is_null() {
-        return None;
-    }
-    // SAFETY: `handle` is live; `name` is NUL-terminated.
-    let address = unsafe { libc::dlsym(handle, name.as_ptr()) };
-    // SAFETY: drops the reference RTLD_NOLOAD took (the object stays).
-    unsafe { libc::dlclose(handle) };
-    (!address.is_null() && !lies_in_this_object(address)).then_some(address)
-}
 
 /// UCX's definition of `name` in its loaded `libucs`.
 pub(crate) fn libucs_symbol(name: &CStr) -> Option<*mut c_void> {

@@ -9,9 +9,9 @@
 use core::ffi::{c_char, c_void};
 
 use super::checks::{finish, non_null, status_entry_point};
-use super::cstr::c_str_arg;
 use crate::abi::*;
 use crate::cm::config::CM_CONFIG;
+use crate::core::c_boundary::{c_entry, CSliceMut, CStrArg, Out};
 use crate::core::config::{handle, warn_misspelled_env_vars_once, Config, ConfigTable, ProcessEnv};
 use crate::core::log::LOG_CONFIG;
 use crate::hca::config::SOFT_HCA_CONFIG;
@@ -46,99 +46,76 @@ pub(crate) fn read_iface_config(tl_name: &str, app_prefix: Option<&str>) -> Resu
     Ok(config)
 }
 
-/// An optional C string argument (`env_prefix`): NULL is `None`.
-///
-/// # Safety
-/// As [`c_str_arg`].
-unsafe fn optional_c_str<'a>(
-    ptr: *const c_char,
-    function: &str,
-    argument: &str,
-) -> Result<Option<&'a str>, Status> {
-    if ptr.is_null() {
-        return Ok(None);
-    }
-    // SAFETY: forwarded contract.
-    unsafe { c_str_arg(ptr, function, argument) }.map(Some)
-}
-
-/// Registers `config` and stores its handle in `*config_p`.
-///
-/// # Safety
-/// `config_p` non-NULL and writable.
-unsafe fn hand_out<T>(config: Config, config_p: *mut *mut T) {
+/// Registers `config` and stores its handle in `config_p`.
+fn hand_out<T>(config: Config, config_p: &Out<*mut T>, function: &str) -> Result<(), Status> {
     let handle = handle::into_handle(config);
-    // SAFETY: by the contract.
-    unsafe { config_p.write(handle.cast()) };
+    config_p.write(function, "config_p", handle.cast())
 }
 
-/// Reads the memory domain configuration of `component` from `ucx.conf`
-/// files and the environment (`UCX_IB_*`, and `<env_prefix>_UCX_IB_*`
-/// overriding them). `filename` is ignored, as in UCX.
-///
-/// # Safety
-/// Pointer arguments are NULL or valid; strings are NUL-terminated.
-#[no_mangle]
-pub unsafe extern "C" fn uct_md_config_read(
-    component: uct_component_h,
-    env_prefix: *const c_char,
-    _filename: *const c_char,
-    config_p: *mut *mut uct_md_config_t,
-) -> ucs_status_t {
-    status_entry_point!(FUNCTION = "uct_md_config_read", {
-        non_null(config_p, FUNCTION, "config_p")?;
-        if Component::from_handle(component).is_none() {
-            tracing::warn!("{FUNCTION}: {component:p} is not a component of this library");
-            return Err(Status::InvalidParam);
-        }
-        // SAFETY: the caller passes NULL or a NUL-terminated string.
-        let env_prefix = unsafe { optional_c_str(env_prefix, FUNCTION, "env_prefix") }?;
-        let config = read_md_config(env_prefix).inspect_err(|_| {
-            tracing::error!("Failed to read MD config");
-        })?;
-        crate::api::ucx_env::mark_our_env_vars_used();
-        // SAFETY: config_p was checked non-NULL; writable by the caller's contract.
-        unsafe { hand_out(config, config_p) };
-        Ok(())
-    })
-}
-
-/// Reads the interface configuration of transport `tl_name` (only
-/// `rc_mlx5`) from `ucx.conf` files and the environment (`UCX_RC_MLX5_*`
-/// over `UCX_RC_*` over `UCX_IB_*` over `UCX_*`). Unknown or NULL `tl_name` is
-/// `UCS_ERR_NO_DEVICE`, as in UCX.
-///
-/// # Safety
-/// Pointer arguments are NULL or valid; strings are NUL-terminated.
-#[no_mangle]
-pub unsafe extern "C" fn uct_md_iface_config_read(
-    md: uct_md_h,
-    tl_name: *const c_char,
-    env_prefix: *const c_char,
-    _filename: *const c_char,
-    config_p: *mut *mut uct_iface_config_t,
-) -> ucs_status_t {
-    status_entry_point!(FUNCTION = "uct_md_iface_config_read", {
-        non_null(md, FUNCTION, "md")?;
-        non_null(config_p, FUNCTION, "config_p")?;
-        if tl_name.is_null() {
-            tracing::error!("There is no sockaddr transport registered on the md");
-            return Err(Status::NoDevice);
-        }
-        // SAFETY: non-NULL, NUL-terminated per the caller's contract.
-        let tl_name = unsafe { c_str_arg(tl_name, FUNCTION, "tl_name") }?;
-        // SAFETY: as above.
-        let env_prefix = unsafe { optional_c_str(env_prefix, FUNCTION, "env_prefix") }?;
-        let config = read_iface_config(tl_name, env_prefix).inspect_err(|status| {
-            if *status != Status::NoDevice {
-                tracing::error!("Failed to read iface config");
+c_entry! {
+    no_log_setup
+    /// Reads the memory domain configuration of `component` from `ucx.conf`
+    /// files and the environment (`UCX_IB_*`, and `<env_prefix>_UCX_IB_*`
+    /// overriding them). `filename` is ignored, as in UCX.
+    fn uct_md_config_read(
+        component: uct_component_h,
+        env_prefix: *const c_char,
+        _filename: *const c_char,
+        config_p: *mut *mut uct_md_config_t,
+    ) -> ucs_status_t;
+    take env_prefix: CStrArg = (env_prefix), config_p: Out<*mut uct_md_config_t> = (config_p);
+    {
+        status_entry_point!(FUNCTION = "uct_md_config_read", {
+            config_p.check(FUNCTION, "config_p")?;
+            if Component::from_handle(component).is_none() {
+                tracing::warn!("{FUNCTION}: {component:p} is not a component of this library");
+                return Err(Status::InvalidParam);
             }
-        })?;
-        crate::api::ucx_env::mark_our_env_vars_used();
-        // SAFETY: config_p was checked non-NULL; writable by the caller's contract.
-        unsafe { hand_out(config, config_p) };
-        Ok(())
-    })
+            let env_prefix = env_prefix.opt(FUNCTION, "env_prefix")?;
+            let config = read_md_config(env_prefix).inspect_err(|_| {
+                tracing::error!("Failed to read MD config");
+            })?;
+            crate::api::ucx_env::mark_our_env_vars_used();
+            hand_out(config, &config_p, FUNCTION)
+        })
+    }
+}
+
+c_entry! {
+    no_log_setup
+    /// Reads the interface configuration of transport `tl_name` (only
+    /// `rc_mlx5`) from `ucx.conf` files and the environment
+    /// (`UCX_RC_MLX5_*` over `UCX_RC_*` over `UCX_IB_*` over `UCX_*`).
+    /// Unknown or NULL `tl_name` is `UCS_ERR_NO_DEVICE`, as in UCX.
+    fn uct_md_iface_config_read(
+        md: uct_md_h,
+        tl_name: *const c_char,
+        env_prefix: *const c_char,
+        _filename: *const c_char,
+        config_p: *mut *mut uct_iface_config_t,
+    ) -> ucs_status_t;
+    take tl_name: CStrArg = (tl_name),
+        env_prefix: CStrArg = (env_prefix),
+        config_p: Out<*mut uct_iface_config_t> = (config_p);
+    {
+        status_entry_point!(FUNCTION = "uct_md_iface_config_read", {
+            non_null(md, FUNCTION, "md")?;
+            config_p.check(FUNCTION, "config_p")?;
+            if tl_name.is_null() {
+                tracing::error!("There is no sockaddr transport registered on the md");
+                return Err(Status::NoDevice);
+            }
+            let tl_name = tl_name.get(FUNCTION, "tl_name")?;
+            let env_prefix = env_prefix.opt(FUNCTION, "env_prefix")?;
+            let config = read_iface_config(tl_name, env_prefix).inspect_err(|status| {
+                if *status != Status::NoDevice {
+                    tracing::error!("Failed to read iface config");
+                }
+            })?;
+            crate::api::ucx_env::mark_our_env_vars_used();
+            hand_out(config, &config_p, FUNCTION)
+        })
+    }
 }
 
 /// Frees a configuration from `uct_md_config_read`/`uct_md_iface_config_read`.
@@ -156,87 +133,75 @@ pub unsafe extern "C" fn uct_config_release(config: *mut c_void) {
     let _ = handle::release(config);
 }
 
-/// Copies the printed value of `name` into `value` (at most `max` bytes,
-/// always NUL-terminated when `max > 0`). `name` is UCX's path through the
-/// nested tables (`RC_RC_IB_TX_QUEUE_LEN`) or a name `uct_config_modify`
-/// accepts (`RC_TIMEOUT`). `value` may be NULL when `max` is 0 (existence
-/// check). Unknown name: `UCS_ERR_NO_ELEM`.
-///
-/// # Safety
-/// `name` is NULL or NUL-terminated; `value` is NULL or valid for `max` bytes.
-#[no_mangle]
-pub unsafe extern "C" fn uct_config_get(
-    config: *mut c_void,
-    name: *const c_char,
-    value: *mut c_char,
-    max: usize,
-) -> ucs_status_t {
-    status_entry_point!(FUNCTION = "uct_config_get", {
-        non_null(config, FUNCTION, "config")?;
-        // SAFETY: NULL or NUL-terminated per the caller's contract.
-        let name = unsafe { c_str_arg(name, FUNCTION, "name") }?;
-        if value.is_null() && max > 0 {
-            tracing::warn!("{FUNCTION}: value is NULL but max is {max}");
-            return Err(Status::InvalidParam);
-        }
-        let text = handle::with_config(config, |config| config.get(name))??;
-        if max > 0 {
-            let copied = text.len().min(max - 1);
-            // SAFETY: value is non-NULL (checked) and valid for `max` bytes;
-            // we write `copied + 1 <= max` bytes and the source is our own
-            // string, which cannot overlap the caller's buffer.
-            unsafe {
-                core::ptr::copy_nonoverlapping(text.as_ptr(), value.cast::<u8>(), copied);
-                value.add(copied).write(0);
+c_entry! {
+    no_log_setup
+    /// Copies the printed value of `name` into `value` (at most `max` bytes,
+    /// always NUL-terminated when `max > 0`). `name` is UCX's path through
+    /// the nested tables (`RC_RC_IB_TX_QUEUE_LEN`) or a name
+    /// `uct_config_modify` accepts (`RC_TIMEOUT`). `value` may be NULL when
+    /// `max` is 0 (existence check). Unknown name: `UCS_ERR_NO_ELEM`.
+    fn uct_config_get(
+        config: *mut c_void,
+        name: *const c_char,
+        value: *mut c_char,
+        max: usize,
+    ) -> ucs_status_t;
+    take name: CStrArg = (name), buffer: CSliceMut<c_char> = (value, max);
+    {
+        status_entry_point!(FUNCTION = "uct_config_get", {
+            non_null(config, FUNCTION, "config")?;
+            let name = name.get(FUNCTION, "name")?;
+            if buffer.is_null() && max > 0 {
+                tracing::warn!("{FUNCTION}: value is NULL but max is {max}");
+                return Err(Status::InvalidParam);
             }
-        }
-        Ok(())
-    })
+            let text = handle::with_config(config, |config| config.get(name))??;
+            buffer.write_c_string(text.as_bytes());
+            Ok(())
+        })
+    }
 }
 
-/// Sets every field whose name matches the glob `name` (without `UCX_`,
-/// with a table prefix: `RC_TIMEOUT`, `RC_MLX5_TIMEOUT`, `IB_TX_QUEUE_LEN`,
-/// `*TIMEOUT`). Unknown name: `UCS_ERR_NO_ELEM`; bad value:
-/// `UCS_ERR_INVALID_PARAM`, the old value kept.
-///
-/// # Safety
-/// `name` and `value` are NULL or NUL-terminated.
-#[no_mangle]
-pub unsafe extern "C" fn uct_config_modify(
-    config: *mut c_void,
-    name: *const c_char,
-    value: *const c_char,
-) -> ucs_status_t {
-    status_entry_point!(FUNCTION = "uct_config_modify", {
-        non_null(config, FUNCTION, "config")?;
-        // SAFETY: NULL or NUL-terminated per the caller's contract.
-        let name = unsafe { c_str_arg(name, FUNCTION, "name") }?;
-        // SAFETY: as above.
-        let value = unsafe { c_str_arg(value, FUNCTION, "value") }?;
-        handle::with_config(config, |config| config.modify(name, value))?
-    })
+c_entry! {
+    no_log_setup
+    /// Sets every field whose name matches the glob `name` (without `UCX_`,
+    /// with a table prefix: `RC_TIMEOUT`, `RC_MLX5_TIMEOUT`,
+    /// `IB_TX_QUEUE_LEN`, `*TIMEOUT`). Unknown name: `UCS_ERR_NO_ELEM`; bad
+    /// value: `UCS_ERR_INVALID_PARAM`, the old value kept.
+    fn uct_config_modify(
+        config: *mut c_void,
+        name: *const c_char,
+        value: *const c_char,
+    ) -> ucs_status_t;
+    take name: CStrArg = (name), value: CStrArg = (value);
+    {
+        status_entry_point!(FUNCTION = "uct_config_modify", {
+            non_null(config, FUNCTION, "config")?;
+            let name = name.get(FUNCTION, "name")?;
+            let value = value.get(FUNCTION, "value")?;
+            handle::with_config(config, |config| config.modify(name, value))?
+        })
+    }
 }
 
-/// Prints the configuration to `stream` in UCX's layout (`print_flags`:
-/// `UCS_CONFIG_PRINT_*`). UCX removed this call from its API in 1.4; it is
-/// kept for programs built against older headers.
-///
-/// # Safety
-/// `stream` is NULL or an open `FILE *`; `title` is NULL or NUL-terminated.
-#[no_mangle]
-pub unsafe extern "C" fn uct_config_print(
-    config: *const c_void,
-    stream: *mut libc::FILE,
-    title: *const c_char,
-    print_flags: ucs_config_print_flags_t,
-) {
-    crate::core::log::init();
+c_entry! {
+    /// Prints the configuration to `stream` (NULL or an open `FILE *`) in
+    /// UCX's layout (`print_flags`: `UCS_CONFIG_PRINT_*`). UCX removed this
+    /// call from its API in 1.4; it is kept for programs built against older
+    /// headers.
+    fn uct_config_print(
+        config: *const c_void,
+        stream: *mut libc::FILE,
+        title: *const c_char,
+        print_flags: ucs_config_print_flags_t,
+    );
+    take title: CStrArg = (title);
+    {
     const FUNCTION: &str = "uct_config_print";
     let result = (|| {
         non_null(config, FUNCTION, "config")?;
         non_null(stream, FUNCTION, "stream")?;
-        // SAFETY: NULL or NUL-terminated per the caller's contract.
-        let title = unsafe { optional_c_str(title, FUNCTION, "title") }?.unwrap_or("");
+        let title = title.opt(FUNCTION, "title")?.unwrap_or("");
         let text = handle::with_config(config, |config| {
             config.print(title, print_flags, &ProcessEnv)
         })?;
@@ -249,4 +214,5 @@ pub unsafe extern "C" fn uct_config_print(
         Ok(())
     })();
     let _ = finish(FUNCTION, result);
+    }
 }

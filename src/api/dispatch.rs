@@ -1,59 +1,8 @@
-//! Reaching an iface's operations table from a handle, the way UCX's inline
-//! functions do (`iface->ops`, `ep->iface->ops`), plus the NULL checks an
-//! exported function can afford; and turning a `Status` into each C return
-//! type a slot can have.
-
-use crate::abi::*;
-use crate::api::checks::non_null;
-use crate::core::c_boundary::{FromC, IfaceHandle};
-use crate::core::iface::BaseIface;
-
-/// `iface->ops`, or `InvalidParam` with a log line for a NULL iface.
-///
-/// # Safety
-/// `iface` must be NULL or a live iface (any transport's: only the public
-/// ops table at its start is read).
-pub(crate) unsafe fn iface_ops<'a>(
-    iface: uct_iface_h,
-    function: &str,
-) -> Result<&'a uct_iface_ops_t, Status> {
-    non_null(iface, function, "iface")?;
-    // SAFETY: a live iface starts with its ops table (binary ABI).
-    Ok(unsafe { &(*iface).ops })
-}
-
-/// `ep->iface->ops`, or `InvalidParam` with a log line for a NULL ep or an ep
-/// without an iface.
-///
-/// # Safety
-/// `ep` must be NULL, a live endpoint, or a destroyed one of ours whose
-/// iface is still open (its tombstone leads to the dead iface's table).
-pub(crate) unsafe fn ep_ops<'a>(
-    ep: uct_ep_h,
-    function: &str,
-) -> Result<&'a uct_iface_ops_t, Status> {
-    non_null(ep, function, "ep")?;
-    // SAFETY: a live ep starts with its iface pointer (binary ABI).
-    let iface = unsafe { (*ep).iface };
-    if iface.is_null() {
-        tracing::warn!("{function}: ep {ep:p} has no iface");
-        return Err(Status::InvalidParam);
-    }
-    // SAFETY: the ep's iface is live while the ep is.
-    unsafe { iface_ops(iface, function) }
-}
-
-/// Our base iface behind `iface` (see [`IfaceHandle::base`]).
-///
-/// # Safety
-/// `iface` must be NULL or a live iface.
-pub(crate) unsafe fn base_iface<'a>(
-    iface: uct_iface_h,
-    function: &str,
-) -> Result<&'a mut BaseIface, Status> {
-    // SAFETY: forwarded contract.
-    unsafe { IfaceHandle::from_c(iface) }.base(function)
-}
+//! Exported functions that reach an iface's operations table from a handle,
+//! the way UCX's inline functions do (`iface->ops`, `ep->iface->ops`, through
+//! [`crate::core::c_boundary::IfaceHandle::ops`] and `EpHandle::ops`), with
+//! the NULL checks an exported function can afford; and turning a `Status`
+//! into each C return type a slot can have.
 
 /// How a failure is returned through each C return type of the ops slots
 /// (defined with the ops table).
@@ -75,8 +24,12 @@ macro_rules! export_dispatch {
             /// be live and every pointer argument valid for the operation.
             #[no_mangle]
             pub unsafe extern "C" fn $name($handle: $handle_ty $(, $arg: $ty)*) -> $ret {
-                // SAFETY: the handle is NULL or live by the caller's contract.
-                match unsafe { $crate::api::dispatch::$via($handle, stringify!($name)) } {
+                // SAFETY: the handle is NULL or live by the caller's contract
+                // (what FromC requires).
+                let handle = unsafe {
+                    <$crate::core::c_boundary::$via as $crate::core::c_boundary::FromC<_>>::from_c($handle)
+                };
+                match handle.ops(stringify!($name)) {
                     Ok(ops) => match ops.$slot {
                         // SAFETY: the slot has exactly this signature (typed
                         // field) and the arguments are passed through as the

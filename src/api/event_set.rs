@@ -7,12 +7,14 @@
 //! `crate::core::ucx_libucs`.
 
 use std::ffi::{c_int, c_uint, c_void};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 
 use crate::abi::*;
 use crate::api::checks::{finish, non_null, status_entry_point};
 use crate::core::async_context::{epoll_flags, ucs_events};
 use crate::core::c_boundary::{c_entry, null_argument, CMut, FromC, Out};
-use crate::core::ucx_libucs::{return_ucx_call, ucx_function};
+use crate::core::epoll;
+use crate::core::ucx_libucs::return_ucx_call;
 
 /// The most events one `ucs_event_set_wait` call reports (UCX 1.13's value).
 #[no_mangle]
@@ -24,9 +26,49 @@ const EVENT_SET_MAGIC: u64 = 0x7563_735f_6576_7365; // "ucs_evse"
 #[repr(C)]
 struct EventSet {
     magic: u64,
-    epoll_fd: c_int,
-    /// False for `ucs_event_set_create_from_fd`: the caller keeps the fd.
-    owns_fd: bool,
+    epoll: EpollFd,
+}
+
+/// The epoll fd of a set: its own (closed with the set), or the caller's
+/// (`ucs_event_set_create_from_fd`: the caller keeps it).
+enum EpollFd {
+    Owned(OwnedFd),
+    Callers(BorrowedFd<'static>),
+}
+
+impl EpollFd {
+    fn fd(&self) -> BorrowedFd<'_> {
+        match self {
+            EpollFd::Owned(fd) => fd.as_fd(),
+            EpollFd::Callers(fd) => *fd,
+        }
+    }
+}
+
+/// The fd argument of `ucs_event_set_create_from_fd`: an epoll fd the
+/// caller keeps open while the set lives.
+///
+/// cbindgen:ignore
+struct CallersEpollFd(c_int);
+
+impl FromC<c_int> for CallersEpollFd {
+    /// Relies on: as the type says (UCX's contract for the call).
+    unsafe fn from_c(fd: c_int) -> Self {
+        CallersEpollFd(fd)
+    }
+}
+
+impl CallersEpollFd {
+    /// The fd, `InvalidParam` with a log line for a negative one.
+    fn get(self, function: &str) -> Result<BorrowedFd<'static>, Status> {
+        if self.0 < 0 {
+            crate::api::enter();
+            tracing::warn!("{function}: invalid fd {}", self.0);
+            return Err(Status::InvalidParam);
+        }
+        // SAFETY: not -1, and open while the set lives (FromC).
+        Ok(unsafe { BorrowedFd::borrow_raw(self.0) })
+    }
 }
 
 /// An event set argument: NULL, ours or UCX's (8 readable bytes).
@@ -72,33 +114,22 @@ fn os_error(function: &str, what: &str) -> Status {
 
 fn create(
     event_set_p: Out<*mut ucs_sys_event_set_t>,
-    epoll_fd: Option<c_int>,
+    epoll_fd: Option<CallersEpollFd>,
     function: &str,
 ) -> ucs_status_t {
     let result = (|| {
         if event_set_p.is_null() {
             return Err(null_argument(function, "event_set_p"));
         }
-        let (epoll_fd, owns_fd) = match epoll_fd {
-            Some(fd) if fd < 0 => {
-                crate::api::enter();
-                tracing::warn!("{function}: invalid fd {fd}");
-                return Err(Status::InvalidParam);
-            }
-            Some(fd) => (fd, false),
+        let epoll = match epoll_fd {
+            Some(fd) => EpollFd::Callers(fd.get(function)?),
             None => {
-                // SAFETY: plain syscall; checked.
-                let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-                if fd < 0 {
-                    return Err(os_error(function, "epoll_create1"));
-                }
-                (fd, true)
+                EpollFd::Owned(epoll::create().map_err(|_| os_error(function, "epoll_create1"))?)
             }
         };
         let set = Box::new(EventSet {
             magic: EVENT_SET_MAGIC,
-            epoll_fd,
-            owns_fd,
+            epoll,
         });
         event_set_p.write(function, "event_set_p", Box::into_raw(set).cast())
     })();
@@ -124,38 +155,23 @@ c_entry! {
         event_set_p: *mut *mut ucs_sys_event_set_t,
         event_fd: c_int,
     ) -> ucs_status_t;
-    take out: Out<*mut ucs_sys_event_set_t> = (event_set_p);
+    take out: Out<*mut ucs_sys_event_set_t> = (event_set_p), fd: CallersEpollFd = (event_fd);
     {
         return_ucx_call!(ucs_event_set_create_from_fd: fn(*mut *mut ucs_sys_event_set_t, c_int) -> ucs_status_t; event_set_p, event_fd);
-        create(out, Some(event_fd), "ucs_event_set_create_from_fd")
+        create(out, Some(fd), "ucs_event_set_create_from_fd")
     }
 }
 
-/// UCX's `ucs_event_set_add` / `_mod`.
-type ControlFn = unsafe extern "C" fn(
-    *mut ucs_sys_event_set_t,
-    c_int,
-    ucs_event_set_types_t,
-    *mut c_void,
-) -> ucs_status_t;
-
-/// `epoll_ctl(op)` on a set of ours; a set of UCX's goes to `ucx` (when
-/// UCX's libucs is loaded).
+/// `epoll_ctl(op)` on a set of ours (the entry points hand UCX's sets to
+/// UCX first).
 fn control(
     set: SetArg,
     op: c_int,
     fd: c_int,
     events: ucs_event_set_types_t,
     data: *mut c_void,
-    ucx: impl FnOnce() -> Option<ControlFn>,
     function: &str,
 ) -> ucs_status_t {
-    if !set.is_ours() {
-        if let Some(ucx) = ucx() {
-            // SAFETY: a set of UCX's (SetArg's FromC), handed back to UCX.
-            return unsafe { ucx(set.0, fd, events, data) };
-        }
-    }
     let result = (|| {
         let set = set.get(function)?;
         let known = UCS_EVENT_SET_EVREAD
@@ -167,15 +183,8 @@ fn control(
             tracing::warn!("{function}: unknown event bits {:#x}", events & !known);
             return Err(Status::InvalidParam);
         }
-        let mut event = libc::epoll_event {
-            events: epoll_flags(events),
-            u64: data as u64,
-        };
-        // SAFETY: a valid event struct; the kernel checks both fds.
-        if unsafe { libc::epoll_ctl(set.epoll_fd, op, fd, &mut event) } != 0 {
-            return Err(os_error(function, &format!("epoll_ctl on fd {fd}")));
-        }
-        Ok(())
+        epoll::control(set.epoll.fd(), op, fd, epoll_flags(events), data as u64)
+            .map_err(|_| os_error(function, &format!("epoll_ctl on fd {fd}")))
     })();
     finish(function, result)
 }
@@ -192,16 +201,11 @@ c_entry! {
     ) -> ucs_status_t;
     take set: SetArg = (event_set);
     {
-        let ucx = || ucx_function!(ucs_event_set_add: fn(*mut ucs_sys_event_set_t, c_int, ucs_event_set_types_t, *mut c_void) -> ucs_status_t);
-        control(
-            set,
-            libc::EPOLL_CTL_ADD,
-            fd,
-            events,
-            callback_data,
-            ucx,
-            "ucs_event_set_add",
-        )
+        if !set.is_ours() {
+            // A set of UCX's, handed back to UCX.
+            return_ucx_call!(ucs_event_set_add: fn(*mut ucs_sys_event_set_t, c_int, ucs_event_set_types_t, *mut c_void) -> ucs_status_t; event_set, fd, events, callback_data);
+        }
+        control(set, libc::EPOLL_CTL_ADD, fd, events, callback_data, "ucs_event_set_add")
     }
 }
 
@@ -216,16 +220,11 @@ c_entry! {
     ) -> ucs_status_t;
     take set: SetArg = (event_set);
     {
-        let ucx = || ucx_function!(ucs_event_set_mod: fn(*mut ucs_sys_event_set_t, c_int, ucs_event_set_types_t, *mut c_void) -> ucs_status_t);
-        control(
-            set,
-            libc::EPOLL_CTL_MOD,
-            fd,
-            events,
-            callback_data,
-            ucx,
-            "ucs_event_set_mod",
-        )
+        if !set.is_ours() {
+            // A set of UCX's, handed back to UCX.
+            return_ucx_call!(ucs_event_set_mod: fn(*mut ucs_sys_event_set_t, c_int, ucs_event_set_types_t, *mut c_void) -> ucs_status_t; event_set, fd, events, callback_data);
+        }
+        control(set, libc::EPOLL_CTL_MOD, fd, events, callback_data, "ucs_event_set_mod")
     }
 }
 
@@ -245,7 +244,6 @@ c_entry! {
             fd,
             0,
             std::ptr::null_mut(),
-            || None,
             "ucs_event_set_del",
         )
     }
@@ -282,23 +280,19 @@ c_entry! {
             };
             let wanted = wanted.min(ucs_sys_event_set_max_wait_events) as usize;
             let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; wanted.max(1)];
-            // SAFETY: the buffer holds `wanted` events (at least one slot).
-            let ready = unsafe {
-                libc::epoll_wait(
-                    set.epoll_fd,
-                    events.as_mut_ptr(),
-                    wanted as c_int,
-                    timeout_ms,
-                )
-            };
-            if ready < 0 {
-                count.write(0);
-                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                    return Err(Status::InProgress);
+            // At most `wanted` (0 is refused by the kernel, as UCX's call
+            // refuses it).
+            let ready = match epoll::wait(set.epoll.fd(), &mut events[..wanted], timeout_ms) {
+                Ok(ready) => ready,
+                Err(error) => {
+                    count.write(0);
+                    if error.kind() == std::io::ErrorKind::Interrupted {
+                        return Err(Status::InProgress);
+                    }
+                    return Err(os_error(FUNCTION, "epoll_wait"));
                 }
-                return Err(os_error(FUNCTION, "epoll_wait"));
-            }
-            for event in &events[..ready as usize] {
+            };
+            for event in &events[..ready] {
                 let (data, flags) = (event.u64, event.events);
                 // SAFETY: the caller's handler with the data it registered.
                 unsafe { handler(data as *mut c_void, ucs_events(flags), arg) };
@@ -328,10 +322,7 @@ c_entry! {
         // likely refused above.
         let mut set = unsafe { Box::from_raw(event_set as *mut EventSet) };
         set.magic = 0;
-        if set.owns_fd {
-            // SAFETY: our own epoll fd, closed once.
-            unsafe { libc::close(set.epoll_fd) };
-        }
+        // Dropping the set closes its own epoll fd, never the caller's.
     }
 }
 
@@ -351,7 +342,7 @@ c_entry! {
         }
         status_entry_point!(FUNCTION, {
             let set = set.get(FUNCTION)?;
-            out.write(FUNCTION, "event_fd_p", set.epoll_fd)
+            out.write(FUNCTION, "event_fd_p", set.epoll.fd().as_raw_fd())
         })
     }
 }

@@ -3,27 +3,21 @@
 //! before their memory is freed, so that a stale handle is refused.
 
 use crate::abi::*;
-use crate::api::md::md_ref;
-use crate::core::worker::{worker_ref, Worker};
+use crate::core::c_boundary::{ByHandle, Closing, Out, ReleasedByHandle};
+use crate::core::worker::Worker;
 use crate::ib::md::Md;
 
-pub(crate) trait HeldByHandle: Sized {
+pub(crate) trait HeldByHandle: ByHandle<Raw = *mut Self::Opaque> {
     /// The opaque C type a handle points at.
     type Opaque;
     fn handle(&mut self) -> *mut Self::Opaque;
     fn mark_dead(&mut self);
-    /// The live object behind a non-NULL `handle`, or `InvalidParam` with a
-    /// log line naming `function`.
-    ///
-    /// # Safety
-    /// `handle` non-NULL and, by the C caller's contract, live.
-    unsafe fn live<'a>(handle: *mut Self::Opaque, function: &str) -> Result<&'a Self, Status>;
 }
 
-/// The same forwards for each type (its own `as_handle`, `invalidate` and
-/// checked lookup).
+/// The same forwards for each type (its own `as_handle` and `invalidate`),
+/// and the release of the box [`hand_out`] leaked.
 macro_rules! held_by_handle {
-    ($($object:ty => $opaque:ty, $lookup:ident;)*) => {$(
+    ($($object:ty => $opaque:ty;)*) => {$(
         impl HeldByHandle for $object {
             type Opaque = $opaque;
             fn handle(&mut self) -> *mut $opaque {
@@ -32,56 +26,49 @@ macro_rules! held_by_handle {
             fn mark_dead(&mut self) {
                 self.invalidate();
             }
-            unsafe fn live<'a>(handle: *mut $opaque, function: &str) -> Result<&'a Self, Status> {
-                // SAFETY: forwarded contract.
-                unsafe { $lookup(handle, function) }
+        }
+
+        impl ReleasedByHandle for $object {
+            unsafe fn release(handle: *mut $opaque) {
+                // SAFETY: the pointer of the Box leaked in hand_out, live
+                // and released once (the contract).
+                let mut owned = unsafe { Box::from_raw(handle.cast::<$object>()) };
+                owned.mark_dead();
             }
         }
     )*};
 }
 
 held_by_handle! {
-    Md => uct_md, md_ref;
-    Worker => uct_worker, worker_ref;
+    Md => uct_md;
+    Worker => uct_worker;
 }
 
-/// Gives `object` to the C caller: its handle goes to `*handle_p` and is
-/// returned; [`release`] frees it.
-///
-/// # Safety
-/// `handle_p` non-NULL and writable.
-pub(crate) unsafe fn hand_out<T: HeldByHandle>(
-    object: Box<T>,
-    handle_p: *mut *mut T::Opaque,
-) -> *mut T::Opaque {
-    let handle = Box::leak(object).handle();
-    // SAFETY: by the contract.
-    unsafe { handle_p.write(handle) };
-    handle
+/// Gives `object` to the C caller: its handle goes to `handle_p` and is
+/// returned; [`release`] frees it. A NULL `handle_p` is refused (logged)
+/// before anything is leaked.
+pub(crate) fn hand_out<T: HeldByHandle>(
+    object: impl FnOnce() -> Box<T>,
+    handle_p: Out<*mut T::Opaque>,
+    function: &str,
+    what: &str,
+) -> Result<*mut T::Opaque, Status> {
+    handle_p.check(function, what)?;
+    let handle = Box::leak(object()).handle();
+    handle_p.write(function, what, handle)?;
+    Ok(handle)
 }
 
-/// Frees the object given out by [`hand_out`] as `handle`, marking it dead
-/// first, after `last_look` has seen it. NULL is ignored and a handle that
-/// is not live refused (logged by the lookup), as the close calls promise.
-///
-/// # Safety
-/// `handle` NULL or from `hand_out` for a `T`, and released once.
-pub(crate) unsafe fn release<T: HeldByHandle>(
-    handle: *mut T::Opaque,
+/// Frees the object given out by [`hand_out`], after `last_look` has seen
+/// it. NULL is ignored and a handle that is not live refused (logged by the
+/// lookup), as the close calls promise.
+pub(crate) fn release<T: HeldByHandle + ReleasedByHandle>(
+    handle: Closing<T>,
     function: &str,
     last_look: impl FnOnce(&T),
 ) {
-    if handle.is_null() {
+    if handle.raw().is_null() {
         return;
     }
-    // SAFETY: non-NULL; live by the contract.
-    let Ok(live) = (unsafe { T::live(handle, function) }) else {
-        return;
-    };
-    last_look(live);
-    // SAFETY: the pointer of the Box leaked in hand_out, live (checked
-    // above) and released once by the contract.
-    let mut owned = unsafe { Box::from_raw(handle.cast::<T>()) };
-    owned.mark_dead();
-    drop(owned);
+    handle.release_with(function, last_look);
 }

@@ -8,6 +8,7 @@ use std::ffi::c_void;
 use std::ptr::addr_of;
 
 use crate::abi::*;
+use crate::core::c_boundary::{masked_member, masked_write, FieldMasked, MaskedOut};
 
 /// UCX 1.22's `uct_iface_attr_v2_t`.
 #[repr(C)]
@@ -23,12 +24,15 @@ pub(crate) struct IfaceAttrV2V122 {
 
 /// (1.22's bit, ours) of each field.
 const FIELD_BITS: [(u64, u64); 6] = [
-    (1 << 0, UCT_IFACE_ATTR_FIELD_MAX_PUT_SGL_ZCOPY_COUNT),
-    (1 << 1, UCT_IFACE_ATTR_FIELD_CAP_FLAGS),
-    (1 << 2, UCT_IFACE_ATTR_FIELD_TX_TOKEN_LENGTH),
-    (1 << 3, UCT_IFACE_ATTR_FIELD_RX_TOKEN_LENGTH),
-    (1 << 4, UCT_IFACE_ATTR_FIELD_TX_TOKEN),
-    (1 << 5, UCT_IFACE_ATTR_FIELD_RX_TOKEN),
+    (
+        MAX_PUT_SGL_ZCOPY_COUNT,
+        UCT_IFACE_ATTR_FIELD_MAX_PUT_SGL_ZCOPY_COUNT,
+    ),
+    (CAP_FLAGS, UCT_IFACE_ATTR_FIELD_CAP_FLAGS),
+    (TX_TOKEN_LENGTH, UCT_IFACE_ATTR_FIELD_TX_TOKEN_LENGTH),
+    (RX_TOKEN_LENGTH, UCT_IFACE_ATTR_FIELD_RX_TOKEN_LENGTH),
+    (TX_TOKEN, UCT_IFACE_ATTR_FIELD_TX_TOKEN),
+    (RX_TOKEN, UCT_IFACE_ATTR_FIELD_RX_TOKEN),
 ];
 
 /// (1.22's bit, ours) of each capability flag 1.22 knows.
@@ -46,51 +50,60 @@ fn translate(bits: u64, table: &[(u64, u64)], to_ours: bool) -> u64 {
         })
 }
 
-/// Our attribute struct for a 1.22 caller's request: its fields in our bits,
-/// its token pointers (inputs) where it set them.
-///
-/// # Safety
-/// `theirs` non-NULL, valid for reads of the fields its mask names.
-pub(crate) unsafe fn request(theirs: *const IfaceAttrV2V122) -> uct_iface_attr_v2_t {
-    // SAFETY: by the contract; raw reads of the members the mask names.
-    unsafe {
-        let their_mask = addr_of!((*theirs).field_mask).read();
-        let field_mask = translate(their_mask, &FIELD_BITS, true);
-        // SAFETY: plain data; all-zero is valid.
-        let mut ours: uct_iface_attr_v2_t = std::mem::zeroed();
-        ours.field_mask = field_mask;
-        if field_mask & UCT_IFACE_ATTR_FIELD_TX_TOKEN != 0 {
-            ours.tx_token = addr_of!((*theirs).tx_token).read();
-        }
-        if field_mask & UCT_IFACE_ATTR_FIELD_RX_TOKEN != 0 {
-            ours.rx_token = addr_of!((*theirs).rx_token).read();
-        }
-        ours
+impl FieldMasked for IfaceAttrV2V122 {
+    const NAME: &'static str = "uct_iface_attr_v2_t";
+    unsafe fn field_mask(this: *const Self) -> u64 {
+        // SAFETY: by the contract; a raw read forms no reference to the
+        // members the caller may have left uninitialised.
+        unsafe { addr_of!((*this).field_mask).read() }
     }
 }
 
+/// Our attribute struct for a 1.22 caller's request (`theirs` non-NULL):
+/// its fields in our bits, its token pointers (inputs) where it set them.
+pub(crate) fn request(
+    theirs: &MaskedOut<IfaceAttrV2V122>,
+    function: &str,
+) -> Result<uct_iface_attr_v2_t, Status> {
+    let their_mask = theirs.tolerant_mask(u64::MAX, function, "iface_attr")?;
+    let field_mask = translate(their_mask, &FIELD_BITS, true);
+    let mut ours = uct_iface_attr_v2_t {
+        field_mask,
+        max_put_sgl_zcopy_count: 0,
+        max_get_sgl_zcopy_count: 0,
+        cap: Default::default(),
+        tx_token_length: 0,
+        rx_token_length: 0,
+        tx_token: std::ptr::null(),
+        rx_token: std::ptr::null_mut(),
+    };
+    if let Some(tx_token) = masked_member!(theirs, their_mask, TX_TOKEN => tx_token) {
+        ours.tx_token = tx_token;
+    }
+    if let Some(rx_token) = masked_member!(theirs, their_mask, RX_TOKEN => rx_token) {
+        ours.rx_token = rx_token;
+    }
+    Ok(ours)
+}
+
+/// 1.22's bits of the fields this module reads or writes.
+const MAX_PUT_SGL_ZCOPY_COUNT: u64 = 1 << 0;
+const CAP_FLAGS: u64 = 1 << 1;
+const TX_TOKEN_LENGTH: u64 = 1 << 2;
+const RX_TOKEN_LENGTH: u64 = 1 << 3;
+const TX_TOKEN: u64 = 1 << 4;
+const RX_TOKEN: u64 = 1 << 5;
+
 /// Copies the answer to the 1.22 caller's struct: only the fields it asked
 /// for (the RX token was written into its buffer already).
-///
-/// # Safety
-/// `theirs` non-NULL, valid for writes of the fields its mask names.
-pub(crate) unsafe fn answer(ours: &uct_iface_attr_v2_t, theirs: *mut IfaceAttrV2V122) {
-    let asked = ours.field_mask;
-    // SAFETY: by the contract; each member written only when asked for.
-    unsafe {
-        if asked & UCT_IFACE_ATTR_FIELD_MAX_PUT_SGL_ZCOPY_COUNT != 0 {
-            (*theirs).max_put_sgl_zcopy_count = ours.max_put_sgl_zcopy_count;
-        }
-        if asked & UCT_IFACE_ATTR_FIELD_CAP_FLAGS != 0 {
-            (*theirs).cap_flags = translate(ours.cap.flags, &CAP_BITS, false);
-        }
-        if asked & UCT_IFACE_ATTR_FIELD_TX_TOKEN_LENGTH != 0 {
-            (*theirs).tx_token_length = ours.tx_token_length;
-        }
-        if asked & UCT_IFACE_ATTR_FIELD_RX_TOKEN_LENGTH != 0 {
-            (*theirs).rx_token_length = ours.rx_token_length;
-        }
-    }
+pub(crate) fn answer(ours: &uct_iface_attr_v2_t, theirs: &MaskedOut<IfaceAttrV2V122>) {
+    let asked = translate(ours.field_mask, &FIELD_BITS, false);
+    masked_write!(theirs, asked, MAX_PUT_SGL_ZCOPY_COUNT
+        => max_put_sgl_zcopy_count = ours.max_put_sgl_zcopy_count);
+    masked_write!(theirs, asked, CAP_FLAGS
+        => cap_flags = translate(ours.cap.flags, &CAP_BITS, false));
+    masked_write!(theirs, asked, TX_TOKEN_LENGTH => tx_token_length = ours.tx_token_length);
+    masked_write!(theirs, asked, RX_TOKEN_LENGTH => rx_token_length = ours.rx_token_length);
 }
 
 #[cfg(test)]
@@ -146,7 +159,8 @@ mod tests {
             let mut theirs: IfaceAttrV2V122 = std::mem::zeroed();
             theirs.field_mask = (1 << 1) | (1 << 2) | (1 << 3);
             theirs.max_put_sgl_zcopy_count = 77;
-            let mut ours = request(&theirs);
+            let theirs_arg = MaskedOut::of(&mut theirs);
+            let mut ours = request(&theirs_arg, "test").unwrap();
             assert_eq!(
                 ours.field_mask,
                 UCT_IFACE_ATTR_FIELD_CAP_FLAGS
@@ -157,7 +171,7 @@ mod tests {
                 crate::api::v2::iface_query_v2_ours(iface, &mut ours),
                 Ok(())
             );
-            answer(&ours, &mut theirs);
+            answer(&ours, &theirs_arg);
             // rc_mlx5 has tokens: 1.22's QUERY_TOKEN bit, and the lengths.
             assert_eq!(theirs.cap_flags, 1 << 1);
             assert_eq!(theirs.tx_token_length, ours.tx_token_length);

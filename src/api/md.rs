@@ -7,22 +7,24 @@
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use crate::abi::*;
-use crate::api::c_array::hand_out_c_array;
+use crate::api::c_array::{hand_out_c_array, HandedOutArray};
 use crate::api::caller_version::{caller_version, UcxVersion};
 use crate::api::checks::{finish, non_null, required_fields, status_entry_point};
 use crate::api::component::component_arg;
 use crate::api::config::read_md_config;
-use crate::api::cstr::{c_str_arg, fill_c_array};
+use crate::api::cstr::fill_c_array;
 use crate::api::handles::{hand_out, release};
-use crate::api::v2::{checked_field_mask, tolerant_field_mask};
-use crate::core::c_boundary::{c_entry, masked_member, null_argument, FromC, Masked, Out};
+use crate::core::c_boundary::{
+    c_entry, masked_member, masked_write, null_argument, CRef, CStrArg, Closing, FromC, Live,
+    Masked, MaskedOut, Out,
+};
 use crate::ib::config::{md_config_from_handle, IbMdConfig};
 use crate::ib::domain::MemHandle;
 use crate::ib::md::{
     check_mem_dereg_flags, check_mem_reg_flags, check_mkey_pack_flags, local_cpus, Md,
     MD_CAPABILITY_FIELDS,
 };
-use crate::ib::rkey::{load_packed_rkey, store_packed_rkey};
+use crate::ib::rkey::{packed_rkey, unpacked_rkey, RKEY_PACKED_SIZE};
 
 /// Every `uct_md_attr_v2_t` field we fill: the md's capabilities and the
 /// names and CPU set added by [`all_attributes`].
@@ -46,86 +48,60 @@ fn all_attributes(md: &Md) -> uct_md_attr_v2_t {
 /// yet.
 ///
 /// cbindgen:ignore
-#[derive(Clone, Copy)]
-pub(crate) struct MdArg(uct_md_h);
+pub(crate) type MdArg<'a> = Live<'a, Md>;
 
-impl FromC<uct_md_h> for MdArg {
-    /// Relies on: NULL or a handle from `uct_md_open` not closed yet.
-    unsafe fn from_c(md: uct_md_h) -> Self {
-        MdArg(md)
+c_entry! {
+    no_log_setup
+    /// Opens the memory domain `md_name` of `component` with `config` (from
+    /// `uct_md_config_read`; NULL reads the environment as UCX's defaults
+    /// would).
+    fn uct_md_open(
+        component: uct_component_h,
+        md_name: *const c_char,
+        config: *const uct_md_config_t,
+        md_p: *mut uct_md_h,
+    ) -> ucs_status_t;
+    take md_name: CStrArg = (md_name), md_p: Out<uct_md_h> = (md_p);
+    {
+        status_entry_point!(FUNCTION = "uct_md_open", {
+            let component = component_arg(component, FUNCTION)?;
+            let name = md_name.get(FUNCTION, "md_name")?;
+            md_p.check(FUNCTION, "md_p")?;
+            let Some(device) = component.find_md_device(name) else {
+                tracing::warn!(
+                    "{FUNCTION}: component '{}' has no memory domain '{name}'",
+                    component.name()
+                );
+                return Err(Status::NoDevice);
+            };
+            let md_config = if config.is_null() {
+                read_md_config(None).and_then(|config| IbMdConfig::from_config(&config))
+            } else {
+                md_config_from_handle(config)
+            }
+            .inspect_err(|status| {
+                tracing::warn!("{FUNCTION}: unusable md configuration: {status}")
+            })?;
+            let handle = hand_out(
+                || Md::open(component, device, md_config),
+                md_p,
+                FUNCTION,
+                "md_p",
+            )?;
+            tracing::debug!("{FUNCTION}: opened '{name}' as {handle:p}");
+            Ok(())
+        })
     }
 }
 
-impl MdArg {
-    /// Our md, or `InvalidParam` with a log line.
-    pub(crate) fn get<'a>(self, function: &str) -> Result<&'a Md, Status> {
-        let md = self.0;
-        non_null(md, function, "md")?;
-        // SAFETY: non-NULL and a live boxed Md (FromC).
-        let md_ref = unsafe { &*(md as *const Md) };
-        if !md_ref.is_valid() {
-            tracing::warn!("{function}: {md:p} is not an open memory domain");
-            return Err(Status::InvalidParam);
-        }
-        Ok(md_ref)
+c_entry! {
+    no_log_setup
+    /// Closes a memory domain; NULL is ignored. No iface may still use it.
+    fn uct_md_close(md: uct_md_h);
+    take md: Closing<Md> = (md);
+    {
+        release(md, "uct_md_close", |_| ());
     }
-}
-
-/// Turns a C handle into our md, or `InvalidParam` with a log line.
-///
-/// # Safety
-/// `md` must be NULL or a handle from `uct_md_open` not closed yet.
-pub(crate) unsafe fn md_ref<'a>(md: uct_md_h, function: &str) -> Result<&'a Md, Status> {
-    // SAFETY: forwarded contract.
-    unsafe { MdArg::from_c(md) }.get(function)
-}
-
-/// Opens the memory domain `md_name` of `component` with `config` (from
-/// `uct_md_config_read`; NULL reads the environment as UCX's defaults would).
-///
-/// # Safety
-/// `md_name` NULL or NUL-terminated; `md_p` NULL or writable.
-#[no_mangle]
-pub unsafe extern "C" fn uct_md_open(
-    component: uct_component_h,
-    md_name: *const c_char,
-    config: *const uct_md_config_t,
-    md_p: *mut uct_md_h,
-) -> ucs_status_t {
-    status_entry_point!(FUNCTION = "uct_md_open", {
-        let component = component_arg(component, FUNCTION)?;
-        // SAFETY: NULL or NUL-terminated by the caller's contract.
-        let name = unsafe { c_str_arg(md_name, FUNCTION, "md_name") }?;
-        non_null(md_p, FUNCTION, "md_p")?;
-        let Some(device) = component.find_md_device(name) else {
-            tracing::warn!(
-                "{FUNCTION}: component '{}' has no memory domain '{name}'",
-                component.name()
-            );
-            return Err(Status::NoDevice);
-        };
-        let md_config = if config.is_null() {
-            read_md_config(None).and_then(|config| IbMdConfig::from_config(&config))
-        } else {
-            md_config_from_handle(config)
-        }
-        .inspect_err(|status| tracing::warn!("{FUNCTION}: unusable md configuration: {status}"))?;
-        // SAFETY: md_p is non-NULL and writable by the caller's contract.
-        let handle = unsafe { hand_out(Md::open(component, device, md_config), md_p) };
-        tracing::debug!("{FUNCTION}: opened '{name}' as {handle:p}");
-        Ok(())
-    })
-}
-
-/// Closes a memory domain; NULL is ignored.
-///
-/// # Safety
-/// `md` must be NULL or open, with no iface still using it.
-#[no_mangle]
-pub unsafe extern "C" fn uct_md_close(md: uct_md_h) {
-    // SAFETY: NULL or, by the caller's contract, from uct_md_open and
-    // closed once.
-    unsafe { release::<Md>(md, "uct_md_close", |_| ()) };
 }
 
 c_entry! {
@@ -170,17 +146,10 @@ c_entry! {
 /// Writes each field of `*attr` that `field_mask` asks for, from `all`,
 /// through raw field pointers: the caller only initialised `field_mask`, so
 /// no reference to the whole struct is ever formed.
-///
-/// # Safety
-/// `attr` must be valid for writes of one `uct_md_attr_v2_t`.
-unsafe fn copy_md_attr_v2(all: &uct_md_attr_v2_t, field_mask: u64, attr: *mut uct_md_attr_v2_t) {
+fn copy_md_attr_v2(all: &uct_md_attr_v2_t, field_mask: u64, attr: &MaskedOut<uct_md_attr_v2_t>) {
     macro_rules! copy {
         ($($bit:ident => $field:ident,)+) => {
-            $(if field_mask & $bit != 0 {
-                // SAFETY: `attr` is valid for writes (function contract);
-                // addr_of_mut! forms no reference to uninitialised memory.
-                unsafe { std::ptr::addr_of_mut!((*attr).$field).write(all.$field) };
-            })+
+            $(masked_write!(attr, field_mask, $bit => $field = all.$field);)+
         };
     }
     copy! {
@@ -216,39 +185,33 @@ c_entry! {
         md: uct_md_h,
         md_attr: *mut uct_md_attr_v2_t,
     ) -> ucs_status_t;
-    take md_handle: MdArg = (md), masked: Masked<uct_md_attr_v2_t> = (md_attr);
+    take md_handle: MdArg = (md), masked: MaskedOut<uct_md_attr_v2_t> = (md_attr);
     {
         status_entry_point!(FUNCTION = "uct_md_query_v2", {
             let md = md_handle.get(FUNCTION)?;
             // As UCX: fields this version does not know are left alone.
             let field_mask = masked.tolerant_mask(MD_ATTR_V2_FIELDS, FUNCTION, "md_attr")?;
-            // SAFETY: md_attr is non-NULL (checked with its mask) and writable
-            // by the caller's contract.
-            unsafe { copy_md_attr_v2(&all_attributes(md), field_mask & MD_ATTR_V2_FIELDS, md_attr) };
+            copy_md_attr_v2(&all_attributes(md), field_mask & MD_ATTR_V2_FIELDS, &masked);
             Ok(())
         })
     }
 }
 
-/// Lists the transport resources of `md` (`rc_mlx5` on `<device>:1`); release
-/// the array with `uct_release_tl_resource_list`.
-///
-/// # Safety
-/// Both out-pointers must be NULL or writable.
-#[no_mangle]
-pub unsafe extern "C" fn uct_md_query_tl_resources(
-    md: uct_md_h,
-    resources_p: *mut *mut uct_tl_resource_desc_t,
-    num_resources_p: *mut c_uint,
-) -> ucs_status_t {
-    status_entry_point!(FUNCTION = "uct_md_query_tl_resources", {
-        // SAFETY: NULL or live by the caller's contract.
-        let md = unsafe { md_ref(md, FUNCTION) }?;
-        non_null(resources_p, FUNCTION, "resources_p")?;
-        non_null(num_resources_p, FUNCTION, "num_resources_p")?;
-        // SAFETY: both out-pointers were checked non-NULL and are writable
-        // by the caller's contract; uct_tl_resource_desc_t is valid zeroed.
-        unsafe {
+c_entry! {
+    no_log_setup
+    /// Lists the transport resources of `md` (`rc_mlx5` on `<device>:1`);
+    /// release the array with `uct_release_tl_resource_list`.
+    fn uct_md_query_tl_resources(
+        md: uct_md_h,
+        resources_p: *mut *mut uct_tl_resource_desc_t,
+        num_resources_p: *mut c_uint,
+    ) -> ucs_status_t;
+    take md: MdArg = (md),
+        resources_p: Out<*mut uct_tl_resource_desc_t> = (resources_p),
+        num_resources_p: Out<c_uint> = (num_resources_p);
+    {
+        status_entry_point!(FUNCTION = "uct_md_query_tl_resources", {
+            let md = md.get(FUNCTION)?;
             hand_out_c_array(
                 &md.tl_resources(),
                 |slot: &mut uct_tl_resource_desc_t, resource| {
@@ -263,11 +226,11 @@ pub unsafe extern "C" fn uct_md_query_tl_resources(
                 },
                 resources_p,
                 num_resources_p,
-                FUNCTION,
+                (FUNCTION, "resources_p", "num_resources_p"),
                 "resources",
             )
-        }
-    })
+        })
+    }
 }
 
 /// Whether `sockaddr` can be reached through `md` (the deprecated
@@ -291,15 +254,14 @@ pub unsafe extern "C" fn uct_md_is_sockaddr_accessible(
     0
 }
 
-/// Frees an array from `uct_md_query_tl_resources`; NULL is ignored.
-///
-/// # Safety
-/// `resources` must be NULL or an array from `uct_md_query_tl_resources` not
-/// yet released.
-#[no_mangle]
-pub unsafe extern "C" fn uct_release_tl_resource_list(resources: *mut uct_tl_resource_desc_t) {
-    // SAFETY: NULL or a calloc'ed array from uct_md_query_tl_resources.
-    unsafe { libc::free(resources as *mut c_void) };
+c_entry! {
+    no_log_setup
+    /// Frees an array from `uct_md_query_tl_resources`; NULL is ignored.
+    fn uct_release_tl_resource_list(resources: *mut uct_tl_resource_desc_t);
+    take resources: HandedOutArray<uct_tl_resource_desc_t> = (resources);
+    {
+        resources.free();
+    }
 }
 
 /// `uct_md_mem_reg_params_t` fields this md reads.
@@ -432,39 +394,37 @@ c_entry! {
     }
 }
 
-/// Advice on registered memory (`UCT_MD_FLAG_ADVISE`). Registrations are
-/// pinned when made, so `UCT_MADV_WILLNEED` has nothing to prefetch: the
-/// arguments are checked and the call succeeds.
-///
-/// # Safety
-/// `md` NULL or live; `memh` NULL or a handle of this md.
-#[no_mangle]
-pub unsafe extern "C" fn uct_md_mem_advise(
-    md: uct_md_h,
-    memh: uct_mem_h,
-    addr: *mut c_void,
-    length: usize,
-    advice: uct_mem_advice_t,
-) -> ucs_status_t {
-    status_entry_point!(FUNCTION = "uct_md_mem_advise", {
-        // SAFETY: NULL or live by the caller's contract.
-        unsafe { md_ref(md, FUNCTION) }?;
-        non_null(memh, FUNCTION, "memh")?;
-        // SAFETY: a handle from uct_md_mem_reg by the caller's contract.
-        let handle = unsafe { MemHandle::from_handle(memh) }
-            .inspect_err(|_| tracing::warn!("{FUNCTION}: {memh:p} is not a live memory handle"))?;
-        if advice != UCT_MADV_NORMAL && advice != UCT_MADV_WILLNEED {
-            tracing::warn!("{FUNCTION}: unknown advice {advice}");
-            return Err(Status::InvalidParam);
-        }
-        if !handle.covers(addr as usize, length) {
-            tracing::warn!(
-                "{FUNCTION}: {length} bytes at {addr:p} are outside the registration {memh:p}"
-            );
-            return Err(Status::InvalidParam);
-        }
-        Ok(())
-    })
+c_entry! {
+    no_log_setup
+    /// Advice on registered memory (`UCT_MD_FLAG_ADVISE`). Registrations are
+    /// pinned when made, so `UCT_MADV_WILLNEED` has nothing to prefetch: the
+    /// arguments are checked and the call succeeds. `memh` NULL or a handle
+    /// of this md.
+    fn uct_md_mem_advise(
+        md: uct_md_h,
+        memh: uct_mem_h,
+        addr: *mut c_void,
+        length: usize,
+        advice: uct_mem_advice_t,
+    ) -> ucs_status_t;
+    take md: MdArg = (md), handle: Live<MemHandle> = (memh);
+    {
+        status_entry_point!(FUNCTION = "uct_md_mem_advise", {
+            md.get(FUNCTION)?;
+            let handle = handle.get(FUNCTION)?;
+            if advice != UCT_MADV_NORMAL && advice != UCT_MADV_WILLNEED {
+                tracing::warn!("{FUNCTION}: unknown advice {advice}");
+                return Err(Status::InvalidParam);
+            }
+            if !handle.covers(addr as usize, length) {
+                tracing::warn!(
+                    "{FUNCTION}: {length} bytes at {addr:p} are outside the registration {memh:p}"
+                );
+                return Err(Status::InvalidParam);
+            }
+            Ok(())
+        })
+    }
 }
 
 /// The one deregistration, behind `uct_md_mem_dereg` (only the handle, as
@@ -532,247 +492,280 @@ c_entry! {
     }
 }
 
-/// The one key packing, behind `uct_md_mkey_pack` (no fields, as UCX
-/// passes) and `uct_md_mkey_pack_v2`: `ib::rkey::store_packed_rkey`.
+/// The buffer a packed rkey is written to or read from: NULL or valid for
+/// `RKEY_PACKED_SIZE` bytes, any alignment.
 ///
-/// # Safety
-/// As `uct_md_mkey_pack_v2`.
-unsafe fn mkey_pack(
+/// cbindgen:ignore
+type PackedRkey = [u8; RKEY_PACKED_SIZE];
+
+/// The one key packing, behind `uct_md_mkey_pack` (no fields, as UCX
+/// passes) and `uct_md_mkey_pack_v2`: `ib::rkey::packed_rkey`.
+fn mkey_pack(
     function: &str,
-    md: uct_md_h,
-    memh: uct_mem_h,
-    params: *const uct_md_mkey_pack_params_t,
-    mkey_buffer: *mut c_void,
+    md: MdArg,
+    memh: Live<MemHandle>,
+    params: Masked<uct_md_mkey_pack_params_t>,
+    mkey_buffer: Out<PackedRkey>,
 ) -> Result<(), Status> {
     crate::api::enter();
-    // SAFETY: NULL or live by the caller's contract.
-    unsafe { md_ref(md, function) }?;
-    non_null(memh, function, "memh")?;
-    non_null(mkey_buffer, function, "mkey_buffer")?;
-    // SAFETY: NULL or valid by the caller's contract.
-    let params: Masked<_> = unsafe { Masked::from_c(params) };
+    md.get(function)?;
+    non_null(memh.raw(), function, "memh")?;
+    mkey_buffer.check(function, "mkey_buffer")?;
     let field_mask = params.tolerant_mask(MKEY_PACK_FIELDS, function, "params")?;
     let flags =
         masked_member!(params, field_mask, UCT_MD_MKEY_PACK_FIELD_FLAGS => flags).unwrap_or(0);
     check_mkey_pack_flags(flags, function)?;
-    // SAFETY: a handle from uct_md_mem_reg(_v2) by the caller's contract.
-    let handle = unsafe { MemHandle::from_handle(memh) }
-        .inspect_err(|_| tracing::warn!("{function}: {memh:p} is not a live memory handle"))?;
-    // SAFETY: writable for rkey_packed_size bytes by the caller's contract.
-    unsafe { store_packed_rkey(handle, mkey_buffer) };
-    tracing::trace!("{function}: packed {memh:p}");
+    let handle = memh.get(function)?;
+    mkey_buffer.write(function, "mkey_buffer", packed_rkey(handle))?;
+    tracing::trace!("{function}: packed {:p}", memh.raw());
     Ok(())
 }
 
-/// Packs the remote key of `memh` into `rkey_buffer`: as
-/// `uct_md_mkey_pack_v2` without fields.
-///
-/// # Safety
-/// `md` must be NULL or live; `rkey_buffer` writable for `rkey_packed_size`.
-#[no_mangle]
-pub unsafe extern "C" fn uct_md_mkey_pack(
-    md: uct_md_h,
-    memh: uct_mem_h,
-    rkey_buffer: *mut c_void,
-) -> ucs_status_t {
-    const FUNCTION: &str = "uct_md_mkey_pack";
-    // No fields set, as UCX passes.
-    // SAFETY: the params are a complete local struct; the rest by the
-    // caller's contract.
-    let packed = unsafe { mkey_pack(FUNCTION, md, memh, &Default::default(), rkey_buffer) };
-    finish(FUNCTION, packed)
-}
-
-/// Packs the remote key of `memh` into `mkey_buffer` as `params` asks (field
-/// `FLAGS`): `rkey_packed_size` bytes (one 64-bit word in host order, as
-/// UCX's ib md packs it), the same bytes `uct_md_mkey_pack` writes. The key
-/// covers the whole registration, so `address` and `length` are not needed
-/// (UCX's verbs ib md ignores them too). `UCT_MD_MKEY_PACK_FLAG_INVALIDATE_RMA`
-/// / `_AMO` and `_EXPORT` are unsupported: this md advertises neither
-/// invalidation nor `UCT_MD_FLAG_EXPORTED_MKEY`.
-///
-/// Callers built against UCX 1.15 or older call it with four arguments,
-/// `(md, memh, params, mkey_buffer)`: when the process's UCX is that old
-/// (see `api/caller_version.rs`), the third and fourth arguments are read as those.
-///
-/// # Safety
-/// As `uct_md_mkey_pack`; `params` NULL or valid for the fields its
-/// `field_mask` names.
-#[no_mangle]
-pub unsafe extern "C" fn uct_md_mkey_pack_v2(
-    md: uct_md_h,
-    memh: uct_mem_h,
-    address: *mut c_void,
-    length: usize,
-    params: *const uct_md_mkey_pack_params_t,
-    mkey_buffer: *mut c_void,
-) -> ucs_status_t {
-    const FUNCTION: &str = "uct_md_mkey_pack_v2";
-    let (params, mkey_buffer) = if caller_version() < UcxVersion::MKEY_PACK_WITH_RANGE {
-        // The four-argument form: its params and buffer came in the
-        // registers of our `address` and `length`; the last two are unset.
-        (
-            address as *const uct_md_mkey_pack_params_t,
-            length as *mut c_void,
+c_entry! {
+    no_log_setup
+    /// Packs the remote key of `memh` into `rkey_buffer` (writable for
+    /// `rkey_packed_size` bytes): as `uct_md_mkey_pack_v2` without fields.
+    fn uct_md_mkey_pack(
+        md: uct_md_h,
+        memh: uct_mem_h,
+        rkey_buffer: *mut c_void,
+    ) -> ucs_status_t;
+    take md: MdArg = (md), memh: Live<MemHandle> = (memh),
+        rkey_buffer: Out<PackedRkey> = (rkey_buffer);
+    {
+        const FUNCTION: &str = "uct_md_mkey_pack";
+        // No fields set, as UCX passes.
+        let params = Default::default();
+        finish(
+            FUNCTION,
+            mkey_pack(FUNCTION, md, memh, Masked::of(&params), rkey_buffer),
         )
-    } else {
-        // The key covers the whole registration: the range is not needed.
-        (params, mkey_buffer)
-    };
-    // SAFETY: by the caller's contract.
-    finish(FUNCTION, unsafe {
-        mkey_pack(FUNCTION, md, memh, params, mkey_buffer)
-    })
+    }
 }
 
-/// Packs the device-side (GPU-initiated) view of a registration or a remote
-/// key into `mem_elem`. No md of ours serves device endpoints (none of our
-/// transports advertises `UCT_IFACE_FLAG_DEVICE_EP`): `UCS_ERR_UNSUPPORTED`,
-/// as UCX's mds without device support answer. UCX 1.22's `libucp` calls it
-/// only while building a device memory list (`ucp_device_mem_list_create`),
-/// and passes the status on. UCX master adds a fifth argument,
-/// `release_handle_p`; it is not written on failure, so both forms are
-/// served.
+/// The arguments of `uct_md_mkey_pack_v2` after the handles: the parameters
+/// and the buffer, taken from where the caller's form of the call put them.
 ///
-/// # Safety
-/// `md` NULL or live; `mem_elem` NULL or writable (never written).
-#[no_mangle]
-pub unsafe extern "C" fn uct_md_mem_elem_pack(
-    md: uct_md_h,
-    memh: uct_mem_h,
-    rkey: uct_rkey_t,
-    mem_elem: *mut uct_device_mem_elem_t,
-    release_handle_p: *mut *mut c_void,
-) -> ucs_status_t {
-    status_entry_point!(FUNCTION = "uct_md_mem_elem_pack", {
-        // SAFETY: NULL or live by the caller's contract.
-        unsafe { md_ref(md, FUNCTION) }?;
-        non_null(mem_elem, FUNCTION, "mem_elem")?;
-        let _ = (memh, rkey, release_handle_p);
-        tracing::debug!("{FUNCTION}: no device memory elements on this md");
-        Err(Status::Unsupported)
-    })
+/// cbindgen:ignore
+struct MkeyPackArgs<'a> {
+    params: Masked<'a, uct_md_mkey_pack_params_t>,
+    mkey_buffer: Out<'a, PackedRkey>,
 }
 
-/// Releases what `uct_md_mem_elem_pack` allocated: nothing, since it never
-/// succeeds here.
-///
-/// # Safety
-/// `md` NULL or live.
-#[no_mangle]
-pub unsafe extern "C" fn uct_md_mem_elem_release(md: uct_md_h, release_handle: *mut c_void) {
-    crate::api::enter();
-    // SAFETY: NULL or live by the caller's contract.
-    if unsafe { md_ref(md, "uct_md_mem_elem_release") }.is_ok() && !release_handle.is_null() {
-        tracing::warn!("uct_md_mem_elem_release: {release_handle:p} was not handed out by this md");
+impl
+    FromC<(
+        *mut c_void,
+        usize,
+        *const uct_md_mkey_pack_params_t,
+        *mut c_void,
+    )> for MkeyPackArgs<'_>
+{
+    /// Relies on: the parameters NULL or valid for the fields their mask
+    /// names, the buffer NULL or writable for `rkey_packed_size` bytes; in
+    /// the four-argument form of UCX 1.15 and older, in the places of
+    /// `address` and `length`.
+    unsafe fn from_c(
+        (address, length, params, mkey_buffer): (
+            *mut c_void,
+            usize,
+            *const uct_md_mkey_pack_params_t,
+            *mut c_void,
+        ),
+    ) -> Self {
+        let (params, mkey_buffer) = if caller_version() < UcxVersion::MKEY_PACK_WITH_RANGE {
+            // The four-argument form: its params and buffer came in the
+            // registers of our `address` and `length`; the last two are
+            // unset.
+            (
+                address as *const uct_md_mkey_pack_params_t,
+                length as *mut c_void,
+            )
+        } else {
+            // The key covers the whole registration: the range is not needed.
+            (params, mkey_buffer)
+        };
+        // SAFETY: by the contract.
+        unsafe {
+            MkeyPackArgs {
+                params: Masked::from_c(params),
+                mkey_buffer: Out::from_c(mkey_buffer),
+            }
+        }
+    }
+}
+
+c_entry! {
+    no_log_setup
+    /// Packs the remote key of `memh` into `mkey_buffer` as `params` asks
+    /// (field `FLAGS`): `rkey_packed_size` bytes (one 64-bit word in host
+    /// order, as UCX's ib md packs it), the same bytes `uct_md_mkey_pack`
+    /// writes. The key covers the whole registration, so `address` and
+    /// `length` are not needed (UCX's verbs ib md ignores them too).
+    /// `UCT_MD_MKEY_PACK_FLAG_INVALIDATE_RMA` / `_AMO` and `_EXPORT` are
+    /// unsupported: this md advertises neither invalidation nor
+    /// `UCT_MD_FLAG_EXPORTED_MKEY`.
+    ///
+    /// Callers built against UCX 1.15 or older call it with four arguments,
+    /// `(md, memh, params, mkey_buffer)`: when the process's UCX is that old
+    /// (see `api/caller_version.rs`), the third and fourth arguments are read
+    /// as those.
+    fn uct_md_mkey_pack_v2(
+        md: uct_md_h,
+        memh: uct_mem_h,
+        address: *mut c_void,
+        length: usize,
+        params: *const uct_md_mkey_pack_params_t,
+        mkey_buffer: *mut c_void,
+    ) -> ucs_status_t;
+    take md: MdArg = (md), memh: Live<MemHandle> = (memh),
+        args: MkeyPackArgs = (address, length, params, mkey_buffer);
+    {
+        const FUNCTION: &str = "uct_md_mkey_pack_v2";
+        finish(
+            FUNCTION,
+            mkey_pack(FUNCTION, md, memh, args.params, args.mkey_buffer),
+        )
+    }
+}
+
+c_entry! {
+    no_log_setup
+    /// Packs the device-side (GPU-initiated) view of a registration or a
+    /// remote key into `mem_elem`. No md of ours serves device endpoints
+    /// (none of our transports advertises `UCT_IFACE_FLAG_DEVICE_EP`):
+    /// `UCS_ERR_UNSUPPORTED`, as UCX's mds without device support answer.
+    /// UCX 1.22's `libucp` calls it only while building a device memory list
+    /// (`ucp_device_mem_list_create`), and passes the status on. UCX master
+    /// adds a fifth argument, `release_handle_p`; it is not written on
+    /// failure, so both forms are served. `mem_elem` is never written.
+    fn uct_md_mem_elem_pack(
+        md: uct_md_h,
+        memh: uct_mem_h,
+        rkey: uct_rkey_t,
+        mem_elem: *mut uct_device_mem_elem_t,
+        release_handle_p: *mut *mut c_void,
+    ) -> ucs_status_t;
+    take md: MdArg = (md);
+    {
+        status_entry_point!(FUNCTION = "uct_md_mem_elem_pack", {
+            md.get(FUNCTION)?;
+            non_null(mem_elem, FUNCTION, "mem_elem")?;
+            let _ = (memh, rkey, release_handle_p);
+            tracing::debug!("{FUNCTION}: no device memory elements on this md");
+            Err(Status::Unsupported)
+        })
+    }
+}
+
+c_entry! {
+    /// Releases what `uct_md_mem_elem_pack` allocated: nothing, since it
+    /// never succeeds here.
+    fn uct_md_mem_elem_release(md: uct_md_h, release_handle: *mut c_void);
+    take md: MdArg = (md);
+    {
+        if md.get("uct_md_mem_elem_release").is_ok() && !release_handle.is_null() {
+            tracing::warn!(
+                "uct_md_mem_elem_release: {release_handle:p} was not handed out by this md"
+            );
+        }
     }
 }
 
 /// The one key unpacking, behind `uct_rkey_unpack` (no fields, as UCX
-/// passes) and `uct_rkey_unpack_v2`: `ib::rkey::load_packed_rkey`.
-///
-/// # Safety
-/// As `uct_rkey_unpack_v2`.
-unsafe fn rkey_unpack(
+/// passes) and `uct_rkey_unpack_v2`: `ib::rkey::unpacked_rkey`.
+fn rkey_unpack(
     function: &str,
     component: uct_component_h,
-    rkey_buffer: *const c_void,
-    params: *const uct_rkey_unpack_params_t,
-    rkey_ob: *mut uct_rkey_bundle_t,
+    rkey_buffer: CRef<PackedRkey>,
+    params: Masked<uct_rkey_unpack_params_t>,
+    rkey_ob: Out<uct_rkey_bundle_t>,
 ) -> Result<(), Status> {
     crate::api::enter();
     component_arg(component, function)?;
-    non_null(rkey_buffer, function, "rkey_buffer")?;
-    non_null(rkey_ob, function, "rkey_ob")?;
-    // SAFETY: NULL or valid by the caller's contract.
-    unsafe { tolerant_field_mask(params, RKEY_UNPACK_FIELDS, function, "params") }?;
-    // SAFETY: readable for rkey_packed_size bytes by the caller's contract.
-    let rkey = unsafe { load_packed_rkey(rkey_buffer) };
-    // SAFETY: rkey_ob is non-NULL and writable by the caller's contract.
-    unsafe {
-        rkey_ob.write(uct_rkey_bundle_t {
-            rkey,
-            handle: std::ptr::null_mut(),
-            r#type: component as *mut c_void,
-        })
+    let packed = rkey_buffer.get(function, "rkey_buffer")?;
+    rkey_ob.check(function, "rkey_ob")?;
+    params.tolerant_mask(RKEY_UNPACK_FIELDS, function, "params")?;
+    let bundle = uct_rkey_bundle_t {
+        rkey: unpacked_rkey(*packed),
+        handle: std::ptr::null_mut(),
+        r#type: component as *mut c_void,
     };
-    Ok(())
+    rkey_ob.write(function, "rkey_ob", bundle)
 }
 
-/// Unpacks a remote key packed by `uct_md_mkey_pack(_v2)`, possibly in
-/// another process: as `uct_rkey_unpack_v2` without fields.
-///
-/// # Safety
-/// `rkey_buffer` readable for `rkey_packed_size` bytes; `rkey_ob` writable.
-#[no_mangle]
-pub unsafe extern "C" fn uct_rkey_unpack(
-    component: uct_component_h,
-    rkey_buffer: *const c_void,
-    rkey_ob: *mut uct_rkey_bundle_t,
-) -> ucs_status_t {
-    const FUNCTION: &str = "uct_rkey_unpack";
-    let params = uct_rkey_unpack_params_t {
-        field_mask: 0,
-        sys_device: UCS_SYS_DEVICE_ID_UNKNOWN,
-    };
-    // SAFETY: params is a complete local struct; the rest by the contract.
-    finish(FUNCTION, unsafe {
-        rkey_unpack(FUNCTION, component, rkey_buffer, &params, rkey_ob)
-    })
+c_entry! {
+    no_log_setup
+    /// Unpacks a remote key packed by `uct_md_mkey_pack(_v2)`, possibly in
+    /// another process: as `uct_rkey_unpack_v2` without fields.
+    /// `rkey_buffer` readable for `rkey_packed_size` bytes.
+    fn uct_rkey_unpack(
+        component: uct_component_h,
+        rkey_buffer: *const c_void,
+        rkey_ob: *mut uct_rkey_bundle_t,
+    ) -> ucs_status_t;
+    take rkey_buffer: CRef<PackedRkey> = (rkey_buffer), rkey_ob: Out<uct_rkey_bundle_t> = (rkey_ob);
+    {
+        const FUNCTION: &str = "uct_rkey_unpack";
+        let params = uct_rkey_unpack_params_t {
+            field_mask: 0,
+            sys_device: UCS_SYS_DEVICE_ID_UNKNOWN,
+        };
+        finish(
+            FUNCTION,
+            rkey_unpack(FUNCTION, component, rkey_buffer, Masked::of(&params), rkey_ob),
+        )
+    }
 }
 
-/// Unpacks a remote key packed by `uct_md_mkey_pack(_v2)`, possibly in
-/// another process, as `params` asks (field `SYS_DEVICE`): the bundle's
-/// `rkey` is the packed word and its `handle` NULL, so `uct_rkey_release`
-/// has nothing to free. The key is the same on every device of the
-/// component, so `sys_device` is accepted and not needed.
-///
-/// # Safety
-/// As `uct_rkey_unpack`; `params` NULL or valid for the fields its
-/// `field_mask` names.
-#[no_mangle]
-pub unsafe extern "C" fn uct_rkey_unpack_v2(
-    component: uct_component_h,
-    rkey_buffer: *const c_void,
-    params: *const uct_rkey_unpack_params_t,
-    rkey_ob: *mut uct_rkey_bundle_t,
-) -> ucs_status_t {
-    const FUNCTION: &str = "uct_rkey_unpack_v2";
-    // SAFETY: by the caller's contract.
-    finish(FUNCTION, unsafe {
-        rkey_unpack(FUNCTION, component, rkey_buffer, params, rkey_ob)
-    })
+c_entry! {
+    no_log_setup
+    /// Unpacks a remote key packed by `uct_md_mkey_pack(_v2)`, possibly in
+    /// another process, as `params` asks (field `SYS_DEVICE`): the bundle's
+    /// `rkey` is the packed word and its `handle` NULL, so `uct_rkey_release`
+    /// has nothing to free. The key is the same on every device of the
+    /// component, so `sys_device` is accepted and not needed.
+    fn uct_rkey_unpack_v2(
+        component: uct_component_h,
+        rkey_buffer: *const c_void,
+        params: *const uct_rkey_unpack_params_t,
+        rkey_ob: *mut uct_rkey_bundle_t,
+    ) -> ucs_status_t;
+    take rkey_buffer: CRef<PackedRkey> = (rkey_buffer),
+        params: Masked<uct_rkey_unpack_params_t> = (params),
+        rkey_ob: Out<uct_rkey_bundle_t> = (rkey_ob);
+    {
+        const FUNCTION: &str = "uct_rkey_unpack_v2";
+        finish(
+            FUNCTION,
+            rkey_unpack(FUNCTION, component, rkey_buffer, params, rkey_ob),
+        )
+    }
 }
 
-/// Orders two keys unpacked by this component, as UCX's base comparison
-/// does: `*result` is -1, 0 or 1 as `rkey1` is below, equal to or above
-/// `rkey2` (equal keys reach the same memory with the same rights). No
-/// `params` fields are defined, so any `field_mask` bit is refused.
-///
-/// # Safety
-/// `component` NULL or ours; `params` NULL or valid; `result` NULL or
-/// writable.
-#[no_mangle]
-pub unsafe extern "C" fn uct_rkey_compare(
-    component: uct_component_h,
-    rkey1: uct_rkey_t,
-    rkey2: uct_rkey_t,
-    params: *const uct_rkey_compare_params_t,
-    result: *mut c_int,
-) -> ucs_status_t {
-    const FUNCTION: &str = "uct_rkey_compare";
-    let outcome = (|| {
-        crate::api::enter();
-        component_arg(component, FUNCTION)?;
-        // SAFETY: NULL or valid by the caller's contract.
-        unsafe { checked_field_mask(params, 0, FUNCTION, "params") }?;
-        non_null(result, FUNCTION, "result")?;
-        let order = rkey1.cmp(&rkey2) as c_int;
-        // SAFETY: non-NULL and writable by the caller's contract.
-        unsafe { result.write(order) };
-        Ok(())
-    })();
-    finish(FUNCTION, outcome)
+c_entry! {
+    no_log_setup
+    /// Orders two keys unpacked by this component, as UCX's base comparison
+    /// does: `*result` is -1, 0 or 1 as `rkey1` is below, equal to or above
+    /// `rkey2` (equal keys reach the same memory with the same rights). No
+    /// `params` fields are defined, so any `field_mask` bit is refused.
+    fn uct_rkey_compare(
+        component: uct_component_h,
+        rkey1: uct_rkey_t,
+        rkey2: uct_rkey_t,
+        params: *const uct_rkey_compare_params_t,
+        result: *mut c_int,
+    ) -> ucs_status_t;
+    take params: Masked<uct_rkey_compare_params_t> = (params), result: Out<c_int> = (result);
+    {
+        const FUNCTION: &str = "uct_rkey_compare";
+        let outcome = (|| {
+            crate::api::enter();
+            component_arg(component, FUNCTION)?;
+            params.checked_mask(0, FUNCTION, "params")?;
+            result.write(FUNCTION, "result", rkey1.cmp(&rkey2) as c_int)
+        })();
+        finish(FUNCTION, outcome)
+    }
 }
 
 /// Releases a key unpacked by `uct_rkey_unpack(_v2)` (nothing was allocated

@@ -11,10 +11,13 @@
 //!
 //! The fields up to `bandwidth` and their bits 0..8 are the same in all.
 
+use std::marker::PhantomData;
 use std::mem::offset_of;
 
 use crate::abi::*;
 use crate::api::caller_version::UcxVersion;
+use crate::api::checks::non_null;
+use crate::core::c_boundary::FromC;
 use crate::core::iface::PerfEstimate;
 
 /// UCX 1.13..1.16's `uct_perf_attr_t`.
@@ -148,27 +151,12 @@ impl PerfAttrLayout {
     /// bit or with `UCT_EP_OP_LAST` (as UCX: a general estimate). A value past
     /// `UCT_EP_OP_LAST` is refused. Unknown field bits are ignored with a
     /// debug line, as UCX ignores them.
-    ///
-    /// # Safety
-    /// `attr` non-NULL and valid for reads of this layout's `field_mask` and
-    /// `operation`.
-    pub(crate) unsafe fn operation(
+    pub(crate) fn operation(
         &self,
-        attr: *const u8,
+        attr: &PerfAttrArg,
         function: &str,
     ) -> Result<Option<uct_ep_operation_t>, Status> {
-        // SAFETY: by the contract; both fields are at these offsets in every
-        // layout.
-        let (field_mask, operation) = unsafe {
-            (
-                attr.add(offset_of!(uct_perf_attr_t, field_mask))
-                    .cast::<u64>()
-                    .read_unaligned(),
-                attr.add(offset_of!(uct_perf_attr_t, operation))
-                    .cast::<uct_ep_operation_t>()
-                    .read_unaligned(),
-            )
-        };
+        let (field_mask, operation) = attr.inputs();
         let unknown = field_mask & !self.known_fields();
         if unknown != 0 {
             tracing::debug!(
@@ -189,12 +177,8 @@ impl PerfAttrLayout {
     }
 
     /// Writes the fields the caller's `field_mask` asks for.
-    ///
-    /// # Safety
-    /// `attr` non-NULL and valid for reads and writes of this layout's size.
-    pub(crate) unsafe fn write(&self, attr: *mut u8, estimate: &PerfEstimate) {
-        // SAFETY: by the contract.
-        let field_mask = unsafe { attr.cast::<u64>().read_unaligned() };
+    pub(crate) fn write(&self, attr: &PerfAttrArg, estimate: &PerfEstimate) {
+        let (field_mask, _) = attr.inputs();
         let common = |bit: u64, offset: usize| Some(Field { bit, offset });
         let doubles = [
             (
@@ -230,41 +214,89 @@ impl PerfAttrLayout {
             (self.path_bandwidth, estimate.path_bandwidth),
         ];
         let asked = |field: Option<Field>| field.filter(|f| field_mask & f.bit != 0);
-        // SAFETY (every write below): `asked` yields only fields of this
-        // layout, whose offsets lie inside its `size` bytes (tests check).
         for (field, value) in doubles {
             if let Some(f) = asked(field) {
-                unsafe { attr.add(f.offset).cast::<f64>().write_unaligned(value) };
+                attr.put(self, f, value);
             }
         }
         for (field, value) in bandwidths {
             if let Some(f) = asked(field) {
-                unsafe {
-                    attr.add(f.offset)
-                        .cast::<uct_ppn_bandwidth_t>()
-                        .write_unaligned(value)
-                };
+                attr.put(self, f, value);
             }
         }
         if let Some(f) = asked(Some(self.latency)) {
-            unsafe {
-                attr.add(f.offset)
-                    .cast::<ucs_linear_func_t>()
-                    .write_unaligned(estimate.latency)
-            };
+            attr.put(self, f, estimate.latency);
         }
         if let Some(f) = asked(Some(self.max_inflight_eps)) {
-            unsafe {
-                attr.add(f.offset)
-                    .cast::<usize>()
-                    .write_unaligned(estimate.max_inflight_eps)
-            };
+            attr.put(self, f, estimate.max_inflight_eps);
         }
         if let Some(f) = asked(self.flags) {
             // No UCT_PERF_ATTR_FLAGS_* applies to rc (TX_RX_SHARED is a
             // shared-memory property).
-            unsafe { attr.add(f.offset).cast::<u64>().write_unaligned(0) };
+            attr.put(self, f, 0u64);
         }
+    }
+}
+
+/// The `perf_attr` argument of `uct_iface_estimate_perf`: NULL, or valid
+/// for reads and writes of the caller's version of `uct_perf_attr_t`
+/// ([`PerfAttrLayout::of`] its version), with `field_mask` and `operation`
+/// initialised.
+pub(crate) struct PerfAttrArg<'a> {
+    attr: *mut u8,
+    _life: PhantomData<&'a mut u8>,
+}
+
+impl FromC<*mut uct_perf_attr_t> for PerfAttrArg<'_> {
+    /// Relies on: as the type says.
+    unsafe fn from_c(attr: *mut uct_perf_attr_t) -> Self {
+        PerfAttrArg {
+            attr: attr.cast(),
+            _life: PhantomData,
+        }
+    }
+}
+
+impl PerfAttrArg<'_> {
+    /// `InvalidParam` with a log line for NULL.
+    pub(crate) fn check(&self, function: &str) -> Result<(), Status> {
+        non_null(self.attr, function, "perf_attr")
+    }
+
+    /// `field_mask` and `operation` (at the same offsets in every layout).
+    fn inputs(&self) -> (u64, uct_ep_operation_t) {
+        if self.attr.is_null() {
+            return (0, UCT_EP_OP_LAST);
+        }
+        // SAFETY: non-NULL, both fields readable and initialised (FromC),
+        // any alignment.
+        unsafe {
+            (
+                self.attr
+                    .add(offset_of!(uct_perf_attr_t, field_mask))
+                    .cast::<u64>()
+                    .read_unaligned(),
+                self.attr
+                    .add(offset_of!(uct_perf_attr_t, operation))
+                    .cast::<uct_ep_operation_t>()
+                    .read_unaligned(),
+            )
+        }
+    }
+
+    /// Writes `value` into `field` of `layout` (the caller's version).
+    fn put<T>(&self, layout: &PerfAttrLayout, field: Field, value: T) {
+        if self.attr.is_null() || field.offset + size_of::<T>() > layout.size {
+            return;
+        }
+        // SAFETY: non-NULL and writable for the layout's size (FromC); the
+        // field lies inside it (checked), any alignment.
+        unsafe {
+            self.attr
+                .add(field.offset)
+                .cast::<T>()
+                .write_unaligned(value)
+        };
     }
 }
 

@@ -30,15 +30,6 @@ unsafe fn stub_status(iface: uct_iface_h) -> Result<(), Status> {
     result_of(status)
 }
 
-/// The stub status of `ep`'s iface.
-///
-/// # Safety
-/// `ep` is an ep whose iface is a live stub iface.
-unsafe fn ep_stub_status(ep: uct_ep_h) -> Result<(), Status> {
-    // SAFETY: by the contract: an ep starts with its iface.
-    unsafe { stub_status((*ep).iface) }
-}
-
 mod stub_ops {
     use super::*;
 
@@ -55,31 +46,25 @@ mod stub_ops {
     ) -> bool {
         false
     }
-    pub unsafe fn ep_query(ep: uct_ep_h, _: *mut uct_ep_attr_t) -> Result<(), Status> {
-        // SAFETY: dispatched only for eps of stub ifaces.
-        unsafe { ep_stub_status(ep) }
+    /// The ep operations: each answers the stub status of the ep's iface.
+    macro_rules! ep_stub_ops {
+        ($($name:ident($($arg:ty),*);)*) => {$(
+            pub unsafe fn $name(ep: uct_ep_h $(, _: $arg)*) -> Result<(), Status> {
+                // SAFETY: dispatched only for eps of stub ifaces, and an ep
+                // starts with its iface.
+                unsafe { stub_status((*ep).iface) }
+            }
+        )*};
     }
-    pub unsafe fn ep_invalidate(ep: uct_ep_h, _: c_uint) -> Result<(), Status> {
-        // SAFETY: as above.
-        unsafe { ep_stub_status(ep) }
+
+    ep_stub_ops! {
+        ep_query(*mut uct_ep_attr_t);
+        ep_invalidate(c_uint);
+        ep_failover_enable();
+        ep_outstanding_purge(PurgeRequest<'_>);
+        ep_connect_to_ep_v2(*const uct_device_addr_t, *const uct_ep_addr_t, &uct_ep_connect_to_ep_params_t);
     }
-    pub unsafe fn ep_failover_enable(ep: uct_ep_h) -> Result<(), Status> {
-        // SAFETY: as above.
-        unsafe { ep_stub_status(ep) }
-    }
-    pub unsafe fn ep_outstanding_purge(ep: uct_ep_h, _: PurgeRequest<'_>) -> Result<(), Status> {
-        // SAFETY: as above.
-        unsafe { ep_stub_status(ep) }
-    }
-    pub unsafe fn ep_connect_to_ep_v2(
-        ep: uct_ep_h,
-        _: *const uct_device_addr_t,
-        _: *const uct_ep_addr_t,
-        _: &uct_ep_connect_to_ep_params_t,
-    ) -> Result<(), Status> {
-        // SAFETY: as above.
-        unsafe { ep_stub_status(ep) }
-    }
+
     pub unsafe fn ep_is_connected(_: uct_ep_h, _: &uct_ep_is_connected_params_t) -> bool {
         false
     }

@@ -16,7 +16,8 @@ use std::ffi::{c_char, c_uint, c_void, CStr, CString};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::abi::*;
-use crate::api::checks::{non_null, status_entry_point};
+use crate::api::checks::{finish, status_entry_point};
+use crate::core::c_boundary::{c_entry, null_argument, CRef, CSliceMut, CStrArg, Out};
 use crate::core::ucx_libucs::{return_ucx_call, ucx_function};
 
 /// The distance of near (or unknown) devices: no latency, no bandwidth limit.
@@ -76,105 +77,90 @@ fn leak_name(text: &[u8]) -> &'static CStr {
     Box::leak(owned.into_boxed_c_str())
 }
 
-/// Copies `text` into the caller's `buffer` of `max` bytes, NUL-terminated
-/// and truncated to fit; returns `buffer`.
-///
-/// # Safety
-/// `buffer` NULL or writable for `max` bytes.
-unsafe fn copy_out(text: &[u8], buffer: *mut c_char, max: usize) -> *const c_char {
-    if buffer.is_null() || max == 0 {
-        return buffer;
-    }
-    let length = text.len().min(max - 1);
-    // SAFETY: `buffer` holds `max` bytes; `length + 1 <= max`.
-    unsafe {
-        std::ptr::copy_nonoverlapping(text.as_ptr(), buffer.cast(), length);
-        buffer.add(length).write(0);
-    }
-    buffer
-}
-
 /// The device index of `bus_id`, registering it (named by its short PCI
 /// address) the first time.
-///
-/// # Safety
-/// Pointers NULL or valid.
-#[no_mangle]
-pub unsafe extern "C" fn ucs_topo_find_device_by_bus_id(
-    bus_id: *const ucs_sys_bus_id_t,
-    sys_dev: *mut ucs_sys_device_t,
-) -> ucs_status_t {
-    return_ucx_call!(ucs_topo_find_device_by_bus_id: fn(*const ucs_sys_bus_id_t, *mut ucs_sys_device_t) -> ucs_status_t; bus_id, sys_dev);
-    status_entry_point!(FUNCTION = "ucs_topo_find_device_by_bus_id", {
-        non_null(bus_id, FUNCTION, "bus_id")?;
-        non_null(sys_dev, FUNCTION, "sys_dev")?;
-        // SAFETY: non-NULL, readable by the caller's contract.
-        let bus_id = unsafe { bus_id.read() };
-        let mut devices = devices();
-        let index = match devices.iter().position(|device| device.bus_id == bus_id) {
-            Some(index) => index,
-            None if devices.len() >= usize::from(UCS_SYS_DEVICE_ID_MAX) => {
-                crate::api::enter();
-                tracing::error!(
-                    "{FUNCTION}: all {} system device ids are taken",
-                    devices.len()
-                );
-                return Err(Status::ExceedsLimit);
-            }
-            None => {
-                let name = leak_name(bus_id_text(&bus_id, true).as_bytes());
-                devices.push(Device { bus_id, name });
-                devices.len() - 1
-            }
-        };
-        // SAFETY: non-NULL, writable by the caller's contract; index < 255.
-        unsafe { sys_dev.write(index as ucs_sys_device_t) };
-        Ok(())
-    })
+fn find_device(bus_id: ucs_sys_bus_id_t, function: &str) -> Result<ucs_sys_device_t, Status> {
+    let mut devices = devices();
+    let index = match devices.iter().position(|device| device.bus_id == bus_id) {
+        Some(index) => index,
+        None if devices.len() >= usize::from(UCS_SYS_DEVICE_ID_MAX) => {
+            crate::api::enter();
+            tracing::error!(
+                "{function}: all {} system device ids are taken",
+                devices.len()
+            );
+            return Err(Status::ExceedsLimit);
+        }
+        None => {
+            let name = leak_name(bus_id_text(&bus_id, true).as_bytes());
+            devices.push(Device { bus_id, name });
+            devices.len() - 1
+        }
+    };
+    // index < UCS_SYS_DEVICE_ID_MAX (255).
+    Ok(index as ucs_sys_device_t)
 }
 
-/// The PCI address of device `sys_dev`; `UCS_ERR_NO_ELEM` for an unknown one.
-///
-/// # Safety
-/// `bus_id` NULL or writable.
-#[no_mangle]
-pub unsafe extern "C" fn ucs_topo_get_device_bus_id(
-    sys_dev: ucs_sys_device_t,
-    bus_id: *mut ucs_sys_bus_id_t,
-) -> ucs_status_t {
-    return_ucx_call!(ucs_topo_get_device_bus_id: fn(ucs_sys_device_t, *mut ucs_sys_bus_id_t) -> ucs_status_t; sys_dev, bus_id);
-    status_entry_point!(FUNCTION = "ucs_topo_get_device_bus_id", {
-        non_null(bus_id, FUNCTION, "bus_id")?;
-        let found = devices()
-            .get(usize::from(sys_dev))
-            .map(|device| device.bus_id);
-        let Some(found) = found else {
-            return Err(Status::NoElem);
-        };
-        // SAFETY: non-NULL, writable by the caller's contract.
-        unsafe { bus_id.write(found) };
-        Ok(())
-    })
+c_entry! {
+    no_log_setup
+    /// The device index of `bus_id`, registering it (named by its short PCI
+    /// address) the first time.
+    fn ucs_topo_find_device_by_bus_id(
+        bus_id: *const ucs_sys_bus_id_t,
+        sys_dev: *mut ucs_sys_device_t,
+    ) -> ucs_status_t;
+    take bus_id_arg: CRef<ucs_sys_bus_id_t> = (bus_id), sys_dev_out: Out<ucs_sys_device_t> = (sys_dev);
+    {
+        return_ucx_call!(ucs_topo_find_device_by_bus_id: fn(*const ucs_sys_bus_id_t, *mut ucs_sys_device_t) -> ucs_status_t; bus_id, sys_dev);
+        status_entry_point!(FUNCTION = "ucs_topo_find_device_by_bus_id", {
+            let bus_id = *bus_id_arg.get(FUNCTION, "bus_id")?;
+            sys_dev_out.check(FUNCTION, "sys_dev")?;
+            let index = find_device(bus_id, FUNCTION)?;
+            sys_dev_out.write(FUNCTION, "sys_dev", index)
+        })
+    }
 }
 
-/// The distance between two devices: always the default one here (see the
-/// module documentation).
-///
-/// # Safety
-/// `distance` NULL or writable.
-#[no_mangle]
-pub unsafe extern "C" fn ucs_topo_get_distance(
-    device1: ucs_sys_device_t,
-    device2: ucs_sys_device_t,
-    distance: *mut ucs_sys_dev_distance_t,
-) -> ucs_status_t {
-    return_ucx_call!(ucs_topo_get_distance: fn(ucs_sys_device_t, ucs_sys_device_t, *mut ucs_sys_dev_distance_t) -> ucs_status_t; device1, device2, distance);
-    status_entry_point!(FUNCTION = "ucs_topo_get_distance", {
-        non_null(distance, FUNCTION, "distance")?;
-        // SAFETY: non-NULL, writable by the caller's contract.
-        unsafe { distance.write(ucs_topo_default_distance) };
-        Ok(())
-    })
+c_entry! {
+    no_log_setup
+    /// The PCI address of device `sys_dev`; `UCS_ERR_NO_ELEM` for an unknown
+    /// one.
+    fn ucs_topo_get_device_bus_id(
+        sys_dev: ucs_sys_device_t,
+        bus_id: *mut ucs_sys_bus_id_t,
+    ) -> ucs_status_t;
+    take bus_id_out: Out<ucs_sys_bus_id_t> = (bus_id);
+    {
+        return_ucx_call!(ucs_topo_get_device_bus_id: fn(ucs_sys_device_t, *mut ucs_sys_bus_id_t) -> ucs_status_t; sys_dev, bus_id);
+        status_entry_point!(FUNCTION = "ucs_topo_get_device_bus_id", {
+            bus_id_out.check(FUNCTION, "bus_id")?;
+            let found = devices()
+                .get(usize::from(sys_dev))
+                .map(|device| device.bus_id);
+            let Some(found) = found else {
+                return Err(Status::NoElem);
+            };
+            bus_id_out.write(FUNCTION, "bus_id", found)
+        })
+    }
+}
+
+c_entry! {
+    no_log_setup
+    /// The distance between two devices: always the default one here (see
+    /// the module documentation).
+    fn ucs_topo_get_distance(
+        device1: ucs_sys_device_t,
+        device2: ucs_sys_device_t,
+        distance: *mut ucs_sys_dev_distance_t,
+    ) -> ucs_status_t;
+    take distance_out: Out<ucs_sys_dev_distance_t> = (distance);
+    {
+        return_ucx_call!(ucs_topo_get_distance: fn(ucs_sys_device_t, ucs_sys_device_t, *mut ucs_sys_dev_distance_t) -> ucs_status_t; device1, device2, distance);
+        const FUNCTION: &str = "ucs_topo_get_distance";
+        crate::api::enter();
+        finish(FUNCTION, distance_out.write(FUNCTION, "distance", ucs_topo_default_distance))
+    }
 }
 
 /// `"<latency>ns <bandwidth>MB/s"` (`>1PB/s` when unlimited), as UCX writes it.
@@ -189,50 +175,55 @@ fn distance_text(distance: &ucs_sys_dev_distance_t) -> String {
     }
 }
 
-/// Writes `distance` as text into `buffer` (`max` bytes); returns `buffer`.
-///
-/// # Safety
-/// `distance` NULL or readable; `buffer` NULL or writable for `max` bytes.
-#[no_mangle]
-pub unsafe extern "C" fn ucs_topo_distance_str(
-    distance: *const ucs_sys_dev_distance_t,
-    buffer: *mut c_char,
-    max: usize,
-) -> *const c_char {
-    return_ucx_call!(ucs_topo_distance_str: fn(*const ucs_sys_dev_distance_t, *mut c_char, usize) -> *const c_char; distance, buffer, max);
-    if distance.is_null() {
-        crate::api::enter();
-        tracing::warn!("ucs_topo_distance_str: distance is NULL");
-        // SAFETY: the caller's contract.
-        return unsafe { copy_out(b"", buffer, max) };
+c_entry! {
+    no_log_setup
+    /// Writes `distance` as text into `buffer` (`max` bytes); returns
+    /// `buffer`.
+    fn ucs_topo_distance_str(
+        distance: *const ucs_sys_dev_distance_t,
+        buffer: *mut c_char,
+        max: usize,
+    ) -> *const c_char;
+    take distance_arg: CRef<ucs_sys_dev_distance_t> = (distance),
+        buffer_arg: CSliceMut<c_char> = (buffer, max);
+    {
+        return_ucx_call!(ucs_topo_distance_str: fn(*const ucs_sys_dev_distance_t, *mut c_char, usize) -> *const c_char; distance, buffer, max);
+        let text = match distance_arg.opt() {
+            Some(distance) => distance_text(distance),
+            None => {
+                crate::api::enter();
+                tracing::warn!("ucs_topo_distance_str: distance is NULL");
+                String::new()
+            }
+        };
+        buffer_arg.write_c_string(text.as_bytes());
+        buffer
     }
-    // SAFETY: non-NULL, readable by the caller's contract.
-    let text = distance_text(unsafe { &*distance });
-    // SAFETY: the caller's contract.
-    unsafe { copy_out(text.as_bytes(), buffer, max) }
 }
 
-/// The full PCI address of `sys_dev` (`<unknown>`, `<invalid>`) in `buffer`.
-///
-/// # Safety
-/// `buffer` NULL or writable for `max` bytes.
-#[no_mangle]
-pub unsafe extern "C" fn ucs_topo_sys_device_bdf_name(
-    sys_dev: ucs_sys_device_t,
-    buffer: *mut c_char,
-    max: usize,
-) -> *const c_char {
-    return_ucx_call!(ucs_topo_sys_device_bdf_name: fn(ucs_sys_device_t, *mut c_char, usize) -> *const c_char; sys_dev, buffer, max);
-    let text = if sys_dev == UCS_SYS_DEVICE_ID_UNKNOWN {
-        DEVICE_NAME_UNKNOWN.to_bytes().to_vec()
-    } else {
-        match devices().get(usize::from(sys_dev)) {
-            Some(device) => bus_id_text(&device.bus_id, false).into_bytes(),
-            None => DEVICE_NAME_INVALID.to_bytes().to_vec(),
-        }
-    };
-    // SAFETY: the caller's contract.
-    unsafe { copy_out(&text, buffer, max) }
+c_entry! {
+    no_log_setup
+    /// The full PCI address of `sys_dev` (`<unknown>`, `<invalid>`) in
+    /// `buffer`.
+    fn ucs_topo_sys_device_bdf_name(
+        sys_dev: ucs_sys_device_t,
+        buffer: *mut c_char,
+        max: usize,
+    ) -> *const c_char;
+    take buffer_arg: CSliceMut<c_char> = (buffer, max);
+    {
+        return_ucx_call!(ucs_topo_sys_device_bdf_name: fn(ucs_sys_device_t, *mut c_char, usize) -> *const c_char; sys_dev, buffer, max);
+        let text = if sys_dev == UCS_SYS_DEVICE_ID_UNKNOWN {
+            DEVICE_NAME_UNKNOWN.to_bytes().to_vec()
+        } else {
+            match devices().get(usize::from(sys_dev)) {
+                Some(device) => bus_id_text(&device.bus_id, false).into_bytes(),
+                None => DEVICE_NAME_INVALID.to_bytes().to_vec(),
+            }
+        };
+        buffer_arg.write_c_string(&text);
+        buffer
+    }
 }
 
 /// Parses a PCI address, `dddd:bb:ss.f` or `bb:ss.f` (hex), into a bus id.
@@ -252,30 +243,35 @@ fn parse_bdf(name: &str) -> Option<ucs_sys_bus_id_t> {
     })
 }
 
-/// The device of PCI address `name`, registered on first use;
-/// `UCS_ERR_INVALID_PARAM` for text that is not a PCI address.
-///
-/// # Safety
-/// `name` NULL or NUL-terminated; `sys_dev` NULL or writable.
-#[no_mangle]
-pub unsafe extern "C" fn ucs_topo_find_device_by_bdf_name(
-    name: *const c_char,
-    sys_dev: *mut ucs_sys_device_t,
-) -> ucs_status_t {
-    return_ucx_call!(ucs_topo_find_device_by_bdf_name: fn(*const c_char, *mut ucs_sys_device_t) -> ucs_status_t; name, sys_dev);
-    const FUNCTION: &str = "ucs_topo_find_device_by_bdf_name";
-    if let Err(status) = non_null(name, FUNCTION, "name") {
-        return status.raw();
+c_entry! {
+    no_log_setup
+    /// The device of PCI address `name`, registered on first use;
+    /// `UCS_ERR_INVALID_PARAM` for text that is not a PCI address.
+    fn ucs_topo_find_device_by_bdf_name(
+        name: *const c_char,
+        sys_dev: *mut ucs_sys_device_t,
+    ) -> ucs_status_t;
+    take name_arg: CStrArg = (name), sys_dev_out: Out<ucs_sys_device_t> = (sys_dev);
+    {
+        return_ucx_call!(ucs_topo_find_device_by_bdf_name: fn(*const c_char, *mut ucs_sys_device_t) -> ucs_status_t; name, sys_dev);
+        const FUNCTION: &str = "ucs_topo_find_device_by_bdf_name";
+        let Some(text) = name_arg.c_str() else {
+            return null_argument(FUNCTION, "name").raw();
+        };
+        let text = text.to_string_lossy();
+        let Some(bus_id) = parse_bdf(text.trim()) else {
+            crate::api::enter();
+            tracing::warn!("{FUNCTION}: '{text}' is not a PCI address");
+            return UCS_ERR_INVALID_PARAM;
+        };
+        // What ucs_topo_find_device_by_bus_id does with a valid bus id.
+        const BY_BUS_ID: &str = "ucs_topo_find_device_by_bus_id";
+        status_entry_point!(BY_BUS_ID, {
+            sys_dev_out.check(BY_BUS_ID, "sys_dev")?;
+            let index = find_device(bus_id, BY_BUS_ID)?;
+            sys_dev_out.write(BY_BUS_ID, "sys_dev", index)
+        })
     }
-    // SAFETY: non-NULL and NUL-terminated by the caller's contract.
-    let text = unsafe { CStr::from_ptr(name) }.to_string_lossy();
-    let Some(bus_id) = parse_bdf(text.trim()) else {
-        crate::api::enter();
-        tracing::warn!("{FUNCTION}: '{text}' is not a PCI address");
-        return UCS_ERR_INVALID_PARAM;
-    };
-    // SAFETY: a live local; `sys_dev` as the caller's contract.
-    unsafe { ucs_topo_find_device_by_bus_id(&bus_id, sys_dev) }
 }
 
 /// The system device of the PCI function `bus_id`, registered the first
@@ -306,18 +302,18 @@ pub(crate) fn system_device(bus_id: &ucs_sys_bus_id_t, name: &str) -> ucs_sys_de
     sys_dev
 }
 
-/// Renames device `sys_dev`.
-///
-/// # Safety
-/// `name` NULL or NUL-terminated.
-#[no_mangle]
-pub unsafe extern "C" fn ucs_topo_sys_device_set_name(
-    sys_dev: ucs_sys_device_t,
-    name: *const c_char,
-) -> ucs_status_t {
+c_entry! {
+    no_log_setup
+    /// Renames device `sys_dev`.
+    fn ucs_topo_sys_device_set_name(
+        sys_dev: ucs_sys_device_t,
+        name: *const c_char,
+    ) -> ucs_status_t;
+    take name_arg: CStrArg = (name);
+    {
     return_ucx_call!(ucs_topo_sys_device_set_name: fn(ucs_sys_device_t, *const c_char) -> ucs_status_t; sys_dev, name);
     status_entry_point!(FUNCTION = "ucs_topo_sys_device_set_name", {
-        non_null(name, FUNCTION, "name")?;
+        let name_text = name_arg.c_str().ok_or_else(|| null_argument(FUNCTION, "name"))?;
         let mut devices = devices();
         let count = devices.len();
         let Some(device) = devices.get_mut(usize::from(sys_dev)) else {
@@ -325,10 +321,10 @@ pub unsafe extern "C" fn ucs_topo_sys_device_set_name(
             tracing::error!("{FUNCTION}: system device {sys_dev} is invalid (max: {count})");
             return Err(Status::InvalidParam);
         };
-        // SAFETY: non-NULL and NUL-terminated by the caller's contract.
-        device.name = leak_name(unsafe { CStr::from_ptr(name) }.to_bytes());
+        device.name = leak_name(name_text.to_bytes());
         Ok(())
     })
+    }
 }
 
 /// The name of `sys_dev` (`<unknown>`, `<invalid>`); valid for the process.

@@ -20,6 +20,7 @@ use std::sync::Once;
 
 use crate::abi::*;
 use crate::api::caller_version::{libucp_version, UcxVersion};
+use crate::core::c_boundary::{c_entry, CSliceMut};
 use crate::core::config::unused::known_variable_names;
 use crate::core::config::{Env, ProcessEnv};
 
@@ -43,18 +44,20 @@ unsafe extern "C" fn accept_any(_: *const c_char, _: *mut c_void, _: *const c_vo
     1
 }
 
-/// Prints nothing (an empty string, when there is room for one).
-unsafe extern "C" fn write_nothing(
-    buf: *mut c_char,
-    max: usize,
-    _: *const c_void,
-    _: *const c_void,
-) -> c_int {
-    if !buf.is_null() && max > 0 {
-        // SAFETY: UCX passes a buffer of `max` bytes.
-        unsafe { buf.write(0) };
+c_entry! {
+    ops_slot
+    /// Prints nothing (an empty string, when there is room for one).
+    fn write_nothing(
+        buf: *mut c_char,
+        max: usize,
+        _value: *const c_void,
+        _arg: *const c_void,
+    ) -> c_int;
+    take text: CSliceMut<c_char> = (buf, max);
+    {
+        text.write_c_string(b"");
+        1
     }
-    1
 }
 
 unsafe extern "C" fn clone_nothing(
@@ -67,10 +70,13 @@ unsafe extern "C" fn clone_nothing(
 
 unsafe extern "C" fn release_nothing(_: *mut c_void, _: *const c_void) {}
 
-unsafe extern "C" fn help_nothing(buf: *mut c_char, max: usize, _: *const c_void) {
-    if !buf.is_null() && max > 0 {
-        // SAFETY: UCX passes a buffer of `max` bytes.
-        unsafe { buf.write(0) };
+c_entry! {
+    ops_slot
+    /// Describes nothing (an empty string, when there is room for one).
+    fn help_nothing(buf: *mut c_char, max: usize, _arg: *const c_void);
+    take text: CSliceMut<c_char> = (buf, max);
+    {
+        text.write_c_string(b"");
     }
 }
 

@@ -12,9 +12,9 @@ use crate::abi::*;
 use crate::api::caller_version::{caller_version, UcxVersion};
 use crate::api::checks::{non_null, required_fields, status_entry_point};
 use crate::api::iface_attr_v2::{self, IfaceAttrV2V122};
-use crate::api::perf::PerfAttrLayout;
+use crate::api::perf::{PerfAttrArg, PerfAttrLayout};
 use crate::core::c_boundary::{
-    c_entry, masked_member, CBytes, EpHandle, FromC, IfaceHandle, Masked,
+    c_entry, masked_member, CBytes, EpHandle, FromC, IfaceHandle, Masked, MaskedOut,
 };
 use crate::core::iface::{PurgeCallback, PurgeRequest};
 use crate::failover::RX_TOKEN_LENGTH;
@@ -49,41 +49,6 @@ const IS_CONNECTED_FIELDS: u64 = (UCT_EP_IS_CONNECTED_FIELD_DEVICE_ADDR
 const PURGE_FIELDS: u64 =
     UCT_EP_OUTSTANDING_FIELD_RX_TOKEN | UCT_EP_OUTSTANDING_FIELD_CB | UCT_EP_OUTSTANDING_FIELD_ARG;
 
-pub(crate) use crate::core::c_boundary::FieldMasked;
-
-/// The `field_mask` of `*params` (argument `argument`), which must be
-/// non-NULL and ask only for fields in `known`; else `InvalidParam` with a
-/// log line.
-///
-/// # Safety
-/// `params` NULL or valid for reads of its `field_mask`.
-pub(crate) unsafe fn checked_field_mask<T: FieldMasked>(
-    params: *const T,
-    known: u64,
-    function: &str,
-    argument: &str,
-) -> Result<u64, Status> {
-    // SAFETY: by the contract.
-    unsafe { Masked::from_c(params) }.checked_mask(known, function, argument)
-}
-
-/// The `field_mask` of `*params` (argument `argument`, non-NULL). Bits
-/// outside `known` are ignored with a debug line, as UCX's v2 entry points
-/// ignore fields they do not know (a newer caller's struct is longer, and
-/// its extra fields are simply not read).
-///
-/// # Safety
-/// `params` NULL or valid for reads of its `field_mask`.
-pub(crate) unsafe fn tolerant_field_mask<T: FieldMasked>(
-    params: *const T,
-    known: u64,
-    function: &str,
-    argument: &str,
-) -> Result<u64, Status> {
-    // SAFETY: by the contract.
-    unsafe { Masked::from_c(params) }.tolerant_mask(known, function, argument)
-}
-
 /// A yes/no answer for C: 1 or 0, and 0 for refused arguments (already
 /// logged).
 fn c_bool(answer: Result<bool, Status>) -> c_int {
@@ -99,7 +64,7 @@ c_entry! {
         iface: uct_iface_h,
         iface_attr: *mut uct_iface_attr_v2_t,
     ) -> ucs_status_t;
-    take iface_handle: IfaceHandle = (iface);
+    take iface_handle: IfaceHandle = (iface), attr: IfaceAttrArg = (iface_attr);
     {
         status_entry_point!(FUNCTION = "uct_iface_query_v2", {
             let version = caller_version();
@@ -107,16 +72,36 @@ c_entry! {
                 .contains(&version)
             {
                 non_null(iface_attr, FUNCTION, "iface_attr")?;
-                let theirs = iface_attr.cast::<IfaceAttrV2V122>();
-                // SAFETY: non-NULL; a 1.22 struct by the caller's contract.
-                let mut ours = unsafe { iface_attr_v2::request(theirs) };
-                query_v2_checked(iface_handle, &mut ours)?;
-                // SAFETY: as for the request.
-                unsafe { iface_attr_v2::answer(&ours, theirs) };
+                let mut ours = iface_attr_v2::request(&attr.v122, FUNCTION)?;
+                query_v2_checked(iface_handle, &MaskedOut::of(&mut ours))?;
+                iface_attr_v2::answer(&ours, &attr.v122);
                 return Ok(());
             }
-            query_v2_checked(iface_handle, iface_attr)
+            query_v2_checked(iface_handle, &attr.ours)
         })
+    }
+}
+
+/// The `iface_attr` argument of `uct_iface_query_v2`, in our layout and in
+/// UCX 1.22's (the caller's version says which it is).
+///
+/// cbindgen:ignore
+struct IfaceAttrArg<'a> {
+    ours: MaskedOut<'a, uct_iface_attr_v2_t>,
+    v122: MaskedOut<'a, IfaceAttrV2V122>,
+}
+
+impl FromC<*mut uct_iface_attr_v2_t> for IfaceAttrArg<'_> {
+    /// Relies on: NULL or valid, as far as its mask names, for the layout
+    /// of the caller's version.
+    unsafe fn from_c(iface_attr: *mut uct_iface_attr_v2_t) -> Self {
+        // SAFETY: forwarded contract; only the caller's layout is used.
+        unsafe {
+            IfaceAttrArg {
+                ours: MaskedOut::from_c(iface_attr),
+                v122: MaskedOut::from_c(iface_attr.cast()),
+            }
+        }
     }
 }
 
@@ -130,20 +115,17 @@ pub(crate) unsafe fn iface_query_v2_ours(
     iface_attr: *mut uct_iface_attr_v2_t,
 ) -> Result<(), Status> {
     // SAFETY: forwarded contract.
-    query_v2_checked(unsafe { IfaceHandle::from_c(iface) }, iface_attr)
+    let (iface, attr) = unsafe { (IfaceHandle::from_c(iface), MaskedOut::from_c(iface_attr)) };
+    query_v2_checked(iface, &attr)
 }
 
 /// The checks of `uct_iface_query_v2` on our layout, then the iface's query.
-/// `iface_attr` is NULL or valid for our layout as far as its mask names:
-/// the caller's own struct (the entry point's contract) or a local one.
 fn query_v2_checked(
     iface: IfaceHandle,
-    iface_attr: *mut uct_iface_attr_v2_t,
+    attr: &MaskedOut<uct_iface_attr_v2_t>,
 ) -> Result<(), Status> {
     const FUNCTION: &str = "uct_iface_query_v2";
     let base = iface.base(FUNCTION)?;
-    // SAFETY: NULL or valid as far as its mask names (see above).
-    let attr: Masked<uct_iface_attr_v2_t> = unsafe { Masked::from_c(iface_attr) };
     let field_mask = attr.tolerant_mask(IFACE_ATTR_V2_FIELDS, FUNCTION, "iface_attr")?;
     if field_mask & UCT_IFACE_ATTR_FIELD_RX_TOKEN != 0 {
         // An RX token is derived from the peer's TX token.
@@ -177,7 +159,7 @@ fn query_v2_checked(
         )?;
     }
     // SAFETY: arguments validated above; iface is one of ours.
-    unsafe { (base.internal_ops.iface_query_v2)(iface.raw(), iface_attr) }
+    unsafe { (base.internal_ops.iface_query_v2)(iface.raw(), attr.as_ptr()) }
 }
 
 c_entry! {
@@ -418,19 +400,16 @@ c_entry! {
         iface: uct_iface_h,
         perf_attr: *mut uct_perf_attr_t,
     ) -> ucs_status_t;
-    take iface_handle: IfaceHandle = (iface);
+    take iface_handle: IfaceHandle = (iface), perf: PerfAttrArg = (perf_attr);
     {
         status_entry_point!(FUNCTION = "uct_iface_estimate_perf", {
             let base = iface_handle.base(FUNCTION)?;
-            non_null(perf_attr, FUNCTION, "perf_attr")?;
+            perf.check(FUNCTION)?;
             let layout = PerfAttrLayout::of(caller_version());
-            // SAFETY: non-NULL; valid for this layout by the caller's
-            // contract.
-            let operation = unsafe { layout.operation(perf_attr.cast(), FUNCTION) }?;
+            let operation = layout.operation(&perf, FUNCTION)?;
             // SAFETY: iface validated above.
             let estimate = unsafe { (base.internal_ops.iface_estimate_perf)(iface, operation) }?;
-            // SAFETY: as for reading the operation.
-            unsafe { layout.write(perf_attr.cast(), &estimate) };
+            layout.write(&perf, &estimate);
             Ok(())
         })
     }

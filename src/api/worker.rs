@@ -4,10 +4,10 @@ use std::ffi::{c_uint, c_void};
 
 use crate::abi::*;
 use crate::api::async_context::AsyncArg;
-use crate::api::checks::{non_null, status_entry_point};
+use crate::api::checks::status_entry_point;
 use crate::api::handles::{hand_out, release};
-use crate::core::c_boundary::{c_entry, CMut, FromC};
-use crate::core::worker::{worker_ref, Worker};
+use crate::core::c_boundary::{c_entry, CMut, Closing, Live, Out};
+use crate::core::worker::Worker;
 
 c_entry! {
     /// Creates a worker bound to `async_context` (a live async context).
@@ -16,65 +16,49 @@ c_entry! {
         thread_mode: ucs_thread_mode_t,
         worker_p: *mut uct_worker_h,
     ) -> ucs_status_t;
-    take context_arg: AsyncArg = (async_context);
+    take context_arg: AsyncArg = (async_context), worker_p: Out<uct_worker_h> = (worker_p);
     {
         status_entry_point!(FUNCTION = "uct_worker_create", {
-            non_null(worker_p, FUNCTION, "worker_p")?;
+            worker_p.check(FUNCTION, "worker_p")?;
             context_arg.check_for_worker(FUNCTION)?;
             if thread_mode >= UCS_THREAD_MODE_LAST {
                 tracing::warn!("{FUNCTION}: invalid thread mode {thread_mode}");
                 return Err(Status::InvalidParam);
             }
-            // SAFETY: worker_p is non-NULL and writable by the caller's
-            // contract.
-            let handle = unsafe { hand_out(Worker::new(async_context, thread_mode), worker_p) };
+            let handle = hand_out(
+                || Worker::new(async_context, thread_mode),
+                worker_p,
+                FUNCTION,
+                "worker_p",
+            )?;
             tracing::debug!("{FUNCTION}: created worker {handle:p}");
             Ok(())
         })
     }
 }
 
-/// Destroys a worker; NULL is ignored.
-///
-/// # Safety
-/// `worker` must be NULL or live, and no iface may still use it.
-#[no_mangle]
-pub unsafe extern "C" fn uct_worker_destroy(worker: uct_worker_h) {
-    const FUNCTION: &str = "uct_worker_destroy";
-    // SAFETY: NULL or, by the caller's contract, from uct_worker_create and
-    // destroyed once.
-    unsafe {
-        release::<Worker>(worker, FUNCTION, |live| {
+c_entry! {
+    no_log_setup
+    /// Destroys a worker; NULL is ignored. No iface may still use it.
+    fn uct_worker_destroy(worker: uct_worker_h);
+    take closing: Closing<Worker> = (worker);
+    {
+        const FUNCTION: &str = "uct_worker_destroy";
+        release(closing, FUNCTION, |live| {
             if live.callback_count() != 0 {
                 tracing::debug!(
                     "{FUNCTION}: {worker:p} destroyed with {} progress callbacks registered",
                     live.callback_count()
                 );
             }
-        })
-    };
+        });
+    }
 }
 
 /// A worker handle argument: NULL or live.
 ///
 /// cbindgen:ignore
-#[derive(Clone, Copy)]
-struct WorkerArg(uct_worker_h);
-
-impl FromC<uct_worker_h> for WorkerArg {
-    /// Relies on: NULL or a worker from `uct_worker_create` not destroyed.
-    unsafe fn from_c(worker: uct_worker_h) -> Self {
-        WorkerArg(worker)
-    }
-}
-
-impl WorkerArg {
-    /// Our worker, or `InvalidParam` with a log line.
-    fn get<'a>(self, function: &str) -> Result<&'a Worker, Status> {
-        // SAFETY: NULL or live (FromC).
-        unsafe { worker_ref(self.0, function) }
-    }
-}
+type WorkerArg<'a> = Live<'a, Worker>;
 
 c_entry! {
     no_log_setup

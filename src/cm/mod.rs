@@ -31,7 +31,9 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::abi::*;
+use crate::core::c_boundary::{ByHandle, CBytes, Live, ReleasedByHandle};
 use crate::core::iface::{BaseIface, UNSUPPORTED_INTERNAL_OPS};
+use crate::core::worker::Worker;
 use async_io::AsyncTarget;
 use conn::{Conn, UserSide};
 use device::{device_at, first_device, LocalDevice};
@@ -122,18 +124,15 @@ pub struct Listener {
 impl Cm {
     /// Opens a connection manager on `worker`, whose async context runs its
     /// callbacks; its endpoints dispatch through `ops`.
-    ///
-    /// # Safety
-    /// `worker` must be a live worker of ours.
-    pub unsafe fn open(
-        worker: uct_worker_h,
+    pub(crate) fn open(
+        worker: Live<Worker>,
         ops: uct_iface_ops_t,
         function: &str,
     ) -> Result<uct_cm_h, Status> {
-        // SAFETY: by the contract.
-        let worker_ref = unsafe { crate::core::worker::worker_ref(worker, function) }?;
+        let worker_ref = worker.get(function)?;
         // SAFETY: the worker's context is live while the worker is.
         let async_target = unsafe { AsyncTarget::new(worker_ref.async_context()) }?;
+        let worker = worker.raw();
         let cm = Box::new(Cm {
             base: BaseIface::with_ops(std::ptr::null_mut(), worker, ops, &UNSUPPORTED_INTERNAL_OPS),
             magic: CM_MAGIC,
@@ -143,33 +142,6 @@ impl Cm {
             }),
         });
         Ok(Box::into_raw(cm) as uct_cm_h)
-    }
-
-    /// The cm a C handle names.
-    ///
-    /// # Safety
-    /// `cm` must be NULL or a handle of ours not closed yet (the magic check
-    /// catches most violations).
-    pub unsafe fn from_handle<'a>(cm: uct_cm_h, function: &str) -> Result<&'a Cm, Status> {
-        non_null(cm, function, "cm")?;
-        // SAFETY: by the contract, a Cm (checked by its magic).
-        let cm_ref = unsafe { &*(cm as *const Cm) };
-        if !cm_ref.base.is_valid() || cm_ref.magic != CM_MAGIC {
-            tracing::warn!("{function}: {cm:p} is not an open connection manager");
-            return Err(Status::InvalidParam);
-        }
-        Ok(cm_ref)
-    }
-
-    /// Closes a cm. Its endpoints and listeners must be gone (as in UCX).
-    ///
-    /// # Safety
-    /// `cm` is a handle from `open`, not used afterwards.
-    pub unsafe fn close(cm: uct_cm_h) {
-        // SAFETY: by the contract, from Box::into_raw in `open`.
-        let mut cm = unsafe { Box::from_raw(cm as *mut Cm) };
-        cm.magic = 0;
-        cm.base.invalidate();
     }
 
     pub fn max_conn_priv(&self) -> usize {
@@ -253,7 +225,7 @@ impl Cm {
         });
         if let Err(status) = conn.watch() {
             // SAFETY: the ep was just made and not handed out.
-            unsafe { CmEp::destroy(ep) };
+            unsafe { CmEp::release(ep) };
             return Err(status);
         }
         Ok(ep)
@@ -275,7 +247,7 @@ impl Cm {
         });
         if let Err(status) = conn.accept(private_data) {
             // SAFETY: the ep was just made and not handed out.
-            unsafe { CmEp::destroy(ep) };
+            unsafe { CmEp::release(ep) };
             return Err(status);
         }
         Ok(ep)
@@ -299,24 +271,6 @@ impl Cm {
 }
 
 impl Listener {
-    /// The listener a C handle names.
-    ///
-    /// # Safety
-    /// `listener` must be NULL or a handle of ours not destroyed yet.
-    pub unsafe fn from_handle<'a>(
-        listener: uct_listener_h,
-        function: &str,
-    ) -> Result<&'a Listener, Status> {
-        non_null(listener, function, "listener")?;
-        // SAFETY: by the contract (checked by the magic).
-        let listener_ref = unsafe { &*(listener as *const Listener) };
-        if listener_ref.magic != LISTENER_MAGIC {
-            tracing::warn!("{function}: {listener:p} is not a live listener");
-            return Err(Status::InvalidParam);
-        }
-        Ok(listener_ref)
-    }
-
     pub fn local_address(&self) -> SocketAddrV4 {
         self.core.local
     }
@@ -327,14 +281,60 @@ impl Listener {
     /// The cm must still be open (UCX requires listeners to go first).
     pub unsafe fn cm<'a>(&self, function: &str) -> Result<&'a Cm, Status> {
         // SAFETY: by the contract.
-        unsafe { Cm::from_handle(self.public.cm, function) }
+        unsafe { Cm::lookup(self.public.cm, function) }
     }
+}
 
+impl CmEp {
+    pub fn conn(&self) -> &Arc<Conn> {
+        &self.conn
+    }
+}
+
+impl ByHandle for Cm {
+    type Raw = uct_cm_h;
+    /// Relies on: `cm` NULL or a handle of ours not closed yet (the magic
+    /// check catches most violations).
+    unsafe fn lookup<'a>(cm: uct_cm_h, function: &str) -> Result<&'a Cm, Status> {
+        non_null(cm, function, "cm")?;
+        // SAFETY: by the contract, a Cm (checked by its magic).
+        let cm_ref = unsafe { &*(cm as *const Cm) };
+        if !cm_ref.base.is_valid() || cm_ref.magic != CM_MAGIC {
+            tracing::warn!("{function}: {cm:p} is not an open connection manager");
+            return Err(Status::InvalidParam);
+        }
+        Ok(cm_ref)
+    }
+}
+
+impl ReleasedByHandle for Cm {
+    /// Closes a cm. Its endpoints and listeners must be gone (as in UCX).
+    unsafe fn release(cm: uct_cm_h) {
+        // SAFETY: by the contract, from Box::into_raw in `open`.
+        let mut cm = unsafe { Box::from_raw(cm as *mut Cm) };
+        cm.magic = 0;
+        cm.base.invalidate();
+    }
+}
+
+impl ByHandle for Listener {
+    type Raw = uct_listener_h;
+    /// Relies on: `listener` NULL or a handle of ours not destroyed yet.
+    unsafe fn lookup<'a>(listener: uct_listener_h, function: &str) -> Result<&'a Listener, Status> {
+        non_null(listener, function, "listener")?;
+        // SAFETY: by the contract (checked by the magic).
+        let listener_ref = unsafe { &*(listener as *const Listener) };
+        if listener_ref.magic != LISTENER_MAGIC {
+            tracing::warn!("{function}: {listener:p} is not a live listener");
+            return Err(Status::InvalidParam);
+        }
+        Ok(listener_ref)
+    }
+}
+
+impl ReleasedByHandle for Listener {
     /// `uct_listener_destroy`.
-    ///
-    /// # Safety
-    /// `listener` is a handle of ours, not used afterwards.
-    pub unsafe fn destroy(listener: uct_listener_h) {
+    unsafe fn release(listener: uct_listener_h) {
         // SAFETY: by the contract, from Box::into_raw in `Cm::listen`.
         let mut listener = unsafe { Box::from_raw(listener as *mut Listener) };
         listener.magic = 0;
@@ -342,12 +342,11 @@ impl Listener {
     }
 }
 
-impl CmEp {
-    /// The cm endpoint a C handle names.
-    ///
-    /// # Safety
-    /// `ep` must be NULL or a live ep of a cm (the cm's ops table led here).
-    pub unsafe fn from_handle<'a>(ep: uct_ep_h, function: &str) -> Result<&'a CmEp, Status> {
+impl ByHandle for CmEp {
+    type Raw = uct_ep_h;
+    /// Relies on: `ep` NULL or a live ep of a cm (the cm's ops table led
+    /// here).
+    unsafe fn lookup<'a>(ep: uct_ep_h, function: &str) -> Result<&'a CmEp, Status> {
         non_null(ep, function, "ep")?;
         // SAFETY: by the contract, a CmEp (checked by its magic).
         let ep_ref = unsafe { &*(ep as *const CmEp) };
@@ -357,16 +356,11 @@ impl CmEp {
         }
         Ok(ep_ref)
     }
+}
 
-    pub fn conn(&self) -> &Arc<Conn> {
-        &self.conn
-    }
-
+impl ReleasedByHandle for CmEp {
     /// `uct_ep_destroy`: no callback of the ep runs after this.
-    ///
-    /// # Safety
-    /// `ep` is a live CmEp handle, not used afterwards.
-    pub unsafe fn destroy(ep: uct_ep_h) {
+    unsafe fn release(ep: uct_ep_h) {
         // SAFETY: by the contract, from Box::into_raw in `Cm::new_ep`.
         let mut ep = unsafe { Box::from_raw(ep as *mut CmEp) };
         ep.magic = 0;
@@ -392,15 +386,11 @@ fn non_null<T>(handle: *const T, function: &str, what: &str) -> Result<(), Statu
 }
 
 /// The private data a parameter struct names, checked against the limit.
-///
-/// # Safety
-/// `data` must be valid for `length` bytes when both bits are set.
-pub unsafe fn private_data<'a>(
+pub(crate) fn private_data<'a>(
     field_mask: u64,
     data_bit: u64,
     length_bit: u64,
-    data: *const c_void,
-    length: usize,
+    data: CBytes<'a>,
     limit: usize,
     function: &str,
 ) -> Result<&'a [u8], Status> {
@@ -413,6 +403,7 @@ pub unsafe fn private_data<'a>(
         tracing::warn!("{function}: private data and its length must be given together");
         return Err(Status::InvalidParam);
     }
+    let length = data.len();
     if length > limit {
         tracing::error!("{function}: private data of {length} bytes is over the limit of {limit}");
         return Err(Status::ExceedsLimit);
@@ -420,7 +411,6 @@ pub unsafe fn private_data<'a>(
     if length == 0 {
         return Ok(&[]);
     }
-    non_null(data, function, "private_data")?;
-    // SAFETY: valid for `length` bytes by the contract.
-    Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), length) })
+    non_null(data.as_ptr(), function, "private_data")?;
+    data.get(function)
 }

@@ -6,7 +6,11 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4, TcpStream};
 use std::os::fd::{FromRawFd, OwnedFd};
 
+use std::marker::PhantomData;
+
+use crate::abi::ucs_sock_addr_t;
 use crate::abi::ucs_status::Status;
+use crate::core::c_boundary::FromC;
 
 /// UCX's status for a socket error, as its TCP connection manager reports
 /// them: nobody listening is `NOT_CONNECTED` (UCP then tries its next
@@ -33,8 +37,68 @@ fn sockaddr_in(address: SocketAddrV4) -> libc::sockaddr_in {
     }
 }
 
-/// A C socket address as IPv4: `Unsupported` for other families (no device
-/// of ours has another), `InvalidParam` for a NULL or short one.
+/// A C socket address argument: a pointer and its length.
+#[derive(Clone, Copy)]
+pub struct SockAddrArg<'a> {
+    address: *const libc::sockaddr,
+    length: libc::socklen_t,
+    _life: PhantomData<&'a libc::sockaddr>,
+}
+
+impl FromC<(*const libc::sockaddr, libc::socklen_t)> for SockAddrArg<'_> {
+    /// Relies on: `address` NULL or valid for `length` bytes.
+    unsafe fn from_c((address, length): (*const libc::sockaddr, libc::socklen_t)) -> Self {
+        SockAddrArg {
+            address,
+            length,
+            _life: PhantomData,
+        }
+    }
+}
+
+impl FromC<*const ucs_sock_addr_t> for Option<SockAddrArg<'_>> {
+    /// Relies on: NULL, or a `ucs_sock_addr_t` whose `addr` is NULL or
+    /// valid for `addrlen` bytes.
+    unsafe fn from_c(sock_addr: *const ucs_sock_addr_t) -> Self {
+        // SAFETY: non-NULL and readable by the contract.
+        let sock_addr = (!sock_addr.is_null()).then(|| unsafe { sock_addr.read() })?;
+        // SAFETY: forwarded contract.
+        Some(unsafe { SockAddrArg::from_c((sock_addr.addr, sock_addr.addrlen)) })
+    }
+}
+
+impl SockAddrArg<'_> {
+    /// The address as IPv4: `Unsupported` for other families (no device of
+    /// ours has another), `InvalidParam` for a NULL or short one.
+    pub fn ipv4(&self, function: &str) -> Result<SocketAddrV4, Status> {
+        let SockAddrArg {
+            address, length, ..
+        } = *self;
+        if address.is_null() {
+            tracing::warn!("{function}: socket address is NULL");
+            return Err(Status::InvalidParam);
+        }
+        // SAFETY: at least the family is readable in any socket address
+        // (FromC).
+        let family = unsafe { std::ptr::addr_of!((*address).sa_family).read_unaligned() };
+        if i32::from(family) != libc::AF_INET {
+            tracing::warn!("{function}: address family {family} is not supported (IPv4 only)");
+            return Err(Status::Unsupported);
+        }
+        if (length as usize) < std::mem::size_of::<libc::sockaddr_in>() {
+            tracing::warn!("{function}: socket address length {length} is too short");
+            return Err(Status::InvalidParam);
+        }
+        // SAFETY: an AF_INET address of sockaddr_in's length (FromC).
+        let inet = unsafe { (address as *const libc::sockaddr_in).read_unaligned() };
+        Ok(SocketAddrV4::new(
+            Ipv4Addr::from(inet.sin_addr.s_addr.to_ne_bytes()),
+            u16::from_be(inet.sin_port),
+        ))
+    }
+}
+
+/// A C socket address as IPv4 (see [`SockAddrArg::ipv4`]).
 ///
 /// # Safety
 /// `address` must be NULL or valid for `length` bytes.
@@ -43,26 +107,8 @@ pub unsafe fn ipv4_of(
     length: libc::socklen_t,
     function: &str,
 ) -> Result<SocketAddrV4, Status> {
-    if address.is_null() {
-        tracing::warn!("{function}: socket address is NULL");
-        return Err(Status::InvalidParam);
-    }
-    // SAFETY: at least the family is readable in any socket address.
-    let family = unsafe { std::ptr::addr_of!((*address).sa_family).read_unaligned() };
-    if i32::from(family) != libc::AF_INET {
-        tracing::warn!("{function}: address family {family} is not supported (IPv4 only)");
-        return Err(Status::Unsupported);
-    }
-    if (length as usize) < std::mem::size_of::<libc::sockaddr_in>() {
-        tracing::warn!("{function}: socket address length {length} is too short");
-        return Err(Status::InvalidParam);
-    }
-    // SAFETY: an AF_INET address of sockaddr_in's length.
-    let inet = unsafe { (address as *const libc::sockaddr_in).read_unaligned() };
-    Ok(SocketAddrV4::new(
-        Ipv4Addr::from(inet.sin_addr.s_addr.to_ne_bytes()),
-        u16::from_be(inet.sin_port),
-    ))
+    // SAFETY: forwarded contract.
+    unsafe { SockAddrArg::from_c((address, length)) }.ipv4(function)
 }
 
 /// `address` as a C socket address (in a `sockaddr_storage`).

@@ -14,12 +14,13 @@
 
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::{JoinHandle, ThreadId};
 
 use crate::abi::*;
+use crate::core::epoll;
 
 /// Tag at the start of every context we hand out, so a stale or foreign
 /// pointer is caught before it is used as a context.
@@ -190,13 +191,7 @@ pub(crate) fn ucs_events(flags: u32) -> ucs_event_set_types_t {
 
 impl Shared {
     fn new(polled: bool) -> Result<Self, Status> {
-        // SAFETY: plain syscalls; results are checked before use.
-        let epoll = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-        if epoll < 0 {
-            return Err(os_error("epoll_create1"));
-        }
-        // SAFETY: a fresh fd we own.
-        let epoll = unsafe { OwnedFd::from_raw_fd(epoll) };
+        let epoll = epoll::create().map_err(|_| os_error("epoll_create1"))?;
         // SAFETY: plain syscall; checked.
         let wake = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
         if wake < 0 {
@@ -222,17 +217,10 @@ impl Shared {
     }
 
     fn epoll_ctl(&self, op: c_int, fd: c_int, flags: u32, token: u64) -> Result<(), Status> {
-        let mut event = libc::epoll_event {
-            events: flags,
-            u64: token,
-        };
-        // SAFETY: valid epoll fd and event struct.
-        if unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), op, fd, &mut event) } != 0 {
-            let error = std::io::Error::last_os_error();
+        epoll::control(self.epoll.as_fd(), op, fd, flags, token).map_err(|error| {
             tracing::warn!("async: cannot watch fd {fd}: {error}");
-            return Err(Status::InvalidParam);
-        }
-        Ok(())
+            Status::InvalidParam
+        })
     }
 
     fn wake(&self) {
@@ -252,16 +240,7 @@ impl Shared {
     /// fds that fired; returns how many handlers ran.
     fn wait_and_dispatch(&self, timeout_ms: c_int) -> u32 {
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; EVENTS_PER_WAIT];
-        // SAFETY: the buffer holds EVENTS_PER_WAIT events.
-        let ready = unsafe {
-            libc::epoll_wait(
-                self.epoll.as_raw_fd(),
-                events.as_mut_ptr(),
-                EVENTS_PER_WAIT as c_int,
-                timeout_ms,
-            )
-        };
-        let Ok(ready) = usize::try_from(ready) else {
+        let Ok(ready) = epoll::wait(self.epoll.as_fd(), &mut events, timeout_ms) else {
             // EINTR and friends: the caller loops.
             return 0;
         };

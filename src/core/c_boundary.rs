@@ -45,7 +45,7 @@ pub(crate) trait FromC<Raw>: Sized {
 /// group, so the unsafe block does nothing but [`FromC::from_c`].
 macro_rules! c_entry {
     (
-        @define [$($setup:tt)*]
+        @define [$($setup:tt)*] [$($head:tt)*]
         $(#[$attr:meta])*
         fn $name:ident($($arg:ident: $cty:ty),* $(,)?) $(-> $ret:ty)?;
         take $($bind:ident: $ty:ty = ($($raw:ident),+)),+ $(,)?;
@@ -55,8 +55,7 @@ macro_rules! c_entry {
         ///
         /// # Safety
         /// Arguments as UCX's contract for this function promises them.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name($($arg: $cty),*) $(-> $ret)? {
+        $($head)* unsafe extern "C" fn $name($($arg: $cty),*) $(-> $ret)? {
             $($setup)*
             $(
                 // SAFETY: the C caller keeps this function's contract for
@@ -71,10 +70,17 @@ macro_rules! c_entry {
     // A function that may hand the call on to UCX's libucs untouched, or
     // one on a hot path, sets up logging only where it needs it.
     (no_log_setup $($rest:tt)*) => {
-        $crate::core::c_boundary::c_entry!(@define [] $($rest)*);
+        $crate::core::c_boundary::c_entry!(@define [] [#[no_mangle] pub] $($rest)*);
+    };
+    // A function of an ops table (not exported; reached through a handle
+    // this library made, so logging is set up already).
+    (ops_slot $($rest:tt)*) => {
+        $crate::core::c_boundary::c_entry!(@define [] [] $($rest)*);
     };
     ($($rest:tt)*) => {
-        $crate::core::c_boundary::c_entry!(@define [$crate::core::log::init();] $($rest)*);
+        $crate::core::c_boundary::c_entry!(
+            @define [$crate::core::log::init();] [#[no_mangle] pub] $($rest)*
+        );
     };
 }
 pub(crate) use c_entry;
@@ -172,6 +178,16 @@ impl<T> FromC<*mut T> for Out<'_, T> {
     }
 }
 
+impl<const N: usize> FromC<*mut c_void> for Out<'_, [u8; N]> {
+    /// Relies on: NULL or writable for `N` bytes (any alignment).
+    unsafe fn from_c(ptr: *mut c_void) -> Self {
+        Out {
+            ptr: ptr.cast(),
+            _life: PhantomData,
+        }
+    }
+}
+
 impl<T> Out<'_, T> {
     /// An out-pointer from a pointer of another C type (an address).
     ///
@@ -188,8 +204,14 @@ impl<T> Out<'_, T> {
         self.ptr.is_null()
     }
 
+    /// `InvalidParam` with a log line naming `what` for NULL (checked
+    /// before the work whose result is written).
+    pub(crate) fn check(&self, function: &str, what: &str) -> Result<(), Status> {
+        non_null(self.ptr, function, what)
+    }
+
     /// Writes `value`; `InvalidParam` for NULL.
-    pub(crate) fn write(self, function: &str, what: &str, value: T) -> Result<(), Status> {
+    pub(crate) fn write(&self, function: &str, what: &str, value: T) -> Result<(), Status> {
         if self.ptr.is_null() {
             return Err(null_argument(function, what));
         }
@@ -265,6 +287,18 @@ impl<T> FromC<(*const T, usize)> for CSlice<'_, T> {
     }
 }
 
+impl<T> FromC<(*const T, std::ffi::c_uint)> for CSlice<'_, T> {
+    /// Relies on: NULL or readable for `len` entries.
+    #[inline(always)]
+    unsafe fn from_c((ptr, len): (*const T, std::ffi::c_uint)) -> Self {
+        CSlice {
+            ptr,
+            len: len as usize,
+            _life: PhantomData,
+        }
+    }
+}
+
 impl<'a, T> CSlice<'a, T> {
     pub(crate) fn len(&self) -> usize {
         self.len
@@ -290,6 +324,64 @@ impl<'a, T> CSlice<'a, T> {
         }
         // SAFETY: non-NULL, readable for len entries (FromC).
         Ok(unsafe { std::slice::from_raw_parts(self.ptr, self.len) })
+    }
+}
+
+/// A C array and its length, to be written: a pointer the caller's
+/// contract makes NULL or writable for `len` entries.
+pub(crate) struct CSliceMut<'a, T> {
+    ptr: *mut T,
+    len: usize,
+    _life: PhantomData<&'a mut [T]>,
+}
+
+impl<T> FromC<(*mut T, usize)> for CSliceMut<'_, T> {
+    /// Relies on: NULL or writable for `len` entries.
+    unsafe fn from_c((ptr, len): (*mut T, usize)) -> Self {
+        CSliceMut {
+            ptr,
+            len,
+            _life: PhantomData,
+        }
+    }
+}
+
+impl<'a, T> CSliceMut<'a, T> {
+    pub(crate) fn is_null(&self) -> bool {
+        self.ptr.is_null()
+    }
+
+    /// The entries, perhaps uninitialised; NULL is allowed only for
+    /// length 0.
+    pub(crate) fn get(self, function: &str) -> Result<&'a mut [std::mem::MaybeUninit<T>], Status> {
+        if self.len == 0 {
+            return Ok(&mut []);
+        }
+        if self.ptr.is_null() {
+            return Err(null_buffer(function, self.len));
+        }
+        // SAFETY: non-NULL, writable for len entries (FromC).
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr.cast(), self.len) })
+    }
+}
+
+impl CSliceMut<'_, c_char> {
+    /// Copies `text` into the buffer as a C string, truncated so that the
+    /// NUL fits; nothing for NULL or an empty buffer.
+    pub(crate) fn write_c_string(self, text: &[u8]) {
+        let Ok(buffer) = self.get("") else {
+            return;
+        };
+        if let Some((last, room)) = buffer.split_last_mut() {
+            let copied = text.len().min(room.len());
+            for (slot, byte) in room.iter_mut().zip(&text[..copied]) {
+                slot.write(*byte as c_char);
+            }
+            match room.get_mut(copied) {
+                Some(end) => end.write(0),
+                None => last.write(0),
+            };
+        }
     }
 }
 
@@ -336,6 +428,19 @@ impl<'a> CStrArg<'a> {
     pub(crate) fn c_str(&self) -> Option<&'a CStr> {
         // SAFETY: non-NULL, NUL-terminated (FromC).
         (!self.ptr.is_null()).then(|| unsafe { CStr::from_ptr(self.ptr) })
+    }
+
+    /// The text as UTF-8, `None` for NULL; non-UTF-8 gives `InvalidParam`
+    /// with a log line naming `what`.
+    pub(crate) fn opt(&self, function: &str, what: &str) -> Result<Option<&'a str>, Status> {
+        if self.ptr.is_null() {
+            return Ok(None);
+        }
+        self.get(function, what).map(Some)
+    }
+
+    pub(crate) fn is_null(&self) -> bool {
+        self.ptr.is_null()
     }
 
     /// The text as UTF-8; NULL or non-UTF-8 gives `InvalidParam` with a log
@@ -385,6 +490,9 @@ field_masked!(
     uct_md_mkey_pack_params_t,
     uct_rkey_unpack_params_t,
     uct_rkey_compare_params_t,
+    uct_cm_attr_t,
+    uct_listener_attr_t,
+    uct_component_attr_t,
 );
 
 /// A pointer to a field-masked C struct: NULL, or valid for reads of its
@@ -506,6 +614,115 @@ macro_rules! masked_member {
 }
 pub(crate) use masked_member;
 
+/// A pointer to a field-masked C struct to be filled: NULL, or valid for
+/// reads of its `field_mask` and writes of each member whose bit is set.
+pub(crate) struct MaskedOut<'a, T> {
+    ptr: *mut T,
+    _life: PhantomData<&'a mut T>,
+}
+
+impl<T: FieldMasked> FromC<*mut T> for MaskedOut<'_, T> {
+    /// Relies on: NULL or valid for `field_mask` and the members it names.
+    unsafe fn from_c(ptr: *mut T) -> Self {
+        MaskedOut {
+            ptr,
+            _life: PhantomData,
+        }
+    }
+}
+
+impl<'a, T: FieldMasked> MaskedOut<'a, T> {
+    /// A complete struct of ours (a local to answer through).
+    pub(crate) fn of(attr: &'a mut T) -> Self {
+        MaskedOut {
+            ptr: attr,
+            _life: PhantomData,
+        }
+    }
+
+    /// The pointer as passed (to hand on to code that fills the struct per
+    /// its mask).
+    pub(crate) fn as_ptr(&self) -> *mut T {
+        self.ptr
+    }
+
+    fn reader(&self) -> Masked<'_, T> {
+        Masked {
+            ptr: self.ptr.cast_const(),
+            _life: PhantomData,
+        }
+    }
+
+    /// As [`Masked::tolerant_mask`].
+    pub(crate) fn tolerant_mask(
+        &self,
+        known: u64,
+        function: &str,
+        argument: &str,
+    ) -> Result<u64, Status> {
+        self.reader().tolerant_mask(known, function, argument)
+    }
+
+    /// As [`Masked::member`] (use [`masked_member!`]).
+    #[doc(hidden)]
+    pub(crate) fn member<F: Copy>(
+        &self,
+        field_mask: u64,
+        bit: u64,
+        project: fn(*const T) -> *const F,
+    ) -> Option<F> {
+        self.reader().member(field_mask, bit, project)
+    }
+
+    /// As [`Masked::checked_mask`].
+    pub(crate) fn checked_mask(
+        &self,
+        known: u64,
+        function: &str,
+        argument: &str,
+    ) -> Result<u64, Status> {
+        self.reader().checked_mask(known, function, argument)
+    }
+
+    /// Writes `value` to the member `project` addresses when `bit` is set
+    /// in `field_mask` (as read by [`MaskedOut::checked_mask`]). `project`
+    /// must only compute the member's address (use [`masked_write!`]).
+    #[doc(hidden)]
+    pub(crate) fn write_member<F>(
+        &self,
+        field_mask: u64,
+        bit: u64,
+        project: fn(*mut T) -> *mut F,
+        value: F,
+    ) {
+        if field_mask & bit == 0 || self.ptr.is_null() {
+            return;
+        }
+        // SAFETY: non-NULL; the member's bit is set, so the caller's struct
+        // has it and it is writable (FromC).
+        unsafe { project(self.ptr).write(value) };
+    }
+}
+
+/// `out.write_member(mask, bit, <address of member>, value)`: writes
+/// `$value` to the member `$field` of a [`MaskedOut`] struct when `$bit` is
+/// set in `$mask`.
+macro_rules! masked_write {
+    ($out:expr, $mask:expr, $bit:expr => $field:ident = $value:expr) => {
+        $out.write_member(
+            $mask,
+            u64::from($bit),
+            |this| {
+                // SAFETY: only the address is computed (no read, no
+                // reference); `write_member` passes a non-NULL pointer.
+                unsafe { std::ptr::addr_of_mut!((*this).$field) }
+            },
+            $value,
+        )
+    };
+}
+pub(crate) use masked_write;
+
 /// An iface handle argument: NULL or a live iface (its magic tells whether
 /// it is one of ours).
 #[derive(Clone, Copy)]
@@ -522,6 +739,15 @@ impl IfaceHandle {
     /// The handle as passed (the internal ops take it).
     pub(crate) fn raw(self) -> uct_iface_h {
         self.0
+    }
+
+    /// `iface->ops` of any transport's iface (only the public table at its
+    /// start is read), or `InvalidParam` with a log line for NULL.
+    pub(crate) fn ops<'a>(self, function: &str) -> Result<&'a uct_iface_ops_t, Status> {
+        let iface = self.0;
+        non_null(iface, function, "iface")?;
+        // SAFETY: a live iface starts with its ops table (binary ABI; FromC).
+        Ok(unsafe { &(*iface).ops })
     }
 
     /// Our base iface behind the handle, for the entry points that need
@@ -558,15 +784,34 @@ impl FromC<uct_ep_h> for EpHandle {
 }
 
 impl EpHandle {
+    /// `ep->iface`, or `InvalidParam` with a log line for NULL.
+    fn iface(self, function: &str) -> Result<uct_iface_h, Status> {
+        let ep = self.0;
+        non_null(ep, function, "ep")?;
+        // SAFETY: a live ep or a tombstone starts with its iface pointer
+        // (FromC).
+        Ok(unsafe { (*ep).iface })
+    }
+
+    /// `ep->iface->ops` (any transport's; for a destroyed ep of ours the
+    /// dead iface's), or `InvalidParam` with a log line for a NULL ep or an
+    /// ep without an iface.
+    pub(crate) fn ops<'a>(self, function: &str) -> Result<&'a uct_iface_ops_t, Status> {
+        let iface = self.iface(function)?;
+        if iface.is_null() {
+            tracing::warn!("{function}: ep {:p} has no iface", self.0);
+            return Err(Status::InvalidParam);
+        }
+        // The ep's iface is live while the ep is.
+        IfaceHandle(iface).ops(function)
+    }
+
     /// The base iface of the ep's iface; for a destroyed ep (a tombstone,
     /// see [`crate::core::tombstone`]) its status, logged like every op on
     /// it.
     pub(crate) fn base<'a>(self, function: &str) -> Result<&'a mut BaseIface, Status> {
         let ep = self.0;
-        non_null(ep, function, "ep")?;
-        // SAFETY: a live ep or a tombstone starts with its iface pointer
-        // (FromC).
-        let iface = unsafe { (*ep).iface };
+        let iface = self.iface(function)?;
         if crate::core::tombstone::is_dead_iface(iface) {
             return Err(crate::core::tombstone::destroyed_ep_call(
                 function,
@@ -575,5 +820,165 @@ impl EpHandle {
         }
         // The ep's iface is live while the ep is.
         IfaceHandle(iface).base(function)
+    }
+}
+
+/// A pointer to one C struct to be read whole: NULL or valid for reads of
+/// an initialised `T` for the call.
+pub(crate) struct CRef<'a, T> {
+    ptr: *const T,
+    _life: PhantomData<&'a T>,
+}
+
+impl<T> Clone for CRef<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for CRef<'_, T> {}
+
+impl<T> FromC<*const T> for CRef<'_, T> {
+    /// Relies on: NULL or readable for one initialised `T`.
+    unsafe fn from_c(ptr: *const T) -> Self {
+        CRef {
+            ptr,
+            _life: PhantomData,
+        }
+    }
+}
+
+impl<T> FromC<*mut T> for CRef<'_, T> {
+    /// Relies on: NULL or readable for one initialised `T`.
+    unsafe fn from_c(ptr: *mut T) -> Self {
+        CRef {
+            ptr: ptr.cast_const(),
+            _life: PhantomData,
+        }
+    }
+}
+
+impl<const N: usize> FromC<*const c_void> for CRef<'_, [u8; N]> {
+    /// Relies on: NULL or readable for `N` bytes (any alignment).
+    unsafe fn from_c(ptr: *const c_void) -> Self {
+        CRef {
+            ptr: ptr.cast(),
+            _life: PhantomData,
+        }
+    }
+}
+
+impl<'a, T> CRef<'a, T> {
+    /// A struct of ours.
+    pub(crate) fn of(value: &'a T) -> Self {
+        CRef {
+            ptr: value,
+            _life: PhantomData,
+        }
+    }
+
+    /// The struct, `None` for NULL.
+    pub(crate) fn opt(&self) -> Option<&'a T> {
+        // SAFETY: non-NULL, readable and initialised (FromC).
+        (!self.ptr.is_null()).then(|| unsafe { &*self.ptr })
+    }
+
+    /// The struct, or `InvalidParam` with a log line naming `what` for NULL.
+    pub(crate) fn get(&self, function: &str, what: &str) -> Result<&'a T, Status> {
+        non_null(self.ptr, function, what)?;
+        // SAFETY: non-NULL, readable and initialised (FromC).
+        Ok(unsafe { &*self.ptr })
+    }
+}
+
+/// An object of this library that a C caller holds by a handle.
+pub(crate) trait ByHandle: Sized {
+    /// The C handle type.
+    type Raw: Copy;
+    /// The object behind `raw`, or `InvalidParam` with a log line naming
+    /// `function` (NULL, or not one of ours by its magic).
+    ///
+    /// # Safety
+    /// `raw` NULL or a handle of this type not released yet.
+    unsafe fn lookup<'a>(raw: Self::Raw, function: &str) -> Result<&'a Self, Status>;
+}
+
+/// An object of this library that is freed through its handle.
+pub(crate) trait ReleasedByHandle: ByHandle {
+    /// Frees the object.
+    ///
+    /// # Safety
+    /// `raw` accepted by [`ByHandle::lookup`], not used afterwards.
+    unsafe fn release(raw: Self::Raw);
+}
+
+/// A handle argument: NULL or a live object of this library.
+pub(crate) struct Live<'a, T: ByHandle> {
+    raw: T::Raw,
+    _life: PhantomData<&'a T>,
+}
+
+impl<T: ByHandle> Clone for Live<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: ByHandle> Copy for Live<'_, T> {}
+
+impl<T: ByHandle> FromC<T::Raw> for Live<'_, T> {
+    /// Relies on: NULL or a live handle of `T`.
+    unsafe fn from_c(raw: T::Raw) -> Self {
+        Live {
+            raw,
+            _life: PhantomData,
+        }
+    }
+}
+
+impl<'a, T: ByHandle> Live<'a, T> {
+    /// The handle as passed.
+    pub(crate) fn raw(&self) -> T::Raw {
+        self.raw
+    }
+
+    /// The object, or `InvalidParam` with a log line.
+    pub(crate) fn get(&self, function: &str) -> Result<&'a T, Status> {
+        // SAFETY: NULL or live (FromC).
+        unsafe { T::lookup(self.raw, function) }
+    }
+}
+
+/// A handle the caller gives up in this call (a close or destroy): NULL or
+/// a live object of this library, never used after the call.
+pub(crate) struct Closing<T: ReleasedByHandle> {
+    raw: T::Raw,
+}
+
+impl<T: ReleasedByHandle> FromC<T::Raw> for Closing<T> {
+    /// Relies on: NULL or a live handle of `T`, not used after the call.
+    unsafe fn from_c(raw: T::Raw) -> Self {
+        Closing { raw }
+    }
+}
+
+impl<T: ReleasedByHandle> Closing<T> {
+    /// The handle as passed.
+    pub(crate) fn raw(&self) -> T::Raw {
+        self.raw
+    }
+
+    /// Frees the object after `last_look` has seen it; NULL and handles
+    /// that are not ours are refused with the lookup's log line.
+    pub(crate) fn release_with(self, function: &str, last_look: impl FnOnce(&T)) {
+        // SAFETY: NULL or live (FromC).
+        let Ok(object) = (unsafe { T::lookup(self.raw, function) }) else {
+            return;
+        };
+        last_look(object);
+        // SAFETY: accepted by lookup; the caller gives the handle up (FromC).
+        unsafe { T::release(self.raw) };
+    }
+
+    pub(crate) fn release(self, function: &str) {
+        self.release_with(function, |_| ());
     }
 }

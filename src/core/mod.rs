@@ -8,6 +8,8 @@ pub mod c_boundary;
 pub mod callbackq;
 pub mod config;
 pub mod data_trace;
+pub(crate) mod epoll;
+pub(crate) mod host_memory;
 pub mod id_map;
 pub mod iface;
 pub mod log;

@@ -70,16 +70,17 @@ pub(crate) fn lies_in_this_object(address: *const c_void) -> bool {
     ours.is_some() && ours == object_base(address)
 }
 
-/// UCX's definition of `name`, if UCX's `libucs.so.0` is loaded and defines
-/// it outside this shared object.
-fn lookup(name: &CStr) -> Option<usize> {
+/// The address of `name` in `library` when that library is already loaded
+/// and defines it outside this shared object (a definition of ours under
+/// the library's name does not count). Loads nothing.
+pub(crate) fn loaded_symbol(library: &CStr, name: &CStr) -> Option<*mut c_void> {
     // SAFETY: RTLD_NOLOAD never loads anything; it returns a reference to an
     // already loaded object (released below) or NULL. RTLD_NODELETE pins
-    // that object for the life of the process, so the addresses cached from
-    // it stay valid even if the program later dlcloses UCX's libraries.
+    // that object for the life of the process, so the addresses found in
+    // it stay valid even if the program later dlcloses it.
     let handle = unsafe {
         libc::dlopen(
-            c"libucs.so.0".as_ptr(),
+            library.as_ptr(),
             libc::RTLD_LAZY | libc::RTLD_NOLOAD | libc::RTLD_NODELETE,
         )
     };
@@ -91,13 +92,13 @@ fn lookup(name: &CStr) -> Option<usize> {
     // SAFETY: drops the reference RTLD_NOLOAD took; the object stays loaded
     // (RTLD_NODELETE above), so `address` stays valid.
     unsafe { libc::dlclose(handle) };
-    if address.is_null() {
-        return None;
-    }
-    if lies_in_this_object(address) {
-        return None;
-    }
-    Some(address as usize)
+    (!address.is_null() && !lies_in_this_object(address)).then_some(address)
+}
+
+/// UCX's definition of `name`, if UCX's `libucs.so.0` is loaded and defines
+/// it outside this shared object.
+fn lookup(name: &CStr) -> Option<usize> {
+    loaded_symbol(c"libucs.so.0", name).map(|address| address as usize)
 }
 
 /// UCX's data object `name`, as UCX's own code uses it: a program built

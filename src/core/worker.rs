@@ -16,6 +16,7 @@
 use std::ffi::{c_uint, c_void};
 
 use crate::abi::*;
+use crate::core::c_boundary::ByHandle;
 use crate::core::callbackq::{CallbackId, Lifetime, ProgressFn, ProgressQueue};
 
 /// Tag after the C-visible header, to catch stale or foreign worker handles.
@@ -26,19 +27,29 @@ const WORKER_MAGIC: u64 = 0x7563_745f_776f_726b; // "uct_work"
 /// # Safety
 /// `worker` must be NULL or a handle from `uct_worker_create` not destroyed yet.
 pub unsafe fn worker_ref<'a>(worker: uct_worker_h, function: &str) -> Result<&'a Worker, Status> {
-    if worker.is_null() {
-        crate::core::log::init();
-        tracing::warn!("{function}: worker is NULL");
-        return Err(Status::InvalidParam);
+    // SAFETY: forwarded contract.
+    unsafe { Worker::lookup(worker, function) }
+}
+
+impl ByHandle for Worker {
+    type Raw = uct_worker_h;
+    /// Relies on: `worker` NULL or a handle from `uct_worker_create` not
+    /// destroyed yet.
+    unsafe fn lookup<'a>(worker: uct_worker_h, function: &str) -> Result<&'a Worker, Status> {
+        if worker.is_null() {
+            crate::core::log::init();
+            tracing::warn!("{function}: worker is NULL");
+            return Err(Status::InvalidParam);
+        }
+        // SAFETY: non-NULL and, by the caller's contract, a live boxed Worker
+        // whose first field is the uct_worker the handle points at.
+        let worker_ref = unsafe { &*(worker as *const Worker) };
+        if !worker_ref.is_valid() {
+            tracing::warn!("{function}: {worker:p} is not a live worker");
+            return Err(Status::InvalidParam);
+        }
+        Ok(worker_ref)
     }
-    // SAFETY: non-NULL and, by the caller's contract, a live boxed Worker
-    // whose first field is the uct_worker the handle points at.
-    let worker_ref = unsafe { &*(worker as *const Worker) };
-    if !worker_ref.is_valid() {
-        tracing::warn!("{function}: {worker:p} is not a live worker");
-        return Err(Status::InvalidParam);
-    }
-    Ok(worker_ref)
 }
 
 #[repr(C)]

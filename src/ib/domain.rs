@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use crate::abi::*;
+use crate::core::c_boundary::{non_null, ByHandle};
 use crate::hca::{Access, Device, Mr, Pd};
 
 /// A device with its protection domain.
@@ -108,5 +109,17 @@ impl MemHandle {
         owned.magic = 0;
         drop(owned);
         Ok(())
+    }
+}
+
+impl ByHandle for MemHandle {
+    type Raw = uct_mem_h;
+    /// Relies on: NULL or a handle from `uct_md_mem_reg` (released ones are
+    /// caught as long as their memory was not reused).
+    unsafe fn lookup<'a>(memh: uct_mem_h, function: &str) -> Result<&'a MemHandle, Status> {
+        non_null(memh, function, "memh")?;
+        // SAFETY: forwarded contract.
+        unsafe { MemHandle::from_handle(memh) }
+            .inspect_err(|_| tracing::warn!("{function}: {memh:p} is not a live memory handle"))
     }
 }

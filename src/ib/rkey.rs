@@ -2,8 +2,6 @@
 //! read back by `uct_rkey_unpack` in any process, and the two keys RDMA and
 //! atomics take from it.
 
-use std::ffi::c_void;
-
 use crate::abi::*;
 use crate::ib::domain::MemHandle;
 
@@ -25,29 +23,16 @@ pub fn pack_rkey(rkey: u32) -> u64 {
 // The packed rkey is exactly one 64-bit word.
 const _: () = assert!(RKEY_PACKED_SIZE == std::mem::size_of::<u64>());
 
-/// Writes the packed rkey of `handle` (`RKEY_PACKED_SIZE` bytes, in host
-/// order as UCX's ib md stores it) at `buffer`.
-///
-/// # Safety
-/// `buffer` must be writable for `RKEY_PACKED_SIZE` bytes; it need not be
-/// aligned.
-pub unsafe fn store_packed_rkey(handle: &MemHandle, buffer: *mut c_void) {
-    let packed = pack_rkey(handle.mr.keys().rkey);
-    // SAFETY: writable for 8 bytes by the contract; write_unaligned has no
-    // alignment requirement.
-    unsafe { buffer.cast::<u64>().write_unaligned(packed) };
+/// The packed rkey of `handle`: `RKEY_PACKED_SIZE` bytes, in host order as
+/// UCX's ib md stores it.
+pub fn packed_rkey(handle: &MemHandle) -> [u8; RKEY_PACKED_SIZE] {
+    pack_rkey(handle.mr.keys().rkey).to_ne_bytes()
 }
 
-/// The `uct_rkey_t` a packed rkey at `buffer` unpacks to: the packed word
-/// itself (no handle is needed to use it).
-///
-/// # Safety
-/// `buffer` must be readable for `RKEY_PACKED_SIZE` bytes; it need not be
-/// aligned.
-pub unsafe fn load_packed_rkey(buffer: *const c_void) -> uct_rkey_t {
-    // SAFETY: readable for 8 bytes by the contract; read_unaligned has no
-    // alignment requirement.
-    unsafe { buffer.cast::<u64>().read_unaligned() as uct_rkey_t }
+/// The `uct_rkey_t` a packed rkey unpacks to: the packed word itself (no
+/// handle is needed to use it).
+pub fn unpacked_rkey(packed: [u8; RKEY_PACKED_SIZE]) -> uct_rkey_t {
+    u64::from_ne_bytes(packed) as uct_rkey_t
 }
 
 /// The key RDMA READ/WRITE use from an unpacked `uct_rkey_t`.

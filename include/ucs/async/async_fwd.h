@@ -27,12 +27,12 @@ struct ucs_sys_event_set;
  */
 typedef uint8_t ucs_event_set_types_t;
 
+typedef struct ucs_async_context ucs_async_context_t;
+
 /**
  * Called when a registered fd becomes ready or a timer expires.
  */
 typedef void (*ucs_async_event_cb_t)(int id, ucs_event_set_types_t events, void *arg);
-
-typedef struct ucs_async_context ucs_async_context_t;
 
 typedef struct ucs_sys_event_set ucs_sys_event_set_t;
 
@@ -67,19 +67,6 @@ ucs_status_t ucs_async_remove_handler(int id, int sync);
 ucs_status_t ucs_async_modify_handler(int fd, ucs_event_set_types_t events);
 
 /**
- * Timers are not implemented: `UCS_ERR_UNSUPPORTED`, `*timer_id_p` untouched.
- *
- * # Safety
- * No pointer argument is dereferenced.
- */
-ucs_status_t ucs_async_add_timer(ucs_async_mode_t mode,
-                                 ucs_time_t interval,
-                                 ucs_async_event_cb_t cb,
-                                 void *arg,
-                                 ucs_async_context_t *async_context,
-                                 int *timer_id_p);
-
-/**
  * Creates an async context delivering events in `mode`.
  */
 ucs_status_t ucs_async_context_create(ucs_async_mode_t mode,
@@ -112,6 +99,17 @@ ucs_status_t ucs_async_set_event_handler(ucs_async_mode_t mode,
                                          ucs_async_event_cb_t cb,
                                          void *arg,
                                          ucs_async_context_t *async_context);
+
+/**
+ * Timers are not implemented: `UCS_ERR_UNSUPPORTED`, `*timer_id_p`
+ * untouched (no pointer argument is dereferenced).
+ */
+ucs_status_t ucs_async_add_timer(ucs_async_mode_t mode,
+                                 ucs_time_t interval,
+                                 ucs_async_event_cb_t cb,
+                                 void *arg,
+                                 ucs_async_context_t *async_context,
+                                 int *timer_id_p);
 
 /**
  * Delivers the events a blocked context missed (called by UCX's inline

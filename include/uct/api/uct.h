@@ -302,11 +302,6 @@ enum {
 };
 
 /**
- * What the caller asked for, read per its field mask.
- */
-struct Request;
-
-/**
  * Name of a memory domain, as listed by a component.
  */
 struct uct_md_resource_desc {
@@ -328,6 +323,25 @@ struct uct_component_attr {
 };
 
 typedef struct uct_component_attr uct_component_attr_t;
+
+/**
+ * Whether a socket address is reachable locally or remotely.
+ */
+typedef enum {
+    UCT_SOCKADDR_ACC_LOCAL = 0,
+    UCT_SOCKADDR_ACC_REMOTE = 1,
+} uct_sockaddr_accessibility_t;
+
+/**
+ * An unpacked remote key.
+ */
+struct uct_rkey_bundle {
+    uct_rkey_t rkey;
+    void *handle;
+    void *type;
+};
+
+typedef struct uct_rkey_bundle uct_rkey_bundle_t;
 
 /**
  * Kind of device a transport resource runs on.
@@ -365,31 +379,12 @@ struct uct_tl_resource_desc {
 typedef struct uct_tl_resource_desc uct_tl_resource_desc_t;
 
 /**
- * Whether a socket address is reachable locally or remotely.
- */
-typedef enum {
-    UCT_SOCKADDR_ACC_LOCAL = 0,
-    UCT_SOCKADDR_ACC_REMOTE = 1,
-} uct_sockaddr_accessibility_t;
-
-/**
  * Advice for `uct_md_mem_advise`.
  */
 typedef enum {
     UCT_MADV_NORMAL = 0,
     UCT_MADV_WILLNEED = 1,
 } uct_mem_advice_t;
-
-/**
- * An unpacked remote key.
- */
-struct uct_rkey_bundle {
-    uct_rkey_t rkey;
-    void *handle;
-    void *type;
-};
-
-typedef struct uct_rkey_bundle uct_rkey_bundle_t;
 
 /**
  * How `uct_mem_alloc` obtains memory.
@@ -843,20 +838,14 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * Lists the components; release the array with `uct_release_component_list`.
- *
- * # Safety
- * Both pointers must be NULL or writable.
+ * Lists the components; release the array with
+ * `uct_release_component_list`.
  */
 ucs_status_t uct_query_components(uct_component_h **components_p,
                                   unsigned int *num_components_p);
 
 /**
  * Frees an array from `uct_query_components`; NULL is ignored.
- *
- * # Safety
- * `components` must be NULL or an array from `uct_query_components` not yet
- * released.
  */
 void uct_release_component_list(uct_component_h *components);
 
@@ -864,44 +853,9 @@ void uct_release_component_list(uct_component_h *components);
  * Fills the fields `component_attr->field_mask` asks for. For
  * `MD_RESOURCES` the caller provides `md_resources` with room for
  * `md_resource_count` entries (learned from a previous query).
- *
- * # Safety
- * `component_attr` must be NULL or a valid `uct_component_attr_t`; with
- * `MD_RESOURCES`, `md_resources` must have room for every md.
  */
 ucs_status_t uct_component_query(uct_component_h component,
                                  uct_component_attr_t *component_attr);
-
-/**
- * Opens the memory domain `md_name` of `component` with `config` (from
- * `uct_md_config_read`; NULL reads the environment as UCX's defaults would).
- *
- * # Safety
- * `md_name` NULL or NUL-terminated; `md_p` NULL or writable.
- */
-ucs_status_t uct_md_open(uct_component_h component,
-                         const char *md_name,
-                         const uct_md_config_t *config,
-                         uct_md_h *md_p);
-
-/**
- * Closes a memory domain; NULL is ignored.
- *
- * # Safety
- * `md` must be NULL or open, with no iface still using it.
- */
-void uct_md_close(uct_md_h md);
-
-/**
- * Lists the transport resources of `md` (`rc_mlx5` on `<device>:1`); release
- * the array with `uct_release_tl_resource_list`.
- *
- * # Safety
- * Both out-pointers must be NULL or writable.
- */
-ucs_status_t uct_md_query_tl_resources(uct_md_h md,
-                                       uct_tl_resource_desc_t **resources_p,
-                                       unsigned int *num_resources_p);
 
 /**
  * Whether `sockaddr` can be reached through `md` (the deprecated
@@ -917,49 +871,6 @@ int uct_md_is_sockaddr_accessible(uct_md_h md,
                                   uct_sockaddr_accessibility_t mode);
 
 /**
- * Frees an array from `uct_md_query_tl_resources`; NULL is ignored.
- *
- * # Safety
- * `resources` must be NULL or an array from `uct_md_query_tl_resources` not
- * yet released.
- */
-void uct_release_tl_resource_list(uct_tl_resource_desc_t *resources);
-
-/**
- * Advice on registered memory (`UCT_MD_FLAG_ADVISE`). Registrations are
- * pinned when made, so `UCT_MADV_WILLNEED` has nothing to prefetch: the
- * arguments are checked and the call succeeds.
- *
- * # Safety
- * `md` NULL or live; `memh` NULL or a handle of this md.
- */
-ucs_status_t uct_md_mem_advise(uct_md_h md,
-                               uct_mem_h memh,
-                               void *addr,
-                               size_t length,
-                               uct_mem_advice_t advice);
-
-/**
- * Packs the remote key of `memh` into `rkey_buffer`: as
- * `uct_md_mkey_pack_v2` without fields.
- *
- * # Safety
- * `md` must be NULL or live; `rkey_buffer` writable for `rkey_packed_size`.
- */
-ucs_status_t uct_md_mkey_pack(uct_md_h md, uct_mem_h memh, void *rkey_buffer);
-
-/**
- * Unpacks a remote key packed by `uct_md_mkey_pack(_v2)`, possibly in
- * another process: as `uct_rkey_unpack_v2` without fields.
- *
- * # Safety
- * `rkey_buffer` readable for `rkey_packed_size` bytes; `rkey_ob` writable.
- */
-ucs_status_t uct_rkey_unpack(uct_component_h component,
-                             const void *rkey_buffer,
-                             uct_rkey_bundle_t *rkey_ob);
-
-/**
  * Releases a key unpacked by `uct_rkey_unpack(_v2)` (nothing was allocated
  * for it).
  *
@@ -968,6 +879,21 @@ ucs_status_t uct_rkey_unpack(uct_component_h component,
  */
 ucs_status_t uct_rkey_release(uct_component_h component,
                               const uct_rkey_bundle_t *rkey_ob);
+
+/**
+ * Opens the memory domain `md_name` of `component` with `config` (from
+ * `uct_md_config_read`; NULL reads the environment as UCX's defaults
+ * would).
+ */
+ucs_status_t uct_md_open(uct_component_h component,
+                         const char *md_name,
+                         const uct_md_config_t *config,
+                         uct_md_h *md_p);
+
+/**
+ * Closes a memory domain; NULL is ignored. No iface may still use it.
+ */
+void uct_md_close(uct_md_h md);
 
 /**
  * Fills the version-1 attributes.
@@ -980,6 +906,19 @@ ucs_status_t uct_rkey_release(uct_component_h component,
  * `md_attr` must be NULL or writable for `sizeof(uct_md_attr_t)` bytes.
  */
 ucs_status_t uct_md_query(uct_md_h md, uct_md_attr_t *md_attr);
+
+/**
+ * Lists the transport resources of `md` (`rc_mlx5` on `<device>:1`);
+ * release the array with `uct_release_tl_resource_list`.
+ */
+ucs_status_t uct_md_query_tl_resources(uct_md_h md,
+                                       uct_tl_resource_desc_t **resources_p,
+                                       unsigned int *num_resources_p);
+
+/**
+ * Frees an array from `uct_md_query_tl_resources`; NULL is ignored.
+ */
+void uct_release_tl_resource_list(uct_tl_resource_desc_t *resources);
 
 /**
  * Registers `length` bytes at `address` with the md's device: as
@@ -995,6 +934,18 @@ ucs_status_t uct_md_mem_reg(uct_md_h md,
                             uct_mem_h *memh_p);
 
 /**
+ * Advice on registered memory (`UCT_MD_FLAG_ADVISE`). Registrations are
+ * pinned when made, so `UCT_MADV_WILLNEED` has nothing to prefetch: the
+ * arguments are checked and the call succeeds. `memh` NULL or a handle
+ * of this md.
+ */
+ucs_status_t uct_md_mem_advise(uct_md_h md,
+                               uct_mem_h memh,
+                               void *addr,
+                               size_t length,
+                               uct_mem_advice_t advice);
+
+/**
  * Deregisters memory registered by `uct_md_mem_reg` or
  * `uct_md_mem_reg_v2`: as `uct_md_mem_dereg_v2` with `memh` as the only
  * field. `memh` must be a live handle of this md.
@@ -1002,32 +953,19 @@ ucs_status_t uct_md_mem_reg(uct_md_h md,
 ucs_status_t uct_md_mem_dereg(uct_md_h md, uct_mem_h memh);
 
 /**
- * Reads the memory domain configuration of `component` from `ucx.conf`
- * files and the environment (`UCX_IB_*`, and `<env_prefix>_UCX_IB_*`
- * overriding them). `filename` is ignored, as in UCX.
- *
- * # Safety
- * Pointer arguments are NULL or valid; strings are NUL-terminated.
+ * Packs the remote key of `memh` into `rkey_buffer` (writable for
+ * `rkey_packed_size` bytes): as `uct_md_mkey_pack_v2` without fields.
  */
-ucs_status_t uct_md_config_read(uct_component_h component,
-                                const char *env_prefix,
-                                const char *_filename,
-                                uct_md_config_t **config_p);
+ucs_status_t uct_md_mkey_pack(uct_md_h md, uct_mem_h memh, void *rkey_buffer);
 
 /**
- * Reads the interface configuration of transport `tl_name` (only
- * `rc_mlx5`) from `ucx.conf` files and the environment (`UCX_RC_MLX5_*`
- * over `UCX_RC_*` over `UCX_IB_*` over `UCX_*`). Unknown or NULL `tl_name` is
- * `UCS_ERR_NO_DEVICE`, as in UCX.
- *
- * # Safety
- * Pointer arguments are NULL or valid; strings are NUL-terminated.
+ * Unpacks a remote key packed by `uct_md_mkey_pack(_v2)`, possibly in
+ * another process: as `uct_rkey_unpack_v2` without fields.
+ * `rkey_buffer` readable for `rkey_packed_size` bytes.
  */
-ucs_status_t uct_md_iface_config_read(uct_md_h md,
-                                      const char *tl_name,
-                                      const char *env_prefix,
-                                      const char *_filename,
-                                      uct_iface_config_t **config_p);
+ucs_status_t uct_rkey_unpack(uct_component_h component,
+                             const void *rkey_buffer,
+                             uct_rkey_bundle_t *rkey_ob);
 
 /**
  * Frees a configuration from `uct_md_config_read`/`uct_md_iface_config_read`.
@@ -1039,35 +977,49 @@ ucs_status_t uct_md_iface_config_read(uct_md_h md,
 void uct_config_release(void *config);
 
 /**
+ * Reads the memory domain configuration of `component` from `ucx.conf`
+ * files and the environment (`UCX_IB_*`, and `<env_prefix>_UCX_IB_*`
+ * overriding them). `filename` is ignored, as in UCX.
+ */
+ucs_status_t uct_md_config_read(uct_component_h component,
+                                const char *env_prefix,
+                                const char *_filename,
+                                uct_md_config_t **config_p);
+
+/**
+ * Reads the interface configuration of transport `tl_name` (only
+ * `rc_mlx5`) from `ucx.conf` files and the environment
+ * (`UCX_RC_MLX5_*` over `UCX_RC_*` over `UCX_IB_*` over `UCX_*`).
+ * Unknown or NULL `tl_name` is `UCS_ERR_NO_DEVICE`, as in UCX.
+ */
+ucs_status_t uct_md_iface_config_read(uct_md_h md,
+                                      const char *tl_name,
+                                      const char *env_prefix,
+                                      const char *_filename,
+                                      uct_iface_config_t **config_p);
+
+/**
  * Copies the printed value of `name` into `value` (at most `max` bytes,
- * always NUL-terminated when `max > 0`). `name` is UCX's path through the
- * nested tables (`RC_RC_IB_TX_QUEUE_LEN`) or a name `uct_config_modify`
- * accepts (`RC_TIMEOUT`). `value` may be NULL when `max` is 0 (existence
- * check). Unknown name: `UCS_ERR_NO_ELEM`.
- *
- * # Safety
- * `name` is NULL or NUL-terminated; `value` is NULL or valid for `max` bytes.
+ * always NUL-terminated when `max > 0`). `name` is UCX's path through
+ * the nested tables (`RC_RC_IB_TX_QUEUE_LEN`) or a name
+ * `uct_config_modify` accepts (`RC_TIMEOUT`). `value` may be NULL when
+ * `max` is 0 (existence check). Unknown name: `UCS_ERR_NO_ELEM`.
  */
 ucs_status_t uct_config_get(void *config, const char *name, char *value, size_t max);
 
 /**
  * Sets every field whose name matches the glob `name` (without `UCX_`,
- * with a table prefix: `RC_TIMEOUT`, `RC_MLX5_TIMEOUT`, `IB_TX_QUEUE_LEN`,
- * `*TIMEOUT`). Unknown name: `UCS_ERR_NO_ELEM`; bad value:
- * `UCS_ERR_INVALID_PARAM`, the old value kept.
- *
- * # Safety
- * `name` and `value` are NULL or NUL-terminated.
+ * with a table prefix: `RC_TIMEOUT`, `RC_MLX5_TIMEOUT`,
+ * `IB_TX_QUEUE_LEN`, `*TIMEOUT`). Unknown name: `UCS_ERR_NO_ELEM`; bad
+ * value: `UCS_ERR_INVALID_PARAM`, the old value kept.
  */
 ucs_status_t uct_config_modify(void *config, const char *name, const char *value);
 
 /**
- * Prints the configuration to `stream` in UCX's layout (`print_flags`:
- * `UCS_CONFIG_PRINT_*`). UCX removed this call from its API in 1.4; it is
- * kept for programs built against older headers.
- *
- * # Safety
- * `stream` is NULL or an open `FILE *`; `title` is NULL or NUL-terminated.
+ * Prints the configuration to `stream` (NULL or an open `FILE *`) in
+ * UCX's layout (`print_flags`: `UCS_CONFIG_PRINT_*`). UCX removed this
+ * call from its API in 1.4; it is kept for programs built against older
+ * headers.
  */
 void uct_config_print(const void *config,
                       FILE *stream,
@@ -1075,19 +1027,16 @@ void uct_config_print(const void *config,
                       ucs_config_print_flags_t print_flags);
 
 /**
- * Destroys a worker; NULL is ignored.
- *
- * # Safety
- * `worker` must be NULL or live, and no iface may still use it.
- */
-void uct_worker_destroy(uct_worker_h worker);
-
-/**
  * Creates a worker bound to `async_context` (a live async context).
  */
 ucs_status_t uct_worker_create(ucs_async_context_t *async_context,
                                ucs_thread_mode_t thread_mode,
                                uct_worker_h *worker_p);
+
+/**
+ * Destroys a worker; NULL is ignored. No iface may still use it.
+ */
+void uct_worker_destroy(uct_worker_h worker);
 
 /**
  * Calls every registered progress callback once; returns the work they
@@ -1114,17 +1063,6 @@ void uct_worker_progress_register_safe(uct_worker_h worker,
  * again.
  */
 void uct_worker_progress_unregister_safe(uct_worker_h worker, uct_worker_cb_id_t *id_p);
-
-/**
- * Returns a descriptor kept by an AM handler: the `uct_recv_desc_t *` stored
- * in the 8 bytes before `desc` names the release callback (UCX's inline
- * version does the same).
- *
- * # Safety
- * `desc` must be NULL or a descriptor handed to an AM callback with
- * `UCT_CB_PARAM_FLAG_DESC` and not released yet.
- */
-void uct_iface_release_desc(void *desc);
 
 /**
  * Opens an interface on `md` for the transport and device in `params`
@@ -1232,6 +1170,11 @@ ucs_status_t uct_iface_tag_recv_cancel(uct_iface_h iface,
                                        int force);
 
 /**
+ * Returns a descriptor kept by an AM handler.
+ */
+void uct_iface_release_desc(void *desc);
+
+/**
  * Sets the handler of active message `id` (`cb` NULL removes it). Handlers
  * run from `uct_worker_progress` (synchronous callbacks).
  *
@@ -1251,12 +1194,8 @@ ucs_status_t uct_iface_set_am_tracer(uct_iface_h iface,
                                      void *arg);
 
 /**
- * Allocates `length` bytes with the first of `methods` that works (see the
- * module documentation).
- *
- * # Safety
- * `methods` readable for `num_methods`; `params` NULL or valid per its
- * field mask; `mem` NULL or writable.
+ * Allocates `length` bytes with the first of `methods` that works (see
+ * the module documentation).
  */
 ucs_status_t uct_mem_alloc(size_t length,
                            const uct_alloc_method_t *methods,
@@ -1266,19 +1205,14 @@ ucs_status_t uct_mem_alloc(size_t length,
 
 /**
  * Frees memory from `uct_mem_alloc`.
- *
- * # Safety
- * `mem` NULL or describing memory from `uct_mem_alloc`, not freed yet.
  */
 ucs_status_t uct_mem_free(const uct_allocated_memory_t *mem);
 
 /**
- * Allocates `length` bytes (`thp`, `mmap`, then `heap`) and registers them
- * with the interface's memory domain (`flags`: `UCT_MD_MEM_*` as for
- * `uct_md_mem_reg`). `mem->md` and `mem->memh` name the registration.
- *
- * # Safety
- * `iface` NULL or live; `name` NULL or NUL-terminated; `mem` NULL or writable.
+ * Allocates `length` bytes (`thp`, `mmap`, then `heap`) and registers
+ * them with the interface's memory domain (`flags`: `UCT_MD_MEM_*` as
+ * for `uct_md_mem_reg`). `mem->md` and `mem->memh` name the
+ * registration.
  */
 ucs_status_t uct_iface_mem_alloc(uct_iface_h iface,
                                  size_t length,
@@ -1288,9 +1222,6 @@ ucs_status_t uct_iface_mem_alloc(uct_iface_h iface,
 
 /**
  * Deregisters and frees memory from `uct_iface_mem_alloc`.
- *
- * # Safety
- * `mem` NULL or describing memory from `uct_iface_mem_alloc`, not freed yet.
  */
 void uct_iface_mem_free(const uct_allocated_memory_t *mem);
 
@@ -1302,16 +1233,6 @@ void uct_iface_mem_free(const uct_allocated_memory_t *mem);
  * `comp` must be NULL or a valid completion.
  */
 void uct_completion_update_status(uct_completion_t *comp, ucs_status_t status);
-
-/**
- * Creates an endpoint on `params->iface` through that iface's `ep_create`
- * operation, or with `UCT_EP_PARAM_FIELD_CM` a connection-manager endpoint
- * (`crate::api::cm`).
- *
- * # Safety
- * `params` NULL or valid per its field mask; `ep_p` NULL or writable.
- */
-ucs_status_t uct_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p);
 
 /**
  * Short put (`ep->iface->ops.ep_put_short`).
@@ -1584,11 +1505,15 @@ ucs_status_t uct_ep_connect_to_ep(uct_ep_h ep,
 void uct_ep_destroy(uct_ep_h ep);
 
 /**
+ * Creates an endpoint on `params->iface` through that iface's
+ * `ep_create` operation, or with `UCT_EP_PARAM_FIELD_CM` a
+ * connection-manager endpoint (`crate::api::cm`).
+ */
+ucs_status_t uct_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p);
+
+/**
  * Reads the connection manager's configuration (it has no settings; the
  * handle is released with `uct_config_release`).
- *
- * # Safety
- * Pointer arguments are NULL or valid; strings are NUL-terminated.
  */
 ucs_status_t uct_cm_config_read(uct_component_h component,
                                 const char *env_prefix,
@@ -1597,9 +1522,6 @@ ucs_status_t uct_cm_config_read(uct_component_h component,
 
 /**
  * Opens the connection manager of `component` on `worker`.
- *
- * # Safety
- * Handles are NULL or live; `cm_p` NULL or writable.
  */
 ucs_status_t uct_cm_open(uct_component_h component,
                          uct_worker_h worker,
@@ -1608,27 +1530,17 @@ ucs_status_t uct_cm_open(uct_component_h component,
 
 /**
  * Closes a connection manager; its listeners and endpoints must be gone.
- *
- * # Safety
- * `cm` NULL or an open connection manager, not used afterwards.
  */
 void uct_cm_close(uct_cm_h cm);
 
 /**
  * Reports `max_conn_priv`.
- *
- * # Safety
- * `cm` NULL or open; `cm_attr` NULL or valid.
  */
 ucs_status_t uct_cm_query(uct_cm_h cm, uct_cm_attr_t *cm_attr);
 
 /**
  * Listens on `saddr` (a device's IPv4 address, or `INADDR_ANY`; port 0
  * picks a free one, `uct_listener_query` tells which).
- *
- * # Safety
- * Handles NULL or live; `saddr` NULL or valid for `socklen` bytes; `params`
- * NULL or valid per its mask; `listener_p` NULL or writable.
  */
 ucs_status_t uct_listener_create(uct_cm_h cm,
                                  const struct sockaddr *saddr,
@@ -1639,28 +1551,19 @@ ucs_status_t uct_listener_create(uct_cm_h cm,
 /**
  * Stops listening. Requests already handed to the callback stay valid
  * until they are rejected or turned into endpoints.
- *
- * # Safety
- * `listener` NULL or live, not used afterwards.
  */
 void uct_listener_destroy(uct_listener_h listener);
 
 /**
  * Reports the address the listener listens on (with the chosen port).
- *
- * # Safety
- * `listener` NULL or live; `listener_attr` NULL or valid.
  */
 ucs_status_t uct_listener_query(uct_listener_h listener,
                                 uct_listener_attr_t *listener_attr);
 
 /**
  * Rejects a connection request: the client's connect callback gets
- * `UCS_ERR_REJECTED`.
- *
- * # Safety
- * `listener` NULL or live; `conn_request` any value (checked against the
- * pending requests, never dereferenced).
+ * `UCS_ERR_REJECTED`. `conn_request` may be any value (checked against
+ * the pending requests, never dereferenced).
  */
 ucs_status_t uct_listener_reject(uct_listener_h listener,
                                  uct_conn_request_h conn_request);

@@ -452,13 +452,17 @@ impl syn::parse::Parse for DispatchFns {
 }
 
 /// The function of a `c_entry!` invocation (`core::c_boundary`):
-/// `[no_log_setup] #[doc] fn name(arg: Type, ...) [-> Ret]; take ...; { body }`.
-struct EntryFn(DispatchFn);
+/// `[no_log_setup | ops_slot] #[doc] fn name(arg: Type, ...) [-> Ret]; take
+/// ...; { body }`. An `ops_slot` function is reached through an ops table,
+/// not exported: `exported` is false.
+struct EntryFn(DispatchFn, bool);
 
 impl syn::parse::Parse for EntryFn {
     fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+        let mut exported = true;
         if input.peek(syn::Ident) {
-            let _setup: syn::Ident = input.parse()?;
+            let setup: syn::Ident = input.parse()?;
+            exported = setup != "ops_slot";
         }
         let attrs = input.call(syn::Attribute::parse_outer)?;
         let docs = attrs
@@ -503,12 +507,15 @@ impl syn::parse::Parse for EntryFn {
             }
             Ok(((), rest))
         })?;
-        Ok(EntryFn(DispatchFn {
-            docs,
-            name,
-            params,
-            ret,
-        }))
+        Ok(EntryFn(
+            DispatchFn {
+                docs,
+                name,
+                params,
+                ret,
+            },
+            exported,
+        ))
     }
 }
 
@@ -584,6 +591,9 @@ fn scan_file(path: &Path) -> Result<FileItems, Error> {
                     .mac
                     .parse_body::<EntryFn>()
                     .map_err(|e| Error::Parse(path.to_owned(), e))?;
+                if !entry.1 {
+                    continue;
+                }
                 items.exports.push(entry.0.name.to_string());
                 items
                     .dispatch_source

@@ -381,35 +381,6 @@ struct uct_perf_attr {
 typedef struct uct_perf_attr uct_perf_attr_t;
 
 /**
- * Parameters of `uct_md_mkey_pack_v2`.
- */
-struct uct_md_mkey_pack_params {
-    uint64_t field_mask;
-    unsigned int flags;
-};
-
-typedef struct uct_md_mkey_pack_params uct_md_mkey_pack_params_t;
-
-/**
- * Parameters of `uct_rkey_unpack_v2`.
- */
-struct uct_rkey_unpack_params {
-    uint64_t field_mask;
-    ucs_sys_device_t sys_device;
-};
-
-typedef struct uct_rkey_unpack_params uct_rkey_unpack_params_t;
-
-/**
- * Parameters of `uct_rkey_compare`.
- */
-struct uct_rkey_compare_params {
-    uint64_t field_mask;
-};
-
-typedef struct uct_rkey_compare_params uct_rkey_compare_params_t;
-
-/**
  * What `uct_md_query_v2` reports; members valid per `field_mask`.
  */
 struct uct_md_attr_v2 {
@@ -461,6 +432,35 @@ struct uct_md_mem_dereg_params {
 };
 
 typedef struct uct_md_mem_dereg_params uct_md_mem_dereg_params_t;
+
+/**
+ * Parameters of `uct_md_mkey_pack_v2`.
+ */
+struct uct_md_mkey_pack_params {
+    uint64_t field_mask;
+    unsigned int flags;
+};
+
+typedef struct uct_md_mkey_pack_params uct_md_mkey_pack_params_t;
+
+/**
+ * Parameters of `uct_rkey_unpack_v2`.
+ */
+struct uct_rkey_unpack_params {
+    uint64_t field_mask;
+    ucs_sys_device_t sys_device;
+};
+
+typedef struct uct_rkey_unpack_params uct_rkey_unpack_params_t;
+
+/**
+ * Parameters of `uct_rkey_compare`.
+ */
+struct uct_rkey_compare_params {
+    uint64_t field_mask;
+};
+
+typedef struct uct_rkey_compare_params uct_rkey_compare_params_t;
 
 /**
  * `uct_perf_attr_t::flags` bits.
@@ -790,90 +790,6 @@ ucs_status_t uct_iface_estimate_perf(uct_iface_h iface, uct_perf_attr_t *perf_at
 ucs_status_t uct_ep_get_device_ep(uct_ep_h ep, uct_device_ep_h *device_ep_p);
 
 /**
- * Packs the remote key of `memh` into `mkey_buffer` as `params` asks (field
- * `FLAGS`): `rkey_packed_size` bytes (one 64-bit word in host order, as
- * UCX's ib md packs it), the same bytes `uct_md_mkey_pack` writes. The key
- * covers the whole registration, so `address` and `length` are not needed
- * (UCX's verbs ib md ignores them too). `UCT_MD_MKEY_PACK_FLAG_INVALIDATE_RMA`
- * / `_AMO` and `_EXPORT` are unsupported: this md advertises neither
- * invalidation nor `UCT_MD_FLAG_EXPORTED_MKEY`.
- *
- * Callers built against UCX 1.15 or older call it with four arguments,
- * `(md, memh, params, mkey_buffer)`: when the process's UCX is that old
- * (see `api/caller_version.rs`), the third and fourth arguments are read as those.
- *
- * # Safety
- * As `uct_md_mkey_pack`; `params` NULL or valid for the fields its
- * `field_mask` names.
- */
-ucs_status_t uct_md_mkey_pack_v2(uct_md_h md,
-                                 uct_mem_h memh,
-                                 void *address,
-                                 size_t length,
-                                 const uct_md_mkey_pack_params_t *params,
-                                 void *mkey_buffer);
-
-/**
- * Packs the device-side (GPU-initiated) view of a registration or a remote
- * key into `mem_elem`. No md of ours serves device endpoints (none of our
- * transports advertises `UCT_IFACE_FLAG_DEVICE_EP`): `UCS_ERR_UNSUPPORTED`,
- * as UCX's mds without device support answer. UCX 1.22's `libucp` calls it
- * only while building a device memory list (`ucp_device_mem_list_create`),
- * and passes the status on. UCX master adds a fifth argument,
- * `release_handle_p`; it is not written on failure, so both forms are
- * served.
- *
- * # Safety
- * `md` NULL or live; `mem_elem` NULL or writable (never written).
- */
-ucs_status_t uct_md_mem_elem_pack(uct_md_h md,
-                                  uct_mem_h memh,
-                                  uct_rkey_t rkey,
-                                  uct_device_mem_elem_t *mem_elem,
-                                  void **release_handle_p);
-
-/**
- * Releases what `uct_md_mem_elem_pack` allocated: nothing, since it never
- * succeeds here.
- *
- * # Safety
- * `md` NULL or live.
- */
-void uct_md_mem_elem_release(uct_md_h md, void *release_handle);
-
-/**
- * Unpacks a remote key packed by `uct_md_mkey_pack(_v2)`, possibly in
- * another process, as `params` asks (field `SYS_DEVICE`): the bundle's
- * `rkey` is the packed word and its `handle` NULL, so `uct_rkey_release`
- * has nothing to free. The key is the same on every device of the
- * component, so `sys_device` is accepted and not needed.
- *
- * # Safety
- * As `uct_rkey_unpack`; `params` NULL or valid for the fields its
- * `field_mask` names.
- */
-ucs_status_t uct_rkey_unpack_v2(uct_component_h component,
-                                const void *rkey_buffer,
-                                const uct_rkey_unpack_params_t *params,
-                                uct_rkey_bundle_t *rkey_ob);
-
-/**
- * Orders two keys unpacked by this component, as UCX's base comparison
- * does: `*result` is -1, 0 or 1 as `rkey1` is below, equal to or above
- * `rkey2` (equal keys reach the same memory with the same rights). No
- * `params` fields are defined, so any `field_mask` bit is refused.
- *
- * # Safety
- * `component` NULL or ours; `params` NULL or valid; `result` NULL or
- * writable.
- */
-ucs_status_t uct_rkey_compare(uct_component_h component,
-                              uct_rkey_t rkey1,
-                              uct_rkey_t rkey2,
-                              const uct_rkey_compare_params_t *params,
-                              int *result);
-
-/**
  * Fills the version-2 attributes selected by `md_attr->field_mask`; fields
  * not selected are left untouched. Bits we do not know are ignored with a
  * debug line, as UCX ignores them.
@@ -915,6 +831,74 @@ ucs_status_t uct_md_mem_reg_v2(uct_md_h md,
  * md.
  */
 ucs_status_t uct_md_mem_dereg_v2(uct_md_h md, const uct_md_mem_dereg_params_t *params);
+
+/**
+ * Packs the remote key of `memh` into `mkey_buffer` as `params` asks
+ * (field `FLAGS`): `rkey_packed_size` bytes (one 64-bit word in host
+ * order, as UCX's ib md packs it), the same bytes `uct_md_mkey_pack`
+ * writes. The key covers the whole registration, so `address` and
+ * `length` are not needed (UCX's verbs ib md ignores them too).
+ * `UCT_MD_MKEY_PACK_FLAG_INVALIDATE_RMA` / `_AMO` and `_EXPORT` are
+ * unsupported: this md advertises neither invalidation nor
+ * `UCT_MD_FLAG_EXPORTED_MKEY`.
+ *
+ * Callers built against UCX 1.15 or older call it with four arguments,
+ * `(md, memh, params, mkey_buffer)`: when the process's UCX is that old
+ * (see `api/caller_version.rs`), the third and fourth arguments are read
+ * as those.
+ */
+ucs_status_t uct_md_mkey_pack_v2(uct_md_h md,
+                                 uct_mem_h memh,
+                                 void *address,
+                                 size_t length,
+                                 const uct_md_mkey_pack_params_t *params,
+                                 void *mkey_buffer);
+
+/**
+ * Packs the device-side (GPU-initiated) view of a registration or a
+ * remote key into `mem_elem`. No md of ours serves device endpoints
+ * (none of our transports advertises `UCT_IFACE_FLAG_DEVICE_EP`):
+ * `UCS_ERR_UNSUPPORTED`, as UCX's mds without device support answer.
+ * UCX 1.22's `libucp` calls it only while building a device memory list
+ * (`ucp_device_mem_list_create`), and passes the status on. UCX master
+ * adds a fifth argument, `release_handle_p`; it is not written on
+ * failure, so both forms are served. `mem_elem` is never written.
+ */
+ucs_status_t uct_md_mem_elem_pack(uct_md_h md,
+                                  uct_mem_h memh,
+                                  uct_rkey_t rkey,
+                                  uct_device_mem_elem_t *mem_elem,
+                                  void **release_handle_p);
+
+/**
+ * Releases what `uct_md_mem_elem_pack` allocated: nothing, since it
+ * never succeeds here.
+ */
+void uct_md_mem_elem_release(uct_md_h md, void *release_handle);
+
+/**
+ * Unpacks a remote key packed by `uct_md_mkey_pack(_v2)`, possibly in
+ * another process, as `params` asks (field `SYS_DEVICE`): the bundle's
+ * `rkey` is the packed word and its `handle` NULL, so `uct_rkey_release`
+ * has nothing to free. The key is the same on every device of the
+ * component, so `sys_device` is accepted and not needed.
+ */
+ucs_status_t uct_rkey_unpack_v2(uct_component_h component,
+                                const void *rkey_buffer,
+                                const uct_rkey_unpack_params_t *params,
+                                uct_rkey_bundle_t *rkey_ob);
+
+/**
+ * Orders two keys unpacked by this component, as UCX's base comparison
+ * does: `*result` is -1, 0 or 1 as `rkey1` is below, equal to or above
+ * `rkey2` (equal keys reach the same memory with the same rights). No
+ * `params` fields are defined, so any `field_mask` bit is refused.
+ */
+ucs_status_t uct_rkey_compare(uct_component_h component,
+                              uct_rkey_t rkey1,
+                              uct_rkey_t rkey2,
+                              const uct_rkey_compare_params_t *params,
+                              int *result);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -14,6 +14,11 @@
 struct Device;
 
 /**
+ * Index of a system device known to the topology module.
+ */
+typedef uint8_t ucs_sys_device_t;
+
+/**
  * A PCI address (`ucs_sys_bus_id_t`).
  */
 struct ucs_sys_bus_id {
@@ -24,11 +29,6 @@ struct ucs_sys_bus_id {
 };
 
 typedef struct ucs_sys_bus_id ucs_sys_bus_id_t;
-
-/**
- * Index of a system device known to the topology module.
- */
-typedef uint8_t ucs_sys_device_t;
 
 /**
  * Latency (seconds) and bandwidth (bytes/second) between two devices.
@@ -76,74 +76,6 @@ extern const ucs_sys_dev_distance_t ucs_topo_default_distance;
 extern ucs_list_link_t ucs_sys_topo_methods_list;
 
 /**
- * The device index of `bus_id`, registering it (named by its short PCI
- * address) the first time.
- *
- * # Safety
- * Pointers NULL or valid.
- */
-ucs_status_t ucs_topo_find_device_by_bus_id(const ucs_sys_bus_id_t *bus_id,
-                                            ucs_sys_device_t *sys_dev);
-
-/**
- * The PCI address of device `sys_dev`; `UCS_ERR_NO_ELEM` for an unknown one.
- *
- * # Safety
- * `bus_id` NULL or writable.
- */
-ucs_status_t ucs_topo_get_device_bus_id(ucs_sys_device_t sys_dev,
-                                        ucs_sys_bus_id_t *bus_id);
-
-/**
- * The distance between two devices: always the default one here (see the
- * module documentation).
- *
- * # Safety
- * `distance` NULL or writable.
- */
-ucs_status_t ucs_topo_get_distance(ucs_sys_device_t device1,
-                                   ucs_sys_device_t device2,
-                                   ucs_sys_dev_distance_t *distance);
-
-/**
- * Writes `distance` as text into `buffer` (`max` bytes); returns `buffer`.
- *
- * # Safety
- * `distance` NULL or readable; `buffer` NULL or writable for `max` bytes.
- */
-const char *ucs_topo_distance_str(const ucs_sys_dev_distance_t *distance,
-                                  char *buffer,
-                                  size_t max);
-
-/**
- * The full PCI address of `sys_dev` (`<unknown>`, `<invalid>`) in `buffer`.
- *
- * # Safety
- * `buffer` NULL or writable for `max` bytes.
- */
-const char *ucs_topo_sys_device_bdf_name(ucs_sys_device_t sys_dev,
-                                         char *buffer,
-                                         size_t max);
-
-/**
- * The device of PCI address `name`, registered on first use;
- * `UCS_ERR_INVALID_PARAM` for text that is not a PCI address.
- *
- * # Safety
- * `name` NULL or NUL-terminated; `sys_dev` NULL or writable.
- */
-ucs_status_t ucs_topo_find_device_by_bdf_name(const char *name,
-                                              ucs_sys_device_t *sys_dev);
-
-/**
- * Renames device `sys_dev`.
- *
- * # Safety
- * `name` NULL or NUL-terminated.
- */
-ucs_status_t ucs_topo_sys_device_set_name(ucs_sys_device_t sys_dev, const char *name);
-
-/**
  * The name of `sys_dev` (`<unknown>`, `<invalid>`); valid for the process.
  */
 const char *ucs_topo_sys_device_get_name(ucs_sys_device_t sys_dev);
@@ -171,6 +103,56 @@ void ucs_topo_init(void);
  * names stay valid until the process ends).
  */
 void ucs_topo_cleanup(void);
+
+/**
+ * The device index of `bus_id`, registering it (named by its short PCI
+ * address) the first time.
+ */
+ucs_status_t ucs_topo_find_device_by_bus_id(const ucs_sys_bus_id_t *bus_id,
+                                            ucs_sys_device_t *sys_dev);
+
+/**
+ * The PCI address of device `sys_dev`; `UCS_ERR_NO_ELEM` for an unknown
+ * one.
+ */
+ucs_status_t ucs_topo_get_device_bus_id(ucs_sys_device_t sys_dev,
+                                        ucs_sys_bus_id_t *bus_id);
+
+/**
+ * The distance between two devices: always the default one here (see
+ * the module documentation).
+ */
+ucs_status_t ucs_topo_get_distance(ucs_sys_device_t device1,
+                                   ucs_sys_device_t device2,
+                                   ucs_sys_dev_distance_t *distance);
+
+/**
+ * Writes `distance` as text into `buffer` (`max` bytes); returns
+ * `buffer`.
+ */
+const char *ucs_topo_distance_str(const ucs_sys_dev_distance_t *distance,
+                                  char *buffer,
+                                  size_t max);
+
+/**
+ * The full PCI address of `sys_dev` (`<unknown>`, `<invalid>`) in
+ * `buffer`.
+ */
+const char *ucs_topo_sys_device_bdf_name(ucs_sys_device_t sys_dev,
+                                         char *buffer,
+                                         size_t max);
+
+/**
+ * The device of PCI address `name`, registered on first use;
+ * `UCS_ERR_INVALID_PARAM` for text that is not a PCI address.
+ */
+ucs_status_t ucs_topo_find_device_by_bdf_name(const char *name,
+                                              ucs_sys_device_t *sys_dev);
+
+/**
+ * Renames device `sys_dev`.
+ */
+ucs_status_t ucs_topo_sys_device_set_name(ucs_sys_device_t sys_dev, const char *name);
 
 #ifdef __cplusplus
 }  // extern "C"

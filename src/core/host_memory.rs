@@ -1,0 +1,261 @@
+//! Host memory for zero-copy operations, by UCX's allocation methods
+//! (`thp`, `heap`, `mmap`, `huge`; `md` is skipped: no memory domain of ours
+//! allocates), and the `uct_allocated_memory_t` that describes it: what
+//! `uct_mem_alloc` and `uct_iface_mem_alloc` (api/mem_alloc.rs) do.
+//!
+//! `uct_allocated_memory_t` grew `sys_device` after UCX 1.13 (40 → 48 bytes,
+//! outside 1.13's size): only its first 40 bytes are read or written here.
+
+use std::ffi::{c_int, c_void};
+
+use crate::abi::*;
+use crate::core::c_boundary::{CRef, CStrArg, FromC, Out};
+
+pub(crate) fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(size).unwrap_or(4096).max(4096)
+}
+
+fn method_name(method: uct_alloc_method_t) -> &'static str {
+    match method {
+        UCT_ALLOC_METHOD_THP => "thp",
+        UCT_ALLOC_METHOD_MD => "md",
+        UCT_ALLOC_METHOD_HEAP => "heap",
+        UCT_ALLOC_METHOD_MMAP => "mmap",
+        UCT_ALLOC_METHOD_HUGE => "huge",
+        _ => "unknown",
+    }
+}
+
+/// What the caller asked for, read per its field mask.
+pub(crate) struct Request {
+    pub(crate) length: usize,
+    pub(crate) address: *mut c_void,
+    pub(crate) fixed: bool,
+}
+
+/// One method's attempt: the memory, or `None` to try the next method.
+fn allocate(method: uct_alloc_method_t, request: &Request) -> Option<*mut c_void> {
+    let map = |extra_flags: c_int| -> Option<*mut c_void> {
+        let mut flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | extra_flags;
+        if request.fixed {
+            flags |= libc::MAP_FIXED_NOREPLACE;
+        }
+        // SAFETY: an anonymous mapping; MAP_FIXED_NOREPLACE never replaces
+        // an existing mapping, and the result is checked.
+        let address = unsafe {
+            libc::mmap(
+                request.address,
+                request.length,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                -1,
+                0,
+            )
+        };
+        if address == libc::MAP_FAILED || (request.fixed && address != request.address) {
+            return None;
+        }
+        Some(address)
+    };
+    match method {
+        UCT_ALLOC_METHOD_MMAP => map(0),
+        UCT_ALLOC_METHOD_HUGE => map(libc::MAP_HUGETLB),
+        UCT_ALLOC_METHOD_THP => {
+            let address = map(0)?;
+            // SAFETY: advice on the mapping just made; failure only means no
+            // huge pages, which is fine.
+            unsafe { libc::madvise(address, request.length, libc::MADV_HUGEPAGE) };
+            Some(address)
+        }
+        UCT_ALLOC_METHOD_HEAP if !request.fixed => {
+            let mut address = std::ptr::null_mut();
+            // SAFETY: writes `address` on success only; checked.
+            let rc = unsafe { libc::posix_memalign(&mut address, page_size(), request.length) };
+            (rc == 0).then_some(address)
+        }
+        _ => None,
+    }
+}
+
+/// The part of `uct_allocated_memory_t` that UCX 1.13 has (its first 40
+/// bytes): all this library reads or writes of it.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct Allocated113 {
+    pub(crate) address: *mut c_void,
+    pub(crate) length: usize,
+    pub(crate) method: uct_alloc_method_t,
+    pub(crate) mem_type: ucs_memory_type_t,
+    pub(crate) md: uct_md_h,
+    pub(crate) memh: uct_mem_h,
+}
+
+const _: () = assert!(std::mem::size_of::<Allocated113>() == 40);
+const _: () = assert!(
+    std::mem::offset_of!(Allocated113, memh) == std::mem::offset_of!(uct_allocated_memory_t, memh)
+);
+
+/// The `mem` argument to be filled: NULL or writable for UCX 1.13's part.
+pub(crate) type MemOut<'a> = Out<'a, Allocated113>;
+
+impl FromC<*mut uct_allocated_memory_t> for MemOut<'_> {
+    /// Relies on: NULL or writable for 40 bytes.
+    unsafe fn from_c(mem: *mut uct_allocated_memory_t) -> Self {
+        // SAFETY: forwarded contract.
+        unsafe { Out::from_raw(mem.cast()) }
+    }
+}
+
+/// Memory described by a `uct_allocated_memory_t` this library filled: the
+/// `mem` argument of the free calls.
+pub(crate) struct AllocatedHere<'a>(CRef<'a, Allocated113>);
+
+impl FromC<*const uct_allocated_memory_t> for AllocatedHere<'_> {
+    /// Relies on: NULL or describing memory from `uct_mem_alloc` or
+    /// `uct_iface_mem_alloc` (as the call says), not freed yet and not used
+    /// after the call.
+    unsafe fn from_c(mem: *const uct_allocated_memory_t) -> Self {
+        // SAFETY: forwarded contract (UCX 1.13's part is read).
+        AllocatedHere(unsafe { CRef::from_c(mem.cast::<Allocated113>()) })
+    }
+}
+
+impl<'a> AllocatedHere<'a> {
+    /// The description, or `InvalidParam` with a log line for NULL.
+    pub(crate) fn get(&self, function: &str) -> Result<&'a Allocated113, Status> {
+        self.0.get(function, "mem")
+    }
+
+    /// Releases the memory `allocate_with` made.
+    pub(crate) fn free(&self, function: &str) -> Result<(), Status> {
+        let mem = self.get(function)?;
+        match mem.method {
+            UCT_ALLOC_METHOD_HEAP => {
+                // SAFETY: from posix_memalign, freed once (AllocatedHere).
+                unsafe { libc::free(mem.address) };
+                Ok(())
+            }
+            UCT_ALLOC_METHOD_THP | UCT_ALLOC_METHOD_MMAP | UCT_ALLOC_METHOD_HUGE => {
+                // SAFETY: a mapping of exactly this length made here
+                // (AllocatedHere).
+                if unsafe { libc::munmap(mem.address, mem.length) } != 0 {
+                    let error = std::io::Error::last_os_error();
+                    tracing::warn!(
+                        "{function}: munmap({:p}, {}) failed: {error}",
+                        mem.address,
+                        mem.length
+                    );
+                    return Err(Status::InvalidParam);
+                }
+                Ok(())
+            }
+            method => {
+                tracing::warn!(
+                    "{function}: memory of method {method} was not allocated by this library"
+                );
+                Err(Status::InvalidParam)
+            }
+        }
+    }
+}
+
+/// Memory `allocate_with` just made, not handed to anyone else yet.
+pub(crate) struct Fresh(Allocated113);
+
+impl Fresh {
+    /// What describes it.
+    pub(crate) fn describe(&self) -> Allocated113 {
+        self.0
+    }
+
+    /// Frees it again (its registration failed).
+    pub(crate) fn free(self, function: &str) -> Result<(), Status> {
+        AllocatedHere(CRef::of(&self.0)).free(function)
+    }
+}
+
+/// Allocates with the first method in `methods` that works and fills
+/// UCX 1.13's part of `mem` (no md, no registration).
+pub(crate) fn allocate_with(
+    methods: &[uct_alloc_method_t],
+    request: &Request,
+    mem: &MemOut,
+    function: &str,
+    name: &str,
+) -> Result<Fresh, Status> {
+    for &method in methods {
+        if method == UCT_ALLOC_METHOD_MD {
+            // Attempts that do not apply are traced, as UCX traces them:
+            // UCX's libucp tries one method per call.
+            tracing::trace!("{function}: method md skipped: no memory domain of ours allocates");
+            continue;
+        }
+        if method >= UCT_ALLOC_METHOD_LAST {
+            tracing::warn!("{function}: invalid allocation method {method}");
+            return Err(Status::InvalidParam);
+        }
+        let Some(address) = allocate(method, request) else {
+            tracing::trace!(
+                "{function}: method {} failed for {} bytes",
+                method_name(method),
+                request.length
+            );
+            continue;
+        };
+        let allocated = Allocated113 {
+            address,
+            length: request.length,
+            method,
+            mem_type: UCS_MEMORY_TYPE_HOST,
+            md: std::ptr::null_mut(),
+            memh: std::ptr::null_mut(),
+        };
+        mem.write(function, "mem", allocated)?;
+        tracing::debug!(
+            "{function}: {} bytes for '{name}' at {address:p} by {}",
+            request.length,
+            method_name(method)
+        );
+        return Ok(Fresh(allocated));
+    }
+    // A failure the caller handles (UCX's libucp goes on to its next
+    // method): debug, as UCX logs it.
+    tracing::debug!(
+        "{function}: no allocation method could provide {} bytes for '{name}'",
+        request.length
+    );
+    Err(Status::NoMemory)
+}
+
+/// The name for log lines.
+pub(crate) fn name_text(name: CStrArg) -> String {
+    name.c_str().map_or_else(
+        || "anonymous".into(),
+        |name| name.to_string_lossy().into_owned(),
+    )
+}
+
+/// `uct_mem_alloc`'s parameters with the name taken over.
+pub(crate) struct AllocParams<'a> {
+    pub(crate) params: &'a uct_mem_alloc_params_t,
+    pub(crate) name: CStrArg<'a>,
+}
+
+impl FromC<*const uct_mem_alloc_params_t> for Option<AllocParams<'_>> {
+    /// Relies on: NULL or valid per its field mask, the name (when its bit
+    /// is set) NULL or NUL-terminated.
+    unsafe fn from_c(params: *const uct_mem_alloc_params_t) -> Self {
+        // SAFETY: by the contract.
+        let params = unsafe { params.as_ref() }?;
+        let name = if params.field_mask & UCT_MEM_ALLOC_PARAM_FIELD_NAME as u64 != 0 {
+            params.name
+        } else {
+            std::ptr::null()
+        };
+        // SAFETY: by the contract.
+        let name = unsafe { CStrArg::from_c(name) };
+        Some(AllocParams { params, name })
+    }
+}
