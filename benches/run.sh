@@ -18,6 +18,10 @@
 # UCT_BENCH_DOORBELL=<regex of function names>, the share of those functions
 # (the doorbell) is reported separately from the rest (the WQE build).
 #
+# UCT_BENCH_ONLY=posting runs that second table alone, on our library alone
+# (the before/after figure of a datapath change; callgrind counts do not
+# depend on the machine's load).
+#
 # A third table uses UCX's own ucx_perftest (Debian's ucx-utils) as the
 # harness on both sides: the same binary and flags, two processes
 # (c-tests/perftest/perftest_pair.sh), on our rc_mlx5 (LD_PRELOAD=our
@@ -42,8 +46,14 @@ configs=(
     "ucx_tcp_lo||tcp|lo"
     "ucx_posix||posix|memory"
 )
+posting_only=0
+if [[ ${UCT_BENCH_ONLY:-} == posting ]]; then
+    posting_only=1
+    configs=("${configs[0]}")
+fi
 names=() files=()
 for config in "${configs[@]}"; do
+    ((posting_only)) && break
     IFS='|' read -r name env tl dev <<<"$config"
     names+=("$name")
     files+=("$out/$name.txt")
@@ -56,7 +66,7 @@ for config in "${configs[@]}"; do
 done
 
 # Table: one row per (test, size); a missing or n/a value prints as "-".
-awk -v names="${names[*]}" '
+((posting_only)) || awk -v names="${names[*]}" '
     BEGIN { n = split(names, name, " ") }
     # Which configuration a line comes from (a failed run leaves an empty file,
     # so files cannot simply be counted).
@@ -125,6 +135,10 @@ for config in "${configs[@]}"; do
         printf "%-15s %-14s %10s %10s %12s\n" "$op" "$name" "$ns" "$ir" "$bell"
     done
 done
+if ((posting_only)); then
+    echo "raw results: $out" >&2
+    exit 0
+fi
 # --- side by side with UCX's own rc_mlx5 on the same device --------------------
 # With UCT_BENCH_STANDIN=<libuct_verbs_standin.so> (c-tests/verbs builds it
 # into <build>/c-tests/verbs/): the same uct_bench on the soft HCA through
