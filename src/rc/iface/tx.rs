@@ -7,11 +7,12 @@ use std::ffi::{c_uint, c_void};
 
 use crate::abi::*;
 use crate::failover::OnError;
+use crate::failover::PostedOp;
 use crate::hca::AtomicResultOrder;
 use crate::mlx5::{self, Cqe64};
 use crate::rc::ep::RcEp;
 use crate::rc::iface::{IfaceState, RcIface};
-use crate::rc::txwq::{CompletionAction, OutstandingOp};
+use crate::rc::txwq::OutstandingOp;
 
 /// The status an error CQE's syndrome means for the user.
 pub fn syndrome_status(syndrome: u8) -> Status {
@@ -85,27 +86,29 @@ pub unsafe fn invoke_completion(comp: *mut uct_completion_t, status: ucs_status_
 /// buffer; the caller's buffers and callbacks it names are valid until its
 /// completion (UCT's contract).
 unsafe fn run_action(op: &OutstandingOp, order: AtomicResultOrder) {
-    let Some(bounce) = op.posted.bounce else {
+    let Some(bounce) = op.bounce() else {
         return;
     };
-    match op.posted.action {
-        CompletionAction::Unpack {
+    match *op.op() {
+        PostedOp::GetBcopy {
             unpack_cb: Some(unpack),
             arg,
             length,
+            ..
         } => {
             // SAFETY: the READ wrote `length` bytes at bounce.data; the
             // callback is the caller's, with its argument.
             unsafe { unpack(arg, bounce.data as *const c_void, length) };
         }
         // Zero length: nothing to copy (the caller's buffer may be NULL).
-        CompletionAction::CopyOut { buffer, length } if length > 0 => {
+        PostedOp::GetShort { buffer, length, .. } if length > 0 => {
             // SAFETY: the READ wrote `length` bytes at bounce.data (at most
             // the data area); the caller's buffer holds `length` bytes until
             // the op completes, and the two never overlap.
-            unsafe { std::ptr::copy_nonoverlapping(bounce.data, buffer, length) };
+            unsafe { std::ptr::copy_nonoverlapping(bounce.data, buffer.cast(), length) };
         }
-        CompletionAction::FetchResult { result, width } => {
+        PostedOp::AtomicFetch { size, result, .. } | PostedOp::AtomicCswap { size, result, .. } => {
+            let width = size.bytes();
             let big_endian = order.big_endian(width);
             // SAFETY: the atomic wrote `width` bytes at bounce.data; the
             // caller's result buffer is valid until completion.
@@ -140,7 +143,7 @@ impl RcIface {
                 run_action(&op, (*iface).state.atomic_result_order);
             }
             (*iface).state.tx.release(&op);
-            invoke_completion(op.posted.comp, status);
+            invoke_completion(op.op().comp(), status);
         }
     }
 
