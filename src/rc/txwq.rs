@@ -525,6 +525,9 @@ impl TxWq {
         signaled: bool,
         psn_count: u32,
     ) {
+        // An AM's data-path line is written by its slot, which checks
+        // whether tracing is on once (this check folds away for AMs).
+        let traced = !spec.op.is_am();
         self.ops.push_back(OutstandingOp {
             op: spec.op,
             bounce: spec.bounce,
@@ -548,22 +551,19 @@ impl TxWq {
         *credits -= 1;
         // Before the doorbell, as UCX's rc_mlx5 logs its WQEs: `self` is
         // still in a register here, so the check costs no reload.
-        if data_trace::enabled() {
+        if traced && data_trace::enabled() {
             self.trace_posted();
         }
         self.sq.publish(self.pi, index);
     }
 
-    /// The data-path line of the WQE just posted. An AM's line is written
-    /// by its slot ([`TxWq::describe_last`] plus the AM and its tracer's
-    /// text), once the payload is known.
+    /// The data-path line of the WQE just posted (not an AM's: its slot
+    /// writes that, [`TxWq::describe_last`] plus the AM and its tracer's
+    /// text, once the payload is known).
     #[cold]
     #[inline(never)]
     fn trace_posted(&self) {
-        let is_am = self.ops.back().is_some_and(|op| op.op.is_am());
-        if !is_am {
-            data_trace::emit(data_trace::source_site!(), &self.describe_last());
-        }
+        data_trace::emit(data_trace::source_site!(), &self.describe_last());
     }
 
     /// The newest posted WQE in words: QP, ring index, opcode, signalled
