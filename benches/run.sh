@@ -27,6 +27,10 @@
 # (c-tests/perftest/perftest_pair.sh), on our rc_mlx5 (LD_PRELOAD=our
 # libuct.so.0) and on UCX 1.13's tcp (lo) and posix (memory); see
 # benches/perftest_bench.sh (also runnable alone). UCT_BENCH_PERFTEST=0 skips it.
+#
+# A fourth table is UCP's (Debian's libucp 1.13): tag latency and bandwidth
+# between two processes over ours against UCX's tcp and shared memory; see
+# benches/ucp_bench.sh (also runnable alone). UCT_BENCH_UCP=0 skips it.
 set -euo pipefail
 
 [[ $# -ge 1 ]] || { echo "usage: $0 LIB_DIR [SCALE]" >&2; exit 2; }
@@ -237,6 +241,11 @@ fi
 # --- ucx_perftest as the harness (issue 11): benches/perftest_bench.sh -------
 if [[ ${UCT_BENCH_PERFTEST:-1} != 0 ]]; then
     bash "$here/perftest_bench.sh" "$lib_dir" "$scale" "$out"
+fi
+
+# --- UCP over ours against UCX's tcp and shared memory (issue 24) -----------
+if [[ ${UCT_BENCH_UCP:-1} != 0 ]]; then
+    bash "$here/ucp_bench.sh" "$lib_dir" "$scale" "$out/ucp"
 fi
 echo "raw results: $out" >&2
 

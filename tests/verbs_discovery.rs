@@ -13,6 +13,7 @@ use uct::hca::verbs::discovery::{
     self, combined_device_names, read_gid_type, select_roce_gid, DeviceOrigin, GidEntry, GidType,
 };
 use uct::hca::verbs::ffi::{LoadError, Verbs, LIBIBVERBS, LIBMLX5};
+use uct::hca::{DeviceAddress, LinkLayer, Mtu};
 
 fn rdma_core() -> Verbs {
     Verbs::load_from(LIBIBVERBS, LIBMLX5).unwrap_or_else(|e| {
@@ -169,6 +170,46 @@ fn stand_in_style_gid_is_accepted_without_an_ipv4_mapped_one() {
     let only = entry(0, GidType::RoceV2, gid);
     assert_eq!(only.ipv4(), None);
     assert_eq!(select_roce_gid(&[only], None), Some(only));
+}
+
+fn device_with_port(gid: Option<GidEntry>, lid: u16) -> discovery::VerbsDevice {
+    let (link_layer, address) = match gid {
+        Some(gid) => (LinkLayer::Ethernet, DeviceAddress::Roce { gid: gid.gid }),
+        None => (LinkLayer::InfiniBand, DeviceAddress::Ib { lid, gid: None }),
+    };
+    discovery::VerbsDevice {
+        name: "mlx5_0".into(),
+        node_guid: 1,
+        pci_bus_id: None,
+        ports: vec![discovery::VerbsPort {
+            number: 1,
+            link_layer,
+            max_mtu: Mtu::Mtu4096,
+            active_mtu: Mtu::Mtu1024,
+            lid,
+            gid,
+            sgid_index: gid.map_or(0, |g| g.index),
+            address,
+        }],
+    }
+}
+
+#[test]
+fn connection_manager_address_is_the_ipv4_of_the_roce_gid_in_use() {
+    let v2_ip = entry(3, GidType::RoceV2, ipv4_gid([10, 0, 0, 7]));
+    let roce = device_with_port(Some(v2_ip), 0);
+    assert_eq!(
+        roce.port_ipv4(1),
+        Some(std::net::Ipv4Addr::new(10, 0, 0, 7))
+    );
+    assert_eq!(roce.port_ipv4(2), None, "no such port");
+    let v2_ll = entry(1, GidType::RoceV2, link_local_gid(1));
+    assert_eq!(
+        device_with_port(Some(v2_ll), 0).port_ipv4(1),
+        None,
+        "IPv6-only GID"
+    );
+    assert_eq!(device_with_port(None, 5).port_ipv4(1), None, "InfiniBand");
 }
 
 #[test]

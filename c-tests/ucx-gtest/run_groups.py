@@ -16,8 +16,12 @@ had run into either timeout; the group's remaining tests then run in a new
 process, so one crash costs one test.
 
 --expectations lists the tests known not to pass today (one line each:
-`<full gtest name> <failed|crashed|hung|sometimes> <reason>`; `sometimes`:
-the outcome depends on chance until the bug is fixed). The exit status is 1 when
+`<full gtest name> <failed|crashed|hung|sometimes>[:<condition>] <reason>`;
+`sometimes`: the outcome depends on chance until the bug is fixed; a
+condition limits the line to hosts where it holds, see CONDITIONS). The
+`ib/*` groups run with the soft HCA device bound to the host's first
+non-loopback IPv4 address whose interface sits on a PCI function, when
+there is one (see pci_interface). The exit status is 1 when
 a test outside that list fails, crashes or hangs; listed tests that pass are
 reported so the list can shrink. Without --expectations every bad result
 counts. The table always shows the real counts.
@@ -25,10 +29,13 @@ counts. The table always shows the real counts.
 
 import argparse
 import collections
+import fcntl
 import json
 import os
 import re
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -148,6 +155,59 @@ def base_environment(args):
         # UCX's libuct_ib.so, whose uct_ib_component the binary's copy from
         # ib_stub.c overrides, and crash; the runs need no module.
         env.setdefault("UCX_MODULES", "^ib,rdmacm,cma")
+    return env
+
+
+def interface_ipv4(name):
+    """The IPv4 address of interface `name` (SIOCGIFADDR), or None."""
+    siocgifaddr = 0x8915
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        try:
+            answer = fcntl.ioctl(sock.fileno(), siocgifaddr,
+                                 struct.pack("256s", name.encode()[:15]))
+        except OSError:
+            return None
+    return socket.inet_ntoa(answer[20:24])
+
+
+def interface_pci_function(name):
+    """The PCI function interface `name` sits on, by the kernel's list of
+    PCI devices: its parent device (`/sys/class/net/<name>/device`) or that
+    device's parent (a virtio network device on its virtio-pci function)."""
+    try:
+        parent = os.path.realpath(f"/sys/class/net/{name}/device", strict=True)
+        functions = {os.path.realpath(os.path.join("/sys/bus/pci/devices", bdf)): bdf
+                     for bdf in os.listdir("/sys/bus/pci/devices")}
+    except OSError:
+        return None
+    return functions.get(parent) or functions.get(os.path.dirname(parent))
+
+
+def pci_interface():
+    """(interface, IPv4 address, PCI function) of the first interface, in
+    index order, with a non-loopback IPv4 address that sits on a PCI
+    function; None when there is none. The `ib/*` groups' soft device is
+    bound to that address, so it sits on that function as Linux's rxe sits
+    on its network device's parent: UCX's ib/test_md.sys_device wants a
+    system device for every ib resource."""
+    for _, name in socket.if_nameindex():
+        address = interface_ipv4(name)
+        if not address or address.startswith("127."):
+            continue
+        function = interface_pci_function(name)
+        if function:
+            return name, address, function
+    return None
+
+
+def group_environment(env, group, pci):
+    """The environment of `group`: the `ib/*` groups get the soft device on
+    the PCI interface's address (the rc_mlx5 groups keep the default,
+    loopback)."""
+    if pci is None or not group.startswith("ib/"):
+        return env
+    env = dict(env)
+    env["UCX_SOFT_HCA_DEVICES"] = f"mlx5_0@{pci[1]}"
     return env
 
 
@@ -316,8 +376,16 @@ def describe_status(status):
 # as passing).
 EXPECTED_OUTCOMES = ("failed", "crashed", "hung", "sometimes")
 
+# Conditions an expectation may carry (`<outcome>:<condition>`): the line
+# applies only on hosts where the condition holds; elsewhere the test must
+# pass. Each maps to (holds(pci), what it means).
+CONDITIONS = {
+    "no-pci-interface": (lambda pci: pci is None,
+                         "the host has no non-loopback IPv4 interface on a PCI function"),
+}
 
-def read_expectations(path):
+
+def read_expectations(path, pci):
     expected = {}
     if not path:
         return expected
@@ -327,10 +395,19 @@ def read_expectations(path):
             if not line or line.startswith("#"):
                 continue
             parts = line.split(None, 2)
-            if len(parts) < 3 or parts[1] not in EXPECTED_OUTCOMES:
-                sys.exit(f"{path}:{number}: expected `<test> <{'|'.join(EXPECTED_OUTCOMES)}> "
-                         "<reason>`")
-            expected[parts[0]] = (parts[1], parts[2])
+            outcome, _, condition = parts[1].partition(":") if len(parts) == 3 else ("", "", "")
+            if (len(parts) < 3 or outcome not in EXPECTED_OUTCOMES
+                    or (condition and condition not in CONDITIONS)):
+                sys.exit(f"{path}:{number}: expected `<test> <{'|'.join(EXPECTED_OUTCOMES)}>"
+                         f"[:<{'|'.join(CONDITIONS)}>] <reason>`")
+            if condition:
+                holds, meaning = CONDITIONS[condition]
+                if not holds(pci):
+                    print(f"Expectation not applied (the test must pass): {parts[0]}: it applies "
+                          f"only where {meaning}; here {pci[0]} ({pci[1]}) is on PCI {pci[2]}")
+                    continue
+                print(f"Expectation applied: {parts[0]} {outcome}: {meaning}")
+            expected[parts[0]] = (outcome, parts[2])
     return expected
 
 
@@ -355,7 +432,13 @@ def main():
     args = parse_args()
     env = base_environment(args)
     os.makedirs(args.logs, exist_ok=True)
-    expected = read_expectations(args.expectations)
+    pci = pci_interface()
+    if pci:
+        print(f"ib/* groups: soft device mlx5_0 on {pci[1]} ({pci[0]}, PCI {pci[2]})")
+    else:
+        print("ib/* groups: soft device on loopback (no non-loopback IPv4 interface "
+              "on a PCI function here)")
+    expected = read_expectations(args.expectations, pci)
     started = time.monotonic()
     groups = list_tests(args, env)
     if not groups:
@@ -375,7 +458,8 @@ def main():
         log_path = os.path.join(args.logs, group.replace("/", "_") + ".log")
         group_started = time.monotonic()
         with open(log_path, "w", encoding="utf-8") as log:
-            group_results = run_group(args, env, group, tests, internal_tests, log)
+            group_results = run_group(args, group_environment(env, group, pci), group, tests,
+                                      internal_tests, log)
         group_seconds[group] = time.monotonic() - group_started
         results[group] = group_results
         counts = collections.Counter(r.outcome for r in group_results.values())

@@ -1,9 +1,11 @@
 //! `ucs_topo_*` (`ucs/sys/topo/base/topo.h`): the system devices (PCI
 //! functions) resources sit on, their names, and the distance between two.
 //!
-//! A real HCA's tl resources are registered here by their PCI function
-//! ([`system_device`], named after the HCA, as UCX's ib md does); a soft
-//! HCA device sits on none and is `UCS_SYS_DEVICE_ID_UNKNOWN`. This library
+//! An HCA device's tl resources are registered here by its PCI function
+//! ([`system_device`], named after the HCA, as UCX's ib md does): a real
+//! adapter's, or for a soft HCA device the one of the network interface
+//! carrying its address ([`crate::hca::netdev`]); a device on none (a soft
+//! device on loopback) is `UCS_SYS_DEVICE_ID_UNKNOWN`. This library
 //! reads no PCI topology, so every distance is
 //! [`ucs_topo_default_distance`] (UCX's answer for unknown or equal
 //! devices). Names and bus ids are kept as UCX

@@ -1,12 +1,14 @@
 //! Which of our devices an IP address belongs to, and what the peer needs
 //! to reach it. A soft HCA device has the IPv4 address of its
-//! `UCX_SOFT_HCA_DEVICES` entry; the connection manager listens and
-//! connects on those addresses, and names the device (`mlx5_0:1`) to the
-//! layer above so that its rc lanes use the same one.
+//! `UCX_SOFT_HCA_DEVICES` entry; a RoCE device of the rdma-core backend the
+//! IPv4 address of the GID its rc QPs use (an IPv4-mapped RoCE v2 GID, as
+//! UCX chooses by default). The connection manager listens and connects on
+//! those addresses, and names the device (`mlx5_0:1`) to the layer above so
+//! that its rc lanes use the same one.
 //!
-//! Devices of the rdma-core backend have no address here yet (their
-//! network interface is not looked up), so the connection manager does not
-//! serve them.
+//! Not served: InfiniBand ports (their IP address is IPoIB's, on another
+//! network interface, which is not looked up) and RoCE ports whose GID is
+//! not IPv4-mapped (IPv6 only, or `UCX_IB_GID_INDEX` naming such a GID).
 
 use std::ffi::c_char;
 use std::net::Ipv4Addr;
@@ -20,7 +22,7 @@ use crate::hca::{Device, DeviceAddress};
 pub fn device_ipv4(device: &HcaDevice) -> Option<Ipv4Addr> {
     match &device.backend {
         Backend::Soft { spec, .. } => Some(spec.ipv4),
-        Backend::Verbs { .. } => None,
+        Backend::Verbs { ipv4, .. } => *ipv4,
     }
 }
 

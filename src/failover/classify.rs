@@ -97,7 +97,8 @@ pub enum OpClass {
     /// Compare-and-swap (always fetches).
     AtomicCswap,
     Flush,
-    /// The transport's own traffic: flow-control grants, NOPs.
+    /// The transport's own traffic (flow-control grants, NOPs), and ops
+    /// whose caller already has their outcome (a synchronous get_short).
     Internal,
 }
 

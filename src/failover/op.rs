@@ -74,8 +74,9 @@ pub enum PostedOp {
         iov: Box<[uct_iov_t]>,
         comp: *mut uct_completion_t,
     },
-    /// `uct_ep_get_short(buffer, length, remote, rkey)`: `buffer` is written
-    /// when the op completes.
+    /// `uct_ep_get_short(buffer, length, remote, rkey)`. The call answers
+    /// its caller before it returns (the data is in `buffer`): once
+    /// recorded, the op is the transport's own, like an internal one.
     GetShort {
         remote: RemoteTarget,
         buffer: *mut c_void,
@@ -141,14 +142,15 @@ impl PostedOp {
             PostedOp::PutShort { .. } | PostedOp::PutBcopy { .. } | PostedOp::PutZcopy { .. } => {
                 OpClass::Put
             }
-            PostedOp::GetShort { .. } | PostedOp::GetBcopy { .. } | PostedOp::GetZcopy { .. } => {
-                OpClass::Get
-            }
+            PostedOp::GetBcopy { .. } | PostedOp::GetZcopy { .. } => OpClass::Get,
             PostedOp::AtomicPost { .. } => OpClass::AtomicPost,
             PostedOp::AtomicFetch { .. } => OpClass::AtomicFetch,
             PostedOp::AtomicCswap { .. } => OpClass::AtomicCswap,
             PostedOp::Flush { .. } => OpClass::Flush,
-            PostedOp::Internal(_) => OpClass::Internal,
+            // Answered to its caller when it was posted: purge neither
+            // reports nor completes it (a READ on the wire, one PSN at
+            // least, like a grant's SEND).
+            PostedOp::GetShort { .. } | PostedOp::Internal(_) => OpClass::Internal,
         }
     }
 
@@ -270,6 +272,12 @@ mod tests {
             remote,
             buffer: result,
             length: 0,
+        };
+        assert_eq!(get.class(), OpClass::Internal);
+        let get = PostedOp::GetZcopy {
+            remote,
+            iov: Box::new([]),
+            comp,
         };
         assert_eq!(get.class(), OpClass::Get);
         assert_eq!(PostedOp::Flush { flags: 0, comp }.class(), OpClass::Flush);

@@ -37,12 +37,18 @@ pub enum Backend {
         node_guid: u64,
         /// The PCI function of the adapter, when sysfs names one.
         pci_bus_id: Option<ucs_sys_bus_id_t>,
+        /// The IPv4 address of port 1's RoCE GID, when that GID is
+        /// IPv4-mapped (the connection manager's address for the device).
+        ipv4: Option<std::net::Ipv4Addr>,
     },
     /// A soft HCA device, opened by its configured name (the listed name
     /// differs when it was renamed next to a real device).
     Soft {
         soft_name: String,
         spec: SoftDeviceSpec,
+        /// The PCI function of the network interface carrying the
+        /// device's address, if it sits on one ([`crate::hca::netdev`]).
+        pci_bus_id: Option<ucs_sys_bus_id_t>,
     },
 }
 
@@ -57,6 +63,16 @@ pub struct HcaDevice {
 impl HcaDevice {
     pub fn is_soft(&self) -> bool {
         matches!(self.backend, Backend::Soft { .. })
+    }
+
+    /// The PCI function the device sits on: a real adapter's, as sysfs
+    /// names it; a soft device's network interface's; `None` for a device
+    /// on none (a soft device bound to loopback or a virtual interface, as
+    /// Linux's rxe on one).
+    pub fn pci_bus_id(&self) -> Option<ucs_sys_bus_id_t> {
+        match self.backend {
+            Backend::Verbs { pci_bus_id, .. } | Backend::Soft { pci_bus_id, .. } => pci_bus_id,
+        }
     }
 }
 
@@ -146,15 +162,20 @@ fn discover_devices() -> Vec<HcaDevice> {
                     Backend::Verbs {
                         node_guid: real.map_or(0, |d| d.node_guid),
                         pci_bus_id: real.and_then(|d| d.pci_bus_id),
+                        ipv4: real.and_then(|d| d.port_ipv4(DEVICE_PORT)),
                     }
                 }
-                DeviceOrigin::Soft => Backend::Soft {
-                    spec: soft_specs
+                DeviceOrigin::Soft => {
+                    let spec = soft_specs
                         .iter()
                         .find(|spec| spec.name == s.backend_name)?
-                        .clone(),
-                    soft_name: s.backend_name,
-                },
+                        .clone();
+                    Backend::Soft {
+                        pci_bus_id: crate::hca::netdev::pci_function_of_ipv4(spec.ipv4),
+                        spec,
+                        soft_name: s.backend_name,
+                    }
+                }
             };
             Some(HcaDevice {
                 name: s.listed,

@@ -96,6 +96,7 @@ macro_rules! backend_handle {
 
 pub mod config;
 pub mod devices;
+pub mod netdev;
 pub mod rings;
 pub mod soft;
 pub mod verbs;
@@ -127,6 +128,18 @@ impl Mtu {
             1024 => Mtu::Mtu1024,
             2048 => Mtu::Mtu2048,
             4096 => Mtu::Mtu4096,
+            _ => return None,
+        })
+    }
+
+    /// The MTU of its verbs code (`IBV_MTU_*`, this enum's discriminant).
+    pub const fn from_code(code: u8) -> Option<Mtu> {
+        Some(match code {
+            1 => Mtu::Mtu256,
+            2 => Mtu::Mtu512,
+            3 => Mtu::Mtu1024,
+            4 => Mtu::Mtu2048,
+            5 => Mtu::Mtu4096,
             _ => return None,
         })
     }
@@ -178,19 +191,36 @@ impl DeviceAddress {
     /// that UCX's own rc_mlx5 and ours read each other's: a flags byte
     /// (`UCT_IB_ADDRESS_FLAG_LINK_LAYER_ETH`, `_ROCE_IPV6` unless the GID
     /// is IPv4-mapped, the RoCE version in bits 5..7: 2 = v2, the kind our
-    /// discovery prefers), then the GID. Optional fields UCX may append
-    /// (path MTU, GID index, P_Key, each flagged) are ignored on unpack.
+    /// discovery prefers), then the GID, then the path MTU's code when
+    /// `UCT_IB_ADDRESS_FLAG_PATH_MTU` is set. Other optional fields UCX may
+    /// append (GID index, P_Key, each flagged) are ignored on unpack.
     /// The ETH bit (0x08) is clear in every other kind byte.
     const UCX_FLAG_LINK_LAYER_ETH: u8 = 1 << 3;
     const UCX_FLAG_ROCE_IPV6: u8 = 1 << 4;
+    const UCX_FLAG_PATH_MTU: u8 = 1 << 1;
     const UCX_ROCE_V2: u8 = 2 << 5;
+    /// Our own kinds carry the path MTU's code in bits 4..6 of the kind
+    /// byte (0: not given), so their lengths stay as they are.
+    const KIND_MTU_SHIFT: u32 = 4;
+    const KIND_BITS: u8 = 0x0f;
 
     /// Writes the address into `out` (a kind byte, then the fields,
     /// multi-byte numbers big-endian; RoCE as UCX does, see
     /// `UCX_FLAG_LINK_LAYER_ETH`) and returns the length written;
-    /// `out` must hold `MAX_PACKED_LEN` bytes.
+    /// `out` must hold `MAX_PACKED_LEN` bytes. No path MTU: a peer reads
+    /// 4096 ([`DeviceAddress::pack_with_mtu`]).
     pub fn pack(&self, out: &mut [u8]) -> Result<usize, Status> {
-        let len = self.packed_len();
+        self.pack_with_mtu(Mtu::Mtu4096, out)
+    }
+
+    /// As [`DeviceAddress::pack`], with the path MTU of the iface whose
+    /// device address this is. As UCX's ib ifaces do, an MTU of 4096 is
+    /// left out (a reader takes 4096 when none is given); any other is
+    /// written as UCX does for RoCE, in the kind byte for our kinds.
+    pub fn pack_with_mtu(&self, path_mtu: Mtu, out: &mut [u8]) -> Result<usize, Status> {
+        let mtu_given = path_mtu != Mtu::Mtu4096;
+        let roce_mtu_len = usize::from(mtu_given && matches!(self, DeviceAddress::Roce { .. }));
+        let len = self.packed_len() + roce_mtu_len;
         let out = out.get_mut(..len).ok_or(Status::BufferTooSmall)?;
         match self {
             DeviceAddress::Udp(addr) => {
@@ -205,6 +235,10 @@ impl DeviceAddress {
                     out[0] |= Self::UCX_FLAG_ROCE_IPV6;
                 }
                 out[1..17].copy_from_slice(gid);
+                if mtu_given {
+                    out[0] |= Self::UCX_FLAG_PATH_MTU;
+                    out[17] = path_mtu as u8;
+                }
             }
             DeviceAddress::Ib { lid, gid } => {
                 out[1..3].copy_from_slice(&lid.to_be_bytes());
@@ -216,6 +250,9 @@ impl DeviceAddress {
                     }
                 }
             }
+        }
+        if mtu_given && !matches!(self, DeviceAddress::Roce { .. }) {
+            out[0] |= (path_mtu as u8) << Self::KIND_MTU_SHIFT;
         }
         Ok(len)
     }
@@ -230,10 +267,17 @@ impl DeviceAddress {
         }
     }
 
-    /// Reads an address written by [`DeviceAddress::pack`] (bytes after it
-    /// are ignored); anything else is `InvalidAddr`: short, unknown kind,
-    /// UDP port 0, an all-zero GID, a LID outside the unicast range.
+    /// Reads an address written by [`DeviceAddress::pack`] or
+    /// [`DeviceAddress::pack_with_mtu`] (its path MTU is not kept).
     pub fn unpack(bytes: &[u8]) -> Result<DeviceAddress, Status> {
+        Self::unpack_with_mtu(bytes).map(|(address, _)| address)
+    }
+
+    /// Reads an address written by [`DeviceAddress::pack_with_mtu`] and its
+    /// path MTU (4096 when none is given); bytes after it are ignored.
+    /// Anything else is `InvalidAddr`: short, unknown kind, UDP port 0, an
+    /// all-zero GID, a LID outside the unicast range, an unknown MTU code.
+    pub fn unpack_with_mtu(bytes: &[u8]) -> Result<(DeviceAddress, Mtu), Status> {
         let gid_at = |at: usize| -> Result<[u8; 16], Status> {
             let gid: [u8; 16] = bytes
                 .get(at..at + 16)
@@ -256,30 +300,46 @@ impl DeviceAddress {
             }
             Ok(lid)
         };
-        match bytes.first() {
-            Some(&Self::KIND_UDP) if bytes.len() >= Self::UDP_LEN => {
+        let mtu_of = |code: u8| Mtu::from_code(code).ok_or(Status::InvalidAddr);
+        let &first = bytes.first().ok_or(Status::InvalidAddr)?;
+        // RoCE v1, v1.5 or v2 (UCX's version 3 is its "any" wildcard,
+        // never in an address of a port).
+        if first & Self::UCX_FLAG_LINK_LAYER_ETH != 0 {
+            if first >> 5 > 2 {
+                return Err(Status::InvalidAddr);
+            }
+            let address = DeviceAddress::Roce { gid: gid_at(1)? };
+            let mtu = if first & Self::UCX_FLAG_PATH_MTU != 0 {
+                mtu_of(*bytes.get(Self::ROCE_LEN).ok_or(Status::InvalidAddr)?)?
+            } else {
+                Mtu::Mtu4096
+            };
+            return Ok((address, mtu));
+        }
+        let mtu = match first >> Self::KIND_MTU_SHIFT {
+            0 => Mtu::Mtu4096,
+            code => mtu_of(code)?,
+        };
+        let address = match first & Self::KIND_BITS {
+            Self::KIND_UDP if bytes.len() >= Self::UDP_LEN => {
                 let ip = Ipv4Addr::new(bytes[1], bytes[2], bytes[3], bytes[4]);
                 let port = u16::from_be_bytes([bytes[5], bytes[6]]);
                 if port == 0 {
                     return Err(Status::InvalidAddr);
                 }
-                Ok(DeviceAddress::Udp(SocketAddrV4::new(ip, port)))
+                DeviceAddress::Udp(SocketAddrV4::new(ip, port))
             }
-            // RoCE v1, v1.5 or v2 (UCX's version 3 is its "any" wildcard,
-            // never in an address of a port).
-            Some(&flags) if flags & Self::UCX_FLAG_LINK_LAYER_ETH != 0 && flags >> 5 <= 2 => {
-                Ok(DeviceAddress::Roce { gid: gid_at(1)? })
-            }
-            Some(&Self::KIND_IB_LID) => Ok(DeviceAddress::Ib {
+            Self::KIND_IB_LID => DeviceAddress::Ib {
                 lid: lid()?,
                 gid: None,
-            }),
-            Some(&Self::KIND_IB_LID_GID) => Ok(DeviceAddress::Ib {
+            },
+            Self::KIND_IB_LID_GID => DeviceAddress::Ib {
                 lid: lid()?,
                 gid: Some(gid_at(3)?),
-            }),
-            _ => Err(Status::InvalidAddr),
-        }
+            },
+            _ => return Err(Status::InvalidAddr),
+        };
+        Ok((address, mtu))
     }
 
     /// 16 bytes that name the port this address reaches, for identities
@@ -876,14 +936,14 @@ mod tests {
         assert_eq!(packed[0], 0x58);
         assert_eq!(packed[1..17], GID);
         // An address UCX packed with its optional path MTU byte after the
-        // GID (flag 0x02) reads the same.
+        // GID (flag 0x02) gives the port and the MTU.
         let mut ucx = [0u8; 18];
         ucx[0] = 0x58 | 0x02;
         ucx[1..17].copy_from_slice(&GID);
         ucx[17] = 3;
         assert_eq!(
-            DeviceAddress::unpack(&ucx),
-            Ok(DeviceAddress::Roce { gid: GID })
+            DeviceAddress::unpack_with_mtu(&ucx),
+            Ok((DeviceAddress::Roce { gid: GID }, Mtu::Mtu1024))
         );
         let mut mapped = [0u8; 16];
         mapped[10..12].copy_from_slice(&[0xff, 0xff]);
@@ -900,6 +960,87 @@ mod tests {
         .unwrap();
         assert_eq!(packed[..3], [4, 0x12, 0x34]);
         assert_eq!(packed[3..19], GID);
+    }
+
+    #[test]
+    fn path_mtu_is_carried_as_ucx_does_for_roce_and_in_the_kind_byte_for_ours() {
+        let udp = DeviceAddress::Udp(SocketAddrV4::new(Ipv4Addr::new(10, 1, 2, 3), 0xbeef));
+        let roce = DeviceAddress::Roce { gid: GID };
+        let ib = DeviceAddress::Ib {
+            lid: 0x1234,
+            gid: Some(GID),
+        };
+        for addr in [udp, roce, ib] {
+            // 4096 is left out: the bytes of `pack`, read back as 4096.
+            let mut plain = [0u8; DeviceAddress::MAX_PACKED_LEN];
+            let mut with_4096 = [0u8; DeviceAddress::MAX_PACKED_LEN];
+            assert_eq!(
+                addr.pack(&mut plain),
+                addr.pack_with_mtu(Mtu::Mtu4096, &mut with_4096)
+            );
+            assert_eq!(plain, with_4096);
+            assert_eq!(
+                DeviceAddress::unpack_with_mtu(&plain),
+                Ok((addr, Mtu::Mtu4096))
+            );
+            for mtu in [Mtu::Mtu256, Mtu::Mtu1024, Mtu::Mtu2048] {
+                let mut packed = [0u8; DeviceAddress::MAX_PACKED_LEN];
+                let len = addr.pack_with_mtu(mtu, &mut packed).unwrap();
+                assert!(len <= DeviceAddress::MAX_PACKED_LEN);
+                assert_eq!(
+                    DeviceAddress::unpack_with_mtu(&packed[..len]),
+                    Ok((addr, mtu)),
+                    "{addr:?} {mtu:?}"
+                );
+                assert_eq!(DeviceAddress::unpack(&packed[..len]), Ok(addr));
+            }
+        }
+        // RoCE as UCX 1.13 packs it: UCT_IB_ADDRESS_FLAG_PATH_MTU (0x02) in
+        // the flags, the ibv_mtu code in the byte after the GID.
+        let mut packed = [0u8; DeviceAddress::MAX_PACKED_LEN];
+        assert_eq!(roce.pack_with_mtu(Mtu::Mtu2048, &mut packed), Ok(18));
+        assert_eq!(packed[0], 0x58 | 0x02);
+        assert_eq!(packed[1..17], GID);
+        assert_eq!(packed[17], 4);
+        // Ours: the code in bits 4..6 of the kind byte, lengths unchanged.
+        assert_eq!(udp.pack_with_mtu(Mtu::Mtu2048, &mut packed), Ok(7));
+        assert_eq!(packed[..7], [0x41, 10, 1, 2, 3, 0xbe, 0xef]);
+        assert_eq!(ib.pack_with_mtu(Mtu::Mtu1024, &mut packed), Ok(19));
+        assert_eq!(packed[..3], [0x34, 0x12, 0x34]);
+        // The identity of a port does not depend on an MTU.
+        assert_eq!(
+            DeviceAddress::unpack(&[0x41, 10, 1, 2, 3, 0xbe, 0xef])
+                .unwrap()
+                .identity(),
+            udp.identity()
+        );
+    }
+
+    #[test]
+    fn bad_path_mtus_are_refused() {
+        // Codes 6 and 7, and bit 7, in our kind byte.
+        for kind in [0x61, 0x71, 0x81, 0xc1] {
+            assert_eq!(
+                DeviceAddress::unpack(&[kind, 10, 1, 2, 3, 0xbe, 0xef]),
+                Err(Status::InvalidAddr),
+                "kind {kind:#x}"
+            );
+        }
+        // RoCE with the MTU flag: the byte missing, 0 (UCX's invalid MTU)
+        // or not a code.
+        let mut roce = [0u8; 18];
+        roce[0] = 0x58 | 0x02;
+        roce[1..17].copy_from_slice(&GID);
+        assert_eq!(DeviceAddress::unpack(&roce[..17]), Err(Status::InvalidAddr));
+        for code in [0, 6, 0xff] {
+            roce[17] = code;
+            assert_eq!(DeviceAddress::unpack(&roce), Err(Status::InvalidAddr));
+        }
+        roce[17] = 5;
+        assert_eq!(
+            DeviceAddress::unpack_with_mtu(&roce),
+            Ok((DeviceAddress::Roce { gid: GID }, Mtu::Mtu4096))
+        );
     }
 
     #[test]

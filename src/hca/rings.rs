@@ -135,7 +135,14 @@ impl PolledCq {
     /// over.
     #[inline]
     fn slot(&self) -> (*const u8, bool) {
-        let at = (self.ci & (self.ring.cqe_count - 1)) as usize * CQE_LEN;
+        self.slot_at(self.ci)
+    }
+
+    /// The entry at free-running index `index` and whether the device
+    /// handed it over (for the pass `index` belongs to).
+    #[inline]
+    fn slot_at(&self, index: u32) -> (*const u8, bool) {
+        let at = (index & (self.ring.cqe_count - 1)) as usize * CQE_LEN;
         // SAFETY: `at` is inside the ring of cqe_count entries, valid while
         // the CQ (owned here) lives.
         let entry = unsafe { self.ring.buf.add(at) as *const u8 };
@@ -145,8 +152,28 @@ impl PolledCq {
             .load(Ordering::Acquire);
         (
             entry,
-            mlx5::cqe_is_sw_owned(op_own, self.ci, self.ring.cqe_count),
+            mlx5::cqe_is_sw_owned(op_own, index, self.ring.cqe_count),
         )
+    }
+
+    /// A copy of the CQE `ahead` entries past the consumer index, if the
+    /// device has written it, without consuming anything: the entries stay
+    /// for [`PolledCq::poll`]. `None` past the last written entry or past
+    /// one pass of the ring.
+    pub fn peek(&self, ahead: u32) -> Option<CqeBytes> {
+        if ahead >= self.ring.cqe_count {
+            return None;
+        }
+        let (entry, ready) = self.slot_at(self.ci.wrapping_add(ahead));
+        if !ready {
+            return None;
+        }
+        let mut bytes = [0u8; CQE_LEN];
+        // SAFETY: a 64-byte entry inside the ring, handed over by op_own
+        // (read with acquire in `slot_at`); the device does not rewrite it
+        // before the consumer index passes it (the CQ cannot overflow).
+        unsafe { std::ptr::copy_nonoverlapping(entry, bytes.as_mut_ptr(), CQE_LEN) };
+        Some(bytes)
     }
 
     /// Whether a CQE is waiting (without consuming it).
@@ -158,13 +185,7 @@ impl PolledCq {
     /// message itself), and publishes the new consumer index.
     #[inline]
     pub fn poll(&mut self) -> Option<CqeBytes> {
-        let (entry, ready) = self.slot();
-        if !ready {
-            return None;
-        }
-        let mut bytes = [0u8; CQE_LEN];
-        // SAFETY: a 64-byte entry inside the ring, handed over by op_own.
-        unsafe { std::ptr::copy_nonoverlapping(entry, bytes.as_mut_ptr(), CQE_LEN) };
+        let bytes = self.peek(0)?;
         self.ci = self.ci.wrapping_add(1);
         // SAFETY: word 0 of the CQ doorbell record, 4-aligned, valid while
         // the CQ lives: the consumer index.

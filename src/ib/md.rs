@@ -136,19 +136,8 @@ impl Md {
             tl_name: RC_MLX5_TL_NAME,
             dev_name: port_name(self.device),
             dev_type: UCT_DEVICE_TYPE_NET,
-            pci_bus_id: self.pci_bus_id(),
+            pci_bus_id: self.device.pci_bus_id(),
         }]
-    }
-
-    /// The PCI function of the md's device: a real adapter's, as sysfs
-    /// names it; none for a soft HCA device, which sits on no PCI function
-    /// (UCX's ib md reports such a device, rxe for one, as
-    /// `UCS_SYS_DEVICE_ID_UNKNOWN`).
-    pub fn pci_bus_id(&self) -> Option<ucs_sys_bus_id_t> {
-        match self.device.backend {
-            Backend::Verbs { pci_bus_id, .. } => pci_bus_id,
-            Backend::Soft { .. } => None,
-        }
     }
 
     /// `Err` with a log line unless memory of `mem_type` can be registered.
@@ -183,9 +172,9 @@ impl Md {
     /// device name and its link address, NUL-padded.
     pub fn global_id(&self) -> Vec<u8> {
         match &self.device.backend {
-            Backend::Soft { soft_name, spec } => {
-                format!("soft-hca:{soft_name}@{}", spec.ipv4).into_bytes()
-            }
+            Backend::Soft {
+                soft_name, spec, ..
+            } => format!("soft-hca:{soft_name}@{}", spec.ipv4).into_bytes(),
             Backend::Verbs { node_guid, .. } => format!("ib-guid:{node_guid:016x}").into_bytes(),
         }
     }

@@ -109,6 +109,9 @@ impl EpState {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RemoteEp {
     pub address: DeviceAddress,
+    /// The path MTU the peer's iface connects with, from its device
+    /// address (4096 when the address gives none, as UCX reads it).
+    pub path_mtu: Mtu,
     pub qpn: u32,
     /// The peer's connection generation, from its ep address (what a
     /// UCX peer leaves there instead is not meaningful).
@@ -143,6 +146,8 @@ pub struct RcEp {
     remote: Option<RemoteEp>,
     /// The address of the iface's device (this end of the connection).
     local: DeviceAddress,
+    /// The iface's path MTU: a connection runs at the smaller of it and the
+    /// peer's ([`RcEp::connect`]).
     path_mtu: Mtu,
     /// Requests from `uct_ep_pending_add`, oldest first.
     pub pending: VecDeque<*mut uct_pending_req_t>,
@@ -332,7 +337,12 @@ impl RcEp {
         (qpn, generation)
     }
 
-    /// Connects the QP to the peer: RESET (if it was used) → INIT → RTR → RTS.
+    /// Connects the QP to the peer: RESET (if it was used) → INIT → RTR → RTS,
+    /// at the smaller of the two ifaces' path MTUs: both ends of a
+    /// connection then send and accept packets of the same size (a responder
+    /// refuses a packet longer than its QP's MTU). UCX's rc_mlx5 takes the
+    /// peer's MTU when its address gives one, else its own: the same for
+    /// every pair of MTUs where one of them is 4096.
     pub fn connect(
         &mut self,
         limits: &Limits,
@@ -355,6 +365,16 @@ impl RcEp {
             qp.modify(QpTransition::Reset)?;
             self.txwq.reset();
         }
+        let path_mtu = self.path_mtu.min(remote.path_mtu);
+        if path_mtu != self.path_mtu {
+            tracing::debug!(
+                "rc_mlx5 ep {:p}: path MTU {} (the peer's), not {}",
+                self,
+                path_mtu.bytes(),
+                self.path_mtu.bytes()
+            );
+        }
+        self.txwq.set_path_mtu(path_mtu);
         let qp = self.txwq.qp();
         qp.modify(QpTransition::Init {
             access: Access::ALL,
@@ -363,7 +383,7 @@ impl RcEp {
             dest_qpn: remote.qpn,
             peer: remote.address,
             rq_psn: START_PSN,
-            path_mtu: self.path_mtu,
+            path_mtu,
             min_rnr_timer: rnr_timer_code(limits.rnr_timeout),
             max_dest_rd_atomic: limits.max_rd_atomic,
             path: limits.path,

@@ -12,9 +12,11 @@
 //! sending ep names the connection as requester, the receiving iface finds
 //! its ep by the responder QPN a TX token names.
 //!
-//! An op left in the table has had no successful CQE (a successful CQE
-//! removes every op up to its WQE, and an error CQE first completes the ops
-//! before the failed WQE), so every op purge sees has `cqe_seen == false`.
+//! An op left in the table has had no successful CQE polled (a successful
+//! CQE removes every op up to its WQE, and an error CQE first completes the
+//! ops before the failed WQE). Only a get_short may have seen its CQE still
+//! in the CQ (it waits for it without taking it): that op is `cqe_seen`,
+//! which makes it and every op before it locally complete.
 //!
 //! Deriving an RX token moves the named responder QP to ERROR before
 //! reading its `next_rcv_psn`: a packet still in flight could otherwise be

@@ -54,7 +54,8 @@ pub struct Limits {
     pub am_max_zcopy: usize,
     pub put_max_short: usize,
     pub put_max_bcopy: usize,
-    /// get_short: a READ into a bounce buffer copied out on completion.
+    /// get_short: a READ into a bounce buffer, copied out by the call once
+    /// it completed.
     /// As large as put_short, so the short protocols of both directions
     /// switch to bcopy at the same size and the copy stays small.
     pub get_max_short: usize,

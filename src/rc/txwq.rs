@@ -77,6 +77,10 @@ pub struct OutstandingOp {
     first_psn: u32,
     /// PSNs the op uses on the wire (NOP: 0).
     psn_count: u32,
+    /// A successful CQE covering this WQE is known to be in the send CQ,
+    /// not yet taken by progress (get_short waited for it): the op and
+    /// every op before it are complete.
+    completion_seen: bool,
 }
 
 impl OutstandingOp {
@@ -114,14 +118,13 @@ impl OutstandingOp {
         self.wqebbs != 0
     }
 
-    /// What failover classifies the op by (`cqe_seen` is false: an op in
-    /// the table had no successful CQE, which would have removed it).
+    /// What failover classifies the op by.
     pub fn psns(&self) -> OpPsns {
         OpPsns {
             class: self.op.class(),
             first_psn: self.first_psn,
             psn_count: self.psn_count,
-            cqe_seen: false,
+            cqe_seen: self.completion_seen,
         }
     }
 }
@@ -217,7 +220,7 @@ impl TxResources {
 
 /// Whether WQE index `a` was posted at or before `b` (16-bit ring counters).
 #[inline]
-fn index_at_or_before(a: u16, b: u16) -> bool {
+pub(crate) fn index_at_or_before(a: u16, b: u16) -> bool {
     (b.wrapping_sub(a) as i16) >= 0
 }
 
@@ -397,6 +400,13 @@ impl TxWq {
     }
 
     /// Back to the empty ring of a QP just reset (nothing outstanding).
+    /// The path MTU of the connection (set before it starts): how many
+    /// packets, so PSNs, each op takes.
+    pub fn set_path_mtu(&mut self, path_mtu: Mtu) {
+        debug_assert!(self.ops.is_empty());
+        self.path_mtu = path_mtu;
+    }
+
     pub fn reset(&mut self) {
         debug_assert!(self.ops.is_empty());
         self.pi = 0;
@@ -539,6 +549,7 @@ impl TxWq {
             wqebbs,
             first_psn: self.next_psn,
             psn_count,
+            completion_seen: false,
         });
         self.ctrl.fence_next = false;
         self.ctrl.unsignaled_bbs = if signaled {
@@ -651,8 +662,22 @@ impl TxWq {
             wqebbs: 0,
             first_psn: self.next_psn,
             psn_count: 0,
+            completion_seen: false,
         });
         Ok(())
+    }
+
+    /// Notes that a successful CQE of WQE `wqe_index` is in the send CQ
+    /// (see [`OutstandingOp::completion_seen`]).
+    pub fn completion_seen(&mut self, wqe_index: u16) {
+        if let Some(op) = self
+            .ops
+            .iter_mut()
+            .rev()
+            .find(|op| op.has_wqe() && op.wqe_index == wqe_index)
+        {
+            op.completion_seen = true;
+        }
     }
 
     /// Takes every outstanding op (purge, destroy): the ring is free again.

@@ -187,7 +187,8 @@ pub fn put_zcopy(
     unsafe { uct_ep_put_zcopy(ep, iov.as_ptr(), iov.len(), remote_addr, rkey, comp) }
 }
 
-/// `uct_ep_get_short` into `dest` (written when the get completes).
+/// `uct_ep_get_short` into `dest` (the data is there when it answers
+/// `UCS_OK`).
 pub fn get_short(
     ep: uct_ep_h,
     dest: &mut [u8],

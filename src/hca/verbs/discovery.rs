@@ -189,6 +189,16 @@ pub struct VerbsDevice {
     pub ports: Vec<VerbsPort>,
 }
 
+impl VerbsDevice {
+    /// The IPv4 address a connection manager reaches `port` at: that of the
+    /// RoCE GID its QPs use, when the GID is IPv4-mapped. None on
+    /// InfiniBand (its IP address is IPoIB's, on another interface) and for
+    /// a GID that is not IPv4-mapped.
+    pub fn port_ipv4(&self, port: u8) -> Option<Ipv4Addr> {
+        self.ports.iter().find(|p| p.number == port)?.gid?.ipv4()
+    }
+}
+
 /// The real mlx5 devices of this machine through the process-wide rdma-core
 /// (empty when rdma-core is not installed).
 pub fn discover() -> Vec<VerbsDevice> {
@@ -427,15 +437,16 @@ fn read_gid_table(
     entries
 }
 
+/// The MTU of a verbs `ibv_mtu` value (the codes of [`Mtu::from_code`]).
 pub(crate) fn mtu_from_ibv(code: u8) -> Option<Mtu> {
-    Some(match u32::from(code) {
-        ffi::IBV_MTU_256 => Mtu::Mtu256,
-        ffi::IBV_MTU_512 => Mtu::Mtu512,
-        ffi::IBV_MTU_1024 => Mtu::Mtu1024,
-        ffi::IBV_MTU_2048 => Mtu::Mtu2048,
-        ffi::IBV_MTU_4096 => Mtu::Mtu4096,
-        _ => return None,
-    })
+    const _: () = assert!(
+        ffi::IBV_MTU_256 == Mtu::Mtu256 as u32
+            && ffi::IBV_MTU_512 == Mtu::Mtu512 as u32
+            && ffi::IBV_MTU_1024 == Mtu::Mtu1024 as u32
+            && ffi::IBV_MTU_2048 == Mtu::Mtu2048 as u32
+            && ffi::IBV_MTU_4096 == Mtu::Mtu4096 as u32
+    );
+    Mtu::from_code(code)
 }
 
 /// Where a listed device comes from.

@@ -2,17 +2,20 @@
 //! (the device completes in order); an error CQE fails its ep. The ops come
 //! out of the ep's [`crate::rc::txwq::TxWq`]; this file runs their
 //! completion work and the user's completions, and calls the error handler.
+//! [`IfaceState::wait_for_send_cqe`] waits for one WQE's CQE without taking
+//! it (get_short).
 
 use std::ffi::{c_uint, c_void};
+use std::time::{Duration, Instant};
 
 use crate::abi::*;
 use crate::failover::OnError;
 use crate::failover::PostedOp;
-use crate::hca::AtomicResultOrder;
+use crate::hca::{AtomicResultOrder, Qp, QpState};
 use crate::mlx5::{self, Cqe64};
 use crate::rc::ep::RcEp;
 use crate::rc::iface::{IfaceState, RcIface};
-use crate::rc::txwq::OutstandingOp;
+use crate::rc::txwq::{index_at_or_before, OutstandingOp};
 
 /// The status an error CQE's syndrome means for the user.
 pub fn syndrome_status(syndrome: u8) -> Status {
@@ -78,7 +81,7 @@ pub unsafe fn invoke_completion(comp: *mut uct_completion_t, status: ucs_status_
 }
 
 /// The completion work of an op that completed successfully: the READ's
-/// data to the caller's unpack callback or buffer, a fetched atomic value
+/// data to the caller's unpack callback, a fetched atomic value
 /// to the caller's result.
 ///
 /// # Safety
@@ -99,13 +102,6 @@ unsafe fn run_action(op: &OutstandingOp, order: AtomicResultOrder) {
             // SAFETY: the READ wrote `length` bytes at bounce.data; the
             // callback is the caller's, with its argument.
             unsafe { unpack(arg, bounce.data as *const c_void, length) };
-        }
-        // Zero length: nothing to copy (the caller's buffer may be NULL).
-        PostedOp::GetShort { buffer, length, .. } if length > 0 => {
-            // SAFETY: the READ wrote `length` bytes at bounce.data (at most
-            // the data area); the caller's buffer holds `length` bytes until
-            // the op completes, and the two never overlap.
-            unsafe { std::ptr::copy_nonoverlapping(bounce.data, buffer.cast(), length) };
         }
         PostedOp::AtomicFetch { size, result, .. } | PostedOp::AtomicCswap { size, result, .. } => {
             let width = size.bytes();
@@ -402,5 +398,87 @@ impl IfaceState {
             });
         }
         None
+    }
+}
+
+/// How long a QP found out of RTS may leave a waited-for WQE without its
+/// CQE before the wait gives up: a device flushes every outstanding WQE of
+/// a QP in error at once, so this only bounds a device that does not.
+const QP_ERROR_GRACE: Duration = Duration::from_millis(100);
+
+/// How often a wait asks the device for its QP's state.
+const QP_STATE_INTERVAL: Duration = Duration::from_millis(10);
+
+impl IfaceState {
+    /// Waits until the send CQ holds the CQE of WQE `wqe_index` of `qp`
+    /// (which must be signalled), driving the device meanwhile, and says
+    /// how the WQE completed: `Ok`, or the status of its error CQE.
+    ///
+    /// Nothing is taken from the CQ and no callback runs: the CQEs stay for
+    /// the next progress, which completes this op and every op before it
+    /// and runs a failed ep's error path, as for any CQE. Users get their
+    /// callbacks from progress only.
+    ///
+    /// The wait is bounded by the QP: a READ the peer never answers ends
+    /// in an error CQE when the QP's retries run out, and a QP in error
+    /// flushes its WQEs with error CQEs. A QP found out of RTS without this
+    /// WQE's CQE for [`QP_ERROR_GRACE`] ends the wait with `Canceled` (what
+    /// the flush would have said), so the wait cannot outlive a QP in
+    /// error.
+    pub(crate) fn wait_for_send_cqe(&self, qp: &Qp, wqe_index: u16) -> Result<(), Status> {
+        let qpn = qp.qpn();
+        // CQEs before this many entries past the consumer index were
+        // looked at and are not this WQE's.
+        let mut scanned = 0u32;
+        let mut next_state_check = Instant::now() + QP_STATE_INTERVAL;
+        let mut qp_down_since: Option<Instant> = None;
+        let mut rounds = 0u32;
+        loop {
+            self.domain.device.progress();
+            while let Some(bytes) = self.tx_cq.peek(scanned) {
+                scanned += 1;
+                let cqe = Cqe64::decode(&bytes);
+                if cqe.qpn != qpn {
+                    continue;
+                }
+                if cqe.wqe_counter == wqe_index {
+                    if cqe.is_error() {
+                        return Err(syndrome_status(cqe.syndrome));
+                    }
+                    return Ok(());
+                }
+                if cqe.is_error() {
+                    // An earlier WQE failed: this one follows as a flush
+                    // error, or the grace runs out.
+                    qp_down_since.get_or_insert_with(Instant::now);
+                } else if index_at_or_before(wqe_index, cqe.wqe_counter) {
+                    // A CQE of a later WQE covers this one (the device
+                    // completes in order).
+                    return Ok(());
+                }
+            }
+            rounds = rounds.wrapping_add(1);
+            if rounds % 64 != 0 {
+                std::hint::spin_loop();
+                continue;
+            }
+            // Two cores are shared with the peer and the device thread.
+            std::thread::yield_now();
+            let now = Instant::now();
+            if qp_down_since.is_none() && now >= next_state_check {
+                next_state_check = now + QP_STATE_INTERVAL;
+                match qp.query() {
+                    Ok(info) if info.state == QpState::Rts => {}
+                    Ok(_) | Err(_) => qp_down_since = Some(now),
+                }
+            }
+            if qp_down_since.is_some_and(|since| now.duration_since(since) >= QP_ERROR_GRACE) {
+                tracing::warn!(
+                    "rc_mlx5 QP 0x{qpn:x}: the QP is in error and WQE {wqe_index} has no \
+                     completion: given up as canceled"
+                );
+                return Err(Status::Canceled);
+            }
+        }
     }
 }

@@ -340,11 +340,12 @@ fn connect_to_ep(
     let (ep, iface) = ep.ep_and_iface(function)?;
     // A purged ep connects with a new QP.
     iface.state.renew_qp_if_due(ep)?;
-    let address = DeviceAddress::unpack(device.get(function)?)
+    let (address, path_mtu) = DeviceAddress::unpack_with_mtu(device.get(function)?)
         .inspect_err(|_| tracing::warn!("{function}: bad device address"))?;
     let (qpn, generation) = RcEp::unpack_address(packed_ep);
     let remote = RemoteEp {
         address,
+        path_mtu,
         qpn,
         generation,
     };

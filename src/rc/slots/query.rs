@@ -59,7 +59,7 @@ slot! {
             // All `device_addr_len` bytes are written, the unused tail as
             // zeros: callers send the whole reported length to the peer.
             let mut packed = [0u8; DeviceAddress::MAX_PACKED_LEN];
-            rc.state.address.pack(&mut packed)?;
+            rc.state.address.pack_with_mtu(rc.state.path_mtu, &mut packed)?;
             addr.write(F, "addr", packed)
         }))
     }

@@ -194,24 +194,29 @@ rma_zcopy_slot! {
 }
 
 /// Posts the RDMA READ of `spec.length()` bytes into a bounce buffer of the
-/// send pool (get_short and get_bcopy: the op says what happens to the
-/// data at completion).
+/// send pool, which the op owns (get_short reads it once the READ
+/// completed; for get_bcopy the op says what happens to the data at
+/// completion).
 fn post_read_into_bounce(
     ep: &mut RcEp,
     iface: &mut RcIface,
     spec: (PostSpec, RaddrSeg),
-) -> Result<(), Status> {
+) -> Result<Bounce, Status> {
     ep.check_post(iface.state.tx.credits)?;
     let bounce = bounce_from_pool(&mut iface.state.tx.pool, 0)?;
-    post_with_bounce(ep, iface, spec, bounce)
+    post_with_bounce(ep, iface, spec, bounce)?;
+    Ok(bounce)
 }
 
-/// get_short: an RDMA READ into a bounce buffer, copied into `buffer` when
-/// its completion is processed. Returns `UCS_INPROGRESS` once posted, not
-/// `UCS_OK`: UCX's callers read `UCS_OK` from get_short as "the data is in
-/// `buffer`" (the copy transports finish it inside the call), which a
-/// network read cannot promise. The data is in `buffer` when a later flush
-/// completes (the flush's CQE completes this op first, in posting order).
+/// get_short: synchronous, as UCX's callers use it (UCP treats any answer
+/// but `UCS_OK` as a failure; UCX's copy transports finish it inside the
+/// call). An RDMA READ into a bounce buffer, signalled; the call waits for
+/// its CQE ([`crate::rc::iface::IfaceState::wait_for_send_cqe`]: no CQE is
+/// taken and no callback runs), copies the data into `buffer` and returns
+/// `UCS_OK`, or the status of the READ's error CQE. The op stays in the
+/// send queue, holding its ring blocks, CQ credit and bounce buffer, until
+/// progress takes the CQE; from then on it is the caller's no more (purge
+/// drops it: [`PostedOp::class`]).
 fn get_short(
     ep: EpArg,
     buffer: *mut c_void,
@@ -227,14 +232,28 @@ fn get_short(
         return Err(null_buffer(F, length));
     }
     let (remote, raddr) = remote_target(remote_addr, rkey);
-    // The buffer is written at completion, from the bounce buffer.
     let get = PostedOp::GetShort {
         remote,
         buffer,
         length,
     };
-    let spec = remote_spec(get, mlx5::MLX5_OPCODE_RDMA_READ, length, raddr);
-    post_read_into_bounce(ep, iface, spec)
+    let (spec, raddr) = remote_spec(get, mlx5::MLX5_OPCODE_RDMA_READ, length, raddr);
+    let bounce = post_read_into_bounce(ep, iface, (spec.signaled(), raddr))?;
+    // The READ just posted is the newest op of the ep.
+    let Some(wqe_index) = ep.txwq().last().map(|op| op.wqe_index()) else {
+        tracing::error!("{F}: the READ just posted is not in the send queue");
+        return Err(Status::IoError);
+    };
+    iface.state.wait_for_send_cqe(ep.qp(), wqe_index)?;
+    if length > 0 {
+        // SAFETY: the READ's CQE says its `length` bytes are at
+        // bounce.data, which the op owns until progress takes that CQE
+        // (not before this call returns); the caller's buffer holds
+        // `length` bytes, and the two never overlap.
+        unsafe { std::ptr::copy_nonoverlapping(bounce.data, buffer.cast::<u8>(), length) };
+    }
+    ep.txwq_mut().completion_seen(wqe_index);
+    Ok(())
 }
 
 slot! {
@@ -246,7 +265,7 @@ slot! {
         rkey: uct_rkey_t,
     ) -> ucs_status_t;
     take ep: EpArg = (ep);
-    { in_progress(get_short(ep, buffer, length, remote_addr, rkey)) }
+    { status_of(get_short(ep, buffer, length, remote_addr, rkey)) }
 }
 
 slot! {
@@ -271,7 +290,7 @@ slot! {
                 comp,
             };
             let (spec, raddr) = remote_spec(get, mlx5::MLX5_OPCODE_RDMA_READ, length, raddr);
-            post_read_into_bounce(ep, iface, (spec.signaled(), raddr))
+            post_read_into_bounce(ep, iface, (spec.signaled(), raddr)).map(|_| ())
         })())
     }
 }
