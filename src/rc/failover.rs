@@ -247,8 +247,8 @@ fn take_for_purge(
 }
 
 /// `uct_ep_outstanding_purge` of `ep` on `iface` (see the module docs of
-/// [`crate::failover`]): the decisions first ([`take_for_purge`]), then
-/// each op's verdict applied in posting order.
+/// [`crate::failover`]): the decisions first, with no callback, then each
+/// op's verdict applied in posting order.
 ///
 /// # Safety
 /// `iface` live and `ep` one of its live eps; no borrow of either held

@@ -667,8 +667,9 @@ impl TxWq {
         Ok(())
     }
 
-    /// Notes that a successful CQE of WQE `wqe_index` is in the send CQ
-    /// (see [`OutstandingOp::completion_seen`]).
+    /// Notes that a successful CQE of WQE `wqe_index` is in the send CQ,
+    /// not yet taken by progress (get_short waited for it): the op and
+    /// every op before it are complete ([`OutstandingOp::psns`]).
     pub fn completion_seen(&mut self, wqe_index: u16) {
         if let Some(op) = self
             .ops
