@@ -5,11 +5,11 @@
 //! Checked:
 //! - the top-level modules form no import circle, and each imports only the
 //!   layers below it ([`LAYERS`], DESIGN.md §6: `core` imports only `abi`);
-//! - inside every module folder (src/ itself, src/rc, src/hca/soft, …), no
+//! - inside every module folder (src/ itself, src/rc, src/hca, …), no
 //!   circle of more than one file, except the ones named in
 //!   [`KNOWN_CIRCLES`], which must match what the code has exactly; and none
 //!   at all in the crates below `uct` ([`CRATE_SOURCES`]: the mlx5 formats,
-//!   the soft HCA's engine and wire).
+//!   the soft HCA: its device, engine, wire and link).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -52,6 +52,20 @@ fn src_dir() -> PathBuf {
 /// The source roots of the workspace's own crates below `uct`, each checked
 /// for import circles like src/.
 const CRATE_SOURCES: &[&str] = &["crates/mlx5/src", "crates/softhca/src"];
+
+/// The soft HCA crate's top-level modules from the bottom up, each importing
+/// only those before it: the sans-IO part (the wire format, the engine and
+/// its fuzz checks) knows nothing of the port or the device; the port
+/// (`shm` rings, `batch`ed datagrams, the `link`) nothing of the device.
+const SOFTHCA_LAYERS: &[&str] = &[
+    "wire",
+    "engine",
+    "engine_fuzzing",
+    "shm",
+    "batch",
+    "link",
+    "device",
+];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
@@ -380,8 +394,9 @@ impl Graph {
             .map(|(file, _)| file.as_str())
     }
 
-    /// Edges between top-level modules: (from, to) -> one file that makes it.
-    fn top_level_edges(&self) -> BTreeMap<(String, String), String> {
+    /// Edges between top-level modules named in `layers`: (from, to) -> one
+    /// file that makes it.
+    fn top_level_edges(&self, layers: &[&str]) -> BTreeMap<(String, String), String> {
         let mut edges = BTreeMap::new();
         for (file, paths) in &self.uses {
             let Some(from) = self.modules[file].first() else {
@@ -389,7 +404,7 @@ impl Graph {
             };
             for path in paths {
                 if let Some(to) = path.first() {
-                    if to != from && LAYERS.contains(&to.as_str()) {
+                    if to != from && layers.contains(&to.as_str()) {
                         edges
                             .entry((from.clone(), to.clone()))
                             .or_insert_with(|| file.clone());
@@ -499,7 +514,7 @@ fn every_top_level_module_is_a_known_layer() {
 #[test]
 fn top_level_modules_import_only_layers_below_them() {
     let graph = Graph::read();
-    let edges = graph.top_level_edges();
+    let edges = graph.top_level_edges(LAYERS);
     let rank = |m: &str| LAYERS.iter().position(|l| *l == m).expect("a known layer");
     let upward: Vec<String> = edges
         .iter()
@@ -584,6 +599,38 @@ fn the_crates_below_uct_have_no_file_circle() {
             found.join("\n  ")
         );
     }
+}
+
+#[test]
+fn the_soft_hca_crate_imports_only_layers_below_each_module() {
+    let graph = Graph::read_root(&Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/softhca/src"));
+    let top: BTreeSet<&str> = graph
+        .modules
+        .values()
+        .filter_map(|module| module.first().map(String::as_str))
+        .collect();
+    let unknown: Vec<_> = top.iter().filter(|m| !SOFTHCA_LAYERS.contains(m)).collect();
+    assert!(
+        unknown.is_empty(),
+        "crates/softhca modules missing from SOFTHCA_LAYERS: {unknown:?}"
+    );
+    let rank = |m: &str| {
+        SOFTHCA_LAYERS
+            .iter()
+            .position(|l| *l == m)
+            .expect("a layer")
+    };
+    let upward: Vec<String> = graph
+        .top_level_edges(SOFTHCA_LAYERS)
+        .iter()
+        .filter(|((from, to), _)| rank(to) > rank(from))
+        .map(|((from, to), file)| format!("{from} -> {to} (e.g. crates/softhca/src/{file})"))
+        .collect();
+    assert!(
+        upward.is_empty(),
+        "imports against the layer order {SOFTHCA_LAYERS:?}:\n  {}",
+        upward.join("\n  ")
+    );
 }
 
 /// The innermost folder holding every file of `circle` (`""`: src/ itself).

@@ -596,3 +596,49 @@ fn a_spinning_caller_runs_its_own_retransmissions() {
     assert_eq!(soft(&a.device).link_stats().tx_dropped_loss, 1);
     assert_eq!(soft(&b.device).link_stats().tx_dropped_loss, 1);
 }
+
+/// A WRITE between two QPs of one device, its target region deregistered
+/// right after the doorbell with no progress in between (UCX's gtest
+/// `uct_p2p_rma_test_xfer.fence` does so: its buffers go away when the test
+/// body ends, the flush comes after), lands before the region goes, as on a
+/// NIC that started on the WQE at its doorbell: no remote access error.
+/// Each round's progress call opens the caller's window (1 ms), which keeps
+/// the service thread off the device; so without the pass a deregistration
+/// runs first, every round would deregister before any thread took the
+/// WQE.
+#[test]
+fn a_write_posted_before_its_target_is_deregistered_lands_first() {
+    const ROUNDS: usize = 20;
+    const LEN: usize = 64;
+    let mut a = Side::new(open_soft("dereg", Ipv4Addr::LOCALHOST));
+    let b = Side::new(open_soft("dereg", Ipv4Addr::LOCALHOST));
+    a.connect(&b.endpoint(), 12, 7);
+    b.connect(&a.endpoint(), 12, 7);
+    let target_offset = |round: usize| 4096 + round * LEN;
+    for round in 0..ROUNDS {
+        let data = pattern(LEN, round as u8 + 1);
+        a.write_buf(0, &data);
+        let target = b.buf_addr(target_offset(round));
+        let mr =
+            b.pd.reg_mr(target as *mut u8, LEN, uct::hca::Access::ALL)
+                .expect("register the target");
+        a.device.progress();
+        let i = a.post(&Op::Write {
+            offset: 0,
+            len: LEN,
+            remote: target,
+            rkey: mr.keys().rkey,
+            imm: None,
+        });
+        drop(mr);
+        let cqe = a.wait_send(LONG).expect("the WRITE completes");
+        assert_eq!(
+            (cqe.opcode, cqe.wqe_counter),
+            (mlx5::MLX5_CQE_REQ, i),
+            "round {round}: the WRITE must succeed (got opcode {:#x}, syndrome {:#x})",
+            cqe.opcode,
+            cqe.syndrome
+        );
+        assert_eq!(b.read_buf(target_offset(round), LEN), data, "round {round}");
+    }
+}

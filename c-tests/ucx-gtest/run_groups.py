@@ -264,8 +264,17 @@ def first_error(lines):
     return ""
 
 
+# Groups whose tests move millions of messages between two threads pinned to
+# the two CPUs: 27-38 s with the cores to themselves, but 160-212 s when the
+# machine is loaded (the threads wait in the run queue), so their watchdog is
+# longer than --test-timeout. Their figures are not checked (perf_retry_count
+# 0): only that they finish.
+SLOW_GROUP_TIMEOUT = {"test_uct_perf": 600}
+
+
 def run_group(args, env, group, tests, left_out, log):
     """Runs `tests` (`group` but `left_out`), restarting after a crash or hang."""
+    test_timeout = max(args.test_timeout, SLOW_GROUP_TIMEOUT.get(group.split("/")[-1], 0))
     results = {}
     test_set = set(tests)
     while True:
@@ -276,7 +285,7 @@ def run_group(args, env, group, tests, left_out, log):
         done = left_out + [t for t in tests if t in results]
         if done:
             gtest_filter += "-" + ":".join(done)
-        command = [args.gtest, f"--gtest_filter={gtest_filter}", "-t", str(args.test_timeout)]
+        command = [args.gtest, f"--gtest_filter={gtest_filter}", "-t", str(test_timeout)]
         log.write(f"\n##### {' '.join(command)}\n")
         log.flush()
         process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
@@ -335,8 +344,8 @@ def run_group(args, env, group, tests, left_out, log):
             else:
                 time.sleep(0.05)
             if (current and not killed_by_us
-                    and time.monotonic() - current_started > args.test_timeout + 30):
-                log.write(f"##### {current}: no progress in {args.test_timeout + 30} s, killing\n")
+                    and time.monotonic() - current_started > test_timeout + 30):
+                log.write(f"##### {current}: no progress in {test_timeout + 30} s, killing\n")
                 killed_by_us = True
                 os.killpg(process.pid, signal.SIGKILL)
         if buffer:
@@ -345,7 +354,7 @@ def run_group(args, env, group, tests, left_out, log):
         log.flush()
         if current:
             seconds = time.monotonic() - current_started
-            hung = killed_by_us or seconds >= args.test_timeout - 1
+            hung = killed_by_us or seconds >= test_timeout - 1
             how = (f"killed after {seconds:.0f} s" if killed_by_us else
                    f"gtest watchdog after {seconds:.0f} s" if hung else
                    f"process ended ({describe_status(status)})")

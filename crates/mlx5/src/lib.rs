@@ -1,6 +1,7 @@
 //! mlx5 formats shared by the datapath and the soft HCA (pure, no I/O): send
 //! WQE segments and ring addressing, the WQE decoder, CQE64, doorbell
-//! records, and 24-bit PSN arithmetic. Field layouts and values follow
+//! records, the ring descriptions a driver and its device share, and 24-bit
+//! PSN arithmetic. Field layouts and values follow
 //! rdma-core's `mlx5dv.h` and the kernel's `include/linux/mlx5/`; everything
 //! multi-byte is big-endian where the device reads or writes it.
 
@@ -10,6 +11,7 @@ pub mod decode;
 pub mod doorbell;
 pub mod endian;
 pub mod psn;
+pub mod rings;
 pub mod wqe;
 
 pub use builder::{
@@ -22,4 +24,5 @@ pub use decode::{
 };
 pub use doorbell::*;
 pub use psn::*;
+pub use rings::{AtomicResultOrder, CqRing, RecvRing, SendRing};
 pub use wqe::*;

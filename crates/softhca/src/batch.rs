@@ -202,11 +202,6 @@ impl RxBatch {
         self.got.len()
     }
 
-    /// Whether the last `recv_batch` read nothing.
-    pub fn is_empty(&self) -> bool {
-        self.got.is_empty()
-    }
-
     /// Datagram `index` and its source.
     pub fn get(&self, index: usize) -> (&[u8], SocketAddrV4) {
         let (start, len, from) = self.got[index];

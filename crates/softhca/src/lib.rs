@@ -1,22 +1,31 @@
-//! The software HCA's sans-IO part (DESIGN.md §4): what the soft device in
-//! `uct` (`src/hca/soft`: rings, doorbells, the UDP and shared-memory link,
-//! the service thread) runs, with no I/O, no clock and no thread of its own.
+//! The software HCA (DESIGN.md §4): a NIC in this process, with no RDMA
+//! hardware, that `uct`'s rc_mlx5 datapath drives exactly as it drives a
+//! real mlx5 device (WQEs into a ring, a doorbell, CQE64s back).
 //!
-//! - [`engine`]: the RC protocol state machine per QP, driven by virtual
-//!   time; [`engine::sim`] joins two over a simulated lossy link for tests;
+//! - [`device`]: the device and its objects (protection domains, memory
+//!   registrations, CQs, SRQs, QPs, doorbells, event channels), the
+//!   process's devices and their faults, configured by a
+//!   [`device::Settings`] handed in from above (nothing here reads the
+//!   environment);
+//! - [`engine`]: the RC protocol state machine per QP, sans-IO, driven by
+//!   virtual time; [`engine::sim`] joins two over a simulated lossy link for
+//!   tests;
 //! - [`wire`]: RoCEv2 packets (BTH … ICRC) parsed with checked views and
 //!   emitted, never panicking on any input;
+//! - [`link`]: the device's port (UDP, and [`shm`] rings to devices on the
+//!   same host), its faults and counters; [`batch`]: datagrams in batches
+//!   (`sendmmsg`/`recvmmsg`);
 //! - [`engine_fuzzing`]: the checks of the engine fuzz target (and of the
 //!   seeded test that runs them without a fuzzer).
 //!
-//! It depends only on the mlx5 formats (`crates/mlx5`: PSN arithmetic,
-//! packet counts, big-endian fields). The device half still implements
-//! `uct`'s backend interface (`hca`) and returns its statuses, so it stays
-//! in `uct` until those have a home below both crates.
+//! It depends only on the mlx5 formats (`crates/mlx5`: WQE and CQE
+//! layouts, the ring descriptions, PSN arithmetic). `uct` adapts the
+//! device to its backend interface in `hca::soft`.
 
-pub mod batch;
+mod batch;
+pub mod device;
 pub mod engine;
 pub mod engine_fuzzing;
-pub mod link;
-pub mod shm;
+mod link;
+mod shm;
 pub mod wire;

@@ -1,41 +1,353 @@
-//! The software HCA: a device in this process that consumes the mlx5 rings
-//! the transport writes, runs the RC protocol engine, talks RoCEv2 over UDP,
-//! and writes CQE64s back (DESIGN.md §4).
+//! The software HCA behind the backend interface: the device is a crate of
+//! its own (`crates/softhca`: engine, wire, link, device); this module
+//! adapts its objects to what [`crate::hca`]'s handles expect of a backend
+//! (the interface's attribute types, [`Status`] for a refusal), as
+//! `hca::verbs` adapts rdma-core. Nothing here does the device's work.
 //!
-//! - `engine`, `wire`, `engine_fuzzing`: the sans-IO part (the RC state
-//!   machine per QP, RoCEv2 packet parse/emit with ICRC, the engine fuzz
-//!   checks), a crate of its own, `crates/softhca`, re-exported here;
-//! - `device`, `qp`, `queues`, `translate`: rings, doorbells, CQ writing, the
-//!   service thread;
-//! - `link`: the UDP port, its faults and where a QP's packets go (`Tx`);
-//!   `batch`: datagrams in batches (`sendmmsg`/`recvmmsg`); `shm`: the
-//!   same-host rings; `registry`: process-wide devices; `limits`: what the
-//!   device supports; `settings`: what the layer above hands in.
-//!
-//! This device half implements `hca`'s backend interface and returns its
-//! statuses, so it stays in `uct` until those have a home below both
-//! crates (see `crates/softhca`).
+//! `engine`, `wire` and `engine_fuzzing` are re-exported under the names
+//! the tests use; [`Settings`] is what [`crate::hca::devices`] reads once
+//! from `UCX_SOFT_HCA_*` and hands in.
 
-use softhca::{batch, link, shm};
-/// The sans-IO part, a crate of its own (`crates/softhca`), under the
-/// names the device half and the tests use.
+use std::net::Ipv4Addr;
+use std::os::fd::RawFd;
+
+pub use softhca::device::limits::{
+    MAX_CQE, MAX_QP_WQEBB, MAX_RD_ATOMIC, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT,
+};
+use softhca::device::{self as soft, Transition};
+pub use softhca::device::{DeviceSpec, Settings, Wire};
+pub use softhca::device::{Faults, LinkStats};
+/// The sans-IO part, under the names the tests use.
 pub use softhca::{engine, engine_fuzzing, wire};
 
-mod device;
-mod handles;
-mod limits;
-mod memory;
-mod os;
-mod qp;
-mod queues;
-mod registry;
-mod settings;
-mod translate;
-
-pub use handles::{
-    SoftCq, SoftDevice, SoftDoorbell, SoftEventChannel, SoftMr, SoftPd, SoftQp, SoftSrq,
+use crate::abi::ucs_status::Status;
+use crate::hca::{
+    Access, AtomicResultOrder, CqRing, DeviceAddress, DeviceAttr, LinkLayer, MrKeys, Mtu, PortAttr,
+    PortState, QpInfo, QpState, QpTransition, RecvRing, SendRing, SrqInitAttr,
 };
-pub use limits::{MAX_CQE, MAX_QP_WQEBB, MAX_RD_ATOMIC, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT};
-pub use link::{Faults, LinkStats};
-pub use registry::{drop_next, set_faults};
-pub use settings::{DeviceSpec, Settings, Wire};
+
+impl From<soft::Error> for Status {
+    fn from(error: soft::Error) -> Status {
+        match error {
+            soft::Error::InvalidParam => Status::InvalidParam,
+            soft::Error::NoDevice => Status::NoDevice,
+            soft::Error::Busy => Status::Busy,
+            soft::Error::NoElem => Status::NoElem,
+            soft::Error::NoMemory => Status::NoMemory,
+            soft::Error::NoResource => Status::NoResource,
+            soft::Error::IoError => Status::IoError,
+        }
+    }
+}
+
+/// Drops the next `count` datagrams device `name` sends: now if it is
+/// open, else from when it opens.
+pub fn drop_next(name: &str, count: u64, settings: &Settings) -> Result<(), Status> {
+    Ok(soft::drop_next(name, count, settings)?)
+}
+
+/// Changes the faults of `name`: applied now if it is open, and kept for
+/// later opens.
+pub fn set_faults(
+    name: &str,
+    settings: &Settings,
+    change: impl FnOnce(&mut Faults),
+) -> Result<(), Status> {
+    Ok(soft::set_faults(name, settings, change)?)
+}
+
+/// An open soft device (shared: clones and other opens of the same name are
+/// the same device).
+#[derive(Clone, Debug)]
+pub struct SoftDevice(soft::Device);
+
+impl SoftDevice {
+    pub fn names(settings: &Settings) -> Vec<String> {
+        soft::Device::names(settings)
+    }
+
+    /// Opens a configured device (one of `settings.devices`).
+    pub fn open(name: &str, settings: &Settings) -> Result<SoftDevice, Status> {
+        Ok(SoftDevice(soft::Device::open(name, settings)?))
+    }
+
+    /// Opens `name` on `ipv4`, adding it to this process's devices if it is
+    /// not configured (tests: two devices on two loopback addresses).
+    pub fn open_at(name: &str, ipv4: Ipv4Addr, settings: &Settings) -> Result<SoftDevice, Status> {
+        Ok(SoftDevice(soft::Device::open_at(name, ipv4, settings)?))
+    }
+
+    pub fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    pub fn attr(&self) -> DeviceAttr {
+        DeviceAttr {
+            name: self.name().to_string(),
+            port_count: 1,
+            max_qp_wqebb: MAX_QP_WQEBB,
+            max_cqe: MAX_CQE,
+            max_srq_wqe: MAX_SRQ_WQE,
+            max_srq_sge: MAX_SRQ_SGE,
+            max_rd_atomic: MAX_RD_ATOMIC,
+            atomics: true,
+            atomic_result_order: self.0.atomic_result_order(),
+        }
+    }
+
+    /// Sets, per width, whether fetching atomics store their results
+    /// big-endian (default: host order for both). Only the test stand-in for
+    /// libibverbs/libmlx5 (`c-tests/verbs/standin`) sets this, so that the
+    /// verbs backend sees the hardware's byte order.
+    pub fn set_atomic_result_order(&self, order: AtomicResultOrder) {
+        self.0.set_atomic_result_order(order);
+    }
+
+    /// The port: RoCEv2 over UDP, always at the largest path MTU.
+    pub fn port_attr(&self, port: u8) -> Result<PortAttr, Status> {
+        let state = if self.0.port_up(port)? {
+            PortState::Active
+        } else {
+            PortState::Down
+        };
+        Ok(PortAttr {
+            state,
+            max_mtu: Mtu::Mtu4096,
+            active_mtu: Mtu::Mtu4096,
+            link_layer: LinkLayer::Ethernet,
+            address: self.address(),
+        })
+    }
+
+    pub fn address(&self) -> DeviceAddress {
+        DeviceAddress::Udp(self.0.address())
+    }
+
+    /// Makes this device's QPs (existing and future) deliver SEND receives
+    /// of at most 32 bytes inside the receive CQE (see
+    /// `softhca::device::Device::set_scatter_to_cqe`). Only the test
+    /// stand-in for libibverbs/libmlx5 and tests of that path set this.
+    pub fn set_scatter_to_cqe(&self, on: bool) {
+        self.0.set_scatter_to_cqe(on);
+    }
+
+    pub fn alloc_pd(&self) -> SoftPd {
+        SoftPd(self.0.alloc_pd())
+    }
+
+    pub fn create_event_channel(&self) -> Result<SoftEventChannel, Status> {
+        Ok(SoftEventChannel(self.0.create_event_channel()?))
+    }
+
+    pub fn create_cq(
+        &self,
+        cqe_count: u32,
+        channel: Option<&SoftEventChannel>,
+    ) -> Result<SoftCq, Status> {
+        Ok(SoftCq(self.0.create_cq(cqe_count, channel.map(|c| &c.0))?))
+    }
+
+    /// A CQ of `cqe_size`-byte entries: 64, or 128 as mlx5 makes on
+    /// request.
+    pub fn create_cq_sized(
+        &self,
+        cqe_count: u32,
+        cqe_size: usize,
+        channel: Option<&SoftEventChannel>,
+    ) -> Result<SoftCq, Status> {
+        let cq = self
+            .0
+            .create_cq_sized(cqe_count, cqe_size, channel.map(|c| &c.0))?;
+        Ok(SoftCq(cq))
+    }
+
+    /// Drives the device from the caller's thread.
+    #[inline]
+    pub fn progress(&self) {
+        self.0.progress();
+    }
+
+    /// The drop ratio currently applied to the port.
+    pub fn loss(&self) -> f64 {
+        self.0.loss()
+    }
+
+    /// What the port did with datagrams so far.
+    pub fn link_stats(&self) -> LinkStats {
+        self.0.link_stats()
+    }
+}
+
+/// A protection domain.
+#[derive(Debug)]
+pub struct SoftPd(soft::Pd);
+
+impl SoftPd {
+    pub fn reg_mr(&self, addr: *mut u8, len: usize, access: Access) -> Result<SoftMr, Status> {
+        Ok(SoftMr(self.0.reg_mr(addr, len, access)?))
+    }
+
+    pub fn create_srq(&self, attr: SrqInitAttr) -> Result<SoftSrq, Status> {
+        Ok(SoftSrq(self.0.create_srq(attr.wqe_count, attr.max_sge)?))
+    }
+
+    pub fn create_qp(
+        &self,
+        send_cq: &SoftCq,
+        recv_cq: &SoftCq,
+        srq: &SoftSrq,
+        sq_wqebb_count: u32,
+    ) -> Result<SoftQp, Status> {
+        let qp = self
+            .0
+            .create_qp(&send_cq.0, &recv_cq.0, &srq.0, sq_wqebb_count)?;
+        Ok(SoftQp(qp))
+    }
+}
+
+/// A memory registration; its one key is both lkey and rkey.
+#[derive(Debug)]
+pub struct SoftMr(soft::Mr);
+
+impl SoftMr {
+    pub fn keys(&self) -> MrKeys {
+        MrKeys {
+            lkey: self.0.key(),
+            rkey: self.0.key(),
+        }
+    }
+}
+
+/// A file descriptor that becomes readable when an armed CQ completes.
+#[derive(Clone, Debug)]
+pub struct SoftEventChannel(soft::EventChannel);
+
+impl SoftEventChannel {
+    pub fn fd(&self) -> RawFd {
+        self.0.fd()
+    }
+
+    pub fn clear(&self) {
+        self.0.clear();
+    }
+}
+
+/// A completion queue.
+pub struct SoftCq(soft::Cq);
+
+impl SoftCq {
+    pub fn ring(&self) -> CqRing {
+        self.0.ring()
+    }
+
+    /// Bytes per entry (64 or 128); [`CqRing::buf`] is the first entry.
+    pub fn cqe_size(&self) -> usize {
+        self.0.cqe_size()
+    }
+
+    pub fn arm(&self) {
+        self.0.arm();
+    }
+}
+
+/// A shared receive queue.
+pub struct SoftSrq(soft::Srq);
+
+impl SoftSrq {
+    pub fn ring(&self) -> RecvRing {
+        self.0.ring()
+    }
+}
+
+/// A queue pair.
+pub struct SoftQp(soft::Qp);
+
+impl SoftQp {
+    pub fn send_ring(&self) -> SendRing {
+        self.0.send_ring()
+    }
+
+    pub fn doorbell(&self) -> SoftDoorbell {
+        SoftDoorbell(self.0.doorbell())
+    }
+
+    /// Passes `transition` to the device in its terms: the peer must be a
+    /// soft HCA's UDP port.
+    pub fn modify(&self, transition: QpTransition) -> Result<(), Status> {
+        let transition = match transition {
+            QpTransition::Init { .. } => Transition::Init,
+            QpTransition::Rtr(attr) => {
+                let DeviceAddress::Udp(peer) = attr.peer else {
+                    tracing::warn!(
+                        "soft hca: QP {:#x}: peer {:?} is not a soft HCA",
+                        self.0.send_ring().qpn,
+                        attr.peer
+                    );
+                    return Err(Status::InvalidAddr);
+                };
+                let Some(path_mtu) = engine::PathMtu::from_bytes(attr.path_mtu.bytes()) else {
+                    return Err(Status::InvalidParam);
+                };
+                Transition::Rtr {
+                    peer,
+                    attrs: engine::RtrAttrs {
+                        dest_qpn: attr.dest_qpn,
+                        rq_psn: attr.rq_psn,
+                        path_mtu,
+                        min_rnr_timer: attr.min_rnr_timer,
+                        max_dest_rd_atomic: attr.max_dest_rd_atomic,
+                    },
+                }
+            }
+            QpTransition::Rts(attr) => Transition::Rts {
+                sq_psn: attr.sq_psn,
+                timeout: attr.timeout,
+                retry_cnt: attr.retry_cnt,
+                rnr_retry: attr.rnr_retry,
+                max_rd_atomic: attr.max_rd_atomic,
+            },
+            QpTransition::Error => Transition::Error,
+            QpTransition::Reset => Transition::Reset,
+        };
+        Ok(self.0.modify(transition)?)
+    }
+
+    /// Turns scatter-to-CQE on or off for this QP alone (what libmlx5's
+    /// `MLX5DV_QP_CREATE_ALLOW_/DISABLE_SCATTER_TO_CQE` ask for); see
+    /// [`SoftDevice::set_scatter_to_cqe`].
+    pub fn set_scatter_to_cqe(&self, on: bool) {
+        self.0.set_scatter_to_cqe(on);
+    }
+
+    pub fn query(&self) -> Result<QpInfo, Status> {
+        let status = self.0.query()?;
+        let state = match status.state {
+            engine::QpState::Reset => QpState::Reset,
+            engine::QpState::Init => QpState::Init,
+            engine::QpState::Rtr => QpState::Rtr,
+            // SQD is never entered through this interface; report it as the
+            // sending state it drains from.
+            engine::QpState::Rts | engine::QpState::Sqd => QpState::Rts,
+            engine::QpState::Error => QpState::Error,
+        };
+        Ok(QpInfo {
+            state,
+            next_rcv_psn: status.next_rcv_psn,
+            sq_psn: status.sq_psn,
+            dest_qpn: status.dest_qpn,
+        })
+    }
+}
+
+/// The doorbell of one QP's send ring.
+#[derive(Clone)]
+pub struct SoftDoorbell(soft::Doorbell);
+
+impl SoftDoorbell {
+    /// Tells the device that WQEs up to the producer index in the doorbell
+    /// record are ready (see `softhca::device::Doorbell::ring`).
+    #[inline]
+    pub fn ring(&self, last_wqe: *const u8) {
+        self.0.ring(last_wqe);
+    }
+}

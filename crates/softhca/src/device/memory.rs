@@ -7,11 +7,11 @@
 //! bad key, a range past the region's end, a region of another protection
 //! domain or a missing right is refused before any byte moves.
 
-use crate::core::id_map::IdMap;
+use super::IdMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use super::engine::{Access, AtomicOp, MemError, MemResult, Memory};
-use crate::hca::AtomicResultOrder;
+use crate::engine::{Access, AtomicOp, MemError, MemResult, Memory};
+use mlx5::AtomicResultOrder;
 
 /// One registered region. `addr..addr + len` is process memory the caller
 /// promised stays valid until deregistration.

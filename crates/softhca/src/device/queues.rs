@@ -5,21 +5,20 @@
 use std::sync::atomic::{fence, AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::engine::Sge;
 use super::os::{DmaBuffer, EventFd};
-use crate::abi::ucs_status::Status;
-use crate::hca::{CqRing, RecvRing};
-use crate::mlx5;
+use super::Error;
+use crate::engine::Sge;
+use mlx5::{CqRing, RecvRing};
 
 /// Size of a doorbell record allocation (two big-endian words, padded to
 /// its own cache line).
 const DBREC_LEN: usize = 64;
 
 /// Rounds a requested entry count up to a power of two within `1..=max`.
-pub(crate) fn ring_entries(requested: u32, max: u32) -> Result<u32, Status> {
+pub(crate) fn ring_entries(requested: u32, max: u32) -> Result<u32, Error> {
     if requested == 0 || requested > max {
         tracing::warn!("soft hca: ring of {requested} entries requested (1..={max} supported)");
-        return Err(Status::InvalidParam);
+        return Err(Error::InvalidParam);
     }
     Ok(requested.next_power_of_two())
 }
@@ -46,10 +45,10 @@ impl CqShared {
         cqe_count: u32,
         cqe_size: usize,
         channel: Option<Arc<EventFd>>,
-    ) -> Result<CqShared, Status> {
+    ) -> Result<CqShared, Error> {
         if cqe_size != mlx5::CQE_LEN && cqe_size != 2 * mlx5::CQE_LEN {
             tracing::warn!("soft hca: CQE size {cqe_size} (64 or 128 supported)");
-            return Err(Status::InvalidParam);
+            return Err(Error::InvalidParam);
         }
         let ring = DmaBuffer::new(cqe_count as usize * cqe_size)?;
         let shared = CqShared {
@@ -170,7 +169,7 @@ pub(crate) struct TakenRecv {
 }
 
 impl SrqShared {
-    pub fn new(srqn: u32, pd: u32, wqe_count: u32, max_sge: u32) -> Result<SrqShared, Status> {
+    pub fn new(srqn: u32, pd: u32, wqe_count: u32, max_sge: u32) -> Result<SrqShared, Error> {
         let stride = ((1 + max_sge as usize) * mlx5::SEG_LEN).next_power_of_two();
         Ok(SrqShared {
             srqn,

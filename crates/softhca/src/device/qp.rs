@@ -6,23 +6,59 @@ use std::net::SocketAddrV4;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use super::engine::{
-    ack_timeout_from_ib, Access, Completion, CompletionOpcode, CompletionStatus, Instant, Memory,
-    PathMtu, Qp as Engine, QpConfig, QpState as EngineState, RecvWr, RtrAttrs, RtsAttrs, Sge,
-    WorkQueue,
-};
-use super::link::bump;
-use super::link::Tx;
 use super::memory::{MrTable, ProcessMemory};
 use super::os::DmaBuffer;
 use super::queues::{CqShared, SrqShared, TakenRecv};
 use super::translate as wqe;
-use super::wire::{IcrcContext, Opcode, Packet, PacketRepr};
-use crate::abi::ucs_status::Status;
-use crate::hca::{DeviceAddress, QpInfo, QpState, QpTransition};
-use crate::mlx5;
+use super::Error;
+use crate::engine::{
+    ack_timeout_from_ib, Access, Completion, CompletionOpcode, CompletionStatus, Instant, Memory,
+    Qp as Engine, QpConfig, QpState, RecvWr, RtrAttrs, RtsAttrs, Sge, WorkQueue,
+};
+use crate::link::bump;
+use crate::link::Tx;
+use crate::wire::{IcrcContext, Opcode, Packet, PacketRepr};
 
-/// The doorbell flag of one QP, shared by its [`super::SoftDoorbell`]s and
+/// One `modify QP` call of the soft device; only the transitions RC uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transition {
+    /// RESET→INIT.
+    Init,
+    /// INIT→RTR: the peer's port (its UDP endpoint) and what the responder
+    /// expects.
+    Rtr { peer: SocketAddrV4, attrs: RtrAttrs },
+    /// RTR→RTS: the requester's side.
+    Rts {
+        /// First PSN the requester sends (24 bits).
+        sq_psn: u32,
+        /// Local ACK timeout, IB encoding: 4.096 µs × 2^timeout (0 =
+        /// infinite, at most 31).
+        timeout: u8,
+        /// Retransmissions after a timeout or a sequence NAK.
+        retry_cnt: u8,
+        /// Retries after an RNR NAK (7 = infinite).
+        rnr_retry: u8,
+        /// READ/atomic requests kept in flight (0 counts as 1).
+        max_rd_atomic: u8,
+    },
+    /// Any state → ERR: outstanding and later WQEs complete with flush errors.
+    Error,
+    /// Any state → RESET: forget everything (rings are reused from index 0).
+    Reset,
+}
+
+/// What `query QP` reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QpStatus {
+    pub state: QpState,
+    /// Next PSN the responder expects.
+    pub next_rcv_psn: u32,
+    /// Next PSN the requester will send.
+    pub sq_psn: u32,
+    pub dest_qpn: u32,
+}
+
+/// The doorbell flag of one QP, shared by its [`Doorbell`](super::Doorbell)s and
 /// the device: set when the transport rings, cleared by the device just
 /// before it reads the doorbell record.
 #[derive(Debug, Default)]
@@ -135,18 +171,9 @@ impl QpContext {
         self.engine.next_timeout()
     }
 
-    pub fn query(&self) -> QpInfo {
-        let state = match self.engine.state() {
-            EngineState::Reset => QpState::Reset,
-            EngineState::Init => QpState::Init,
-            EngineState::Rtr => QpState::Rtr,
-            // SQD is never entered through this interface; report it as the
-            // sending state it drains from.
-            EngineState::Rts | EngineState::Sqd => QpState::Rts,
-            EngineState::Error => QpState::Error,
-        };
-        QpInfo {
-            state,
+    pub fn query(&self) -> QpStatus {
+        QpStatus {
+            state: self.engine.state(),
             next_rcv_psn: self.engine.next_rcv_psn(),
             sq_psn: self.engine.send_psn(),
             dest_qpn: self.engine.dest_qpn(),
@@ -155,60 +182,46 @@ impl QpContext {
 
     pub fn modify(
         &mut self,
-        transition: QpTransition,
+        transition: Transition,
         now: Instant,
         tx: &mut Tx<'_>,
         mrs: &MrTable,
-    ) -> Result<(), Status> {
+    ) -> Result<(), Error> {
         let qpn = self.qpn();
         let result = match transition {
-            QpTransition::Init { .. } => self.engine.modify_to_init(),
-            QpTransition::Rtr(attr) => {
-                let DeviceAddress::Udp(peer) = attr.peer else {
-                    tracing::warn!(
-                        "soft hca: QP {qpn:#x}: peer {:?} is not a soft HCA",
-                        attr.peer
-                    );
-                    return Err(Status::InvalidAddr);
-                };
-                let Some(path_mtu) = PathMtu::from_bytes(attr.path_mtu.bytes()) else {
-                    return Err(Status::InvalidParam);
-                };
-                let rtr = RtrAttrs {
-                    dest_qpn: attr.dest_qpn,
-                    rq_psn: attr.rq_psn,
-                    path_mtu,
-                    min_rnr_timer: attr.min_rnr_timer,
-                    max_dest_rd_atomic: attr.max_dest_rd_atomic,
-                };
-                let result = self.engine.modify_to_rtr(rtr);
+            Transition::Init => self.engine.modify_to_init(),
+            Transition::Rtr { peer, attrs } => {
+                let result = self.engine.modify_to_rtr(attrs);
                 if result.is_ok() {
                     self.peer = Some(peer);
                     self.local = Some(tx.link.local_addr());
                 }
                 result
             }
-            QpTransition::Rts(attr) => {
-                if attr.timeout > 31 {
-                    tracing::warn!(
-                        "soft hca: QP 0x{qpn:x}: timeout exponent {} > 31",
-                        attr.timeout
-                    );
-                    return Err(Status::InvalidParam);
+            Transition::Rts {
+                sq_psn,
+                timeout,
+                retry_cnt,
+                rnr_retry,
+                max_rd_atomic,
+            } => {
+                if timeout > 31 {
+                    tracing::warn!("soft hca: QP 0x{qpn:x}: timeout exponent {timeout} > 31");
+                    return Err(Error::InvalidParam);
                 }
                 self.engine.modify_to_rts(RtsAttrs {
-                    sq_psn: attr.sq_psn,
-                    ack_timeout: ack_timeout_from_ib(attr.timeout),
-                    retry_cnt: attr.retry_cnt,
-                    rnr_retry: attr.rnr_retry,
-                    max_rd_atomic: attr.max_rd_atomic.max(1),
+                    sq_psn,
+                    ack_timeout: ack_timeout_from_ib(timeout),
+                    retry_cnt,
+                    rnr_retry,
+                    max_rd_atomic: max_rd_atomic.max(1),
                 })
             }
-            QpTransition::Error => {
+            Transition::Error => {
                 self.engine.modify_to_error();
                 Ok(())
             }
-            QpTransition::Reset => {
+            Transition::Reset => {
                 self.engine.reset();
                 self.sq_ci = 0;
                 self.peer = None;
@@ -220,7 +233,7 @@ impl QpContext {
         };
         if let Err(err) = result {
             tracing::warn!("soft hca: QP 0x{qpn:x}: {transition:?} refused: {err}");
-            return Err(Status::InvalidParam);
+            return Err(Error::InvalidParam);
         }
         self.pump(now, tx, mrs);
         Ok(())

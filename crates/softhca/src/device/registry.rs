@@ -7,10 +7,10 @@ use std::collections::HashMap;
 use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
-use super::device::Opened;
-use super::link::Faults;
+use super::opened::Opened;
 use super::settings::Settings;
-use crate::abi::ucs_status::Status;
+use super::Error;
+use crate::link::Faults;
 
 #[derive(Debug)]
 struct Entry {
@@ -95,7 +95,7 @@ pub(crate) fn open(
     name: &str,
     ipv4: Option<Ipv4Addr>,
     settings: &Settings,
-) -> Result<Arc<Opened>, Status> {
+) -> Result<Arc<Opened>, Error> {
     let mut reg = registry(settings);
     let opened_count = reg.opened;
     let initial_loss = reg.initial_loss;
@@ -116,12 +116,12 @@ pub(crate) fn open(
             entry.ipv4 = ip;
         } else if entry.ipv4 != ip {
             tracing::warn!("soft hca {name}: already open on {}, not {ip}", entry.ipv4);
-            return Err(Status::Busy);
+            return Err(Error::Busy);
         }
     }
     let entry = reg.entries.get_mut(name).ok_or_else(|| {
         tracing::warn!("soft hca: no device named '{name}'");
-        Status::NoDevice
+        Error::NoDevice
     })?;
     if let Some(device) = entry.open.upgrade() {
         return Ok(device);
@@ -145,9 +145,9 @@ pub(crate) fn open(
 
 /// Drops the next `count` datagrams device `name` sends: now if it is
 /// open, else from when it opens.
-pub fn drop_next(name: &str, count: u64, settings: &Settings) -> Result<(), Status> {
+pub fn drop_next(name: &str, count: u64, settings: &Settings) -> Result<(), Error> {
     let mut reg = registry(settings);
-    let entry = reg.entries.get_mut(name).ok_or(Status::NoDevice)?;
+    let entry = reg.entries.get_mut(name).ok_or(Error::NoDevice)?;
     match entry.open.upgrade() {
         Some(device) => device.core.link.drop_next(count),
         None => entry.pending_drops = count,
@@ -161,9 +161,9 @@ pub fn set_faults(
     name: &str,
     settings: &Settings,
     change: impl FnOnce(&mut Faults),
-) -> Result<(), Status> {
+) -> Result<(), Error> {
     let mut reg = registry(settings);
-    let entry = reg.entries.get_mut(name).ok_or(Status::NoDevice)?;
+    let entry = reg.entries.get_mut(name).ok_or(Error::NoDevice)?;
     change(&mut entry.faults);
     if let Some(device) = entry.open.upgrade() {
         device.apply_faults(entry.faults);

@@ -7,26 +7,27 @@
 //! thread, which sleeps in `poll` on the socket and a wake-up eventfd until
 //! a packet arrives, a doorbell is rung while nobody progresses, or the
 //! earliest engine timer is due, so one-sided operations complete while the
-//! target process never calls progress.
+//! target process never calls progress. A memory deregistration also runs
+//! a pass before the region goes ([`Core::deregister`]).
 
-use crate::core::id_map::IdMap;
+use super::IdMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::batch::{RxBatch, TxBatch, RX_BATCH};
-use super::engine::Instant;
-use super::link::Faults;
-use super::link::{bump, Link, Tx};
 use super::memory::MrTable;
 use super::os::{poll_readable, EventFd};
 use super::qp::QpContext;
 use super::settings::Wire;
-use super::shm::{InboundRing, WAKE_BYTE};
-use super::wire::MAX_DATAGRAM;
-use crate::abi::ucs_status::Status;
+use super::Error;
+use crate::batch::{RxBatch, TxBatch, RX_BATCH};
+use crate::engine::Instant;
+use crate::link::Faults;
+use crate::link::{bump, Link, Tx};
+use crate::shm::{InboundRing, WAKE_BYTE};
+use crate::wire::MAX_DATAGRAM;
 
 /// How long after the caller's last progress call the service thread leaves
 /// the socket to the caller.
@@ -42,10 +43,11 @@ const UDP_BUSY_NANOS: u64 = 10_000_000;
 /// at most this long.
 const SOCKET_IDLE_READ_NANOS: u64 = 50_000;
 
-/// How many caller passes in a row may start from an earlier pass's clock
-/// reading ([`Core::pass_clock`]). What such an estimate decides (the
-/// socket's idle read, whether a timer is due, the caller's window) works
-/// in tens of microseconds or more.
+/// How many passes in a row one caller thread may start from an earlier
+/// pass's clock reading ([`Core::pass_clock`]). What such an estimate
+/// decides (whether the pass has work, the socket's idle read, whether a
+/// timer is due, the caller's window) works in tens of microseconds or
+/// more.
 const IDLE_PASSES_PER_CLOCK: u32 = 16;
 
 /// The time of one caller's pass: an estimate (an earlier pass's reading,
@@ -71,6 +73,14 @@ impl PassClock<'_> {
         }
         self.estimate
     }
+}
+
+thread_local! {
+    /// How many passes in a row this thread started from an earlier clock
+    /// reading ([`Core::pass_clock`]). Per thread: a count that two threads
+    /// progressing one device both wrote at every pass would bounce between
+    /// their cores. No destructor, so usable until the thread's very end.
+    static IDLE_PASSES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 /// While packets wait for room in a peer's ring, how long the service
@@ -106,9 +116,9 @@ pub(crate) struct Core {
     /// `epoch`; 0 = never).
     caller_progress_at: AtomicU64,
     /// The latest clock reading of a caller's pass (nanoseconds since
-    /// `epoch`; 0 = none yet) and how many idle passes reused it since.
+    /// `epoch`; 0 = none yet); [`IDLE_PASSES`] counts the passes that
+    /// reused it.
     caller_clock: AtomicU64,
-    idle_passes: AtomicU32,
     /// Earliest timer of any QP (nanoseconds since `epoch`), so that the
     /// caller's progress only takes the lock for timers when one is due.
     next_deadline: AtomicU64,
@@ -125,6 +135,14 @@ pub(crate) struct Core {
     answers_held: AtomicBool,
     /// The shared-memory ring same-host peers send into (`None`: UDP only).
     inbound: Option<InboundRing>,
+    /// When the caller's progress last read the socket, and until when it
+    /// reads it at every pass (a datagram came by UDP recently); see
+    /// [`Core::socket_due`]. Written under the device mutex, read without.
+    socket_read_at: AtomicU64,
+    udp_busy_until: AtomicU64,
+    /// `State::waiting` holds QPs (published at the end of each pass, so
+    /// that a caller's pass can see without the mutex that it has work).
+    waiting_listed: AtomicBool,
     state: Mutex<State>,
 }
 
@@ -137,7 +155,7 @@ pub(crate) struct State {
     next_cqn: u32,
     next_srqn: u32,
     /// New QPs scatter short receives into the CQE (see
-    /// `SoftDevice::set_scatter_to_cqe`).
+    /// `Device::set_scatter_to_cqe`).
     pub scatter_to_cqe: bool,
     /// Datagrams read by one `recvmmsg`.
     rx: RxBatch,
@@ -153,11 +171,6 @@ pub(crate) struct State {
     rung_taken: Vec<u32>,
     /// A datagram taken from the shared-memory ring.
     shm_buf: Box<[u8]>,
-    /// When the caller's progress last read the socket, and until when it
-    /// reads it at every pass (a datagram came by UDP recently); see
-    /// [`Core::socket_due`].
-    socket_read_at: u64,
-    udp_busy_until: u64,
 }
 
 impl State {
@@ -435,7 +448,10 @@ impl Core {
                 read
             };
             if read > 0 && !state.touched.is_empty() {
-                state.udp_busy_until = now.as_nanos().saturating_add(UDP_BUSY_NANOS);
+                self.udp_busy_until.store(
+                    now.as_nanos().saturating_add(UDP_BUSY_NANOS),
+                    Ordering::Relaxed,
+                );
             }
             self.answer_batch(state, now);
             if read < RX_BATCH {
@@ -449,16 +465,26 @@ impl Core {
     /// peers use the ring), and an empty `recvmmsg` would be most of a
     /// pass's cost: it is read at every pass only while datagrams arrive
     /// over UDP, else once per [`SOCKET_IDLE_READ_NANOS`].
-    fn socket_due(&self, state: &mut State, now: Instant) -> bool {
+    fn socket_due(&self, now: Instant) -> bool {
         let now = now.as_nanos();
-        if self.inbound.is_none()
-            || now < state.udp_busy_until
-            || now.saturating_sub(state.socket_read_at) >= SOCKET_IDLE_READ_NANOS
-        {
-            state.socket_read_at = now;
-            return true;
-        }
-        false
+        self.inbound.is_none()
+            || now < self.udp_busy_until.load(Ordering::Relaxed)
+            || now.saturating_sub(self.socket_read_at.load(Ordering::Relaxed))
+                >= SOCKET_IDLE_READ_NANOS
+    }
+
+    /// Whether a caller's pass at `now` has anything to do, decided from
+    /// the device's published flags alone: no mutex, no write. Two threads
+    /// that spin on progress of one device (UCX's perf test runs its two
+    /// sides so) would otherwise bounce the mutex's cache line between
+    /// their cores at every pass, each `try_lock` a locked write.
+    fn caller_has_work(&self, now: Instant) -> bool {
+        self.doorbells_pending.load(Ordering::Relaxed)
+            || self.waiting_listed.load(Ordering::Relaxed)
+            || self.answers_held.load(Ordering::Relaxed)
+            || self.inbound.as_ref().is_some_and(InboundRing::has_data)
+            || self.socket_due(now)
+            || self.next_deadline.load(Ordering::Relaxed) <= now.as_nanos()
     }
 
     /// Runs due timers and recomputes the earliest deadline.
@@ -501,7 +527,44 @@ impl Core {
         self.drain_socket(state, now);
         let deadline = self.run_timers(state, now);
         self.flush(state);
+        self.publish_waiting(state);
         deadline
+    }
+
+    /// Publishes whether QPs wait for room, for [`Core::caller_has_work`];
+    /// at the end of each pass (the last change to the list is its own).
+    fn publish_waiting(&self, state: &State) {
+        let listed = !state.waiting.is_empty();
+        if self.waiting_listed.load(Ordering::Relaxed) != listed {
+            self.waiting_listed.store(listed, Ordering::Relaxed);
+        }
+    }
+
+    /// Deregisters memory key `key`, after one full pass of the device.
+    ///
+    /// A NIC starts on a WQE when its doorbell rings; this device takes it
+    /// at the next pass (the caller's progress, or the service thread once
+    /// the caller's window ends). A program that posts a WRITE or READ to a
+    /// peer of this device and deregisters the target right away, without
+    /// progressing (UCX's gtest does: its buffers go away at the end of a
+    /// test, the flush comes after), would have its WQE executed after the
+    /// region is gone: a remote access error where a NIC, long done with
+    /// the WQE, reports none. The pass first takes every rung doorbell,
+    /// sends, and handles what arrived, so what this device was handed
+    /// before the deregistration and can carry out within the device (its
+    /// own QPs as both ends) meets the region still registered.
+    pub fn deregister(&self, key: u32) {
+        let deadline = {
+            let mut state = self.lock();
+            let deadline = self.service(&mut state);
+            state.mrs.remove(key);
+            deadline
+        };
+        // The pass may have armed timers (a request sent, awaiting its ACK)
+        // earlier than the service thread sleeps to.
+        if deadline != NO_DEADLINE {
+            self.timer_changed(Some(Instant::from_nanos(deadline)));
+        }
     }
 
     /// After the caller's thread changed a QP: make sure the service thread
@@ -522,8 +585,16 @@ impl Core {
     /// busy with the device (it is doing the same work).
     pub fn progress(&self) {
         let mut clock = self.pass_clock();
-        self.caller_progress_at
-            .store(clock.estimate().as_nanos(), Ordering::Relaxed);
+        // Stored only when it changed (an idle pass reuses an earlier
+        // reading): a shared line written at every pass would bounce
+        // between the cores of two threads progressing this device.
+        let at = clock.estimate().as_nanos();
+        if self.caller_progress_at.load(Ordering::Relaxed) != at {
+            self.caller_progress_at.store(at, Ordering::Relaxed);
+        }
+        if !self.caller_has_work(clock.estimate()) {
+            return;
+        }
         let Some(mut state) = self.try_lock() else {
             return;
         };
@@ -539,7 +610,9 @@ impl Core {
         if self.inbound.as_ref().is_some_and(InboundRing::has_data) {
             self.drain_ring(&mut state, clock.now());
         }
-        if self.socket_due(&mut state, clock.estimate()) {
+        if self.socket_due(clock.estimate()) {
+            self.socket_read_at
+                .store(clock.estimate().as_nanos(), Ordering::Relaxed);
             self.drain_socket(&mut state, clock.now());
         }
         // The estimate is never ahead of the clock: no timer runs early.
@@ -569,6 +642,7 @@ impl Core {
         } else {
             self.flush(&mut state);
         }
+        self.publish_waiting(&state);
     }
 
     /// The clock of a caller's pass. On the shared-memory wire a spinning
@@ -580,10 +654,10 @@ impl Core {
     fn pass_clock(&self) -> PassClock<'_> {
         // Without the ring (UDP wire) every pass reads the socket, a system
         // call that costs far more than the clock.
-        let idle = self.idle_passes.load(Ordering::Relaxed);
+        let idle = IDLE_PASSES.get();
         let cached = self.caller_clock.load(Ordering::Relaxed);
         if self.inbound.is_some() && idle < IDLE_PASSES_PER_CLOCK && cached != 0 {
-            self.idle_passes.store(idle + 1, Ordering::Relaxed);
+            IDLE_PASSES.set(idle + 1);
             return PassClock {
                 core: self,
                 estimate: Instant::from_nanos(cached),
@@ -600,7 +674,7 @@ impl Core {
     /// Reads the clock for a caller's pass and keeps it for the next idle
     /// ones; monotonic across caller threads (`fetch_max`).
     fn read_caller_clock(&self) -> Instant {
-        self.idle_passes.store(0, Ordering::Relaxed);
+        IDLE_PASSES.set(0);
         let now = self.now().as_nanos();
         let previous = self.caller_clock.fetch_max(now, Ordering::Relaxed);
         Instant::from_nanos(now.max(previous))
@@ -715,10 +789,10 @@ impl Opened {
         loss_seed: u64,
         wire: Wire,
         udp_offload: bool,
-    ) -> Result<Arc<Opened>, Status> {
+    ) -> Result<Arc<Opened>, Error> {
         let link = Link::bind(ipv4, loss_seed, udp_offload).map_err(|err| {
             tracing::warn!("soft hca {name}: cannot bind a UDP socket to {ipv4}: {err}");
-            Status::NoDevice
+            Error::NoDevice
         })?;
         let inbound = match wire {
             Wire::Udp => None,
@@ -735,7 +809,7 @@ impl Opened {
         let link_gro = link.gro();
         let wake = EventFd::new().map_err(|err| {
             tracing::warn!("soft hca {name}: eventfd: {err}");
-            Status::IoError
+            Error::IoError
         })?;
         let core = Arc::new(Core {
             name: name.to_string(),
@@ -747,12 +821,14 @@ impl Opened {
             next_deadline: AtomicU64::new(NO_DEADLINE),
             caller_progress_at: AtomicU64::new(0),
             caller_clock: AtomicU64::new(0),
-            idle_passes: AtomicU32::new(0),
             rung: Mutex::new(Vec::new()),
             doorbells_pending: AtomicBool::new(false),
             service_watching: AtomicBool::new(false),
             answers_held: AtomicBool::new(false),
             inbound,
+            socket_read_at: AtomicU64::new(0),
+            udp_busy_until: AtomicU64::new(0),
+            waiting_listed: AtomicBool::new(false),
             state: Mutex::new(State {
                 mrs: MrTable::default(),
                 qps: IdMap::default(),
@@ -767,8 +843,6 @@ impl Opened {
                 waiting: Vec::new(),
                 rung_taken: Vec::new(),
                 shm_buf: vec![0u8; MAX_DATAGRAM].into_boxed_slice(),
-                socket_read_at: 0,
-                udp_busy_until: 0,
             }),
         });
         let opened_core = Arc::clone(&core);
@@ -777,7 +851,7 @@ impl Opened {
             .spawn(move || opened_core.service_loop())
             .map_err(|err| {
                 tracing::warn!("soft hca {name}: cannot start the service thread: {err}");
-                Status::NoResource
+                Error::NoResource
             })?;
         let opened = Arc::new(Opened {
             core,

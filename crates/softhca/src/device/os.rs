@@ -8,7 +8,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::time::Duration;
 
-use crate::abi::ucs_status::Status;
+use super::Error;
 
 /// Zeroed memory shared with the transport (rings, doorbell records). It is
 /// only ever accessed through raw pointers, never through references that
@@ -29,13 +29,12 @@ unsafe impl Sync for DmaBuffer {}
 const PAGE: usize = 4096;
 
 impl DmaBuffer {
-    pub fn new(len: usize) -> Result<DmaBuffer, Status> {
-        let layout =
-            Layout::from_size_align(len.max(64), PAGE).map_err(|_| Status::InvalidParam)?;
+    pub fn new(len: usize) -> Result<DmaBuffer, Error> {
+        let layout = Layout::from_size_align(len.max(64), PAGE).map_err(|_| Error::InvalidParam)?;
         // SAFETY: the layout has a non-zero size (at least 64 bytes).
         let ptr = unsafe { alloc_zeroed(layout) };
         if ptr.is_null() {
-            return Err(Status::NoMemory);
+            return Err(Error::NoMemory);
         }
         Ok(DmaBuffer { ptr, layout })
     }

@@ -3,12 +3,12 @@
 //! `decode_recv_wqe` and CQEs encoded by `crate::mlx5::Cqe64`; this file
 //! only maps fields.
 
-use super::engine::{
+use super::os::DmaBuffer;
+use crate::engine::{
     AtomicOp, Completion, CompletionOpcode, CompletionStatus, LocalData, RemoteBuf, SendOp, SendWr,
     Sge,
 };
-use super::os::DmaBuffer;
-use crate::mlx5::{self, Cqe64, CqeBytes, DataEntry, SendWqe};
+use mlx5::{self, Cqe64, CqeBytes, DataEntry, SendWqe};
 
 /// Largest send WQE: 63 16-byte units round up to 16 basic blocks.
 pub const MAX_WQE_BBS: usize = 16;

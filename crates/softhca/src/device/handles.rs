@@ -1,47 +1,46 @@
-//! The handles the backend interface hands out for the soft device. Each
-//! holds the device open; dropping one destroys its object.
+//! The soft device's objects as its users hold them: the device, protection
+//! domains, memory registrations, event channels, CQs, SRQs, QPs and their
+//! doorbells. Each holds the device open; dropping one destroys its object.
 
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::fd::RawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::device::{Core, Opened};
-use super::limits::{MAX_CQE, MAX_QP_WQEBB, MAX_RD_ATOMIC, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT};
-use super::link::LinkStats;
-use super::link::Tx;
+use super::limits::{MAX_CQE, MAX_QP_WQEBB, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT};
 use super::memory::Region;
+use super::opened::{Core, Opened};
 use super::os::{DmaBuffer, EventFd};
 use super::qp::{QpBell, QpContext};
+use super::qp::{QpStatus, Transition};
 use super::queues::{ring_entries, CqShared, SrqShared};
 use super::registry;
 use super::settings::Settings;
-use crate::abi::ucs_status::Status;
-use crate::hca::{
-    AtomicResultOrder, CqRing, DeviceAddress, DeviceAttr, LinkLayer, MrKeys, Mtu, PortAttr,
-    PortState, QpInfo, QpTransition, RecvRing, SendRing, SrqInitAttr,
-};
-use crate::mlx5;
+use super::Error;
+use crate::engine::Access;
+use crate::link::LinkStats;
+use crate::link::Tx;
+use mlx5::{AtomicResultOrder, CqRing, RecvRing, SendRing};
 
 /// An open soft device (shared: clones and other opens of the same name are
 /// the same device).
 #[derive(Clone, Debug)]
-pub struct SoftDevice(pub(crate) Arc<Opened>);
+pub struct Device(pub(crate) Arc<Opened>);
 
-impl SoftDevice {
+impl Device {
     pub fn names(settings: &Settings) -> Vec<String> {
         registry::names(settings)
     }
 
     /// Opens a configured device (one of `settings.devices`).
-    pub fn open(name: &str, settings: &Settings) -> Result<SoftDevice, Status> {
-        registry::open(name, None, settings).map(SoftDevice)
+    pub fn open(name: &str, settings: &Settings) -> Result<Device, Error> {
+        registry::open(name, None, settings).map(Device)
     }
 
     /// Opens `name` on `ipv4`, adding it to this process's devices if it is
     /// not configured (tests: two devices on two loopback addresses).
-    pub fn open_at(name: &str, ipv4: Ipv4Addr, settings: &Settings) -> Result<SoftDevice, Status> {
-        registry::open(name, Some(ipv4), settings).map(SoftDevice)
+    pub fn open_at(name: &str, ipv4: Ipv4Addr, settings: &Settings) -> Result<Device, Error> {
+        registry::open(name, Some(ipv4), settings).map(Device)
     }
 
     fn core(&self) -> &Arc<Core> {
@@ -52,18 +51,10 @@ impl SoftDevice {
         &self.0.core.name
     }
 
-    pub fn attr(&self) -> DeviceAttr {
-        DeviceAttr {
-            name: self.name().to_string(),
-            port_count: 1,
-            max_qp_wqebb: MAX_QP_WQEBB,
-            max_cqe: MAX_CQE,
-            max_srq_wqe: MAX_SRQ_WQE,
-            max_srq_sge: MAX_SRQ_SGE,
-            max_rd_atomic: MAX_RD_ATOMIC,
-            atomics: true,
-            atomic_result_order: self.core().lock().mrs.atomic_result_order,
-        }
+    /// The byte order of fetched atomic results (see
+    /// [`Device::set_atomic_result_order`]).
+    pub fn atomic_result_order(&self) -> AtomicResultOrder {
+        self.core().lock().mrs.atomic_result_order
     }
 
     /// Sets, per width, whether fetching atomics store their results
@@ -74,27 +65,18 @@ impl SoftDevice {
         self.core().lock().mrs.atomic_result_order = order;
     }
 
-    pub fn port_attr(&self, port: u8) -> Result<PortAttr, Status> {
+    /// Port `port` (the only one is [`PORT`]): whether its link is up.
+    pub fn port_up(&self, port: u8) -> Result<bool, Error> {
         if port != PORT {
             tracing::warn!("soft hca {}: no port {port}", self.name());
-            return Err(Status::NoDevice);
+            return Err(Error::NoDevice);
         }
-        let state = if self.core().link.is_up() {
-            PortState::Active
-        } else {
-            PortState::Down
-        };
-        Ok(PortAttr {
-            state,
-            max_mtu: Mtu::Mtu4096,
-            active_mtu: Mtu::Mtu4096,
-            link_layer: LinkLayer::Ethernet,
-            address: DeviceAddress::Udp(self.0.local_addr()),
-        })
+        Ok(self.core().link.is_up())
     }
 
-    pub fn address(&self) -> DeviceAddress {
-        DeviceAddress::Udp(self.0.local_addr())
+    /// The UDP endpoint of the port: what a peer needs to reach it.
+    pub fn address(&self) -> SocketAddrV4 {
+        self.0.local_addr()
     }
 
     /// Makes this device's QPs (existing and future) deliver SEND receives
@@ -112,26 +94,22 @@ impl SoftDevice {
         }
     }
 
-    pub fn alloc_pd(&self) -> SoftPd {
-        SoftPd {
+    pub fn alloc_pd(&self) -> Pd {
+        Pd {
             device: self.clone(),
             pdn: self.core().alloc_pd(),
         }
     }
 
-    pub fn create_event_channel(&self) -> Result<SoftEventChannel, Status> {
+    pub fn create_event_channel(&self) -> Result<EventChannel, Error> {
         let fd = EventFd::new().map_err(|err| {
             tracing::warn!("soft hca {}: eventfd: {err}", self.name());
-            Status::IoError
+            Error::IoError
         })?;
-        Ok(SoftEventChannel(Arc::new(fd)))
+        Ok(EventChannel(Arc::new(fd)))
     }
 
-    pub fn create_cq(
-        &self,
-        cqe_count: u32,
-        channel: Option<&SoftEventChannel>,
-    ) -> Result<SoftCq, Status> {
+    pub fn create_cq(&self, cqe_count: u32, channel: Option<&EventChannel>) -> Result<Cq, Error> {
         self.create_cq_sized(cqe_count, mlx5::CQE_LEN, channel)
     }
 
@@ -142,8 +120,8 @@ impl SoftDevice {
         &self,
         cqe_count: u32,
         cqe_size: usize,
-        channel: Option<&SoftEventChannel>,
-    ) -> Result<SoftCq, Status> {
+        channel: Option<&EventChannel>,
+    ) -> Result<Cq, Error> {
         let cqe_count = ring_entries(cqe_count, MAX_CQE)?;
         let cqn = self.core().alloc_cqn();
         let shared = CqShared::new(
@@ -152,7 +130,7 @@ impl SoftDevice {
             cqe_size,
             channel.map(|ch| Arc::clone(&ch.0)),
         )?;
-        Ok(SoftCq {
+        Ok(Cq {
             device: self.clone(),
             shared: Arc::new(shared),
         })
@@ -177,21 +155,16 @@ impl SoftDevice {
 
 /// A protection domain.
 #[derive(Debug)]
-pub struct SoftPd {
-    device: SoftDevice,
+pub struct Pd {
+    device: Device,
     pdn: u32,
 }
 
-impl SoftPd {
-    pub fn reg_mr(
-        &self,
-        addr: *mut u8,
-        len: usize,
-        access: crate::hca::Access,
-    ) -> Result<SoftMr, Status> {
+impl Pd {
+    pub fn reg_mr(&self, addr: *mut u8, len: usize, access: Access) -> Result<Mr, Error> {
         if addr.is_null() || len == 0 || (addr as usize).checked_add(len).is_none() {
             tracing::warn!("soft hca {}: bad region {addr:p}+{len}", self.device.name());
-            return Err(Status::InvalidParam);
+            return Err(Error::InvalidParam);
         }
         if let Err(err) = super::os::populate(addr as usize, len, access.lets_device_write()) {
             tracing::debug!(
@@ -206,25 +179,26 @@ impl SoftPd {
             pd: self.pdn,
         };
         let key = self.device.core().lock().mrs.insert(region);
-        Ok(SoftMr {
+        Ok(Mr {
             device: self.device.clone(),
             key,
         })
     }
 
-    pub fn create_srq(&self, attr: SrqInitAttr) -> Result<SoftSrq, Status> {
-        let wqe_count = ring_entries(attr.wqe_count, MAX_SRQ_WQE)?;
-        if attr.max_sge == 0 || attr.max_sge > MAX_SRQ_SGE {
+    /// A shared receive queue of `wqe_count` WQEs (rounded up to a power
+    /// of two) with `max_sge` data segments each.
+    pub fn create_srq(&self, wqe_count: u32, max_sge: u32) -> Result<Srq, Error> {
+        let wqe_count = ring_entries(wqe_count, MAX_SRQ_WQE)?;
+        if max_sge == 0 || max_sge > MAX_SRQ_SGE {
             tracing::warn!(
-                "soft hca {}: SRQ with {} data segments",
+                "soft hca {}: SRQ with {max_sge} data segments",
                 self.device.name(),
-                attr.max_sge
             );
-            return Err(Status::InvalidParam);
+            return Err(Error::InvalidParam);
         }
         let srqn = self.device.core().alloc_srqn();
-        let shared = SrqShared::new(srqn, self.pdn, wqe_count, attr.max_sge)?;
-        Ok(SoftSrq {
+        let shared = SrqShared::new(srqn, self.pdn, wqe_count, max_sge)?;
+        Ok(Srq {
             device: self.device.clone(),
             shared: Arc::new(shared),
         })
@@ -232,13 +206,13 @@ impl SoftPd {
 
     pub fn create_qp(
         &self,
-        send_cq: &SoftCq,
-        recv_cq: &SoftCq,
-        srq: &SoftSrq,
+        send_cq: &Cq,
+        recv_cq: &Cq,
+        srq: &Srq,
         sq_wqebb_count: u32,
-    ) -> Result<SoftQp, Status> {
+    ) -> Result<Qp, Error> {
         let wqebb_count = ring_entries(sq_wqebb_count, MAX_QP_WQEBB)?;
-        let same_device = |other: &SoftDevice| Arc::ptr_eq(&other.0, &self.device.0);
+        let same_device = |other: &Device| Arc::ptr_eq(&other.0, &self.device.0);
         if !same_device(&send_cq.device)
             || !same_device(&recv_cq.device)
             || !same_device(&srq.device)
@@ -247,14 +221,14 @@ impl SoftPd {
                 "soft hca {}: CQ or SRQ of another device",
                 self.device.name()
             );
-            return Err(Status::InvalidParam);
+            return Err(Error::InvalidParam);
         }
         if srq.shared.pd != self.pdn {
             tracing::warn!(
                 "soft hca {}: SRQ of another protection domain",
                 self.device.name()
             );
-            return Err(Status::InvalidParam);
+            return Err(Error::InvalidParam);
         }
         let ring = Arc::new(DmaBuffer::new(wqebb_count as usize * mlx5::SEND_WQE_BB)?);
         let dbrec = Arc::new(DmaBuffer::new(64)?);
@@ -276,7 +250,7 @@ impl SoftPd {
         context.set_scatter_to_cqe(state.scatter_to_cqe);
         state.qps.insert(qpn, context);
         drop(state);
-        Ok(SoftQp {
+        Ok(Qp {
             device: self.device.clone(),
             qpn,
             bell,
@@ -289,31 +263,29 @@ impl SoftPd {
 
 /// A memory registration.
 #[derive(Debug)]
-pub struct SoftMr {
-    device: SoftDevice,
+pub struct Mr {
+    device: Device,
     key: u32,
 }
 
-impl SoftMr {
-    pub fn keys(&self) -> MrKeys {
-        MrKeys {
-            lkey: self.key,
-            rkey: self.key,
-        }
+impl Mr {
+    /// The registration's key, both its lkey and its rkey.
+    pub fn key(&self) -> u32 {
+        self.key
     }
 }
 
-impl Drop for SoftMr {
+impl Drop for Mr {
     fn drop(&mut self) {
-        self.device.core().lock().mrs.remove(self.key);
+        self.device.core().deregister(self.key);
     }
 }
 
 /// A file descriptor that becomes readable when an armed CQ completes.
 #[derive(Clone, Debug)]
-pub struct SoftEventChannel(Arc<EventFd>);
+pub struct EventChannel(Arc<EventFd>);
 
-impl SoftEventChannel {
+impl EventChannel {
     pub fn fd(&self) -> RawFd {
         self.0.fd()
     }
@@ -324,12 +296,12 @@ impl SoftEventChannel {
 }
 
 /// A completion queue.
-pub struct SoftCq {
-    device: SoftDevice,
+pub struct Cq {
+    device: Device,
     shared: Arc<CqShared>,
 }
 
-impl SoftCq {
+impl Cq {
     pub fn ring(&self) -> CqRing {
         self.shared.ring()
     }
@@ -346,20 +318,20 @@ impl SoftCq {
 }
 
 /// A shared receive queue.
-pub struct SoftSrq {
-    device: SoftDevice,
+pub struct Srq {
+    device: Device,
     shared: Arc<SrqShared>,
 }
 
-impl SoftSrq {
+impl Srq {
     pub fn ring(&self) -> RecvRing {
         self.shared.ring()
     }
 }
 
 /// A queue pair.
-pub struct SoftQp {
-    device: SoftDevice,
+pub struct Qp {
+    device: Device,
     qpn: u32,
     bell: Arc<QpBell>,
     ring: Arc<DmaBuffer>,
@@ -367,7 +339,7 @@ pub struct SoftQp {
     wqebb_count: u32,
 }
 
-impl SoftQp {
+impl Qp {
     pub fn send_ring(&self) -> SendRing {
         SendRing {
             buf: self.ring.ptr(),
@@ -377,19 +349,19 @@ impl SoftQp {
         }
     }
 
-    pub fn doorbell(&self) -> SoftDoorbell {
-        SoftDoorbell {
+    pub fn doorbell(&self) -> Doorbell {
+        Doorbell {
             device: self.device.clone(),
             qpn: self.qpn,
             bell: Arc::clone(&self.bell),
         }
     }
 
-    pub fn modify(&self, transition: QpTransition) -> Result<(), Status> {
+    pub fn modify(&self, transition: Transition) -> Result<(), Error> {
         let core = self.device.core();
         let mut state = core.lock();
-        let super::device::State { qps, mrs, tx, .. } = &mut *state;
-        let qp = qps.get_mut(&self.qpn).ok_or(Status::NoElem)?;
+        let super::opened::State { qps, mrs, tx, .. } = &mut *state;
+        let qp = qps.get_mut(&self.qpn).ok_or(Error::NoElem)?;
         let mut out = Tx {
             link: &core.link,
             batch: tx,
@@ -406,25 +378,25 @@ impl SoftQp {
 
     /// Turns scatter-to-CQE on or off for this QP alone (what libmlx5's
     /// `MLX5DV_QP_CREATE_ALLOW_/DISABLE_SCATTER_TO_CQE` ask for); see
-    /// [`SoftDevice::set_scatter_to_cqe`].
+    /// [`Device::set_scatter_to_cqe`].
     pub fn set_scatter_to_cqe(&self, on: bool) {
         if let Some(qp) = self.device.core().lock().qps.get_mut(&self.qpn) {
             qp.set_scatter_to_cqe(on);
         }
     }
 
-    pub fn query(&self) -> Result<QpInfo, Status> {
+    pub fn query(&self) -> Result<QpStatus, Error> {
         let core = self.device.core();
         let state = core.lock();
         state
             .qps
             .get(&self.qpn)
             .map(QpContext::query)
-            .ok_or(Status::NoElem)
+            .ok_or(Error::NoElem)
     }
 }
 
-impl Drop for SoftQp {
+impl Drop for Qp {
     fn drop(&mut self) {
         self.device.core().lock().qps.remove(&self.qpn);
     }
@@ -432,13 +404,13 @@ impl Drop for SoftQp {
 
 /// The doorbell of one QP's send ring.
 #[derive(Clone)]
-pub struct SoftDoorbell {
-    device: SoftDevice,
+pub struct Doorbell {
+    device: Device,
     qpn: u32,
     bell: Arc<QpBell>,
 }
 
-impl SoftDoorbell {
+impl Doorbell {
     /// Tells the device that WQEs up to the producer index in the doorbell
     /// record are ready, as the doorbell register of a NIC does: the device
     /// takes them beside the caller (at its next progress call, or in the
