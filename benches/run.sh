@@ -14,9 +14,16 @@
 #
 # A second table gives the cost of posting put_short and am_short alone:
 # ns/op from a native run of `uct_bench -P`, instructions/op from callgrind
-# counting inside the post loop only (--toggle-collect). With
-# UCT_BENCH_DOORBELL=<regex of function names>, the share of those functions
-# (the doorbell) is reported separately from the rest (the WQE build).
+# counting inside the post loop only (--toggle-collect), then "outside the
+# device": the same count from a second run that does not count inside the
+# functions UCT_BENCH_DOORBELL names (a callgrind --toggle-collect pattern,
+# default our out-of-line `ring_doorbell`), so the transport's own
+# instructions; the doorbell is the difference. Our AM flow-control window
+# is made large enough for no post to be refused.
+#
+# UCT_BENCH_ONLY=posting runs that second table alone, on our library alone
+# (the before/after figure of a datapath change; callgrind counts do not
+# depend on the machine's load).
 #
 # A third table uses UCX's own ucx_perftest (Debian's ucx-utils) as the
 # harness on both sides: the same binary and flags, two processes
@@ -34,6 +41,7 @@ lib_dir=$(realpath "$1")
 scale=${2:-1}
 [[ -e "$lib_dir/libuct.so.0" ]] || { echo "no libuct.so.0 in $lib_dir" >&2; exit 1; }
 
+doorbell=${UCT_BENCH_DOORBELL:-'*::ring_doorbell'}
 out=${UCT_BENCH_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/uct_bench.XXXXXX")}
 mkdir -p "$out"
 here=$(dirname "$(realpath "$0")")
@@ -46,8 +54,14 @@ configs=(
     "ucx_tcp_lo||tcp|lo"
     "ucx_posix||posix|memory"
 )
+posting_only=0
+if [[ ${UCT_BENCH_ONLY:-} == posting ]]; then
+    posting_only=1
+    configs=("${configs[0]}")
+fi
 names=() files=()
 for config in "${configs[@]}"; do
+    ((posting_only)) && break
     IFS='|' read -r name env tl dev <<<"$config"
     names+=("$name")
     files+=("$out/$name.txt")
@@ -60,7 +74,7 @@ for config in "${configs[@]}"; do
 done
 
 # Table: one row per (test, size); a missing or n/a value prints as "-".
-awk -v names="${names[*]}" '
+((posting_only)) || awk -v names="${names[*]}" '
     BEGIN { n = split(names, name, " ") }
     # Which configuration a line comes from (a failed run leaves an empty file,
     # so files cannot simply be counted).
@@ -94,41 +108,54 @@ awk -v names="${names[*]}" '
 
 # --- posting cost -----------------------------------------------------------
 "$cc" -std=gnu99 -O2 -g -Wall -o "$out/uct_bench_g" "$here/uct_bench.c" -luct -lucs
+# Instructions per accepted post of OP for config NAME (environment ENV,
+# transport TL, device DEV) under callgrind, counted inside post_burst_OP;
+# with a function pattern after DEV, not counted inside those functions
+# either. Output files get SUFFIX.
+callgrind_per_post() {
+    local name=$1 env=$2 tl=$3 dev=$4 op=$5 suffix=$6 posted total
+    local toggles=(--toggle-collect="post_burst_$op")
+    [[ $# -gt 6 ]] && toggles+=(--toggle-collect="$7")
+    # shellcheck disable=SC2086
+    env $env timeout 900 valgrind --tool=callgrind "${toggles[@]}" \
+        --callgrind-out-file="$out/callgrind.$name.$op$suffix" \
+        "$out/uct_bench_g" -t "$tl" -d "$dev" -P "$op" \
+        >"$out/cg.$name.$op$suffix.txt" 2>"$out/cg.$name.$op$suffix.err" || return 0
+    posted=$(awk '$1 == "POSTED" { print $2 }' "$out/cg.$name.$op$suffix.txt")
+    total=$(awk '$1 == "summary:" { print $2 }' "$out/callgrind.$name.$op$suffix")
+    [[ -n "$posted" && -n "$total" && "$posted" -gt 0 ]] || return 0
+    awk -v t="$total" -v p="$posted" 'BEGIN { printf "%.1f", t / p }'
+}
 echo
-printf "%-15s %-14s %10s %10s %12s\n" "post cost" "config" "ns/op" "instr/op" "doorbell/op"
+printf "%-15s %-14s %10s %10s %12s %12s\n" "post cost" "config" "ns/op" "instr/op" "doorbell/op" "outside/op"
 for config in "${configs[@]}"; do
     IFS='|' read -r name env tl dev <<<"$config"
+    # Our AM flow-control window large enough that no post of the run is
+    # refused (a refused post would be counted, not posted).
+    [[ $name == ours_* ]] && env="$env UCX_RC_RX_QUEUE_LEN=16384 UCX_RC_FC_WND_SIZE=16384"
     for op in put_short am_short; do
-        ns="-" ir="-" bell="-"
+        ns="-" ir="" bell="-" outside=""
         # shellcheck disable=SC2086
         if env $env timeout 600 "$out/uct_bench" -t "$tl" -d "$dev" -P "$op" -s "$scale" \
             >"$out/post.$name.$op.txt" 2>"$out/post.$name.$op.err"; then
             ns=$(awk '$1 == "RESULT" && $4 != "n/a" { print $4 }' "$out/post.$name.$op.txt")
             ns=${ns:--}
         fi
-        # shellcheck disable=SC2086
-        if [[ -n "$ns" && "$ns" != "-" ]] && command -v valgrind >/dev/null &&
-            env $env timeout 900 valgrind --tool=callgrind --toggle-collect="post_burst_$op" \
-                --callgrind-out-file="$out/callgrind.$name.$op" \
-                "$out/uct_bench_g" -t "$tl" -d "$dev" -P "$op" \
-                >"$out/cg.$name.$op.txt" 2>"$out/cg.$name.$op.err"; then
-            posted=$(awk '$1 == "POSTED" { print $2 }' "$out/cg.$name.$op.txt")
-            total=$(awk '$1 == "summary:" { print $2 }' "$out/callgrind.$name.$op")
-            if [[ -n "$posted" && -n "$total" && "$posted" -gt 0 ]]; then
-                ir=$(awk -v t="$total" -v p="$posted" 'BEGIN { printf "%.1f", t / p }')
-                if [[ -n "${UCT_BENCH_DOORBELL:-}" ]]; then
-                    # Inclusive cost per function: "<Ir> (<pct>)  file:function [object]".
-                    bell=$(callgrind_annotate --inclusive=yes --threshold=100 --auto=no \
-                            "$out/callgrind.$name.$op" 2>/dev/null |
-                        awk -v re="$UCT_BENCH_DOORBELL" -v p="$posted" '
-                            $1 ~ /^[0-9,]+$/ && $0 ~ re { gsub(",", "", $1); s += $1; n++ }
-                            END { if (n) printf "%.1f", s / p; else printf "-" }')
-                fi
+        if [[ -n "$ns" && "$ns" != "-" ]] && command -v valgrind >/dev/null; then
+            ir=$(callgrind_per_post "$name" "$env" "$tl" "$dev" "$op" "")
+            outside=$(callgrind_per_post "$name" "$env" "$tl" "$dev" "$op" .outside "$doorbell")
+            if [[ -n "$ir" && -n "$outside" ]]; then
+                bell=$(awk -v t="$ir" -v o="$outside" 'BEGIN { printf "%.1f", t - o }')
+                echo "$outside" >"$out/outside.$name.$op"
             fi
         fi
-        printf "%-15s %-14s %10s %10s %12s\n" "$op" "$name" "$ns" "$ir" "$bell"
+        printf "%-15s %-14s %10s %10s %12s %12s\n" "$op" "$name" "$ns" "${ir:--}" "$bell" "${outside:--}"
     done
 done
+if ((posting_only)); then
+    echo "raw results: $out" >&2
+    exit 0
+fi
 # --- side by side with UCX's own rc_mlx5 on the same device --------------------
 # With UCT_BENCH_STANDIN=<libuct_verbs_standin.so> (c-tests/verbs builds it
 # into <build>/c-tests/verbs/): the same uct_bench on the soft HCA through
@@ -259,16 +286,7 @@ speed_goals() {
     value() { awk -v t="$2" -v s="$3" '$1 == "RESULT" && $2 == t && $3 == s && $4 != "n/a" { print $4 }' "$1" 2>/dev/null; }
     # Instructions per post outside the soft HCA's doorbell, from the
     # callgrind runs of the posting table above.
-    posting() {
-        local cg="$out/callgrind.ours_rc_mlx5.$1" posted total bell
-        posted=$(awk '$1 == "POSTED" { print $2 }' "$out/cg.ours_rc_mlx5.$1.txt" 2>/dev/null)
-        total=$(awk '$1 == "summary:" { print $2 }' "$cg" 2>/dev/null)
-        [[ -n "$posted" && -n "$total" && "$posted" -gt 0 ]] || return 0
-        bell=$(callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$cg" 2>/dev/null |
-            awk -v re="${UCT_BENCH_DOORBELL:-uct::hca::rings::ring_doorbell( |\$)}" \
-                '$1 ~ /^[0-9,]+$/ && $0 ~ re { gsub(",", "", $1); s += $1 } END { print s + 0 }')
-        awk -v t="$total" -v b="$bell" -v p="$posted" 'BEGIN { printf "%.1f", (t - b) / p }'
-    }
+    posting() { cat "$out/outside.ours_rc_mlx5.$1" 2>/dev/null; }
     # row FIGURE OURS REFERENCE GOAL: the ratio ours/reference (or the
     # value alone when REFERENCE is "=").
     row() {

@@ -1,7 +1,7 @@
 //! Failover purge, transport-neutral part: the `uct_ep_op_info_t` each op
 //! kind is reported with (every field-mask bit set exactly when its field
-//! holds a value), the C callback invocation, and the driver applying
-//! verdicts in posting order.
+//! holds a value), the C callback invocation, and what each verdict asks
+//! the transport to do, in posting order.
 
 mod failover_rc_common;
 #[path = "uct_safe/mod.rs"]
@@ -13,9 +13,10 @@ use std::ptr::{null, null_mut};
 use failover_rc_common::{data_bytes, OpDetail};
 use uct::abi::*;
 use uct::failover::{
-    classify, report_op, run_purge, AtomicWidth, OpDescriptor, OpPsns, PurgeCallback, PurgeSink,
-    PurgeSummary, RemoteTarget, Verdict, FETCH_LOST_STATUS,
+    classify, report_op, Action, InternalOp, OpPsns, PostedOp, PurgeCallback, PurgeSummary,
+    RemoteTarget, Verdict, FETCH_LOST_STATUS,
 };
+use uct::mlx5::AtomicSize;
 
 const REMOTE: RemoteTarget = RemoteTarget {
     address: 0x7f00_dead_0000,
@@ -92,13 +93,11 @@ fn am_bcopy_of(info: &uct_ep_op_info_t) -> (uct_ep_op_info_am, uct_ep_op_info_da
 
 #[test]
 fn am_short_reports_id_header_and_payload() {
-    let payload = [1u8, 2, 3, 4, 5];
-    let op = OpDescriptor::AmShort {
-        am_id: 17,
-        header: 0x0102_0304_0506_0708,
-        payload: &payload,
-    };
-    let info = op.op_info().unwrap();
+    let header = 0x0102_0304_0506_0708u64;
+    let bytes = [&header.to_ne_bytes()[..], &[1u8, 2, 3, 4, 5]].concat();
+    let payload = &bytes[8..];
+    let op = PostedOp::AmShort { am_id: 17 };
+    let info = op.op_info(&bytes).unwrap();
     expect_top(&info, UCT_EP_OP_AM_SHORT, UCT_EP_OP_INFO_FIELD_AM, false);
     let (am, header, data) = am_short_of(&info);
     assert_eq!(am.field_mask, AM_SHORT_FIELDS);
@@ -111,12 +110,7 @@ fn am_short_reports_id_header_and_payload() {
 #[test]
 fn am_short_iov_is_split_into_header_and_payload_or_sent_as_bcopy() {
     let data: Vec<u8> = (0..20).collect();
-    let info = OpDescriptor::AmShortIov {
-        am_id: 3,
-        data: &data,
-    }
-    .op_info()
-    .unwrap();
+    let info = PostedOp::AmShort { am_id: 3 }.op_info(&data).unwrap();
     expect_top(&info, UCT_EP_OP_AM_SHORT, UCT_EP_OP_INFO_FIELD_AM, false);
     let (am, header, payload) = am_short_of(&info);
     assert_eq!(am.field_mask, AM_SHORT_FIELDS);
@@ -126,12 +120,7 @@ fn am_short_iov_is_split_into_header_and_payload_or_sent_as_bcopy() {
     assert_eq!(payload.buffer.cast_const(), data[8..].as_ptr().cast());
     assert_eq!(payload.length, 12);
     let short = [9u8, 8, 7];
-    let info = OpDescriptor::AmShortIov {
-        am_id: 4,
-        data: &short,
-    }
-    .op_info()
-    .unwrap();
+    let info = PostedOp::AmShort { am_id: 4 }.op_info(&short).unwrap();
     expect_top(&info, UCT_EP_OP_AM_BCOPY, UCT_EP_OP_INFO_FIELD_AM, false);
     let (am, payload) = am_bcopy_of(&info);
     assert_eq!(am.field_mask, AM_BCOPY_FIELDS);
@@ -144,12 +133,11 @@ fn am_short_iov_is_split_into_header_and_payload_or_sent_as_bcopy() {
 #[test]
 fn am_bcopy_reports_flags_and_packed_payload() {
     let packed = [0xabu8; 100];
-    let info = OpDescriptor::AmBcopy {
+    let info = PostedOp::AmBcopy {
         am_id: 31,
         flags: UCT_SEND_FLAG_PEER_CHECK,
-        payload: &packed,
     }
-    .op_info()
+    .op_info(&packed)
     .unwrap();
     expect_top(&info, UCT_EP_OP_AM_BCOPY, UCT_EP_OP_INFO_FIELD_AM, false);
     let (am, payload) = am_bcopy_of(&info);
@@ -165,17 +153,17 @@ fn am_zcopy_reports_header_iov_flags_and_comp() {
     let header = [5u8; 12];
     let mut a = [0u8; 64];
     let mut b = [0u8; 32];
-    let iovs = [iov(&mut a), iov(&mut b)];
+    let iovs: Box<[uct_iov_t]> = Box::new([iov(&mut a), iov(&mut b)]);
+    let iovs_ptr = iovs.as_ptr();
     let mut comp = completion();
     let comp = comp_ptr(&mut comp);
-    let info = OpDescriptor::AmZcopy {
+    let info = PostedOp::AmZcopy {
         am_id: 2,
         flags: UCT_SEND_FLAG_SIGNALED,
-        header: &header,
-        iov: &iovs,
+        iov: iovs,
         comp,
     }
-    .op_info()
+    .op_info(&header)
     .unwrap();
     expect_top(&info, UCT_EP_OP_AM_ZCOPY, UCT_EP_OP_INFO_FIELD_AM, true);
     assert_eq!(info.comp, comp);
@@ -198,18 +186,18 @@ fn am_zcopy_reports_header_iov_flags_and_comp() {
     assert_eq!(am.flags, UCT_SEND_FLAG_SIGNALED);
     assert_eq!(reported_header.buffer, header.as_ptr().cast());
     assert_eq!(reported_header.length, 12);
-    assert_eq!(reported_iov.iov, iovs.as_ptr());
+    assert_eq!(reported_iov.iov, iovs_ptr);
     assert_eq!(reported_iov.iovcnt, 2);
 }
 
 #[test]
 fn zcopy_with_null_comp_still_reports_the_comp_field() {
-    let info = OpDescriptor::PutZcopy {
+    let info = PostedOp::PutZcopy {
         remote: REMOTE,
-        iov: &[],
+        iov: Box::new([]),
         comp: null_mut(),
     }
-    .op_info()
+    .op_info(&[])
     .unwrap();
     assert_ne!(info.field_mask & UCT_EP_OP_INFO_FIELD_COMP, 0);
     assert!(info.comp.is_null());
@@ -245,22 +233,10 @@ fn rma_data_of(detail: OpDetail) -> uct_ep_op_info_data {
 fn put_short_and_bcopy_report_target_and_data() {
     let bytes = [7u8; 40];
     for (op, operation) in [
-        (
-            OpDescriptor::PutShort {
-                remote: REMOTE,
-                payload: &bytes,
-            },
-            UCT_EP_OP_PUT_SHORT,
-        ),
-        (
-            OpDescriptor::PutBcopy {
-                remote: REMOTE,
-                payload: &bytes,
-            },
-            UCT_EP_OP_PUT_BCOPY,
-        ),
+        (PostedOp::PutShort { remote: REMOTE }, UCT_EP_OP_PUT_SHORT),
+        (PostedOp::PutBcopy { remote: REMOTE }, UCT_EP_OP_PUT_BCOPY),
     ] {
-        let info = op.op_info().unwrap();
+        let info = op.op_info(&bytes).unwrap();
         expect_top(&info, operation, UCT_EP_OP_INFO_FIELD_RMA, false);
         let data = rma_data_of(expect_rma(&info, UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_DATA));
         assert_eq!(data.buffer.cast_const(), bytes.as_ptr().cast());
@@ -271,28 +247,28 @@ fn put_short_and_bcopy_report_target_and_data() {
 #[test]
 fn put_and_get_zcopy_report_iov_and_comp() {
     let mut buffer = [0u8; 128];
-    let iovs = [iov(&mut buffer)];
+    let iovs: Box<[uct_iov_t]> = Box::new([iov(&mut buffer)]);
     let mut comp = completion();
     let comp = comp_ptr(&mut comp);
     for (op, operation) in [
         (
-            OpDescriptor::PutZcopy {
+            PostedOp::PutZcopy {
                 remote: REMOTE,
-                iov: &iovs,
+                iov: iovs.clone(),
                 comp,
             },
             UCT_EP_OP_PUT_ZCOPY,
         ),
         (
-            OpDescriptor::GetZcopy {
+            PostedOp::GetZcopy {
                 remote: REMOTE,
-                iov: &iovs,
+                iov: iovs.clone(),
                 comp,
             },
             UCT_EP_OP_GET_ZCOPY,
         ),
     ] {
-        let info = op.op_info().unwrap();
+        let info = op.op_info(&[]).unwrap();
         expect_top(&info, operation, UCT_EP_OP_INFO_FIELD_RMA, true);
         assert_eq!(info.comp, comp);
         let OpDetail::RmaZcopy { iov: zcopy, .. } =
@@ -300,7 +276,10 @@ fn put_and_get_zcopy_report_iov_and_comp() {
         else {
             panic!("no RMA iov")
         };
-        assert_eq!(zcopy.iov, iovs.as_ptr());
+        let (PostedOp::PutZcopy { iov, .. } | PostedOp::GetZcopy { iov, .. }) = &op else {
+            unreachable!()
+        };
+        assert_eq!(zcopy.iov, iov.as_ptr());
         assert_eq!(zcopy.iovcnt, 1);
     }
 }
@@ -308,12 +287,12 @@ fn put_and_get_zcopy_report_iov_and_comp() {
 #[test]
 fn get_short_reports_the_destination_buffer() {
     let mut destination = [0u8; 16];
-    let info = OpDescriptor::GetShort {
+    let info = PostedOp::GetShort {
         remote: REMOTE,
         buffer: destination.as_mut_ptr().cast(),
         length: 16,
     }
-    .op_info()
+    .op_info(&[])
     .unwrap();
     expect_top(&info, UCT_EP_OP_GET_SHORT, UCT_EP_OP_INFO_FIELD_RMA, false);
     let data = rma_data_of(expect_rma(&info, UCT_EP_OP_INFO_RMA_FIELD_PAYLOAD_DATA));
@@ -327,14 +306,14 @@ fn get_bcopy_reports_the_unpack_callback() {
     let comp = comp_ptr(&mut comp);
     let mut state = 0u64;
     let arg: *mut c_void = (&mut state as *mut u64).cast();
-    let info = OpDescriptor::GetBcopy {
+    let info = PostedOp::GetBcopy {
         remote: REMOTE,
         unpack_cb: Some(unpack),
         arg,
         length: 999,
         comp,
     }
-    .op_info()
+    .op_info(&[])
     .unwrap();
     expect_top(&info, UCT_EP_OP_GET_BCOPY, UCT_EP_OP_INFO_FIELD_RMA, true);
     assert_eq!(info.comp, comp);
@@ -379,13 +358,13 @@ const ATOMIC_COMMON: u16 = UCT_EP_OP_INFO_ATOMIC_FIELD_OP
 
 #[test]
 fn atomic_post_reports_op_value_and_size() {
-    let info = OpDescriptor::AtomicPost {
-        op: UCT_ATOMIC_OP_XOR,
-        width: AtomicWidth::Bits32,
-        value: 0xf0f0,
+    let info = PostedOp::AtomicPost {
         remote: REMOTE,
+        op: UCT_ATOMIC_OP_XOR,
+        size: AtomicSize::Bits32,
+        value: 0xf0f0,
     }
-    .op_info()
+    .op_info(&[])
     .unwrap();
     expect_top(
         &info,
@@ -409,15 +388,15 @@ fn atomic_fetch_and_cswap_report_result_and_compare() {
     let result_ptr: *mut c_void = (&mut result as *mut u64).cast();
     let mut comp = completion();
     let comp = comp_ptr(&mut comp);
-    let info = OpDescriptor::AtomicFetch {
+    let info = PostedOp::AtomicFetch {
+        remote: REMOTE,
         op: UCT_ATOMIC_OP_ADD,
-        width: AtomicWidth::Bits64,
+        size: AtomicSize::Bits64,
         value: 5,
         result: result_ptr,
-        remote: REMOTE,
         comp,
     }
-    .op_info()
+    .op_info(&[])
     .unwrap();
     assert_eq!(info.comp, comp);
     let atomic = fetch_atomic_of(&info);
@@ -430,15 +409,15 @@ fn atomic_fetch_and_cswap_report_result_and_compare() {
     assert_eq!(atomic.result, result_ptr);
     assert_eq!(atomic.size, 8);
 
-    let info = OpDescriptor::AtomicCswap {
-        width: AtomicWidth::Bits32,
+    let info = PostedOp::AtomicCswap {
+        remote: REMOTE,
+        size: AtomicSize::Bits32,
         compare: 11,
         swap: 22,
         result: result_ptr,
-        remote: REMOTE,
         comp,
     }
-    .op_info()
+    .op_info(&[])
     .unwrap();
     let atomic = fetch_atomic_of(&info);
     assert_eq!(
@@ -456,11 +435,11 @@ fn atomic_fetch_and_cswap_report_result_and_compare() {
 fn flush_reports_flags_and_comp() {
     let mut comp = completion();
     let comp = comp_ptr(&mut comp);
-    let info = OpDescriptor::Flush {
+    let info = PostedOp::Flush {
         flags: UCT_FLUSH_FLAG_REMOTE,
         comp,
     }
-    .op_info()
+    .op_info(&[])
     .unwrap();
     expect_top(&info, UCT_EP_OP_FLUSH, UCT_EP_OP_INFO_FIELD_FLUSH, true);
     assert_eq!(info.comp, comp);
@@ -473,7 +452,9 @@ fn flush_reports_flags_and_comp() {
 
 #[test]
 fn internal_ops_have_no_op_info() {
-    assert!(OpDescriptor::Internal.op_info().is_none());
+    for internal in [InternalOp::FcGrant, InternalOp::Probe] {
+        assert!(PostedOp::Internal(internal).op_info(&[]).is_none());
+    }
 }
 
 /// What the C callback saw, copied out while the op info was valid.
@@ -505,14 +486,12 @@ fn report_op_calls_the_c_callback_with_arg_and_skips_internal() {
     // SAFETY: `record` matches the contract; `seen` outlives the calls.
     unsafe {
         assert!(report_op(
-            &OpDescriptor::AmBcopy {
-                am_id: 9,
-                flags: 0,
-                payload: &payload,
-            },
+            &PostedOp::AmBcopy { am_id: 9, flags: 0 },
+            &payload,
             &callback
         ));
-        assert!(!report_op(&OpDescriptor::Internal, &callback));
+        let grant = PostedOp::Internal(InternalOp::FcGrant);
+        assert!(!report_op(&grant, &[], &callback));
     }
     assert_eq!(seen.operations, vec![UCT_EP_OP_AM_BCOPY]);
     assert_eq!(seen.am_ids, vec![9]);
@@ -520,26 +499,8 @@ fn report_op_calls_the_c_callback_with_arg_and_skips_internal() {
     assert!(PurgeCallback::new(None, null_mut()).is_none());
 }
 
-/// Records what the driver asked for, in order.
-#[derive(Default)]
-struct Recorder {
-    events: Vec<(usize, &'static str, Option<Status>)>,
-}
-
-impl PurgeSink<usize> for Recorder {
-    fn complete(&mut self, op: usize, status: Result<(), Status>) {
-        self.events.push((op, "complete", status.err()));
-    }
-    fn report(&mut self, op: usize) {
-        self.events.push((op, "report", None));
-    }
-    fn drop_internal(&mut self, op: usize) {
-        self.events.push((op, "drop", None));
-    }
-}
-
 #[test]
-fn driver_applies_verdicts_in_posting_order() {
+fn verdicts_say_what_to_do_in_posting_order() {
     let verdicts = [
         Verdict::Delivered,
         Verdict::InternalConsumed,
@@ -549,22 +510,25 @@ fn driver_applies_verdicts_in_posting_order() {
         Verdict::FlushAfterLoss,
         Verdict::Delivered,
     ];
-    let mut recorder = Recorder::default();
-    let summary = run_purge(verdicts.iter().copied().enumerate(), &mut recorder);
+    let actions: Vec<(usize, Action)> = verdicts
+        .iter()
+        .map(|verdict| verdict.action())
+        .enumerate()
+        .collect();
     assert_eq!(
-        recorder.events,
+        actions,
         vec![
-            (0, "complete", None),
-            (1, "drop", None),
-            (2, "complete", Some(FETCH_LOST_STATUS)),
-            (3, "report", None),
-            (4, "report", None),
-            (5, "complete", Some(FETCH_LOST_STATUS)),
-            (6, "complete", None),
+            (0, Action::Complete(Ok(()))),
+            (1, Action::Drop),
+            (2, Action::Complete(Err(FETCH_LOST_STATUS))),
+            (3, Action::Report),
+            (4, Action::Report),
+            (5, Action::Complete(Err(FETCH_LOST_STATUS))),
+            (6, Action::Complete(Ok(()))),
         ]
     );
     assert_eq!(
-        summary,
+        PurgeSummary::of(verdicts),
         PurgeSummary {
             delivered: 2,
             reported: 2,
@@ -575,60 +539,43 @@ fn driver_applies_verdicts_in_posting_order() {
     assert_ne!(FETCH_LOST_STATUS.raw(), UCS_OK);
 }
 
-/// From op descriptors to the C callback: classify a small ep table, run
-/// the driver, and see exactly the undelivered ops reach the callback in
-/// posting order with their payloads.
+/// From op records to the C callback: classify a small ep table, apply
+/// the verdicts as a transport does, and see exactly the undelivered ops
+/// reach the callback in posting order with their payloads.
 #[test]
 fn end_to_end_without_a_transport() {
     let payloads: Vec<Vec<u8>> = (0..6u8).map(|i| vec![i; 8 + i as usize]).collect();
     let mut result = 0u64;
     let mut comp = completion();
     let comp = comp_ptr(&mut comp);
-    let table: Vec<(OpDescriptor<'_>, u32)> = vec![
+    let bcopy = |am_id| PostedOp::AmBcopy { am_id, flags: 0 };
+    // Each op, the bytes the transport holds for it, its packets.
+    let table: Vec<(PostedOp, &[u8], u32)> = vec![
+        (bcopy(0), &payloads[0], 1),
+        // A flow-control grant (a SEND).
+        (PostedOp::Internal(InternalOp::FcGrant), &[], 1),
         (
-            OpDescriptor::AmBcopy {
-                am_id: 0,
-                flags: 0,
-                payload: &payloads[0],
-            },
-            1,
-        ),
-        (OpDescriptor::Internal, 1), // a flow-control grant (a SEND)
-        (
-            OpDescriptor::AtomicFetch {
+            PostedOp::AtomicFetch {
+                remote: REMOTE,
                 op: UCT_ATOMIC_OP_ADD,
-                width: AtomicWidth::Bits64,
+                size: AtomicSize::Bits64,
                 value: 1,
                 result: (&mut result as *mut u64).cast(),
-                remote: REMOTE,
                 comp,
             },
+            &[],
             1,
         ),
-        (
-            OpDescriptor::AmBcopy {
-                am_id: 3,
-                flags: 0,
-                payload: &payloads[3],
-            },
-            2,
-        ),
-        (OpDescriptor::Flush { flags: 0, comp }, 0),
-        (
-            OpDescriptor::AmBcopy {
-                am_id: 5,
-                flags: 0,
-                payload: &payloads[5],
-            },
-            1,
-        ),
+        (bcopy(3), &payloads[3], 2),
+        (PostedOp::Flush { flags: 0, comp }, &[], 0),
+        (bcopy(5), &payloads[5], 1),
     ];
     let start = 0xff_fffd;
     let mut psn = start;
     let mut ops = Vec::new();
-    for (descriptor, count) in &table {
+    for (op, _, count) in &table {
         ops.push(OpPsns {
-            class: descriptor.class(),
+            class: op.class(),
             first_psn: psn,
             psn_count: *count,
             cqe_seen: false,
@@ -640,35 +587,23 @@ fn end_to_end_without_a_transport() {
     let rx = uct::mlx5::psn_add(start, 4);
     let verdicts = classify(&ops, psn, rx).unwrap();
 
-    struct Sink<'s> {
-        callback: PurgeCallback,
-        completed: Vec<(usize, Option<Status>)>,
-        ops: &'s [(OpDescriptor<'s>, u32)],
-    }
-    impl PurgeSink<usize> for Sink<'_> {
-        fn complete(&mut self, op: usize, status: Result<(), Status>) {
-            self.completed.push((op, status.err()));
-        }
-        fn report(&mut self, op: usize) {
-            // SAFETY: `record` and its `Seen` outlive the purge.
-            unsafe { report_op(&self.ops[op].0, &self.callback) };
-        }
-        fn drop_internal(&mut self, _op: usize) {}
-    }
     let mut seen = Seen::default();
-    let mut sink = Sink {
-        callback: PurgeCallback {
-            cb: record,
-            arg: (&mut seen as *mut Seen).cast(),
-        },
-        completed: Vec::new(),
-        ops: &table,
+    let callback = PurgeCallback {
+        cb: record,
+        arg: (&mut seen as *mut Seen).cast(),
     };
-    let summary = run_purge(verdicts.into_iter().enumerate(), &mut sink);
-    assert_eq!(
-        sink.completed,
-        vec![(0, None), (2, Some(FETCH_LOST_STATUS))]
-    );
+    let mut completed = Vec::new();
+    for (index, ((op, bytes, _), verdict)) in table.iter().zip(&verdicts).enumerate() {
+        match verdict.action() {
+            Action::Complete(status) => completed.push((index, status.err())),
+            // SAFETY: `record` and its `Seen` outlive the purge.
+            Action::Report => unsafe {
+                report_op(op, bytes, &callback);
+            },
+            Action::Drop => {}
+        }
+    }
+    assert_eq!(completed, vec![(0, None), (2, Some(FETCH_LOST_STATUS))]);
     assert_eq!(
         seen.operations,
         vec![UCT_EP_OP_AM_BCOPY, UCT_EP_OP_FLUSH, UCT_EP_OP_AM_BCOPY]
@@ -679,7 +614,7 @@ fn end_to_end_without_a_transport() {
         vec![payloads[3].clone(), payloads[5].clone()]
     );
     assert_eq!(
-        summary,
+        PurgeSummary::of(verdicts),
         PurgeSummary {
             delivered: 1,
             reported: 3,

@@ -453,9 +453,9 @@ fn a_fetch_without_completion_is_known_done_after_flush() {
 
 #[test]
 fn outstanding_atomics_name_their_uct_calls() {
+    use uct::failover::{PostedOp, RemoteTarget};
     use uct::mlx5::AtomicSize::{Bits32, Bits64};
-    use uct::rc::atomic::{outstanding_call, UctAtomic};
-    use uct::rc::ep::{CompletionAction, OpKind, RcEp};
+    use uct::rc::ep::RcEp;
 
     let pair = Pair::new();
     let mut target = Target::new(4);
@@ -508,64 +508,53 @@ fn outstanding_atomics_name_their_uct_calls() {
         let rc_ep = RcEp::from_handle(ep, "test").expect("live ep");
         let table: Vec<_> = rc_ep.txwq().ops().cloned().collect();
         assert_eq!(table.len(), 4);
-        let kinds: Vec<OpKind> = table.iter().map(|op| op.posted.kind).collect();
+        let kinds: Vec<&str> = table.iter().map(|op| op.op().name()).collect();
         assert_eq!(
             kinds,
             [
-                OpKind::AtomicPost,
-                OpKind::AtomicFetch,
-                OpKind::AtomicFetch,
-                OpKind::AtomicFetch
+                "atomic_post",
+                "atomic_fetch",
+                "atomic_fetch",
+                "atomic_cswap"
             ]
         );
-        let calls: Vec<_> = table.iter().map(|op| outstanding_call(rc_ep, op)).collect();
-        assert_eq!(
-            calls,
-            [
-                Some(UctAtomic::Op {
-                    op: UCT_ATOMIC_OP_ADD,
-                    size: Bits64,
-                    value: 5
-                }),
-                Some(UctAtomic::Op {
-                    op: UCT_ATOMIC_OP_AND,
-                    size: Bits32,
-                    value: 0xff00
-                }),
-                Some(UctAtomic::Op {
-                    op: UCT_ATOMIC_OP_SWAP,
-                    size: Bits64,
-                    value: 77
-                }),
-                Some(UctAtomic::Cswap {
-                    size: Bits32,
-                    compare: 0,
-                    swap: 9
-                }),
-            ]
+        let remote = |address| RemoteTarget { address, rkey };
+        // The calls as made, with their remote address and result pointer.
+        assert!(
+            matches!(
+            *table[0].op(),
+            PostedOp::AtomicPost { remote: r, op: UCT_ATOMIC_OP_ADD, size: Bits64, value: 5 }
+                if r == remote(at0)
+            ),
+            "{:?}",
+            table[0].op()
         );
-        // Remote address and result pointer are in the entries.
-        assert_eq!(
-            table
-                .iter()
-                .map(|op| op.posted.remote_addr)
-                .collect::<Vec<_>>(),
-            [at0, at8, at16, at24]
+        assert!(
+            matches!(
+            *table[1].op(),
+            PostedOp::AtomicFetch { remote: r, op: UCT_ATOMIC_OP_AND, size: Bits32, value: 0xff00, result, .. }
+                if r == remote(at8) && result == (&mut result32 as *mut u32).cast()
+            ),
+            "{:?}",
+            table[1].op()
         );
-        let results: Vec<*mut std::ffi::c_void> = table
-            .iter()
-            .filter_map(|op| match op.posted.action {
-                CompletionAction::FetchResult { result, .. } => Some(result),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(
-            results,
-            [
-                (&mut result32 as *mut u32).cast(),
-                (&mut result64 as *mut u64).cast(),
-                (&mut result_cs as *mut u32).cast()
-            ]
+        assert!(
+            matches!(
+            *table[2].op(),
+            PostedOp::AtomicFetch { remote: r, op: UCT_ATOMIC_OP_SWAP, size: Bits64, value: 77, result, .. }
+                if r == remote(at16) && result == (&mut result64 as *mut u64).cast()
+            ),
+            "{:?}",
+            table[2].op()
+        );
+        assert!(
+            matches!(
+            *table[3].op(),
+            PostedOp::AtomicCswap { remote: r, size: Bits32, compare: 0, swap: 9, result, .. }
+                if r == remote(at24) && result == (&mut result_cs as *mut u32).cast()
+            ),
+            "{:?}",
+            table[3].op()
         );
     }
     assert_eq!(pair.flush(ep), UCS_OK);

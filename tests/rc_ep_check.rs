@@ -16,7 +16,7 @@ use failover_rc_common::invalidate;
 use rc_common::uct_safe::*;
 use rc_common::*;
 use uct::abi::*;
-use uct::rc::ep::{OpKind, RcEp};
+use uct::rc::ep::RcEp;
 
 fn rc_ep<'a>(ep: uct_ep_h) -> &'a RcEp {
     // SAFETY: a live ep of this transport; read only while the test thread
@@ -67,12 +67,12 @@ fn a_live_peer_acknowledges_the_probe() {
     let at_b = pair.b.collect_am(1);
     assert_eq!(ep_check(pair.ep_a, 0, null_mut()), UCS_OK);
     // The probe is on the wire (a has not progressed).
-    let kinds: Vec<OpKind> = rc_ep(pair.ep_a)
+    let kinds: Vec<&str> = rc_ep(pair.ep_a)
         .txwq()
         .ops()
-        .map(|op| op.posted.kind)
+        .map(|op| op.op().name())
         .collect();
-    assert_eq!(kinds, vec![OpKind::Probe]);
+    assert_eq!(kinds, vec!["probe"]);
     assert!(pair.wait(|| rc_ep(pair.ep_a).txwq().is_empty()));
     for _ in 0..200 {
         pair.progress();

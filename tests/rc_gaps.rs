@@ -26,7 +26,7 @@ use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::iface::*;
 use uct::mlx5;
-use uct::rc::ep::{OpKind, RcEp};
+use uct::rc::ep::RcEp;
 
 /// `uct_soft_hca_drop_next` acts on the whole device.
 static TRAFFIC: Mutex<()> = Mutex::new(());
@@ -80,7 +80,7 @@ fn am_zcopy_without_iov_sends_the_header_alone() {
 fn ctrl_of(ep: &RcEp, index: usize) -> mlx5::CtrlSeg {
     let op = ep.txwq().ops().nth(index).expect("op");
     // The op's WQE is not rewritten while it is outstanding.
-    mlx5::decode_send_wqe(ep.txwq().ring_bytes(), op.wqe_index)
+    mlx5::decode_send_wqe(ep.txwq().ring_bytes(), op.wqe_index())
         .expect("WQE decodes")
         .ctrl
 }
@@ -116,9 +116,9 @@ fn ams_are_solicited_and_grants_and_puts_are_not() {
     );
     assert!(pair.wait(|| at_b.lock().unwrap().len() == 8));
     let ep_a = rc_ep(pair.ep_a);
-    let kinds: Vec<OpKind> = ep_a.txwq().ops().map(|op| op.posted.kind).collect();
-    assert_eq!(kinds[..8], [OpKind::AmShort; 8]);
-    assert_eq!(kinds[8], OpKind::PutShort);
+    let kinds: Vec<&str> = ep_a.txwq().ops().map(|op| op.op().name()).collect();
+    assert_eq!(kinds[..8], ["am_short"; 8]);
+    assert_eq!(kinds[8], "put_short");
     for index in 0..8 {
         let ctrl = ctrl_of(ep_a, index);
         assert_eq!(ctrl.opcode, mlx5::MLX5_OPCODE_SEND);
@@ -134,7 +134,7 @@ fn ams_are_solicited_and_grants_and_puts_are_not() {
     let grant = ep_b
         .txwq()
         .ops()
-        .position(|op| op.posted.kind == OpKind::FcGrant)
+        .position(|op| op.op().name() == "fc_grant")
         .expect("b posted a grant");
     let ctrl = ctrl_of(ep_b, grant);
     assert_eq!(ctrl.opcode, mlx5::MLX5_OPCODE_SEND);

@@ -1,13 +1,15 @@
 //! Failover, the transport-independent part: the TX/RX token formats
-//! ([`token`]), the per-op delivery decision from PSNs ([`classify`](mod@classify)), the
-//! `uct_ep_op_info_t` builder and purge driver ([`purge`]), the token parts
-//! of the C queries ([`query`]) and the per-ep state ([`state`]).
+//! ([`token`]), the record of a posted operation ([`op`]), the per-op
+//! delivery decision from PSNs ([`classify`](mod@classify)), the
+//! `uct_ep_op_info_t` builder ([`purge`]), the token parts of the C queries
+//! ([`query`]) and the per-ep state ([`state`]).
 //!
 //! The transport supplies the facts (its connection identity, the responder
-//! QP's `next_rcv_psn`, the op table with PSNs) and the effects (completing,
-//! reporting, releasing ops); everything decided in between lives here and
-//! is tested without a device. DESIGN §5 has the promises, [`classify`](mod@classify) the
-//! exact rules.
+//! QP's `next_rcv_psn`, the op table with PSNs) and applies the effects
+//! (completing, reporting, releasing ops); everything decided in between
+//! lives here, is returned as plain data (verdicts), never calls back into
+//! the transport, and is tested without a device. DESIGN §5 has the
+//! promises, [`classify`](mod@classify) the exact rules.
 //!
 //! # What a transport calls
 //!
@@ -35,22 +37,24 @@
 //!   the ep whose QPN is `claimed.responder.qpn` (else
 //!   [`FailoverError::UnknownConnection`]) and answers its own
 //!   `as_responder` view plus `qp.query()?.next_rcv_psn`.
+//! - Each post records a [`PostedOp`] with its PSNs.
 //! - `uct_ep_outstanding_purge` → [`EpFailover::check_purge`] (nothing left:
-//!   `UCS_OK` at once); build one
-//!   [`OpPsns`] per op-table entry (class from the op kind, `first_psn`,
-//!   `psn_count`, `cqe_seen`); [`prepare_purge`]`(request.rx_token, &connection, &ops,
-//!   tx.next_psn)`; on `Err` return it untouched. Then take the ops out of
-//!   the table, map each to an [`OpDescriptor`] (data it borrows must stay
-//!   valid until the callback returns: copy inline data out of the ring
-//!   first if it wraps), and [`run_purge`] them with a [`PurgeSink`]:
-//!   `complete` runs the op's completion action only for `Ok` and calls
-//!   `comp`; `report` calls [`report_op`] with
-//!   the request's [`PurgeCallback`]; every method releases the op's bounce
-//!   buffer, ring blocks and CQ credit. Finally [`EpFailover::purged`];
-//!   a later `connect_to_ep` calls [`EpFailover::reconnected`].
+//!   `UCS_OK` at once); copy out of the ring what each op reports (inline
+//!   data), build one [`OpPsns`] per op-table entry
+//!   ([`PostedOp::class`], `first_psn`, `psn_count`, `cqe_seen`);
+//!   [`prepare_purge`]`(request.rx_token, &connection, &ops,
+//!   tx.next_psn)` gives one [`Verdict`] per op; on `Err` return it
+//!   untouched. Then take the ops out of the table, [`EpFailover::purged`],
+//!   and apply each [`Verdict::action`] in posting order: `Complete` runs
+//!   the op's completion work only for `Ok` and calls `comp`; `Report`
+//!   calls [`report_op`] with the op's bytes and the request's
+//!   [`PurgeCallback`]; each releases the op's bounce buffer, ring blocks
+//!   and CQ credit. A later `connect_to_ep` calls
+//!   [`EpFailover::reconnected`].
 
 pub mod classify;
 pub mod error;
+pub mod op;
 pub mod purge;
 pub mod query;
 pub mod state;
@@ -58,10 +62,8 @@ pub mod token;
 
 pub use classify::{classify, packets_for, Action, OpClass, OpPsns, Verdict, FETCH_LOST_STATUS};
 pub use error::{FailoverError, TokenKind};
-pub use purge::{
-    report_op, run_purge, AtomicWidth, OpDescriptor, PurgeCallback, PurgeSink, PurgeSummary,
-    RemoteTarget,
-};
+pub use op::{InternalOp, PostedOp, RemoteTarget};
+pub use purge::{report_op, PurgeCallback, PurgeSummary};
 pub use query::{ep_query_tx_token, iface_query_tokens, prepare_purge, ResponderLookup};
 pub use state::{EpFailover, HoldReason, OnError, PurgeStep};
 pub use token::{

@@ -19,19 +19,20 @@
 //! a small slot (one cache line) of the iface's send pool, a class of its own
 //! so that atomics and bcopy never take each other's buffers (see
 //! [`result_slot`] for its bound). For fetching ops the op table
-//! entry records the caller's `result` pointer ([`CompletionAction::FetchResult`]),
+//! entry records the caller's `result` pointer (in its [`PostedOp`]),
 //! and the completion copies the value there, byte-swapped when the device
 //! returns results big-endian (mlx5 hardware; the soft HCA writes host order),
 //! as the device attribute resolved at iface open says.
 
-use std::ffi::{c_uint, c_void};
+use std::ffi::c_void;
 
 use crate::abi::*;
+use crate::failover::{PostedOp, RemoteTarget};
 use crate::ib::rkey::atomic_rkey;
 use crate::mlx5::{
     self, AtomicSeg, AtomicSize, DataSeg, MaskedCsSeg, MaskedFaSeg, RaddrSeg, WqeBuilder,
 };
-use crate::rc::ep::{Bounce, CompletionAction, OpKind, PostSpec, RcEp};
+use crate::rc::ep::{Bounce, PostSpec, RcEp};
 use crate::rc::iface::{IfaceState, RcIface};
 use crate::rc::pool::{BufferPool, LKEY_BYTES};
 
@@ -186,94 +187,6 @@ impl AtomicWqe {
     }
 }
 
-/// The UCT call an atomic WQE performs: what failover reports (and a peer
-/// path replays) for an atomic it could not finish.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UctAtomic {
-    /// `uct_ep_atomic{32,64}_post/fetch(op, value)`; the op table entry's
-    /// [`OpKind`] says whether it fetches.
-    Op {
-        op: uct_atomic_op_t,
-        size: AtomicSize,
-        value: u64,
-    },
-    /// `uct_ep_atomic_cswap{32,64}(compare, swap)`.
-    Cswap {
-        size: AtomicSize,
-        compare: u64,
-        swap: u64,
-    },
-}
-
-impl AtomicWqe {
-    /// The atomic a decoded send WQE carries (`None` for other opcodes).
-    pub fn from_send_op(op: &mlx5::SendOp) -> Option<AtomicWqe> {
-        Some(match *op {
-            mlx5::SendOp::AtomicFa { add, .. } => AtomicWqe::FetchAdd { add },
-            mlx5::SendOp::AtomicCs { swap, compare, .. } => {
-                AtomicWqe::CompareSwap { compare, swap }
-            }
-            mlx5::SendOp::MaskedCs { size, ops, .. } => AtomicWqe::MaskedCs { size, seg: ops },
-            mlx5::SendOp::MaskedFa { size, ops, .. } => AtomicWqe::MaskedFa { size, seg: ops },
-            _ => return None,
-        })
-    }
-
-    /// The UCT call that builds this WQE ([`AtomicWqe::for_op`] and
-    /// [`AtomicWqe::compare_swap`] backwards). Where two calls build the same
-    /// operands (OR of all ones and SWAP of all ones, AND of 0 and SWAP of 0)
-    /// the one valid without a fetch is named: both have the same effect and
-    /// fetch the same value. `None` for operands this transport never builds.
-    pub fn uct_call(&self) -> Option<UctAtomic> {
-        let op = |op, size, value| Some(UctAtomic::Op { op, size, value });
-        match *self {
-            AtomicWqe::FetchAdd { add } => op(UCT_ATOMIC_OP_ADD, AtomicSize::Bits64, add),
-            AtomicWqe::CompareSwap { compare, swap } => Some(UctAtomic::Cswap {
-                size: AtomicSize::Bits64,
-                compare,
-                swap,
-            }),
-            AtomicWqe::MaskedFa { size, seg } => {
-                let all = width_mask(size);
-                match seg.field_boundary & all {
-                    0 => op(UCT_ATOMIC_OP_ADD, size, seg.add & all),
-                    b if b == all => op(UCT_ATOMIC_OP_XOR, size, seg.add & all),
-                    _ => None,
-                }
-            }
-            AtomicWqe::MaskedCs { size, seg } => {
-                let all = width_mask(size);
-                let (swap, swap_mask) = (seg.swap & all, seg.swap_mask & all);
-                match seg.compare_mask & all {
-                    0 if swap_mask == swap => op(UCT_ATOMIC_OP_OR, size, swap),
-                    0 if swap_mask == !swap & all => op(UCT_ATOMIC_OP_AND, size, swap),
-                    0 if swap_mask == all => op(UCT_ATOMIC_OP_SWAP, size, swap),
-                    c if c == all && swap_mask == all && size == AtomicSize::Bits32 => {
-                        Some(UctAtomic::Cswap {
-                            size,
-                            compare: seg.compare & all,
-                            swap,
-                        })
-                    }
-                    _ => None,
-                }
-            }
-        }
-    }
-}
-
-/// The UCT call of an outstanding atomic of `ep`, read back from its WQE,
-/// which stays in the send ring until the op completes. `None` if `op` is
-/// not an atomic or its WQE does not decode.
-pub fn outstanding_call(ep: &RcEp, op: &crate::rc::ep::OutstandingOp) -> Option<UctAtomic> {
-    if !matches!(op.posted.kind, OpKind::AtomicPost | OpKind::AtomicFetch) {
-        return None;
-    }
-    // The blocks of an outstanding op are not rewritten before it completes.
-    let wqe = mlx5::decode_send_wqe(ep.txwq().ring_bytes(), op.wqe_index).ok()?;
-    AtomicWqe::from_send_op(&wqe.op)?.uct_call()
-}
-
 /// Sets the atomic capabilities of an iface whose device executes atomics
 /// (`device_atomics`: 64-bit standard and masked atomics of both widths).
 pub fn advertise(attr: &mut uct_iface_attr_t, device_atomics: bool) {
@@ -306,13 +219,68 @@ fn result_slot(state: &mut IfaceState) -> Result<Bounce, Status> {
     })
 }
 
-/// Where a fetching op's old value goes.
-#[derive(Clone, Copy)]
-pub(crate) enum Fetch {
-    /// A post: the value lands in the bounce buffer and is dropped.
-    No,
-    /// The caller's result pointer, written at completion.
-    Into(*mut c_void),
+/// One atomic as its slot received it: the op table's record, its WQE,
+/// the remote memory and where a fetched old value goes.
+pub(crate) struct Atomic {
+    op: PostedOp,
+    wqe: AtomicWqe,
+    remote: RemoteTarget,
+    result: Option<*mut c_void>,
+}
+
+impl Atomic {
+    /// The WQE of `op` (an atomic post, fetch or compare-and-swap), with a
+    /// log line and `Unsupported` when rc_mlx5 does not offer it in that
+    /// form (or `op` is no atomic).
+    pub(crate) fn new(function: &str, op: PostedOp) -> Result<Atomic, Status> {
+        let (wqe, remote, result) = match op {
+            PostedOp::AtomicPost {
+                remote,
+                op: opcode,
+                size,
+                value,
+            } => (AtomicWqe::for_op(opcode, size, value, false), remote, None),
+            PostedOp::AtomicFetch {
+                remote,
+                op: opcode,
+                size,
+                value,
+                result,
+                ..
+            } => (
+                AtomicWqe::for_op(opcode, size, value, true),
+                remote,
+                Some(result),
+            ),
+            PostedOp::AtomicCswap {
+                remote,
+                size,
+                compare,
+                swap,
+                result,
+                ..
+            } => (
+                Ok(AtomicWqe::compare_swap(size, compare, swap)),
+                remote,
+                Some(result),
+            ),
+            _ => return Err(not_offered(function, &op)),
+        };
+        let wqe = wqe.map_err(|_| not_offered(function, &op))?;
+        Ok(Atomic {
+            op,
+            wqe,
+            remote,
+            result,
+        })
+    }
+}
+
+/// The log line of an atomic rc_mlx5 does not offer.
+#[cold]
+fn not_offered(function: &str, op: &PostedOp) -> Status {
+    tracing::warn!("{function}: {op:?} is not supported");
+    Status::Unsupported
 }
 
 /// Posts one atomic WQE on `ep` (of `iface`). Returns `Ok(())` once
@@ -322,47 +290,38 @@ pub(crate) enum Fetch {
 pub(crate) fn post(
     function: &str,
     (ep, iface): (&mut RcEp, &mut RcIface),
-    wqe: AtomicWqe,
-    remote_addr: u64,
-    rkey: uct_rkey_t,
-    fetch: Fetch,
-    comp: *mut uct_completion_t,
+    atomic: Atomic,
 ) -> Result<(), Status> {
-    let size = wqe.size();
-    let width = size.bytes();
+    let Atomic {
+        op,
+        wqe,
+        remote,
+        result,
+    } = atomic;
+    let width = wqe.size().bytes();
+    let remote_addr = remote.address;
     if remote_addr % u64::from(width) != 0 {
         tracing::warn!("{function}: remote address 0x{remote_addr:x} is not {width}-byte aligned");
         return Err(Status::InvalidParam);
     }
-    if let Fetch::Into(result) = fetch {
-        if result.is_null() {
-            tracing::warn!("{function}: result is NULL");
-            return Err(Status::InvalidParam);
-        }
+    if result.is_some_and(|result| result.is_null()) {
+        tracing::warn!("{function}: result is NULL");
+        return Err(Status::InvalidParam);
     }
     let state = &mut iface.state;
     ep.check_post(state.tx.credits)?;
     let bounce = result_slot(state)?;
-    let (uct_rkey, rkey) = (rkey, atomic_rkey(rkey));
+    let rkey = atomic_rkey(remote.rkey);
     let (opcode, opmod) = wqe.opcode_opmod();
-    let (kind, action) = match fetch {
-        Fetch::No => (OpKind::AtomicPost, CompletionAction::None),
-        Fetch::Into(result) => (
-            OpKind::AtomicFetch,
-            CompletionAction::FetchResult { result, width },
-        ),
-    };
-    let mut spec = PostSpec::new(kind, opcode, usize::from(width));
-    spec.posted.opmod = opmod;
-    spec.posted.remote_addr = remote_addr;
-    spec.posted.rkey = rkey;
-    spec.posted.uct_rkey = uct_rkey;
-    spec.posted.comp = comp;
-    // The result must reach the caller without waiting for a later op's CQE.
-    spec.force_signal = matches!(fetch, Fetch::Into(_));
-    spec.posted.bounce = Some(bounce);
-    spec.posted.action = action;
-    spec.posted.compare_swap = matches!(wqe.uct_call(), Some(UctAtomic::Cswap { .. }));
+    let mut spec = PostSpec::new(op, opcode, usize::from(width))
+        .opmod(opmod)
+        .rkey(rkey)
+        .bounce(bounce);
+    if result.is_some() {
+        // The result must reach the caller without waiting for a later
+        // op's CQE.
+        spec = spec.signaled();
+    }
     let lkey = BufferPool::bounce_lkey(&bounce);
     let credits = &mut state.tx.credits;
     let posted = ep.ready(*credits).and_then(|sq| {
@@ -382,30 +341,10 @@ pub(crate) fn post(
     posted.inspect_err(|_| state.tx.pool.put(bounce.buffer))
 }
 
-/// The WQE of a post/fetch, with a log line when the op is not offered.
-pub(crate) fn wqe_for(
-    function: &str,
-    opcode: c_uint,
-    size: AtomicSize,
-    value: u64,
-    fetch: bool,
-) -> Result<AtomicWqe, Status> {
-    AtomicWqe::for_op(opcode, size, value, fetch)
-        .inspect_err(|_| tracing::warn!("{function}: atomic op {opcode} is not supported"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const OPS_ALL: [uct_atomic_op_t; 6] = [
-        UCT_ATOMIC_OP_ADD,
-        UCT_ATOMIC_OP_AND,
-        UCT_ATOMIC_OP_OR,
-        UCT_ATOMIC_OP_XOR,
-        UCT_ATOMIC_OP_SWAP,
-        UCT_ATOMIC_OP_CSWAP,
-    ];
+    use std::ffi::c_uint;
 
     /// What the device computes for a masked/standard atomic (the mlx5
     /// semantics, written out independently of the soft HCA's engine).
@@ -469,59 +408,6 @@ mod tests {
             let miss = AtomicWqe::compare_swap(size, old ^ 1, v);
             assert_eq!(execute(&miss, old), old);
         }
-    }
-
-    #[test]
-    fn every_wqe_names_the_call_that_built_it() {
-        use AtomicSize::*;
-        for size in [Bits32, Bits64] {
-            let all = width_mask(size);
-            for value in [0, 1, 0x8000_0001, 0xdead_beef_0bad_f00d & all, all] {
-                for fetch in [false, true] {
-                    for code in OPS_ALL {
-                        let Ok(wqe) = AtomicWqe::for_op(code, size, value, fetch) else {
-                            continue;
-                        };
-                        let call = wqe.uct_call().expect("decodable");
-                        let UctAtomic::Op {
-                            op,
-                            size: got_size,
-                            value: got_value,
-                        } = call
-                        else {
-                            panic!("{call:?}");
-                        };
-                        assert_eq!(got_size, size);
-                        // The named call is valid in this form and has the
-                        // same effect on every old value.
-                        let again = AtomicWqe::for_op(op, size, got_value, fetch).unwrap();
-                        for old in [0, all, 0x1234_5678_9abc_def0 & all, value] {
-                            assert_eq!(
-                                execute(&again, old),
-                                execute(&wqe, old),
-                                "{code} {value:x}"
-                            );
-                        }
-                        if value != 0 && value != all {
-                            assert_eq!((op, got_value), (code, value));
-                        }
-                    }
-                }
-                let cswap = AtomicWqe::compare_swap(size, value, !value & all);
-                assert_eq!(
-                    cswap.uct_call(),
-                    Some(UctAtomic::Cswap {
-                        size,
-                        compare: value,
-                        swap: !value & all
-                    })
-                );
-            }
-        }
-        assert_eq!(
-            AtomicWqe::from_send_op(&mlx5::SendOp::Send { imm: None }),
-            None
-        );
     }
 
     #[test]

@@ -14,8 +14,9 @@
 //!    NULL buffers, keys) and return `InvalidParam` before touching the ep;
 //! 2. call [`RcEp::check_post`] first if the op has side effects that must not
 //!    happen when it cannot be posted (a bcopy pack callback);
-//! 3. call `ep.ready(credits)?.post(..)` with a [`PostSpec`] (opcode, op kind, bytes, the
-//!    caller's completion, what to do when it completes) and a closure that
+//! 3. call `ep.ready(credits)?.post(..)` with a [`PostSpec`] (the op as the
+//!    caller posted it, a [`PostedOp`], with the WQE's opcode and length and
+//!    the bounce buffer the op owns) and a closure that
 //!    adds the segments after the control segment with the
 //!    [`crate::mlx5::WqeBuilder`] (remote address, atomic operands, data or
 //!    inline segments). `ready` checks the ep state and room, then
@@ -23,14 +24,14 @@
 //! 4. return `UCS_OK` (no completion pending for the caller) or
 //!    `UCS_INPROGRESS` (the caller's `comp` will be called).
 //!
-//! An op that needs work at completion (copying a READ into the caller's
-//! unpack callback, a fetching atomic's result) says so with a
-//! [`CompletionAction`].
+//! What an op needs at completion (copying a READ into the caller's
+//! unpack callback, a fetching atomic's result) is in its [`PostedOp`];
+//! the iface's send CQ does it.
 
 use std::collections::VecDeque;
 
 use crate::abi::*;
-use crate::failover::{EpFailover, OnError};
+use crate::failover::{EpFailover, InternalOp, OnError, PostedOp};
 use crate::hca::{
     ack_timeout_exponent, rnr_timer_code, Access, DeviceAddress, Mtu, Qp, QpTransition, RtrAttr,
     RtsAttr,
@@ -39,8 +40,7 @@ use crate::mlx5::{self, InlineSegs, PSN_MASK};
 use crate::rc::fc::{EpFc, FcConfig, FC_PURE_GRANT};
 use crate::rc::limits::{am_header, Limits, AM_HDR_LEN};
 pub use crate::rc::txwq::{
-    bounce_from_pool, Bounce, CompletionAction, OpKind, OutstandingOp, PostSpec, TxParams, TxWq,
-    MAX_WQE_BBS, START_PSN,
+    bounce_from_pool, Bounce, OutstandingOp, PostSpec, TxParams, TxWq, MAX_WQE_BBS, START_PSN,
 };
 
 /// Tag of a live [`RcEp`].
@@ -566,7 +566,8 @@ impl RcEp {
     /// Posts the flow-control grant message (a SEND of the AM header
     /// alone). It takes no window: grants must flow when windows are empty.
     pub fn post_fc_grant(&mut self, credits: &mut u32) -> Result<(), Status> {
-        let spec = PostSpec::new(OpKind::FcGrant, mlx5::MLX5_OPCODE_SEND, AM_HDR_LEN);
+        let grant = PostedOp::Internal(InternalOp::FcGrant);
+        let spec = PostSpec::new(grant, mlx5::MLX5_OPCODE_SEND, AM_HDR_LEN);
         self.ready_own(*credits)?.post_inline(
             credits,
             spec,
@@ -578,15 +579,15 @@ impl RcEp {
         )
     }
 
-    /// Posts the probe of `uct_ep_check` ([`OpKind::Probe`]): a signalled
+    /// Posts the probe of `uct_ep_check` ([`InternalOp::Probe`]): a signalled
     /// zero-length RDMA WRITE to address 0 with key 0, which the peer's
     /// responder acknowledges without looking at memory (InfiniBand checks
     /// no key for a zero-length transfer). A peer that is gone never
     /// acknowledges it: the retries run out and the ep fails, reporting to
     /// the error handler as any transport error does.
     pub fn post_probe(&mut self, credits: &mut u32) -> Result<(), Status> {
-        let mut spec = PostSpec::new(OpKind::Probe, mlx5::MLX5_OPCODE_RDMA_WRITE, 0);
-        spec.force_signal = true;
+        let probe = PostedOp::Internal(InternalOp::Probe);
+        let spec = PostSpec::new(probe, mlx5::MLX5_OPCODE_RDMA_WRITE, 0).signaled();
         self.ready_own(*credits)?.post(credits, spec, |wqe| {
             wqe.raddr(mlx5::RaddrSeg { raddr: 0, rkey: 0 });
         })

@@ -1,10 +1,10 @@
 //! rc_mlx5's side of failover: the facts the transport-neutral core in
 //! [`crate::failover`] needs (connection identities, the responder's
-//! `next_rcv_psn`, the op table as [`OpPsns`] and [`OpDescriptor`]s) and
-//! the effects it asks for (completing, reporting, releasing ops), behind
-//! the failover slots of [`crate::rc::slots::INTERNAL_OPS`] (their handle
-//! and attribute arguments are taken over in `rc/slots/failover.rs`; the
-//! purge entry point is here).
+//! `next_rcv_psn`, the op table as [`OpPsns`], the inline bytes of its
+//! WQEs) and the effects of its verdicts (completing, reporting, releasing
+//! ops), behind the failover slots of [`crate::rc::slots::INTERNAL_OPS`]
+//! (their handle and attribute arguments are taken over in
+//! `rc/slots/failover.rs`).
 //!
 //! Identity: an ep's QP is (its iface's device, its QPN, its generation: a
 //! random 24-bit value per QP, carried in bytes 3..6 of the ep address); the
@@ -30,14 +30,12 @@ use std::ffi::c_uint;
 use crate::abi::*;
 use crate::core::iface::PurgeRequest;
 use crate::failover::{
-    prepare_purge, report_op, run_purge, AtomicWidth, ConnectionId, DeviceId, FailoverError,
-    OnError, OpDescriptor, OpPsns, PurgeCallback, PurgeSink, PurgeStep, QpIdentity, RemoteTarget,
-    ResponderState,
+    prepare_purge, report_op, Action, ConnectionId, DeviceId, FailoverError, OnError, OpPsns,
+    PostedOp, PurgeStep, PurgeSummary, QpIdentity, ResponderState, Verdict,
 };
 use crate::hca::QpTransition;
-use crate::mlx5::{self, AtomicSize, DataEntry};
-use crate::rc::atomic::{outstanding_call, UctAtomic};
-use crate::rc::ep::{CompletionAction, EpState, OpKind, OutstandingOp, RcEp};
+use crate::mlx5::{self, DataEntry};
+use crate::rc::ep::{EpState, OutstandingOp, RcEp};
 use crate::rc::iface::RcIface;
 use crate::rc::limits::AM_HDR_LEN;
 
@@ -149,281 +147,152 @@ pub fn ep_invalidate(ep: &mut RcEp, flags: c_uint) -> Result<(), Status> {
     Ok(())
 }
 
-/// An outstanding op taken out of the table with copies of what purge
-/// reports from the send ring (inline data, the atomic call).
+/// An outstanding op taken out of the table for purge, with the inline
+/// bytes its WQE carried (copied out before the ring can be reused).
 struct PurgedOp {
     op: OutstandingOp,
-    /// The WQE's inline bytes, contiguous (copied before the ring can wrap
-    /// or be reused).
     inline: Vec<u8>,
-    atomic: Option<UctAtomic>,
-}
-
-/// Reads what `op` needs from the send ring; `None` if its WQE does not
-/// decode (a bug: the ring holds outstanding WQEs unchanged).
-fn capture(ep: &RcEp, op: &OutstandingOp) -> Option<(Vec<u8>, Option<UctAtomic>)> {
-    let has_inline = matches!(
-        op.posted.kind,
-        OpKind::AmShort | OpKind::AmZcopy | OpKind::PutShort
-    );
-    let mut inline = Vec::new();
-    if has_inline {
-        // An outstanding op's blocks are not rewritten (the ep is failed).
-        let wqe = mlx5::decode_send_wqe(ep.txwq().ring_bytes(), op.wqe_index).ok()?;
-        for entry in wqe.data() {
-            if let DataEntry::Inline(data) = entry {
-                inline.extend_from_slice(data.head);
-                inline.extend_from_slice(data.tail);
-            }
-        }
-    }
-    let atomic = match op.posted.kind {
-        OpKind::AtomicPost | OpKind::AtomicFetch => Some(outstanding_call(ep, op)?),
-        _ => None,
-    };
-    Some((inline, atomic))
-}
-
-fn width(size: AtomicSize) -> AtomicWidth {
-    match size {
-        AtomicSize::Bits32 => AtomicWidth::Bits32,
-        AtomicSize::Bits64 => AtomicWidth::Bits64,
-    }
 }
 
 impl PurgedOp {
-    /// The op as the caller posted it; `None` if the table entry lacks
-    /// what its kind needs (a bug, logged by the caller).
-    fn descriptor(&self) -> Option<OpDescriptor<'_>> {
-        let op = &self.op;
-        let remote = RemoteTarget {
-            address: op.posted.remote_addr,
-            rkey: op.posted.uct_rkey,
-        };
-        let iov = || op.posted.iov.as_deref();
-        let bounce = |offset: usize, length: usize| -> Option<&[u8]> {
-            let bounce = op.posted.bounce?;
+    /// The bytes purge reports with the op ([`PostedOp::op_info`]): the
+    /// inline copy, or for bcopy ops what `pack` wrote in the bounce
+    /// buffer.
+    fn bytes(&self) -> &[u8] {
+        let packed = |offset: usize| match self.op.bounce() {
             // SAFETY: the op owns its bounce buffer until it is released
-            // after the callback; its data area holds the op's bytes.
-            Some(unsafe { std::slice::from_raw_parts(bounce.data.add(offset), length) })
+            // after the callback; its data area holds the op's `length`
+            // bytes (the AM header first for AMs).
+            Some(bounce) => unsafe {
+                std::slice::from_raw_parts(
+                    bounce.data.add(offset),
+                    self.op.length().saturating_sub(offset),
+                )
+            },
+            None => &[],
         };
-        let after_am_id = || self.inline.get(AM_HDR_LEN..);
-        Some(match op.posted.kind {
-            OpKind::AmShort => OpDescriptor::AmShortIov {
-                am_id: op.posted.am_id?,
-                data: after_am_id()?,
-            },
-            OpKind::AmBcopy => OpDescriptor::AmBcopy {
-                am_id: op.posted.am_id?,
-                flags: op.posted.am_flags,
-                payload: bounce(AM_HDR_LEN, op.posted.length.checked_sub(AM_HDR_LEN)?)?,
-            },
-            OpKind::AmZcopy => OpDescriptor::AmZcopy {
-                am_id: op.posted.am_id?,
-                flags: op.posted.am_flags,
-                header: after_am_id()?,
-                iov: iov()?,
-                comp: op.posted.comp,
-            },
-            OpKind::PutShort => OpDescriptor::PutShort {
-                remote,
-                payload: &self.inline,
-            },
-            OpKind::PutBcopy => OpDescriptor::PutBcopy {
-                remote,
-                payload: bounce(0, op.posted.length)?,
-            },
-            OpKind::PutZcopy => OpDescriptor::PutZcopy {
-                remote,
-                iov: iov()?,
-                comp: op.posted.comp,
-            },
-            OpKind::GetBcopy => match op.posted.action {
-                CompletionAction::Unpack {
-                    unpack_cb,
-                    arg,
-                    length,
-                } => OpDescriptor::GetBcopy {
-                    remote,
-                    unpack_cb,
-                    arg,
-                    length,
-                    comp: op.posted.comp,
-                },
-                _ => return None,
-            },
-            OpKind::GetZcopy => OpDescriptor::GetZcopy {
-                remote,
-                iov: iov()?,
-                comp: op.posted.comp,
-            },
-            OpKind::AtomicPost => match self.atomic? {
-                UctAtomic::Op {
-                    op: atomic,
-                    size,
-                    value,
-                } => OpDescriptor::AtomicPost {
-                    op: atomic,
-                    width: width(size),
-                    value,
-                    remote,
-                },
-                UctAtomic::Cswap { .. } => return None,
-            },
-            OpKind::AtomicFetch => {
-                let CompletionAction::FetchResult { result, .. } = op.posted.action else {
-                    return None;
-                };
-                match self.atomic? {
-                    UctAtomic::Op {
-                        op: atomic,
-                        size,
-                        value,
-                    } => OpDescriptor::AtomicFetch {
-                        op: atomic,
-                        width: width(size),
-                        value,
-                        result,
-                        remote,
-                        comp: op.posted.comp,
-                    },
-                    UctAtomic::Cswap {
-                        size,
-                        compare,
-                        swap,
-                    } => OpDescriptor::AtomicCswap {
-                        width: width(size),
-                        compare,
-                        swap,
-                        result,
-                        remote,
-                        comp: op.posted.comp,
-                    },
-                }
-            }
-            OpKind::Flush => OpDescriptor::Flush {
-                flags: op.posted.flush_flags,
-                comp: op.posted.comp,
-            },
-            // get_short answered its caller before returning.
-            OpKind::GetShort | OpKind::FcGrant | OpKind::Probe => OpDescriptor::Internal,
-        })
-    }
-}
-
-/// Completes, reports or drops purged ops of one ep on its iface.
-struct RcPurgeSink {
-    iface: *mut RcIface,
-    callback: PurgeCallback,
-}
-
-impl RcPurgeSink {
-    /// Returns the op's bounce buffer and CQ credit without completing it.
-    fn release(&mut self, purged: &PurgedOp) {
-        // SAFETY: the iface outlives its eps; a short borrow, no callback.
-        unsafe { (*self.iface).state.tx.release(&purged.op) };
-    }
-}
-
-impl PurgeSink<PurgedOp> for RcPurgeSink {
-    fn complete(&mut self, purged: PurgedOp, status: Result<(), Status>) {
-        let raw = match status {
-            Ok(()) => UCS_OK,
-            Err(status) => status.raw(),
-        };
-        // SAFETY: the op was taken out of its ep's table; the iface is live.
-        unsafe { RcIface::finish_op(self.iface, purged.op, raw) };
-    }
-
-    fn report(&mut self, purged: PurgedOp) {
-        match purged.descriptor() {
-            // SAFETY: the descriptor borrows `purged`, alive until after
-            // the callback; the callback is the caller's with its arg.
-            Some(descriptor) => unsafe {
-                report_op(&descriptor, &self.callback);
-            },
-            None => tracing::error!(
-                "uct_ep_outstanding_purge: op {:?} at WQE {} cannot be described, not reported",
-                purged.op.posted.kind,
-                purged.op.wqe_index
-            ),
+        match self.op.op() {
+            PostedOp::AmBcopy { .. } => packed(AM_HDR_LEN),
+            PostedOp::PutBcopy { .. } => packed(0),
+            _ => &self.inline,
         }
-        self.release(&purged);
-    }
-
-    fn drop_internal(&mut self, purged: PurgedOp) {
-        self.release(&purged);
     }
 }
 
-/// `uct_ep_outstanding_purge` (see the module docs of
-/// [`crate::failover`]).
-///
-/// # Safety
-/// As `IfaceInternalOps::ep_outstanding_purge`: `ep` NULL or an ep of
-/// this library (the request is checked by the entry point).
-pub unsafe fn ep_outstanding_purge(ep: uct_ep_h, request: PurgeRequest<'_>) -> Result<(), Status> {
-    const F: &str = "uct_ep_outstanding_purge";
-    // SAFETY: by the caller's contract.
-    let rc_ep = unsafe { RcEp::from_handle(ep, F) }?;
-    if rc_ep.failover.check_purge(rc_ep.txwq().len())? == PurgeStep::NothingLeft {
-        return Ok(());
+/// What purge reports of `op`'s inline data, read back from the send ring
+/// (an outstanding op's blocks are not rewritten): the bytes after the AM
+/// id for am_short and am_zcopy, the data of put_short, nothing for the
+/// others. `None` if the WQE does not decode (a bug: the ring holds
+/// outstanding WQEs unchanged).
+fn inline_bytes(ep: &RcEp, op: &OutstandingOp) -> Option<Vec<u8>> {
+    let skip = match op.op() {
+        PostedOp::AmShort { .. } | PostedOp::AmZcopy { .. } => AM_HDR_LEN,
+        PostedOp::PutShort { .. } => 0,
+        _ => return Some(Vec::new()),
+    };
+    let wqe = mlx5::decode_send_wqe(ep.txwq().ring_bytes(), op.wqe_index()).ok()?;
+    let mut inline = Vec::new();
+    for entry in wqe.data() {
+        if let DataEntry::Inline(data) = entry {
+            inline.extend_from_slice(data.head);
+            inline.extend_from_slice(data.tail);
+        }
     }
-    let iface = rc_ep.iface_handle() as *mut RcIface;
-    let Some(connection) = requester_connection(rc_ep) else {
+    // An AM's inline data starts with its AM header.
+    inline.get(skip..).map(<[u8]>::to_vec)
+}
+
+/// The checks and decisions of `uct_ep_outstanding_purge`, before any op is
+/// touched and with no callback: `None` when nothing is left to purge,
+/// else the ops taken out of the table (the ep is marked purged), each with
+/// its verdict, in posting order. On error the ep is as it was.
+fn take_for_purge(
+    ep: &mut RcEp,
+    rx_token: &[u8],
+) -> Result<Option<Vec<(PurgedOp, Verdict)>>, Status> {
+    const F: &str = "uct_ep_outstanding_purge";
+    if ep.failover.check_purge(ep.txwq().len())? == PurgeStep::NothingLeft {
+        return Ok(None);
+    }
+    let Some(connection) = requester_connection(ep) else {
         tracing::warn!("{F}: the ep was never connected");
         return Err(Status::InvalidParam);
     };
     // Copy everything reported out of the ring before any op is touched,
     // so a failure leaves the ep as it was.
-    let mut captured = Vec::with_capacity(rc_ep.txwq().len());
-    for op in rc_ep.txwq().ops() {
-        let Some(copy) = capture(rc_ep, op) else {
+    let mut inline = Vec::with_capacity(ep.txwq().len());
+    for op in ep.txwq().ops() {
+        let Some(bytes) = inline_bytes(ep, op) else {
             tracing::error!(
-                "{F}: the WQE of outstanding op {:?} at {} does not decode",
-                op.posted.kind,
-                op.wqe_index
+                "{F}: the WQE of outstanding op {} at {} does not decode",
+                op.op().name(),
+                op.wqe_index()
             );
             return Err(Status::IoError);
         };
-        captured.push(copy);
+        inline.push(bytes);
     }
-    let psns: Vec<OpPsns> = rc_ep
-        .txwq()
-        .ops()
-        .map(|op| OpPsns {
-            class: op.class(),
-            first_psn: op.first_psn,
-            psn_count: op.psn_count,
-            cqe_seen: op.completion_seen,
-        })
-        .collect();
-    let next_psn = rc_ep.txwq().next_psn();
-    let (_, verdicts) = prepare_purge(request.rx_token, &connection, &psns, next_psn)?;
-    let ops: Vec<PurgedOp> = rc_ep
+    let psns: Vec<OpPsns> = ep.txwq().ops().map(OutstandingOp::psns).collect();
+    let next_psn = ep.txwq().next_psn();
+    let (_, verdicts) = prepare_purge(rx_token, &connection, &psns, next_psn)?;
+    let ops = ep
         .txwq_mut()
         .take_all()
-        .zip(captured)
-        .map(|(op, (inline, atomic))| PurgedOp { op, inline, atomic })
+        .zip(inline)
+        .map(|(op, inline)| PurgedOp { op, inline })
+        .zip(verdicts)
         .collect();
-    rc_ep.failover.purged();
-    let mut sink = RcPurgeSink {
-        iface,
-        callback: request.callback,
+    ep.failover.purged();
+    Ok(Some(ops))
+}
+
+/// `uct_ep_outstanding_purge` of `ep` on `iface` (see the module docs of
+/// [`crate::failover`]): the decisions first, with no callback, then each
+/// op's verdict applied in posting order.
+///
+/// # Safety
+/// `iface` live and `ep` one of its live eps; no borrow of either held
+/// (the caller's callbacks run from here and may post on any ep, this
+/// iface's too, or destroy this one).
+pub unsafe fn ep_outstanding_purge(
+    iface: *mut RcIface,
+    ep: *mut RcEp,
+    request: PurgeRequest<'_>,
+) -> Result<(), Status> {
+    // SAFETY: live by the contract; the borrow ends before any callback.
+    let (qpn, taken) = unsafe { ((*ep).qpn(), take_for_purge(&mut *ep, request.rx_token)?) };
+    let Some(ops) = taken else {
+        return Ok(());
     };
-    // No borrow of the ep is used from here on: the callback may post on
-    // any other ep, of this iface too.
-    let qpn = rc_ep.qpn();
-    let ep_ptr: *mut RcEp = rc_ep;
-    let summary = run_purge(ops.into_iter().zip(verdicts), &mut sink);
+    let summary = PurgeSummary::of(ops.iter().map(|(_, verdict)| *verdict));
+    // The op has left its table and the iface is live (a callback may not
+    // close it): each step below borrows it briefly, between callbacks.
+    for (purged, verdict) in ops {
+        match verdict.action() {
+            Action::Complete(status) => {
+                let raw = status.map_or_else(Status::raw, |()| UCS_OK);
+                // SAFETY: as above; completions are the caller's callbacks.
+                unsafe { RcIface::finish_op(iface, purged.op, raw) };
+            }
+            Action::Report => {
+                // SAFETY: the op and its bytes live until after the
+                // callback, the request's callback with its argument.
+                unsafe { report_op(purged.op.op(), purged.bytes(), &request.callback) };
+                // SAFETY: as above, after the callback.
+                unsafe { (*iface).state.tx.release(&purged.op) };
+            }
+            // SAFETY: as above.
+            Action::Drop => unsafe { (*iface).state.tx.release(&purged.op) },
+        }
+    }
     // Marks the purged ep for a new QP before it is connected again,
     // unless a purge callback destroyed it.
-    // SAFETY: the iface outlives the purge (its callbacks may not close it).
-    if let Some(ep) = unsafe { (*iface).state.live_ep(ep_ptr, qpn) } {
+    // SAFETY: the iface is live; no callback runs from here.
+    if let Some(ep) = unsafe { (*iface).state.live_ep(ep, qpn) } {
         ep.renew_qp_later();
     }
     tracing::debug!(
-        "{F}: ep {ep:p}: {} delivered, {} reported, {} failed, {} dropped",
+        "uct_ep_outstanding_purge: ep {ep:p}: {} delivered, {} reported, {} failed, {} dropped",
         summary.delivered,
         summary.reported,
         summary.failed,

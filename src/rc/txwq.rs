@@ -14,11 +14,11 @@
 //! record and rings the doorbell.
 
 use std::collections::VecDeque;
-use std::ffi::{c_uint, c_void};
+use std::ffi::c_uint;
 
 use crate::abi::*;
 use crate::core::data_trace;
-use crate::failover::OpClass;
+use crate::failover::{OpPsns, PostedOp};
 use crate::hca::{Mtu, Qp, SendQueue};
 use crate::mlx5::{
     self, packet_count, psn_add, CtrlSeg, InlineSegs, PacketShape, WqeBuilder, SEND_WQE_BB,
@@ -33,100 +33,6 @@ pub const MAX_WQE_BBS: u16 = 4;
 /// rc_mlx5 connects its QPs (it does not exchange PSNs).
 pub const START_PSN: u32 = 0;
 
-/// What kind of operation a WQE carries. Failover uses it to decide whether
-/// an op may be replayed (SEND/WRITE/READ) or must not be (fetching atomics
-/// that executed).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OpKind {
-    AmShort,
-    AmBcopy,
-    AmZcopy,
-    PutShort,
-    PutBcopy,
-    PutZcopy,
-    /// A READ into a bounce buffer that `uct_ep_get_short` waited for and
-    /// copied to the caller's buffer before returning: once posted, the op
-    /// only holds its resources until progress takes its CQE.
-    GetShort,
-    GetBcopy,
-    GetZcopy,
-    /// Atomic without a result (post).
-    AtomicPost,
-    /// Atomic whose old value is fetched into the caller's buffer
-    /// (compare-and-swap too: [`OutstandingOp::compare_swap`] tells it).
-    AtomicFetch,
-    /// A signalled NOP posted by flush to get a completion.
-    Flush,
-    /// The flow-control grant message ([`crate::rc::fc`]): the transport's
-    /// own, never reported or completed to the user.
-    FcGrant,
-    /// The probe of `uct_ep_check`: a zero-length RDMA WRITE the peer must
-    /// acknowledge (it names no memory). The transport's own, like a grant.
-    Probe,
-}
-
-impl OpKind {
-    /// Whether the op is a user AM (a SEND that raises a solicited event at
-    /// the receiver, as UCX marks them, so `UCT_EVENT_RECV` waiters wake
-    /// for AMs and not for flow-control grants).
-    #[inline(always)]
-    pub fn is_am(self) -> bool {
-        matches!(self, OpKind::AmShort | OpKind::AmBcopy | OpKind::AmZcopy)
-    }
-
-    /// Whether the op is an RDMA READ or an atomic (what a fence orders).
-    pub fn is_read_like(self) -> bool {
-        matches!(
-            self,
-            OpKind::GetShort
-                | OpKind::GetBcopy
-                | OpKind::GetZcopy
-                | OpKind::AtomicPost
-                | OpKind::AtomicFetch
-        )
-    }
-
-    /// The failover class of an op of this kind (`compare_swap`: a fetching
-    /// atomic that is a compare-and-swap).
-    pub fn class(self, compare_swap: bool) -> OpClass {
-        match self {
-            // Answered to its caller before the slot returned: purge must
-            // neither report it nor complete it (a READ on the wire, one
-            // PSN at least, like a grant's SEND).
-            OpKind::GetShort => OpClass::Internal,
-            OpKind::AtomicFetch if compare_swap => OpClass::AtomicCswap,
-            OpKind::AmShort | OpKind::AmBcopy | OpKind::AmZcopy => OpClass::Am,
-            OpKind::PutShort | OpKind::PutBcopy | OpKind::PutZcopy => OpClass::Put,
-            OpKind::GetBcopy | OpKind::GetZcopy => OpClass::Get,
-            OpKind::AtomicPost => OpClass::AtomicPost,
-            OpKind::AtomicFetch => OpClass::AtomicFetch,
-            OpKind::Flush => OpClass::Flush,
-            // A SEND or WRITE on the wire (one PSN), but the transport's own.
-            OpKind::FcGrant | OpKind::Probe => OpClass::Internal,
-        }
-    }
-}
-
-/// Work done when an op completes successfully, before the caller's
-/// completion is called.
-#[derive(Clone, Copy, Debug)]
-pub enum CompletionAction {
-    None,
-    /// get_bcopy: hand `length` bytes of the bounce buffer's data to the
-    /// caller's unpack callback.
-    Unpack {
-        unpack_cb: uct_unpack_callback_t,
-        arg: *mut c_void,
-        length: usize,
-    },
-    /// A fetching atomic into a bounce buffer: copy `width` bytes (4 or 8)
-    /// to `result`, byte-swapping when the device writes big-endian.
-    FetchResult {
-        result: *mut c_void,
-        width: u8,
-    },
-}
-
 /// A bounce buffer an op owns until it completes (bcopy data, READ target,
 /// atomic result). `data` is where the op's bytes start.
 #[derive(Clone, Copy, Debug)]
@@ -137,72 +43,74 @@ pub struct Bounce {
     pub lkey: u32,
 }
 
-/// What the posting call asked for, as the op table keeps it until the op
-/// completes, fails or is purged.
+/// One posted WQE not yet known complete: the operation as the caller
+/// posted it ([`PostedOp`]), what the transport holds for it, and where it
+/// is in the ring and the PSN space. Entries are kept in posting order; the
+/// WQE occupies the send ring from `wqe_index` for `wqebbs` blocks, and the
+/// op used PSNs `first_psn .. first_psn + psn_count` (24-bit). A flush
+/// completion attached to the signalled WQE before it
+/// ([`TxWq::attach_flush`]) has `wqebbs` 0: it names that WQE's index and
+/// holds no ring block, CQ credit or PSN of its own.
 ///
 /// What replaying an op needs and where it is: inline data (am_short
 /// header and payload, put_short data, the am_zcopy header) stays in the
 /// send ring at the op's `wqe_index` until the op completes
-/// (`mlx5::decode_send_wqe` reads it back); bcopy data is in `bounce`; zcopy
-/// ops keep a copy of the caller's iov in `iov`; gets keep their unpack
-/// callback in `action`.
-#[derive(Clone, Debug)]
-pub struct PostedOp {
-    pub kind: OpKind,
-    /// The mlx5 opcode and opmod of the WQE.
-    pub opcode: u8,
-    pub opmod: u8,
-    /// Bytes the op moves (the payload on the wire incl. the AM header, the
-    /// READ length, the atomic width).
-    pub length: usize,
-    /// AM id for AM ops.
-    pub am_id: Option<u8>,
-    /// Remote address and rkey for RMA/atomics (0 otherwise).
-    pub remote_addr: u64,
-    pub rkey: u32,
-    /// The caller's `uct_rkey_t` as passed to the posting call (failover
-    /// reports it, not the device key).
-    pub uct_rkey: uct_rkey_t,
-    /// `flags` of the `uct_ep_flush` that posted a flush NOP.
-    pub flush_flags: c_uint,
-    /// The caller's completion (NULL: none).
-    pub comp: *mut uct_completion_t,
-    pub bounce: Option<Bounce>,
-    pub action: CompletionAction,
-    /// zcopy ops: the caller's iov entries (buffers, lengths, memory
-    /// handles), copied at post time.
-    pub iov: Option<Box<[uct_iov_t]>>,
-    /// `flags` of am_bcopy/am_zcopy.
-    pub am_flags: c_uint,
-    /// A fetching atomic that is a compare-and-swap.
-    pub compare_swap: bool,
-}
-
-/// One posted WQE not yet known complete. Entries are kept in posting order;
-/// the WQEs occupy the send ring from `wqe_index` for `wqebbs` blocks, and
-/// the op used PSNs `first_psn .. first_psn + psn_count` (24-bit). A flush
-/// completion attached to the signalled WQE before it
-/// ([`TxWq::attach_flush`]) has `wqebbs` 0: it names that WQE's index and
-/// holds no ring block, CQ credit or PSN of its own.
+/// (`mlx5::decode_send_wqe` reads it back); bcopy data is in `bounce`;
+/// everything else is in the [`PostedOp`].
 #[derive(Clone, Debug)]
 pub struct OutstandingOp {
-    pub posted: PostedOp,
+    op: PostedOp,
+    bounce: Option<Bounce>,
+    /// Bytes the WQE moves (the payload on the wire incl. the AM header,
+    /// the READ length, the atomic width).
+    length: usize,
+    /// The device key of the remote memory (0: none).
+    rkey: u32,
+    /// The mlx5 opcode of the WQE.
+    opcode: u8,
+    /// A CQE was requested for this WQE.
+    signaled: bool,
     /// Send-ring index (in basic blocks, 16 bits) of the WQE's control
     /// segment: what a CQE's `wqe_counter` names.
-    pub wqe_index: u16,
-    pub wqebbs: u16,
-    pub first_psn: u32,
+    wqe_index: u16,
+    wqebbs: u16,
+    first_psn: u32,
     /// PSNs the op uses on the wire (NOP: 0).
-    pub psn_count: u32,
-    /// A CQE was requested for this WQE.
-    pub signaled: bool,
+    psn_count: u32,
     /// A successful CQE covering this WQE is known to be in the send CQ,
     /// not yet taken by progress (get_short waited for it): the op and
     /// every op before it are complete.
-    pub completion_seen: bool,
+    completion_seen: bool,
 }
 
 impl OutstandingOp {
+    /// The operation as the caller posted it.
+    #[inline(always)]
+    pub fn op(&self) -> &PostedOp {
+        &self.op
+    }
+
+    /// The bounce buffer the op owns, if any.
+    #[inline(always)]
+    pub fn bounce(&self) -> Option<Bounce> {
+        self.bounce
+    }
+
+    /// Bytes the WQE moves (AM header included).
+    pub fn length(&self) -> usize {
+        self.length
+    }
+
+    /// The ring index of the op's WQE.
+    pub fn wqe_index(&self) -> u16 {
+        self.wqe_index
+    }
+
+    /// Whether a CQE was requested for the op's WQE.
+    pub fn signaled(&self) -> bool {
+        self.signaled
+    }
+
     /// Whether the op has a WQE of its own (else it is an attached flush
     /// completion).
     #[inline]
@@ -210,45 +118,77 @@ impl OutstandingOp {
         self.wqebbs != 0
     }
 
-    /// The op's failover class.
-    pub fn class(&self) -> OpClass {
-        self.posted.kind.class(self.posted.compare_swap)
+    /// What failover classifies the op by.
+    pub fn psns(&self) -> OpPsns {
+        OpPsns {
+            class: self.op.class(),
+            first_psn: self.first_psn,
+            psn_count: self.psn_count,
+            cqe_seen: self.completion_seen,
+        }
     }
 }
 
-/// What [`TxWq::post`] needs besides the segments.
+/// What [`TxWq::post`] needs besides the segments: the op and the WQE's
+/// opcode and length, and what the builders add.
 pub struct PostSpec {
-    pub posted: PostedOp,
-    /// Immediate data of the control segment.
-    pub imm: u32,
+    op: PostedOp,
+    bounce: Option<Bounce>,
+    length: usize,
+    rkey: u32,
+    opcode: u8,
+    opmod: u8,
     /// Request a CQE even without a completion.
-    pub force_signal: bool,
+    force_signal: bool,
 }
 
 impl PostSpec {
-    /// A spec with no remote address, completion, bounce buffer or action.
-    pub fn new(kind: OpKind, opcode: u8, length: usize) -> PostSpec {
+    /// A WQE of `opcode` moving `length` bytes for `op`.
+    #[inline(always)]
+    pub fn new(op: PostedOp, opcode: u8, length: usize) -> PostSpec {
         PostSpec {
-            posted: PostedOp {
-                kind,
-                opcode,
-                opmod: 0,
-                length,
-                am_id: None,
-                remote_addr: 0,
-                rkey: 0,
-                uct_rkey: 0,
-                flush_flags: 0,
-                comp: std::ptr::null_mut(),
-                bounce: None,
-                action: CompletionAction::None,
-                iov: None,
-                am_flags: 0,
-                compare_swap: false,
-            },
-            imm: 0,
+            op,
+            bounce: None,
+            length,
+            rkey: 0,
+            opcode,
+            opmod: 0,
             force_signal: false,
         }
+    }
+
+    /// The device key of the remote memory the WQE names.
+    #[inline(always)]
+    pub fn rkey(mut self, rkey: u32) -> PostSpec {
+        self.rkey = rkey;
+        self
+    }
+
+    /// The control segment's opcode modifier.
+    #[inline(always)]
+    pub fn opmod(mut self, opmod: u8) -> PostSpec {
+        self.opmod = opmod;
+        self
+    }
+
+    /// The bounce buffer the op owns until it completes.
+    #[inline(always)]
+    pub fn bounce(mut self, bounce: Bounce) -> PostSpec {
+        self.bounce = Some(bounce);
+        self
+    }
+
+    /// Requests a CQE even without a completion.
+    #[inline(always)]
+    pub fn signaled(mut self) -> PostSpec {
+        self.force_signal = true;
+        self
+    }
+
+    /// Bytes the WQE moves.
+    #[inline(always)]
+    pub fn length(&self) -> usize {
+        self.length
     }
 }
 
@@ -269,7 +209,7 @@ impl TxResources {
     /// purged or its ep was destroyed.
     #[inline]
     pub fn release(&mut self, op: &OutstandingOp) {
-        if let Some(bounce) = op.posted.bounce {
+        if let Some(bounce) = op.bounce {
             self.pool.put(bounce.buffer);
         }
         if op.has_wqe() {
@@ -306,7 +246,7 @@ impl CtrlRule {
     /// (index and DS are filled in by whoever writes it).
     #[inline]
     fn ctrl(&self, spec: &PostSpec, wqebbs: u16, credits: u32) -> (bool, CtrlSeg) {
-        let signaled = !spec.posted.comp.is_null()
+        let signaled = !spec.op.comp().is_null()
             || spec.force_signal
             || self.unsignaled_bbs + u32::from(wqebbs) >= self.moderation
             || credits <= self.credit_low_water;
@@ -318,15 +258,16 @@ impl CtrlRule {
         if self.fence_next {
             fm_ce_se |= mlx5::MLX5_FENCE_MODE_SMALL_AND_FENCE;
         }
-        if spec.posted.kind.is_am() {
+        // User AMs raise a solicited event at the receiver, as UCX marks
+        // them, so `UCT_EVENT_RECV` waiters wake for AMs, not for grants.
+        if spec.op.is_am() {
             fm_ce_se |= mlx5::MLX5_WQE_CTRL_SOLICITED;
         }
         let ctrl = CtrlSeg {
-            opcode: spec.posted.opcode,
-            opmod: spec.posted.opmod,
+            opcode: spec.opcode,
+            opmod: spec.opmod,
             qpn: self.qpn,
             fm_ce_se,
-            imm: spec.imm,
             ..CtrlSeg::default()
         };
         (signaled, ctrl)
@@ -536,7 +477,7 @@ impl TxWq {
                 const _: () =
                     assert!(MAX_WQE_BBS as usize * SEND_WQE_BB <= Mtu::Mtu256.bytes() as usize);
                 debug_assert!(matches!(
-                    spec.posted.opcode,
+                    spec.opcode,
                     mlx5::MLX5_OPCODE_SEND | mlx5::MLX5_OPCODE_RDMA_WRITE
                 ));
                 self.commit(credits, spec, index, wqebbs, signaled, 1);
@@ -570,7 +511,7 @@ impl TxWq {
     /// PSNs the WQE of `spec` uses on the wire ([`mlx5::packet_count`]).
     #[inline]
     fn psn_count(&self, spec: &PostSpec) -> u32 {
-        let shape = match spec.posted.opcode {
+        let shape = match spec.opcode {
             mlx5::MLX5_OPCODE_NOP => PacketShape::None,
             mlx5::MLX5_OPCODE_SEND
             | mlx5::MLX5_OPCODE_SEND_IMM
@@ -579,7 +520,7 @@ impl TxWq {
             | mlx5::MLX5_OPCODE_RDMA_READ => PacketShape::Data,
             _ => PacketShape::Atomic,
         };
-        packet_count(shape, spec.posted.length as u64, self.path_mtu.bytes())
+        packet_count(shape, spec.length as u64, self.path_mtu.bytes())
     }
 
     /// Records the op of the WQE just written at `index`, advances the ring
@@ -594,13 +535,20 @@ impl TxWq {
         signaled: bool,
         psn_count: u32,
     ) {
+        // An AM's data-path line is written by its slot, which checks
+        // whether tracing is on once (this check folds away for AMs).
+        let traced = !spec.op.is_am();
         self.ops.push_back(OutstandingOp {
-            posted: spec.posted,
+            op: spec.op,
+            bounce: spec.bounce,
+            length: spec.length,
+            rkey: spec.rkey,
+            opcode: spec.opcode,
+            signaled,
             wqe_index: index,
             wqebbs,
             first_psn: self.next_psn,
             psn_count,
-            signaled,
             completion_seen: false,
         });
         self.ctrl.fence_next = false;
@@ -614,27 +562,19 @@ impl TxWq {
         *credits -= 1;
         // Before the doorbell, as UCX's rc_mlx5 logs its WQEs: `self` is
         // still in a register here, so the check costs no reload.
-        if data_trace::enabled() {
+        if traced && data_trace::enabled() {
             self.trace_posted();
         }
         self.sq.publish(self.pi, index);
     }
 
-    /// The data-path line of the WQE just posted. An AM's line is written
-    /// by its slot ([`TxWq::describe_last`] plus the AM and its tracer's
-    /// text), once the payload is known.
+    /// The data-path line of the WQE just posted (not an AM's: its slot
+    /// writes that, [`TxWq::describe_last`] plus the AM and its tracer's
+    /// text, once the payload is known).
     #[cold]
     #[inline(never)]
     fn trace_posted(&self) {
-        let is_am = self.ops.back().is_some_and(|op| {
-            matches!(
-                op.posted.kind,
-                OpKind::AmShort | OpKind::AmBcopy | OpKind::AmZcopy
-            )
-        });
-        if !is_am {
-            data_trace::emit(data_trace::source_site!(), &self.describe_last());
-        }
+        data_trace::emit(data_trace::source_site!(), &self.describe_last());
     }
 
     /// The newest posted WQE in words: QP, ring index, opcode, signalled
@@ -643,8 +583,7 @@ impl TxWq {
         let Some(op) = self.ops.back() else {
             return format!("QP 0x{:x} no WQE", self.ctrl.qpn);
         };
-        let posted = &op.posted;
-        let opcode = match posted.opcode {
+        let opcode = match op.opcode {
             mlx5::MLX5_OPCODE_NOP => "NOP",
             mlx5::MLX5_OPCODE_RDMA_WRITE => "RDMA_WRITE",
             mlx5::MLX5_OPCODE_RDMA_WRITE_IMM => "RDMA_WRITE_IMM",
@@ -662,13 +601,11 @@ impl TxWq {
             self.ctrl.qpn,
             u32::from(op.wqe_index) & self.sq.wqebb_count().wrapping_sub(1),
             if op.signaled { "s" } else { "-" },
-            posted.length
+            op.length
         );
-        if posted.rkey != 0 || posted.remote_addr != 0 {
-            line.push_str(&format!(
-                " [rva 0x{:x} rkey 0x{:x}]",
-                posted.remote_addr, posted.rkey
-            ));
+        let remote_addr = op.op.remote().map_or(0, |remote| remote.address);
+        if op.rkey != 0 || remote_addr != 0 {
+            line.push_str(&format!(" [rva 0x{remote_addr:x} rkey 0x{:x}]", op.rkey));
         }
         line
     }
@@ -714,23 +651,25 @@ impl TxWq {
         if self.ops.len() >= self.sq.wqebb_count() as usize {
             return Err(Status::NoResource);
         }
-        let mut spec = PostSpec::new(OpKind::Flush, mlx5::MLX5_OPCODE_NOP, 0);
-        spec.posted.comp = comp;
-        spec.posted.flush_flags = flags;
         self.ops.push_back(OutstandingOp {
-            posted: spec.posted,
+            op: PostedOp::Flush { flags, comp },
+            bounce: None,
+            length: 0,
+            rkey: 0,
+            opcode: mlx5::MLX5_OPCODE_NOP,
+            signaled: true,
             wqe_index: rider,
             wqebbs: 0,
             first_psn: self.next_psn,
             psn_count: 0,
-            signaled: true,
             completion_seen: false,
         });
         Ok(())
     }
 
-    /// Notes that a successful CQE of WQE `wqe_index` is in the send CQ
-    /// (see [`OutstandingOp::completion_seen`]).
+    /// Notes that a successful CQE of WQE `wqe_index` is in the send CQ,
+    /// not yet taken by progress (get_short waited for it): the op and
+    /// every op before it are complete ([`OutstandingOp::psns`]).
     pub fn completion_seen(&mut self, wqe_index: u16) {
         if let Some(op) = self
             .ops
@@ -778,18 +717,5 @@ mod tests {
         // 16-bit ring counters wrap.
         assert!(index_at_or_before(u16::MAX, 2));
         assert!(!index_at_or_before(2, u16::MAX));
-    }
-
-    #[test]
-    fn every_kind_has_its_failover_class() {
-        assert_eq!(OpKind::AtomicFetch.class(true), OpClass::AtomicCswap);
-        assert_eq!(OpKind::AtomicFetch.class(false), OpClass::AtomicFetch);
-        assert_eq!(OpKind::AtomicPost.class(false), OpClass::AtomicPost);
-        assert_eq!(OpKind::AmZcopy.class(false), OpClass::Am);
-        assert_eq!(OpKind::PutBcopy.class(false), OpClass::Put);
-        assert_eq!(OpKind::GetShort.class(false), OpClass::Internal);
-        assert_eq!(OpKind::GetZcopy.class(false), OpClass::Get);
-        assert_eq!(OpKind::Flush.class(false), OpClass::Flush);
-        assert_eq!(OpKind::FcGrant.class(false), OpClass::Internal);
     }
 }

@@ -18,6 +18,7 @@ use crate::abi::*;
 use crate::core::callbackq::CallbackId;
 use crate::core::iface::{BaseIface, IfaceInternalOps};
 use crate::core::tombstone::{TombstoneYard, EP_QUARANTINE};
+use crate::failover::PostedOp;
 use crate::hca::{DeviceAddress, EventChannel, Mtu, PolledCq, Qp, QpInitAttr, SrqInitAttr};
 use crate::ib::domain::Domain;
 use crate::ib::md::Md;
@@ -28,7 +29,7 @@ pub use crate::rc::limits::{
     am_header, Limits, AM_HDR_LEN, AM_ID_OFFSET, AM_ZCOPY_MAX_HDR, TMH_NO_TAG,
 };
 use crate::rc::pool::{Alignment, BufferPool, LKEY_BYTES};
-use crate::rc::txwq::{OpKind, OutstandingOp, TxResources};
+use crate::rc::txwq::{OutstandingOp, TxResources};
 
 mod progress;
 mod rx;
@@ -458,7 +459,7 @@ impl IfaceState {
         // (a completion other than a flush's); the rest are only traced.
         let awaited = cancel
             .iter()
-            .filter(|op| !op.posted.comp.is_null() && op.posted.kind != OpKind::Flush)
+            .filter(|op| !op.op().comp().is_null() && !matches!(op.op(), PostedOp::Flush { .. }))
             .count();
         if awaited > 0 {
             tracing::warn!(

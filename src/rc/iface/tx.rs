@@ -10,11 +10,12 @@ use std::time::{Duration, Instant};
 
 use crate::abi::*;
 use crate::failover::OnError;
+use crate::failover::PostedOp;
 use crate::hca::{AtomicResultOrder, Qp, QpState};
 use crate::mlx5::{self, Cqe64};
 use crate::rc::ep::RcEp;
 use crate::rc::iface::{IfaceState, RcIface};
-use crate::rc::txwq::{index_at_or_before, CompletionAction, OutstandingOp};
+use crate::rc::txwq::{index_at_or_before, OutstandingOp};
 
 /// The status an error CQE's syndrome means for the user.
 pub fn syndrome_status(syndrome: u8) -> Status {
@@ -88,20 +89,22 @@ pub unsafe fn invoke_completion(comp: *mut uct_completion_t, status: ucs_status_
 /// buffer; the caller's buffers and callbacks it names are valid until its
 /// completion (UCT's contract).
 unsafe fn run_action(op: &OutstandingOp, order: AtomicResultOrder) {
-    let Some(bounce) = op.posted.bounce else {
+    let Some(bounce) = op.bounce() else {
         return;
     };
-    match op.posted.action {
-        CompletionAction::Unpack {
+    match *op.op() {
+        PostedOp::GetBcopy {
             unpack_cb: Some(unpack),
             arg,
             length,
+            ..
         } => {
             // SAFETY: the READ wrote `length` bytes at bounce.data; the
             // callback is the caller's, with its argument.
             unsafe { unpack(arg, bounce.data as *const c_void, length) };
         }
-        CompletionAction::FetchResult { result, width } => {
+        PostedOp::AtomicFetch { size, result, .. } | PostedOp::AtomicCswap { size, result, .. } => {
+            let width = size.bytes();
             let big_endian = order.big_endian(width);
             // SAFETY: the atomic wrote `width` bytes at bounce.data; the
             // caller's result buffer is valid until completion.
@@ -136,7 +139,7 @@ impl RcIface {
                 run_action(&op, (*iface).state.atomic_result_order);
             }
             (*iface).state.tx.release(&op);
-            invoke_completion(op.posted.comp, status);
+            invoke_completion(op.op().comp(), status);
         }
     }
 

@@ -7,8 +7,9 @@ use super::args::{
 };
 use crate::abi::*;
 use crate::core::data_trace;
+use crate::failover::PostedOp;
 use crate::mlx5::{self, DataSeg, InlineSegs};
-use crate::rc::ep::{bounce_from_pool, OpKind, PostSpec, RcEp};
+use crate::rc::ep::{bounce_from_pool, PostSpec, RcEp};
 use crate::rc::iface::{am_header, RcIface, AM_HDR_LEN};
 use crate::rc::limits::AM_ZCOPY_MAX_IOV;
 use crate::rc::pool::BufferPool;
@@ -103,12 +104,11 @@ fn am_short(ep: EpArg, id: u8, header: u64, payload: CBytes) -> Result<(), Statu
     let mut head = [0u8; AM_HDR_LEN + 8];
     head[..AM_HDR_LEN].copy_from_slice(&am_header(id | fc_bits));
     head[AM_HDR_LEN..].copy_from_slice(&header.to_ne_bytes());
-    let mut spec = PostSpec::new(
-        OpKind::AmShort,
+    let spec = PostSpec::new(
+        PostedOp::AmShort { am_id: id },
         mlx5::MLX5_OPCODE_SEND,
         AM_HDR_LEN + 8 + length,
     );
-    spec.posted.am_id = Some(id);
     let credits = &mut iface.state.tx.credits;
     ep.ready(*credits)?.post_inline(
         credits,
@@ -148,8 +148,11 @@ fn am_short_iov(ep: EpArg, id: u8, iov: CIov) -> Result<(), Status> {
         total = total.saturating_add(bytes.len());
     }
     check_len(F, total, iface.state.limits.am_max_short)?;
-    let mut spec = PostSpec::new(OpKind::AmShort, mlx5::MLX5_OPCODE_SEND, AM_HDR_LEN + total);
-    spec.posted.am_id = Some(id);
+    let spec = PostSpec::new(
+        PostedOp::AmShort { am_id: id },
+        mlx5::MLX5_OPCODE_SEND,
+        AM_HDR_LEN + total,
+    );
     let credits = &mut iface.state.tx.credits;
     ep.ready(*credits)?.post(credits, spec, |wqe| {
         wqe.inline(&parts[..count + 1]);
@@ -182,10 +185,8 @@ fn am_bcopy(ep: EpArg, id: u8, pack: PackCb, flags: c_uint) -> Result<isize, Sta
         return Err(Status::InvalidParam);
     }
     let total = AM_HDR_LEN + packed;
-    let mut spec = PostSpec::new(OpKind::AmBcopy, mlx5::MLX5_OPCODE_SEND, total);
-    spec.posted.am_id = Some(id);
-    spec.posted.am_flags = flags;
-    spec.posted.bounce = Some(bounce);
+    let am = PostedOp::AmBcopy { am_id: id, flags };
+    let spec = PostSpec::new(am, mlx5::MLX5_OPCODE_SEND, total).bounce(bounce);
     let lkey = BufferPool::bounce_lkey(&bounce);
     let credits = &mut iface.state.tx.credits;
     ep.ready(*credits)?
@@ -244,15 +245,17 @@ fn am_zcopy(
     };
     check_len(F, header_length + total, iface.state.limits.am_max_zcopy)?;
     let fc_bits = am_fc_bits(ep, iface)?;
-    let mut spec = PostSpec::new(
-        OpKind::AmZcopy,
+    let am = PostedOp::AmZcopy {
+        am_id: id,
+        flags,
+        iov: iov.copy(),
+        comp,
+    };
+    let spec = PostSpec::new(
+        am,
         mlx5::MLX5_OPCODE_SEND,
         AM_HDR_LEN + header_length + total,
     );
-    spec.posted.am_id = Some(id);
-    spec.posted.comp = comp;
-    spec.posted.am_flags = flags;
-    spec.posted.iov = Some(iov.copy());
     let credits = &mut iface.state.tx.credits;
     ep.ready(*credits)?.post(credits, spec, |wqe| {
         wqe.inline(&[&am_header(id | fc_bits), header]);

@@ -16,7 +16,7 @@ use std::marker::PhantomData;
 pub(super) use crate::abi::status_of;
 use crate::abi::*;
 pub(super) use crate::core::c_boundary::{null_argument, null_buffer, CBytes, CSlice, FromC, Out};
-use crate::core::iface::query_v2_generic;
+use crate::core::iface::{query_v2_generic, PurgeRequest};
 use crate::failover::{ep_query_tx_token, iface_query_tokens, ConnectionId, ResponderLookup};
 use crate::ib::domain::MemHandle;
 use crate::mlx5::DataSeg;
@@ -123,6 +123,15 @@ impl EpArg {
         // is a separate allocation, so the two borrows do not overlap.
         let iface = unsafe { &mut *(ep.iface_handle() as *mut RcIface) };
         Ok((ep, iface))
+    }
+
+    /// Purges the ep's held ops ([`crate::rc::failover::ep_outstanding_purge`]).
+    pub(super) fn purge(self, function: &str, request: PurgeRequest<'_>) -> Result<(), Status> {
+        let (ep, iface) = self.ep_and_iface(function)?;
+        let (ep, iface): (*mut RcEp, *mut RcIface) = (ep, iface);
+        // SAFETY: both live (just checked); the references above end here,
+        // before the caller's callbacks run.
+        unsafe { crate::rc::failover::ep_outstanding_purge(iface, ep, request) }
     }
 
     /// Destroys the ep (its handle becomes a tombstone).

@@ -2,12 +2,12 @@
 //! over [`crate::rc::atomic::post`].
 
 use std::ffi::c_uint;
-use std::ptr::null_mut;
 
 use super::args::{in_progress, slot, status_of, EpArg};
 use crate::abi::*;
+use crate::failover::{PostedOp, RemoteTarget};
 use crate::mlx5::AtomicSize;
-use crate::rc::atomic::{post, wqe_for, AtomicWqe, Fetch};
+use crate::rc::atomic::{post, Atomic};
 
 /// `uct_ep_atomic{32,64}_post` and `_fetch`: the op's WQE first (an op not
 /// offered is refused before the handle is looked at), then the post.
@@ -19,9 +19,13 @@ macro_rules! atomic_op_slots {
             take ep: EpArg = (ep);
             {
                 const F: &str = concat!("uct_", stringify!($post));
-                status_of(wqe_for(F, opcode, AtomicSize::$size, value.into(), false).and_then(
-                    |wqe| post(F, ep.ep_and_iface(F)?, wqe, remote_addr, rkey, Fetch::No, null_mut()),
-                ))
+                let op = PostedOp::AtomicPost {
+                    remote: RemoteTarget { address: remote_addr, rkey },
+                    op: opcode,
+                    size: AtomicSize::$size,
+                    value: value.into(),
+                };
+                status_of(Atomic::new(F, op).and_then(|atomic| post(F, ep.ep_and_iface(F)?, atomic)))
             }
         }
 
@@ -32,10 +36,15 @@ macro_rules! atomic_op_slots {
             take ep: EpArg = (ep);
             {
                 const F: &str = concat!("uct_", stringify!($fetch));
-                let into = Fetch::Into(result.cast());
-                in_progress(wqe_for(F, opcode, AtomicSize::$size, value.into(), true).and_then(
-                    |wqe| post(F, ep.ep_and_iface(F)?, wqe, remote_addr, rkey, into, comp),
-                ))
+                let op = PostedOp::AtomicFetch {
+                    remote: RemoteTarget { address: remote_addr, rkey },
+                    op: opcode,
+                    size: AtomicSize::$size,
+                    value: value.into(),
+                    result: result.cast(),
+                    comp,
+                };
+                in_progress(Atomic::new(F, op).and_then(|atomic| post(F, ep.ep_and_iface(F)?, atomic)))
             }
         }
     )+};
@@ -56,11 +65,15 @@ macro_rules! cswap_slots {
             take ep: EpArg = (ep);
             {
                 const F: &str = concat!("uct_", stringify!($name));
-                let wqe = AtomicWqe::compare_swap(AtomicSize::$size, compare.into(), swap.into());
-                let into = Fetch::Into(result.cast());
-                in_progress(ep.ep_and_iface(F).and_then(|target| {
-                    post(F, target, wqe, remote_addr, rkey, into, comp)
-                }))
+                let op = PostedOp::AtomicCswap {
+                    remote: RemoteTarget { address: remote_addr, rkey },
+                    size: AtomicSize::$size,
+                    compare: compare.into(),
+                    swap: swap.into(),
+                    result: result.cast(),
+                    comp,
+                };
+                in_progress(Atomic::new(F, op).and_then(|atomic| post(F, ep.ep_and_iface(F)?, atomic)))
             }
         }
     )+};

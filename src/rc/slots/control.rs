@@ -9,9 +9,10 @@ use super::args::{
     PeerAddress, PendingPurgeCb,
 };
 use crate::abi::*;
+use crate::failover::PostedOp;
 use crate::hca::DeviceAddress;
 use crate::mlx5;
-use crate::rc::ep::{EpState, OpKind, PostSpec, RcEp, RemoteEp, EP_ADDR_LEN};
+use crate::rc::ep::{EpState, PostSpec, RcEp, RemoteEp, EP_ADDR_LEN};
 
 /// Posts the signalled NOP of a flush, carrying `comp` (and `flags`, which
 /// purge reports back if the flush is replayed).
@@ -21,10 +22,8 @@ fn post_flush_nop(
     flags: c_uint,
     comp: *mut uct_completion_t,
 ) -> Result<(), Status> {
-    let mut spec = PostSpec::new(OpKind::Flush, mlx5::MLX5_OPCODE_NOP, 0);
-    spec.posted.comp = comp;
-    spec.force_signal = true;
-    spec.posted.flush_flags = flags;
+    let flush = PostedOp::Flush { flags, comp };
+    let spec = PostSpec::new(flush, mlx5::MLX5_OPCODE_NOP, 0).signaled();
     ep.ready_own(*credits)?.post(credits, spec, |_| {})
 }
 
@@ -43,8 +42,8 @@ fn flush_completion(
 ) -> Result<(), Status> {
     match ep.txwq().last() {
         None if !nop_when_idle => Ok(()),
-        Some(last) if last.signaled && comp.is_null() => Ok(()),
-        Some(last) if last.signaled => ep.txwq_mut().attach_flush(comp, flags),
+        Some(last) if last.signaled() && comp.is_null() => Ok(()),
+        Some(last) if last.signaled() => ep.txwq_mut().attach_flush(comp, flags),
         _ => post_flush_nop(ep, credits, flags, comp),
     }
 }

@@ -1,13 +1,13 @@
 //! The failover entry points of rc_mlx5 (internal ops behind
-//! `uct_iface_query_v2`, `uct_ep_query`, `uct_ep_invalidate` and
-//! `uct_ep_failover_enable`): the handle and attributes taken over once,
-//! then [`crate::rc::failover`]. (The purge is called there directly: it
-//! runs user callbacks, so it holds no reference to the ep across them.)
+//! `uct_iface_query_v2`, `uct_ep_query`, `uct_ep_invalidate`,
+//! `uct_ep_failover_enable` and `uct_ep_outstanding_purge`): the handle and
+//! attributes taken over once, then [`crate::rc::failover`].
 
 use std::ffi::c_uint;
 
 use super::args::{slot, EpArg, EpAttr, IfaceArg, IfaceAttrV2};
 use crate::abi::*;
+use crate::core::iface::PurgeRequest;
 use crate::failover::{ConnectionId, ResponderLookup};
 use crate::rc::failover;
 
@@ -54,4 +54,13 @@ slot! {
         ep.ep("uct_ep_failover_enable")?.failover.enable();
         Ok(())
     }
+}
+
+slot! {
+    /// The request was checked by the entry point. The caller's callbacks
+    /// run from here: no reference to the ep is held across them.
+    internal fn ep_outstanding_purge(ep: uct_ep_h, request: PurgeRequest<'_>)
+        -> Result<(), Status>;
+    take ep: EpArg = (ep);
+    { ep.purge("uct_ep_outstanding_purge", request) }
 }

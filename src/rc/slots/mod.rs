@@ -9,8 +9,9 @@
 //! - [`control`]: flush, fence, check, pending; ep create, connect,
 //!   destroy; iface close, progress and events.
 //! - [`query`]: iface attributes, addresses and reachability.
-//! - [`failover`]: the handles of `uct_ep_query`, `uct_ep_invalidate` and
-//!   `uct_ep_failover_enable`, over [`crate::rc::failover`].
+//! - [`failover`]: the handles of `uct_iface_query_v2`, `uct_ep_query`,
+//!   `uct_ep_invalidate`, `uct_ep_failover_enable` and
+//!   `uct_ep_outstanding_purge`, over [`crate::rc::failover`].
 //!
 //! Failover and tokens are in [`crate::rc::failover`]. Each data-path op
 //! validates its arguments, then hands one WQE to
@@ -35,7 +36,9 @@ use self::control::{
     iface_event_arm, iface_event_fd_get, iface_fence, iface_flush, iface_progress,
     iface_progress_disable, iface_progress_enable,
 };
-use self::failover::{ep_failover_enable, ep_invalidate, ep_query, iface_query_v2};
+use self::failover::{
+    ep_failover_enable, ep_invalidate, ep_outstanding_purge, ep_query, iface_query_v2,
+};
 use self::query::{
     iface_estimate_perf, iface_get_address, iface_get_device_address, iface_is_reachable,
     iface_is_reachable_v2, iface_query,
@@ -97,7 +100,7 @@ pub static INTERNAL_OPS: IfaceInternalOps = IfaceInternalOps {
     ep_query,
     ep_invalidate,
     ep_failover_enable,
-    ep_outstanding_purge: crate::rc::failover::ep_outstanding_purge,
+    ep_outstanding_purge,
     iface_is_reachable_v2,
     ep_connect_to_ep_v2,
     ep_is_connected,

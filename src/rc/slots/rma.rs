@@ -7,32 +7,33 @@ use super::args::{
     PackCb,
 };
 use crate::abi::*;
+use crate::failover::{PostedOp, RemoteTarget};
 use crate::ib::rkey::rdma_rkey;
 use crate::mlx5::{self, DataSeg, InlineSegs, RaddrSeg};
-use crate::rc::ep::{bounce_from_pool, Bounce, CompletionAction, OpKind, PostSpec, RcEp};
+use crate::rc::ep::{bounce_from_pool, Bounce, PostSpec, RcEp};
 use crate::rc::iface::RcIface;
 use crate::rc::pool::BufferPool;
 
-/// A spec for an op on remote memory at `remote_addr` with the user's
-/// `rkey`, and the RADDR segment of its WQE.
+/// Remote memory at `remote_addr` with the user's `rkey`: as the op
+/// records it, and as the RADDR segment of its WQE names it (the device
+/// key).
 #[inline(always)]
-fn remote_spec(
-    kind: OpKind,
-    opcode: u8,
-    length: usize,
-    remote_addr: u64,
-    uct_rkey: uct_rkey_t,
-) -> (PostSpec, RaddrSeg) {
-    let rkey = rdma_rkey(uct_rkey);
-    let mut spec = PostSpec::new(kind, opcode, length);
-    spec.posted.remote_addr = remote_addr;
-    spec.posted.rkey = rkey;
-    spec.posted.uct_rkey = uct_rkey;
-    let raddr = RaddrSeg {
-        raddr: remote_addr,
+fn remote_target(remote_addr: u64, rkey: uct_rkey_t) -> (RemoteTarget, RaddrSeg) {
+    let remote = RemoteTarget {
+        address: remote_addr,
         rkey,
     };
-    (spec, raddr)
+    let raddr = RaddrSeg {
+        raddr: remote_addr,
+        rkey: rdma_rkey(rkey),
+    };
+    (remote, raddr)
+}
+
+/// A spec for `op` on the remote memory of `raddr`.
+#[inline(always)]
+fn remote_spec(op: PostedOp, opcode: u8, length: usize, raddr: RaddrSeg) -> (PostSpec, RaddrSeg) {
+    (PostSpec::new(op, opcode, length).rkey(raddr.rkey), raddr)
 }
 
 #[inline(always)]
@@ -42,12 +43,12 @@ fn put_short(ep: EpArg, data: CBytes, remote_addr: u64, rkey: uct_rkey_t) -> Res
     let length = data.len();
     check_len(F, length, iface.state.limits.put_max_short)?;
     let data = data.get(F)?;
+    let (remote, raddr) = remote_target(remote_addr, rkey);
     let (spec, raddr) = remote_spec(
-        OpKind::PutShort,
+        PostedOp::PutShort { remote },
         mlx5::MLX5_OPCODE_RDMA_WRITE,
         length,
-        remote_addr,
-        rkey,
+        raddr,
     );
     let credits = &mut iface.state.tx.credits;
     ep.ready(*credits)?.post_inline(
@@ -79,11 +80,11 @@ slot! {
 fn post_with_bounce(
     ep: &mut RcEp,
     iface: &mut RcIface,
-    (mut spec, raddr): (PostSpec, RaddrSeg),
+    (spec, raddr): (PostSpec, RaddrSeg),
     bounce: Bounce,
 ) -> Result<(), Status> {
-    let length = spec.posted.length;
-    spec.posted.bounce = Some(bounce);
+    let length = spec.length();
+    let spec = spec.bounce(bounce);
     let lkey = BufferPool::bounce_lkey(&bounce);
     let credits = &mut iface.state.tx.credits;
     ep.ready(*credits)?
@@ -112,12 +113,12 @@ fn put_bcopy(ep: EpArg, pack: PackCb, remote_addr: u64, rkey: uct_rkey_t) -> Res
         iface.state.tx.pool.put(bounce.buffer);
         return Err(Status::InvalidParam);
     }
+    let (remote, raddr) = remote_target(remote_addr, rkey);
     let spec = remote_spec(
-        OpKind::PutBcopy,
+        PostedOp::PutBcopy { remote },
         mlx5::MLX5_OPCODE_RDMA_WRITE,
         packed,
-        remote_addr,
-        rkey,
+        raddr,
     );
     post_with_bounce(ep, iface, spec, bounce)?;
     Ok(packed as isize)
@@ -135,10 +136,14 @@ slot! {
     { put_bcopy(ep, pack, remote_addr, rkey).unwrap_or_else(|status| isize::from(status.raw())) }
 }
 
+/// What [`rma_zcopy`] records: put_zcopy or get_zcopy on this remote
+/// memory with this iov and completion.
+type ZcopyOp = fn(RemoteTarget, Box<[uct_iov_t]>, *mut uct_completion_t) -> PostedOp;
+
 /// put_zcopy and get_zcopy: one WRITE/READ from/into registered memory.
 fn rma_zcopy(
     function: &str,
-    (kind, opcode): (OpKind, u8),
+    (zcopy_op, opcode): (ZcopyOp, u8),
     ep: EpArg,
     iov: CIov,
     remote_addr: u64,
@@ -155,9 +160,9 @@ fn rma_zcopy(
         iov.segments(function, iface.state.limits.max_iov, &mut segments)?
     };
     check_len(function, total, iface.state.limits.max_zcopy)?;
-    let (mut spec, raddr) = remote_spec(kind, opcode, total, remote_addr, rkey);
-    spec.posted.comp = comp;
-    spec.posted.iov = Some(iov.copy());
+    let (remote, raddr) = remote_target(remote_addr, rkey);
+    let op = zcopy_op(remote, iov.copy(), comp);
+    let (spec, raddr) = remote_spec(op, opcode, total, raddr);
     let credits = &mut iface.state.tx.credits;
     ep.ready(*credits)?.post(credits, spec, |wqe| {
         wqe.raddr(raddr);
@@ -175,7 +180,8 @@ macro_rules! rma_zcopy_slot {
                      rkey: uct_rkey_t, comp: *mut uct_completion_t) -> ucs_status_t;
             take ep: EpArg = (ep), iov: CIov = (iov, iovcnt);
             {
-                let op = (OpKind::$kind, mlx5::$opcode);
+                let zcopy_op: ZcopyOp = |remote, iov, comp| PostedOp::$kind { remote, iov, comp };
+                let op = (zcopy_op, mlx5::$opcode);
                 in_progress(rma_zcopy($function, op, ep, iov, remote_addr, rkey, comp))
             }
         }
@@ -187,10 +193,10 @@ rma_zcopy_slot! {
     ep_get_zcopy: "uct_ep_get_zcopy", GetZcopy, MLX5_OPCODE_RDMA_READ;
 }
 
-/// Posts the RDMA READ of `spec.length` bytes at `remote_addr` into a
-/// bounce buffer of the send pool, which the op owns (get_short reads it
-/// once the READ completed; for get_bcopy `spec.action` says what happens
-/// to the data at completion).
+/// Posts the RDMA READ of `spec.length()` bytes into a bounce buffer of the
+/// send pool, which the op owns (get_short reads it once the READ
+/// completed; for get_bcopy the op says what happens to the data at
+/// completion).
 fn post_read_into_bounce(
     ep: &mut RcEp,
     iface: &mut RcIface,
@@ -210,7 +216,7 @@ fn post_read_into_bounce(
 /// `UCS_OK`, or the status of the READ's error CQE. The op stays in the
 /// send queue, holding its ring blocks, CQ credit and bounce buffer, until
 /// progress takes the CQE; from then on it is the caller's no more (purge
-/// drops it: [`OpKind::class`]).
+/// drops it: [`PostedOp::class`]).
 fn get_short(
     ep: EpArg,
     buffer: *mut c_void,
@@ -225,17 +231,16 @@ fn get_short(
     if length > 0 && buffer.is_null() {
         return Err(null_buffer(F, length));
     }
-    let mut spec = remote_spec(
-        OpKind::GetShort,
-        mlx5::MLX5_OPCODE_RDMA_READ,
+    let (remote, raddr) = remote_target(remote_addr, rkey);
+    let get = PostedOp::GetShort {
+        remote,
+        buffer,
         length,
-        remote_addr,
-        rkey,
-    );
-    spec.0.force_signal = true;
-    let bounce = post_read_into_bounce(ep, iface, spec)?;
+    };
+    let (spec, raddr) = remote_spec(get, mlx5::MLX5_OPCODE_RDMA_READ, length, raddr);
+    let bounce = post_read_into_bounce(ep, iface, (spec.signaled(), raddr))?;
     // The READ just posted is the newest op of the ep.
-    let Some(wqe_index) = ep.txwq().last().map(|op| op.wqe_index) else {
+    let Some(wqe_index) = ep.txwq().last().map(|op| op.wqe_index()) else {
         tracing::error!("{F}: the READ just posted is not in the send queue");
         return Err(Status::IoError);
     };
@@ -275,22 +280,17 @@ slot! {
                 return Err(null_argument(F, "unpack_cb"));
             }
             check_len(F, length, iface.state.limits.get_max_bcopy)?;
-            let mut spec = remote_spec(
-                OpKind::GetBcopy,
-                mlx5::MLX5_OPCODE_RDMA_READ,
-                length,
-                remote_addr,
-                rkey,
-            );
-            spec.0.posted.comp = comp;
-            spec.0.force_signal = true;
-            // The callback runs at completion, from the op table's Unpack.
-            spec.0.posted.action = CompletionAction::Unpack {
+            let (remote, raddr) = remote_target(remote_addr, rkey);
+            // The callback runs at completion, on the bounce buffer.
+            let get = PostedOp::GetBcopy {
+                remote,
                 unpack_cb,
                 arg,
                 length,
+                comp,
             };
-            post_read_into_bounce(ep, iface, spec).map(|_| ())
+            let (spec, raddr) = remote_spec(get, mlx5::MLX5_OPCODE_RDMA_READ, length, raddr);
+            post_read_into_bounce(ep, iface, (spec.signaled(), raddr)).map(|_| ())
         })())
     }
 }
