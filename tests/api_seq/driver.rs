@@ -57,28 +57,15 @@ pub struct Summary {
     pub handler_calls: usize,
     pub failed_epochs: usize,
     pub abandoned: usize,
-    /// Ops whose loss a known bug explains (see the ignored tests).
-    pub known_bugs: usize,
 }
 
 /// Runs `calls` on a fresh pair of eps and checks everything; `Err` names
 /// the first broken promise and the calls that led to it.
 pub fn run(calls: &[Call]) -> Result<Summary, String> {
-    run_with(calls, true)
-}
-
-/// As [`run`], but without excusing the known bugs (the ignored tests that
-/// reproduce them use this).
-pub fn run_strict(calls: &[Call]) -> Result<Summary, String> {
-    run_with(calls, false)
-}
-
-fn run_with(calls: &[Call], excuse_known_bugs: bool) -> Result<Summary, String> {
     let guard = rig();
     let rig = guard.as_ref().expect("rig opened");
     watch_start();
     let mut input = Input::new(rig);
-    input.excuse_known_bugs = excuse_known_bugs;
     let result = input.run(calls);
     watch_stop();
     result.map_err(|message| {
@@ -242,9 +229,6 @@ struct OpRec {
     calls_at_destroy: Option<u32>,
     /// Posted by a pending request's callback.
     from_pending: bool,
-    /// A known library bug loses this op's completion: the ignored test
-    /// that shows it (its loss is not reported again).
-    known_bug: Option<&'static str>,
 }
 
 const RESULT_SENTINEL: u64 = 0x5eed_5eed_5eed_5eed;
@@ -265,13 +249,9 @@ impl OpRec {
         self.comp.as_mut().map_or(null_mut(), |c| c.as_ptr())
     }
 
-    /// Whether its completion is what tells the caller it ended (and no
-    /// known bug loses it).
+    /// Whether its completion is what tells the caller it ended.
     fn awaits_completion(&self) -> bool {
-        self.posted
-            && self.status == UCS_INPROGRESS
-            && self.comp.is_some()
-            && self.known_bug.is_none()
+        self.posted && self.status == UCS_INPROGRESS && self.comp.is_some()
     }
 }
 
@@ -471,9 +451,6 @@ struct Input<'r> {
     summary: Summary,
     /// New pairs made so far (bounded: each costs a drain).
     pairs: usize,
-    /// Known library bugs (each with an ignored test) are stepped around
-    /// or not counted, so that the fuzzing finds the others.
-    excuse_known_bugs: bool,
 }
 
 /// `Err` with a formatted message.
@@ -496,7 +473,6 @@ impl<'r> Input<'r> {
             trace: Vec::new(),
             summary: Summary::default(),
             pairs: 0,
-            excuse_known_bugs: true,
         }
     }
 
@@ -589,7 +565,6 @@ impl<'r> Input<'r> {
             iov: Vec::new(),
             calls_at_destroy: None,
             from_pending: false,
-            known_bug: None,
         });
         self.summary.ops += 1;
         Some(id)
@@ -1091,18 +1066,16 @@ impl<'r> Input<'r> {
         if self.eps[ep].destroyed {
             return self.expect_invalid("uct_ep_flush", status);
         }
-        self.expect_one_of("uct_ep_flush", status, &[UCS_OK, UCS_INPROGRESS])?;
+        // A CANCEL flush of an ep that has failed answers its failure at
+        // once (the ops are being flushed, or held for purge): `comp` is
+        // not kept.
+        let failure_answer = cancel && status < 0 && status != UCS_ERR_INVALID_PARAM;
+        if !failure_answer {
+            self.expect_one_of("uct_ep_flush", status, &[UCS_OK, UCS_INPROGRESS])?;
+        }
         if status == UCS_OK && !cancel {
             let epoch = self.epoch_mut(ep);
             epoch.flushed_before = epoch.flushed_before.max(id);
-        }
-        if cancel && status == UCS_INPROGRESS {
-            let epoch = self.epoch_of(ep);
-            if self.excuse_known_bugs && epoch.failed && !epoch.deciding {
-                // The ignored test of this name shows the loss.
-                self.ops[id].known_bug = Some("flush_cancel_on_a_held_ep_keeps_its_completion");
-                self.summary.known_bugs += 1;
-            }
         }
         if cancel && (status == UCS_OK || status == UCS_INPROGRESS) {
             let epoch = self.epoch_mut(ep);
@@ -1120,13 +1093,6 @@ impl<'r> Input<'r> {
         let Some(ep) = self.current[side] else {
             return Ok(());
         };
-        if self.excuse_known_bugs && !self.eps[ep].connected && !self.eps[ep].destroyed {
-            // Known: the request is queued and nothing ever runs it; the
-            // ep's flush answers UCS_ERR_NO_RESOURCE for ever (the ignored
-            // test `pending_add_on_an_unconnected_ep_never_ends`). Not
-            // exercised until fixed, so that the fuzzing finds the rest.
-            return Ok(());
-        }
         let Some(id) = self.new_op(side, Kind::Data(Op::AmShort), false) else {
             return Ok(());
         };
@@ -1156,6 +1122,10 @@ impl<'r> Input<'r> {
         self.note(format!("op {id} on ep {ep}: {status}"));
         if self.eps[ep].destroyed {
             return self.expect_invalid("uct_ep_pending_add", status);
+        }
+        if !self.eps[ep].connected {
+            // Nothing could ever run it: refused.
+            return self.expect_one_of("uct_ep_pending_add", status, &[UCS_ERR_NOT_CONNECTED]);
         }
         self.expect_one_of("uct_ep_pending_add", status, &[UCS_OK, UCS_ERR_BUSY])?;
         // SAFETY: as above; no UCT call runs.

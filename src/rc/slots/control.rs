@@ -87,7 +87,12 @@ fn ep_flush_checked(ep: EpArg, flags: c_uint, comp: *mut uct_completion_t) -> Re
         }
         return match ep.state() {
             EpState::Failed(..) if ep.txwq().is_empty() => Ok(()),
-            EpState::Failed(..) => Err(Status::InProgress),
+            // Held ops fire nothing until purge, so nothing would ever call
+            // `comp`: answered at once, as any flush of held ops is.
+            EpState::Failed(..) if ep.failover.is_holding() => Err(Status::Canceled),
+            // The device is flushing the ops already; the ep's failure is
+            // the answer, as a flush without CANCEL gets it.
+            EpState::Failed(status, _) => Err(status),
             _ => Ok(()),
         };
     }
@@ -171,12 +176,15 @@ fn ep_pending_add_checked(ep: EpArg, req: *mut uct_pending_req_t) -> Result<(), 
     if req.is_null() {
         return Err(null_argument(F, "req"));
     }
+    let room = ep.check_room(iface.state.tx.credits);
+    // Nothing would ever run a request queued on an ep that is not
+    // connected: refused as a post is (check_room logged why).
+    if room == Err(Status::NotConnected) {
+        return Err(Status::NotConnected);
+    }
     // Resources available now: the caller should just retry (UCX's rule).
     // An exhausted flow-control window is a missing resource too.
-    if ep.pending.is_empty()
-        && ep.check_room(iface.state.tx.credits).is_ok()
-        && ep.fc.has_window(&iface.state.fc)
-    {
+    if ep.pending.is_empty() && room.is_ok() && ep.fc.has_window(&iface.state.fc) {
         return Err(Status::Busy);
     }
     if let Some(status) = ep.state().failed_status() {
