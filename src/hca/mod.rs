@@ -675,6 +675,19 @@ fn mixed_backends(what: &str) -> Status {
 }
 
 impl Device {
+    /// The receive completions of the QPs connected to `peer` that the
+    /// device has written by now, with those of everything that has
+    /// reached it (a NIC writes them as packets arrive; the soft device
+    /// when a thread next drives it, so this drives it once). `None`: the
+    /// device has nothing to wait for (a real NIC's are in the CQ already
+    /// and not tracked here).
+    pub fn receive_mark(&self, peer: std::net::Ipv4Addr) -> Option<soft::ReceiveMark> {
+        match self {
+            Device::Soft(device) => Some(device.receive_mark(peer)),
+            Device::Verbs(_) => None,
+        }
+    }
+
     /// Names of the devices this process can open (see
     /// [`devices`]: real mlx5 devices and/or soft ones, per
     /// `UCX_SOFT_HCA`).

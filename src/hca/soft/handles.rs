@@ -48,6 +48,11 @@ impl SoftDevice {
         &self.0.core
     }
 
+    /// See [`Core::receive_mark`](super::device::Core::receive_mark).
+    pub fn receive_mark(&self, peer: Ipv4Addr) -> super::device::ReceiveMark {
+        self.core().receive_mark(peer)
+    }
+
     pub fn name(&self) -> &str {
         &self.0.core.name
     }

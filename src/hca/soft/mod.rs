@@ -32,6 +32,7 @@ mod registry;
 mod settings;
 mod translate;
 
+pub use device::ReceiveMark;
 pub use handles::{
     SoftCq, SoftDevice, SoftDoorbell, SoftEventChannel, SoftMr, SoftPd, SoftQp, SoftSrq,
 };
