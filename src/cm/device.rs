@@ -76,17 +76,19 @@ impl LocalDevice {
         name
     }
 
-    /// Waits until the transport has taken from its receive CQs what
-    /// `peer` sent before a disconnect that just arrived, so that the layer
-    /// above, which fails the ep on that disconnect and drops what it has
-    /// not taken yet, sees the data first (as a stream's data is read
-    /// before its end). Over a NIC and the kernel's connection manager the
-    /// disconnect comes late enough; here it comes on a socket at once,
-    /// while the transport takes `RX_MAX_POLL` completions per progress.
+    /// Waits until the transport has taken from the receive CQs of the
+    /// process's soft devices what had arrived when `peer`'s disconnect did
+    /// (what `peer` sent before it among them, on whichever device its
+    /// lanes run), so that the layer above, which fails the ep on that
+    /// disconnect and drops what it has not taken yet, sees the data first
+    /// (as a stream's data is read before its end). Over a NIC and the
+    /// kernel's connection manager the disconnect comes late enough; here
+    /// it comes on a socket at once, while the transport takes
+    /// `RX_MAX_POLL` completions per progress.
     /// Gives up when the transport stops polling for
     /// [`RECEIVES_STALL`] (the worker does not progress).
     pub fn wait_receives_taken(&self, peer: Ipv4Addr) {
-        let Some(mark) = self.open.receive_mark(peer) else {
+        let Some(mark) = self.open.receive_mark() else {
             return;
         };
         let mut consumed = mark.consumed();

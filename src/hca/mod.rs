@@ -675,15 +675,16 @@ fn mixed_backends(what: &str) -> Status {
 }
 
 impl Device {
-    /// The receive completions of the QPs connected to `peer` that the
-    /// device has written by now, with those of everything that has
-    /// reached it (a NIC writes them as packets arrive; the soft device
+    /// The receive completions the soft devices of this process have
+    /// written by now (all of them: a peer's lanes may run on any device
+    /// of the process, not only on this one), with those of everything that
+    /// has reached them (a NIC writes them as packets arrive; the soft device
     /// when a thread next drives it, so this drives it once). `None`: the
     /// device has nothing to wait for (a real NIC's are in the CQ already
     /// and not tracked here).
-    pub fn receive_mark(&self, peer: std::net::Ipv4Addr) -> Option<soft::ReceiveMark> {
+    pub fn receive_mark(&self) -> Option<soft::ReceiveMark> {
         match self {
-            Device::Soft(device) => Some(device.receive_mark(peer)),
+            Device::Soft(_) => Some(soft::SoftDevice::receive_mark_all()),
             Device::Verbs(_) => None,
         }
     }

@@ -88,15 +88,20 @@ fn list_if_waiting(waiting: &mut Vec<u32>, qpn: u32, qp: &mut QpContext) {
     }
 }
 
-/// The receive completions a device had written for one peer at some
-/// moment ([`Core::receive_mark`]), to tell when the transport has taken
+/// The receive completions a device had written at some moment ([`Core::receive_mark`]), to tell when the transport has taken
 /// them all from its CQs.
+#[derive(Default)]
 pub struct ReceiveMark {
     /// Each CQ with completions then, and its producer index then.
     cqs: Vec<(Arc<CqShared>, u32)>,
 }
 
 impl ReceiveMark {
+    /// Adds `other`'s CQs to this mark.
+    pub fn add(&mut self, other: ReceiveMark) {
+        self.cqs.extend(other.cqs);
+    }
+
     /// Whether the transport has taken every marked completion.
     pub fn taken(&self) -> bool {
         self.cqs.iter().all(|(cq, mark)| cq.taken_up_to(*mark))
@@ -533,9 +538,8 @@ impl Core {
     /// Turns every datagram that has reached the device into its
     /// completions now, as a NIC does the moment a packet arrives (the
     /// caller's progress or the service thread would on their next pass),
-    /// and marks how far the receive CQs of the QPs connected to `peer`
-    /// then reach: see [`ReceiveMark`].
-    pub fn receive_mark(&self, peer: Ipv4Addr) -> ReceiveMark {
+    /// and marks how far its receive CQs then reach: see [`ReceiveMark`].
+    pub fn receive_mark(&self) -> ReceiveMark {
         let mut state = self.lock();
         let now = self.now();
         self.drain_ring(&mut state, now);
@@ -544,10 +548,7 @@ impl Core {
         let mut cqs: Vec<(Arc<CqShared>, u32)> = Vec::new();
         for qp in state.qps.values() {
             let cq = qp.recv_cq();
-            if qp.peer().is_some_and(|to| *to.ip() == peer)
-                && !cq.all_taken()
-                && !cqs.iter().any(|(marked, _)| Arc::ptr_eq(marked, cq))
-            {
+            if !cq.all_taken() && !cqs.iter().any(|(marked, _)| Arc::ptr_eq(marked, cq)) {
                 cqs.push((Arc::clone(cq), cq.produced()));
             }
         }

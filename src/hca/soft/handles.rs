@@ -48,9 +48,15 @@ impl SoftDevice {
         &self.0.core
     }
 
-    /// See [`Core::receive_mark`](super::device::Core::receive_mark).
-    pub fn receive_mark(&self, peer: Ipv4Addr) -> super::device::ReceiveMark {
-        self.core().receive_mark(peer)
+    /// [`Core::receive_mark`](super::device::Core::receive_mark) of this
+    /// device.
+    pub fn receive_mark(&self) -> super::device::ReceiveMark {
+        self.core().receive_mark()
+    }
+
+    /// The same of every soft device open in this process.
+    pub fn receive_mark_all() -> super::device::ReceiveMark {
+        registry::receive_mark_all()
     }
 
     pub fn name(&self) -> &str {
