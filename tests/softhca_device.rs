@@ -642,3 +642,36 @@ fn a_write_posted_before_its_target_is_deregistered_lands_first() {
         assert_eq!(b.read_buf(target_offset(round), LEN), data, "round {round}");
     }
 }
+
+/// `Device::receive_mark` (what the connection manager waits on before it
+/// hands a peer's disconnect up): it covers the receive completions the
+/// device has written, and is taken only once the transport has polled
+/// every one of them, not before.
+#[test]
+fn receive_mark_waits_for_the_transport_to_take_what_arrived() {
+    let (mut a, mut b) = pair("mark", 14, 7);
+    b.post_recvs(8);
+    let mark_now = |b: &Side| b.device.receive_mark().expect("a soft device marks");
+    assert!(mark_now(&b).taken(), "nothing received yet");
+
+    const SENT: u8 = 5;
+    for i in 0..SENT {
+        let _ = a.post(&Op::SendInline(&[i; 16]));
+    }
+    for _ in 0..SENT {
+        // Acknowledged: b's device has written the receive completion.
+        a.wait_send(LONG).expect("send acknowledged");
+    }
+    let mark = mark_now(&b);
+    for taken in 1..=SENT {
+        assert!(!mark.taken(), "{} of {SENT} receives taken", taken - 1);
+        b.poll_recv().expect("the receive completion is in the CQ");
+    }
+    assert!(mark.taken(), "every marked receive taken");
+
+    // A receive arriving after the mark is not part of it.
+    let _ = a.post(&Op::SendInline(b"later"));
+    a.wait_send(LONG).expect("send acknowledged");
+    assert!(mark.taken());
+    assert!(!mark_now(&b).taken());
+}

@@ -9,7 +9,7 @@ use std::ffi::{c_int, c_void};
 
 use crate::abi::ucs_status::result_of;
 use crate::abi::*;
-use crate::core::async_context::{self, AsyncContext};
+use crate::core::async_context::{self, AsyncContext, AsyncMode};
 use crate::core::ucx_libucs::ucx_function;
 
 /// Where `mode` may sit in UCX's `struct ucs_async_context` (1.13 and 1.22
@@ -33,6 +33,19 @@ pub enum AsyncTarget {
 }
 
 impl AsyncTarget {
+    /// Whether event handlers run in a thread of their own (thread modes),
+    /// not inside the worker's progress (poll mode).
+    pub fn handlers_run_apart(&self) -> bool {
+        match *self {
+            AsyncTarget::Ours(context) => {
+                // SAFETY: a live context of ours (see `AsyncTarget::new`).
+                let context = unsafe { &*(context as *const AsyncContext) };
+                context.mode() != AsyncMode::Poll
+            }
+            AsyncTarget::Ucx { mode, .. } => mode != UCS_ASYNC_MODE_POLL,
+        }
+    }
+
     /// The context `uct_worker_create` was given.
     ///
     /// # Safety

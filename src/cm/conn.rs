@@ -422,6 +422,13 @@ impl Conn {
                 let user = self.user();
                 if let (Some(cb), true) = (user.disconnect, user.ep != 0) {
                     tracing::debug!("cm: ep {:#x}: the peer {} disconnected", user.ep, self.peer);
+                    // What the peer sent before it disconnected is taken
+                    // from the receive CQs first, unless this handler runs
+                    // inside the worker's own progress (poll mode), which
+                    // is then what would take them.
+                    if lock(&self.cm).async_target.handlers_run_apart() {
+                        self.device.wait_receives_taken(*self.peer.ip());
+                    }
                     // SAFETY: the user's callback for its live ep.
                     unsafe { cb(user.ep as uct_ep_h, user.user_data as *mut c_void) };
                 }

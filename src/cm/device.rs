@@ -12,11 +12,19 @@
 
 use std::ffi::c_char;
 use std::net::Ipv4Addr;
+use std::time::{Duration, Instant};
 
 use crate::abi::ucs_status::Status;
 use crate::abi::UCT_DEVICE_NAME_MAX;
 use crate::hca::devices::{hca_devices, Backend, HcaDevice, DEVICE_PORT};
 use crate::hca::{Device, DeviceAddress};
+
+/// How long [`LocalDevice::wait_receives_taken`] waits for a transport
+/// that takes no receive completion at all.
+const RECEIVES_STALL: Duration = Duration::from_millis(100);
+
+/// How often it looks at the CQs meanwhile.
+const RECEIVES_POLL_INTERVAL: Duration = Duration::from_micros(20);
 
 /// The IPv4 address the connection manager uses for `device`.
 pub fn device_ipv4(device: &HcaDevice) -> Option<Ipv4Addr> {
@@ -45,7 +53,7 @@ pub struct LocalDevice {
     /// The packed device address, as `uct_iface_get_device_address` of an
     /// rc_mlx5 iface on this device gives it.
     pub address: Vec<u8>,
-    _open: Device,
+    open: Device,
 }
 
 impl std::fmt::Debug for LocalDevice {
@@ -68,6 +76,40 @@ impl LocalDevice {
         name
     }
 
+    /// Waits until the transport has taken from the receive CQs of the
+    /// process's soft devices what had arrived when `peer`'s disconnect did
+    /// (what `peer` sent before it among them, on whichever device its
+    /// lanes run), so that the layer above, which fails the ep on that
+    /// disconnect and drops what it has not taken yet, sees the data first
+    /// (as a stream's data is read before its end). Over a NIC and the
+    /// kernel's connection manager the disconnect comes late enough; here
+    /// it comes on a socket at once, while the transport takes
+    /// `RX_MAX_POLL` completions per progress.
+    /// Gives up when the transport stops polling for
+    /// [`RECEIVES_STALL`] (the worker does not progress).
+    pub fn wait_receives_taken(&self, peer: Ipv4Addr) {
+        let Some(mark) = self.open.receive_mark() else {
+            return;
+        };
+        let mut consumed = mark.consumed();
+        let mut moved_at = Instant::now();
+        while !mark.taken() {
+            if moved_at.elapsed() >= RECEIVES_STALL {
+                tracing::debug!(
+                    "cm: {}: the transport stopped taking {peer}'s receives; disconnecting anyway",
+                    self.name
+                );
+                return;
+            }
+            std::thread::sleep(RECEIVES_POLL_INTERVAL);
+            let now_consumed = mark.consumed();
+            if now_consumed != consumed {
+                consumed = now_consumed;
+                moved_at = Instant::now();
+            }
+        }
+    }
+
     pub fn open(device: &HcaDevice) -> Result<LocalDevice, Status> {
         let ipv4 = device_ipv4(device).ok_or(Status::NoDevice)?;
         let open = Device::open(&device.name)?;
@@ -79,7 +121,7 @@ impl LocalDevice {
             ipv4,
             // The whole reported length, as the iface hands it out.
             address: packed[..DeviceAddress::MAX_PACKED_LEN.max(len)].to_vec(),
-            _open: open,
+            open,
         })
     }
 }

@@ -586,6 +586,20 @@ fn mixed_backends(what: &str) -> Status {
 }
 
 impl Device {
+    /// The receive completions the soft devices of this process have
+    /// written by now (all of them: a peer's lanes may run on any device
+    /// of the process, not only on this one), with those of everything that
+    /// has reached them (a NIC writes them as packets arrive; the soft device
+    /// when a thread next drives it, so this drives it once). `None`: the
+    /// device has nothing to wait for (a real NIC's are in the CQ already
+    /// and not tracked here).
+    pub fn receive_mark(&self) -> Option<soft::ReceiveMark> {
+        match self {
+            Device::Soft(_) => Some(soft::SoftDevice::receive_mark_all()),
+            Device::Verbs(_) => None,
+        }
+    }
+
     /// Names of the devices this process can open (see
     /// [`devices`]: real mlx5 devices and/or soft ones, per
     /// `UCX_SOFT_HCA`).

@@ -16,7 +16,7 @@ pub use softhca::device::limits::{
 };
 use softhca::device::{self as soft, Transition};
 pub use softhca::device::{DeviceSpec, Settings, Wire};
-pub use softhca::device::{Faults, LinkStats};
+pub use softhca::device::{Faults, LinkStats, ReceiveMark};
 /// The sans-IO part, under the names the tests use.
 pub use softhca::{engine, engine_fuzzing, wire};
 
@@ -64,6 +64,12 @@ pub struct SoftDevice(soft::Device);
 impl SoftDevice {
     pub fn names(settings: &Settings) -> Vec<String> {
         soft::Device::names(settings)
+    }
+
+    /// [`soft::Device::receive_mark_all`]: the receive completions of every
+    /// soft device of this process, for the connection manager.
+    pub fn receive_mark_all() -> ReceiveMark {
+        soft::Device::receive_mark_all()
     }
 
     /// Opens a configured device (one of `settings.devices`).

@@ -47,6 +47,17 @@ impl Device {
         &self.0.core
     }
 
+    /// [`Core::receive_mark`](super::opened::Core::receive_mark) of this
+    /// device.
+    pub fn receive_mark(&self) -> super::opened::ReceiveMark {
+        self.core().receive_mark()
+    }
+
+    /// The same of every soft device open in this process.
+    pub fn receive_mark_all() -> super::opened::ReceiveMark {
+        registry::receive_mark_all()
+    }
+
     pub fn name(&self) -> &str {
         &self.0.core.name
     }

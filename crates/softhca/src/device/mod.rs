@@ -26,6 +26,7 @@ mod translate;
 
 pub use crate::link::{Faults, LinkStats};
 pub use handles::{Cq, Device, Doorbell, EventChannel, Mr, Pd, Qp, Srq};
+pub use opened::ReceiveMark;
 pub use qp::{QpStatus, Transition};
 pub use registry::{drop_next, set_faults};
 pub use settings::{DeviceSpec, Settings, Wire};

@@ -20,6 +20,7 @@ use std::time::Duration;
 use super::memory::MrTable;
 use super::os::{poll_readable, EventFd};
 use super::qp::QpContext;
+use super::queues::CqShared;
 use super::settings::Wire;
 use super::Error;
 use crate::batch::{RxBatch, TxBatch, RX_BATCH};
@@ -94,6 +95,36 @@ fn list_if_waiting(waiting: &mut Vec<u32>, qpn: u32, qp: &mut QpContext) {
     if qp.waits_for_room() && !qp.listed_waiting {
         qp.listed_waiting = true;
         waiting.push(qpn);
+    }
+}
+
+/// The receive completions a device had written at some moment ([`Core::receive_mark`]), to tell when the transport has taken
+/// them all from its CQs.
+#[derive(Default)]
+pub struct ReceiveMark {
+    /// Each CQ with completions then, and its producer index then.
+    cqs: Vec<(Arc<CqShared>, u32)>,
+}
+
+impl ReceiveMark {
+    /// Adds `other`'s CQs to this mark.
+    pub fn add(&mut self, other: ReceiveMark) {
+        self.cqs.extend(other.cqs);
+    }
+
+    /// Whether the transport has taken every marked completion.
+    pub fn taken(&self) -> bool {
+        self.cqs.iter().all(|(cq, mark)| cq.taken_up_to(*mark))
+    }
+
+    /// Completions taken from the marked CQs so far (any count that grows
+    /// as the transport polls): a caller waiting for [`Self::taken`] sees
+    /// whether the transport still polls.
+    pub fn consumed(&self) -> u64 {
+        self.cqs
+            .iter()
+            .map(|(cq, _)| u64::from(cq.consumer_index()))
+            .sum()
     }
 }
 
@@ -565,6 +596,26 @@ impl Core {
         if deadline != NO_DEADLINE {
             self.timer_changed(Some(Instant::from_nanos(deadline)));
         }
+    }
+
+    /// Turns every datagram that has reached the device into its
+    /// completions now, as a NIC does the moment a packet arrives (the
+    /// caller's progress or the service thread would on their next pass),
+    /// and marks how far its receive CQs then reach: see [`ReceiveMark`].
+    pub fn receive_mark(&self) -> ReceiveMark {
+        let mut state = self.lock();
+        let now = self.now();
+        self.drain_ring(&mut state, now);
+        self.drain_socket(&mut state, now);
+        self.flush(&mut state);
+        let mut cqs: Vec<(Arc<CqShared>, u32)> = Vec::new();
+        for qp in state.qps.values() {
+            let cq = qp.recv_cq();
+            if !cq.all_taken() && !cqs.iter().any(|(marked, _)| Arc::ptr_eq(marked, cq)) {
+                cqs.push((Arc::clone(cq), cq.produced()));
+            }
+        }
+        ReceiveMark { cqs }
     }
 
     /// After the caller's thread changed a QP: make sure the service thread

@@ -163,6 +163,10 @@ impl QpContext {
         self.scatter_to_cqe = on;
     }
 
+    pub fn recv_cq(&self) -> &Arc<CqShared> {
+        &self.recv_cq
+    }
+
     pub fn peer(&self) -> Option<SocketAddrV4> {
         self.peer
     }

@@ -14,6 +14,9 @@ use mlx5::{CqRing, RecvRing};
 /// its own cache line).
 const DBREC_LEN: usize = 64;
 
+/// The consumer index in a CQ's doorbell record is 24 bits wide.
+const CQ_INDEX_MASK: u32 = 0x00ff_ffff;
+
 /// Rounds a requested entry count up to a power of two within `1..=max`.
 pub(crate) fn ring_entries(requested: u32, max: u32) -> Result<u32, Error> {
     if requested == 0 || requested > max {
@@ -69,6 +72,31 @@ impl CqShared {
             shared.ring.publish(shared.cqe64_offset(index), &cqe);
         }
         Ok(shared)
+    }
+
+    /// Entries written so far (free-running).
+    pub fn produced(&self) -> u32 {
+        self.producer.load(Ordering::Acquire)
+    }
+
+    /// The consumer index the transport publishes in `dbrec[0]` as it polls
+    /// (24 bits).
+    pub fn consumer_index(&self) -> u32 {
+        self.dbrec.load_be32(0) & CQ_INDEX_MASK
+    }
+
+    /// Whether the transport has taken every entry before `produced`
+    /// (an earlier [`Self::produced`]).
+    pub fn taken_up_to(&self, produced: u32) -> bool {
+        let behind = produced.wrapping_sub(self.consumer_index()) & CQ_INDEX_MASK;
+        // Past the mark the difference wraps to the top of the 24 bits
+        // (a CQ holds far fewer than 2^23 entries).
+        behind == 0 || behind > CQ_INDEX_MASK / 2
+    }
+
+    /// Whether the transport has taken everything written so far.
+    pub fn all_taken(&self) -> bool {
+        self.taken_up_to(self.produced())
     }
 
     /// Bytes per entry: 64 or 128.

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
-use super::opened::Opened;
+use super::opened::{Opened, ReceiveMark};
 use super::settings::Settings;
 use super::Error;
 use crate::link::Faults;
@@ -31,9 +31,10 @@ struct Registry {
     opened: u64,
 }
 
+static REGISTRY: OnceLock<Mutex<Registry>> = OnceLock::new();
+
 /// The table, made from `settings` on first use.
 fn registry(settings: &Settings) -> MutexGuard<'static, Registry> {
-    static REGISTRY: OnceLock<Mutex<Registry>> = OnceLock::new();
     let lock = REGISTRY.get_or_init(|| {
         let entries = settings
             .devices
@@ -169,4 +170,24 @@ pub fn set_faults(
         device.apply_faults(entry.faults);
     }
     Ok(())
+}
+
+/// [`Core::receive_mark`](super::opened::Core::receive_mark) of every soft
+/// device open in this process, as one mark.
+pub(crate) fn receive_mark_all() -> ReceiveMark {
+    let open: Vec<Arc<Opened>> = match REGISTRY.get() {
+        Some(table) => table
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .entries
+            .values()
+            .filter_map(|entry| entry.open.upgrade())
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut mark = ReceiveMark::default();
+    for device in &open {
+        mark.add(device.core.receive_mark());
+    }
+    mark
 }
