@@ -23,14 +23,12 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define WAIT_SECONDS 60.0
+#define UCP_WAIT_SECONDS 60.0
 #define WINDOW 16
 #define TAG_PING 1
 #define TAG_PONG 2
@@ -41,25 +39,7 @@
 static const size_t bw_sizes[] = {64 * 1024, 1024 * 1024};
 #define N_BW_SIZES (sizeof(bw_sizes) / sizeof(bw_sizes[0]))
 
-static const char *role = "?";
-
-static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "FAIL %s: ", role);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(1);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "../c-tests/common/ucp_wait.h" /* fail, now, wait_request */
 
 /* Iteration counts for each size, the same on both sides. */
 static unsigned lat_iterations(unsigned scale) { return 20000 * scale; }
@@ -76,28 +56,6 @@ static void on_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
     /* The peer's close ends every run: only a failure before that matters,
      * and it shows as a request error or a timeout. */
     (void)status;
-}
-
-static void wait_request(ucp_worker_h worker, void *req, const char *what)
-{
-    if (req == NULL) {
-        return;
-    }
-    if (UCS_PTR_IS_ERR(req)) {
-        fail("%s: %s", what, ucs_status_string(UCS_PTR_STATUS(req)));
-    }
-    double deadline = now() + WAIT_SECONDS;
-    ucs_status_t status;
-    while ((status = ucp_request_check_status(req)) == UCS_INPROGRESS) {
-        ucp_worker_progress(worker);
-        if (now() > deadline) {
-            fail("%s: not complete after %.0f s", what, WAIT_SECONDS);
-        }
-    }
-    ucp_request_free(req);
-    if (status != UCS_OK) {
-        fail("%s: %s", what, ucs_status_string(status));
-    }
 }
 
 static void *send_nb(ucp_ep_h ep, void *buf, size_t len, ucp_tag_t tag)
@@ -301,8 +259,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s server|client IP PORT [SCALE]\n", argv[0]);
         return 2;
     }
-    role = argv[1];
-    int client = strcmp(role, "client") == 0;
+    ucp_wait_role = argv[1];
+    int client = strcmp(ucp_wait_role, "client") == 0;
     unsigned scale = argc > 4 ? (unsigned)strtoul(argv[4], NULL, 10) : 1;
     if (scale == 0) {
         fail("SCALE must be at least 1");
@@ -360,11 +318,11 @@ int main(int argc, char **argv)
         printf("listening on port %u\n",
                ntohs(((struct sockaddr_in *)&attr.sockaddr)->sin_port));
         fflush(stdout);
-        double deadline = now() + WAIT_SECONDS;
+        double deadline = now() + UCP_WAIT_SECONDS;
         while (pending_request == NULL) {
             ucp_worker_progress(worker);
             if (now() > deadline) {
-                fail("no connection request after %.0f s", WAIT_SECONDS);
+                fail("no connection request after %.0f s", UCP_WAIT_SECONDS);
             }
         }
         ep_params.field_mask |= UCP_EP_PARAM_FIELD_CONN_REQUEST;

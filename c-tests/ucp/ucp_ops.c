@@ -29,15 +29,13 @@
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <netinet/in.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define ROUNDS 2
-#define WAIT_SECONDS 30.0
+#define UCP_WAIT_SECONDS 30.0
 #define MIB (1024 * 1024)
 /* Server buffer: put target [0, 1 MiB), server pattern for gets
  * [1 MiB, 2 MiB), the atomic word at ATOMIC_OFFSET. */
@@ -53,6 +51,8 @@
 static const size_t sizes[] = {8, 64 * 1024, MIB};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
+#include "../common/ucp_wait.h" /* fail, now, wait_request */
+
 enum message_kind {
     MSG_RKEY = 1,
     MSG_CLIENT_DATA = 2,
@@ -61,26 +61,7 @@ enum message_kind {
     MSG_VERDICT = 5,
 };
 
-static const char *role = "?";
 static const char *corrupt = "";
-
-static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "FAIL %s: ", role);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(1);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* One tag per round, kind and size index, so that nothing of one step
  * can match another step's receive. */
@@ -143,29 +124,6 @@ static void on_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
     peer->failed = 1;
 }
 
-/* Waits for a send/RMA/atomic/flush/close request (NULL: done at once). */
-static void wait_request(ucp_worker_h worker, void *req, const char *what)
-{
-    if (req == NULL) {
-        return;
-    }
-    if (UCS_PTR_IS_ERR(req)) {
-        fail("%s: %s", what, ucs_status_string(UCS_PTR_STATUS(req)));
-    }
-    double deadline = now() + WAIT_SECONDS;
-    ucs_status_t status;
-    while ((status = ucp_request_check_status(req)) == UCS_INPROGRESS) {
-        ucp_worker_progress(worker);
-        if (now() > deadline) {
-            fail("%s: not complete after %.0f s", what, WAIT_SECONDS);
-        }
-    }
-    ucp_request_free(req);
-    if (status != UCS_OK) {
-        fail("%s: %s", what, ucs_status_string(status));
-    }
-}
-
 static void send_tag(ucp_worker_h worker, ucp_ep_h ep, const void *buf, size_t len,
                      ucp_tag_t tag, const char *what)
 {
@@ -182,13 +140,13 @@ static void recv_tag(ucp_worker_h worker, void *buf, size_t len, ucp_tag_t tag,
     if (UCS_PTR_IS_ERR(req)) {
         fail("%s: receive: %s", what, ucs_status_string(UCS_PTR_STATUS(req)));
     }
-    double deadline = now() + WAIT_SECONDS;
+    double deadline = now() + UCP_WAIT_SECONDS;
     ucp_tag_recv_info_t info;
     ucs_status_t status;
     while ((status = ucp_tag_recv_request_test(req, &info)) == UCS_INPROGRESS) {
         ucp_worker_progress(worker);
         if (now() > deadline) {
-            fail("%s: nothing received after %.0f s", what, WAIT_SECONDS);
+            fail("%s: nothing received after %.0f s", what, UCP_WAIT_SECONDS);
         }
     }
     ucp_request_free(req);
@@ -276,11 +234,11 @@ static void on_connection(ucp_conn_request_h request, void *arg)
 static void server_round(ucp_worker_h worker, int round, uint8_t *buffer, void *rkey_buffer,
                          size_t rkey_size)
 {
-    double deadline = now() + WAIT_SECONDS;
+    double deadline = now() + UCP_WAIT_SECONDS;
     while (pending_request == NULL) {
         ucp_worker_progress(worker);
         if (now() > deadline) {
-            fail("round %d: no connection request after %.0f s", round, WAIT_SECONDS);
+            fail("round %d: no connection request after %.0f s", round, UCP_WAIT_SECONDS);
         }
     }
     struct peer peer = {0};
@@ -359,12 +317,12 @@ static void server_round(ucp_worker_h worker, int round, uint8_t *buffer, void *
 
     /* The client closes (flush or force); its disconnect reaches this
      * endpoint as an error. */
-    deadline = now() + WAIT_SECONDS;
+    deadline = now() + UCP_WAIT_SECONDS;
     while (!peer.failed) {
         ucp_worker_progress(worker);
         if (now() > deadline) {
             fail("round %d: the client's close did not reach the server's endpoint in %.0f s",
-                 round, WAIT_SECONDS);
+                 round, UCP_WAIT_SECONDS);
         }
     }
     printf("round %d: peer closed (%s)\n", round, ucs_status_string(peer.error));
@@ -485,7 +443,7 @@ static void client_round(ucp_worker_h worker, int round, const struct sockaddr_i
         if (UCS_PTR_IS_ERR(req)) {
             fail("receive rkey: %s", ucs_status_string(UCS_PTR_STATUS(req)));
         }
-        double deadline = now() + WAIT_SECONDS;
+        double deadline = now() + UCP_WAIT_SECONDS;
         ucp_tag_recv_info_t info;
         while ((status = ucp_tag_recv_request_test(req, &info)) == UCS_INPROGRESS) {
             ucp_worker_progress(worker);
@@ -494,7 +452,7 @@ static void client_round(ucp_worker_h worker, int round, const struct sockaddr_i
                      ucs_status_string(peer.error));
             }
             if (now() > deadline) {
-                fail("round %d: no rkey from the server after %.0f s", round, WAIT_SECONDS);
+                fail("round %d: no rkey from the server after %.0f s", round, UCP_WAIT_SECONDS);
             }
         }
         ucp_request_free(req);
@@ -621,9 +579,9 @@ int main(int argc, char **argv)
                 argv[0]);
         return 2;
     }
-    role = argv[1];
+    ucp_wait_role = argv[1];
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (strcmp(role, "server") == 0) {
+    if (strcmp(ucp_wait_role, "server") == 0) {
         return run_server(argv[2], argv[3]);
     }
     return run_client(argv[2], argv[3]);
