@@ -38,7 +38,6 @@ const KNOWN_CIRCLES: &[&[&str]] = &[
         "abi/uct_tl.rs",
         "abi/uct_v2.rs",
     ],
-    &["api/config.rs", "api/ucx_env.rs"],
     &["core/iface.rs", "core/ops.rs", "core/tombstone.rs"],
     &["hca/mod.rs", "hca/rings.rs"],
 ];

@@ -9,25 +9,11 @@
 use core::ffi::{c_char, c_void};
 
 use super::checks::{finish, non_null, status_entry_point};
+pub use super::config_tables::ALL_TABLES;
 use crate::abi::*;
-use crate::cm::config::CM_CONFIG;
 use crate::core::c_boundary::{c_entry, CSliceMut, CStrArg, Out};
-use crate::core::config::{handle, warn_misspelled_env_vars_once, Config, ConfigTable, ProcessEnv};
-use crate::core::log::LOG_CONFIG;
-use crate::hca::config::SOFT_HCA_CONFIG;
+use crate::core::config::{handle, warn_misspelled_env_vars_once, Config, ProcessEnv};
 use crate::ib::component::Component;
-use crate::ib::config::IB_MD_CONFIG;
-use crate::rc::config::RC_MLX5_IFACE_CONFIG;
-
-/// Every configuration table of this library, for checks over all known
-/// variable names.
-pub static ALL_TABLES: [&ConfigTable; 5] = [
-    &IB_MD_CONFIG,
-    &CM_CONFIG,
-    &RC_MLX5_IFACE_CONFIG,
-    &SOFT_HCA_CONFIG,
-    &LOG_CONFIG,
-];
 
 /// The `ib` MD configuration from the process environment, after warning
 /// (once) about `UCX_*` variables that look like a misspelling of ours.

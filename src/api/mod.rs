@@ -10,6 +10,7 @@ mod checks;
 pub mod cm;
 pub mod component;
 pub mod config;
+mod config_tables;
 pub mod cstr;
 mod dispatch;
 pub mod ep;

@@ -154,7 +154,7 @@ fn fields<P>(names: &[CString], parser: impl Fn() -> P) -> Vec<Field<P>> {
 
 /// Our variables that are set, without the `UCX_` prefix.
 fn our_set_variables(env: &dyn Env) -> Vec<CString> {
-    let known = known_variable_names(&super::config::ALL_TABLES);
+    let known = known_variable_names(&super::config_tables::ALL_TABLES);
     env.names_with_prefix(ENV_PREFIX)
         .into_iter()
         .filter(|name| known.contains(name))
