@@ -39,7 +39,6 @@ const KNOWN_CIRCLES: &[&[&str]] = &[
         "abi/uct_v2.rs",
     ],
     &["core/iface.rs", "core/ops.rs", "core/tombstone.rs"],
-    &["hca/mod.rs", "hca/rings.rs"],
 ];
 
 fn src_dir() -> PathBuf {

@@ -7,8 +7,9 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 
-use crate::hca::{Cq, CqRing, Doorbell, Qp, RecvRing, SendRing, Srq};
+use crate::hca::objects::{Cq, Doorbell, Qp, Srq};
 use crate::mlx5::{self, CqeBytes, CQE_LEN, SEND_WQE_BB};
+use crate::mlx5::{CqRing, RecvRing, SendRing};
 
 /// A QP with its send ring: the only writer of the ring and the send
 /// counter of its doorbell record.

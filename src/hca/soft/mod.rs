@@ -21,10 +21,12 @@ pub use softhca::device::{Faults, LinkStats, ReceiveMark};
 pub use softhca::{engine, engine_fuzzing, wire};
 
 use crate::abi::ucs_status::Status;
-use crate::hca::{
-    Access, AtomicResultOrder, CqRing, DeviceAddress, DeviceAttr, LinkLayer, MrKeys, Mtu, PortAttr,
-    PortState, QpInfo, QpState, QpTransition, RecvRing, SendRing, SrqInitAttr,
+use crate::hca::attrs::{
+    DeviceAddress, DeviceAttr, LinkLayer, MrKeys, Mtu, PortAttr, PortState, QpInfo, QpState,
+    QpTransition, SrqInitAttr,
 };
+use crate::mlx5::{AtomicResultOrder, CqRing, RecvRing, SendRing};
+use softhca::engine::Access;
 
 impl From<soft::Error> for Status {
     fn from(error: soft::Error) -> Status {

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use super::ffi;
 use crate::abi::ucs_sys_bus_id_t;
-use crate::hca::{DeviceAddress, LinkLayer, Mtu, IB_DEFAULT_SUBNET_PREFIX};
+use crate::hca::attrs::{DeviceAddress, LinkLayer, Mtu, IB_DEFAULT_SUBNET_PREFIX};
 
 /// Where the kernel describes RDMA devices (GID types live below it).
 pub const SYSFS_INFINIBAND: &str = "/sys/class/infiniband";

@@ -19,10 +19,12 @@ use super::cq_arm;
 use super::discovery::{self, VerbsPort};
 use super::ffi::{self, Verbs};
 use crate::abi::ucs_status::Status;
-use crate::hca::{
-    Access, AtomicResultOrder, CqRing, DeviceAddress, DeviceAttr, LinkLayer, MrKeys, Mtu, PortAttr,
-    PortState, QpInfo, QpState, QpTransition, RecvRing, RtrAttr, RtsAttr, SendRing, SrqInitAttr,
+use crate::hca::attrs::{
+    DeviceAddress, DeviceAttr, LinkLayer, MrKeys, Mtu, PortAttr, PortState, QpInfo, QpState,
+    QpTransition, RtrAttr, RtsAttr, SrqInitAttr,
 };
+use crate::mlx5::{AtomicResultOrder, CqRing, RecvRing, SendRing};
+use softhca::engine::Access;
 
 /// An open device context, shared by everything made from it; closed when
 /// the last of them is dropped.
