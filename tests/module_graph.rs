@@ -31,15 +31,12 @@ const LAYERS: &[&str] = &["abi", "core", "hca", "ib", "failover", "rc", "cm", "a
 /// which lists them from config's tables;
 /// core's iface, ops and tombstone refer to each other's handles; hca/mod.rs
 /// re-exports the ring owners of hca/rings.rs, which wrap its handles.
-const KNOWN_CIRCLES: &[&[&str]] = &[
-    &[
-        "abi/uct_api.rs",
-        "abi/uct_def.rs",
-        "abi/uct_tl.rs",
-        "abi/uct_v2.rs",
-    ],
-    &["core/iface.rs", "core/ops.rs", "core/tombstone.rs"],
-];
+const KNOWN_CIRCLES: &[&[&str]] = &[&[
+    "abi/uct_api.rs",
+    "abi/uct_def.rs",
+    "abi/uct_tl.rs",
+    "abi/uct_v2.rs",
+]];
 
 fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

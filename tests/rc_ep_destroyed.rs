@@ -1,5 +1,5 @@
 //! Operations on a destroyed rc_mlx5 ep (issue 4, "Bad input"): every op
-//! kind returns `UCS_ERR_INVALID_PARAM` (`core::tombstone::DESTROYED_EP_STATUS`),
+//! kind returns `UCS_ERR_INVALID_PARAM` (`core::destroyed_ep::DESTROYED_EP_STATUS`),
 //! runs no user callback, posts nothing (no send credit or bounce buffer
 //! taken, nothing at the peer), and nothing crashes — whether called through
 //! our exported functions, through `ep->iface->ops` as UCX's inline

@@ -813,7 +813,7 @@ impl EpHandle {
         let ep = self.0;
         let iface = self.iface(function)?;
         if crate::core::tombstone::is_dead_iface(iface) {
-            return Err(crate::core::tombstone::destroyed_ep_call(
+            return Err(crate::core::destroyed_ep::destroyed_ep_call(
                 function,
                 ep as *const c_void,
             ));

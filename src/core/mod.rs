@@ -8,6 +8,7 @@ pub mod c_boundary;
 pub mod callbackq;
 pub mod config;
 pub mod data_trace;
+pub mod destroyed_ep;
 pub(crate) mod epoll;
 pub(crate) mod host_memory;
 pub mod id_map;

@@ -95,14 +95,14 @@ macro_rules! unsupported_ops {
             use super::*;
             $(
                 /// Reports the call on a destroyed endpoint (rate-limited log
-                /// line) and returns [`crate::core::tombstone::DESTROYED_EP_STATUS`]
+                /// line) and returns [`crate::core::destroyed_ep::DESTROYED_EP_STATUS`]
                 /// in this slot's return type. Does nothing else.
                 ///
                 /// # Safety
                 /// None needed: the handle is only printed, never read, and
                 /// every other argument is ignored.
                 pub unsafe extern "C" fn $slot(handle: $first $(, _: $arg)*) -> $ret {
-                    let status = crate::core::tombstone::destroyed_ep_call(
+                    let status = crate::core::destroyed_ep::destroyed_ep_call(
                         stringify!($slot),
                         handle as *const c_void,
                     );

@@ -6,8 +6,8 @@
 //! read freed memory and jump through whatever is there. Instead, destroy
 //! drops everything the ep owns (QP, rings, tables) and leaves its memory
 //! as a tombstone whose first word points at the [dead iface](dead_iface):
-//! a static iface whose every ops slot logs one line (rate-limited, see
-//! [`destroyed_ep_call`]) and returns [`DESTROYED_EP_STATUS`] without
+//! a static iface whose every ops slot logs one line (rate-limited) and
+//! returns the destroyed-ep status ([`crate::core::destroyed_ep`]) without
 //! touching anything. Our exported entry points go through the same table,
 //! so they land there too, and transports need no liveness check on the
 //! post path.
@@ -28,33 +28,17 @@
 //! is why reuse waits for the quarantine and never crosses ifaces.
 
 use std::collections::VecDeque;
-use std::ffi::c_void;
 use std::mem::MaybeUninit;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
-use std::time::Instant;
 
 use crate::abi::*;
 use crate::core::iface::{BaseIface, UNSUPPORTED_INTERNAL_OPS};
 use crate::core::ops::dead_iface_ops;
 
-/// What every operation on a destroyed endpoint returns: the handle no
-/// longer names an endpoint, which is an invalid argument (the closest
-/// UCX status; UCX itself has none for "destroyed", and using a destroyed
-/// ep is undefined there). It is also what an unknown handle has always
-/// got from our handle checks, and it differs from every status a live ep
-/// returns for a transport failure (`UCS_ERR_ENDPOINT_TIMEOUT`,
-/// `UCS_ERR_CANCELED`, ...), so callers can tell a bug from a failure.
-pub const DESTROYED_EP_STATUS: Status = Status::InvalidParam;
-
 /// How many tombstones of an iface stay dead before their memory may be
 /// reused for a new ep of that iface (oldest first).
 pub const EP_QUARANTINE: usize = 1024;
-
-/// At most one log line per this many milliseconds about destroyed
-/// endpoints (a caller retrying in a loop would flood the log otherwise).
-const LOG_INTERVAL_MS: u64 = 1000;
 
 /// The static iface of tombstones: a [`BaseIface`] so that anything reading
 /// an iface of ours through the handle reads inside it, with every public
@@ -95,73 +79,6 @@ pub fn is_dead_iface(iface: uct_iface_h) -> bool {
     DEAD_IFACE
         .get()
         .is_some_and(|dead| std::ptr::eq(&dead.0.iface, iface))
-}
-
-/// Lets one line through per interval and counts the ones held back.
-struct LogGate {
-    /// Milliseconds (since [`log_clock_ms`]'s start) before which nothing
-    /// is logged.
-    next_ms: AtomicU64,
-    suppressed: AtomicU64,
-}
-
-impl LogGate {
-    const fn new() -> LogGate {
-        LogGate {
-            next_ms: AtomicU64::new(0),
-            suppressed: AtomicU64::new(0),
-        }
-    }
-
-    /// `Some(lines held back since the last one)` if a line may be logged
-    /// at `now_ms`, else `None` (and the line is counted as held back).
-    fn admit(&self, now_ms: u64) -> Option<u64> {
-        let next = self.next_ms.load(Ordering::Relaxed);
-        if now_ms >= next
-            && self
-                .next_ms
-                .compare_exchange(
-                    next,
-                    now_ms + LOG_INTERVAL_MS,
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                )
-                .is_ok()
-        {
-            return Some(self.suppressed.swap(0, Ordering::Relaxed));
-        }
-        self.suppressed.fetch_add(1, Ordering::Relaxed);
-        None
-    }
-}
-
-fn log_clock_ms() -> u64 {
-    static START: OnceLock<Instant> = OnceLock::new();
-    START.get_or_init(Instant::now).elapsed().as_millis() as u64
-}
-
-/// Called by every slot of the dead iface: logs (rate-limited) that
-/// `operation` was called on a destroyed endpoint and returns
-/// [`DESTROYED_EP_STATUS`]. `handle` is the slot's first argument (the ep,
-/// or for iface slots the dead iface itself), only printed.
-#[cold]
-#[inline(never)]
-pub fn destroyed_ep_call(operation: &str, handle: *const c_void) -> Status {
-    static GATE: LogGate = LogGate::new();
-    let status = DESTROYED_EP_STATUS;
-    if let Some(held_back) = GATE.admit(log_clock_ms()) {
-        if held_back == 0 {
-            tracing::warn!(
-                "{operation}: {handle:p} is a destroyed endpoint: {status}, nothing done"
-            );
-        } else {
-            tracing::warn!(
-                "{operation}: {handle:p} is a destroyed endpoint: {status}, nothing done \
-                 ({held_back} more such calls not logged)"
-            );
-        }
-    }
-    status
 }
 
 /// The tombstones of one iface's eps of type `T`, oldest first, and the
@@ -337,15 +254,5 @@ mod tests {
             std::slice::from_raw_parts(&base.iface.ops as *const _ as *const usize, slots)
         };
         assert!(words.iter().all(|&word| word != 0));
-    }
-
-    #[test]
-    fn log_gate_admits_one_line_per_interval() {
-        let gate = LogGate::new();
-        assert_eq!(gate.admit(5), Some(0));
-        assert_eq!(gate.admit(6), None);
-        assert_eq!(gate.admit(5 + LOG_INTERVAL_MS - 1), None);
-        assert_eq!(gate.admit(5 + LOG_INTERVAL_MS), Some(2));
-        assert_eq!(gate.admit(5 + LOG_INTERVAL_MS), None);
     }
 }

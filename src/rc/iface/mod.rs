@@ -432,7 +432,7 @@ impl IfaceState {
 
     /// Destroys an ep: removed from the table, QP destroyed. Its memory
     /// stays behind as a tombstone: every later op on the handle returns
-    /// [`crate::core::tombstone::DESTROYED_EP_STATUS`] and posts nothing.
+    /// [`crate::core::destroyed_ep::DESTROYED_EP_STATUS`] and posts nothing.
     /// Returns the ops it still had outstanding, for the caller to complete
     /// with `UCS_ERR_CANCELED` as UCX's rc_mlx5 does
     /// ([`RcIface::destroy_ep`]), once the QP can no longer touch their
