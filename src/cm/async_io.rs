@@ -205,7 +205,7 @@ impl Timer {
             },
             |after| libc::timespec {
                 tv_sec: libc::time_t::try_from(after.as_secs()).unwrap_or(libc::time_t::MAX),
-                tv_nsec: libc::c_long::try_from(after.subsec_nanos()).unwrap_or(0),
+                tv_nsec: libc::c_long::from(after.subsec_nanos()),
             },
         );
         let spec = libc::itimerspec {
