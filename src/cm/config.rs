@@ -19,8 +19,7 @@ pub static CM_CONFIG: ConfigTable = ConfigTable {
         "10s",
         "Longest wait for the peer at each step of a connection's handshake \
          (the TCP connect, the server's answer, the client's request and its \
-         notify); when it passes, the connection fails with UCS_ERR_UNREACHABLE. \
-         inf: no limit.",
+         notify); when it passes, the connection fails with UCS_ERR_UNREACHABLE.",
         Kind::Time,
     )],
 };
@@ -28,18 +27,17 @@ pub static CM_CONFIG: ConfigTable = ConfigTable {
 /// The settings a connection manager applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CmSettings {
-    /// How long each handshake step may wait for the peer; `None`: forever.
-    pub handshake_timeout: Option<Duration>,
+    /// How long each handshake step may wait for the peer.
+    pub handshake_timeout: Duration,
 }
 
 impl CmSettings {
     pub fn from_config(config: &Config) -> Result<CmSettings, Status> {
         let handshake_timeout = match config.value("TIMEOUT")? {
-            Value::Time(seconds) if seconds.is_infinite() => None,
-            Value::Time(seconds) => Some(Duration::try_from_secs_f64(*seconds).map_err(|_| {
+            Value::Time(seconds) => Duration::try_from_secs_f64(*seconds).map_err(|_| {
                 tracing::error!("UCX_RDMA_CM_TIMEOUT: {seconds} s is not a time to wait");
                 Status::InvalidParam
-            })?),
+            })?,
             _ => {
                 tracing::error!("UCX_RDMA_CM_TIMEOUT: not a time value");
                 return Err(Status::InvalidParam);

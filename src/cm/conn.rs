@@ -52,7 +52,7 @@ struct State {
     user: UserSide,
     /// Server, until its request is delivered: where it arrived.
     listener: Option<Arc<dyn RequestSink>>,
-    /// The handshake deadline, once watched with a timeout to enforce.
+    /// The handshake deadline, once watched.
     deadline: Option<Deadline>,
 }
 
@@ -158,18 +158,14 @@ impl Conn {
     }
 
     /// Starts watching the socket (a connecting client for writability, a
-    /// server connection for requests) and, when the connection manager has
-    /// a handshake timeout, the deadline's timer.
+    /// server connection for requests) and the deadline's timer.
     pub fn watch(self: &Arc<Self>) -> Result<(), Status> {
         let cm = self.cm();
-        let timer = cm.handshake_timeout.map(|_| Timer::new()).transpose()?;
+        let timer = Timer::new()?;
         let mut state = lock(&self.state);
         let events = wanted_events(&state);
         self.register(&cm, self.fd, events, conn_event)?;
         state.watched = Some(events);
-        let (Some(timer), Some(timeout)) = (timer, cm.handshake_timeout) else {
-            return Ok(());
-        };
         if let Err(status) = self.register(&cm, timer.fd(), UCS_EVENT_SET_EVREAD, deadline_event) {
             let closing = self.take_stream(&mut state);
             drop(state);
@@ -178,7 +174,7 @@ impl Conn {
         }
         state.deadline = Some(Deadline {
             timer,
-            timeout,
+            timeout: cm.handshake_timeout,
             armed_for: None,
         });
         arm_deadline(&mut state);

@@ -97,7 +97,7 @@ pub struct CmCore {
     pub async_target: AsyncTarget,
     pub max_conn_priv: usize,
     /// `UCX_RDMA_CM_TIMEOUT`: how long a handshake step waits for the peer.
-    pub handshake_timeout: Option<Duration>,
+    pub handshake_timeout: Duration,
 }
 
 /// A connection manager (`uct_cm_h`). Its base iface carries the ops table
