@@ -16,6 +16,7 @@ use uct::abi::*;
 use uct::api::async_context::ucs_async_context_create;
 use uct::api::cm::*;
 use uct::api::component::{uct_query_components, uct_release_component_list};
+use uct::api::config::{uct_config_modify, uct_config_release};
 use uct::api::ep::{
     uct_cm_client_ep_conn_notify, uct_ep_connect, uct_ep_create, uct_ep_destroy, uct_ep_disconnect,
 };
@@ -197,6 +198,37 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Fixture {
+        Fixture::open(std::ptr::null())
+    }
+
+    /// A connection manager whose handshake steps wait `timeout` (text as
+    /// in `UCX_RDMA_CM_TIMEOUT`) for the peer.
+    fn with_timeout(timeout: &CStr) -> Fixture {
+        setup();
+        let mut config = null_mut();
+        // SAFETY: valid out-pointer, NUL-terminated strings; the handle is
+        // released once the cm is open.
+        unsafe {
+            assert_eq!(
+                uct_cm_config_read(
+                    cm_component(),
+                    std::ptr::null(),
+                    std::ptr::null(),
+                    &mut config
+                ),
+                UCS_OK
+            );
+            assert_eq!(
+                uct_config_modify(config.cast(), c"RDMA_CM_TIMEOUT".as_ptr(), timeout.as_ptr()),
+                UCS_OK
+            );
+            let fixture = Fixture::open(config);
+            uct_config_release(config.cast());
+            fixture
+        }
+    }
+
+    fn open(config: *const uct_cm_config_t) -> Fixture {
         setup();
         let mut async_context = null_mut();
         let mut worker = null_mut();
@@ -212,10 +244,7 @@ impl Fixture {
                 uct_worker_create(async_context, UCS_THREAD_MODE_SINGLE, &mut worker),
                 UCS_OK
             );
-            assert_eq!(
-                uct_cm_open(cm_component(), worker, std::ptr::null(), &mut cm),
-                UCS_OK
-            );
+            assert_eq!(uct_cm_open(cm_component(), worker, config, &mut cm), UCS_OK);
         }
         let mut attr = uct_cm_attr_t {
             field_mask: UCT_CM_ATTR_FIELD_MAX_CONN_PRIV,
@@ -582,6 +611,136 @@ fn a_client_that_vanishes_mid_handshake_reaches_no_callback_or_fails_the_accept(
         .is_empty());
     // SAFETY: live listener, destroyed once.
     unsafe { uct_listener_destroy(listener) };
+}
+
+/// The handshake deadline the silent-peer test configures.
+const SHORT_TIMEOUT: Duration = Duration::from_millis(300);
+
+/// Waits for what `wait` returns, and checks it came after the deadline
+/// (never early) and well before the default 10 s one.
+fn after_the_deadline<T>(started: Instant, wait: impl FnOnce() -> T) -> T {
+    let seen = wait();
+    let elapsed = started.elapsed();
+    assert!(
+        (SHORT_TIMEOUT..Duration::from_secs(5)).contains(&elapsed),
+        "after {elapsed:?}"
+    );
+    seen
+}
+
+/// A listening socket whose accept queue is full, so that the kernel drops
+/// further connection attempts (their SYNs) without an answer.
+fn full_listener() -> (std::os::fd::OwnedFd, u16, Vec<TcpStream>) {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain socket calls on a socket this function owns.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+        assert!(fd >= 0);
+        let owned = std::os::fd::OwnedFd::from_raw_fd(fd);
+        let address = storage_of(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0));
+        let address_ptr = (&address as *const libc::sockaddr_storage).cast();
+        assert_eq!(libc::bind(fd, address_ptr, SOCKADDR_IN_LEN), 0);
+        assert_eq!(libc::listen(fd, 0), 0);
+        let mut bound = address;
+        let mut length = SOCKADDR_IN_LEN;
+        let bound_ptr = (&mut bound as *mut libc::sockaddr_storage).cast();
+        assert_eq!(libc::getsockname(fd, bound_ptr, &mut length), 0);
+        let port = ipv4_of(bound_ptr, length, "test").unwrap().port();
+        // Fill the queue (one entry for a backlog of 0; the second attempt
+        // makes sure), never accepting.
+        let address = (Ipv4Addr::LOCALHOST, port).into();
+        let fillers = (0..2)
+            .filter_map(|_| TcpStream::connect_timeout(&address, Duration::from_millis(300)).ok())
+            .collect();
+        (owned, port, fillers)
+    }
+}
+
+#[test]
+fn a_silent_peer_fails_the_handshake_at_the_configured_deadline() {
+    let fixture = Fixture::with_timeout(c"300ms");
+
+    // A server host that drops the client's SYN: the resolve callback fails.
+    let (_full, port, _fillers) = full_listener();
+    let client_side = Recorder::default();
+    let started = Instant::now();
+    let client = fixture.client(&client_side, port).unwrap();
+    assert_eq!(
+        after_the_deadline(started, || resolved(&client_side)).1,
+        UCS_ERR_UNREACHABLE
+    );
+    // SAFETY: live ep, destroyed once.
+    unsafe { uct_ep_destroy(client) };
+    assert!(client_side
+        .nothing_for(Duration::from_millis(400))
+        .is_empty());
+
+    // A server that takes the request and never answers: the connect
+    // callback fails, once.
+    let silent = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let client_side = Recorder::default();
+    let client = fixture.client(&client_side, port).unwrap();
+    assert_eq!(resolved(&client_side).1, UCS_OK);
+    let (mut server_stream, _) = silent.accept().unwrap();
+    let started = Instant::now();
+    assert_eq!(connect(client, b"request"), UCS_OK);
+    assert_eq!(
+        after_the_deadline(started, || connected(&client_side)).0,
+        UCS_ERR_UNREACHABLE
+    );
+    // The client closed its end.
+    server_stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut received = Vec::new();
+    server_stream.read_to_end(&mut received).unwrap();
+    assert!(!received.is_empty(), "the request came before the close");
+    assert!(client_side
+        .nothing_for(Duration::from_millis(400))
+        .is_empty());
+    // SAFETY: live ep, destroyed once.
+    unsafe { uct_ep_destroy(client) };
+
+    let server_side = Recorder::default();
+    let (listener, port) = fixture.listen(&server_side, Ipv4Addr::LOCALHOST).unwrap();
+    // A client that connects and never sends its request: closed, no callback.
+    let mut silent_client = TcpStream::connect((Ipv4Addr::LOCALHOST, port)).unwrap();
+    silent_client
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let started = Instant::now();
+    let mut rest = Vec::new();
+    let read = after_the_deadline(started, || silent_client.read_to_end(&mut rest));
+    assert_eq!(read.unwrap(), 0, "closed without a word");
+    assert!(server_side
+        .nothing_for(Duration::from_millis(50))
+        .is_empty());
+
+    // A client whose request is accepted and which never sends its notify:
+    // the server ep's notify callback fails, once.
+    let mut silent_client = TcpStream::connect((Ipv4Addr::LOCALHOST, port)).unwrap();
+    silent_client
+        .write_all(b"CM\x01\x01\0\0\0\x01\x00")
+        .unwrap();
+    let (request, ..) = request(&server_side);
+    let started = Instant::now();
+    let server = fixture.server(&server_side, request, b"accept").unwrap();
+    let status = after_the_deadline(started, || {
+        server_side.wait("notify", |s| match s {
+            Seen::Notify(status) => Some(*status),
+            _ => None,
+        })
+    });
+    assert_eq!(status, UCS_ERR_UNREACHABLE);
+    assert!(server_side
+        .nothing_for(Duration::from_millis(400))
+        .is_empty());
+    // SAFETY: live ep and listener, each destroyed once.
+    unsafe {
+        uct_ep_destroy(server);
+        uct_listener_destroy(listener);
+    }
 }
 
 #[test]

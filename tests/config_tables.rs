@@ -467,3 +467,27 @@ fn iface_checks_match_ucx_iface_init() {
     let mut cfg = rc_mlx5(&[("UCX_IB_PKEY", "0x7fff")]).unwrap();
     assert_eq!(cfg.check(), Ok(()));
 }
+
+#[test]
+fn the_connection_manager_timeout_is_applied_from_rdma_cm_timeout() {
+    use uct::cm::config::{CmSettings, CM_CONFIG};
+    let settings = |env: &[(&str, &str)]| {
+        let config = Config::read(&CM_CONFIG, None, &MapEnv::new(env.iter().copied()))?;
+        CmSettings::from_config(&config)
+    };
+    assert_eq!(
+        settings(&[]).unwrap().handshake_timeout,
+        Duration::from_secs(10),
+        "UCX's default"
+    );
+    assert_eq!(
+        settings(&[("UCX_RDMA_CM_TIMEOUT", "250ms")])
+            .unwrap()
+            .handshake_timeout,
+        Duration::from_millis(250)
+    );
+    assert_eq!(
+        settings(&[("UCX_RDMA_CM_TIMEOUT", "soon")]).err(),
+        Some(Status::InvalidParam)
+    );
+}

@@ -44,7 +44,7 @@ fn require_cm(component: &Component, function: &str) -> Result<(), Status> {
 
 c_entry! {
     no_log_setup
-    /// Reads the connection manager's configuration (it has no settings; the
+    /// Reads the connection manager's configuration (`UCX_RDMA_CM_*`; the
     /// handle is released with `uct_config_release`).
     fn uct_cm_config_read(
         component: uct_component_h,
@@ -72,11 +72,12 @@ c_entry! {
 
 c_entry! {
     no_log_setup
-    /// Opens the connection manager of `component` on `worker`.
+    /// Opens the connection manager of `component` on `worker` with the
+    /// settings of `config` (the defaults and the environment when NULL).
     fn uct_cm_open(
         component: uct_component_h,
         worker: uct_worker_h,
-        _config: *const uct_cm_config_t,
+        config: *const uct_cm_config_t,
         cm_p: *mut uct_cm_h,
     ) -> ucs_status_t;
     take worker: Live<Worker> = (worker),
@@ -86,7 +87,8 @@ c_entry! {
             let component = component_arg(component, FUNCTION)?;
             cm_p.check(FUNCTION, "cm_p")?;
             require_cm(component, FUNCTION)?;
-            let cm = Cm::open(worker, cm_ep_ops(), FUNCTION)?;
+            let settings = crate::cm::config::CmSettings::from_handle(config.cast())?;
+            let cm = Cm::open(worker, cm_ep_ops(), settings, FUNCTION)?;
             cm_p.write(FUNCTION, "cm_p", cm)
         })
     }

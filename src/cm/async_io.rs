@@ -6,6 +6,8 @@
 //! are registered with UCX's own functions.
 
 use std::ffi::{c_int, c_void};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::Duration;
 
 use crate::abi::ucs_status::result_of;
 use crate::abi::*;
@@ -156,5 +158,78 @@ impl AsyncTarget {
         if let Err(status) = result {
             tracing::warn!("cm: removing the handler of fd {fd}: {status}");
         }
+    }
+}
+
+/// A one-shot timer as a file descriptor (Linux's timerfd), so that the
+/// async context watches it as it watches a socket: it turns readable when
+/// it expires. A connection's handshake deadline.
+#[derive(Debug)]
+pub struct Timer {
+    fd: OwnedFd,
+}
+
+impl Timer {
+    pub fn new() -> Result<Timer, Status> {
+        // SAFETY: plain system call; the fd returned is owned below.
+        let fd = unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            let error = std::io::Error::last_os_error();
+            tracing::error!("cm: cannot create a timer: {error}");
+            return Err(Status::IoError);
+        }
+        // SAFETY: a new descriptor nobody else owns.
+        Ok(Timer {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    pub fn fd(&self) -> c_int {
+        self.fd.as_raw_fd()
+    }
+
+    /// Expires once after `after`, or never (`None`); any expiry not yet
+    /// taken by [`Timer::take_expiry`] is forgotten.
+    pub fn arm(&self, after: Option<Duration>) -> Result<(), Status> {
+        // A zero time disarms a timerfd: a zero wait expires at once instead.
+        let after = after.map(|after| after.max(Duration::from_nanos(1)));
+        let value = after.map_or(
+            libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            |after| libc::timespec {
+                tv_sec: libc::time_t::try_from(after.as_secs()).unwrap_or(libc::time_t::MAX),
+                tv_nsec: libc::c_long::from(after.subsec_nanos()),
+            },
+        );
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: value,
+        };
+        // SAFETY: our timer fd; `spec` is valid, the old value not wanted.
+        if unsafe { libc::timerfd_settime(self.fd(), 0, &spec, std::ptr::null_mut()) } != 0 {
+            let error = std::io::Error::last_os_error();
+            tracing::warn!("cm: cannot arm a timer: {error}");
+            return Err(Status::IoError);
+        }
+        Ok(())
+    }
+
+    /// Whether the timer expired since it was last armed (taking the expiry:
+    /// the fd is no longer readable after this).
+    pub fn take_expiry(&self) -> bool {
+        let mut count = [0u8; 8];
+        // SAFETY: our timer fd; a timerfd read fills 8 bytes or fails.
+        let read = unsafe { libc::read(self.fd(), count.as_mut_ptr().cast(), count.len()) };
+        read == 8 && u64::from_ne_bytes(count) != 0
     }
 }

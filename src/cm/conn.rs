@@ -4,8 +4,13 @@
 //! from there, after this connection's lock is released (a callback may
 //! call back into the connection manager).
 //!
-//! Ownership: the async registration holds one reference (taken when the
-//! socket is watched, dropped once the handler is removed), the ep handle
+//! While the machine waits for the peer, a one-shot timer (the handshake
+//! deadline, `UCX_RDMA_CM_TIMEOUT`) is armed for each waiting phase; it is
+//! watched through the same async context, and its expiry is one more input
+//! to the machine.
+//!
+//! Ownership: each async registration (the socket's, the timer's) holds one
+//! reference (taken when watched, dropped once the handler is removed), the ep handle
 //! or the pending connection request another; the memory lives until the
 //! last one goes.
 
@@ -14,7 +19,9 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddrV4, TcpStream};
 use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use super::async_io::Timer;
 use super::device::LocalDevice;
 use super::machine::{Event, Machine, Outcome, Phase, Role};
 use super::socket::{status_of_error, storage_of, SOCKADDR_IN_LEN};
@@ -45,6 +52,16 @@ struct State {
     user: UserSide,
     /// Server, until its request is delivered: where it arrived.
     listener: Option<Arc<dyn RequestSink>>,
+    /// The handshake deadline, once watched.
+    deadline: Option<Deadline>,
+}
+
+/// A connection's handshake deadline: its timer, registered with the async
+/// context, and the waiting phase it is armed for.
+struct Deadline {
+    timer: Timer,
+    timeout: Duration,
+    armed_for: Option<Phase>,
 }
 
 /// What a server connection needs of the listener it arrived on, until its
@@ -77,6 +94,7 @@ pub struct Conn {
 struct Closing {
     stream: TcpStream,
     watched: bool,
+    deadline: Option<Timer>,
 }
 
 impl Conn {
@@ -102,6 +120,7 @@ impl Conn {
                 half_close_pending: false,
                 user: UserSide::default(),
                 listener,
+                deadline: None,
             }),
         })
     }
@@ -117,12 +136,15 @@ impl Conn {
         if Arc::ptr_eq(&old, cm) {
             return Ok(());
         }
-        let was_watched = lock(&self.state).watched.take().is_some();
+        let (was_watched, deadline) = {
+            let mut state = lock(&self.state);
+            (state.watched.take().is_some(), state.deadline.take())
+        };
         if was_watched {
-            old.async_target.remove(self.fd);
-            // SAFETY: the old registration's reference (see `watch`); `self`
-            // keeps the memory alive.
-            unsafe { Arc::decrement_strong_count(Arc::as_ptr(self)) };
+            self.unregister(&old, self.fd);
+        }
+        if let Some(deadline) = deadline {
+            self.unregister(&old, deadline.timer.fd());
         }
         *lock(&self.cm) = cm.clone();
         if was_watched && lock(&self.state).stream.is_some() {
@@ -135,27 +157,57 @@ impl Conn {
         lock(&self.state).machine.phase()
     }
 
-    /// Starts watching the socket: a connecting client for writability, a
-    /// server connection for requests.
+    /// Starts watching the socket (a connecting client for writability, a
+    /// server connection for requests) and the deadline's timer.
     pub fn watch(self: &Arc<Self>) -> Result<(), Status> {
+        let cm = self.cm();
+        let timer = Timer::new()?;
         let mut state = lock(&self.state);
         let events = wanted_events(&state);
+        self.register(&cm, self.fd, events, conn_event)?;
+        state.watched = Some(events);
+        if let Err(status) = self.register(&cm, timer.fd(), UCS_EVENT_SET_EVREAD, deadline_event) {
+            let closing = self.take_stream(&mut state);
+            drop(state);
+            self.finish_close(closing);
+            return Err(status);
+        }
+        state.deadline = Some(Deadline {
+            timer,
+            timeout: cm.handshake_timeout,
+            armed_for: None,
+        });
+        arm_deadline(&mut state);
+        Ok(())
+    }
+
+    /// Has `cm`'s async context call `handler` with a reference to this
+    /// connection when `fd` has `events`.
+    fn register(
+        self: &Arc<Self>,
+        cm: &CmCore,
+        fd: c_int,
+        events: ucs_event_set_types_t,
+        handler: EventHandler,
+    ) -> Result<(), Status> {
         let arg = Arc::into_raw(self.clone()) as *mut c_void;
         // SAFETY: `arg` is a reference this registration owns until
-        // `unwatch` drops it; the handler only uses it as a Conn.
-        let added = unsafe { self.cm().async_target.add(self.fd, events, conn_event, arg) };
-        match added {
-            Ok(()) => {
-                state.watched = Some(events);
-                Ok(())
-            }
-            Err(status) => {
-                // SAFETY: the reference taken above, never handed out.
-                unsafe { Arc::decrement_strong_count(arg as *const Conn) };
-                tracing::error!("cm: cannot watch fd {}: {status}", self.fd);
-                Err(status)
-            }
-        }
+        // `unregister` drops it; the handler only uses it as a Conn.
+        let added = unsafe { cm.async_target.add(fd, events, handler, arg) };
+        added.inspect_err(|status| {
+            // SAFETY: the reference taken above, never handed out.
+            unsafe { Arc::decrement_strong_count(arg as *const Conn) };
+            tracing::error!("cm: cannot watch fd {fd}: {status}");
+        })
+    }
+
+    /// Stops watching `fd` (waiting for a handler call on another thread,
+    /// so never under the connection's lock) and drops its reference.
+    fn unregister(self: &Arc<Self>, cm: &CmCore, fd: c_int) {
+        cm.async_target.remove(fd);
+        // SAFETY: drops the registration's reference taken in `register`;
+        // `self` keeps the memory alive past this line.
+        unsafe { Arc::decrement_strong_count(Arc::as_ptr(self)) };
     }
 
     /// Sets the user's side (the ep was created).
@@ -297,8 +349,9 @@ impl Conn {
         Ok(())
     }
 
-    /// Watches what the state needs now.
+    /// Watches what the state needs now, and arms the deadline for it.
     fn rewatch(&self, state: &mut State) {
+        arm_deadline(state);
         let Some(current) = state.watched else {
             return;
         };
@@ -316,6 +369,7 @@ impl Conn {
         Some(Closing {
             stream,
             watched: state.watched.take().is_some(),
+            deadline: state.deadline.take().map(|deadline| deadline.timer),
         })
     }
 
@@ -325,11 +379,12 @@ impl Conn {
         let Some(closing) = closing else {
             return;
         };
+        let cm = self.cm();
         if closing.watched {
-            self.cm().async_target.remove(self.fd);
-            // SAFETY: drops the registration's reference taken in `watch`;
-            // `self` keeps the memory alive past this line.
-            unsafe { Arc::decrement_strong_count(Arc::as_ptr(self)) };
+            self.unregister(&cm, self.fd);
+        }
+        if let Some(timer) = &closing.deadline {
+            self.unregister(&cm, timer.fd());
         }
         drop(closing.stream);
     }
@@ -362,6 +417,44 @@ impl Conn {
                     self.rewatch(&mut state);
                     None
                 };
+            (outcome, closing)
+        };
+        self.finish_close(closing);
+        for event in outcome.events {
+            self.deliver(event);
+        }
+    }
+
+    /// The deadline's timer fired: the machine fails a phase still waiting
+    /// for the peer, then its callbacks are delivered.
+    fn on_deadline(self: &Arc<Self>) {
+        let (outcome, closing) = {
+            let mut state = lock(&self.state);
+            let open = state.stream.is_some();
+            let Some(deadline) = state.deadline.as_mut() else {
+                return;
+            };
+            // Not expired: re-armed for another phase while this call waited
+            // for the lock.
+            if !deadline.timer.take_expiry() || !open {
+                return;
+            }
+            deadline.armed_for = None;
+            let timeout = deadline.timeout;
+            let phase = state.machine.phase();
+            let outcome = state.machine.deadline_passed();
+            if outcome.finished {
+                tracing::debug!(
+                    "cm: {} gave no answer within {timeout:?} (phase {phase:?}): the connection fails",
+                    self.peer
+                );
+            }
+            let closing = if outcome.finished {
+                self.take_stream(&mut state)
+            } else {
+                self.rewatch(&mut state);
+                None
+            };
             (outcome, closing)
         };
         self.finish_close(closing);
@@ -434,7 +527,10 @@ impl Conn {
                 }
             }
             Event::Drop => {
-                tracing::debug!("cm: {} closed before sending a request", self.peer);
+                tracing::debug!(
+                    "cm: connection from {} dropped: it sent no request",
+                    self.peer
+                );
                 self.leave_listener();
             }
         }
@@ -583,6 +679,22 @@ fn connect_result(stream: Option<&TcpStream>) -> Option<Result<(), Status>> {
     }
 }
 
+/// Arms the deadline for the phase the machine is in when that phase waits
+/// for the peer (once per phase), disarms it otherwise.
+fn arm_deadline(state: &mut State) {
+    let Some(deadline) = state.deadline.as_mut() else {
+        return;
+    };
+    let waiting = state.machine.awaits_peer().then(|| state.machine.phase());
+    if waiting == deadline.armed_for {
+        return;
+    }
+    deadline.armed_for = waiting;
+    // A timer that cannot be armed is logged; the connection then waits for
+    // the peer as long as the socket stays open.
+    let _ = deadline.timer.arm(waiting.map(|_| deadline.timeout));
+}
+
 fn wanted_events(state: &State) -> ucs_event_set_types_t {
     if state.machine.phase() == Phase::Connecting {
         return UCS_EVENT_SET_EVWRITE;
@@ -598,6 +710,19 @@ fn wanted_events(state: &State) -> ucs_event_set_types_t {
         events |= UCS_EVENT_SET_EVWRITE;
     }
     events
+}
+
+type EventHandler = unsafe extern "C" fn(c_int, ucs_event_set_types_t, *mut c_void);
+
+/// The async handler of a connection's deadline timer.
+unsafe extern "C" fn deadline_event(_fd: c_int, _events: ucs_event_set_types_t, arg: *mut c_void) {
+    // SAFETY: as in `conn_event`: the registration's reference, alive until
+    // the handler is removed; our own reference keeps it through the call.
+    let conn = unsafe {
+        Arc::increment_strong_count(arg as *const Conn);
+        Arc::from_raw(arg as *const Conn)
+    };
+    conn.on_deadline();
 }
 
 /// The async handler of a connection's socket.

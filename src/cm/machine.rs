@@ -14,7 +14,9 @@
 //! Failures before the connection is up end the callback the user is waiting
 //! for with UCX's statuses: no listener (`NOT_CONNECTED`), no route
 //! (`UNREACHABLE`), a reject (`REJECTED`), a peer gone after answering
-//! (`CONNECTION_RESET`). Each callback is delivered at most once.
+//! (`CONNECTION_RESET`), a peer silent past the handshake deadline
+//! (`UNREACHABLE`, as UCX's RDMA connection manager reports its timeouts).
+//! Each callback is delivered at most once.
 
 use super::wire::{FrameReader, Kind, Message};
 use crate::abi::ucs_status::Status;
@@ -110,6 +112,29 @@ impl Machine {
 
     pub fn role(&self) -> Role {
         self.role
+    }
+
+    /// Whether the connection waits for the peer (not for the local user,
+    /// and not established or ended): the phases a handshake deadline bounds.
+    pub fn awaits_peer(&self) -> bool {
+        matches!(
+            self.phase,
+            Phase::Connecting | Phase::RequestSent | Phase::AwaitRequest | Phase::Accepted
+        )
+    }
+
+    /// The handshake deadline armed on entering the current phase passed.
+    /// A phase that no longer waits for the peer ignores it (a late timer).
+    pub fn deadline_passed(&mut self) -> Outcome {
+        if !self.awaits_peer() {
+            return Outcome::default();
+        }
+        tracing::debug!(
+            "cm: {:?} side: the peer stayed silent past the deadline in phase {:?}",
+            self.role,
+            self.phase
+        );
+        self.fail(Status::Unreachable)
     }
 
     /// Client: the TCP connect finished with `result`.
@@ -485,6 +510,77 @@ mod tests {
             server.peer_closed(None).events,
             [Event::ServerNotify(Err(Status::ConnectionReset))]
         );
+    }
+
+    #[test]
+    fn a_silent_peer_fails_each_waiting_phase_at_its_deadline() {
+        // A connect that never completes: the resolve callback fails.
+        let mut client = Machine::new(Role::Client, MAX);
+        assert!(client.awaits_peer());
+        let expired = client.deadline_passed();
+        assert_eq!(expired.events, [Event::Resolve(Err(Status::Unreachable))]);
+        assert!(expired.finished);
+        assert_eq!(client.phase(), Phase::Failed(Status::Unreachable));
+        assert_eq!(client.deadline_passed(), Outcome::default(), "once");
+        assert_eq!(client.send_request(), Err(Status::Unreachable));
+
+        // A server that accepted the TCP connection and never answers.
+        let mut client = client_request_sent();
+        assert!(client.awaits_peer());
+        let expired = client.deadline_passed();
+        assert_eq!(
+            expired.events,
+            [Event::ClientConnect(Err(Status::Unreachable))]
+        );
+        assert!(expired.finished);
+        assert_eq!(client.peer_closed(None).events, [], "no second callback");
+
+        // A client that connects and never sends its request.
+        let mut server = Machine::new(Role::Server, MAX);
+        assert!(server.awaits_peer());
+        let expired = server.deadline_passed();
+        assert_eq!(expired.events, [Event::Drop]);
+        assert!(expired.finished);
+
+        // A client that never sends its notify after the accept.
+        let mut server = Machine::new(Role::Server, MAX);
+        server.received(&bytes(Kind::Request, b"dev", b""));
+        server.accept().unwrap();
+        assert!(server.awaits_peer());
+        let expired = server.deadline_passed();
+        assert_eq!(
+            expired.events,
+            [Event::ServerNotify(Err(Status::Unreachable))]
+        );
+        assert!(expired.finished);
+        assert_eq!(server.received(&bytes(Kind::Notify, b"", b"")).events, []);
+        assert_eq!(server.disconnect(), Err(Status::NotConnected));
+    }
+
+    #[test]
+    fn a_deadline_is_ignored_where_nobody_waits_for_the_peer() {
+        // Resolved: the local user is to call uct_ep_connect.
+        let mut client = Machine::new(Role::Client, MAX);
+        client.tcp_connected(Ok(()));
+        assert!(!client.awaits_peer());
+        assert_eq!(client.deadline_passed(), Outcome::default());
+        client.send_request().unwrap();
+        // Connected: a timer armed earlier fires late.
+        client.received(&bytes(Kind::Accept, b"dev", b""));
+        assert!(!client.awaits_peer());
+        assert_eq!(client.deadline_passed(), Outcome::default());
+        assert_eq!(client.phase(), Phase::Connected);
+        // The request is with the listener's user.
+        let mut server = Machine::new(Role::Server, MAX);
+        server.received(&bytes(Kind::Request, b"dev", b""));
+        assert!(!server.awaits_peer());
+        assert_eq!(server.deadline_passed(), Outcome::default());
+        assert_eq!(server.accept(), Ok(()));
+        // Rejected.
+        let mut server = Machine::new(Role::Server, MAX);
+        server.received(&bytes(Kind::Request, b"dev", b""));
+        server.reject().unwrap();
+        assert_eq!(server.deadline_passed(), Outcome::default());
     }
 
     #[test]

@@ -29,12 +29,14 @@ use std::collections::HashMap;
 use std::ffi::c_void;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use crate::abi::*;
 use crate::core::c_boundary::{ByHandle, CBytes, Live, ReleasedByHandle};
 use crate::core::iface::{BaseIface, UNSUPPORTED_INTERNAL_OPS};
 use crate::core::worker::Worker;
 use async_io::AsyncTarget;
+use config::CmSettings;
 use conn::{Conn, UserSide};
 use device::{device_at, first_device, LocalDevice};
 use listener::ListenerCore;
@@ -94,6 +96,8 @@ impl RequestTable {
 pub struct CmCore {
     pub async_target: AsyncTarget,
     pub max_conn_priv: usize,
+    /// `UCX_RDMA_CM_TIMEOUT`: how long a handshake step waits for the peer.
+    pub handshake_timeout: Duration,
 }
 
 /// A connection manager (`uct_cm_h`). Its base iface carries the ops table
@@ -127,6 +131,7 @@ impl Cm {
     pub(crate) fn open(
         worker: Live<Worker>,
         ops: uct_iface_ops_t,
+        settings: CmSettings,
         function: &str,
     ) -> Result<uct_cm_h, Status> {
         let worker_ref = worker.get(function)?;
@@ -139,6 +144,7 @@ impl Cm {
             core: Arc::new(CmCore {
                 async_target,
                 max_conn_priv: MAX_CONN_PRIV,
+                handshake_timeout: settings.handshake_timeout,
             }),
         });
         Ok(Box::into_raw(cm) as uct_cm_h)
