@@ -26,7 +26,12 @@ fn post_retrying(pair: &Pair, mut post: impl FnMut() -> ucs_status_t) -> ucs_sta
 #[test]
 fn everything_arrives_once_and_in_order_under_loss() {
     std::env::set_var("UCX_SOFT_HCA_SEED", "20261201");
-    let settings = [(c"RC_TIMEOUT", c"2ms"), (c"RC_RETRY_COUNT", c"7")];
+    // Loss is recovered by retransmission after RC_TIMEOUT; 8 attempts of
+    // 10 ms (80 ms without an ACK) ride out a scheduling stall of the
+    // debug build on a loaded 2-core machine, where 8 of 2 ms (16 ms) once
+    // ran out (retry count exceeded at 5 % loss, whose chance of 8 losses
+    // in a row is 4e-11).
+    let settings = [(c"RC_TIMEOUT", c"10ms"), (c"RC_RETRY_COUNT", c"7")];
     let pair = Pair::with_config(None, None, &settings);
     assert_eq!(loss_set(c"mlx5_0", 0.05), UCS_OK);
     assert_eq!(loss_set(c"mlx5_1", 0.05), UCS_OK);

@@ -1512,7 +1512,7 @@ void uct_ep_destroy(uct_ep_h ep);
 ucs_status_t uct_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p);
 
 /**
- * Reads the connection manager's configuration (it has no settings; the
+ * Reads the connection manager's configuration (`UCX_RDMA_CM_*`; the
  * handle is released with `uct_config_release`).
  */
 ucs_status_t uct_cm_config_read(uct_component_h component,
@@ -1521,11 +1521,12 @@ ucs_status_t uct_cm_config_read(uct_component_h component,
                                 uct_cm_config_t **config_p);
 
 /**
- * Opens the connection manager of `component` on `worker`.
+ * Opens the connection manager of `component` on `worker` with the
+ * settings of `config` (the defaults and the environment when NULL).
  */
 ucs_status_t uct_cm_open(uct_component_h component,
                          uct_worker_h worker,
-                         const uct_cm_config_t *_config,
+                         const uct_cm_config_t *config,
                          uct_cm_h *cm_p);
 
 /**
