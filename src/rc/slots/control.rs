@@ -96,6 +96,12 @@ fn ep_flush_checked(ep: EpArg, flags: c_uint, comp: *mut uct_completion_t) -> Re
             _ => Ok(()),
         };
     }
+    // A failed ep answers its failure, pending requests or not: they can
+    // never go out (its error handler purges them), so "try again" would
+    // be a promise nothing keeps.
+    if let Some(status) = ep.state().failed_status() {
+        return Err(status);
+    }
     if !ep.pending.is_empty() {
         // After a plain uct_ep_invalidate the pending requests can never go
         // out (no flow-control grant crosses a QP in error), so the flush
