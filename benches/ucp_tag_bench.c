@@ -39,7 +39,7 @@
 static const size_t bw_sizes[] = {64 * 1024, 1024 * 1024};
 #define N_BW_SIZES (sizeof(bw_sizes) / sizeof(bw_sizes[0]))
 
-#include "../c-tests/common/ucp_wait.h" /* fail, now, wait_request */
+#include "../c-tests/common/ucp_wait.h" /* fail, now, wait_request, make_address */
 
 /* Iteration counts for each size, the same on both sides. */
 static unsigned lat_iterations(unsigned scale) { return 20000 * scale; }
@@ -141,23 +141,6 @@ static void run(ucp_worker_h worker, ucp_ep_h ep, int client, unsigned scale)
                  client ? send_nb(ep, small, 1, TAG_DONE) : recv_nb(worker, small, 1, TAG_DONE),
                  "final");
     fflush(stdout);
-}
-
-static struct sockaddr_in make_address(const char *ip, const char *port)
-{
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    char *end;
-    long p = strtol(port, &end, 10);
-    if (*end != '\0' || p < 0 || p > 65535) {
-        fail("bad port '%s'", port);
-    }
-    sa.sin_port = htons((uint16_t)p);
-    if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1) {
-        fail("bad IPv4 address '%s'", ip);
-    }
-    return sa;
 }
 
 static ucp_conn_request_h pending_request;

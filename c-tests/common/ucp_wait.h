@@ -1,7 +1,8 @@
 /*
  * What the UCP client-server programs share (c-tests/ucp/ucp_ops.c,
  * benches/ucp_tag_bench.c): one "FAIL <role>: ..." line and exit 1 on any
- * error, a monotonic clock, and a bounded wait for a UCP request.
+ * error, a monotonic clock, a bounded wait for a UCP request, and the
+ * IPv4 socket address of an "IP PORT" argument pair.
  *
  * Header-only (static functions). The including program defines
  * UCP_WAIT_SECONDS (the bound of every wait) before including it and sets
@@ -12,13 +13,35 @@
 
 #include <ucp/api/ucp.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #ifndef UCP_WAIT_SECONDS
 #error "define UCP_WAIT_SECONDS before including ucp_wait.h"
+/* The IPv4 address IP:PORT (PORT 0: any); a bad argument fails the program. */
+static struct sockaddr_in make_address(const char *ip, const char *port)
+{
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    char *end;
+    long p = strtol(port, &end, 10);
+    if (*end != '\0' || p < 0 || p > 65535) {
+        fail("bad port '%s'", port);
+    }
+    sa.sin_port = htons((uint16_t)p);
+    if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1) {
+        fail("bad IPv4 address '%s'", ip);
+    }
+    return sa;
+}
+
 #endif
 
 static const char *ucp_wait_role = "?";
@@ -63,6 +86,24 @@ static void wait_request(ucp_worker_h worker, void *req, const char *what)
     if (status != UCS_OK) {
         fail("%s: %s", what, ucs_status_string(status));
     }
+}
+
+/* The IPv4 address IP:PORT (PORT 0: any); a bad argument fails the program. */
+static struct sockaddr_in make_address(const char *ip, const char *port)
+{
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    char *end;
+    long p = strtol(port, &end, 10);
+    if (*end != '\0' || p < 0 || p > 65535) {
+        fail("bad port '%s'", port);
+    }
+    sa.sin_port = htons((uint16_t)p);
+    if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1) {
+        fail("bad IPv4 address '%s'", ip);
+    }
+    return sa;
 }
 
 #endif

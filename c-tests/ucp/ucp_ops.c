@@ -51,7 +51,7 @@
 static const size_t sizes[] = {8, 64 * 1024, MIB};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
-#include "../common/ucp_wait.h" /* fail, now, wait_request */
+#include "../common/ucp_wait.h" /* fail, now, wait_request, make_address */
 
 enum message_kind {
     MSG_RKEY = 1,
@@ -190,23 +190,6 @@ static void init_ucp(ucp_context_h *context, ucp_worker_h *worker)
     if (status != UCS_OK) {
         fail("ucp_worker_create: %s", ucs_status_string(status));
     }
-}
-
-static struct sockaddr_in make_address(const char *ip, const char *port)
-{
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    char *end;
-    long p = strtol(port, &end, 10);
-    if (*end != '\0' || p < 0 || p > 65535) {
-        fail("bad port '%s'", port);
-    }
-    sa.sin_port = htons((uint16_t)p);
-    if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1) {
-        fail("bad IPv4 address '%s'", ip);
-    }
-    return sa;
 }
 
 /* What the server sends first: where its buffer is, then the packed rkey. */
