@@ -18,6 +18,10 @@
 //! - `api/handles.rs`, `api/c_array.rs`, `api/checks.rs`: the one place each
 //!   C-argument check lives, used by every entry-point file.
 
+// Every unsafe operation sits in its own `unsafe {}` block with its SAFETY
+// reason, also inside `unsafe fn`s, so the blocks are the whole count.
+#![deny(unsafe_op_in_unsafe_fn)]
+
 pub mod abi;
 pub mod api;
 pub mod cm;

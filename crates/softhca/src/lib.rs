@@ -22,6 +22,10 @@
 //! layouts, the ring descriptions, PSN arithmetic). `uct` adapts the
 //! device to its backend interface in `hca::soft`.
 
+// Every unsafe operation sits in its own `unsafe {}` block with its SAFETY
+// reason, also inside `unsafe fn`s.
+#![deny(unsafe_op_in_unsafe_fn)]
+
 mod batch;
 pub mod device;
 pub mod engine;
