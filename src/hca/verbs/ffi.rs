@@ -612,12 +612,14 @@ impl Default for mlx5dv_context {
 
 /// A live rdma-core object of type `T`, as the typed entry points take it.
 /// Zero-sized and without a constructor outside this module: a `&Live<T>`
-/// is the object's address, and the only ones made are by
+/// is the object's address, and the ones made are by
 /// [`Owned::live`](super::owned::Owned::live) and
 /// [`DeviceList::devices`](super::owned::DeviceList::devices) for objects
-/// they keep alive for the reference's lifetime. Zero-sized, the
-/// reference asserts nothing about the object's bytes, which the library
-/// changes.
+/// they keep alive for the reference's lifetime, and for the CQ of an
+/// unacknowledged completion event
+/// ([`VerbsChannel::clear`](super::objects::VerbsChannel::clear)).
+/// Zero-sized, the reference asserts nothing about the object's bytes,
+/// which the library changes.
 #[repr(C)]
 pub struct Live<T> {
     _private: [u8; 0],
