@@ -1078,9 +1078,11 @@ mod tests {
     use super::*;
 
     fn attr_with_atomic_cap(atomic_cap: ffi::ibv_atomic_cap) -> DeviceAttr {
-        let mut raw = ffi::ibv_device_attr::default();
-        raw.atomic_cap = atomic_cap;
-        raw.max_qp_rd_atom = 16;
+        let raw = ffi::ibv_device_attr {
+            atomic_cap,
+            max_qp_rd_atom: 16,
+            ..Default::default()
+        };
         device_attr("mlx5_0", &raw)
     }
 
