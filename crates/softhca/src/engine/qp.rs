@@ -702,6 +702,7 @@ impl Qp {
             byte_len,
             imm: None,
             solicited: false,
+            src_qp: None,
         });
     }
 
@@ -715,6 +716,7 @@ impl Qp {
             byte_len: 0,
             imm: None,
             solicited: false,
+            src_qp: None,
         });
     }
 

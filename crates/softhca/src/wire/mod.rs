@@ -16,6 +16,7 @@
 mod bth;
 #[doc(hidden)]
 pub mod fuzzing;
+mod grh;
 mod headers;
 mod icrc;
 mod opcode;
@@ -23,6 +24,7 @@ mod packet;
 pub mod pcap;
 
 pub use bth::{Bth, BTH_LEN, DEFAULT_PKEY};
+pub use grh::{Gid, Grh, DEFAULT_HOP_LIMIT, GRH_LEN};
 pub use headers::{
     Aeth, AethSyndrome, AtomicAckEth, AtomicEth, AtomicSize, Deth, ExtAtomicEth, NakCode, Reth,
     IMM_LEN, MAX_U24,
@@ -63,6 +65,9 @@ pub enum WireError {
     /// A payload on an opcode that carries none.
     #[error("payload on an opcode without payload")]
     PayloadNotAllowed,
+    /// A GRH that is not an IPv6 header.
+    #[error("GRH is not an IPv6 header")]
+    BadGrh,
     /// The ICRC does not match the packet.
     #[error("ICRC mismatch: computed 0x{computed:08x}, received 0x{received:08x}")]
     BadIcrc { computed: u32, received: u32 },
