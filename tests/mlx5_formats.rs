@@ -608,6 +608,16 @@ fn cqe_byte_images_and_round_trips() {
     assert_eq!(&b[32..36], &[0, 0, 0, 5]);
     assert_eq!(Cqe64::decode(&b), recv);
 
+    // A UD receive: the GRH is in the buffer (bit 28 of flags_rqpn), the
+    // remote QPN is the datagram's source.
+    let ud = Cqe64 {
+        grh_in_data: true,
+        ..recv
+    };
+    let b = ud.encode();
+    assert_eq!(&b[24..28], &[0x10, 0x12, 0x34, 0x56]);
+    assert_eq!(Cqe64::decode(&b), ud);
+
     let err = Cqe64 {
         opcode: MLX5_CQE_REQ_ERR,
         owner: true,

@@ -11,7 +11,7 @@ use super::limits::{MAX_CQE, MAX_QP_WQEBB, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT};
 use super::memory::Region;
 use super::opened::{Core, Opened};
 use super::os::{DmaBuffer, EventFd};
-use super::qp::{QpBell, QpContext};
+use super::qp::{QpBell, QpContext, QpEngine};
 use super::qp::{QpStatus, Transition};
 use super::queues::{ring_entries, CqShared, SrqShared};
 use super::registry;
@@ -20,7 +20,8 @@ use super::Error;
 use crate::engine::Access;
 use crate::link::LinkStats;
 use crate::link::Tx;
-use mlx5::{AtomicResultOrder, CqRing, RecvRing, SendRing};
+use crate::wire::{Gid, DEFAULT_HOP_LIMIT};
+use mlx5::{AtomicResultOrder, CqRing, DatagramSeg, RecvRing, SendRing};
 
 /// An open soft device (shared: clones and other opens of the same name are
 /// the same device).
@@ -88,6 +89,11 @@ impl Device {
     /// The UDP endpoint of the port: what a peer needs to reach it.
     pub fn address(&self) -> SocketAddrV4 {
         self.0.local_addr()
+    }
+
+    /// The port's one GID: its UDP endpoint ([`Gid::from_endpoint`]).
+    pub fn gid(&self) -> Gid {
+        Gid::from_endpoint(self.address())
     }
 
     /// Makes this device's QPs (existing and future) deliver SEND receives
@@ -215,8 +221,49 @@ impl Pd {
         })
     }
 
+    /// A reliable-connected QP whose receives come from `srq`.
     pub fn create_qp(
         &self,
+        send_cq: &Cq,
+        recv_cq: &Cq,
+        srq: &Srq,
+        sq_wqebb_count: u32,
+    ) -> Result<Qp, Error> {
+        self.create_qp_of(QpEngine::rc, send_cq, recv_cq, srq, sq_wqebb_count)
+    }
+
+    /// An unreliable-datagram QP whose receives come from `srq`: its send
+    /// WQEs carry a datagram segment (from an [`Ah`]), its receives get
+    /// the GRH ahead of the data.
+    pub fn create_ud_qp(
+        &self,
+        send_cq: &Cq,
+        recv_cq: &Cq,
+        srq: &Srq,
+        sq_wqebb_count: u32,
+    ) -> Result<Qp, Error> {
+        let gid = self.device.gid();
+        let engine = move |qpn| QpEngine::ud(qpn, gid);
+        self.create_qp_of(engine, send_cq, recv_cq, srq, sq_wqebb_count)
+    }
+
+    /// An address handle for the port whose GID is `gid`, which must name
+    /// a soft HCA port.
+    pub fn create_ah(&self, gid: Gid) -> Result<Ah, Error> {
+        if gid.endpoint().is_none() {
+            tracing::warn!(
+                "soft hca {}: address handle for GID {:02x?}, not a soft HCA port",
+                self.device.name(),
+                gid.0
+            );
+            return Err(Error::InvalidParam);
+        }
+        Ok(Ah { gid })
+    }
+
+    fn create_qp_of(
+        &self,
+        engine: impl FnOnce(u32) -> QpEngine,
         send_cq: &Cq,
         recv_cq: &Cq,
         srq: &Srq,
@@ -248,7 +295,7 @@ impl Pd {
         let qpn = Core::alloc_qpn(&mut state);
         let bell = Arc::new(QpBell::default());
         let mut context = QpContext::new(
-            qpn,
+            engine(qpn),
             Arc::clone(&bell),
             self.pdn,
             Arc::clone(&ring),
@@ -269,6 +316,32 @@ impl Pd {
             dbrec,
             wqebb_count,
         })
+    }
+}
+
+/// An address handle: where UD sends go, as the datagram segment of a
+/// send WQE says it (`ibv_create_ah` and the AV libmlx5 gives for it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ah {
+    gid: Gid,
+}
+
+impl Ah {
+    pub fn gid(&self) -> Gid {
+        self.gid
+    }
+
+    /// The datagram segment of a send to QP `qpn` holding `qkey` at this
+    /// address: the full address vector with a GRH (RoCE always has one).
+    pub fn datagram(&self, qpn: u32, qkey: u32) -> DatagramSeg {
+        DatagramSeg {
+            qkey,
+            dqp_dct: mlx5::MLX5_EXTENDED_UD_AV | (qpn & 0x00ff_ffff),
+            hop_limit: DEFAULT_HOP_LIMIT,
+            grh_gid_fl: mlx5::MLX5_AV_GRH,
+            rgid: self.gid.0,
+            ..DatagramSeg::default()
+        }
     }
 }
 

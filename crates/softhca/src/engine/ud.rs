@@ -103,6 +103,17 @@ pub struct UdStats {
     pub dropped: u64,
 }
 
+/// A send-queue entry of a UD QP.
+#[derive(Clone, Debug)]
+enum UdEntry {
+    Send(UdSendWr),
+    /// Nothing on the wire; completes in order.
+    Nop {
+        wr_id: u64,
+        signaled: bool,
+    },
+}
+
 /// The engine of one UD QP. Pure: drive it with `post_*` and
 /// [`UdQp::handle_packet`], then drain [`UdQp::poll_transmit`] and
 /// [`UdQp::poll_completion`]. It has no timers.
@@ -113,7 +124,7 @@ pub struct UdQp {
     qkey: u32,
     /// PSN of the next datagram (UD receivers do not check it).
     next_psn: u32,
-    sq: VecDeque<UdSendWr>,
+    sq: VecDeque<UdEntry>,
     rq: VecDeque<RecvWr>,
     completions: VecDeque<Completion>,
     stats: UdStats,
@@ -196,7 +207,7 @@ impl UdQp {
     pub fn post_send(&mut self, wr: UdSendWr) -> Result<(), QpError> {
         match self.state {
             QpState::Rts => {
-                self.sq.push_back(wr);
+                self.sq.push_back(UdEntry::Send(wr));
                 Ok(())
             }
             QpState::Error => {
@@ -204,6 +215,46 @@ impl UdQp {
                 Ok(())
             }
             s => Err(QpError::InvalidState(s)),
+        }
+    }
+
+    /// Queues a NOP: it completes (if signalled) once every send before it
+    /// has gone out. Refused and flushed as [`UdQp::post_send`].
+    pub fn post_nop(&mut self, wr_id: u64, signaled: bool) -> Result<(), QpError> {
+        match self.state {
+            QpState::Rts => {
+                self.sq.push_back(UdEntry::Nop { wr_id, signaled });
+                Ok(())
+            }
+            QpState::Error => {
+                self.push_completion(wr_id, CompletionOpcode::Nop, CompletionStatus::WrFlushError);
+                Ok(())
+            }
+            s => Err(QpError::InvalidState(s)),
+        }
+    }
+
+    /// Where the next datagram goes, if one waits (NOPs ahead of it are
+    /// completed now): a device checks that it can carry it before taking
+    /// it with [`UdQp::poll_transmit`].
+    pub fn next_dest(&mut self) -> Option<Gid> {
+        if self.state != QpState::Rts {
+            return None;
+        }
+        self.complete_leading_nops();
+        match self.sq.front() {
+            Some(UdEntry::Send(wr)) => Some(wr.dest.gid),
+            _ => None,
+        }
+    }
+
+    fn complete_leading_nops(&mut self) {
+        while let Some(UdEntry::Nop { wr_id, signaled }) = self.sq.front() {
+            let (wr_id, signaled) = (*wr_id, *signaled);
+            self.sq.pop_front();
+            if signaled {
+                self.push_completion(wr_id, CompletionOpcode::Nop, CompletionStatus::Success);
+            }
         }
     }
 
@@ -305,7 +356,10 @@ impl UdQp {
         if self.state != QpState::Rts {
             return None;
         }
-        let wr = self.sq.pop_front()?;
+        self.complete_leading_nops();
+        let UdEntry::Send(wr) = self.sq.pop_front()? else {
+            return None;
+        };
         let payload = match self.payload_of(&wr, mem) {
             Ok(payload) => payload,
             Err(status) => {
@@ -421,13 +475,20 @@ impl UdQp {
     }
 
     fn push_send_completion(&mut self, wr_id: u64, status: CompletionStatus, byte_len: u32) {
+        self.push_completion(wr_id, CompletionOpcode::Send, status);
+        if let Some(last) = self.completions.back_mut() {
+            last.byte_len = byte_len;
+        }
+    }
+
+    fn push_completion(&mut self, wr_id: u64, opcode: CompletionOpcode, status: CompletionStatus) {
         self.completions.push_back(Completion {
             qpn: self.cfg.qpn,
             queue: WorkQueue::Send,
             wr_id,
-            opcode: CompletionOpcode::Send,
+            opcode,
             status,
-            byte_len,
+            byte_len: 0,
             imm: None,
             solicited: false,
             src_qp: None,
@@ -469,8 +530,17 @@ impl UdQp {
         if let Some((wr_id, status)) = failed {
             self.push_send_completion(wr_id, status, 0);
         }
-        for wr in std::mem::take(&mut self.sq) {
-            self.push_send_completion(wr.wr_id, CompletionStatus::WrFlushError, 0);
+        for entry in std::mem::take(&mut self.sq) {
+            match entry {
+                UdEntry::Send(wr) => {
+                    self.push_send_completion(wr.wr_id, CompletionStatus::WrFlushError, 0)
+                }
+                UdEntry::Nop { wr_id, .. } => self.push_completion(
+                    wr_id,
+                    CompletionOpcode::Nop,
+                    CompletionStatus::WrFlushError,
+                ),
+            }
         }
         for wr in std::mem::take(&mut self.rq) {
             self.push_recv_completion(wr.wr_id, CompletionStatus::WrFlushError);
