@@ -100,3 +100,30 @@ fn datagrams_to_nowhere_are_lost_and_the_rest_arrive() {
     );
     assert_eq!(b.device.link_stats().rx_unknown_qp, unknown_before + 1);
 }
+
+/// A UD QP with a receive queue of its own (no SRQ): WQEs of data
+/// segments only, taken in ring order across wrap-around, the counter in
+/// the QP's doorbell record, CQEs without an SRQ number.
+#[test]
+fn a_qp_with_its_own_receive_queue_takes_datagrams_in_ring_order() {
+    let mut a = UdSide::new("udownrq_a", Ipv4Addr::new(127, 0, 0, 1));
+    let mut b = UdSide::with_rq("udownrq_b", Ipv4Addr::new(127, 0, 0, 2));
+    let ah = b_ah(&a, &b);
+    // Twice around the 64-entry ring, a few receives ahead at a time.
+    for round in 0..16u16 {
+        b.post_recvs(8);
+        for k in 0..8u16 {
+            let n = round * 8 + k;
+            let data = pattern(100 + usize::from(n), n as u8);
+            a.post_send(&ah, b.sq.qpn, QKEY, &data, false, None);
+            a.wait_send().expect("sent");
+            let cqe = b.wait_recv(true, LONG).expect("datagram");
+            assert_eq!(cqe.opcode, mlx5::MLX5_CQE_RESP_SEND, "{cqe:?}");
+            assert_eq!(cqe.wqe_counter, n % 64, "ring order");
+            assert_eq!(cqe.srqn, 0);
+            assert!(cqe.grh_in_data);
+            let got = b.read_recv(cqe.wqe_counter, GRH_LEN + data.len());
+            assert_eq!(got[GRH_LEN..], data);
+        }
+    }
+}

@@ -82,8 +82,9 @@ pub struct UdSide {
     pub pd: SoftPd,
     pub send_cq: SoftCq,
     pub recv_cq: SoftCq,
-    /// Held so that the device keeps the SRQ and the QP.
-    pub _srq: SoftSrq,
+    /// Held so that the device keeps the SRQ (`None`: the QP has its own
+    /// receive queue).
+    pub _srq: Option<SoftSrq>,
     pub qp: SoftQp,
     pub doorbell: SoftDoorbell,
     pub mr: SoftMr,
@@ -99,20 +100,39 @@ pub struct UdSide {
 }
 
 impl UdSide {
+    /// A UD QP on an SRQ.
     pub fn new(name: &str, ip: Ipv4Addr) -> UdSide {
+        UdSide::build(name, ip, false)
+    }
+
+    /// A UD QP with its own receive queue.
+    pub fn with_rq(name: &str, ip: Ipv4Addr) -> UdSide {
+        UdSide::build(name, ip, true)
+    }
+
+    fn build(name: &str, ip: Ipv4Addr, own_rq: bool) -> UdSide {
         let device = uct::hca::devices::open_soft_at(name, ip).expect("soft device");
         let pd = device.alloc_pd();
         let send_cq = device.create_cq(CQES, None).expect("send cq");
         let recv_cq = device.create_cq(CQES, None).expect("recv cq");
-        let srq = pd
-            .create_srq(SrqInitAttr {
-                wqe_count: SRQ_WQES,
-                max_sge: 1,
-            })
-            .expect("srq");
-        let qp = pd
-            .create_ud_qp(&send_cq, &recv_cq, &srq, SQ_WQEBBS)
-            .expect("UD qp");
+        let (srq, qp) = if own_rq {
+            let qp = pd
+                .create_ud_qp_with_rq(&send_cq, &recv_cq, SRQ_WQES, 1, SQ_WQEBBS)
+                .expect("UD qp");
+            (None, qp)
+        } else {
+            let srq = pd
+                .create_srq(SrqInitAttr {
+                    wqe_count: SRQ_WQES,
+                    max_sge: 1,
+                })
+                .expect("srq");
+            let qp = pd
+                .create_ud_qp(&send_cq, &recv_cq, &srq, SQ_WQEBBS)
+                .expect("UD qp");
+            assert!(qp.recv_ring().is_none());
+            (Some(srq), qp)
+        };
         // An RC transition on a UD QP is refused, the QP stays in RESET.
         assert!(qp
             .modify(uct::hca::QpTransition::Init {
@@ -140,7 +160,10 @@ impl UdSide {
             .expect("reg recv");
         let doorbell = qp.doorbell();
         let sq = qp.send_ring();
-        let srq_ring = srq.ring();
+        let srq_ring = match &srq {
+            Some(srq) => srq.ring(),
+            None => qp.recv_ring().expect("own receive queue"),
+        };
         UdSide {
             device,
             pd,
@@ -195,32 +218,41 @@ impl UdSide {
         out
     }
 
-    /// Posts `count` receives of `RECV_SLOT` bytes to the SRQ.
+    /// Posts `count` receives of `RECV_SLOT` bytes to the SRQ (WQEs with
+    /// a next segment) or to the QP's own receive queue (data segments
+    /// only).
     pub fn post_recvs(&mut self, count: u16) {
         let ring = self.srq_ring;
+        let linked = self._srq.is_some();
         for _ in 0..count {
             let index = self.srq_pi & (ring.wqe_count as u16 - 1);
             let mut wqe = vec![0u8; ring.stride as usize];
             let next = index.wrapping_add(1) & (ring.wqe_count as u16 - 1);
-            mlx5::SrqNextSeg {
-                next_wqe_index: next,
-                signature: 0,
-            }
-            .write((&mut wqe[..16]).try_into().expect("seg"));
+            let data_at = if linked {
+                mlx5::SrqNextSeg {
+                    next_wqe_index: next,
+                    signature: 0,
+                }
+                .write((&mut wqe[..16]).try_into().expect("seg"));
+                16
+            } else {
+                0
+            };
             DataSeg {
                 byte_count: RECV_SLOT as u32,
                 lkey: self.recv_mr.keys().lkey,
                 addr: self.recv_buf.as_ptr() as u64 + (index as usize * RECV_SLOT) as u64,
             }
-            .write(&mut wqe[16..32]);
+            .write(&mut wqe[data_at..data_at + 16]);
             let at = index as usize * ring.stride as usize;
             // SAFETY: the WQE lies inside the SRQ ring (index < wqe_count);
             // the device reads it only after the counter below says so.
             unsafe { std::ptr::copy_nonoverlapping(wqe.as_ptr(), ring.buf.add(at), wqe.len()) };
             self.srq_pi = self.srq_pi.wrapping_add(1);
         }
-        // SAFETY: word 0 of the SRQ's doorbell record (4-aligned device
-        // memory, valid while the SRQ lives) is the receive counter.
+        // SAFETY: word 0 of the SRQ's (or, for a QP's own receive queue,
+        // the QP's) doorbell record, 4-aligned device memory valid while
+        // the queue lives, is the receive counter.
         let counter = unsafe { &*(ring.dbrec as *const AtomicU32) };
         counter.store(mlx5::dbrec_word(self.srq_pi), Ordering::Release);
     }

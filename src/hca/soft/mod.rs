@@ -234,6 +234,27 @@ impl SoftPd {
         Ok(SoftQp(qp))
     }
 
+    /// A UD QP with a receive queue of its own (`rq_wqe_count` WQEs of
+    /// `rq_max_sge` data segments; [`SoftQp::recv_ring`]), as mlx5 QPs
+    /// without an SRQ have.
+    pub fn create_ud_qp_with_rq(
+        &self,
+        send_cq: &SoftCq,
+        recv_cq: &SoftCq,
+        rq_wqe_count: u32,
+        rq_max_sge: u32,
+        sq_wqebb_count: u32,
+    ) -> Result<SoftQp, Status> {
+        let qp = self.0.create_ud_qp_with_rq(
+            &send_cq.0,
+            &recv_cq.0,
+            rq_wqe_count,
+            rq_max_sge,
+            sq_wqebb_count,
+        )?;
+        Ok(SoftQp(qp))
+    }
+
     /// An address handle for the soft HCA port whose GID is `gid`
     /// (`ibv_create_ah`); any other GID is `UCS_ERR_INVALID_PARAM`.
     pub fn create_ah(&self, gid: [u8; 16]) -> Result<SoftAh, Status> {
@@ -387,6 +408,12 @@ impl SoftQp {
             UdTransition::Reset => Transition::Reset,
         };
         Ok(self.0.modify(transition)?)
+    }
+
+    /// The QP's own receive queue, if it has one (else it receives from
+    /// its SRQ).
+    pub fn recv_ring(&self) -> Option<RecvRing> {
+        self.0.recv_ring()
     }
 
     /// The Q_Key of a UD QP (0 for RC).

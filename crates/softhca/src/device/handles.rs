@@ -229,7 +229,13 @@ impl Pd {
         srq: &Srq,
         sq_wqebb_count: u32,
     ) -> Result<Qp, Error> {
-        self.create_qp_of(QpEngine::rc, send_cq, recv_cq, srq, sq_wqebb_count)
+        self.create_qp_of(
+            QpEngine::rc,
+            send_cq,
+            recv_cq,
+            Receives::Shared(srq),
+            sq_wqebb_count,
+        )
     }
 
     /// An unreliable-datagram QP whose receives come from `srq`: its send
@@ -244,7 +250,38 @@ impl Pd {
     ) -> Result<Qp, Error> {
         let gid = self.device.gid();
         let engine = move |qpn| QpEngine::ud(qpn, gid);
-        self.create_qp_of(engine, send_cq, recv_cq, srq, sq_wqebb_count)
+        let receives = Receives::Shared(srq);
+        self.create_qp_of(engine, send_cq, recv_cq, receives, sq_wqebb_count)
+    }
+
+    /// An unreliable-datagram QP with a receive queue of its own:
+    /// `rq_wqe_count` WQEs (rounded up to a power of two) of `rq_max_sge`
+    /// data segments, no next segment, used in ring order; the transport
+    /// publishes its receive counter in word 0 of the QP's doorbell record
+    /// ([`Qp::recv_ring`]), as mlx5 QPs without an SRQ have it.
+    pub fn create_ud_qp_with_rq(
+        &self,
+        send_cq: &Cq,
+        recv_cq: &Cq,
+        rq_wqe_count: u32,
+        rq_max_sge: u32,
+        sq_wqebb_count: u32,
+    ) -> Result<Qp, Error> {
+        let wqe_count = ring_entries(rq_wqe_count, MAX_SRQ_WQE)?;
+        if rq_max_sge == 0 || rq_max_sge > MAX_SRQ_SGE {
+            tracing::warn!(
+                "soft hca {}: receive queue with {rq_max_sge} data segments",
+                self.device.name(),
+            );
+            return Err(Error::InvalidParam);
+        }
+        let gid = self.device.gid();
+        let engine = move |qpn| QpEngine::ud(qpn, gid);
+        let receives = Receives::Own {
+            wqe_count,
+            max_sge: rq_max_sge,
+        };
+        self.create_qp_of(engine, send_cq, recv_cq, receives, sq_wqebb_count)
     }
 
     /// An address handle for the port whose GID is `gid`, which must name
@@ -266,30 +303,45 @@ impl Pd {
         engine: impl FnOnce(u32) -> QpEngine,
         send_cq: &Cq,
         recv_cq: &Cq,
-        srq: &Srq,
+        receives: Receives<'_>,
         sq_wqebb_count: u32,
     ) -> Result<Qp, Error> {
         let wqebb_count = ring_entries(sq_wqebb_count, MAX_QP_WQEBB)?;
         let same_device = |other: &Device| Arc::ptr_eq(&other.0, &self.device.0);
-        if !same_device(&send_cq.device)
-            || !same_device(&recv_cq.device)
-            || !same_device(&srq.device)
-        {
+        let srq_device_ok = match receives {
+            Receives::Shared(srq) => same_device(&srq.device),
+            Receives::Own { .. } => true,
+        };
+        if !same_device(&send_cq.device) || !same_device(&recv_cq.device) || !srq_device_ok {
             tracing::warn!(
                 "soft hca {}: CQ or SRQ of another device",
                 self.device.name()
             );
             return Err(Error::InvalidParam);
         }
-        if srq.shared.pd != self.pdn {
-            tracing::warn!(
-                "soft hca {}: SRQ of another protection domain",
-                self.device.name()
-            );
-            return Err(Error::InvalidParam);
-        }
         let ring = Arc::new(DmaBuffer::new(wqebb_count as usize * mlx5::SEND_WQE_BB)?);
         let dbrec = Arc::new(DmaBuffer::new(64)?);
+        let (recv_queue, own_rq) = match receives {
+            Receives::Shared(srq) => {
+                if srq.shared.pd != self.pdn {
+                    tracing::warn!(
+                        "soft hca {}: SRQ of another protection domain",
+                        self.device.name()
+                    );
+                    return Err(Error::InvalidParam);
+                }
+                (Arc::clone(&srq.shared), None)
+            }
+            Receives::Own { wqe_count, max_sge } => {
+                let rq = Arc::new(SrqShared::new_rq(
+                    self.pdn,
+                    wqe_count,
+                    max_sge,
+                    Arc::clone(&dbrec),
+                )?);
+                (Arc::clone(&rq), Some(rq))
+            }
+        };
         let core = self.device.core();
         let mut state = core.lock();
         let qpn = Core::alloc_qpn(&mut state);
@@ -303,7 +355,7 @@ impl Pd {
             wqebb_count,
             Arc::clone(&send_cq.shared),
             Arc::clone(&recv_cq.shared),
-            Arc::clone(&srq.shared),
+            recv_queue,
         );
         context.set_scatter_to_cqe(state.scatter_to_cqe);
         state.qps.insert(qpn, context);
@@ -315,8 +367,20 @@ impl Pd {
             ring,
             dbrec,
             wqebb_count,
+            own_rq,
         })
     }
+}
+
+/// Where a QP's receives come from.
+#[derive(Clone, Copy)]
+enum Receives<'a> {
+    Shared(&'a Srq),
+    /// A receive queue of its own.
+    Own {
+        wqe_count: u32,
+        max_sge: u32,
+    },
 }
 
 /// An address handle: where UD sends go, as the datagram segment of a
@@ -421,9 +485,18 @@ pub struct Qp {
     ring: Arc<DmaBuffer>,
     dbrec: Arc<DmaBuffer>,
     wqebb_count: u32,
+    /// Its own receive queue, if it has one.
+    own_rq: Option<Arc<SrqShared>>,
 }
 
 impl Qp {
+    /// The QP's own receive queue (`None` for a QP on an SRQ): its WQEs
+    /// hold only data segments; its `dbrec` is the QP's doorbell record,
+    /// whose word 0 is the receive counter.
+    pub fn recv_ring(&self) -> Option<RecvRing> {
+        self.own_rq.as_ref().map(|rq| rq.ring())
+    }
+
     pub fn send_ring(&self) -> SendRing {
         SendRing {
             buf: self.ring.ptr(),
