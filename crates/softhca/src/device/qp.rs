@@ -1,4 +1,5 @@
-//! One QP of the soft device: the engine plus the rings it is bound to.
+//! One QP of the soft device, RC or UD: the engine plus the rings it is
+//! bound to.
 //! Turns WQEs from the send ring into work requests, received datagrams into
 //! engine input, engine output into datagrams and CQE64s.
 
