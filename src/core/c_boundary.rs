@@ -911,6 +911,64 @@ pub(crate) trait ReleasedByHandle: ByHandle {
     unsafe fn release(raw: Self::Raw);
 }
 
+/// A C handle type: a pointer to an opaque C struct.
+pub(crate) trait CHandle: Copy {
+    fn address(self) -> *mut c_void;
+}
+
+impl<T> CHandle for *mut T {
+    fn address(self) -> *mut c_void {
+        self.cast()
+    }
+}
+
+/// An object given to C as a leaked `Box` whose handle points at its start
+/// (a `#[repr(C)]` struct whose first field is the C struct the handle
+/// names), recognised by its own mark while live and marked dead before
+/// its memory is freed: [`ByHandle`] and [`ReleasedByHandle`] for it are
+/// these two checked conversions, written once.
+pub(crate) trait BoxedHandle: Sized {
+    type Raw: CHandle;
+    /// The argument's name in log lines (`"md"`).
+    const ARGUMENT: &'static str;
+    /// What a live one is, for the log line refusing anything else (`"an
+    /// open memory domain"`).
+    const LIVE: &'static str;
+    /// Whether this is a live object of the type (its mark).
+    fn is_live(&self) -> bool;
+    /// Marks it dead and lets go of what it holds, just before its memory is
+    /// freed.
+    fn retire(&mut self);
+}
+
+impl<T: BoxedHandle> ByHandle for T {
+    type Raw = T::Raw;
+
+    /// Relies on: `raw` NULL or a handle of this type not released yet (a
+    /// released one whose memory was not reused fails the mark check).
+    unsafe fn lookup<'a>(raw: T::Raw, function: &str) -> Result<&'a T, Status> {
+        let address = raw.address();
+        non_null(address, function, T::ARGUMENT)?;
+        // SAFETY: non-NULL and, by the contract, the start of a live boxed
+        // T (BoxedHandle).
+        let object = unsafe { &*address.cast::<T>() };
+        if !object.is_live() {
+            tracing::warn!("{function}: {address:p} is not {}", T::LIVE);
+            return Err(Status::InvalidParam);
+        }
+        Ok(object)
+    }
+}
+
+impl<T: BoxedHandle> ReleasedByHandle for T {
+    unsafe fn release(raw: T::Raw) {
+        // SAFETY: accepted by lookup, so the leaked Box of a live T
+        // (BoxedHandle); freed once, as the contract says.
+        let mut owned = unsafe { Box::from_raw(raw.address().cast::<T>()) };
+        owned.retire();
+    }
+}
+
 /// A handle argument: NULL or a live object of this library.
 pub(crate) struct Live<'a, T: ByHandle> {
     raw: T::Raw,
