@@ -12,9 +12,7 @@ use crate::abi::*;
 use crate::core::c_boundary::{CRef, CStrArg, FromC, Out};
 
 pub(crate) fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size).unwrap_or(4096).max(4096)
+    rustix::param::page_size().max(4096)
 }
 
 fn method_name(method: uct_alloc_method_t) -> &'static str {
