@@ -45,7 +45,7 @@ pub(crate) trait FromC<Raw>: Sized {
 /// group, so the unsafe block does nothing but [`FromC::from_c`].
 macro_rules! c_entry {
     (
-        @define [$($setup:tt)*] [$($head:tt)*]
+        @define [$($setup:tt)*] [$($head:tt)*] [$($abi:tt)*]
         $(#[$attr:meta])*
         fn $name:ident($($arg:ident: $cty:ty),* $(,)?) $(-> $ret:ty)?;
         take $($bind:ident: $ty:ty = ($($raw:ident),+)),+ $(,)?;
@@ -55,11 +55,12 @@ macro_rules! c_entry {
         ///
         /// # Safety
         /// Arguments as UCX's contract for this function promises them.
-        $($head)* unsafe extern "C" fn $name($($arg: $cty),*) $(-> $ret)? {
+        $($head)* unsafe $($abi)* fn $name($($arg: $cty),*) $(-> $ret)? {
             $($setup)*
             $(
-                // SAFETY: the C caller keeps this function's contract for
-                // these arguments, which is what `FromC::from_c` requires.
+                // SAFETY: the caller keeps this function's contract for
+                // these arguments (an internal op's caller: its entry
+                // point's), which is what `FromC::from_c` requires.
                 let $bind = unsafe {
                     <$ty as $crate::core::c_boundary::FromC<_>>::from_c(($($raw),+))
                 };
@@ -70,16 +71,26 @@ macro_rules! c_entry {
     // A function that may hand the call on to UCX's libucs untouched, or
     // one on a hot path, sets up logging only where it needs it.
     (no_log_setup $($rest:tt)*) => {
-        $crate::core::c_boundary::c_entry!(@define [] [#[no_mangle] pub] $($rest)*);
+        $crate::core::c_boundary::c_entry!(@define [] [#[no_mangle] pub] [extern "C"] $($rest)*);
     };
     // A function of an ops table (not exported; reached through a handle
     // this library made, so logging is set up already).
     (ops_slot $($rest:tt)*) => {
-        $crate::core::c_boundary::c_entry!(@define [] [] $($rest)*);
+        $crate::core::c_boundary::c_entry!(@define [] [] [extern "C"] $($rest)*);
+    };
+    // A transport's slot: a function of its ops table, seen by the module
+    // that builds the table.
+    (slot $($rest:tt)*) => {
+        $crate::core::c_boundary::c_entry!(@define [] [pub(super)] [extern "C"] $($rest)*);
+    };
+    // A transport's internal op (`IfaceInternalOps`): a Rust function with
+    // the same typed arguments.
+    (internal_slot $($rest:tt)*) => {
+        $crate::core::c_boundary::c_entry!(@define [] [pub(super)] [] $($rest)*);
     };
     ($($rest:tt)*) => {
         $crate::core::c_boundary::c_entry!(
-            @define [$crate::core::log::init();] [#[no_mangle] pub] $($rest)*
+            @define [$crate::core::log::init();] [#[no_mangle] pub] [extern "C"] $($rest)*
         );
     };
 }
@@ -392,8 +403,11 @@ impl FromC<(*const c_void, std::ffi::c_uint)> for CBytes<'_> {
     /// Relies on: the buffer NULL or readable for `length` bytes.
     #[inline(always)]
     unsafe fn from_c((ptr, len): (*const c_void, std::ffi::c_uint)) -> Self {
-        // SAFETY: forwarded contract.
-        unsafe { CBytes::from_c((ptr.cast::<u8>(), len as usize)) }
+        CSlice {
+            ptr: ptr.cast(),
+            len: len as usize,
+            _life: PhantomData,
+        }
     }
 }
 
@@ -401,8 +415,11 @@ impl FromC<(*const c_void, usize)> for CBytes<'_> {
     /// Relies on: the buffer NULL or readable for `length` bytes.
     #[inline(always)]
     unsafe fn from_c((ptr, len): (*const c_void, usize)) -> Self {
-        // SAFETY: forwarded contract.
-        unsafe { CBytes::from_c((ptr.cast::<u8>(), len)) }
+        CSlice {
+            ptr: ptr.cast(),
+            len,
+            _life: PhantomData,
+        }
     }
 }
 
@@ -477,6 +494,7 @@ macro_rules! field_masked {
 }
 
 field_masked!(
+    uct_ep_params_t,
     uct_iface_attr_v2_t,
     uct_md_attr_v2_t,
     uct_ep_attr_t,
@@ -1038,5 +1056,274 @@ impl<T: ReleasedByHandle> Closing<T> {
 
     pub(crate) fn release(self, function: &str) {
         self.release_with(function, |_| ());
+    }
+}
+
+/// Maps a posted operation that completes later (zcopy, get, flush) to
+/// `UCS_INPROGRESS`.
+#[inline]
+pub(crate) fn in_progress(result: Result<(), Status>) -> ucs_status_t {
+    match result {
+        Ok(()) => UCS_INPROGRESS,
+        Err(status) => status.raw(),
+    }
+}
+
+/// `InvalidParam` with a log line when `length` is over `max`.
+#[inline(always)]
+pub(crate) fn check_len(function: &str, length: usize, max: usize) -> Result<(), Status> {
+    if length > max {
+        return Err(length_exceeded(function, length, max));
+    }
+    Ok(())
+}
+
+/// The logging half of [`check_len`], kept out of the posting path.
+#[cold]
+#[inline(never)]
+fn length_exceeded(function: &str, length: usize, max: usize) -> Status {
+    tracing::error!("{function}: invalid length {length} (limit {max})");
+    Status::InvalidParam
+}
+
+/// A C buffer of a length fixed by the function (`N`: the length the
+/// transport reports for that address), to be read: a peer's address.
+#[derive(Clone, Copy)]
+pub(crate) struct InBytes<'a, const N: usize> {
+    ptr: *const u8,
+    _life: PhantomData<&'a [u8; N]>,
+}
+
+impl<'a, const N: usize> InBytes<'a, N> {
+    fn new<C>(ptr: *const C) -> Self {
+        InBytes {
+            ptr: ptr.cast(),
+            _life: PhantomData,
+        }
+    }
+
+    /// The bytes, `None` for NULL.
+    pub(crate) fn get(self) -> Option<&'a [u8; N]> {
+        if self.ptr.is_null() {
+            return None;
+        }
+        CBytes::from(self).get("").ok()?.try_into().ok()
+    }
+}
+
+impl<'a, const N: usize> From<InBytes<'a, N>> for CBytes<'a> {
+    fn from(bytes: InBytes<'a, N>) -> Self {
+        CSlice {
+            ptr: bytes.ptr,
+            len: N,
+            _life: PhantomData,
+        }
+    }
+}
+
+/// The C address types: a pointer to one is taken as an [`Out`] of the
+/// transport's length for it (its own address, written) or an [`InBytes`]
+/// (a peer's, read); the slot's signature names the length.
+macro_rules! address_bytes {
+    ($($c:ty),* $(,)?) => {$(
+        impl<const N: usize> FromC<*mut $c> for Out<'_, [u8; N]> {
+            /// Relies on: NULL or writable for the address length `N`.
+            unsafe fn from_c(ptr: *mut $c) -> Self {
+                Out {
+                    ptr: ptr.cast(),
+                    _life: PhantomData,
+                }
+            }
+        }
+
+        impl<const N: usize> FromC<*const $c> for InBytes<'_, N> {
+            /// Relies on: NULL or readable for the address length `N`.
+            unsafe fn from_c(ptr: *const $c) -> Self {
+                InBytes::new(ptr)
+            }
+        }
+    )*};
+}
+
+address_bytes!(uct_ep_addr_t, uct_device_addr_t, uct_iface_addr_t);
+
+/// A peer's addresses from the parameters of a v2 call, each NULL unless
+/// its field bit is set: the device address with the length the call gives
+/// (`DEVICE`, the transport's, when it gives none), the iface and ep
+/// addresses of the transport's lengths `IFACE` and `EP`.
+pub(crate) struct PeerAddress<'a, const DEVICE: usize, const IFACE: usize, const EP: usize> {
+    pub(crate) device: CBytes<'a>,
+    pub(crate) iface: InBytes<'a, IFACE>,
+    pub(crate) ep: InBytes<'a, EP>,
+}
+
+impl<'a, const DEVICE: usize, const IFACE: usize, const EP: usize>
+    PeerAddress<'a, DEVICE, IFACE, EP>
+{
+    /// From the addresses given (NULL for those whose bits are not set);
+    /// the device address with its length in bytes.
+    fn taken(
+        device: Option<(*const uct_device_addr_t, usize)>,
+        iface: *const uct_iface_addr_t,
+        ep: *const uct_ep_addr_t,
+    ) -> Self {
+        let (device, len) = device.unwrap_or((std::ptr::null(), 0));
+        PeerAddress {
+            device: CSlice {
+                ptr: device.cast(),
+                len,
+                _life: PhantomData,
+            },
+            iface: InBytes::new(iface),
+            ep: InBytes::new(ep),
+        }
+    }
+}
+
+/// The member `$field` of a parameter struct when `$bit` is set, else
+/// `$absent` (a plain read: the struct is a reference the caller checked).
+macro_rules! if_bit {
+    ($params:expr, $bit:expr => $field:ident, $absent:expr) => {
+        if_bit!($params, $bit => $field, $absent; |member| member)
+    };
+    ($params:expr, $bit:expr => $field:ident, $absent:expr; $map:expr) => {
+        if $params.field_mask & u64::from($bit) != 0 {
+            ($map)($params.$field)
+        } else {
+            $absent
+        }
+    };
+}
+
+impl<const DEVICE: usize, const IFACE: usize, const EP: usize>
+    FromC<&uct_iface_is_reachable_params_t> for PeerAddress<'_, DEVICE, IFACE, EP>
+{
+    /// Relies on: each address whose bit is set NULL or readable for its
+    /// length (the device address: its given length, or `DEVICE`).
+    unsafe fn from_c(params: &uct_iface_is_reachable_params_t) -> Self {
+        let len = if_bit!(params, UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR_LENGTH
+            => device_addr_length, DEVICE);
+        PeerAddress::taken(
+            if_bit!(params, UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR
+                => device_addr, None; |address| Some((address, len))),
+            if_bit!(params, UCT_IFACE_IS_REACHABLE_FIELD_IFACE_ADDR => iface_addr, std::ptr::null()),
+            std::ptr::null(),
+        )
+    }
+}
+
+impl<const DEVICE: usize, const IFACE: usize, const EP: usize> FromC<&uct_ep_is_connected_params_t>
+    for PeerAddress<'_, DEVICE, IFACE, EP>
+{
+    /// Relies on: each address whose bit is set NULL or readable for the
+    /// transport's length of it.
+    unsafe fn from_c(params: &uct_ep_is_connected_params_t) -> Self {
+        PeerAddress::taken(
+            if_bit!(params, UCT_EP_IS_CONNECTED_FIELD_DEVICE_ADDR
+                => device_addr, None; |address| Some((address, DEVICE))),
+            std::ptr::null(),
+            if_bit!(params, UCT_EP_IS_CONNECTED_FIELD_EP_ADDR => ep_addr, std::ptr::null()),
+        )
+    }
+}
+
+impl<const DEVICE: usize, const IFACE: usize, const EP: usize>
+    FromC<(
+        *const uct_device_addr_t,
+        *const uct_ep_addr_t,
+        &uct_ep_connect_to_ep_params_t,
+    )> for PeerAddress<'_, DEVICE, IFACE, EP>
+{
+    /// Relies on: the device address NULL or readable for the length the
+    /// parameters give (`DEVICE` when they give none), the ep address NULL
+    /// or readable for `EP` bytes.
+    unsafe fn from_c(
+        (device, ep, params): (
+            *const uct_device_addr_t,
+            *const uct_ep_addr_t,
+            &uct_ep_connect_to_ep_params_t,
+        ),
+    ) -> Self {
+        let len = if_bit!(params, UCT_EP_CONNECT_TO_EP_PARAM_FIELD_DEVICE_ADDR_LENGTH
+            => device_addr_length, DEVICE);
+        PeerAddress::taken(Some((device, len)), std::ptr::null(), ep)
+    }
+}
+
+/// A C iov array and its count; its `FromC` (of [`CSlice`]) also relies
+/// on each entry's buffer readable for its length (`count` times when
+/// strided) and its `memh` NULL or a handle from `uct_md_mem_reg`.
+pub(crate) type CIov<'a> = CSlice<'a, uct_iov_t>;
+
+impl<'a> CIov<'a> {
+    /// The entries, at most `max` of them; `InvalidParam` with a log line
+    /// for more, or for NULL with a count.
+    pub(crate) fn entries(&self, function: &str, max: usize) -> Result<&'a [uct_iov_t], Status> {
+        if self.len() > max || (self.len() > 0 && self.is_null()) {
+            tracing::error!(
+                "{function}: bad iov ({} entries at {:p}, limit {max})",
+                self.len(),
+                self.as_ptr()
+            );
+            return Err(Status::InvalidParam);
+        }
+        self.get(function)
+    }
+
+    /// The bytes of entry `index` (of [`CIov::entries`]) for inline
+    /// sending; strided entries are refused.
+    pub(crate) fn inline_bytes(&self, function: &str, index: usize) -> Result<&'a [u8], Status> {
+        let entry = &self.entries(function, usize::MAX)?[index];
+        refuse_strided(function, entry)?;
+        CBytes {
+            ptr: entry.buffer.cast_const().cast(),
+            // The entry's buffer is readable for its length (FromC).
+            len: entry.length.saturating_mul(entry.count.max(1) as usize),
+            _life: PhantomData,
+        }
+        .get(function)
+    }
+
+    /// A copy of the entries (an op table keeps it to report the op back);
+    /// empty for no entries or an iov refused by [`CIov::entries`].
+    pub(crate) fn copy(&self) -> Box<[uct_iov_t]> {
+        self.entries("", usize::MAX).unwrap_or_default().into()
+    }
+}
+
+/// `InvalidParam` with a log line for a strided iov entry (count over 1).
+pub(crate) fn refuse_strided(function: &str, entry: &uct_iov_t) -> Result<(), Status> {
+    if entry.count > 1 {
+        tracing::warn!(
+            "{function}: iov count {} (strided entries) is not supported",
+            entry.count
+        );
+        return Err(Status::InvalidParam);
+    }
+    Ok(())
+}
+
+/// A pending-purge callback with its argument.
+pub(crate) struct PendingPurgeCb {
+    cb: uct_pending_purge_callback_t,
+    arg: *mut c_void,
+}
+
+impl FromC<(uct_pending_purge_callback_t, *mut c_void)> for PendingPurgeCb {
+    /// Relies on: `cb` NULL or callable with `arg` on each request the
+    /// caller added.
+    unsafe fn from_c((cb, arg): (uct_pending_purge_callback_t, *mut c_void)) -> Self {
+        PendingPurgeCb { cb, arg }
+    }
+}
+
+impl PendingPurgeCb {
+    /// Hands `req` (from `uct_ep_pending_add`) back to the caller; a NULL
+    /// callback drops it.
+    pub(crate) fn call(&self, req: *mut uct_pending_req_t) {
+        if let Some(cb) = self.cb {
+            // SAFETY: the caller's callback with its own request and arg.
+            unsafe { cb(req, self.arg) };
+        }
     }
 }
