@@ -24,9 +24,9 @@
 
 use std::ffi::{c_char, c_void, CStr};
 use std::marker::PhantomData;
-use std::ptr::addr_of;
 
 use crate::abi::*;
+use crate::core::host_memory::Allocated113;
 use crate::core::iface::BaseIface;
 
 /// A typed argument made from the raw C values of an `extern "C"` function.
@@ -200,17 +200,6 @@ impl<const N: usize> FromC<*mut c_void> for Out<'_, [u8; N]> {
 }
 
 impl<T> Out<'_, T> {
-    /// An out-pointer from a pointer of another C type (an address).
-    ///
-    /// # Safety
-    /// `ptr` NULL or writable for a `T`.
-    pub(crate) unsafe fn from_raw(ptr: *mut T) -> Self {
-        Out {
-            ptr,
-            _life: PhantomData,
-        }
-    }
-
     pub(crate) fn is_null(&self) -> bool {
         self.ptr.is_null()
     }
@@ -423,6 +412,43 @@ impl FromC<(*const c_void, usize)> for CBytes<'_> {
     }
 }
 
+impl FromC<*mut uct_allocated_memory_t> for Out<'_, Allocated113> {
+    /// Relies on: NULL or writable for UCX 1.13's part (40 bytes).
+    unsafe fn from_c(mem: *mut uct_allocated_memory_t) -> Self {
+        Out {
+            ptr: mem.cast(),
+            _life: PhantomData,
+        }
+    }
+}
+
+/// `uct_mem_alloc`'s parameters with the name taken over.
+pub(crate) struct AllocParams<'a> {
+    pub(crate) params: &'a uct_mem_alloc_params_t,
+    pub(crate) name: CStrArg<'a>,
+}
+
+impl FromC<*const uct_mem_alloc_params_t> for Option<AllocParams<'_>> {
+    /// Relies on: NULL or valid per its field mask, the name (when its bit
+    /// is set) NULL or NUL-terminated.
+    unsafe fn from_c(params: *const uct_mem_alloc_params_t) -> Self {
+        // SAFETY: by the contract.
+        let params = unsafe { params.as_ref() }?;
+        let name = if params.field_mask & UCT_MEM_ALLOC_PARAM_FIELD_NAME as u64 != 0 {
+            params.name
+        } else {
+            std::ptr::null()
+        };
+        Some(AllocParams {
+            params,
+            name: CStrArg {
+                ptr: name,
+                _life: PhantomData,
+            },
+        })
+    }
+}
+
 /// A NUL-terminated C string argument.
 #[derive(Clone, Copy)]
 pub(crate) struct CStrArg<'a> {
@@ -475,20 +501,19 @@ impl<'a> CStrArg<'a> {
 /// `field_mask` (the one member a caller always initialises).
 pub(crate) trait FieldMasked {
     const NAME: &'static str;
-    /// # Safety
-    /// `this` non-NULL and valid for reads of its `field_mask`.
-    unsafe fn field_mask(this: *const Self) -> u64;
+    /// Where its `field_mask`, a `u64`, is (`offset_of!`).
+    const FIELD_MASK_OFFSET: usize;
 }
 
 macro_rules! field_masked {
     ($($ty:ident),* $(,)?) => {$(
         impl FieldMasked for $ty {
             const NAME: &'static str = stringify!($ty);
-            unsafe fn field_mask(this: *const Self) -> u64 {
-                // SAFETY: by the contract; a raw read forms no reference to
-                // the members the caller may have left uninitialised.
-                unsafe { addr_of!((*this).field_mask).read() }
-            }
+            const FIELD_MASK_OFFSET: usize = {
+                // The member is a u64.
+                let _: fn(&$ty) -> &u64 = |this| &this.field_mask;
+                std::mem::offset_of!($ty, field_mask)
+            };
         }
     )*};
 }
@@ -574,8 +599,16 @@ impl<'a, T: FieldMasked> Masked<'a, T> {
         argument: &str,
     ) -> Result<u64, Status> {
         non_null(self.ptr, function, argument)?;
-        // SAFETY: non-NULL, field_mask readable (FromC).
-        let field_mask = unsafe { T::field_mask(self.ptr) };
+        // SAFETY: non-NULL, field_mask readable (FromC), a u64 at this
+        // offset (FieldMasked); a raw read forms no reference to the
+        // members the caller may have left uninitialised.
+        let field_mask = unsafe {
+            self.ptr
+                .cast::<u8>()
+                .add(T::FIELD_MASK_OFFSET)
+                .cast::<u64>()
+                .read()
+        };
         let unknown = field_mask & !known;
         if unknown != 0 {
             tracing::debug!(
@@ -726,14 +759,14 @@ impl<'a, T: FieldMasked> MaskedOut<'a, T> {
 /// `$value` to the member `$field` of a [`MaskedOut`] struct when `$bit` is
 /// set in `$mask`.
 macro_rules! masked_write {
-    ($out:expr, $mask:expr, $bit:expr => $field:ident = $value:expr) => {
+    ($out:expr, $mask:expr, $bit:expr => $($field:ident).+ = $value:expr) => {
         $out.write_member(
             $mask,
             u64::from($bit),
             |this| {
                 // SAFETY: only the address is computed (no read, no
                 // reference); `write_member` passes a non-NULL pointer.
-                unsafe { std::ptr::addr_of_mut!((*this).$field) }
+                unsafe { std::ptr::addr_of_mut!((*this).$($field).+) }
             },
             $value,
         )
@@ -762,10 +795,12 @@ impl IfaceHandle {
     /// `iface->ops` of any transport's iface (only the public table at its
     /// start is read), or `InvalidParam` with a log line for NULL.
     pub(crate) fn ops<'a>(self, function: &str) -> Result<&'a uct_iface_ops_t, Status> {
-        let iface = self.0;
-        non_null(iface, function, "iface")?;
-        // SAFETY: a live iface starts with its ops table (binary ABI; FromC).
-        Ok(unsafe { &(*iface).ops })
+        // A live iface is a uct_iface at its start (binary ABI; FromC).
+        let iface: CRef<'a, uct_iface> = CRef {
+            ptr: self.0,
+            _life: PhantomData,
+        };
+        Ok(&iface.get(function, "iface")?.ops)
     }
 
     /// Our base iface behind the handle, for the entry points that need
@@ -804,11 +839,13 @@ impl FromC<uct_ep_h> for EpHandle {
 impl EpHandle {
     /// `ep->iface`, or `InvalidParam` with a log line for NULL.
     fn iface(self, function: &str) -> Result<uct_iface_h, Status> {
-        let ep = self.0;
-        non_null(ep, function, "ep")?;
-        // SAFETY: a live ep or a tombstone starts with its iface pointer
-        // (FromC).
-        Ok(unsafe { (*ep).iface })
+        // A live ep or a tombstone is a uct_ep (its iface pointer) at its
+        // start (FromC).
+        let ep: CRef<'_, uct_ep> = CRef {
+            ptr: self.0,
+            _life: PhantomData,
+        };
+        Ok(ep.get(function, "ep")?.iface)
     }
 
     /// `ep->iface->ops` (any transport's; for a destroyed ep of ours the
@@ -902,9 +939,7 @@ impl<'a, T> CRef<'a, T> {
 
     /// The struct, or `InvalidParam` with a log line naming `what` for NULL.
     pub(crate) fn get(&self, function: &str, what: &str) -> Result<&'a T, Status> {
-        non_null(self.ptr, function, what)?;
-        // SAFETY: non-NULL, readable and initialised (FromC).
-        Ok(unsafe { &*self.ptr })
+        self.opt().ok_or_else(|| null_argument(function, what))
     }
 }
 

@@ -9,6 +9,7 @@
 use std::ffi::{c_int, c_void};
 
 use crate::abi::*;
+pub(crate) use crate::core::c_boundary::AllocParams;
 use crate::core::c_boundary::{CRef, CStrArg, FromC, Out};
 
 pub(crate) fn page_size() -> usize {
@@ -97,14 +98,6 @@ const _: () = assert!(
 
 /// The `mem` argument to be filled: NULL or writable for UCX 1.13's part.
 pub(crate) type MemOut<'a> = Out<'a, Allocated113>;
-
-impl FromC<*mut uct_allocated_memory_t> for MemOut<'_> {
-    /// Relies on: NULL or writable for 40 bytes.
-    unsafe fn from_c(mem: *mut uct_allocated_memory_t) -> Self {
-        // SAFETY: forwarded contract.
-        unsafe { Out::from_raw(mem.cast()) }
-    }
-}
 
 /// Memory described by a `uct_allocated_memory_t` this library filled: the
 /// `mem` argument of the free calls.
@@ -233,27 +226,4 @@ pub(crate) fn name_text(name: CStrArg) -> String {
         || "anonymous".into(),
         |name| name.to_string_lossy().into_owned(),
     )
-}
-
-/// `uct_mem_alloc`'s parameters with the name taken over.
-pub(crate) struct AllocParams<'a> {
-    pub(crate) params: &'a uct_mem_alloc_params_t,
-    pub(crate) name: CStrArg<'a>,
-}
-
-impl FromC<*const uct_mem_alloc_params_t> for Option<AllocParams<'_>> {
-    /// Relies on: NULL or valid per its field mask, the name (when its bit
-    /// is set) NULL or NUL-terminated.
-    unsafe fn from_c(params: *const uct_mem_alloc_params_t) -> Self {
-        // SAFETY: by the contract.
-        let params = unsafe { params.as_ref() }?;
-        let name = if params.field_mask & UCT_MEM_ALLOC_PARAM_FIELD_NAME as u64 != 0 {
-            params.name
-        } else {
-            std::ptr::null()
-        };
-        // SAFETY: by the contract.
-        let name = unsafe { CStrArg::from_c(name) };
-        Some(AllocParams { params, name })
-    }
 }

@@ -14,7 +14,7 @@ pub(super) use crate::core::c_boundary::{
     check_len, in_progress, null_argument, null_buffer, CBytes, CIov, FromC, InBytes, Out,
     PendingPurgeCb,
 };
-use crate::core::c_boundary::{refuse_strided, Masked};
+use crate::core::c_boundary::{refuse_strided, Masked, MaskedOut};
 use crate::core::iface::{query_v2_generic, PurgeRequest};
 use crate::failover::{ep_query_tx_token, iface_query_tokens, ConnectionId, ResponderLookup};
 use crate::ib::domain::MemHandle;
@@ -195,9 +195,10 @@ impl IfaceAttrV2 {
     /// Fills the generic fields, then the token part (see
     /// [`iface_query_tokens`]; `responder` `None`: no tokens).
     pub(super) fn fill(self, responder: Option<ResponderLookup<'_>>) -> Result<(), Status> {
-        // SAFETY: valid as the entry point checked it (FromC).
+        // SAFETY: valid as the entry point checked it (FromC): for its field
+        // mask, and the token buffers for their lengths.
         unsafe {
-            query_v2_generic(self.0);
+            query_v2_generic(&MaskedOut::from_c(self.0))?;
             iface_query_tokens(self.0, responder)
         }
     }
