@@ -26,8 +26,6 @@ use std::ffi::{c_char, c_void, CStr};
 use std::marker::PhantomData;
 
 use crate::abi::*;
-use crate::core::host_memory::Allocated113;
-use crate::core::iface::BaseIface;
 
 /// A typed argument made from the raw C values of an `extern "C"` function.
 pub(crate) trait FromC<Raw>: Sized {
@@ -411,6 +409,25 @@ impl FromC<(*const c_void, usize)> for CBytes<'_> {
         }
     }
 }
+
+/// The part of `uct_allocated_memory_t` that UCX 1.13 has (its first 40
+/// bytes): `sys_device` came after 1.13 (40 → 48 bytes), so a 1.13 caller's
+/// struct ends before it, and this library reads and writes only this part.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct Allocated113 {
+    pub(crate) address: *mut c_void,
+    pub(crate) length: usize,
+    pub(crate) method: uct_alloc_method_t,
+    pub(crate) mem_type: ucs_memory_type_t,
+    pub(crate) md: uct_md_h,
+    pub(crate) memh: uct_mem_h,
+}
+
+const _: () = assert!(std::mem::size_of::<Allocated113>() == 40);
+const _: () = assert!(
+    std::mem::offset_of!(Allocated113, memh) == std::mem::offset_of!(uct_allocated_memory_t, memh)
+);
 
 impl FromC<*mut uct_allocated_memory_t> for Out<'_, Allocated113> {
     /// Relies on: NULL or writable for UCX 1.13's part (40 bytes).
@@ -802,25 +819,6 @@ impl IfaceHandle {
         };
         Ok(&iface.get(function, "iface")?.ops)
     }
-
-    /// Our base iface behind the handle, for the entry points that need
-    /// more than the public ops (v2 queries, AM handlers). `InvalidParam`
-    /// with a log line if it is NULL or not one of ours.
-    pub(crate) fn base<'a>(self, function: &str) -> Result<&'a mut BaseIface, Status> {
-        let iface = self.0;
-        non_null(iface, function, "iface")?;
-        // SAFETY: live (FromC); every iface this library creates is a
-        // BaseIface at its start (core::iface), and the magic check rejects
-        // most foreign pointers. It reads through a shared reference first:
-        // the dead iface of destroyed eps (core::tombstone) is a shared
-        // static and must never be borrowed mutably.
-        if !unsafe { &*(iface as *const BaseIface) }.is_valid() {
-            tracing::warn!("{function}: {iface:p} is not an open iface of this library");
-            return Err(Status::InvalidParam);
-        }
-        // SAFETY: as above; a valid magic means an open iface of ours.
-        Ok(unsafe { &mut *(iface as *mut BaseIface) })
-    }
 }
 
 /// An ep handle argument: NULL, a live endpoint of this library, or a
@@ -848,33 +846,29 @@ impl EpHandle {
         Ok(ep.get(function, "ep")?.iface)
     }
 
-    /// `ep->iface->ops` (any transport's; for a destroyed ep of ours the
-    /// dead iface's), or `InvalidParam` with a log line for a NULL ep or an
-    /// ep without an iface.
-    pub(crate) fn ops<'a>(self, function: &str) -> Result<&'a uct_iface_ops_t, Status> {
+    /// The ep's iface (for a destroyed ep of ours the dead iface), or
+    /// `InvalidParam` with a log line for a NULL ep or an ep without an
+    /// iface.
+    pub(crate) fn iface_handle(self, function: &str) -> Result<IfaceHandle, Status> {
         let iface = self.iface(function)?;
         if iface.is_null() {
             tracing::warn!("{function}: ep {:p} has no iface", self.0);
             return Err(Status::InvalidParam);
         }
         // The ep's iface is live while the ep is.
-        IfaceHandle(iface).ops(function)
+        Ok(IfaceHandle(iface))
     }
 
-    /// The base iface of the ep's iface; for a destroyed ep (a tombstone,
-    /// see [`crate::core::tombstone`]) its status, logged like every op on
-    /// it.
-    pub(crate) fn base<'a>(self, function: &str) -> Result<&'a mut BaseIface, Status> {
-        let ep = self.0;
-        let iface = self.iface(function)?;
-        if crate::core::tombstone::is_dead_iface(iface) {
-            return Err(crate::core::destroyed_ep::destroyed_ep_call(
-                function,
-                ep as *const c_void,
-            ));
-        }
-        // The ep's iface is live while the ep is.
-        IfaceHandle(iface).base(function)
+    /// The handle as passed.
+    pub(crate) fn raw(self) -> uct_ep_h {
+        self.0
+    }
+
+    /// `ep->iface->ops` (any transport's; for a destroyed ep of ours the
+    /// dead iface's), or `InvalidParam` with a log line for a NULL ep or an
+    /// ep without an iface.
+    pub(crate) fn ops<'a>(self, function: &str) -> Result<&'a uct_iface_ops_t, Status> {
+        self.iface_handle(function)?.ops(function)
     }
 }
 

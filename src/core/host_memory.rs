@@ -9,7 +9,7 @@
 use std::ffi::{c_int, c_void};
 
 use crate::abi::*;
-pub(crate) use crate::core::c_boundary::AllocParams;
+pub(crate) use crate::core::c_boundary::{AllocParams, Allocated113};
 use crate::core::c_boundary::{CRef, CStrArg, FromC, Out};
 
 pub(crate) fn page_size() -> usize {
@@ -77,24 +77,6 @@ fn allocate(method: uct_alloc_method_t, request: &Request) -> Option<*mut c_void
         _ => None,
     }
 }
-
-/// The part of `uct_allocated_memory_t` that UCX 1.13 has (its first 40
-/// bytes): all this library reads or writes of it.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub(crate) struct Allocated113 {
-    pub(crate) address: *mut c_void,
-    pub(crate) length: usize,
-    pub(crate) method: uct_alloc_method_t,
-    pub(crate) mem_type: ucs_memory_type_t,
-    pub(crate) md: uct_md_h,
-    pub(crate) memh: uct_mem_h,
-}
-
-const _: () = assert!(std::mem::size_of::<Allocated113>() == 40);
-const _: () = assert!(
-    std::mem::offset_of!(Allocated113, memh) == std::mem::offset_of!(uct_allocated_memory_t, memh)
-);
 
 /// The `mem` argument to be filled: NULL or writable for UCX 1.13's part.
 pub(crate) type MemOut<'a> = Out<'a, Allocated113>;
