@@ -2,11 +2,15 @@
 //! point of api/ or a slot of a transport) takes its raw C arguments over as
 //! typed values, once, and answers C.
 //!
-//! - [`FromC`] makes a typed argument from raw C values; [`c_entry!`] (api/)
-//!   and the transports' slot macros call it in their one unsafe block, so
-//!   the bodies are safe code.
+//! - [`FromC`] makes a typed argument from raw C values; [`c_entry!`]
+//!   defines api/'s entry points and the transports' slots and internal ops
+//!   and calls it in its one unsafe block, so the bodies are safe code.
 //! - The argument types: [`Out`] (a pointer to write one value through), [`CSlice`] /
-//!   [`CBytes`] (a pointer with its length), [`CStrArg`] (a C string).
+//!   [`CBytes`] (a pointer with its length), [`CStrArg`] (a C string),
+//!   [`CRef`] (one struct to read), [`CIov`], a peer's addresses of the
+//!   transport's lengths ([`PeerAddress`], [`InBytes`]), user callbacks
+//!   ([`PendingPurgeCb`]), handles ([`IfaceHandle`], [`EpHandle`], [`Live`],
+//!   [`Closing`]; [`BoxedHandle`] for the objects this library gives out).
 //! - Field-masked structs ([`FieldMasked`], [`Masked`], [`masked_member!`]):
 //!   a member is read only when its bit is set, so a caller built against an
 //!   older UCX, whose struct ends before the newer members, is never read
