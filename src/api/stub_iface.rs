@@ -8,6 +8,7 @@
 use std::ffi::c_uint;
 
 use crate::abi::*;
+use crate::core::c_boundary::{FromC, MaskedOut};
 use crate::core::iface::{
     query_v2_defaults, BaseIface, IfaceInternalOps, PerfEstimate, PurgeRequest,
 };
@@ -37,8 +38,9 @@ mod stub_ops {
         _: uct_iface_h,
         attr: *mut uct_iface_attr_v2_t,
     ) -> Result<(), Status> {
-        // SAFETY: the entry point checked `attr`.
-        unsafe { query_v2_defaults(attr) }
+        // SAFETY: the entry point checked `attr`: non-NULL, valid for its
+        // field mask.
+        query_v2_defaults(&unsafe { MaskedOut::from_c(attr) })
     }
     pub unsafe fn iface_is_reachable_v2(
         _: uct_iface_h,
