@@ -4,10 +4,12 @@
 //! Work happens in whichever thread gets there first, always under the
 //! device mutex: the caller's thread when it calls progress (a doorbell only
 //! flags its QP; no thread wake-up on the latency path), and the service
-//! thread, which sleeps in `poll` on the socket and a wake-up eventfd until
-//! a packet arrives, a doorbell is rung while nobody progresses, or the
-//! earliest engine timer is due, so one-sided operations complete while the
-//! target process never calls progress. A memory deregistration also runs
+//! thread, which sleeps in `poll` on the socket, a wake-up eventfd and the
+//! shared-memory ring's wake-up socket until a packet arrives, a doorbell
+//! is rung while nobody progresses, or the earliest engine timer is due
+//! (or, while the ring's head slot is reserved, a millisecond: see
+//! `InboundRing::skip_dead_reservation`), so one-sided operations complete
+//! while the target process never calls progress. A memory deregistration also runs
 //! a pass before the region goes ([`Core::deregister`]).
 
 use super::IdMap;
