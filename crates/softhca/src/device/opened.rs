@@ -9,8 +9,8 @@
 //! is rung while nobody progresses, or the earliest engine timer is due
 //! (or, while the ring's head slot is reserved, a millisecond: see
 //! `InboundRing::skip_dead_reservation`), so one-sided operations complete
-//! while the target process never calls progress. A memory deregistration also runs
-//! a pass before the region goes ([`Core::deregister`]).
+//! while the target process never calls progress. A memory deregistration
+//! also runs a pass before the region goes ([`Core::deregister`]).
 
 use super::IdMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
