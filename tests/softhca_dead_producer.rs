@@ -10,10 +10,9 @@
 
 mod softhca_common;
 
-use std::io::{BufRead, BufReader};
 use std::net::Ipv4Addr;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use softhca_common::*;
@@ -61,17 +60,7 @@ impl Producer {
             .stdout(Stdio::piped())
             .spawn()
             .expect("spawn the producer");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(at) = line.find("PEER ") {
-                    if tx.send(line[at + 5..].to_string()).is_err() {
-                        break;
-                    }
-                }
-            }
-        });
+        let lines = peer_lines(child.stdout.take().expect("stdout"));
         Producer { child, lines }
     }
 
