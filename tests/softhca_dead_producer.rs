@@ -1,7 +1,8 @@
 //! The same-host wire survives a producer killed in the middle of a copy
 //! into a device's shared-memory ring: the owner skips the dead process's
 //! reserved slot, keeps receiving from its live peer, and the RC
-//! connection with that peer delivers all its data.
+//! connection with that peer, whose requests timed out and went again
+//! while they waited behind the slot, delivers all its data once.
 //!
 //! The producer to kill is this test binary again (the ignored test
 //! `dead_producer_child`): its device is told to freeze in its next push
@@ -23,10 +24,10 @@ const CHILD_ENV: &str = "SOFTHCA_DEAD_PRODUCER_CHILD";
 /// The endpoint line of the device whose ring the child freezes in.
 const TARGET_ENV: &str = "SOFTHCA_DEAD_PRODUCER_TARGET";
 const LINE_WAIT: Duration = Duration::from_secs(20);
-/// ACK timeout exponent of the live connection: ~268 ms per try, 7
-/// retries: a stalled ring fails the WRITE (retry count exceeded) in about
-/// two seconds rather than completing it.
-const TIMEOUT: u8 = 16;
+/// ACK timeout exponent of the live connection: ~134 ms per try, 7
+/// retries: a ring stalled for good fails the WRITE (retry count exceeded)
+/// in about a second rather than completing it.
+const TIMEOUT: u8 = 15;
 const RETRIES: u8 = 7;
 
 fn soft(device: &Device) -> &uct::hca::soft::SoftDevice {
@@ -97,13 +98,21 @@ fn a_producer_killed_mid_copy_stalls_nobody() {
     producer.expect("FROZEN");
 
     // While it lives, its slot is never taken from it: a's WRITE waits
-    // behind it (b does not progress: its service thread receives).
-    let len = 100_000;
+    // behind it (b does not progress: its service thread receives) until
+    // a's ACK timeout sends it again.
+    let len: usize = 100_000;
+    let packets = len.div_ceil(1024) as u64;
+    let before = soft(&a.device).link_stats().tx_packets;
     let i = a.post_pattern_write(&b, len, 11);
-    assert!(
-        a.wait_send(Duration::from_millis(30)).is_none(),
-        "a WRITE completed past a live producer's unpublished slot"
-    );
+    let retransmitted = wait(LONG, || {
+        a.device.progress();
+        assert!(
+            a.poll_send().is_none(),
+            "a WRITE completed past a live producer's unpublished slot"
+        );
+        (soft(&a.device).link_stats().tx_packets > before + packets).then_some(())
+    });
+    assert!(retransmitted.is_some(), "the stalled WRITE went again");
 
     producer.kill();
     let cqe = a.wait_send(LONG).expect("the WRITE completes");
