@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::async_io::Timer;
-use super::device::LocalDevice;
+use super::device::{LocalDevice, PendingReceives};
 use super::machine::{Event, Machine, Outcome, Phase, Role};
 use super::socket::{status_of_error, storage_of, SOCKADDR_IN_LEN};
 use super::wire::{Kind, Message};
@@ -52,8 +52,12 @@ struct State {
     user: UserSide,
     /// Server, until its request is delivered: where it arrived.
     listener: Option<Arc<dyn RequestSink>>,
-    /// The handshake deadline, once watched.
+    /// The handshake deadline, once watched; its timer also paces
+    /// [`State::disconnect_waits`].
     deadline: Option<Deadline>,
+    /// The peer's disconnect, held until the transport has taken what the
+    /// peer sent before it.
+    disconnect_waits: Option<PendingReceives>,
 }
 
 /// A connection's handshake deadline: its timer, registered with the async
@@ -95,6 +99,8 @@ struct Closing {
     stream: TcpStream,
     watched: bool,
     deadline: Option<Timer>,
+    /// A held disconnect, delivered once closed.
+    disconnect_held: bool,
 }
 
 impl Conn {
@@ -121,6 +127,7 @@ impl Conn {
                 user: UserSide::default(),
                 listener,
                 deadline: None,
+                disconnect_waits: None,
             }),
         })
     }
@@ -310,7 +317,7 @@ impl Conn {
             if let Err(status) = self.flush(&mut state) {
                 tracing::debug!("cm: disconnecting from {}: {status}", self.peer);
             }
-            if state.machine.both_done() && !state.half_close_pending {
+            if done_with_stream(&state) {
                 self.take_stream(&mut state)
             } else {
                 self.rewatch(&mut state);
@@ -370,6 +377,7 @@ impl Conn {
             stream,
             watched: state.watched.take().is_some(),
             deadline: state.deadline.take().map(|deadline| deadline.timer),
+            disconnect_held: state.disconnect_waits.take().is_some(),
         })
     }
 
@@ -387,6 +395,9 @@ impl Conn {
             self.unregister(&cm, timer.fd());
         }
         drop(closing.stream);
+        if closing.disconnect_held {
+            self.deliver_disconnect();
+        }
     }
 
     /// A socket event: advance the machine, then deliver its callbacks.
@@ -410,13 +421,12 @@ impl Conn {
                     merge(&mut outcome, state.machine.peer_closed(Some(status)));
                 }
             }
-            let closing =
-                if outcome.finished || (state.machine.both_done() && !state.half_close_pending) {
-                    self.take_stream(&mut state)
-                } else {
-                    self.rewatch(&mut state);
-                    None
-                };
+            let closing = if outcome.finished || done_with_stream(&state) {
+                self.take_stream(&mut state)
+            } else {
+                self.rewatch(&mut state);
+                None
+            };
             (outcome, closing)
         };
         self.finish_close(closing);
@@ -431,7 +441,7 @@ impl Conn {
         let (outcome, closing) = {
             let mut state = lock(&self.state);
             let open = state.stream.is_some();
-            let Some(deadline) = state.deadline.as_mut() else {
+            let Some(deadline) = state.deadline.as_ref() else {
                 return;
             };
             // Not expired: re-armed for another phase while this call waited
@@ -439,6 +449,25 @@ impl Conn {
             if !deadline.timer.take_expiry() || !open {
                 return;
             }
+            if let Some(waits) = state.disconnect_waits.as_mut() {
+                if !waits.done() {
+                    if let Some(deadline) = &state.deadline {
+                        let _ = deadline.timer.arm(Some(PendingReceives::CHECK_INTERVAL));
+                    }
+                    return;
+                }
+                state.disconnect_waits = None;
+                let closing = done_with_stream(&state)
+                    .then(|| self.take_stream(&mut state))
+                    .flatten();
+                drop(state);
+                self.finish_close(closing);
+                self.deliver_disconnect();
+                return;
+            }
+            let Some(deadline) = state.deadline.as_mut() else {
+                return;
+            };
             deadline.armed_for = None;
             let timeout = deadline.timeout;
             let phase = state.machine.phase();
@@ -512,18 +541,12 @@ impl Conn {
                 }
             }
             Event::Disconnect => {
-                let user = self.user();
-                if let (Some(cb), true) = (user.disconnect, user.ep != 0) {
-                    tracing::debug!("cm: ep {:#x}: the peer {} disconnected", user.ep, self.peer);
-                    // What the peer sent before it disconnected is taken
-                    // from the receive CQs first, unless this handler runs
-                    // inside the worker's own progress (poll mode), which
-                    // is then what would take them.
-                    if lock(&self.cm).async_target.handlers_run_apart() {
-                        self.device.wait_receives_taken(*self.peer.ip());
-                    }
-                    // SAFETY: the user's callback for its live ep.
-                    unsafe { cb(user.ep as uct_ep_h, user.user_data as *mut c_void) };
+                // What the peer sent before it disconnected is taken from
+                // the receive CQs first, unless this handler runs inside the
+                // worker's own progress (poll mode), which is then what
+                // would take them.
+                if !(lock(&self.cm).async_target.handlers_run_apart() && self.hold_disconnect()) {
+                    self.deliver_disconnect();
                 }
             }
             Event::Drop => {
@@ -533,6 +556,45 @@ impl Conn {
                 );
                 self.leave_listener();
             }
+        }
+    }
+
+    /// Holds the peer's disconnect while the transport has receives to
+    /// take, checking again on the deadline's timer; false when there is
+    /// nothing to wait for (or no timer to wait with).
+    fn hold_disconnect(&self) -> bool {
+        let mut state = lock(&self.state);
+        let State {
+            deadline,
+            disconnect_waits,
+            user,
+            stream,
+            ..
+        } = &mut *state;
+        let (Some(deadline), Some(_), true) = (deadline.as_ref(), stream.as_ref(), user.ep != 0)
+        else {
+            return false;
+        };
+        let Some(waits) = self.device.pending_receives(*self.peer.ip()) else {
+            return false;
+        };
+        if deadline
+            .timer
+            .arm(Some(PendingReceives::CHECK_INTERVAL))
+            .is_err()
+        {
+            return false;
+        }
+        *disconnect_waits = Some(waits);
+        true
+    }
+
+    fn deliver_disconnect(&self) {
+        let user = self.user();
+        if let (Some(cb), true) = (user.disconnect, user.ep != 0) {
+            tracing::debug!("cm: ep {:#x}: the peer {} disconnected", user.ep, self.peer);
+            // SAFETY: the user's callback for its live ep.
+            unsafe { cb(user.ep as uct_ep_h, user.user_data as *mut c_void) };
         }
     }
 
@@ -679,12 +741,22 @@ fn connect_result(stream: Option<&TcpStream>) -> Option<Result<(), Status>> {
     }
 }
 
+/// Whether the stream has served its purpose: both sides closed it and
+/// no disconnect is held.
+fn done_with_stream(state: &State) -> bool {
+    state.machine.both_done() && !state.half_close_pending && state.disconnect_waits.is_none()
+}
+
 /// Arms the deadline for the phase the machine is in when that phase waits
-/// for the peer (once per phase), disarms it otherwise.
+/// for the peer (once per phase), disarms it otherwise; leaves it to a held
+/// disconnect meanwhile.
 fn arm_deadline(state: &mut State) {
     let Some(deadline) = state.deadline.as_mut() else {
         return;
     };
+    if state.disconnect_waits.is_some() {
+        return;
+    }
     let waiting = state.machine.awaits_peer().then(|| state.machine.phase());
     if waiting == deadline.armed_for {
         return;
