@@ -2,13 +2,14 @@
 //! to reach it. A soft HCA device has the IPv4 address of its
 //! `UCX_SOFT_HCA_DEVICES` entry; a RoCE device of the rdma-core backend the
 //! IPv4 address of the GID its rc QPs use (an IPv4-mapped RoCE v2 GID, as
-//! UCX chooses by default). The connection manager listens and connects on
-//! those addresses, and names the device (`mlx5_0:1`) to the layer above so
-//! that its rc lanes use the same one.
+//! UCX chooses by default); an InfiniBand port that of its IPoIB interface
+//! (`crate::hca::verbs::discovery::ipoib_ipv4`). The connection manager
+//! listens and connects on those addresses, and names the device
+//! (`mlx5_0:1`) to the layer above so that its rc lanes use the same one.
 //!
-//! Not served: InfiniBand ports (their IP address is IPoIB's, on another
-//! network interface, which is not looked up) and RoCE ports whose GID is
-//! not IPv4-mapped (IPv6 only, or `UCX_IB_GID_INDEX` naming such a GID).
+//! Not served: RoCE ports whose GID is not IPv4-mapped (IPv6 only, or
+//! `UCX_IB_GID_INDEX` naming such a GID) and InfiniBand ports without an
+//! IPoIB interface carrying an IPv4 address.
 
 use std::ffi::c_char;
 use std::net::Ipv4Addr;

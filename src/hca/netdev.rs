@@ -35,13 +35,29 @@ pub fn interface_pci_function(class_net: &Path, interface: &str) -> Option<ucs_s
 /// The name of the interface that carries the IPv4 address `ip`, if one
 /// does.
 pub fn interface_with_ipv4(ip: Ipv4Addr) -> Option<String> {
+    ipv4_interfaces()
+        .into_iter()
+        .find_map(|(name, address)| (address == ip).then_some(name))
+}
+
+/// The first IPv4 address of the interface named `interface`, if it has
+/// one.
+pub fn ipv4_of_interface(interface: &str) -> Option<Ipv4Addr> {
+    ipv4_interfaces()
+        .into_iter()
+        .find_map(|(name, address)| (name == interface).then_some(address))
+}
+
+/// Every IPv4 address of the machine's interfaces with its interface's
+/// name, in the kernel's order (empty when they cannot be listed).
+fn ipv4_interfaces() -> Vec<(String, Ipv4Addr)> {
     let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
     // SAFETY: `list` is a valid out-pointer; freed below.
     if unsafe { libc::getifaddrs(&mut list) } != 0 {
         tracing::debug!("getifaddrs failed: {}", std::io::Error::last_os_error());
-        return None;
+        return Vec::new();
     }
-    let mut found = None;
+    let mut found = Vec::new();
     let mut entry = list;
     while !entry.is_null() {
         // SAFETY: a node of the list getifaddrs returned, not freed yet.
@@ -58,15 +74,15 @@ pub fn interface_with_ipv4(ip: Ipv4Addr) -> Option<String> {
             }
             &*(ifa.ifa_addr as *const libc::sockaddr_in)
         };
-        if Ipv4Addr::from(u32::from_be(address.sin_addr.s_addr)) == ip {
-            // SAFETY: a non-NULL, NUL-terminated name of the list.
-            let name = unsafe { CStr::from_ptr(ifa.ifa_name) };
-            found = Some(name.to_string_lossy().into_owned());
-            break;
-        }
+        // SAFETY: a non-NULL, NUL-terminated name of the list.
+        let name = unsafe { CStr::from_ptr(ifa.ifa_name) };
+        found.push((
+            name.to_string_lossy().into_owned(),
+            Ipv4Addr::from(u32::from_be(address.sin_addr.s_addr)),
+        ));
     }
     // SAFETY: the list from getifaddrs above, freed once; nothing of it is
-    // used after (the name was copied).
+    // used after (the names were copied).
     unsafe { libc::freeifaddrs(list) };
     found
 }
