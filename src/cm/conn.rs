@@ -4,10 +4,12 @@
 //! from there, after this connection's lock is released (a callback may
 //! call back into the connection manager).
 //!
-//! While the machine waits for the peer, a one-shot timer (the handshake
-//! deadline, `UCX_RDMA_CM_TIMEOUT`) is armed for each waiting phase; it is
-//! watched through the same async context, and its expiry is one more input
-//! to the machine.
+//! While the machine waits for the peer, or a request waits for the
+//! listener's user, a one-shot timer (the handshake deadline,
+//! `UCX_RDMA_CM_TIMEOUT`) is armed for each waiting phase; it is watched
+//! through the same async context, and its expiry is one more input to the
+//! machine. A held request keeps its timer when the client goes, so that it
+//! is released all the same.
 //!
 //! Ownership: each async registration (the socket's, the timer's) holds one
 //! reference (taken when watched, dropped once the handler is removed), the ep handle
@@ -93,10 +95,10 @@ pub struct Conn {
     state: Mutex<State>,
 }
 
-/// A stream taken out of its connection, to be unwatched and closed once
-/// the connection's lock is released.
+/// A stream (and its deadline) taken out of its connection, to be
+/// unwatched and closed once the connection's lock is released.
 struct Closing {
-    stream: TcpStream,
+    stream: Option<TcpStream>,
     watched: bool,
     deadline: Option<Timer>,
     /// A held disconnect, delivered once closed.
@@ -271,7 +273,17 @@ impl Conn {
         let bytes = message.encode()?;
         let (result, closing) = {
             let mut state = lock(&self.state);
-            step(&mut state.machine)?;
+            if let Err(status) = step(&mut state.machine) {
+                // A request whose client is gone: only its deadline is left.
+                let closing = state
+                    .stream
+                    .is_none()
+                    .then(|| self.take_stream(&mut state))
+                    .flatten();
+                drop(state);
+                self.finish_close(closing);
+                return Err(status);
+            }
             state.outbox.extend_from_slice(&bytes);
             match self.flush(&mut state) {
                 Ok(()) => {
@@ -371,12 +383,22 @@ impl Conn {
         }
     }
 
+    /// Takes the stream and the deadline, except a held request's
+    /// deadline (which releases the request).
     fn take_stream(&self, state: &mut State) -> Option<Closing> {
-        let stream = state.stream.take()?;
+        let deadline = if state.machine.request_held() {
+            None
+        } else {
+            state.deadline.take().map(|deadline| deadline.timer)
+        };
+        let stream = state.stream.take();
+        if stream.is_none() && deadline.is_none() {
+            return None;
+        }
         Some(Closing {
             stream,
             watched: state.watched.take().is_some(),
-            deadline: state.deadline.take().map(|deadline| deadline.timer),
+            deadline,
             disconnect_held: state.disconnect_waits.take().is_some(),
         })
     }
@@ -446,7 +468,7 @@ impl Conn {
             };
             // Not expired: re-armed for another phase while this call waited
             // for the lock.
-            if !deadline.timer.take_expiry() || !open {
+            if !deadline.timer.take_expiry() || !(open || state.machine.request_held()) {
                 return;
             }
             if let Some(waits) = state.disconnect_waits.as_mut() {
@@ -548,6 +570,14 @@ impl Conn {
                 if !(lock(&self.cm).async_target.handlers_run_apart() && self.hold_disconnect()) {
                     self.deliver_disconnect();
                 }
+            }
+            Event::RequestExpired => {
+                tracing::debug!(
+                    "cm: the request from {} was neither accepted nor rejected within \
+                     UCX_RDMA_CM_TIMEOUT: released",
+                    self.peer
+                );
+                super::REQUESTS.release(self);
             }
             Event::Drop => {
                 tracing::debug!(
@@ -757,7 +787,7 @@ fn arm_deadline(state: &mut State) {
     if state.disconnect_waits.is_some() {
         return;
     }
-    let waiting = state.machine.awaits_peer().then(|| state.machine.phase());
+    let waiting = state.machine.deadline_phase();
     if waiting == deadline.armed_for {
         return;
     }
