@@ -175,13 +175,13 @@ fn stand_in_style_gid_is_accepted_without_an_ipv4_mapped_one() {
 }
 
 fn device_with_port(gid: Option<GidEntry>, lid: u16) -> discovery::VerbsDevice {
-    ib_device_with_port(gid, lid, None)
+    ib_device_with_port(gid, lid, Vec::new())
 }
 
 fn ib_device_with_port(
     gid: Option<GidEntry>,
     lid: u16,
-    ipoib_ipv4: Option<Ipv4Addr>,
+    ipoib_interfaces: Vec<String>,
 ) -> discovery::VerbsDevice {
     let (link_layer, address) = match gid {
         Some(gid) => (LinkLayer::Ethernet, DeviceAddress::Roce { gid: gid.gid }),
@@ -199,7 +199,7 @@ fn ib_device_with_port(
             lid,
             gid,
             sgid_index: gid.map_or(0, |g| g.index),
-            ipoib_ipv4,
+            ipoib_interfaces,
             address,
         }],
     }
@@ -209,27 +209,23 @@ fn ib_device_with_port(
 fn connection_manager_address_is_the_ipv4_of_the_roce_gid_in_use() {
     let v2_ip = entry(3, GidType::RoceV2, ipv4_gid([10, 0, 0, 7]));
     let roce = device_with_port(Some(v2_ip), 0);
+    // RoCE never asks for interface addresses.
+    let any_interface = |_: &str| Some(Ipv4Addr::new(172, 16, 0, 1));
     assert_eq!(
-        roce.port_ipv4(1),
-        Some(std::net::Ipv4Addr::new(10, 0, 0, 7))
+        roce.port_ipv4(1, any_interface),
+        Some(Ipv4Addr::new(10, 0, 0, 7))
     );
-    assert_eq!(roce.port_ipv4(2), None, "no such port");
+    assert_eq!(roce.port_ipv4(2, any_interface), None, "no such port");
     let v2_ll = entry(1, GidType::RoceV2, link_local_gid(1));
     assert_eq!(
-        device_with_port(Some(v2_ll), 0).port_ipv4(1),
+        device_with_port(Some(v2_ll), 0).port_ipv4(1, any_interface),
         None,
         "IPv6-only GID"
     );
     assert_eq!(
-        device_with_port(None, 5).port_ipv4(1),
+        device_with_port(None, 5).port_ipv4(1, any_interface),
         None,
         "InfiniBand without IPoIB"
-    );
-    let ipoib = Ipv4Addr::new(192, 168, 50, 3);
-    assert_eq!(
-        ib_device_with_port(None, 5, Some(ipoib)).port_ipv4(1),
-        Some(ipoib),
-        "InfiniBand: its IPoIB interface's address"
     );
 }
 
@@ -310,30 +306,38 @@ fn an_infiniband_port_is_reached_at_its_ipoib_interface_address() {
     assert!(discovery::ipoib_interfaces(&root, "mlx5_0", 3).is_empty());
     assert!(discovery::ipoib_interfaces(&root, "mlx5_1", 1).is_empty());
 
+    // The first interface of the port with an address (ib0 has none).
     let addresses = |name: &str| match name {
         "ib0.8001" => Some(Ipv4Addr::new(192, 168, 1, 5)),
         "ib2" => Some(Ipv4Addr::new(10, 0, 0, 2)),
         "eth0" => Some(Ipv4Addr::new(172, 16, 0, 1)),
         _ => None,
     };
-    // The first interface of the port with an address (ib0 has none).
+    let port = |number| {
+        ib_device_with_port(
+            None,
+            5,
+            discovery::ipoib_interfaces(&root, "mlx5_0", number),
+        )
+    };
     assert_eq!(
-        discovery::ipoib_ipv4(&root, "mlx5_0", 1, addresses),
+        port(1).port_ipv4(1, addresses),
         Some(Ipv4Addr::new(192, 168, 1, 5))
     );
     assert_eq!(
-        discovery::ipoib_ipv4(&root, "mlx5_0", 2, addresses),
+        port(2).port_ipv4(1, addresses),
         Some(Ipv4Addr::new(10, 0, 0, 2))
     );
-    assert_eq!(discovery::ipoib_ipv4(&root, "mlx5_0", 3, addresses), None);
+    assert_eq!(port(3).port_ipv4(1, addresses), None);
     std::fs::remove_dir_all(&scratch).unwrap();
 
     // Through the machine's own interface addresses: the loopback
     // interface standing in for IPoIB.
     let scratch = scratch_dir("ipoib-lo");
     let root = sysfs_with_interfaces(&scratch, "mlx5_0", &[ib("lo", Some("0"), None)]);
+    let device = ib_device_with_port(None, 5, discovery::ipoib_interfaces(&root, "mlx5_0", 1));
     assert_eq!(
-        discovery::ipoib_ipv4(&root, "mlx5_0", 1, uct::hca::netdev::ipv4_of_interface),
+        device.port_ipv4(1, uct::hca::netdev::ipv4_of_interface),
         Some(Ipv4Addr::LOCALHOST)
     );
     std::fs::remove_dir_all(&scratch).unwrap();

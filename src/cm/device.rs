@@ -3,7 +3,7 @@
 //! `UCX_SOFT_HCA_DEVICES` entry; a RoCE device of the rdma-core backend the
 //! IPv4 address of the GID its rc QPs use (an IPv4-mapped RoCE v2 GID, as
 //! UCX chooses by default); an InfiniBand port that of its IPoIB interface
-//! (`crate::hca::verbs::discovery::ipoib_ipv4`). The connection manager
+//! (`crate::hca::verbs::discovery::ipoib_interfaces`). The connection manager
 //! listens and connects on those addresses, and names the device
 //! (`mlx5_0:1`) to the layer above so that its rc lanes use the same one.
 //!

@@ -204,28 +204,6 @@ pub fn ipoib_interfaces(root: &Path, device: &str, port: u8) -> Vec<String> {
     found
 }
 
-/// The IPv4 address a connection manager reaches InfiniBand port `port` of
-/// `device` at: that of the first of its IPoIB interfaces
-/// ([`ipoib_interfaces`]) with one, as `ipv4_of` (interface name to its
-/// address) gives it. `None` when the port has no IPoIB interface or none
-/// has an IPv4 address.
-pub fn ipoib_ipv4(
-    root: &Path,
-    device: &str,
-    port: u8,
-    ipv4_of: impl Fn(&str) -> Option<Ipv4Addr>,
-) -> Option<Ipv4Addr> {
-    let interfaces = ipoib_interfaces(root, device, port);
-    let found = interfaces.iter().find_map(|interface| ipv4_of(interface));
-    if found.is_none() {
-        tracing::debug!(
-            "verbs: {device}:{port} (InfiniBand): no IPoIB interface with an IPv4 address \
-             (interfaces: {interfaces:?}); the connection manager does not serve it"
-        );
-    }
-    found
-}
-
 /// An active port of a real device.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VerbsPort {
@@ -240,9 +218,9 @@ pub struct VerbsPort {
     /// The GID table index packets leave from (RoCE: the chosen GID's;
     /// InfiniBand: `UCX_IB_GID_INDEX` or 0, used when a GRH is sent).
     pub sgid_index: u8,
-    /// InfiniBand: the IPv4 address of its IPoIB interface ([`ipoib_ipv4`]);
-    /// None on RoCE.
-    pub ipoib_ipv4: Option<Ipv4Addr>,
+    /// InfiniBand: its IPoIB interfaces ([`ipoib_interfaces`]); none on
+    /// RoCE.
+    pub ipoib_interfaces: Vec<String>,
     /// What peers are given to reach this port.
     pub address: DeviceAddress,
 }
@@ -261,12 +239,29 @@ pub struct VerbsDevice {
 impl VerbsDevice {
     /// The IPv4 address a connection manager reaches `port` at: on RoCE
     /// that of the GID its QPs use, when the GID is IPv4-mapped; on
-    /// InfiniBand that of its IPoIB interface.
-    pub fn port_ipv4(&self, port: u8) -> Option<Ipv4Addr> {
+    /// InfiniBand that of the first of its IPoIB interfaces with one, as
+    /// `ipv4_of` (interface name to address) gives it.
+    pub fn port_ipv4(
+        &self,
+        port: u8,
+        ipv4_of: impl Fn(&str) -> Option<Ipv4Addr>,
+    ) -> Option<Ipv4Addr> {
         let port = self.ports.iter().find(|p| p.number == port)?;
         match port.link_layer {
             LinkLayer::Ethernet => port.gid?.ipv4(),
-            LinkLayer::InfiniBand => port.ipoib_ipv4,
+            LinkLayer::InfiniBand => {
+                let found = port.ipoib_interfaces.iter().find_map(|name| ipv4_of(name));
+                if found.is_none() {
+                    tracing::debug!(
+                        "verbs: {}:{} (InfiniBand): no IPoIB interface with an IPv4 address \
+                         (interfaces: {:?}); the connection manager does not serve it",
+                        self.name,
+                        port.number,
+                        port.ipoib_interfaces
+                    );
+                }
+                found
+            }
         }
     }
 }
@@ -421,7 +416,7 @@ pub(crate) fn probe_ports(
                         Some(gid),
                         gid.index,
                         DeviceAddress::Roce { gid: gid.gid },
-                        None,
+                        Vec::new(),
                     ),
                     None => {
                         match gid_index {
@@ -455,12 +450,7 @@ pub(crate) fn probe_ports(
                     None,
                     sgid_index,
                     DeviceAddress::Ib { lid: port.lid, gid },
-                    ipoib_ipv4(
-                        sysfs_root,
-                        name,
-                        number,
-                        crate::hca::netdev::ipv4_of_interface,
-                    ),
+                    ipoib_interfaces(sysfs_root, name, number),
                 )
             }
         };
@@ -472,7 +462,7 @@ pub(crate) fn probe_ports(
             lid: port.lid,
             gid,
             sgid_index,
-            ipoib_ipv4: ipoib,
+            ipoib_interfaces: ipoib,
             address,
         });
     }
