@@ -41,7 +41,7 @@ macro_rules! held_by_handle {
 
 held_by_handle! {
     Md => uct_md;
-    Worker => uct_worker;
+    Worker => declared::uct_worker;
 }
 
 /// Gives `object` to the C caller: its handle goes to `handle_p` and is

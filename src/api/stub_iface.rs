@@ -52,7 +52,7 @@ mod stub_ops {
             pub unsafe fn $name(ep: uct_ep_h $(, _: $arg)*) -> Result<(), Status> {
                 // SAFETY: dispatched only for eps of stub ifaces, and an ep
                 // starts with its iface.
-                unsafe { stub_status((*ep).iface) }
+                unsafe { stub_status((*ep.cast::<uct_ep>()).iface) }
             }
         )*};
     }

@@ -747,7 +747,7 @@ impl IfaceHandle {
         let iface = self.0;
         non_null(iface, function, "iface")?;
         // SAFETY: a live iface starts with its ops table (binary ABI; FromC).
-        Ok(unsafe { &(*iface).ops })
+        Ok(unsafe { &(*iface.cast::<uct_iface>()).ops })
     }
 
     /// Our base iface behind the handle, for the entry points that need
@@ -790,7 +790,7 @@ impl EpHandle {
         non_null(ep, function, "ep")?;
         // SAFETY: a live ep or a tombstone starts with its iface pointer
         // (FromC).
-        Ok(unsafe { (*ep).iface })
+        Ok(unsafe { (*ep.cast::<uct_ep>()).iface })
     }
 
     /// `ep->iface->ops` (any transport's; for a destroyed ep of ours the

@@ -78,7 +78,7 @@ pub fn dead_iface() -> uct_iface_h {
 pub fn is_dead_iface(iface: uct_iface_h) -> bool {
     DEAD_IFACE
         .get()
-        .is_some_and(|dead| std::ptr::eq(&dead.0.iface, iface))
+        .is_some_and(|dead| std::ptr::eq(&dead.0.iface, iface.cast::<uct_iface>()))
 }
 
 /// The tombstones of one iface's eps of type `T`, oldest first, and the
