@@ -22,6 +22,7 @@ use uct::api::ep::{
 };
 use uct::api::worker::uct_worker_create;
 use uct::cm::socket::{ipv4_of, storage_of, SOCKADDR_IN_LEN};
+use uct::cm::REQUESTS;
 
 fn setup() {
     static SETUP: Once = Once::new();
@@ -739,6 +740,52 @@ fn a_silent_peer_fails_the_handshake_at_the_configured_deadline() {
     // SAFETY: live ep and listener, each destroyed once.
     unsafe {
         uct_ep_destroy(server);
+        uct_listener_destroy(listener);
+    }
+}
+
+#[test]
+fn a_request_nobody_answers_fails_the_client_and_is_released_at_the_deadline() {
+    let fixture = Fixture::with_timeout(c"300ms");
+    let server_side = Recorder::default();
+    let client_side = Recorder::default();
+    let (listener, port) = fixture.listen(&server_side, Ipv4Addr::LOCALHOST).unwrap();
+    let client = fixture.client(&client_side, port).unwrap();
+    assert_eq!(resolved(&client_side).1, UCS_OK);
+    let started = Instant::now();
+    assert_eq!(connect(client, b"nobody answers"), UCS_OK);
+    // The listener's user holds the request and never answers it.
+    let (request, ..) = request(&server_side);
+    assert!(REQUESTS.holds(request));
+    assert_eq!(
+        after_the_deadline(started, || connected(&client_side)).0,
+        UCS_ERR_UNREACHABLE
+    );
+    // The server's own deadline, armed when the request arrived, releases it.
+    let released = after_the_deadline(started, || {
+        let waiting = Instant::now();
+        while REQUESTS.holds(request) && waiting.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        !REQUESTS.holds(request)
+    });
+    assert!(released, "the request is still held");
+    assert_eq!(
+        fixture.server(&server_side, request, b"too late"),
+        Err(UCS_ERR_INVALID_PARAM)
+    );
+    // SAFETY: a live listener; the request handle is stale.
+    assert_eq!(
+        unsafe { uct_listener_reject(listener, request) },
+        UCS_ERR_INVALID_PARAM
+    );
+    assert!(client_side
+        .nothing_for(Duration::from_millis(100))
+        .is_empty());
+    assert!(server_side.nothing_for(Duration::ZERO).is_empty());
+    // SAFETY: live handles, each destroyed once.
+    unsafe {
+        uct_ep_destroy(client);
         uct_listener_destroy(listener);
     }
 }

@@ -1,10 +1,12 @@
 //! The verbs backend's loading and device discovery on a machine without a
 //! NIC: rdma-core present but no device, libraries or symbols missing, the
-//! RoCE GID choice from a fake sysfs tree, the name rule for soft devices,
-//! and that the built library does not link rdma-core.
+//! RoCE GID choice and an InfiniBand port's IPoIB interfaces from fake
+//! sysfs trees, the name rule for soft devices, and that the built library
+//! does not link rdma-core.
 
 mod log_capture;
 
+use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 
 use log_capture::capture_logs;
@@ -173,6 +175,14 @@ fn stand_in_style_gid_is_accepted_without_an_ipv4_mapped_one() {
 }
 
 fn device_with_port(gid: Option<GidEntry>, lid: u16) -> discovery::VerbsDevice {
+    ib_device_with_port(gid, lid, Vec::new())
+}
+
+fn ib_device_with_port(
+    gid: Option<GidEntry>,
+    lid: u16,
+    ipoib_interfaces: Vec<String>,
+) -> discovery::VerbsDevice {
     let (link_layer, address) = match gid {
         Some(gid) => (LinkLayer::Ethernet, DeviceAddress::Roce { gid: gid.gid }),
         None => (LinkLayer::InfiniBand, DeviceAddress::Ib { lid, gid: None }),
@@ -189,6 +199,7 @@ fn device_with_port(gid: Option<GidEntry>, lid: u16) -> discovery::VerbsDevice {
             lid,
             gid,
             sgid_index: gid.map_or(0, |g| g.index),
+            ipoib_interfaces,
             address,
         }],
     }
@@ -198,18 +209,138 @@ fn device_with_port(gid: Option<GidEntry>, lid: u16) -> discovery::VerbsDevice {
 fn connection_manager_address_is_the_ipv4_of_the_roce_gid_in_use() {
     let v2_ip = entry(3, GidType::RoceV2, ipv4_gid([10, 0, 0, 7]));
     let roce = device_with_port(Some(v2_ip), 0);
+    // RoCE never asks for interface addresses.
+    let any_interface = |_: &str| Some(Ipv4Addr::new(172, 16, 0, 1));
     assert_eq!(
-        roce.port_ipv4(1),
-        Some(std::net::Ipv4Addr::new(10, 0, 0, 7))
+        roce.port_ipv4(1, any_interface),
+        Some(Ipv4Addr::new(10, 0, 0, 7))
     );
-    assert_eq!(roce.port_ipv4(2), None, "no such port");
+    assert_eq!(roce.port_ipv4(2, any_interface), None, "no such port");
     let v2_ll = entry(1, GidType::RoceV2, link_local_gid(1));
     assert_eq!(
-        device_with_port(Some(v2_ll), 0).port_ipv4(1),
+        device_with_port(Some(v2_ll), 0).port_ipv4(1, any_interface),
         None,
         "IPv6-only GID"
     );
-    assert_eq!(device_with_port(None, 5).port_ipv4(1), None, "InfiniBand");
+    assert_eq!(
+        device_with_port(None, 5).port_ipv4(1, any_interface),
+        None,
+        "InfiniBand without IPoIB"
+    );
+}
+
+/// One network interface of a fake sysfs tree: its name and the files the
+/// kernel gives it (absent when `None`).
+struct FakeInterface {
+    name: &'static str,
+    kind: Option<&'static str>,
+    dev_port: Option<&'static str>,
+    dev_id: Option<&'static str>,
+}
+
+/// `<root>/<device>` as the kernel lays it out: a link into the PCI
+/// function's `infiniband/<device>` directory, whose `device` link leads
+/// back to the function, whose `net/` holds `interfaces`; returns the root.
+fn sysfs_with_interfaces(scratch: &Path, device: &str, interfaces: &[FakeInterface]) -> PathBuf {
+    let function = scratch.join("devices/pci0000:00/0000:3b:00.0");
+    let ibdev = function.join("infiniband").join(device);
+    std::fs::create_dir_all(&ibdev).unwrap();
+    std::os::unix::fs::symlink("../..", ibdev.join("device")).unwrap();
+    for interface in interfaces {
+        let dir = function.join("net").join(interface.name);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (file, text) in [
+            ("type", interface.kind),
+            ("dev_port", interface.dev_port),
+            ("dev_id", interface.dev_id),
+        ] {
+            if let Some(text) = text {
+                std::fs::write(dir.join(file), format!("{text}\n")).unwrap();
+            }
+        }
+    }
+    let root = scratch.join("class");
+    std::fs::create_dir_all(&root).unwrap();
+    std::os::unix::fs::symlink(&ibdev, root.join(device)).unwrap();
+    root
+}
+
+#[test]
+fn an_infiniband_port_is_reached_at_its_ipoib_interface_address() {
+    let scratch = scratch_dir("ipoib");
+    let ib = |name, dev_port, dev_id| FakeInterface {
+        name,
+        kind: Some("32"),
+        dev_port,
+        dev_id,
+    };
+    let root = sysfs_with_interfaces(
+        &scratch,
+        "mlx5_0",
+        &[
+            // Port 1: its interface and a child (P_Key) interface.
+            ib("ib0", Some("0"), Some("0x0")),
+            ib("ib0.8001", Some("0"), Some("0x0")),
+            // Port 2: one interface, and one from a kernel without dev_port.
+            ib("ib1", Some("1"), Some("0x0")),
+            ib("ib2", None, Some("0x1")),
+            // An Ethernet function of the same device, and garbage.
+            FakeInterface {
+                name: "eth0",
+                kind: Some("1"),
+                dev_port: Some("0"),
+                dev_id: Some("0x0"),
+            },
+            ib("ib9", Some("many"), None),
+            ib("ib8", None, None),
+        ],
+    );
+    assert_eq!(
+        discovery::ipoib_interfaces(&root, "mlx5_0", 1),
+        ["ib0", "ib0.8001"]
+    );
+    assert_eq!(
+        discovery::ipoib_interfaces(&root, "mlx5_0", 2),
+        ["ib1", "ib2"]
+    );
+    assert!(discovery::ipoib_interfaces(&root, "mlx5_0", 3).is_empty());
+    assert!(discovery::ipoib_interfaces(&root, "mlx5_1", 1).is_empty());
+
+    // The first interface of the port with an address (ib0 has none).
+    let addresses = |name: &str| match name {
+        "ib0.8001" => Some(Ipv4Addr::new(192, 168, 1, 5)),
+        "ib2" => Some(Ipv4Addr::new(10, 0, 0, 2)),
+        "eth0" => Some(Ipv4Addr::new(172, 16, 0, 1)),
+        _ => None,
+    };
+    let port = |number| {
+        ib_device_with_port(
+            None,
+            5,
+            discovery::ipoib_interfaces(&root, "mlx5_0", number),
+        )
+    };
+    assert_eq!(
+        port(1).port_ipv4(1, addresses),
+        Some(Ipv4Addr::new(192, 168, 1, 5))
+    );
+    assert_eq!(
+        port(2).port_ipv4(1, addresses),
+        Some(Ipv4Addr::new(10, 0, 0, 2))
+    );
+    assert_eq!(port(3).port_ipv4(1, addresses), None);
+    std::fs::remove_dir_all(&scratch).unwrap();
+
+    // Through the machine's own interface addresses: the loopback
+    // interface standing in for IPoIB.
+    let scratch = scratch_dir("ipoib-lo");
+    let root = sysfs_with_interfaces(&scratch, "mlx5_0", &[ib("lo", Some("0"), None)]);
+    let device = ib_device_with_port(None, 5, discovery::ipoib_interfaces(&root, "mlx5_0", 1));
+    assert_eq!(
+        device.port_ipv4(1, uct::hca::netdev::ipv4_of_interface),
+        Some(Ipv4Addr::LOCALHOST)
+    );
+    std::fs::remove_dir_all(&scratch).unwrap();
 }
 
 #[test]

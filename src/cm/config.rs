@@ -1,6 +1,7 @@
 //! The connection manager's configuration table (`UCX_RDMA_CM_*`, the
 //! prefix of UCX's RDMA connection manager whose name the component takes).
-//! `TIMEOUT` bounds each wait for the peer during the handshake; UCX's
+//! `TIMEOUT` bounds each wait for the peer during the handshake, and how
+//! long a server holds a request its user does not answer; UCX's
 //! `RESERVED_QPN`/`SOURCE_ADDRESS` concern rdma_cm itself and are not here.
 
 use std::time::Duration;
@@ -19,7 +20,9 @@ pub static CM_CONFIG: ConfigTable = ConfigTable {
         "10s",
         "Longest wait for the peer at each step of a connection's handshake \
          (the TCP connect, the server's answer, the client's request and its \
-         notify); when it passes, the connection fails with UCS_ERR_UNREACHABLE.",
+         notify); when it passes, the connection fails with UCS_ERR_UNREACHABLE. \
+         Also how long a server holds a connection request that is neither \
+         accepted nor rejected before it releases it.",
         Kind::Time,
     )],
 };

@@ -4,10 +4,12 @@
 //! from there, after this connection's lock is released (a callback may
 //! call back into the connection manager).
 //!
-//! While the machine waits for the peer, a one-shot timer (the handshake
-//! deadline, `UCX_RDMA_CM_TIMEOUT`) is armed for each waiting phase; it is
-//! watched through the same async context, and its expiry is one more input
-//! to the machine.
+//! While the machine waits for the peer, or a request waits for the
+//! listener's user, a one-shot timer (the handshake deadline,
+//! `UCX_RDMA_CM_TIMEOUT`) is armed for each waiting phase; it is watched
+//! through the same async context, and its expiry is one more input to the
+//! machine. A held request keeps its timer when the client goes, so that it
+//! is released all the same.
 //!
 //! Ownership: each async registration (the socket's, the timer's) holds one
 //! reference (taken when watched, dropped once the handler is removed), the ep handle
@@ -22,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::async_io::{Timer, Watch};
-use super::device::LocalDevice;
+use super::device::{LocalDevice, PendingReceives};
 use super::machine::{Event, Machine, Outcome, Phase, Role};
 use super::socket::{status_of_error, storage_of, SOCKADDR_IN_LEN};
 use super::wire::{Kind, Message};
@@ -53,8 +55,12 @@ struct State {
     user: UserSide,
     /// Server, until its request is delivered: where it arrived.
     listener: Option<Arc<dyn RequestSink>>,
-    /// The handshake deadline, once watched.
+    /// The handshake deadline, once watched; its timer also paces
+    /// [`State::disconnect_waits`].
     deadline: Option<Deadline>,
+    /// The peer's disconnect, held until the transport has taken what the
+    /// peer sent before it.
+    disconnect_waits: Option<PendingReceives>,
 }
 
 /// A connection's handshake deadline: its timer, registered with the async
@@ -91,12 +97,14 @@ pub struct Conn {
     state: Mutex<State>,
 }
 
-/// A stream taken out of its connection, to be unwatched and closed once
-/// the connection's lock is released.
+/// A stream (and its deadline) taken out of its connection, to be
+/// unwatched and closed once the connection's lock is released.
 struct Closing {
-    stream: TcpStream,
+    stream: Option<TcpStream>,
     watched: Option<Watch<Conn>>,
     deadline: Option<Deadline>,
+    /// A held disconnect, delivered once closed.
+    disconnect_held: bool,
 }
 
 impl Conn {
@@ -123,6 +131,7 @@ impl Conn {
                 user: UserSide::default(),
                 listener,
                 deadline: None,
+                disconnect_waits: None,
             }),
         })
     }
@@ -248,7 +257,17 @@ impl Conn {
         let bytes = message.encode()?;
         let (result, closing) = {
             let mut state = lock(&self.state);
-            step(&mut state.machine)?;
+            if let Err(status) = step(&mut state.machine) {
+                // A request whose client is gone: only its deadline is left.
+                let closing = state
+                    .stream
+                    .is_none()
+                    .then(|| self.take_stream(&mut state))
+                    .flatten();
+                drop(state);
+                self.finish_close(closing);
+                return Err(status);
+            }
             state.outbox.extend_from_slice(&bytes);
             match self.flush(&mut state) {
                 Ok(()) => {
@@ -294,7 +313,7 @@ impl Conn {
             if let Err(status) = self.flush(&mut state) {
                 tracing::debug!("cm: disconnecting from {}: {status}", self.peer);
             }
-            if state.machine.both_done() && !state.half_close_pending {
+            if done_with_stream(&state) {
                 self.take_stream(&mut state)
             } else {
                 self.rewatch(&mut state);
@@ -348,12 +367,23 @@ impl Conn {
         }
     }
 
+    /// Takes the stream and the deadline, except a held request's
+    /// deadline (which releases the request).
     fn take_stream(&self, state: &mut State) -> Option<Closing> {
-        let stream = state.stream.take()?;
+        let deadline = if state.machine.request_held() {
+            None
+        } else {
+            state.deadline.take()
+        };
+        let stream = state.stream.take();
+        if stream.is_none() && deadline.is_none() {
+            return None;
+        }
         Some(Closing {
             stream,
             watched: state.watched.take().map(|(_, watch)| watch),
-            deadline: state.deadline.take(),
+            deadline,
+            disconnect_held: state.disconnect_waits.take().is_some(),
         })
     }
 
@@ -371,6 +401,9 @@ impl Conn {
             deadline.watch.end();
         }
         drop(closing.stream);
+        if closing.disconnect_held {
+            self.deliver_disconnect();
+        }
     }
 
     /// A socket event: advance the machine, then deliver its callbacks.
@@ -394,13 +427,12 @@ impl Conn {
                     merge(&mut outcome, state.machine.peer_closed(Some(status)));
                 }
             }
-            let closing =
-                if outcome.finished || (state.machine.both_done() && !state.half_close_pending) {
-                    self.take_stream(&mut state)
-                } else {
-                    self.rewatch(&mut state);
-                    None
-                };
+            let closing = if outcome.finished || done_with_stream(&state) {
+                self.take_stream(&mut state)
+            } else {
+                self.rewatch(&mut state);
+                None
+            };
             (outcome, closing)
         };
         self.finish_close(closing);
@@ -415,14 +447,33 @@ impl Conn {
         let (outcome, closing) = {
             let mut state = lock(&self.state);
             let open = state.stream.is_some();
-            let Some(deadline) = state.deadline.as_mut() else {
+            let Some(deadline) = state.deadline.as_ref() else {
                 return;
             };
             // Not expired: re-armed for another phase while this call waited
             // for the lock.
-            if !deadline.timer.take_expiry() || !open {
+            if !deadline.timer.take_expiry() || !(open || state.machine.request_held()) {
                 return;
             }
+            if let Some(waits) = state.disconnect_waits.as_mut() {
+                if !waits.done() {
+                    if let Some(deadline) = &state.deadline {
+                        let _ = deadline.timer.arm(Some(PendingReceives::CHECK_INTERVAL));
+                    }
+                    return;
+                }
+                state.disconnect_waits = None;
+                let closing = done_with_stream(&state)
+                    .then(|| self.take_stream(&mut state))
+                    .flatten();
+                drop(state);
+                self.finish_close(closing);
+                self.deliver_disconnect();
+                return;
+            }
+            let Some(deadline) = state.deadline.as_mut() else {
+                return;
+            };
             deadline.armed_for = None;
             let timeout = deadline.timeout;
             let phase = state.machine.phase();
@@ -496,19 +547,21 @@ impl Conn {
                 }
             }
             Event::Disconnect => {
-                let user = self.user();
-                if let (Some(cb), true) = (user.disconnect, user.ep != 0) {
-                    tracing::debug!("cm: ep {:#x}: the peer {} disconnected", user.ep, self.peer);
-                    // What the peer sent before it disconnected is taken
-                    // from the receive CQs first, unless this handler runs
-                    // inside the worker's own progress (poll mode), which
-                    // is then what would take them.
-                    if lock(&self.cm).async_target.handlers_run_apart() {
-                        self.device.wait_receives_taken(*self.peer.ip());
-                    }
-                    // SAFETY: the user's callback for its live ep.
-                    unsafe { cb(user.ep as uct_ep_h, user.user_data as *mut c_void) };
+                // What the peer sent before it disconnected is taken from
+                // the receive CQs first, unless this handler runs inside the
+                // worker's own progress (poll mode), which is then what
+                // would take them.
+                if !(lock(&self.cm).async_target.handlers_run_apart() && self.hold_disconnect()) {
+                    self.deliver_disconnect();
                 }
+            }
+            Event::RequestExpired => {
+                tracing::debug!(
+                    "cm: the request from {} was neither accepted nor rejected within \
+                     UCX_RDMA_CM_TIMEOUT: released",
+                    self.peer
+                );
+                super::REQUESTS.release(self);
             }
             Event::Drop => {
                 tracing::debug!(
@@ -517,6 +570,45 @@ impl Conn {
                 );
                 self.leave_listener();
             }
+        }
+    }
+
+    /// Holds the peer's disconnect while the transport has receives to
+    /// take, checking again on the deadline's timer; false when there is
+    /// nothing to wait for (or no timer to wait with).
+    fn hold_disconnect(&self) -> bool {
+        let mut state = lock(&self.state);
+        let State {
+            deadline,
+            disconnect_waits,
+            user,
+            stream,
+            ..
+        } = &mut *state;
+        let (Some(deadline), Some(_), true) = (deadline.as_ref(), stream.as_ref(), user.ep != 0)
+        else {
+            return false;
+        };
+        let Some(waits) = self.device.pending_receives(*self.peer.ip()) else {
+            return false;
+        };
+        if deadline
+            .timer
+            .arm(Some(PendingReceives::CHECK_INTERVAL))
+            .is_err()
+        {
+            return false;
+        }
+        *disconnect_waits = Some(waits);
+        true
+    }
+
+    fn deliver_disconnect(&self) {
+        let user = self.user();
+        if let (Some(cb), true) = (user.disconnect, user.ep != 0) {
+            tracing::debug!("cm: ep {:#x}: the peer {} disconnected", user.ep, self.peer);
+            // SAFETY: the user's callback for its live ep.
+            unsafe { cb(user.ep as uct_ep_h, user.user_data as *mut c_void) };
         }
     }
 
@@ -663,13 +755,23 @@ fn connect_result(stream: Option<&TcpStream>) -> Option<Result<(), Status>> {
     }
 }
 
+/// Whether the stream has served its purpose: both sides closed it and
+/// no disconnect is held.
+fn done_with_stream(state: &State) -> bool {
+    state.machine.both_done() && !state.half_close_pending && state.disconnect_waits.is_none()
+}
+
 /// Arms the deadline for the phase the machine is in when that phase waits
-/// for the peer (once per phase), disarms it otherwise.
+/// for the peer (once per phase), disarms it otherwise; leaves it to a held
+/// disconnect meanwhile.
 fn arm_deadline(state: &mut State) {
     let Some(deadline) = state.deadline.as_mut() else {
         return;
     };
-    let waiting = state.machine.awaits_peer().then(|| state.machine.phase());
+    if state.disconnect_waits.is_some() {
+        return;
+    }
+    let waiting = state.machine.deadline_phase();
     if waiting == deadline.armed_for {
         return;
     }

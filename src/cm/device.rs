@@ -2,13 +2,14 @@
 //! to reach it. A soft HCA device has the IPv4 address of its
 //! `UCX_SOFT_HCA_DEVICES` entry; a RoCE device of the rdma-core backend the
 //! IPv4 address of the GID its rc QPs use (an IPv4-mapped RoCE v2 GID, as
-//! UCX chooses by default). The connection manager listens and connects on
-//! those addresses, and names the device (`mlx5_0:1`) to the layer above so
-//! that its rc lanes use the same one.
+//! UCX chooses by default); an InfiniBand port that of its IPoIB interface
+//! (`crate::hca::verbs::discovery::ipoib_interfaces`). The connection manager
+//! listens and connects on those addresses, and names the device
+//! (`mlx5_0:1`) to the layer above so that its rc lanes use the same one.
 //!
-//! Not served: InfiniBand ports (their IP address is IPoIB's, on another
-//! network interface, which is not looked up) and RoCE ports whose GID is
-//! not IPv4-mapped (IPv6 only, or `UCX_IB_GID_INDEX` naming such a GID).
+//! Not served: RoCE ports whose GID is not IPv4-mapped (IPv6 only, or
+//! `UCX_IB_GID_INDEX` naming such a GID) and InfiniBand ports without an
+//! IPoIB interface carrying an IPv4 address.
 
 use std::ffi::c_char;
 use std::net::Ipv4Addr;
@@ -17,14 +18,15 @@ use std::time::{Duration, Instant};
 use crate::abi::ucs_status::Status;
 use crate::abi::UCT_DEVICE_NAME_MAX;
 use crate::hca::devices::{hca_devices, Backend, HcaDevice, DEVICE_PORT};
+use crate::hca::soft::ReceiveMark;
 use crate::hca::{Device, DeviceAddress};
 
-/// How long [`LocalDevice::wait_receives_taken`] waits for a transport
-/// that takes no receive completion at all.
+/// How long [`PendingReceives::done`] waits for a transport that takes
+/// no receive completion at all.
 const RECEIVES_STALL: Duration = Duration::from_millis(100);
 
-/// How often it looks at the CQs meanwhile.
-const RECEIVES_POLL_INTERVAL: Duration = Duration::from_micros(20);
+/// How often the connection manager looks at the CQs meanwhile.
+const RECEIVES_CHECK_INTERVAL: Duration = Duration::from_micros(100);
 
 /// The IPv4 address the connection manager uses for `device`.
 pub fn device_ipv4(device: &HcaDevice) -> Option<Ipv4Addr> {
@@ -76,38 +78,33 @@ impl LocalDevice {
         name
     }
 
-    /// Waits until the transport has taken from the receive CQs of the
-    /// process's soft devices what had arrived when `peer`'s disconnect did
-    /// (what `peer` sent before it among them, on whichever device its
-    /// lanes run), so that the layer above, which fails the ep on that
-    /// disconnect and drops what it has not taken yet, sees the data first
-    /// (as a stream's data is read before its end). Over a NIC and the
-    /// kernel's connection manager the disconnect comes late enough; here
-    /// it comes on a socket at once, while the transport takes
-    /// `RX_MAX_POLL` completions per progress.
-    /// Gives up when the transport stops polling for
-    /// [`RECEIVES_STALL`] (the worker does not progress).
-    pub fn wait_receives_taken(&self, peer: Ipv4Addr) {
-        let Some(mark) = self.open.receive_mark() else {
-            return;
-        };
-        let mut consumed = mark.consumed();
-        let mut moved_at = Instant::now();
-        while !mark.taken() {
-            if moved_at.elapsed() >= RECEIVES_STALL {
-                tracing::debug!(
-                    "cm: {}: the transport stopped taking {peer}'s receives; disconnecting anyway",
-                    self.name
-                );
-                return;
-            }
-            std::thread::sleep(RECEIVES_POLL_INTERVAL);
-            let now_consumed = mark.consumed();
-            if now_consumed != consumed {
-                consumed = now_consumed;
-                moved_at = Instant::now();
-            }
+    /// What the transport has still to take from the receive CQs of the
+    /// process's soft devices now that `peer`'s disconnect arrived (what
+    /// `peer` sent before it among them, on whichever device its lanes
+    /// run), so that the layer above, which fails the ep on that disconnect
+    /// and drops what it has not taken yet, sees the data first (as a
+    /// stream's data is read before its end). Over a NIC and the kernel's
+    /// connection manager the disconnect comes late enough; here it comes
+    /// on a socket at once, while the transport takes `RX_MAX_POLL`
+    /// completions per progress. `None`: nothing to wait for.
+    ///
+    /// The caller checks it again from time to time, never by waiting in
+    /// its event handler: the handler runs with the worker's async context
+    /// blocked, and the worker's progress (UCP's, among its callbacks)
+    /// blocks that context too, so a wait there would hold up the very
+    /// progress that takes the receives.
+    pub fn pending_receives(&self, peer: Ipv4Addr) -> Option<PendingReceives> {
+        let mark = self.open.receive_mark()?;
+        if mark.taken() {
+            return None;
         }
+        Some(PendingReceives {
+            device: self.name.clone(),
+            peer,
+            consumed: mark.consumed(),
+            mark,
+            moved_at: Instant::now(),
+        })
     }
 
     pub fn open(device: &HcaDevice) -> Result<LocalDevice, Status> {
@@ -123,5 +120,44 @@ impl LocalDevice {
             address: packed[..DeviceAddress::MAX_PACKED_LEN.max(len)].to_vec(),
             open,
         })
+    }
+}
+
+/// The receive completions a peer's disconnect waits behind
+/// ([`LocalDevice::pending_receives`]).
+pub struct PendingReceives {
+    device: String,
+    peer: Ipv4Addr,
+    mark: ReceiveMark,
+    consumed: u64,
+    moved_at: Instant,
+}
+
+impl PendingReceives {
+    /// How long to wait before the next [`Self::check`].
+    pub const CHECK_INTERVAL: Duration = RECEIVES_CHECK_INTERVAL;
+
+    /// Whether the disconnect may go up now: the transport took every
+    /// marked completion, or it stopped taking any for [`RECEIVES_STALL`]
+    /// (the worker does not progress).
+    pub fn done(&mut self) -> bool {
+        if self.mark.taken() {
+            return true;
+        }
+        let consumed = self.mark.consumed();
+        if consumed != self.consumed {
+            self.consumed = consumed;
+            self.moved_at = Instant::now();
+            return false;
+        }
+        if self.moved_at.elapsed() < RECEIVES_STALL {
+            return false;
+        }
+        tracing::debug!(
+            "cm: {}: the transport stopped taking {}'s receives; disconnecting anyway",
+            self.device,
+            self.peer
+        );
+        true
     }
 }

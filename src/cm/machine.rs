@@ -16,7 +16,9 @@
 //! (`UNREACHABLE`), a reject (`REJECTED`), a peer gone after answering
 //! (`CONNECTION_RESET`), a peer silent past the handshake deadline
 //! (`UNREACHABLE`, as UCX's RDMA connection manager reports its timeouts).
-//! Each callback is delivered at most once.
+//! Each callback is delivered at most once. A request the listener's user
+//! neither accepts nor rejects within the same deadline is released (the
+//! client, whose wait for the answer started earlier, has failed by then).
 
 use super::wire::{FrameReader, Kind, Message};
 use crate::abi::ucs_status::Status;
@@ -69,6 +71,9 @@ pub enum Event {
     Disconnect,
     /// Server: a connection that never became a request; close it.
     Drop,
+    /// Server: the listener's user held the request past the deadline;
+    /// release it.
+    RequestExpired,
 }
 
 /// What the caller must do after feeding the machine.
@@ -88,6 +93,9 @@ pub struct Machine {
     notified: bool,
     local_disconnect: bool,
     remote_disconnect: bool,
+    /// Server: the request is with the listener's user (delivered, neither
+    /// accepted nor rejected), whether or not the client is still there.
+    request_held: bool,
 }
 
 impl Machine {
@@ -103,6 +111,7 @@ impl Machine {
             notified: false,
             local_disconnect: false,
             remote_disconnect: false,
+            request_held: false,
         }
     }
 
@@ -123,9 +132,35 @@ impl Machine {
         )
     }
 
+    /// Server: the listener's user holds the request.
+    pub fn request_held(&self) -> bool {
+        self.request_held
+    }
+
+    /// What the handshake deadline is armed for: the phase waiting for the
+    /// peer, or a held request (`RequestDelivered`, also once the client
+    /// is gone); `None` when nothing is bounded.
+    pub fn deadline_phase(&self) -> Option<Phase> {
+        if self.request_held {
+            return Some(Phase::RequestDelivered);
+        }
+        self.awaits_peer().then_some(self.phase)
+    }
+
     /// The handshake deadline armed on entering the current phase passed.
     /// A phase that no longer waits for the peer ignores it (a late timer).
     pub fn deadline_passed(&mut self) -> Outcome {
+        if self.request_held {
+            tracing::debug!("cm: the listener's user held a request past the deadline");
+            self.request_held = false;
+            if self.phase == Phase::RequestDelivered {
+                self.phase = Phase::Failed(Status::Unreachable);
+            }
+            return Outcome {
+                events: vec![Event::RequestExpired],
+                finished: true,
+            };
+        }
         if !self.awaits_peer() {
             return Outcome::default();
         }
@@ -190,6 +225,7 @@ impl Machine {
         match (self.phase, message.kind) {
             (Phase::AwaitRequest, Kind::Request) => {
                 self.phase = Phase::RequestDelivered;
+                self.request_held = true;
                 emit(vec![Event::Request {
                     device_address: message.device_address,
                     private_data: message.private_data,
@@ -284,6 +320,7 @@ impl Machine {
 
     /// Server, `uct_ep_create` on a request: the accept may go out.
     pub fn accept(&mut self) -> Result<(), Status> {
+        self.request_held = false;
         match self.phase {
             Phase::RequestDelivered => {
                 self.phase = Phase::Accepted;
@@ -297,6 +334,7 @@ impl Machine {
     /// Server, `uct_listener_reject`: whether a reject message should go out
     /// (not when the client is already gone).
     pub fn reject(&mut self) -> Result<bool, Status> {
+        self.request_held = false;
         match self.phase {
             Phase::RequestDelivered => {
                 self.phase = Phase::Rejected;
@@ -570,17 +608,46 @@ mod tests {
         assert!(!client.awaits_peer());
         assert_eq!(client.deadline_passed(), Outcome::default());
         assert_eq!(client.phase(), Phase::Connected);
-        // The request is with the listener's user.
-        let mut server = Machine::new(Role::Server, MAX);
-        server.received(&bytes(Kind::Request, b"dev", b""));
-        assert!(!server.awaits_peer());
-        assert_eq!(server.deadline_passed(), Outcome::default());
-        assert_eq!(server.accept(), Ok(()));
         // Rejected.
         let mut server = Machine::new(Role::Server, MAX);
         server.received(&bytes(Kind::Request, b"dev", b""));
         server.reject().unwrap();
         assert_eq!(server.deadline_passed(), Outcome::default());
+    }
+
+    #[test]
+    fn a_request_the_user_holds_past_the_deadline_is_released() {
+        // The client still waits: the connection fails, the request goes.
+        let mut server = Machine::new(Role::Server, MAX);
+        assert_eq!(server.deadline_phase(), Some(Phase::AwaitRequest));
+        server.received(&bytes(Kind::Request, b"dev", b""));
+        assert!(server.request_held() && !server.awaits_peer());
+        assert_eq!(server.deadline_phase(), Some(Phase::RequestDelivered));
+        let expired = server.deadline_passed();
+        assert_eq!(expired.events, [Event::RequestExpired]);
+        assert!(expired.finished);
+        assert_eq!(server.phase(), Phase::Failed(Status::Unreachable));
+        assert!(!server.request_held());
+        assert_eq!(server.deadline_passed(), Outcome::default(), "once");
+
+        // The client gave up first: the request stays bounded.
+        let mut server = Machine::new(Role::Server, MAX);
+        server.received(&bytes(Kind::Request, b"dev", b""));
+        assert_eq!(server.peer_closed(None).events, []);
+        assert_eq!(server.deadline_phase(), Some(Phase::RequestDelivered));
+        assert_eq!(server.deadline_passed().events, [Event::RequestExpired]);
+
+        // Accepted or rejected in time: nothing more is bounded by it.
+        let mut server = Machine::new(Role::Server, MAX);
+        server.received(&bytes(Kind::Request, b"dev", b""));
+        server.reject().unwrap();
+        assert_eq!(server.deadline_phase(), None);
+        assert_eq!(server.deadline_passed(), Outcome::default());
+        let mut server = Machine::new(Role::Server, MAX);
+        server.received(&bytes(Kind::Request, b"dev", b""));
+        server.peer_closed(None);
+        assert_eq!(server.accept(), Err(Status::ConnectionReset));
+        assert_eq!(server.deadline_phase(), None);
     }
 
     #[test]

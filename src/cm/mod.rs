@@ -28,6 +28,7 @@ pub mod wire;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::net::{Ipv4Addr, SocketAddrV4};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -52,25 +53,42 @@ const CM_EP_MAGIC: u64 = 0x7563_745f_636d_6570; // "uct_cmep"
 const LISTENER_MAGIC: u64 = 0x7563_745f_6c69_7374; // "uct_list"
 
 /// Connection requests handed to a listener's callback and not yet taken
-/// by `uct_ep_create` or `uct_listener_reject`. The handle C gets is a key
-/// here, so a stale or forged one is refused, never dereferenced. One table
-/// for the process: a request may become an ep of another worker's
-/// connection manager (UCP accepts on a worker of its choice).
+/// by `uct_ep_create` or `uct_listener_reject`, nor released at their
+/// deadline. The handle C gets is a key here, never reused, so a stale or
+/// forged one is refused, never dereferenced. One table for the process: a
+/// request may become an ep of another worker's connection manager (UCP
+/// accepts on a worker of its choice).
 pub static REQUESTS: RequestTable = RequestTable {
     live: Mutex::new(None),
+    last_key: AtomicUsize::new(0),
 };
 
 pub struct RequestTable {
     live: Mutex<Option<HashMap<usize, Arc<Conn>>>>,
+    last_key: AtomicUsize,
 }
 
 impl RequestTable {
     pub fn hand_out(&self, conn: &Arc<Conn>) -> uct_conn_request_h {
-        let key = Arc::as_ptr(conn) as usize;
+        let key = self.last_key.fetch_add(1, Ordering::Relaxed) + 1;
         self.lock()
             .get_or_insert_with(HashMap::new)
             .insert(key, conn.clone());
         key as uct_conn_request_h
+    }
+
+    /// Drops `conn`'s request, if it is still here.
+    pub fn release(&self, conn: &Arc<Conn>) {
+        if let Some(live) = self.lock().as_mut() {
+            live.retain(|_, held| !Arc::ptr_eq(held, conn));
+        }
+    }
+
+    /// Whether `request` waits for `uct_ep_create` or `uct_listener_reject`.
+    pub fn holds(&self, request: uct_conn_request_h) -> bool {
+        self.lock()
+            .as_ref()
+            .is_some_and(|live| live.contains_key(&(request as usize)))
     }
 
     pub fn take(&self, request: uct_conn_request_h, function: &str) -> Result<Arc<Conn>, Status> {
@@ -79,7 +97,10 @@ impl RequestTable {
             .as_mut()
             .and_then(|live| live.remove(&(request as usize)));
         found.ok_or_else(|| {
-            tracing::warn!("{function}: {request:p} is not a pending connection request");
+            tracing::warn!(
+                "{function}: {request:p} is not a pending connection request (taken, \
+                 rejected, or released after UCX_RDMA_CM_TIMEOUT)"
+            );
             Status::InvalidParam
         })
     }

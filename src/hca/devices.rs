@@ -162,7 +162,9 @@ fn discover_devices() -> Vec<HcaDevice> {
                     Backend::Verbs {
                         node_guid: real.map_or(0, |d| d.node_guid),
                         pci_bus_id: real.and_then(|d| d.pci_bus_id),
-                        ipv4: real.and_then(|d| d.port_ipv4(DEVICE_PORT)),
+                        ipv4: real.and_then(|d| {
+                            d.port_ipv4(DEVICE_PORT, crate::hca::netdev::ipv4_of_interface)
+                        }),
                     }
                 }
                 DeviceOrigin::Soft => {

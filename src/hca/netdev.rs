@@ -43,6 +43,17 @@ pub fn interface_with_ipv4(ip: Ipv4Addr) -> Option<String> {
         .find_map(|(name, address)| (address == ip).then_some(name))
 }
 
+/// The first IPv4 address of the interface named `interface`, if it has
+/// one.
+pub fn ipv4_of_interface(interface: &str) -> Option<Ipv4Addr> {
+    let addresses = interface_ipv4_addresses()
+        .inspect_err(|error| tracing::debug!("getifaddrs failed: {error}"))
+        .ok()?;
+    addresses
+        .into_iter()
+        .find_map(|(name, address)| (name == interface).then_some(address))
+}
+
 /// Every IPv4 address of a network interface, with the interface's name
 /// (`getifaddrs`).
 fn interface_ipv4_addresses() -> std::io::Result<Vec<(String, Ipv4Addr)>> {

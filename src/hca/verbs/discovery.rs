@@ -1,6 +1,7 @@
 //! Which real mlx5 devices this machine has: rdma-core's device list, kept
 //! to mlx5 devices (`mlx5dv_is_supported`) with at least one active port,
-//! each port with its link layer and, for RoCE, the GID to use.
+//! each port with its link layer and, for RoCE, the GID to use; for
+//! InfiniBand, the IPv4 address of its IPoIB interface.
 //!
 //! Discovery never fails: no rdma-core, no device, a device that does not
 //! open or a port that is down each give fewer entries and one debug line,
@@ -160,6 +161,49 @@ pub fn parse_pci_address(text: &str) -> Option<ucs_sys_bus_id_t> {
     })
 }
 
+/// `type` of an IPoIB network interface in sysfs (`ARPHRD_INFINIBAND`).
+const ARPHRD_INFINIBAND: u32 = 32;
+
+/// The IPoIB interfaces of InfiniBand port `port` of `device`, by name,
+/// from the kernel's description below `root` (`/sys/class/infiniband`):
+/// the network interfaces in `<root>/<device>/device/net/` whose port
+/// number is `port`. An interface names its port (counted from 0) in
+/// `dev_port`, or on kernels without that file in `dev_id` (hexadecimal),
+/// as rdma-core's `ibdev2netdev` reads them; one whose `type` says it is
+/// not InfiniBand (an Ethernet function of the same PCI device) is left
+/// out.
+pub fn ipoib_interfaces(root: &Path, device: &str, port: u8) -> Vec<String> {
+    let net = root.join(device).join("device/net");
+    let Ok(listing) = std::fs::read_dir(&net) else {
+        return Vec::new();
+    };
+    let read = |interface: &Path, file: &str| std::fs::read_to_string(interface.join(file)).ok();
+    let mut found: Vec<String> = listing
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let interface = entry.path();
+            if let Some(kind) = read(&interface, "type") {
+                if kind.trim().parse::<u32>().ok()? != ARPHRD_INFINIBAND {
+                    return None;
+                }
+            }
+            let port_index = match read(&interface, "dev_port") {
+                Some(text) => text.trim().parse::<u32>().ok()?,
+                None => {
+                    let text = read(&interface, "dev_id")?;
+                    let text = text.trim();
+                    let hex = text.strip_prefix("0x").unwrap_or(text);
+                    u32::from_str_radix(hex, 16).ok()?
+                }
+            };
+            (port_index.checked_add(1)? == u32::from(port))
+                .then(|| entry.file_name().to_str().map(str::to_owned))?
+        })
+        .collect();
+    found.sort();
+    found
+}
+
 /// An active port of a real device.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VerbsPort {
@@ -174,6 +218,9 @@ pub struct VerbsPort {
     /// The GID table index packets leave from (RoCE: the chosen GID's;
     /// InfiniBand: `UCX_IB_GID_INDEX` or 0, used when a GRH is sent).
     pub sgid_index: u8,
+    /// InfiniBand: its IPoIB interfaces ([`ipoib_interfaces`]); none on
+    /// RoCE.
+    pub ipoib_interfaces: Vec<String>,
     /// What peers are given to reach this port.
     pub address: DeviceAddress,
 }
@@ -190,12 +237,32 @@ pub struct VerbsDevice {
 }
 
 impl VerbsDevice {
-    /// The IPv4 address a connection manager reaches `port` at: that of the
-    /// RoCE GID its QPs use, when the GID is IPv4-mapped. None on
-    /// InfiniBand (its IP address is IPoIB's, on another interface) and for
-    /// a GID that is not IPv4-mapped.
-    pub fn port_ipv4(&self, port: u8) -> Option<Ipv4Addr> {
-        self.ports.iter().find(|p| p.number == port)?.gid?.ipv4()
+    /// The IPv4 address a connection manager reaches `port` at: on RoCE
+    /// that of the GID its QPs use, when the GID is IPv4-mapped; on
+    /// InfiniBand that of the first of its IPoIB interfaces with one, as
+    /// `ipv4_of` (interface name to address) gives it.
+    pub fn port_ipv4(
+        &self,
+        port: u8,
+        ipv4_of: impl Fn(&str) -> Option<Ipv4Addr>,
+    ) -> Option<Ipv4Addr> {
+        let port = self.ports.iter().find(|p| p.number == port)?;
+        match port.link_layer {
+            LinkLayer::Ethernet => port.gid?.ipv4(),
+            LinkLayer::InfiniBand => {
+                let found = port.ipoib_interfaces.iter().find_map(|name| ipv4_of(name));
+                if found.is_none() {
+                    tracing::debug!(
+                        "verbs: {}:{} (InfiniBand): no IPoIB interface with an IPv4 address \
+                         (interfaces: {:?}); the connection manager does not serve it",
+                        self.name,
+                        port.number,
+                        port.ipoib_interfaces
+                    );
+                }
+                found
+            }
+        }
     }
 }
 
@@ -314,7 +381,7 @@ pub(crate) fn probe_ports(
             .ok()
             .and_then(mtu_from_ibv)
             .map_or(active_mtu, |max| max.max(active_mtu));
-        let (link_layer, gid, sgid_index, address) = match port.link_layer {
+        let (link_layer, gid, sgid_index, address, ipoib) = match port.link_layer {
             ffi::IBV_LINK_LAYER_ETHERNET => {
                 let entries = read_gid_table(verbs, context, name, number, &port, sysfs_root);
                 match select_roce_gid(&entries, gid_index) {
@@ -323,6 +390,7 @@ pub(crate) fn probe_ports(
                         Some(gid),
                         gid.index,
                         DeviceAddress::Roce { gid: gid.gid },
+                        Vec::new(),
                     ),
                     None => {
                         match gid_index {
@@ -356,6 +424,7 @@ pub(crate) fn probe_ports(
                     None,
                     sgid_index,
                     DeviceAddress::Ib { lid: port.lid, gid },
+                    ipoib_interfaces(sysfs_root, name, number),
                 )
             }
         };
@@ -367,6 +436,7 @@ pub(crate) fn probe_ports(
             lid: port.lid,
             gid,
             sgid_index,
+            ipoib_interfaces: ipoib,
             address,
         });
     }
