@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 /// (so `core` imports only `abi`, and nothing imports `api`). The mlx5
 /// formats are a crate of their own (`crates/mlx5`, re-exported as
 /// `crate::mlx5`), below all of these.
-const LAYERS: &[&str] = &["abi", "core", "hca", "ib", "failover", "rc", "cm", "api"];
+const LAYERS: &[&str] = &[
+    "abi", "core", "hca", "ib", "failover", "uct", "rc", "cm", "api",
+];
 
 /// Import circles between the files of one module folder that are known and
 /// still to be closed, each the set of its files, relative to src/. The list

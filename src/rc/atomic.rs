@@ -34,7 +34,7 @@ use crate::mlx5::{
 };
 use crate::rc::ep::{Bounce, PostSpec, RcEp};
 use crate::rc::iface::{IfaceState, RcIface};
-use crate::rc::pool::{BufferPool, LKEY_BYTES};
+use crate::uct::pool::{BufferPool, LKEY_BYTES};
 
 /// The non-fetching ops rc_mlx5 executes (bits of `UCT_ATOMIC_OP_*`).
 pub const POST_OPS: u64 = (1 << UCT_ATOMIC_OP_ADD)

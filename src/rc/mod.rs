@@ -15,7 +15,6 @@
 //!   [`failover`]: tokens, invalidate and purge over the op table.
 //! - [`limits`]: what the configuration allows (sizes, timeouts) and the AM
 //!   header layout.
-//! - [`pool`]: registered bounce buffers (receive segments, bcopy data).
 //! - [`fc`]: flow control of AMs (window, credit requests and grants in
 //!   the AM header byte, the grant message).
 //!
@@ -38,6 +37,5 @@ pub mod failover;
 pub mod fc;
 pub mod iface;
 pub mod limits;
-pub mod pool;
 pub mod slots;
 pub mod txwq;

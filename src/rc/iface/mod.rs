@@ -28,7 +28,7 @@ use crate::rc::fc::FcConfig;
 pub use crate::rc::limits::{
     am_header, Limits, AM_HDR_LEN, AM_ID_OFFSET, AM_ZCOPY_MAX_HDR, TMH_NO_TAG,
 };
-use crate::rc::pool::{Alignment, BufferPool, LKEY_BYTES};
+use crate::uct::pool::{Alignment, BufferPool, LKEY_BYTES};
 use crate::rc::txwq::{OutstandingOp, TxResources};
 
 mod progress;

@@ -19,7 +19,7 @@ use crate::mlx5::{self, Cqe64, DataSeg, SrqNextSeg};
 use crate::rc::fc::{Request, RxHeader, FC_MASK};
 use crate::rc::iface::{IfaceState, RcIface};
 use crate::rc::limits::{Limits, AM_HDR_LEN, AM_ID_OFFSET, TMH_NO_TAG};
-use crate::rc::pool::BufferPool;
+use crate::uct::pool::BufferPool;
 
 /// The `uct_recv_desc_t` of an iface's receive descriptors, with the way
 /// back to the receive state (the release callback gets a pointer to this).

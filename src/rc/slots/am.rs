@@ -12,7 +12,7 @@ use crate::mlx5::{self, DataSeg, InlineSegs};
 use crate::rc::ep::{bounce_from_pool, PostSpec, RcEp};
 use crate::rc::iface::{am_header, RcIface, AM_HDR_LEN};
 use crate::rc::limits::AM_ZCOPY_MAX_IOV;
-use crate::rc::pool::BufferPool;
+use crate::uct::pool::BufferPool;
 
 /// The flow-control bits of the next AM on `ep`. An exhausted window means
 /// `UCS_ERR_NO_RESOURCE` only while a grant can still come: a failed or

@@ -12,7 +12,7 @@ use crate::ib::rkey::rdma_rkey;
 use crate::mlx5::{self, DataSeg, InlineSegs, RaddrSeg};
 use crate::rc::ep::{bounce_from_pool, Bounce, PostSpec, RcEp};
 use crate::rc::iface::RcIface;
-use crate::rc::pool::BufferPool;
+use crate::uct::pool::BufferPool;
 
 /// Remote memory at `remote_addr` with the user's `rkey`: as the op
 /// records it, and as the RADDR segment of its WQE names it (the device

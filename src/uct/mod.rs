@@ -1,0 +1,13 @@
+//! What every UCT transport of ours shares, so that a second transport
+//! (ud_mlx5 beside rc_mlx5) uses it rather than writing it again. A
+//! transport gets:
+//!
+//! - [`pool`]: registered bounce buffers in two size classes (segments and
+//!   one-cache-line slots), each buffer with its lkey, aligned on request:
+//!   receive segments, bcopy send buffers, fetching-atomic results.
+//!
+//! This layer sits above the devices (`hca`, `ib`) and the failover
+//! decisions, below the transports (`rc`, and `ud` to come); it knows no
+//! transport.
+
+pub mod pool;
