@@ -28,8 +28,6 @@
 //! unpack callback, a fetching atomic's result) is in its [`PostedOp`];
 //! the iface's send CQ does it.
 
-use std::collections::VecDeque;
-
 use crate::abi::*;
 use crate::failover::{EpFailover, InternalOp, OnError, PostedOp};
 use crate::hca::{
@@ -42,6 +40,7 @@ use crate::rc::limits::{am_header, Limits, AM_HDR_LEN};
 pub use crate::rc::txwq::{
     bounce_from_pool, Bounce, OutstandingOp, PostSpec, TxParams, TxWq, MAX_WQE_BBS, START_PSN,
 };
+use crate::uct::pending::PendingQueue;
 
 /// Tag of a live [`RcEp`].
 const EP_MAGIC: u64 = 0x7263_5f65_705f_5f5f; // "rc_ep___"
@@ -149,11 +148,8 @@ pub struct RcEp {
     /// The iface's path MTU: a connection runs at the smaller of it and the
     /// peer's ([`RcEp::connect`]).
     path_mtu: Mtu,
-    /// Requests from `uct_ep_pending_add`, oldest first.
-    pub pending: VecDeque<*mut uct_pending_req_t>,
-    /// The callback of this ep's head pending request is running: its posts
-    /// on this ep go out although requests wait behind it.
-    pub in_dispatch: bool,
+    /// Requests from `uct_ep_pending_add`.
+    pending: PendingQueue,
     /// `uct_ep_check` found no CQ credit for its probe: progress posts it
     /// (before pending requests) once one returns.
     pub probe_due: bool,
@@ -222,8 +218,7 @@ impl RcEp {
             remote: None,
             local,
             path_mtu: tx.path_mtu,
-            pending: VecDeque::new(),
-            in_dispatch: false,
+            pending: PendingQueue::new(),
             probe_due: false,
             failed_post_logged: std::cell::Cell::new(false),
             failover: EpFailover::default(),
@@ -294,6 +289,15 @@ impl RcEp {
     /// The send queue, for the iface's completion handling and failover.
     pub fn txwq_mut(&mut self) -> &mut TxWq {
         &mut self.txwq
+    }
+
+    /// The ep's pending requests (`uct_ep_pending_*`).
+    pub fn pending(&self) -> &PendingQueue {
+        &self.pending
+    }
+
+    pub fn pending_mut(&mut self) -> &mut PendingQueue {
+        &mut self.pending
     }
 
     #[inline(always)]
@@ -452,7 +456,7 @@ impl RcEp {
     #[inline]
     pub fn check_post(&self, credits: u32) -> Result<(), Status> {
         self.check_room(credits)?;
-        if !self.pending.is_empty() && !self.in_dispatch {
+        if self.pending.holds_posts() {
             return Err(Status::NoResource);
         }
         Ok(())

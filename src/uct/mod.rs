@@ -5,9 +5,13 @@
 //! - [`pool`]: registered bounce buffers in two size classes (segments and
 //!   one-cache-line slots), each buffer with its lkey, aligned on request:
 //!   receive segments, bcopy send buffers, fetching-atomic results.
+//! - [`pending`]: an ep's pending requests in UCX's order and the dispatch
+//!   round that gives the eps turns (`uct_ep_pending_add`/`_purge`, the
+//!   arbiter); the transport says when an ep may take a turn.
 //!
 //! This layer sits above the devices (`hca`, `ib`) and the failover
 //! decisions, below the transports (`rc`, and `ud` to come); it knows no
 //! transport.
 
+pub mod pending;
 pub mod pool;

@@ -28,8 +28,8 @@ use crate::rc::fc::FcConfig;
 pub use crate::rc::limits::{
     am_header, Limits, AM_HDR_LEN, AM_ID_OFFSET, AM_ZCOPY_MAX_HDR, TMH_NO_TAG,
 };
-use crate::uct::pool::{Alignment, BufferPool, LKEY_BYTES};
 use crate::rc::txwq::{OutstandingOp, TxResources};
+use crate::uct::pool::{Alignment, BufferPool, LKEY_BYTES};
 
 mod progress;
 mod rx;

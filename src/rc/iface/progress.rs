@@ -7,6 +7,7 @@ use crate::abi::*;
 use crate::core::worker::Worker;
 use crate::rc::ep::RcEp;
 use crate::rc::iface::{IfaceState, RcIface};
+use crate::uct::pending::{self, Answer, DispatchRound};
 
 /// Tracks whether the worker progresses this iface.
 unsafe extern "C" fn worker_progress(arg: *mut c_void) -> c_uint {
@@ -44,26 +45,25 @@ impl RcIface {
     /// answers so until the last); `UCS_OK` removes it; anything else keeps
     /// it and ends the ep's turns (its resources ran out), or the whole
     /// dispatch when the iface's send credits did. Unlike UCX's arbiter,
-    /// a dispatch takes at most [`MAX_PENDING_CALLS`] turns, so a request
+    /// a dispatch takes at most [`pending::MAX_PENDING_CALLS`] turns, so a request
     /// that never finishes cannot hold progress forever; the work left is
     /// due at the next progress.
     ///
     /// # Safety
     /// A live iface, no borrow of it held.
     unsafe fn dispatch_pending(iface: *mut RcIface) {
-        let mut round = PendingRound::default();
-        // SAFETY: live by the contract; no callback runs in `next_pending`.
-        while let Some((ep, req)) = unsafe { (*iface).state.next_pending(&mut round) } {
-            // SAFETY: the user's request, live until dispatched/purged; the
-            // ep's `in_dispatch` lets the callback's own posts on it pass.
-            let status = unsafe {
-                match (*req).func {
-                    Some(func) => func(req),
-                    None => UCS_OK,
-                }
-            };
+        // SAFETY: live by the contract; `next_pending` and `pending_answered`
+        // run no callback, and no borrow is held while one runs.
+        let round = unsafe {
+            pending::dispatch(
+                |round| (*iface).state.next_pending(round),
+                |round, ep, req, status| (*iface).state.pending_answered(round, ep, req, status),
+            )
+        };
+        if round.cut_short() {
+            // Work is left: the next progress goes on with it.
             // SAFETY: live by the contract; no callback runs here.
-            unsafe { (*iface).state.pending_answered(&mut round, ep, req, status) };
+            unsafe { (*iface).state.dispatch_due = true };
         }
     }
 
@@ -135,17 +135,8 @@ impl RcIface {
     }
 }
 
-/// Turns one dispatch gives at most (see [`RcIface::dispatch_pending`]).
-const MAX_PENDING_CALLS: u32 = 4096;
-
-/// Where a pending dispatch is: the eps whose turn is still to come, in
-/// turn order (taken at its start; an ep whose resources ran out leaves),
-/// and the turns taken.
-#[derive(Default)]
-struct PendingRound {
-    eps: Option<std::collections::VecDeque<*mut RcEp>>,
-    calls: u32,
-}
+/// A pending dispatch round over the iface's eps.
+type PendingRound = DispatchRound<*mut RcEp>;
 
 impl IfaceState {
     /// The next pending request to run and its ep (see
@@ -157,31 +148,18 @@ impl IfaceState {
         &mut self,
         round: &mut PendingRound,
     ) -> Option<(*mut RcEp, *mut uct_pending_req_t)> {
-        let eps = round.eps.get_or_insert_with(|| {
+        let with_work = |state: &IfaceState| {
             let mut eps = std::collections::VecDeque::new();
-            for &ep in self.eps.values() {
+            for &ep in state.eps.values() {
                 // SAFETY: eps in the table are live; read only.
                 let this = unsafe { &*ep };
-                if !this.pending.is_empty() || this.fc.pure_grant_pending || this.probe_due {
+                if !this.pending().is_empty() || this.fc.pure_grant_pending || this.probe_due {
                     eps.push_back(ep);
                 }
             }
             eps
-        });
-        if round.calls >= MAX_PENDING_CALLS {
-            if !eps.is_empty() {
-                // Work is left: the next progress goes on with it.
-                self.dispatch_due = true;
-            }
-            return None;
-        }
-        while let Some(ep) = eps.pop_front() {
-            if let Some(req) = self.pending_of(ep) {
-                round.calls += 1;
-                return Some((ep, req));
-            }
-        }
-        None
+        };
+        round.next(self, with_work, IfaceState::pending_of)
     }
 
     /// `ep` if it is still a live ep (a callback may have destroyed it).
@@ -230,9 +208,7 @@ impl IfaceState {
             if this.check_room(credits).is_err() || !this.fc.has_window(&fc) {
                 return None;
             }
-            let req = this.pending.pop_front()?;
-            this.in_dispatch = true;
-            Some(req)
+            this.pending_mut().start_turn()
         })();
         self.tx.credits = credits;
         result
@@ -253,26 +229,18 @@ impl IfaceState {
         let Some(this) = self.live_ep_any_qp(ep) else {
             return;
         };
-        this.in_dispatch = false;
-        let Some(eps) = round.eps.as_mut() else {
-            return;
-        };
-        match status {
-            UCS_OK => {
-                if !this.pending.is_empty() {
-                    eps.push_back(ep);
+        match this.pending_mut().answered(req, status) {
+            Answer::Done { more } => {
+                if more {
+                    round.again(ep);
                 }
             }
-            UCS_INPROGRESS => {
-                this.pending.push_front(req);
-                eps.push_back(ep);
-            }
-            _ => {
-                this.pending.push_front(req);
+            Answer::Again => round.again(ep),
+            Answer::Refused => {
                 if credits == 0 {
                     // The iface ran out: no other ep can post either; the
                     // next send completion dispatches again.
-                    eps.clear();
+                    round.end();
                 } else if this.check_room(credits).is_ok()
                     && this.fc.has_window(&fc)
                     && this.state().failed_status().is_none()

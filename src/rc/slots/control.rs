@@ -102,7 +102,7 @@ fn ep_flush_checked(ep: EpArg, flags: c_uint, comp: *mut uct_completion_t) -> Re
     if let Some(status) = ep.state().failed_status() {
         return Err(status);
     }
-    if !ep.pending.is_empty() {
+    if !ep.pending().is_empty() {
         // After a plain uct_ep_invalidate the pending requests can never go
         // out (no flow-control grant crosses a QP in error), so the flush
         // posts its NOP now: the device flushes it with an error, the ep
@@ -190,14 +190,14 @@ fn ep_pending_add_checked(ep: EpArg, req: *mut uct_pending_req_t) -> Result<(), 
     }
     // Resources available now: the caller should just retry (UCX's rule).
     // An exhausted flow-control window is a missing resource too.
-    if ep.pending.is_empty() && room.is_ok() && ep.fc.has_window(&iface.state.fc) {
+    if ep.pending().is_empty() && room.is_ok() && ep.fc.has_window(&iface.state.fc) {
         return Err(Status::Busy);
     }
     if let Some(status) = ep.state().failed_status() {
         return Err(status);
     }
     // Kept as the caller's pointer: progress hands it back to its callback.
-    ep.pending.push_back(req);
+    ep.pending_mut().add(req);
     Ok(())
 }
 
@@ -213,7 +213,7 @@ slot! {
     {
         // The handle is looked at again for each request: the callback may
         // destroy the ep, and no borrow of it is held across the call.
-        let next = || ep.ep("uct_ep_pending_purge").ok()?.pending.pop_front();
+        let next = || ep.ep("uct_ep_pending_purge").ok()?.pending_mut().pop();
         while let Some(req) = next() {
             purge.call(req);
         }
@@ -243,7 +243,7 @@ fn iface_flush_checked(
         let ep = unsafe { &mut *ep };
         // A failed ep never runs its pending requests again: nothing of it
         // is in progress (flush_ep below skips it too).
-        if !ep.pending.is_empty() && ep.state().failed_status().is_none() {
+        if !ep.pending().is_empty() && ep.state().failed_status().is_none() {
             in_progress = true;
             continue;
         }
