@@ -15,8 +15,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::abi::*;
-use crate::core::callbackq::CallbackId;
-use crate::core::iface::{BaseIface, IfaceInternalOps};
+use crate::core::iface::IfaceInternalOps;
 use crate::core::tombstone::{TombstoneYard, EP_QUARANTINE};
 use crate::failover::PostedOp;
 use crate::hca::{DeviceAddress, EventChannel, Mtu, PolledCq, Qp, QpInitAttr, SrqInitAttr};
@@ -29,6 +28,7 @@ pub use crate::rc::limits::{
     am_header, Limits, AM_HDR_LEN, AM_ID_OFFSET, AM_ZCOPY_MAX_HDR, TMH_NO_TAG,
 };
 use crate::rc::txwq::{OutstandingOp, TxResources};
+use crate::uct::iface::IfaceBase;
 use crate::uct::pool::{Alignment, BufferPool, LKEY_BYTES};
 
 mod progress;
@@ -39,6 +39,10 @@ pub use tx::failure_log_level;
 pub use rx::ReleaseDesc;
 use rx::RxState;
 pub use tx::invoke_completion;
+
+/// How AM handlers may be called: from the progress of the thread that
+/// calls it (`UCT_IFACE_FLAG_CB_SYNC`), never from another thread.
+pub const CALLBACK_CAPS: u64 = UCT_IFACE_FLAG_CB_SYNC;
 
 /// Everything of the iface beyond the base.
 pub struct IfaceState {
@@ -63,7 +67,6 @@ pub struct IfaceState {
     /// The level a failed ep is logged at when its peer is gone
     /// (`UCX_RC_MLX5_FAILURE`).
     failure_log_level: ucs_log_level_t,
-    progress_id: Option<CallbackId>,
     /// AM flow control settings.
     pub fc: FcConfig,
     /// The next progress dispatches pending work even with no send
@@ -136,7 +139,7 @@ impl AmAlignment {
 /// The iface (what a `uct_iface_h` points at).
 #[repr(C)]
 pub struct RcIface {
-    pub base: BaseIface,
+    pub base: IfaceBase,
     pub state: IfaceState,
 }
 
@@ -248,7 +251,7 @@ impl RcIface {
         let rx = RxState::new(srq, rx_pool, rx_offset, &limits);
         let srq_len = rx.len();
         let mut iface = Box::new(RcIface {
-            base: BaseIface::with_ops(md_handle, worker, ops.0, ops.1),
+            base: IfaceBase::new(md_handle, worker, ops.0, ops.1, CALLBACK_CAPS),
             state: IfaceState {
                 address: port.address,
                 atomic_result_order: device_attr.atomic_result_order,
@@ -268,7 +271,6 @@ impl RcIface {
                 err_handler,
                 err_handler_arg,
                 failure_log_level: config.failure_log_level,
-                progress_id: None,
                 domain,
                 fc: FcConfig::new(config, srq_len),
                 dispatch_due: false,
@@ -296,9 +298,9 @@ impl RcIface {
     pub unsafe fn close(iface: *mut RcIface) {
         // SAFETY: live by the contract; from Box::into_raw in open.
         let mut this = unsafe { Box::from_raw(iface) };
-        this.progress_disable_all();
+        this.base.progress_remove();
         this.state.destroy_all_eps();
-        this.base.invalidate();
+        this.base.head.invalidate();
     }
 
     /// Whether `uct_iface_query_v2` advertises `UCT_IFACE_FLAG_V2_QUERY_TOKEN`

@@ -1,10 +1,10 @@
 //! Progress: the device, send completions, receives, then pending requests
-//! of eps that can post again; registration with the worker; event arming.
+//! of eps that can post again; the callback registered with the worker
+//! (`crate::uct::progress` keeps the registration); event arming.
 
 use std::ffi::{c_int, c_uint, c_void};
 
 use crate::abi::*;
-use crate::core::worker::Worker;
 use crate::rc::ep::RcEp;
 use crate::rc::iface::{IfaceState, RcIface};
 use crate::uct::pending::{self, Answer, DispatchRound};
@@ -101,37 +101,13 @@ impl RcIface {
         self.state.channel.fd()
     }
 
-    /// The worker the iface was opened on.
-    fn worker<'a>(&self) -> Option<&'a Worker> {
-        // SAFETY: the worker handle was validated at open and outlives its
-        // ifaces.
-        unsafe { crate::core::worker::worker_ref(self.base.worker, "rc") }.ok()
-    }
-
     pub fn progress_enable(&mut self, flags: c_uint) {
-        if flags & (UCT_PROGRESS_SEND | UCT_PROGRESS_RECV) == 0 || self.state.progress_id.is_some()
-        {
-            return;
-        }
-        let Some(worker) = self.worker() else {
-            return;
-        };
         let arg = self as *mut RcIface as *mut c_void;
-        self.state.progress_id = Some(worker.register(worker_progress, arg, 0));
-    }
-
-    pub(super) fn progress_disable_all(&mut self) {
-        if let Some(id) = self.state.progress_id.take() {
-            if let Some(worker) = self.worker() {
-                worker.unregister(id);
-            }
-        }
+        self.base.progress_enable(flags, worker_progress, arg);
     }
 
     pub fn progress_disable(&mut self, flags: c_uint) {
-        if flags & (UCT_PROGRESS_SEND | UCT_PROGRESS_RECV) != 0 {
-            self.progress_disable_all();
-        }
+        self.base.progress_disable(flags);
     }
 }
 

@@ -13,12 +13,12 @@ use std::ffi::{c_uint, c_void};
 
 use crate::abi::*;
 use crate::core::data_trace;
-use crate::core::iface::BaseIface;
 use crate::hca::{RecvQueue, Srq};
 use crate::mlx5::{self, Cqe64, DataSeg, SrqNextSeg};
 use crate::rc::fc::{Request, RxHeader, FC_MASK};
 use crate::rc::iface::{IfaceState, RcIface};
 use crate::rc::limits::{Limits, AM_HDR_LEN, AM_ID_OFFSET, TMH_NO_TAG};
+use crate::uct::iface::IfaceBase;
 use crate::uct::pool::BufferPool;
 
 /// The `uct_recv_desc_t` of an iface's receive descriptors, with the way
@@ -406,12 +406,12 @@ fn take_inline_rx(cqe: &mlx5::CqeBytes, dst: &mut [u8]) -> bool {
 /// iface's AM tracer (if any) saw it on its receive side.
 #[cold]
 #[inline(never)]
-fn trace_am_received(base: &BaseIface, am: &RxAm) {
+fn trace_am_received(base: &IfaceBase, am: &RxAm) {
     // SAFETY: the payload is `am.len` bytes of the receive buffer after the
     // AM header, ours until the handler runs.
     let data = unsafe { std::slice::from_raw_parts(am.payload, am.len) };
     let tracer_text =
-        data_trace::call_am_tracer(base.am_tracer(), UCT_AM_TRACE_TYPE_RECV, am.id, data);
+        data_trace::call_am_tracer(base.am().tracer(), UCT_AM_TRACE_TYPE_RECV, am.id, data);
     let mut line = format!(
         "RECV qp 0x{:x} [{:03}] len {}",
         am.qpn,
@@ -444,7 +444,8 @@ impl RcIface {
             let status = unsafe {
                 (*iface)
                     .base
-                    .invoke_am(am.id, am.payload.cast(), am.len, UCT_CB_PARAM_FLAG_DESC)
+                    .am()
+                    .invoke(am.id, am.payload.cast(), am.len, UCT_CB_PARAM_FLAG_DESC)
             };
             handled = Some((am, status));
         }

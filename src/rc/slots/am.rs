@@ -70,7 +70,7 @@ fn bad_am_id(function: &str, id: u8) -> Status {
 fn trace_am_sent(ep: &RcEp, iface: &RcIface, id: u8, parts: &[&[u8]]) {
     let data = parts.concat();
     let tracer_text =
-        data_trace::call_am_tracer(iface.base.am_tracer(), UCT_AM_TRACE_TYPE_SEND, id, &data);
+        data_trace::call_am_tracer(iface.base.am().tracer(), UCT_AM_TRACE_TYPE_SEND, id, &data);
     let mut line = ep.txwq().describe_last();
     data_trace::am_text(&mut line, id, data.len(), &tracer_text);
     data_trace::emit(data_trace::source_site!(), &line);

@@ -27,7 +27,7 @@ pub const CAP_FLAGS: u64 = UCT_IFACE_FLAG_AM_SHORT
     | UCT_IFACE_FLAG_GET_ZCOPY
     | UCT_IFACE_FLAG_PENDING
     | UCT_IFACE_FLAG_CONNECT_TO_EP
-    | UCT_IFACE_FLAG_CB_SYNC
+    | crate::rc::iface::CALLBACK_CAPS
     | UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE
     // A zcopy buffer outside its registration is refused when posted; one
     // the device cannot access locally, or remote memory the peer refuses,
