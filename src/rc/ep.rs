@@ -388,16 +388,16 @@ impl RcEp {
             peer: remote.address,
             rq_psn: START_PSN,
             path_mtu,
-            min_rnr_timer: rnr_timer_code(limits.rnr_timeout),
-            max_dest_rd_atomic: limits.max_rd_atomic,
-            path: limits.path,
+            min_rnr_timer: rnr_timer_code(limits.rnr_timeout()),
+            max_dest_rd_atomic: limits.max_rd_atomic(),
+            path: limits.path(),
         }))?;
         qp.modify(QpTransition::Rts(RtsAttr {
             sq_psn: START_PSN,
-            timeout: ack_timeout_exponent(limits.ack_timeout),
-            retry_cnt: limits.retry_count,
-            rnr_retry: limits.rnr_retry_count,
-            max_rd_atomic: limits.max_rd_atomic,
+            timeout: ack_timeout_exponent(limits.ack_timeout()),
+            retry_cnt: limits.retry_count(),
+            rnr_retry: limits.rnr_retry_count(),
+            max_rd_atomic: limits.max_rd_atomic(),
         }))?;
         self.remote = Some(remote);
         self.fc = EpFc::new(fc);

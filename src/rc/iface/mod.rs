@@ -235,14 +235,14 @@ impl RcIface {
         let rx_offset = (LKEY_BYTES + 8 + rx_headroom).next_multiple_of(8);
         let rx_pool = BufferPool::aligned(
             Arc::clone(&domain),
-            rx_offset - AM_HDR_LEN + limits.seg_size,
+            rx_offset - AM_HDR_LEN + limits.seg_size(),
             256,
             usize::MAX,
-            am_alignment.of_buffers(rx_offset, limits.seg_size),
+            am_alignment.of_buffers(rx_offset, limits.seg_size()),
         );
         let tx_pool = BufferPool::new(
             Arc::clone(&domain),
-            LKEY_BYTES + limits.seg_size,
+            LKEY_BYTES + limits.seg_size(),
             64,
             usize::MAX,
         );
@@ -282,7 +282,7 @@ impl RcIface {
             "rc_mlx5 iface {iface_ptr:p} on {}: mtu {}, seg {}, srq {}, tx cq {}",
             md.device().name,
             path_mtu.bytes(),
-            iface.state.limits.seg_size,
+            iface.state.limits.seg_size(),
             srq_len,
             tx_cqe_count
         );
@@ -350,14 +350,14 @@ impl IfaceState {
             send_cq: self.tx_cq.cq(),
             recv_cq: self.rx_cq.cq(),
             srq: self.rx.srq(),
-            sq_wqebb_count: self.limits.tx_ring_bbs,
+            sq_wqebb_count: self.limits.tx_ring_bbs(),
         })
     }
 
     fn tx_params(&self) -> TxParams {
         TxParams {
-            moderation: self.limits.tx_moderation,
-            max_outstanding_bbs: self.limits.tx_max_outstanding_bbs,
+            moderation: self.limits.tx_moderation(),
+            max_outstanding_bbs: self.limits.tx_max_outstanding_bbs(),
             credits_max: self.tx.credits_max,
             path_mtu: self.path_mtu,
         }

@@ -101,8 +101,8 @@ impl RxState {
             buffers: vec![std::ptr::null_mut(); len],
             pool,
             offset,
-            seg_size: limits.seg_size,
-            headroom: limits.rx_headroom,
+            seg_size: limits.seg_size(),
+            headroom: limits.rx_headroom(),
             release_desc: Box::new(ReleaseDesc {
                 desc: uct_recv_desc_t {
                     cb: Some(release_rx_desc),
@@ -251,7 +251,7 @@ impl IfaceState {
         if let Some((am, status)) = handled {
             self.rx.after_am(am, status);
         }
-        while *polled < self.limits.rx_max_poll {
+        while *polled < self.limits.rx_max_poll() {
             let cqe = self.rx_cq.poll()?;
             *polled += 1;
             if let Some(am) = self.take_rx(&cqe) {

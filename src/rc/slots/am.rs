@@ -96,7 +96,7 @@ fn am_short(ep: EpArg, id: u8, header: u64, payload: CBytes) -> Result<(), Statu
     const F: &str = "uct_ep_am_short";
     let (ep, iface) = am_start(F, ep, id)?;
     let length = payload.len();
-    check_len(F, 8 + length, iface.state.limits.am_max_short)?;
+    check_len(F, 8 + length, iface.state.limits.am_max_short())?;
     let payload = payload.get(F)?;
     let fc_bits = am_fc_bits(ep, iface)?;
     // The AM header byte then the user's 8-byte header: one fixed-size
@@ -147,7 +147,7 @@ fn am_short_iov(ep: EpArg, id: u8, iov: CIov) -> Result<(), Status> {
         parts[index + 1] = bytes;
         total = total.saturating_add(bytes.len());
     }
-    check_len(F, total, iface.state.limits.am_max_short)?;
+    check_len(F, total, iface.state.limits.am_max_short())?;
     let spec = PostSpec::new(
         PostedOp::AmShort { am_id: id },
         mlx5::MLX5_OPCODE_SEND,
@@ -179,7 +179,7 @@ fn am_bcopy(ep: EpArg, id: u8, pack: PackCb, flags: c_uint) -> Result<isize, Sta
     ep.check_post(iface.state.tx.credits)?;
     let bounce = bounce_from_pool(&mut iface.state.tx.pool, 0)?;
     let packed = pack.pack(&bounce, &am_header(id | fc_bits));
-    if packed > iface.state.limits.am_max_bcopy {
+    if packed > iface.state.limits.am_max_bcopy() {
         tracing::error!("{F}: pack callback wrote {packed} bytes, more than max_bcopy");
         iface.state.tx.pool.put(bounce.buffer);
         return Err(Status::InvalidParam);
@@ -233,7 +233,7 @@ fn am_zcopy(
     const F: &str = "uct_ep_am_zcopy";
     let (ep, iface) = am_start(F, ep, id)?;
     let header_length = header.len();
-    check_len(F, header_length, iface.state.limits.am_max_hdr)?;
+    check_len(F, header_length, iface.state.limits.am_max_hdr())?;
     let header = header.get(F)?;
     let mut segments = [DataSeg::default(); 16];
     // No iov at all is a header-only AM (UCX allows it; `iov` may then be
@@ -243,7 +243,7 @@ fn am_zcopy(
     } else {
         iov.segments(F, AM_ZCOPY_MAX_IOV, &mut segments)?
     };
-    check_len(F, header_length + total, iface.state.limits.am_max_zcopy)?;
+    check_len(F, header_length + total, iface.state.limits.am_max_zcopy())?;
     let fc_bits = am_fc_bits(ep, iface)?;
     let am = PostedOp::AmZcopy {
         am_id: id,

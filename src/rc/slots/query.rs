@@ -134,22 +134,22 @@ pub fn attributes(rc: &RcIface) -> uct_iface_attr_t {
         max_short,
         max_bcopy,
         min_zcopy,
-        max_zcopy: limits.max_zcopy,
+        max_zcopy: limits.max_zcopy(),
         opt_zcopy_align: 512,
         align_mtu: mtu,
-        max_iov: limits.max_iov,
+        max_iov: limits.max_iov(),
     };
     // As UCX's rc_mlx5: a get_zcopy moves at least a byte (its reads too
     // short for a CQE's inline response: none, here).
-    attr.cap.put = rma(limits.put_max_short, limits.put_max_bcopy, 0);
-    attr.cap.get = rma(limits.get_max_short, limits.get_max_bcopy, 1);
-    attr.cap.am.max_short = limits.am_max_short;
-    attr.cap.am.max_bcopy = limits.am_max_bcopy;
+    attr.cap.put = rma(limits.put_max_short(), limits.put_max_bcopy(), 0);
+    attr.cap.get = rma(limits.get_max_short(), limits.get_max_bcopy(), 1);
+    attr.cap.am.max_short = limits.am_max_short();
+    attr.cap.am.max_bcopy = limits.am_max_bcopy();
     attr.cap.am.min_zcopy = 0;
-    attr.cap.am.max_zcopy = limits.am_max_zcopy;
+    attr.cap.am.max_zcopy = limits.am_max_zcopy();
     attr.cap.am.opt_zcopy_align = 512;
     attr.cap.am.align_mtu = mtu;
-    attr.cap.am.max_hdr = limits.am_max_hdr;
+    attr.cap.am.max_hdr = limits.am_max_hdr();
     attr.cap.am.max_iov = AM_ZCOPY_MAX_IOV;
     attr.cap.flags = CAP_FLAGS;
     crate::rc::atomic::advertise(&mut attr, rc.state.domain.device.attr().atomics);
@@ -214,7 +214,7 @@ fn is_zcopy(op: uct_ep_operation_t) -> bool {
 pub fn estimate(rc: &RcIface, operation: Option<uct_ep_operation_t>) -> PerfEstimate {
     let attr = attributes(rc);
     let limits = &rc.state.limits;
-    let cost = &limits.send_overhead;
+    let cost = &limits.send_overhead();
     let bcopy = operation.is_some_and(is_bcopy);
     let zcopy = operation.is_some_and(is_zcopy);
     let mut latency = attr.latency;
@@ -231,7 +231,7 @@ pub fn estimate(rc: &RcIface, operation: Option<uct_ep_operation_t>) -> PerfEsti
             shared: attr.bandwidth.shared,
         },
         latency,
-        max_inflight_eps: limits.max_inflight_eps,
+        max_inflight_eps: limits.max_inflight_eps(),
     }
 }
 
