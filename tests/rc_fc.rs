@@ -347,7 +347,7 @@ fn post_raw(side: &Side, ep: uct_ep_h, message: &[u8]) {
     // The id a purge would report (none happens here).
     let am = PostedOp::AmShort { am_id: 0 };
     let spec = PostSpec::new(am, mlx5::MLX5_OPCODE_SEND, 1 + message.len());
-    let credits = &mut iface.state.tx.credits;
+    let credits = &mut iface.state.tx_mut().credits;
     rc_ep(ep)
         .ready(*credits)
         .and_then(|sq| {

@@ -46,17 +46,17 @@ pub const CALLBACK_CAPS: u64 = UCT_IFACE_FLAG_CB_SYNC;
 
 /// Everything of the iface beyond the base.
 pub struct IfaceState {
-    pub domain: Arc<Domain>,
-    pub limits: Limits,
-    pub path_mtu: Mtu,
-    pub address: DeviceAddress,
-    pub atomic_result_order: crate::hca::AtomicResultOrder,
+    domain: Arc<Domain>,
+    limits: Limits,
+    path_mtu: Mtu,
+    address: DeviceAddress,
+    atomic_result_order: crate::hca::AtomicResultOrder,
     channel: EventChannel,
     tx_cq: PolledCq,
     rx_cq: PolledCq,
     rx: RxState,
     /// The send pool and CQ credits posted ops hold.
-    pub tx: TxResources,
+    tx: TxResources,
     /// Live eps by QP number.
     eps: IdMap<*mut RcEp>,
     /// Where eps live: new ones are housed here, destroyed ones stay as
@@ -68,11 +68,62 @@ pub struct IfaceState {
     /// (`UCX_RC_MLX5_FAILURE`).
     failure_log_level: ucs_log_level_t,
     /// AM flow control settings.
-    pub fc: FcConfig,
+    fc: FcConfig,
     /// The next progress dispatches pending work even with no send
     /// completion: a grant reopened an exhausted window, a grant message
     /// waits to be posted, or the last dispatch left work it could do.
     dispatch_due: bool,
+}
+
+/// What the rest of rc reads of the iface state (fixed at open, but for
+/// the send resources).
+impl IfaceState {
+    #[inline(always)]
+    pub fn domain(&self) -> &Arc<Domain> {
+        &self.domain
+    }
+
+    #[inline(always)]
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    #[inline(always)]
+    pub fn path_mtu(&self) -> Mtu {
+        self.path_mtu
+    }
+
+    #[inline(always)]
+    pub fn address(&self) -> DeviceAddress {
+        self.address
+    }
+
+    #[inline(always)]
+    pub fn atomic_result_order(&self) -> crate::hca::AtomicResultOrder {
+        self.atomic_result_order
+    }
+
+    #[inline(always)]
+    pub fn tx(&self) -> &TxResources {
+        &self.tx
+    }
+
+    #[inline(always)]
+    pub fn fc(&self) -> &FcConfig {
+        &self.fc
+    }
+
+    /// Overrides how the device writes atomic results (taken from the
+    /// device at open): for tests that pretend another device.
+    pub fn set_atomic_result_order(&mut self, order: crate::hca::AtomicResultOrder) {
+        self.atomic_result_order = order;
+    }
+
+    /// The send pool and CQ credits, for posting and completing.
+    #[inline(always)]
+    pub fn tx_mut(&mut self) -> &mut TxResources {
+        &mut self.tx
+    }
 }
 
 /// Largest `am_alignment` accepted: every receive buffer is at least this

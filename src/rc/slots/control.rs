@@ -72,7 +72,7 @@ fn flush_ep(
 
 fn ep_flush_checked(ep: EpArg, flags: c_uint, comp: *mut uct_completion_t) -> Result<(), Status> {
     let (ep, iface) = ep.ep_and_iface("uct_ep_flush")?;
-    let credits = &mut iface.state.tx.credits;
+    let credits = &mut iface.state.tx_mut().credits;
     if flags & UCT_FLUSH_FLAG_CANCEL != 0 {
         if ep.state().is_connected() {
             if ep.txwq().is_empty() {
@@ -158,7 +158,7 @@ fn ep_check_checked(ep: EpArg, flags: c_uint, comp: *mut uct_completion_t) -> Re
     if ep.probe_due {
         return Ok(());
     }
-    let credits = &mut iface.state.tx.credits;
+    let credits = &mut iface.state.tx_mut().credits;
     if *credits == 0 {
         ep.probe_due = true;
         return Ok(());
@@ -182,7 +182,7 @@ fn ep_pending_add_checked(ep: EpArg, req: *mut uct_pending_req_t) -> Result<(), 
     if req.is_null() {
         return Err(null_argument(F, "req"));
     }
-    let room = ep.check_room(iface.state.tx.credits);
+    let room = ep.check_room(iface.state.tx().credits);
     // Nothing would ever run a request queued on an ep that is not
     // connected: refused as a post is (check_room logged why).
     if room == Err(Status::NotConnected) {
@@ -190,7 +190,7 @@ fn ep_pending_add_checked(ep: EpArg, req: *mut uct_pending_req_t) -> Result<(), 
     }
     // Resources available now: the caller should just retry (UCX's rule).
     // An exhausted flow-control window is a missing resource too.
-    if ep.pending().is_empty() && room.is_ok() && ep.fc.has_window(&iface.state.fc) {
+    if ep.pending().is_empty() && room.is_ok() && ep.fc.has_window(iface.state.fc()) {
         return Err(Status::Busy);
     }
     if let Some(status) = ep.state().failed_status() {
@@ -247,7 +247,7 @@ fn iface_flush_checked(
             in_progress = true;
             continue;
         }
-        let credits = &mut rc.state.tx.credits;
+        let credits = &mut rc.state.tx_mut().credits;
         match flush_ep(ep, credits, flags, std::ptr::null_mut(), false) {
             Ok(())
             | Err(

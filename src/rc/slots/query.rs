@@ -59,7 +59,7 @@ slot! {
             // All `device_addr_len` bytes are written, the unused tail as
             // zeros: callers send the whole reported length to the peer.
             let mut packed = [0u8; DeviceAddress::MAX_PACKED_LEN];
-            rc.state.address.pack_with_mtu(rc.state.path_mtu, &mut packed)?;
+            rc.state.address().pack_with_mtu(rc.state.path_mtu(), &mut packed)?;
             addr.write(F, "addr", packed)
         }))
     }
@@ -125,11 +125,11 @@ slot! {
 
 /// The `uct_iface_attr_t` of an iface.
 pub fn attributes(rc: &RcIface) -> uct_iface_attr_t {
-    let limits = &rc.state.limits;
+    let limits = rc.state.limits();
     // SAFETY: uct_iface_attr_t is plain data (numbers, a sockaddr_storage);
     // all-zero is a valid value of every field.
     let mut attr: uct_iface_attr_t = unsafe { std::mem::zeroed() };
-    let mtu = rc.state.path_mtu.bytes() as usize;
+    let mtu = rc.state.path_mtu().bytes() as usize;
     let rma = |max_short, max_bcopy, min_zcopy| uct_iface_attr_cap_rma {
         max_short,
         max_bcopy,
@@ -152,7 +152,7 @@ pub fn attributes(rc: &RcIface) -> uct_iface_attr_t {
     attr.cap.am.max_hdr = limits.am_max_hdr();
     attr.cap.am.max_iov = AM_ZCOPY_MAX_IOV;
     attr.cap.flags = CAP_FLAGS;
-    crate::rc::atomic::advertise(&mut attr, rc.state.domain.device.attr().atomics);
+    crate::rc::atomic::advertise(&mut attr, rc.state.domain().device.attr().atomics);
     attr.cap.event_flags = EVENT_FLAGS;
     attr.device_addr_len = DeviceAddress::MAX_PACKED_LEN;
     attr.iface_addr_len = IFACE_ADDR_LEN;
@@ -213,7 +213,7 @@ fn is_zcopy(op: uct_ep_operation_t) -> bool {
 /// memory; send-CQ entries per send queue as inflight eps.
 pub fn estimate(rc: &RcIface, operation: Option<uct_ep_operation_t>) -> PerfEstimate {
     let attr = attributes(rc);
-    let limits = &rc.state.limits;
+    let limits = rc.state.limits();
     let cost = &limits.send_overhead();
     let bcopy = operation.is_some_and(is_bcopy);
     let zcopy = operation.is_some_and(is_zcopy);
