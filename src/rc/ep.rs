@@ -152,7 +152,7 @@ pub struct RcEp {
     pending: PendingQueue,
     /// `uct_ep_check` found no CQ credit for its probe: progress posts it
     /// (before pending requests) once one returns.
-    pub probe_due: bool,
+    probe_due: bool,
     /// A post refused because the ep failed has been logged (once per
     /// failure: callers may retry in a loop).
     failed_post_logged: std::cell::Cell<bool>,
@@ -581,6 +581,51 @@ impl RcEp {
                 data: &[],
             },
         )
+    }
+
+    /// Work progress owes this ep: pending requests, or a grant message or
+    /// probe that waited for room ([`RcEp::post_deferred`]).
+    pub fn has_deferred_work(&self) -> bool {
+        !self.pending.is_empty() || self.fc.pure_grant_due() || self.probe_due
+    }
+
+    /// `uct_ep_check` found no CQ credit for its probe: progress posts it
+    /// (before pending requests) once one returns.
+    pub fn defer_probe(&mut self) {
+        self.probe_due = true;
+    }
+
+    pub fn probe_due(&self) -> bool {
+        self.probe_due
+    }
+
+    /// Posts what waited for room before the ep's pending requests: the
+    /// grant message the peer's window waits for, then a due probe. One
+    /// that fails for another reason than room is dropped (logged: the ep
+    /// failed, its error tells the rest). `NoResource`: still no room, what
+    /// is left stays due.
+    pub fn post_deferred(&mut self, credits: &mut u32) -> Result<(), Status> {
+        if self.fc.pure_grant_due() {
+            match self.post_fc_grant(credits) {
+                Ok(()) => self.fc.pure_grant_settled(),
+                Err(Status::NoResource) => return Err(Status::NoResource),
+                Err(status) => {
+                    tracing::debug!("rc_mlx5 ep {:p}: grant not sent: {status}", self);
+                    self.fc.pure_grant_settled();
+                }
+            }
+        }
+        if self.probe_due {
+            match self.post_probe(credits) {
+                Ok(()) => self.probe_due = false,
+                Err(Status::NoResource) => return Err(Status::NoResource),
+                Err(status) => {
+                    tracing::debug!("rc_mlx5 ep {:p}: probe not sent: {status}", self);
+                    self.probe_due = false;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Posts the probe of `uct_ep_check` ([`InternalOp::Probe`]): a signalled

@@ -129,7 +129,7 @@ impl IfaceState {
             for &ep in state.eps.values() {
                 // SAFETY: eps in the table are live; read only.
                 let this = unsafe { &*ep };
-                if !this.pending().is_empty() || this.fc.pure_grant_pending || this.probe_due {
+                if this.has_deferred_work() {
                     eps.push_back(ep);
                 }
             }
@@ -157,28 +157,9 @@ impl IfaceState {
         let mut credits = self.tx.credits;
         let this = self.live_ep_any_qp(ep)?;
         let result = (|| {
-            if this.fc.pure_grant_pending {
-                // The peer's window waits for it: before anything of ours.
-                match this.post_fc_grant(&mut credits) {
-                    Ok(()) => this.fc.pure_grant_pending = false,
-                    Err(Status::NoResource) => return None,
-                    Err(status) => {
-                        tracing::debug!("rc_mlx5 ep {ep:p}: grant not sent: {status}");
-                        this.fc.pure_grant_pending = false;
-                    }
-                }
-            }
-            if this.probe_due {
-                // uct_ep_check's probe, held back for want of a CQ credit.
-                match this.post_probe(&mut credits) {
-                    Ok(()) => this.probe_due = false,
-                    Err(Status::NoResource) => return None,
-                    Err(status) => {
-                        tracing::debug!("rc_mlx5 ep {ep:p}: probe not sent: {status}");
-                        this.probe_due = false;
-                    }
-                }
-            }
+            // The peer's window waits for a grant, and uct_ep_check's probe
+            // for a CQ credit: both before anything of the user's.
+            this.post_deferred(&mut credits).ok()?;
             // As in UCX, an exhausted window holds every pending request of
             // the ep (not only AMs): order is kept.
             if this.check_room(credits).is_err() || !this.fc.has_window(&fc) {

@@ -367,7 +367,7 @@ impl IfaceState {
                 Ok(()) => {}
                 Err(Status::NoResource) => {
                     // Sent by progress before any pending request.
-                    ep.fc.pure_grant_pending = true;
+                    ep.fc.defer_pure_grant();
                     self.dispatch_due = true;
                 }
                 Err(status) => {

@@ -155,12 +155,12 @@ fn ep_check_checked(ep: EpArg, flags: c_uint, comp: *mut uct_completion_t) -> Re
         EpState::Failed(status, _) => return Err(status),
         EpState::Idle => return Err(Status::NotConnected),
     }
-    if ep.probe_due {
+    if ep.probe_due() {
         return Ok(());
     }
     let credits = &mut iface.state.tx_mut().credits;
     if *credits == 0 {
-        ep.probe_due = true;
+        ep.defer_probe();
         return Ok(());
     }
     match ep.post_probe(credits) {
