@@ -59,14 +59,14 @@ pub const FC_MASK: u8 = FC_PURE_GRANT;
 /// The iface's flow-control settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FcConfig {
-    pub enabled: bool,
+    enabled: bool,
     /// AMs an ep may send per grant.
-    pub wnd_size: i16,
+    wnd_size: i16,
     /// Window left when the hard request is sent (at least 1).
-    pub hard_thresh: i16,
+    hard_thresh: i16,
     /// Window left when the soft request is sent (0 when disabled: the
     /// slow path then only refills the window).
-    pub soft_thresh: i16,
+    soft_thresh: i16,
 }
 
 impl FcConfig {
@@ -162,6 +162,29 @@ impl RxHeader {
             grant: bits & FC_GRANT != 0,
             request,
         }
+    }
+}
+
+/// Read-only: the settings are fixed at open.
+impl FcConfig {
+    #[inline(always)]
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    #[inline(always)]
+    pub fn wnd_size(&self) -> i16 {
+        self.wnd_size
+    }
+
+    #[inline(always)]
+    pub fn hard_thresh(&self) -> i16 {
+        self.hard_thresh
+    }
+
+    #[inline(always)]
+    pub fn soft_thresh(&self) -> i16 {
+        self.soft_thresh
     }
 }
 

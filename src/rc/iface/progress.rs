@@ -83,7 +83,7 @@ impl RcIface {
         state.channel.clear();
         let send = events & UCT_EVENT_SEND_COMP != 0;
         let recv_solicited = events & (UCT_EVENT_RECV | UCT_EVENT_RECV_SIG) != 0;
-        let recv_all = send && state.fc.enabled;
+        let recv_all = send && state.fc.enabled();
         let recv = recv_solicited || recv_all;
         if send {
             state.tx_cq.arm(false);
