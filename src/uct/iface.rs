@@ -88,17 +88,6 @@ impl IfaceBase {
     pub fn is_progressed(&self) -> bool {
         self.progress.is_registered()
     }
-
-    /// The base of `iface`.
-    ///
-    /// # Safety
-    /// `iface` is a live iface that starts with an [`IfaceBase`] (its
-    /// internal ops come from [`TRANSPORT_INTERNAL_OPS`]), and no other
-    /// reference to that base is in use.
-    unsafe fn of<'a>(iface: uct_iface_h) -> &'a mut IfaceBase {
-        // SAFETY: by the contract.
-        unsafe { &mut *(iface as *mut IfaceBase) }
-    }
 }
 
 /// `uct_iface_set_am_handler` on an iface that starts with an
@@ -112,9 +101,8 @@ unsafe fn set_am_handler(
 ) -> Result<(), Status> {
     // SAFETY: only ifaces that start with an IfaceBase carry these ops
     // (TRANSPORT_INTERNAL_OPS); the entry point holds no borrow of it.
-    unsafe { IfaceBase::of(iface) }
-        .am_mut()
-        .set_handler(id, cb, arg, flags)
+    let base = unsafe { &mut *(iface as *mut IfaceBase) };
+    base.am_mut().set_handler(id, cb, arg, flags)
 }
 
 /// `uct_iface_set_am_tracer` on an iface that starts with an
@@ -125,9 +113,8 @@ unsafe fn set_am_tracer(
     arg: *mut c_void,
 ) -> Result<(), Status> {
     // SAFETY: as in set_am_handler.
-    unsafe { IfaceBase::of(iface) }
-        .am_mut()
-        .set_tracer(tracer, arg);
+    let base = unsafe { &mut *(iface as *mut IfaceBase) };
+    base.am_mut().set_tracer(tracer, arg);
     Ok(())
 }
 

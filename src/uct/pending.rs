@@ -205,11 +205,10 @@ mod tests {
     use super::*;
 
     fn request(func: uct_pending_callback_t) -> uct_pending_req_t {
-        // SAFETY: all-zero is a valid uct_pending_req_t (NULL callback, empty
-        // private area).
-        let mut req: uct_pending_req_t = unsafe { std::mem::zeroed() };
-        req.func = func;
-        req
+        uct_pending_req_t {
+            func,
+            r#priv: [0; UCT_PENDING_REQ_PRIV_LEN],
+        }
     }
 
     #[test]

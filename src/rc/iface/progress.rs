@@ -54,16 +54,15 @@ impl RcIface {
     unsafe fn dispatch_pending(iface: *mut RcIface) {
         // SAFETY: live by the contract; `next_pending` and `pending_answered`
         // run no callback, and no borrow is held while one runs.
-        let round = unsafe {
-            pending::dispatch(
+        unsafe {
+            let round = pending::dispatch(
                 |round| (*iface).state.next_pending(round),
                 |round, ep, req, status| (*iface).state.pending_answered(round, ep, req, status),
-            )
-        };
-        if round.cut_short() {
-            // Work is left: the next progress goes on with it.
-            // SAFETY: live by the contract; no callback runs here.
-            unsafe { (*iface).state.dispatch_due = true };
+            );
+            if round.cut_short() {
+                // Work is left: the next progress goes on with it.
+                (*iface).state.dispatch_due = true;
+            }
         }
     }
 
