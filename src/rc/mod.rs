@@ -18,6 +18,10 @@
 //! - [`fc`]: flow control of AMs (window, credit requests and grants in
 //!   the AM header byte, the grant message).
 //!
+//! What is not rc's own comes from [`crate::uct`]: the iface base (handle
+//! head, AM handler table, progress registration), the pending queue and
+//! its dispatch round, and the registered buffer pools.
+//!
 //! Resources and their bounds: each ep's send ring holds
 //! `UCX_RC_MLX5_TX_QUEUE_LEN` × 4 basic blocks; the iface's send CQ has
 //! `UCX_RC_TX_CQ_LEN` entries and half of them are credits (one per posted
