@@ -258,7 +258,7 @@ fn am_handlers_are_stored_per_id() {
     let mut payload = [0u8; 10];
     let data = payload.as_mut_ptr().cast();
     // SAFETY: `data` holds the 10 bytes the handler is told of.
-    let invoke = |id| unsafe { transport.iface.am().invoke(id, data, 10, 0) };
+    let invoke = |id| unsafe { transport.iface.am().handler(id).call(data, 10, 0) };
     assert_eq!(invoke(3), UCS_OK);
     assert_eq!(AM_CALLS.load(Ordering::SeqCst), 110);
     // No handler for id 4: dropped, UCS_OK so the transport frees it.

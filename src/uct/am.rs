@@ -46,6 +46,23 @@ impl AmHandler {
             flags: UCT_CB_FLAG_ASYNC,
         }
     }
+
+    /// Delivers an active message to this handler and returns its answer
+    /// (`UCS_INPROGRESS`: the handler keeps the descriptor). A copy of the
+    /// table's entry, so that no borrow of the iface is held while the
+    /// user's code runs.
+    ///
+    /// # Safety
+    /// `data` must be valid for `length` bytes for the duration of the call
+    /// (and beyond, if the handler keeps it with `UCT_CB_PARAM_FLAG_DESC`).
+    pub unsafe fn call(self, data: *mut c_void, length: usize, flags: c_uint) -> ucs_status_t {
+        match self.cb {
+            // SAFETY: a handler the user registered with this argument, or
+            // the default one; `data` is valid per the contract.
+            Some(cb) => unsafe { cb(self.arg, data, length, flags) },
+            None => UCS_OK,
+        }
+    }
 }
 
 /// The handlers of every AM id, and the tracer.
@@ -108,28 +125,6 @@ impl AmTable {
             .unwrap_or_else(|| AmHandler::default_for(id))
     }
 
-    /// Delivers an active message to the handler of `id` and returns its
-    /// answer (`UCS_INPROGRESS`: the handler keeps the descriptor).
-    ///
-    /// # Safety
-    /// `data` must be valid for `length` bytes for the duration of the call
-    /// (and beyond, if the handler keeps it with `UCT_CB_PARAM_FLAG_DESC`).
-    pub unsafe fn invoke(
-        &self,
-        id: u8,
-        data: *mut c_void,
-        length: usize,
-        flags: c_uint,
-    ) -> ucs_status_t {
-        let handler = self.handler(id);
-        match handler.cb {
-            // SAFETY: a handler the user registered for this id with this
-            // argument, or the default one; `data` is valid per the contract.
-            Some(cb) => unsafe { cb(handler.arg, data, length, flags) },
-            None => UCS_OK,
-        }
-    }
-
     pub fn set_tracer(&mut self, tracer: uct_am_tracer_t, arg: *mut c_void) {
         self.tracer = tracer;
         self.tracer_arg = arg;
@@ -172,7 +167,7 @@ mod tests {
         let mut payload = [0u8; 7];
         let data = payload.as_mut_ptr().cast();
         // SAFETY: `data` holds the 7 bytes the handler is told of.
-        let invoke = |table: &AmTable, id| unsafe { table.invoke(id, data, 7, 0) };
+        let invoke = |table: &AmTable, id| unsafe { table.handler(id).call(data, 7, 0) };
         assert_eq!(invoke(&table, 5), UCS_OK);
         // No handler for 6: the default drops it, UCS_OK.
         assert_eq!(invoke(&table, 6), UCS_OK);

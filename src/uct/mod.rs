@@ -23,7 +23,7 @@
 //!
 //! A transport keeps for itself what depends on its wire and queue pairs:
 //! its send queue and op records, its receive path (where it calls
-//! [`am::AmTable::invoke`]), flow control, and when an ep may post or take
+//! [`am::AmHandler::call`]), flow control, and when an ep may post or take
 //! a pending turn.
 //!
 //! This layer sits above the devices (`hca`, `ib`) and the failover

@@ -432,22 +432,20 @@ impl RcIface {
     pub(super) unsafe fn poll_rx(iface: *mut RcIface) -> c_uint {
         let mut count = 0;
         let mut handled = None;
-        // SAFETY: live by the contract; the borrow ends before the handler.
-        while let Some(am) = unsafe { (*iface).state.next_rx(&mut count, handled.take()) } {
-            if data_trace::enabled() {
-                // SAFETY: live; nothing else borrows it during the call.
-                unsafe { trace_am_received(&(*iface).base, &am) };
+        // SAFETY: live by the contract. Every borrow of the iface ends
+        // before the handler runs (it is copied out of the table first), so
+        // the handler may call into the iface; the payload is `am.len` bytes
+        // of the receive buffer after the AM header, which stays ours (or
+        // the handler's, with FLAG_DESC) during the call.
+        unsafe {
+            while let Some(am) = (*iface).state.next_rx(&mut count, handled.take()) {
+                if data_trace::enabled() {
+                    trace_am_received(&(*iface).base, &am);
+                }
+                let handler = (*iface).base.am().handler(am.id);
+                let status = handler.call(am.payload.cast(), am.len, UCT_CB_PARAM_FLAG_DESC);
+                handled = Some((am, status));
             }
-            // SAFETY: live; the payload is `am.len` bytes of the receive
-            // buffer after the AM header, which stays ours (or the
-            // handler's, with FLAG_DESC) during the call.
-            let status = unsafe {
-                (*iface)
-                    .base
-                    .am()
-                    .invoke(am.id, am.payload.cast(), am.len, UCT_CB_PARAM_FLAG_DESC)
-            };
-            handled = Some((am, status));
         }
         count
     }
