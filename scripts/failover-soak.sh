@@ -9,6 +9,9 @@
 #
 # usage: scripts/failover-soak.sh DEMO [--trials N] [--seed S]
 #                                 [--max-loss P] [--trial-timeout SEC]
+#                                 [-- DEMO-ARGS...]
+#   DEMO-ARGS go to every trial (e.g. `-- --hold handler`: the sender holds
+#   rail 0's ops by its error handler instead of uct_ep_failover_enable).
 #   DEMO: the built failover_demo (build/<dir>/tools/failover_demo/failover_demo)
 #   a failed trial is reproduced by the command line it prints.
 set -euo pipefail
@@ -25,9 +28,11 @@ while (($#)); do
     --seed) seed=$2; shift 2 ;;
     --max-loss) max_loss=$2; shift 2 ;;
     --trial-timeout) trial_timeout=$2; shift 2 ;;
+    --) shift; break ;;
     *) echo "failover-soak: unknown option $1" >&2; exit 2 ;;
     esac
 done
+demo_args=("$@")
 stress="$(cd "$(dirname "$0")/.." && pwd)/c-tests/failover/stress.sh"
 export UCX_SOFT_HCA_DEVICES=${UCX_SOFT_HCA_DEVICES:-mlx5_0@127.0.0.1,mlx5_1@127.0.0.2}
 
@@ -60,7 +65,7 @@ for ((trial = 0; trial < trials; trial++)); do
         stop_busy
     fi
     cmd=(bash "$stress" "$demo" --trials 1 --seed "$trial_seed" --max-loss "$max_loss"
-         --trial-timeout "$trial_timeout")
+         --trial-timeout "$trial_timeout" -- "${demo_args[@]}")
     ran=$((ran + 1))
     if UCX_SOFT_HCA_WIRE=$wire "${cmd[@]}" >"$log" 2>&1; then
         r=$(sed -n 's/^stress: .* \([0-9]*\) ops replayed in all.*/\1/p' "$log")

@@ -100,7 +100,7 @@ impl TestTransport {
     }
 
     fn ep(&mut self) -> uct_ep_h {
-        &mut *self.ep as *mut uct_ep
+        (&mut *self.ep as *mut uct_ep).cast()
     }
 }
 
@@ -113,7 +113,12 @@ fn exported_and_inline_calls_reach_the_same_slot() {
     let exported_saw = LAST_PUT.lock().unwrap().take();
     // What a binary compiled against UCX's uct.h does inline.
     // SAFETY: ep->iface->ops.ep_put_short is filled.
-    let inline = unsafe { ((*(*ep).iface).ops.ep_put_short.unwrap())(ep, null(), 16, 0x1000, 7) };
+    let inline = unsafe {
+        ((*(*ep.cast::<uct_ep>()).iface.cast::<uct_iface>())
+            .ops
+            .ep_put_short
+            .unwrap())(ep, null(), 16, 0x1000, 7)
+    };
     let inline_saw = LAST_PUT.lock().unwrap().take();
     assert_eq!(exported, UCS_ERR_NO_RESOURCE);
     assert_eq!(inline, exported);
@@ -180,7 +185,7 @@ fn null_handles_are_refused() {
             UCS_ERR_INVALID_PARAM
         );
         assert_eq!(
-            uct_ep_put_short(orphan, null(), 0, 0, 0),
+            uct_ep_put_short(orphan.cast(), null(), 0, 0, 0),
             UCS_ERR_INVALID_PARAM
         );
         assert_eq!(uct_ep_am_bcopy(null_mut(), 0, None, null_mut(), 0), -5);

@@ -37,7 +37,10 @@ fn a_stub_iface_answers_its_status() {
         );
         // An ep of the stub iface (what UCP's proxy ep is to us).
         let mut ep = uct_ep { iface };
-        assert_eq!(uct_ep_invalidate(&mut ep, null()), UCS_ERR_NO_RESOURCE);
+        assert_eq!(
+            uct_ep_invalidate((&mut ep as *mut uct_ep).cast(), null()),
+            UCS_ERR_NO_RESOURCE
+        );
         let mut attr: uct_iface_attr_v2_t = std::mem::zeroed();
         attr.field_mask = UCT_IFACE_ATTR_FIELD_CAP_FLAGS;
         attr.cap.flags = u64::MAX;

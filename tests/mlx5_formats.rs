@@ -501,6 +501,11 @@ fn decoder_survives_random_rings() {
             seg[3] = ops[rng.below(ops.len())];
             seg[0] = 8 + (rng.below(2) as u8);
         }
+        if let Ok(wqe) = decode_ud_send_wqe(&ring, idx) {
+            assert!(matches!(wqe.op, SendOp::Send { .. } | SendOp::Nop));
+            assert_eq!(wqe.datagram.is_some(), wqe.op != SendOp::Nop);
+            assert_eq!(wqe.data().count(), wqe.data_count);
+        }
         if let Ok(wqe) = decode_send_wqe(&ring, idx) {
             ok += 1;
             // The validated data list is exactly what iteration yields.
@@ -602,6 +607,16 @@ fn cqe_byte_images_and_round_trips() {
     assert_eq!(&b[24..28], &[0, 0x12, 0x34, 0x56]);
     assert_eq!(&b[32..36], &[0, 0, 0, 5]);
     assert_eq!(Cqe64::decode(&b), recv);
+
+    // A UD receive: the GRH is in the buffer (bit 28 of flags_rqpn), the
+    // remote QPN is the datagram's source.
+    let ud = Cqe64 {
+        grh_in_data: true,
+        ..recv
+    };
+    let b = ud.encode();
+    assert_eq!(&b[24..28], &[0x10, 0x12, 0x34, 0x56]);
+    assert_eq!(Cqe64::decode(&b), ud);
 
     let err = Cqe64 {
         opcode: MLX5_CQE_REQ_ERR,
@@ -1015,4 +1030,127 @@ fn write_inline_parts_fast_path_matches_wrapping_form() {
             parts.iter().map(|p| p.len()).collect::<Vec<_>>()
         );
     }
+}
+
+/// `mlx5_wqe_datagram_seg` (rdma-core `mlx5dv.h`): offsets of every field
+/// of its address vector, written by hand.
+#[test]
+fn datagram_seg_layout_and_byte_image() {
+    assert_eq!(DatagramSeg::LEN, 48);
+    assert_eq!(DatagramSeg::UNITS, 3);
+    let mut rgid = [0u8; 16];
+    for (i, b) in rgid.iter_mut().enumerate() {
+        *b = 0xc0 + i as u8;
+    }
+    let seg = DatagramSeg {
+        qkey: 0x1ee7_a330,
+        dqp_dct: MLX5_EXTENDED_UD_AV | 0x00ab_cdef,
+        stat_rate_sl: 0x35,
+        fl_mlid: 0x80,
+        rlid: 0xc001,
+        rmac: [1, 2, 3, 4, 5, 6],
+        tclass: 0x28,
+        hop_limit: 64,
+        grh_gid_fl: MLX5_AV_GRH | (3 << 20) | 0x0_1234,
+        rgid,
+    };
+    let mut b = [0xeeu8; 48];
+    seg.write(&mut b);
+    let mut want = [0u8; 48];
+    want[0..4].copy_from_slice(&[0x1e, 0xe7, 0xa3, 0x30]); // key.qkey.qkey
+                                                           // 4..8: key.qkey.reserved
+    want[8..12].copy_from_slice(&[0x80, 0xab, 0xcd, 0xef]); // dqp_dct
+    want[12] = 0x35; // stat_rate_sl
+    want[13] = 0x80; // fl_mlid
+    want[14..16].copy_from_slice(&[0xc0, 0x01]); // rlid
+                                                 // 16..20: reserved0
+    want[20..26].copy_from_slice(&[1, 2, 3, 4, 5, 6]); // rmac
+    want[26] = 0x28; // tclass
+    want[27] = 64; // hop_limit
+    want[28..32].copy_from_slice(&[0x40, 0x30, 0x12, 0x34]); // grh_gid_fl
+    want[32..48].copy_from_slice(&rgid); // rgid
+    assert_eq!(b, want);
+    assert_eq!(DatagramSeg::read(&b), seg);
+    assert_eq!(seg.dest_qpn(), 0x00ab_cdef);
+    assert!(seg.has_grh());
+    assert_eq!(seg.flow_label(), 0x0_1234);
+}
+
+#[test]
+fn ud_send_wqes_decode_back() {
+    let av = DatagramSeg {
+        qkey: 7,
+        dqp_dct: MLX5_EXTENDED_UD_AV | 0x42,
+        hop_limit: 64,
+        grh_gid_fl: MLX5_AV_GRH,
+        rgid: [9; 16],
+        ..DatagramSeg::default()
+    };
+    // At the last block of a two-block ring, so the data wraps.
+    let mut ring = vec![0u8; 2 * SEND_WQE_BB];
+    for (idx, opcode, imm) in [
+        (1u16, MLX5_OPCODE_SEND, None),
+        (3u16, MLX5_OPCODE_SEND_IMM, Some(0xabcd_0123)),
+    ] {
+        ring.fill(0);
+        let mut b = WqeBuilder::new(&mut ring, idx).unwrap();
+        b.datagram(av)
+            .inline(&[b"hello ", b"datagram"])
+            .data(DataSeg {
+                byte_count: 100,
+                lkey: 5,
+                addr: 0x1000,
+            });
+        let ds = b.ds() as u8;
+        b.finish(CtrlSeg {
+            opcode,
+            wqe_index: idx,
+            qpn: 0x99,
+            fm_ce_se: MLX5_WQE_CTRL_CQ_UPDATE,
+            imm: imm.unwrap_or(0),
+            ..CtrlSeg::default()
+        })
+        .unwrap();
+        let wqe = decode_ud_send_wqe(&ring, idx).unwrap();
+        assert_eq!(wqe.ctrl.ds, ds);
+        assert_eq!(wqe.op, SendOp::Send { imm });
+        assert_eq!(wqe.datagram, Some(av));
+        assert_eq!(wqe.data_count, 2);
+        assert_eq!(wqe.data_len, 14 + 100);
+        // The same bytes read as an RC WQE take the address for data.
+        let rc = decode_send_wqe(&ring, idx);
+        assert!(rc.map_or(true, |w| w.datagram.is_none()));
+    }
+
+    // Only SEND and NOP run on a UD QP; a SEND needs room for the address.
+    for opcode in [
+        MLX5_OPCODE_RDMA_WRITE,
+        MLX5_OPCODE_RDMA_READ,
+        MLX5_OPCODE_ATOMIC_FA,
+    ] {
+        ring.fill(0);
+        CtrlSeg {
+            opcode,
+            wqe_index: 0,
+            ds: 5,
+            ..CtrlSeg::default()
+        }
+        .write(seg_at(&mut ring, 0, 0));
+        assert_eq!(
+            decode_ud_send_wqe(&ring, 0).map(|w| w.op),
+            Err(WqeError::NotForUd(opcode))
+        );
+    }
+    ring.fill(0);
+    CtrlSeg {
+        opcode: MLX5_OPCODE_SEND,
+        wqe_index: 0,
+        ds: 3,
+        ..CtrlSeg::default()
+    }
+    .write(seg_at(&mut ring, 0, 0));
+    assert_eq!(
+        decode_ud_send_wqe(&ring, 0).map(|w| w.op),
+        Err(WqeError::BadDsCount(3))
+    );
 }

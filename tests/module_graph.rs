@@ -6,10 +6,9 @@
 //! - the top-level modules form no import circle, and each imports only the
 //!   layers below it ([`LAYERS`], DESIGN.md §6: `core` imports only `abi`);
 //! - inside every module folder (src/ itself, src/rc, src/hca, …), no
-//!   circle of more than one file, except the ones named in
-//!   [`KNOWN_CIRCLES`], which must match what the code has exactly; and none
-//!   at all in the crates below `uct` ([`CRATE_SOURCES`]: the mlx5 formats,
-//!   the soft HCA: its device, engine, wire and link).
+//!   circle of more than one file; and none in the crates below `uct`
+//!   ([`CRATE_SOURCES`]: the mlx5 formats, the soft HCA: its device, engine,
+//!   wire and link).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -21,24 +20,6 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&str] = &[
     "abi", "core", "hca", "ib", "failover", "uct", "rc", "cm", "api",
 ];
-
-/// Import circles between the files of one module folder that are known and
-/// still to be closed, each the set of its files, relative to src/. The list
-/// must match what the code has exactly: a new or larger circle fails, and
-/// so does a listed one that shrank or went away (then shorten the list), so
-/// the exception cannot grow quietly. These four are outside the soft HCA
-/// and the rc transport (issue 20 leaves them to the C-boundary and
-/// transport-neutral steps): the ABI mirror's files name each other's
-/// types; api/config.rs marks our variables used through api/ucx_env.rs,
-/// which lists them from config's tables;
-/// core's iface, ops and tombstone refer to each other's handles; hca/mod.rs
-/// re-exports the ring owners of hca/rings.rs, which wrap its handles.
-const KNOWN_CIRCLES: &[&[&str]] = &[&[
-    "abi/uct_api.rs",
-    "abi/uct_def.rs",
-    "abi/uct_tl.rs",
-    "abi/uct_v2.rs",
-]];
 
 fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -532,40 +513,30 @@ fn top_level_modules_import_only_layers_below_them() {
     assert_eq!(circles(&graph_edges), Vec::<BTreeSet<String>>::new());
 }
 
-#[test]
-fn no_module_folder_has_a_file_circle_beyond_the_known_ones() {
-    let graph = Graph::read();
-    // A circle inside a folder lies inside every folder above it, so the
-    // circles among all the crate's files are those of every folder; each
-    // is reported with the innermost folder that holds it.
-    let found = circles(&graph.file_edges_under(""));
-    let known: Vec<BTreeSet<String>> = KNOWN_CIRCLES
-        .iter()
-        .map(|circle| circle.iter().map(|f| f.to_string()).collect())
-        .collect();
-    for circle in &known {
-        println!(
-            "module_graph: KNOWN EXCEPTION, import circle inside src/{} still to be closed: {}",
-            common_folder(circle),
-            circle.iter().cloned().collect::<Vec<_>>().join(" <-> ")
-        );
-    }
-    let described: Vec<String> = found
+/// Each circle as `<root>/<innermost folder holding it>: a.rs <-> b.rs …`.
+fn describe_circles(root: &str, found: &[BTreeSet<String>]) -> Vec<String> {
+    found
         .iter()
         .map(|circle| {
             format!(
-                "src/{}: {}",
+                "{root}/{}: {}",
                 common_folder(circle),
                 circle.iter().cloned().collect::<Vec<_>>().join(" <-> ")
             )
         })
-        .collect();
-    assert_eq!(
-        found,
-        known,
-        "import circles inside module folders differ from KNOWN_CIRCLES: a new or larger circle \
-         is a defect; a smaller one means the list must shrink to it. Found:\n  {}",
-        described.join("\n  ")
+        .collect()
+}
+
+#[test]
+fn no_module_folder_has_a_file_circle() {
+    // A circle inside a folder lies inside every folder above it, so the
+    // circles among all the crate's files are those of every folder; each
+    // is reported with the innermost folder that holds it.
+    let found = describe_circles("src", &circles(&Graph::read().file_edges_under("")));
+    assert!(
+        found.is_empty(),
+        "import circles inside module folders:\n  {}",
+        found.join("\n  ")
     );
 }
 
@@ -578,16 +549,7 @@ fn the_crates_below_uct_have_no_file_circle() {
             "{root} read: {} files",
             graph.modules.len()
         );
-        let found: Vec<String> = circles(&graph.file_edges_under(""))
-            .iter()
-            .map(|circle| {
-                format!(
-                    "{root}/{}: {}",
-                    common_folder(circle),
-                    circle.iter().cloned().collect::<Vec<_>>().join(" <-> ")
-                )
-            })
-            .collect();
+        let found = describe_circles(root, &circles(&graph.file_edges_under("")));
         assert!(
             found.is_empty(),
             "import circles:\n  {}",

@@ -56,7 +56,7 @@ const INVALID_LEN: isize = UCS_ERR_INVALID_PARAM as isize;
 fn first_word(ep: uct_ep_h) -> uct_iface_h {
     // SAFETY: a live ep or a tombstone of an open iface: both keep their
     // first word readable.
-    unsafe { (*ep).iface }
+    unsafe { (*ep.cast::<uct_ep>()).iface }
 }
 
 /// Calls every ep operation of the exported API on `ep` (a destroyed ep)
@@ -288,7 +288,7 @@ fn inline_calls_through_a_tombstone_reach_the_dead_table() {
     // SAFETY: the first word of a tombstone is the dead iface, whose table
     // is complete; arguments as valid as for a live ep.
     unsafe {
-        let ops = &(*(*pair.ep_a).iface).ops;
+        let ops = &(*(*pair.ep_a.cast::<uct_ep>()).iface.cast::<uct_iface>()).ops;
         let am_short = ops.ep_am_short.expect("slot filled");
         assert_eq!(
             am_short(pair.ep_a, 3, 9, payload.as_ptr().cast(), 8),
@@ -316,7 +316,7 @@ fn inline_calls_through_a_tombstone_reach_the_dead_table() {
             );
         }
         // Iface slots of the dead iface, should a caller use ep->iface.
-        let iface = (*pair.ep_a).iface;
+        let iface = (*pair.ep_a.cast::<uct_ep>()).iface;
         let mut attr: uct_iface_attr_t = std::mem::zeroed();
         assert_eq!(uct::api::iface::uct_iface_query(iface, &mut attr), INVALID);
         assert_eq!(uct::api::iface::uct_iface_progress(iface), 0);

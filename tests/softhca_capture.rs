@@ -7,6 +7,7 @@
 //! or capture rights); skipped with a message when the tools are missing.
 
 mod softhca_common;
+mod softhca_ud_common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -172,6 +173,7 @@ fn capture_decodes_as_infiniband() {
     }
 
     traffic(&mut a, &mut b);
+    ud_traffic();
 
     // Let the last datagrams reach the capture, then stop dumpcap cleanly.
     std::thread::sleep(Duration::from_millis(300));
@@ -227,9 +229,10 @@ fn capture_decodes_as_infiniband() {
         .collect();
     // SEND only/first/middle/last-imm, WRITE first/middle/last/only/only-imm,
     // READ request and response first/middle/last/only, ACK, atomic ACK,
-    // CS, FA, masked CS, masked FA (BTH opcode values, IBTA vol. 1 9.2).
+    // CS, FA, masked CS, masked FA, UD SEND only with and without
+    // immediate (BTH opcode values, IBTA vol. 1 9.2).
     for expected in [
-        4u32, 0, 1, 3, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 0xc0, 0xc1,
+        4u32, 0, 1, 3, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 0xc0, 0xc1, 0x64, 0x65,
     ] {
         assert!(
             opcodes.contains(&expected),
@@ -283,6 +286,22 @@ fn capture_decodes_as_infiniband() {
         );
     } else {
         let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// Two datagrams between UD QPs on the captured devices (the same
+/// `capture_a` and `capture_b`, so the same ports).
+fn ud_traffic() {
+    use softhca_ud_common::{UdSide, QKEY};
+    let mut a = UdSide::new("capture_a", std::net::Ipv4Addr::new(127, 0, 0, 1));
+    let mut b = UdSide::new("capture_b", std::net::Ipv4Addr::new(127, 0, 0, 2));
+    b.post_recvs(2);
+    let ah = a.pd.create_ah(b.device.gid()).expect("address handle");
+    a.post_send(&ah, b.sq.qpn, QKEY, b"datagram", true, None);
+    a.post_send(&ah, b.sq.qpn, QKEY, &[7; 300], false, Some(9));
+    for _ in 0..2 {
+        a.wait_send().expect("UD send CQE");
+        b.wait_recv(true, LONG).expect("UD receive CQE");
     }
 }
 

@@ -1,6 +1,6 @@
 //! Seeded, bounded run of the engine fuzz checks (`uct::hca::soft::
 //! engine_fuzzing`, the same code the cargo-fuzz target `engine_packets`
-//! runs): a QP in RTS fed packet sequences must never panic, never change
+//! runs): an RC and a UD QP in RTS fed packet sequences must never panic, never change
 //! memory no packet may change, and only send packets that parse back.
 
 use uct::hca::soft::engine::sim::Rng;
@@ -81,6 +81,7 @@ fn engine_survives_random_packet_sequences() {
         total.writes += outcome.writes;
         total.sent += outcome.sent;
         total.completions += outcome.completions;
+        total.ud_delivered += outcome.ud_delivered;
         errors += usize::from(outcome.qp_error);
     }
     eprintln!("{total:?}, {errors} runs ended with the QP in error");
@@ -88,6 +89,7 @@ fn engine_survives_random_packet_sequences() {
     assert!(total.packets > 10 * RUNS as u64, "{total:?}");
     assert!(total.writes > RUNS as u64 / 2, "{total:?}");
     assert!(total.completions > RUNS as u64, "{total:?}");
+    assert!(total.ud_delivered > RUNS as u64 / 10, "{total:?}");
 }
 
 #[test]

@@ -42,6 +42,10 @@ fn mutated_valid_packets_never_panic() {
             Bth::new(op, 0x42, 0xff_fff0),
             if layout.payload { &payload[..] } else { &[] },
         );
+        repr.deth = layout.deth.then_some(Deth {
+            qkey: 0x1ee7_a330,
+            src_qp: 0x33,
+        });
         repr.reth = layout.reth.then_some(Reth::default());
         repr.atomic = layout.atomic.then_some(AtomicEth::default());
         repr.ext_atomic = layout.ext_atomic.then_some(ExtAtomicEth {

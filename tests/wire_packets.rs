@@ -20,6 +20,12 @@ fn sample(opcode: Opcode, payload: &[u8]) -> PacketRepr<'_> {
     bth.solicited = opcode.is_last() && opcode.is_request();
     bth.ack_req = opcode.is_last();
     let mut p = PacketRepr::new(bth, if layout.payload { payload } else { &[] });
+    if layout.deth {
+        p.deth = Some(Deth {
+            qkey: 0x1ee7_a330,
+            src_qp: 0x00fe_dcba,
+        });
+    }
     if layout.reth {
         p.reth = Some(Reth {
             va: 0x7fff_0000_1000,
@@ -109,11 +115,28 @@ fn header_lengths_are_the_ibta_ones() {
     assert_eq!(Opcode::SendLastImm.layout().ext_len(), 4);
     assert_eq!(Opcode::from_u8(0x15), Err(WireError::UnknownOpcode(0x15)));
     assert_eq!(Opcode::from_u8(0x24), Err(WireError::UnknownOpcode(0x24)));
+    assert_eq!(Deth::LEN, 8);
+    assert_eq!(Opcode::UdSendOnly.layout().ext_len(), 8);
+    assert_eq!(Opcode::UdSendOnlyImm.layout().ext_len(), 8 + 4);
+    // UD has no SEND First/Middle/Last, no RDMA and no atomics.
+    for code in [0x60, 0x61, 0x62, 0x63, 0x66, 0x6a, 0x74] {
+        assert_eq!(Opcode::from_u8(code), Err(WireError::UnknownOpcode(code)));
+    }
     for op in Opcode::ALL {
         assert_eq!(Opcode::from_u8(op.as_u8()), Ok(op));
-        let standard = op.as_u8() <= 0x14;
+        let rc = op.as_u8() <= 0x14;
+        // IBTA's transport prefix 011 is UD.
+        let ud = op.as_u8() >> 5 == 0b011;
         let vendor = op.as_u8() >> 5 == 0b110;
-        assert!(standard ^ vendor, "{op:?} must be RC or vendor-specific");
+        assert_eq!(
+            u8::from(rc) + u8::from(ud) + u8::from(vendor),
+            1,
+            "{op:?} must be RC, UD or vendor-specific"
+        );
+        assert_eq!(ud, op.is_ud(), "{op:?}");
+        if ud {
+            assert!(op.is_first() && op.is_last() && op.is_request() && !op.is_send());
+        }
     }
 }
 
@@ -306,12 +329,19 @@ fn structural_errors() {
     repr.emit(&mut good, &c).unwrap();
 
     let mut b = good.clone();
-    b[0] = 0x64; // UD SEND Only
+    b[0] = 0x44; // UC SEND Only
     fix(&mut b);
     assert_eq!(
         PacketRepr::parse(&b, &c),
-        Err(WireError::UnknownOpcode(0x64))
+        Err(WireError::UnknownOpcode(0x44))
     );
+
+    // An RC SEND relabelled UD SEND Only: its four payload bytes are too
+    // short for the DETH it must carry.
+    let mut b = good.clone();
+    b[0] = 0x64;
+    fix(&mut b);
+    assert_eq!(PacketRepr::parse(&b, &c), Err(WireError::Truncated));
 
     let mut b = good.clone();
     b[1] |= 0x01; // TVer 1
@@ -391,6 +421,19 @@ fn emit_rejects_inconsistent_reprs() {
     }
     assert_eq!(r.emit(&mut buf, &c), Err(WireError::FieldOutOfRange));
 
+    let mut r = sample(Opcode::UdSendOnly, &[1]);
+    r.deth = None;
+    assert_eq!(r.emit(&mut buf, &c), Err(WireError::HeaderMismatch));
+    let mut r = sample(Opcode::SendOnly, &[1]);
+    r.deth = Some(Deth::default());
+    assert_eq!(r.emit(&mut buf, &c), Err(WireError::HeaderMismatch));
+    let mut r = sample(Opcode::UdSendOnly, &[1]);
+    r.deth = Some(Deth {
+        qkey: 1,
+        src_qp: 1 << 24,
+    });
+    assert_eq!(r.emit(&mut buf, &c), Err(WireError::FieldOutOfRange));
+
     let r = sample(Opcode::SendOnly, &[0; 100]);
     let need = r.buffer_len();
     assert_eq!(
@@ -419,4 +462,39 @@ fn masked_atomic_64_round_trips() {
     assert_eq!(buf[0], 0xc0);
     assert_eq!(buf[BTH_LEN + 12], 8);
     assert_eq!(PacketRepr::parse(&buf, &ctx()).unwrap(), r);
+}
+
+#[test]
+fn ud_send_byte_image() {
+    // BTH, DETH, ImmDt, payload and pad as IBTA vol. 1 9.2, 9.3.3 lay them
+    // out; the reserved byte of the DETH is zero.
+    let payload = [0xaa, 0xbb, 0xcc, 0xdd, 0xee];
+    let mut bth = Bth::new(Opcode::UdSendOnlyImm, 0x12_3456, 0x00_0007);
+    bth.solicited = true;
+    let mut repr = PacketRepr::new(bth, &payload);
+    repr.deth = Some(Deth {
+        qkey: 0x8001_0203,
+        src_qp: 0xab_cdef,
+    });
+    repr.imm = Some(0x0908_0706);
+    let mut buf = vec![0u8; repr.buffer_len()];
+    repr.emit(&mut buf, &ctx()).unwrap();
+    let expected_headers = [
+        0x65, 0xb0, 0xff, 0xff, 0x00, 0x12, 0x34, 0x56, 0x00, 0x00, 0x00, 0x07, // BTH
+        0x80, 0x01, 0x02, 0x03, 0x00, 0xab, 0xcd, 0xef, // DETH
+        0x09, 0x08, 0x07, 0x06, // ImmDt
+        0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0x00, 0x00, 0x00, // payload, pad 3
+    ];
+    assert_eq!(&buf[..buf.len() - ICRC_LEN], &expected_headers);
+    assert_eq!(buf.len(), expected_headers.len() + ICRC_LEN);
+    let parsed = PacketRepr::parse(&buf, &ctx()).unwrap();
+    assert_eq!(parsed, repr);
+
+    // A reserved DETH byte set by some other sender is ignored, not an error.
+    let mut odd = buf.clone();
+    odd[BTH_LEN + 4] = 0x5a;
+    let n = odd.len();
+    let icrc = ctx().compute(&odd[..n - ICRC_LEN]);
+    odd[n - ICRC_LEN..].copy_from_slice(&icrc.to_le_bytes());
+    assert_eq!(PacketRepr::parse(&odd, &ctx()).unwrap().deth, repr.deth);
 }

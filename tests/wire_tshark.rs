@@ -24,6 +24,10 @@ fn sample(opcode: Opcode, payload: &[u8]) -> PacketRepr<'_> {
         Bth::new(opcode, 0x11, 0x100),
         if layout.payload { payload } else { &[] },
     );
+    p.deth = layout.deth.then_some(Deth {
+        qkey: 0x1ee7_a330,
+        src_qp: 0x000123,
+    });
     p.reth = layout.reth.then_some(Reth {
         va: 0x1000,
         rkey: 0x22,
@@ -77,6 +81,18 @@ fn wireshark_opcode_line(op: Opcode) -> String {
         Opcode::AtomicAcknowledge => "ATOMIC Acknowledge",
         Opcode::CompareSwap => "CmpSwap",
         Opcode::FetchAdd => "FetchAdd",
+        Opcode::UdSendOnly => {
+            return format!(
+                "Opcode: Unreliable Datagram (UD) - SEND only ({})",
+                op.as_u8()
+            );
+        }
+        Opcode::UdSendOnlyImm => {
+            return format!(
+                "Opcode: Unreliable Datagram (UD) - SEND only with Immediate ({})",
+                op.as_u8()
+            );
+        }
         // Our masked-atomic extension lives in the vendor-specific range,
         // which Wireshark shows as an unknown opcode with raw header bytes.
         Opcode::MaskedCompareSwap | Opcode::MaskedFetchAdd => {
@@ -167,7 +183,7 @@ fn tshark_decodes_every_opcode() {
         };
         expect("InfiniBand".into());
         expect(wireshark_opcode_line(op));
-        if op.as_u8() > 0x14 {
+        if op.as_u8() >= 0xc0 {
             continue;
         }
         expect(format!("Packet Sequence Number: {}", repr.bth.psn));
@@ -177,6 +193,10 @@ fn tshark_decodes_every_opcode() {
             "Invariant CRC: 0x{:08x}",
             u32::from_be_bytes(*icrc)
         ));
+        if repr.deth.is_some() {
+            expect("Queue Key: 0x000000001ee7a330".into());
+            expect("Source Queue Pair: 0x00000123".into());
+        }
         if repr.reth.is_some() {
             expect("Virtual Address: 0x0000000000001000".into());
             expect("Remote Key: 0x00000022".into());

@@ -400,6 +400,7 @@ pub struct uct_iface_attr {
     pub dev_num_paths: c_uint,
     pub ctl_device: ucs_sys_device_t,
 }
+pub type uct_iface_attr_t = uct_iface_attr;
 
 /// `uct_iface_params_t::mode.device`.
 #[repr(C)]
@@ -460,6 +461,7 @@ pub struct uct_iface_params {
     pub am_align_offset: usize,
     pub features: u64,
 }
+pub type uct_iface_params_t = uct_iface_params;
 
 /// Parameters of `uct_ep_create`. UCX 1.13 callers pass 144 bytes (no
 /// `dev_addr_length`/`iface_addr_length`): read those only when their
@@ -488,6 +490,7 @@ pub struct uct_ep_params {
     pub dev_addr_length: usize,
     pub iface_addr_length: usize,
 }
+pub type uct_ep_params_t = uct_ep_params;
 
 /// Parameters of `uct_ep_connect`.
 #[repr(C)]
@@ -497,6 +500,7 @@ pub struct uct_ep_connect_params {
     pub private_data: *const c_void,
     pub private_data_length: usize,
 }
+pub type uct_ep_connect_params_t = uct_ep_connect_params;
 
 /// What `uct_cm_query` reports.
 #[repr(C)]
@@ -505,6 +509,7 @@ pub struct uct_cm_attr {
     pub field_mask: u64,
     pub max_conn_priv: usize,
 }
+pub type uct_cm_attr_t = uct_cm_attr;
 
 /// What `uct_listener_query` reports.
 #[repr(C)]
@@ -513,6 +518,7 @@ pub struct uct_listener_attr {
     pub field_mask: u64,
     pub sockaddr: libc::sockaddr_storage,
 }
+pub type uct_listener_attr_t = uct_listener_attr;
 
 /// Parameters of `uct_listener_create`.
 #[repr(C)]
@@ -523,6 +529,7 @@ pub struct uct_listener_params {
     pub conn_request_cb: uct_cm_listener_conn_request_callback_t,
     pub user_data: *mut c_void,
 }
+pub type uct_listener_params_t = uct_listener_params;
 
 /// `uct_md_attr_t::cap`.
 #[repr(C)]
@@ -549,6 +556,7 @@ pub struct uct_md_attr {
     pub rkey_packed_size: usize,
     pub local_cpus: ucs_cpu_set_t,
 }
+pub type uct_md_attr_t = uct_md_attr;
 
 /// `uct_md_mem_attr_t::field_mask` bits.
 pub type uct_md_mem_attr_field_t = c_uint;
@@ -602,6 +610,9 @@ pub struct uct_rkey_bundle {
 }
 pub type uct_rkey_bundle_t = uct_rkey_bundle;
 
+/// Called when the counter of a `uct_completion_t` reaches zero.
+pub type uct_completion_callback_t = Option<unsafe extern "C" fn(self_: *mut uct_completion_t)>;
+
 /// Completion of one or more operations: `count` is decremented per
 /// completed operation and `func` called when it reaches zero; `status`
 /// keeps the first error.
@@ -612,6 +623,15 @@ pub struct uct_completion {
     pub count: c_int,
     pub status: ucs_status_t,
 }
+pub type uct_completion_t = uct_completion;
+
+/// Called to retry a pending request; `UCS_OK` removes it from the queue.
+pub type uct_pending_callback_t =
+    Option<unsafe extern "C" fn(self_: *mut uct_pending_req_t) -> ucs_status_t>;
+
+/// Called for each request removed by `uct_ep_pending_purge`.
+pub type uct_pending_purge_callback_t =
+    Option<unsafe extern "C" fn(self_: *mut uct_pending_req_t, arg: *mut c_void)>;
 
 /// A request queued by `uct_ep_pending_add`; `priv` is scratch space for the
 /// transport.
@@ -621,6 +641,7 @@ pub struct uct_pending_req {
     pub func: uct_pending_callback_t,
     pub r#priv: [c_char; UCT_PENDING_REQ_PRIV_LEN],
 }
+pub type uct_pending_req_t = uct_pending_req;
 
 /// Posted receive of the tag-matching API.
 #[repr(C)]
@@ -649,6 +670,7 @@ pub struct uct_tag_context {
     >,
     pub r#priv: [c_char; UCT_TAG_PRIV_LEN],
 }
+pub type uct_tag_context_t = uct_tag_context;
 
 /// Flag for `uct_tag_context::completed_cb`: the data is inline.
 pub const UCT_TAG_RECV_CB_INLINE_DATA: c_uint = 0x1;

@@ -1,12 +1,13 @@
-//! `uct/api/uct_def.h`: UCT's basic limits, handle types, forward typedefs of
-//! the structs `uct.h` defines, and the callback signatures.
+//! `uct/api/uct_def.h`: UCT's basic limits, handle types and callback
+//! signatures. The header also carries forward typedefs of structs that
+//! `uct.h` and `uct_v2.h` complete (`uct_completion_t`, `uct_iface_attr_t`,
+//! ...): in Rust each sits beside its struct and tools/headergen places it
+//! here, so this file imports nothing above it.
 
 use core::ffi::{c_int, c_uint, c_void};
 
 use super::ucs_config::ucs_sock_addr_t;
 use super::ucs_status::ucs_status_t;
-use super::uct_api::*;
-use super::uct_tl::{uct_ep, uct_iface, uct_listener};
 
 pub const UCT_COMPONENT_NAME_MAX: usize = 16;
 pub const UCT_MD_GLOBAL_ID_MAX: usize = 256;
@@ -46,12 +47,12 @@ pub const UCT_CB_PARAM_FLAG_MORE: c_uint = 0x4;
 
 // Handles.
 pub type uct_component_h = *mut uct_component;
-pub type uct_iface_h = *mut uct_iface;
-pub type uct_ep_h = *mut uct_ep;
+pub type uct_iface_h = *mut declared::uct_iface;
+pub type uct_ep_h = *mut declared::uct_ep;
 pub type uct_md_h = *mut uct_md;
-pub type uct_worker_h = *mut super::uct_tl::uct_worker;
+pub type uct_worker_h = *mut declared::uct_worker;
 pub type uct_cm_h = *mut uct_cm;
-pub type uct_listener_h = *mut uct_listener;
+pub type uct_listener_h = *mut declared::uct_listener;
 pub type uct_device_ep_h = *mut uct_device_ep;
 /// Registered memory handle (transport-defined).
 pub type uct_mem_h = *mut c_void;
@@ -64,6 +65,32 @@ pub type uct_conn_request_h = *mut c_void;
 pub type uct_tag_t = u64;
 /// Id of a progress callback registered on a worker.
 pub type uct_worker_cb_id_t = c_int;
+
+/// The objects the handles point to, declared but not completed, as C's
+/// `uct_def.h` declares them: tl.h completes them (`uct_tl::{uct_iface,
+/// uct_ep, uct_worker, uct_listener}`, the members callers read) and refers
+/// back to the handles and callbacks declared here. Code that reads a member
+/// casts the handle to the completed type.
+///
+/// cbindgen:ignore
+pub mod declared {
+    /// An interface.
+    pub struct uct_iface {
+        _declared: [u8; 0],
+    }
+    /// An endpoint.
+    pub struct uct_ep {
+        _declared: [u8; 0],
+    }
+    /// A worker.
+    pub struct uct_worker {
+        _declared: [u8; 0],
+    }
+    /// A listener of a connection manager.
+    pub struct uct_listener {
+        _declared: [u8; 0],
+    }
+}
 
 // Opaque objects.
 /// A transport component (`ib`, `self`, ...).
@@ -127,20 +154,6 @@ pub struct uct_ep_addr {
     _opaque: [u8; 0],
 }
 pub type uct_ep_addr_t = uct_ep_addr;
-
-// Forward typedefs of the structs uct.h defines.
-pub type uct_iface_attr_t = uct_iface_attr;
-pub type uct_iface_params_t = uct_iface_params;
-pub type uct_ep_attr_t = super::uct_v2::uct_ep_attr;
-pub type uct_md_attr_t = uct_md_attr;
-pub type uct_completion_t = uct_completion;
-pub type uct_pending_req_t = uct_pending_req;
-pub type uct_ep_params_t = uct_ep_params;
-pub type uct_ep_connect_params_t = uct_ep_connect_params;
-pub type uct_cm_attr_t = uct_cm_attr;
-pub type uct_listener_attr_t = uct_listener_attr;
-pub type uct_listener_params_t = uct_listener_params;
-pub type uct_tag_context_t = uct_tag_context;
 
 /// One entry of a scatter/gather list: `count` blocks of `length` bytes,
 /// `stride` bytes apart, starting at `buffer`.
@@ -265,21 +278,10 @@ pub type uct_am_tracer_t = Option<
     ),
 >;
 
-/// Called when the counter of a `uct_completion_t` reaches zero.
-pub type uct_completion_callback_t = Option<unsafe extern "C" fn(self_: *mut uct_completion_t)>;
-
-/// Called to retry a pending request; `UCS_OK` removes it from the queue.
-pub type uct_pending_callback_t =
-    Option<unsafe extern "C" fn(self_: *mut uct_pending_req_t) -> ucs_status_t>;
-
 /// Called on a transport error of an endpoint.
 pub type uct_error_handler_t = Option<
     unsafe extern "C" fn(arg: *mut c_void, ep: uct_ep_h, status: ucs_status_t) -> ucs_status_t,
 >;
-
-/// Called for each request removed by `uct_ep_pending_purge`.
-pub type uct_pending_purge_callback_t =
-    Option<unsafe extern "C" fn(self_: *mut uct_pending_req_t, arg: *mut c_void)>;
 
 /// Packs a message into `dest`; returns the number of bytes written.
 pub type uct_pack_callback_t =

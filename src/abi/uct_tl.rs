@@ -7,6 +7,7 @@ use core::ffi::{c_int, c_uint, c_void};
 
 use super::ucs_callbackq::ucs_callbackq_t;
 use super::ucs_status::{ucs_status_ptr_t, ucs_status_t};
+use super::uct_api::*;
 use super::uct_def::*;
 
 pub type uct_ep_put_short_func_t = Option<

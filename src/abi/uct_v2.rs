@@ -8,6 +8,7 @@ use super::ucs_cpu_set::ucs_cpu_set_t;
 use super::ucs_linear_func::ucs_linear_func_t;
 use super::ucs_memory_type::ucs_memory_type_t;
 use super::ucs_topo::ucs_sys_device_t;
+use super::uct_api::uct_completion_t;
 use super::uct_api::{uct_atomic_op_t, uct_ppn_bandwidth_t};
 use super::uct_def::*;
 
@@ -140,6 +141,7 @@ pub struct uct_ep_attr {
     pub remote_address: libc::sockaddr_storage,
     pub tx_token: *mut c_void,
 }
+pub type uct_ep_attr_t = uct_ep_attr;
 
 /// Called when a registration was invalidated.
 pub type uct_md_mem_invalidate_cb_t = Option<unsafe extern "C" fn(arg: *mut c_void)>;

@@ -11,37 +11,20 @@ pub(crate) trait HeldByHandle: ByHandle<Raw = *mut Self::Opaque> {
     /// The opaque C type a handle points at.
     type Opaque;
     fn handle(&mut self) -> *mut Self::Opaque;
-    fn mark_dead(&mut self);
 }
 
-/// The same forwards for each type (its own `as_handle` and `invalidate`),
-/// and the release of the box [`hand_out`] leaked.
-macro_rules! held_by_handle {
-    ($($object:ty => $opaque:ty;)*) => {$(
-        impl HeldByHandle for $object {
-            type Opaque = $opaque;
-            fn handle(&mut self) -> *mut $opaque {
-                self.as_handle()
-            }
-            fn mark_dead(&mut self) {
-                self.invalidate();
-            }
-        }
-
-        impl ReleasedByHandle for $object {
-            unsafe fn release(handle: *mut $opaque) {
-                // SAFETY: the pointer of the Box leaked in hand_out, live
-                // and released once (the contract).
-                let mut owned = unsafe { Box::from_raw(handle.cast::<$object>()) };
-                owned.mark_dead();
-            }
-        }
-    )*};
+impl HeldByHandle for Md {
+    type Opaque = uct_md;
+    fn handle(&mut self) -> *mut uct_md {
+        self.as_handle()
+    }
 }
 
-held_by_handle! {
-    Md => uct_md;
-    Worker => uct_worker;
+impl HeldByHandle for Worker {
+    type Opaque = declared::uct_worker;
+    fn handle(&mut self) -> *mut declared::uct_worker {
+        self.as_handle()
+    }
 }
 
 /// Gives `object` to the C caller: its handle goes to `handle_p` and is

@@ -10,6 +10,7 @@ use crate::api::config::read_iface_config;
 use crate::api::dispatch::export_dispatch;
 use crate::api::md::MdArg;
 use crate::core::c_boundary::{c_entry, null_argument, CStrArg, FromC, IfaceHandle, Live, Out};
+use crate::core::open_iface::BaseOfHandle;
 use crate::core::worker::Worker;
 use crate::ib::md::{Md, TlResource};
 use crate::rc::config::{iface_config_from_handle, RcMlx5IfaceConfig};

@@ -5,7 +5,6 @@
 //! A 1.22 caller's request is answered through our layout and copied back.
 
 use std::ffi::c_void;
-use std::ptr::addr_of;
 
 use crate::abi::*;
 use crate::core::c_boundary::{masked_member, masked_write, FieldMasked, MaskedOut};
@@ -52,11 +51,11 @@ fn translate(bits: u64, table: &[(u64, u64)], to_ours: bool) -> u64 {
 
 impl FieldMasked for IfaceAttrV2V122 {
     const NAME: &'static str = "uct_iface_attr_v2_t";
-    unsafe fn field_mask(this: *const Self) -> u64 {
-        // SAFETY: by the contract; a raw read forms no reference to the
-        // members the caller may have left uninitialised.
-        unsafe { addr_of!((*this).field_mask).read() }
-    }
+    const FIELD_MASK_OFFSET: usize = {
+        // The member is a u64.
+        let _: fn(&Self) -> &u64 = |this| &this.field_mask;
+        std::mem::offset_of!(IfaceAttrV2V122, field_mask)
+    };
 }
 
 /// Our attribute struct for a 1.22 caller's request (`theirs` non-NULL):

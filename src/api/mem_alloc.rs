@@ -19,6 +19,7 @@ use crate::core::c_boundary::{c_entry, null_argument, CSlice, CStrArg, IfaceHand
 use crate::core::host_memory::{
     allocate_with, name_text, page_size, AllocParams, Allocated113, AllocatedHere, MemOut, Request,
 };
+use crate::core::open_iface::BaseOfHandle;
 
 c_entry! {
     no_log_setup

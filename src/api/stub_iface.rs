@@ -8,6 +8,7 @@
 use std::ffi::c_uint;
 
 use crate::abi::*;
+use crate::core::c_boundary::{FromC, MaskedOut};
 use crate::core::iface::{query_v2_defaults, IfaceInternalOps, PerfEstimate, PurgeRequest};
 use crate::core::ops::unsupported_iface_ops;
 use crate::uct::iface::{IfaceBase, TRANSPORT_INTERNAL_OPS};
@@ -37,8 +38,9 @@ mod stub_ops {
         _: uct_iface_h,
         attr: *mut uct_iface_attr_v2_t,
     ) -> Result<(), Status> {
-        // SAFETY: the entry point checked `attr`.
-        unsafe { query_v2_defaults(attr) }
+        // SAFETY: the entry point checked `attr`: non-NULL, valid for its
+        // field mask.
+        query_v2_defaults(&unsafe { MaskedOut::from_c(attr) })
     }
     pub unsafe fn iface_is_reachable_v2(
         _: uct_iface_h,
@@ -52,7 +54,7 @@ mod stub_ops {
             pub unsafe fn $name(ep: uct_ep_h $(, _: $arg)*) -> Result<(), Status> {
                 // SAFETY: dispatched only for eps of stub ifaces, and an ep
                 // starts with its iface.
-                unsafe { stub_status((*ep).iface) }
+                unsafe { stub_status((*ep.cast::<uct_ep>()).iface) }
             }
         )*};
     }

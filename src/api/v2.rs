@@ -17,6 +17,7 @@ use crate::core::c_boundary::{
     c_entry, masked_member, CBytes, EpHandle, FromC, IfaceHandle, Masked, MaskedOut,
 };
 use crate::core::iface::{PurgeCallback, PurgeRequest};
+use crate::core::open_iface::BaseOfHandle;
 use crate::failover::RX_TOKEN_LENGTH;
 
 const IFACE_ATTR_V2_FIELDS: u64 = UCT_IFACE_ATTR_FIELD_MAX_PUT_SGL_ZCOPY_COUNT

@@ -6,8 +6,14 @@
 //! are registered with UCX's own functions.
 
 use std::ffi::{c_int, c_void};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::Arc;
 use std::time::Duration;
+
+use rustix::time::{
+    timerfd_create, timerfd_settime, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags,
+    Timespec,
+};
 
 use crate::abi::ucs_status::result_of;
 use crate::abi::*;
@@ -39,19 +45,23 @@ impl AsyncTarget {
     /// not inside the worker's progress (poll mode).
     pub fn handlers_run_apart(&self) -> bool {
         match *self {
-            AsyncTarget::Ours(context) => {
-                // SAFETY: a live context of ours (see `AsyncTarget::new`).
-                let context = unsafe { &*(context as *const AsyncContext) };
-                context.mode() != AsyncMode::Poll
-            }
+            AsyncTarget::Ours(context) => Self::ours(context).mode() != AsyncMode::Poll,
             AsyncTarget::Ucx { mode, .. } => mode != UCS_ASYNC_MODE_POLL,
         }
+    }
+
+    /// Our context at `address` (an [`AsyncTarget::Ours`]).
+    fn ours<'a>(address: usize) -> &'a AsyncContext {
+        // SAFETY: `AsyncTarget::new` found one of ours at this address,
+        // live while the target is used (its contract).
+        unsafe { &*(address as *const AsyncContext) }
     }
 
     /// The context `uct_worker_create` was given.
     ///
     /// # Safety
-    /// `context` must be a live async context, ours or UCX's.
+    /// `context` must be a live async context, ours or UCX's, and stay live
+    /// while the target is used (a worker outlives its cm).
     pub unsafe fn new(context: *mut ucs_async_context_t) -> Result<AsyncTarget, Status> {
         if context.is_null() {
             tracing::error!("cm: the worker has no async context");
@@ -89,12 +99,43 @@ impl AsyncTarget {
         })
     }
 
+    /// Has the context call `on_event(object)` when `fd` has `events`,
+    /// until [`Watch::end`]; the watch holds a reference to `object` until
+    /// then.
+    pub fn watch<T: Send + Sync + 'static>(
+        &self,
+        fd: c_int,
+        events: ucs_event_set_types_t,
+        object: &Arc<T>,
+        on_event: fn(&Arc<T>),
+    ) -> Result<Watch<T>, Status> {
+        let registration = Arc::new(Registration {
+            object: object.clone(),
+            on_event,
+        });
+        let arg = Arc::into_raw(registration.clone()) as *mut c_void;
+        // SAFETY: `arg` is the context's reference to the registration,
+        // dropped only in `Watch::end` after the handler is removed, so
+        // `dispatch::<T>(…, arg)` stays callable while registered.
+        if let Err(status) = unsafe { self.add(fd, events, dispatch::<T>, arg) } {
+            // SAFETY: the context's reference taken above, never handed
+            // out (the handler was not added).
+            unsafe { Arc::decrement_strong_count(arg as *const Registration<T>) };
+            tracing::error!("cm: cannot watch fd {fd}: {status}");
+            return Err(status);
+        }
+        Ok(Watch {
+            target: *self,
+            fd,
+            registration,
+        })
+    }
+
     /// Calls `cb(fd, events, arg)` under the context when `fd` has `events`.
     ///
     /// # Safety
-    /// `cb(…, arg)` must stay callable until [`AsyncTarget::remove`]; the
-    /// context must outlive the registration (the worker outlives its cm).
-    pub unsafe fn add(
+    /// `cb(…, arg)` must stay callable until [`AsyncTarget::remove`].
+    unsafe fn add(
         &self,
         fd: c_int,
         events: ucs_event_set_types_t,
@@ -102,11 +143,7 @@ impl AsyncTarget {
         arg: *mut c_void,
     ) -> Result<(), Status> {
         match *self {
-            AsyncTarget::Ours(context) => {
-                // SAFETY: a live context of ours by the contract.
-                let context = unsafe { &*(context as *const AsyncContext) };
-                context.add_fd_handler(fd, events, cb, arg)
-            }
+            AsyncTarget::Ours(context) => Self::ours(context).add_fd_handler(fd, events, cb, arg),
             AsyncTarget::Ucx { context, mode } => {
                 let Some(set) = ucx_function!(ucs_async_set_event_handler: fn(ucs_async_mode_t, c_int, ucs_event_set_types_t, ucs_async_event_cb_t, *mut c_void, *mut ucs_async_context_t) -> ucs_status_t)
                 else {
@@ -130,7 +167,7 @@ impl AsyncTarget {
     }
 
     /// Changes the events watched on `fd`.
-    pub fn modify(&self, fd: c_int, events: ucs_event_set_types_t) -> Result<(), Status> {
+    fn modify(&self, fd: c_int, events: ucs_event_set_types_t) -> Result<(), Status> {
         match self {
             AsyncTarget::Ours(_) => async_context::modify_handler(fd, events),
             AsyncTarget::Ucx { .. } => {
@@ -144,7 +181,7 @@ impl AsyncTarget {
 
     /// Stops watching `fd`; no call of its handler runs after this returns
     /// (except one in progress on the calling thread).
-    pub fn remove(&self, fd: c_int) {
+    fn remove(&self, fd: c_int) {
         let result = match self {
             AsyncTarget::Ours(_) => async_context::remove_handler(fd, true),
             AsyncTarget::Ucx { .. } => {
@@ -161,6 +198,61 @@ impl AsyncTarget {
     }
 }
 
+/// What a [`Watch`] registered: the object and its event function.
+struct Registration<T> {
+    object: Arc<T>,
+    on_event: fn(&Arc<T>),
+}
+
+/// A handler registered by [`AsyncTarget::watch`] for one fd. The context
+/// holds a reference to the registration until [`Watch::end`]; a watch
+/// never ended keeps its object alive (a leak, never a dangling handler).
+#[must_use = "a watch is ended with Watch::end"]
+pub struct Watch<T> {
+    target: AsyncTarget,
+    fd: c_int,
+    registration: Arc<Registration<T>>,
+}
+
+impl<T> std::fmt::Debug for Watch<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Watch(fd {})", self.fd)
+    }
+}
+
+impl<T> Watch<T> {
+    /// Changes the events watched.
+    pub fn modify(&self, events: ucs_event_set_types_t) -> Result<(), Status> {
+        self.target.modify(self.fd, events)
+    }
+
+    /// Stops watching (waiting for a handler call on another thread, so
+    /// never under a lock the handler takes) and drops the context's
+    /// reference.
+    pub fn end(self) {
+        self.target.remove(self.fd);
+        // SAFETY: the context's reference from `AsyncTarget::watch`; the
+        // handler is removed, so the context no longer uses it (a call in
+        // progress on this thread holds a reference of its own), and
+        // `self.registration` keeps the memory alive past this line.
+        unsafe { Arc::decrement_strong_count(Arc::as_ptr(&self.registration)) };
+    }
+}
+
+/// The async handler of every [`Watch`].
+unsafe extern "C" fn dispatch<T>(_fd: c_int, _events: ucs_event_set_types_t, arg: *mut c_void) {
+    let registration = arg as *const Registration<T>;
+    // SAFETY: `arg` is the context's reference (see `AsyncTarget::watch`),
+    // alive until the handler is removed, which waits for this call; a
+    // reference of our own keeps it alive through the call, even if the
+    // handler ends its own watch.
+    let registration = unsafe {
+        Arc::increment_strong_count(registration);
+        Arc::from_raw(registration)
+    };
+    (registration.on_event)(&registration.object);
+}
+
 /// A one-shot timer as a file descriptor (Linux's timerfd), so that the
 /// async context watches it as it watches a socket: it turns readable when
 /// it expires. A connection's handshake deadline.
@@ -171,22 +263,15 @@ pub struct Timer {
 
 impl Timer {
     pub fn new() -> Result<Timer, Status> {
-        // SAFETY: plain system call; the fd returned is owned below.
-        let fd = unsafe {
-            libc::timerfd_create(
-                libc::CLOCK_MONOTONIC,
-                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            let error = std::io::Error::last_os_error();
+        let fd = timerfd_create(
+            TimerfdClockId::Monotonic,
+            TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,
+        )
+        .map_err(|error| {
             tracing::error!("cm: cannot create a timer: {error}");
-            return Err(Status::IoError);
-        }
-        // SAFETY: a new descriptor nobody else owns.
-        Ok(Timer {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
-        })
+            Status::IoError
+        })?;
+        Ok(Timer { fd })
     }
 
     pub fn fd(&self) -> c_int {
@@ -198,26 +283,19 @@ impl Timer {
     pub fn arm(&self, after: Option<Duration>) -> Result<(), Status> {
         // A zero time disarms a timerfd: a zero wait expires at once instead.
         let after = after.map(|after| after.max(Duration::from_nanos(1)));
-        let value = after.map_or(
-            libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            |after| libc::timespec {
-                tv_sec: libc::time_t::try_from(after.as_secs()).unwrap_or(libc::time_t::MAX),
-                tv_nsec: libc::c_long::from(after.subsec_nanos()),
-            },
-        );
-        let spec = libc::itimerspec {
-            it_interval: libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
+        let never = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        let value = after.map_or(never, |after| Timespec {
+            tv_sec: i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
+            tv_nsec: after.subsec_nanos().into(),
+        });
+        let spec = Itimerspec {
+            it_interval: never,
             it_value: value,
         };
-        // SAFETY: our timer fd; `spec` is valid, the old value not wanted.
-        if unsafe { libc::timerfd_settime(self.fd(), 0, &spec, std::ptr::null_mut()) } != 0 {
-            let error = std::io::Error::last_os_error();
+        if let Err(error) = timerfd_settime(&self.fd, TimerfdTimerFlags::empty(), &spec) {
             tracing::warn!("cm: cannot arm a timer: {error}");
             return Err(Status::IoError);
         }
@@ -228,8 +306,7 @@ impl Timer {
     /// the fd is no longer readable after this).
     pub fn take_expiry(&self) -> bool {
         let mut count = [0u8; 8];
-        // SAFETY: our timer fd; a timerfd read fills 8 bytes or fails.
-        let read = unsafe { libc::read(self.fd(), count.as_mut_ptr().cast(), count.len()) };
-        read == 8 && u64::from_ne_bytes(count) != 0
+        // A timerfd read fills 8 bytes or fails.
+        matches!(rustix::io::read(&self.fd, &mut count), Ok(8)) && u64::from_ne_bytes(count) != 0
     }
 }

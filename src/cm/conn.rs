@@ -21,7 +21,7 @@ use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::async_io::Timer;
+use super::async_io::{Timer, Watch};
 use super::device::LocalDevice;
 use super::machine::{Event, Machine, Outcome, Phase, Role};
 use super::socket::{status_of_error, storage_of, SOCKADDR_IN_LEN};
@@ -45,8 +45,9 @@ pub struct UserSide {
 struct State {
     machine: Machine,
     stream: Option<TcpStream>,
-    /// Events the async context watches, `None` when not registered.
-    watched: Option<ucs_event_set_types_t>,
+    /// The socket's registration with the async context and the events it
+    /// watches, `None` when not registered.
+    watched: Option<(ucs_event_set_types_t, Watch<Conn>)>,
     outbox: Vec<u8>,
     half_close_pending: bool,
     user: UserSide,
@@ -60,6 +61,7 @@ struct State {
 /// context, and the waiting phase it is armed for.
 struct Deadline {
     timer: Timer,
+    watch: Watch<Conn>,
     timeout: Duration,
     armed_for: Option<Phase>,
 }
@@ -93,8 +95,8 @@ pub struct Conn {
 /// the connection's lock is released.
 struct Closing {
     stream: TcpStream,
-    watched: bool,
-    deadline: Option<Timer>,
+    watched: Option<Watch<Conn>>,
+    deadline: Option<Deadline>,
 }
 
 impl Conn {
@@ -136,15 +138,16 @@ impl Conn {
         if Arc::ptr_eq(&old, cm) {
             return Ok(());
         }
-        let (was_watched, deadline) = {
+        let (watched, deadline) = {
             let mut state = lock(&self.state);
-            (state.watched.take().is_some(), state.deadline.take())
+            (state.watched.take(), state.deadline.take())
         };
-        if was_watched {
-            self.unregister(&old, self.fd);
+        let was_watched = watched.is_some();
+        if let Some((_, watch)) = watched {
+            watch.end();
         }
         if let Some(deadline) = deadline {
-            self.unregister(&old, deadline.timer.fd());
+            deadline.watch.end();
         }
         *lock(&self.cm) = cm.clone();
         if was_watched && lock(&self.state).stream.is_some() {
@@ -164,50 +167,31 @@ impl Conn {
         let timer = Timer::new()?;
         let mut state = lock(&self.state);
         let events = wanted_events(&state);
-        self.register(&cm, self.fd, events, conn_event)?;
-        state.watched = Some(events);
-        if let Err(status) = self.register(&cm, timer.fd(), UCS_EVENT_SET_EVREAD, deadline_event) {
-            let closing = self.take_stream(&mut state);
-            drop(state);
-            self.finish_close(closing);
-            return Err(status);
-        }
+        let socket = cm
+            .async_target
+            .watch(self.fd, events, self, Conn::on_event)?;
+        state.watched = Some((events, socket));
+        let deadline =
+            match cm
+                .async_target
+                .watch(timer.fd(), UCS_EVENT_SET_EVREAD, self, Conn::on_deadline)
+            {
+                Ok(deadline) => deadline,
+                Err(status) => {
+                    let closing = self.take_stream(&mut state);
+                    drop(state);
+                    self.finish_close(closing);
+                    return Err(status);
+                }
+            };
         state.deadline = Some(Deadline {
             timer,
+            watch: deadline,
             timeout: cm.handshake_timeout,
             armed_for: None,
         });
         arm_deadline(&mut state);
         Ok(())
-    }
-
-    /// Has `cm`'s async context call `handler` with a reference to this
-    /// connection when `fd` has `events`.
-    fn register(
-        self: &Arc<Self>,
-        cm: &CmCore,
-        fd: c_int,
-        events: ucs_event_set_types_t,
-        handler: EventHandler,
-    ) -> Result<(), Status> {
-        let arg = Arc::into_raw(self.clone()) as *mut c_void;
-        // SAFETY: `arg` is a reference this registration owns until
-        // `unregister` drops it; the handler only uses it as a Conn.
-        let added = unsafe { cm.async_target.add(fd, events, handler, arg) };
-        added.inspect_err(|status| {
-            // SAFETY: the reference taken above, never handed out.
-            unsafe { Arc::decrement_strong_count(arg as *const Conn) };
-            tracing::error!("cm: cannot watch fd {fd}: {status}");
-        })
-    }
-
-    /// Stops watching `fd` (waiting for a handler call on another thread,
-    /// so never under the connection's lock) and drops its reference.
-    fn unregister(self: &Arc<Self>, cm: &CmCore, fd: c_int) {
-        cm.async_target.remove(fd);
-        // SAFETY: drops the registration's reference taken in `register`;
-        // `self` keeps the memory alive past this line.
-        unsafe { Arc::decrement_strong_count(Arc::as_ptr(self)) };
     }
 
     /// Sets the user's side (the ep was created).
@@ -352,13 +336,13 @@ impl Conn {
     /// Watches what the state needs now, and arms the deadline for it.
     fn rewatch(&self, state: &mut State) {
         arm_deadline(state);
-        let Some(current) = state.watched else {
+        let wanted = wanted_events(state);
+        let Some((current, watch)) = state.watched.as_mut() else {
             return;
         };
-        let wanted = wanted_events(state);
-        if wanted != current {
-            match self.cm().async_target.modify(self.fd, wanted) {
-                Ok(()) => state.watched = Some(wanted),
+        if wanted != *current {
+            match watch.modify(wanted) {
+                Ok(()) => *current = wanted,
                 Err(status) => tracing::warn!("cm: fd {}: cannot change events: {status}", self.fd),
             }
         }
@@ -368,8 +352,8 @@ impl Conn {
         let stream = state.stream.take()?;
         Some(Closing {
             stream,
-            watched: state.watched.take().is_some(),
-            deadline: state.deadline.take().map(|deadline| deadline.timer),
+            watched: state.watched.take().map(|(_, watch)| watch),
+            deadline: state.deadline.take(),
         })
     }
 
@@ -379,12 +363,12 @@ impl Conn {
         let Some(closing) = closing else {
             return;
         };
-        let cm = self.cm();
-        if closing.watched {
-            self.unregister(&cm, self.fd);
+        if let Some(watch) = closing.watched {
+            watch.end();
         }
-        if let Some(timer) = &closing.deadline {
-            self.unregister(&cm, timer.fd());
+        if let Some(deadline) = closing.deadline {
+            // The timer closes after its handler is removed.
+            deadline.watch.end();
         }
         drop(closing.stream);
     }
@@ -710,30 +694,4 @@ fn wanted_events(state: &State) -> ucs_event_set_types_t {
         events |= UCS_EVENT_SET_EVWRITE;
     }
     events
-}
-
-type EventHandler = unsafe extern "C" fn(c_int, ucs_event_set_types_t, *mut c_void);
-
-/// The async handler of a connection's deadline timer.
-unsafe extern "C" fn deadline_event(_fd: c_int, _events: ucs_event_set_types_t, arg: *mut c_void) {
-    // SAFETY: as in `conn_event`: the registration's reference, alive until
-    // the handler is removed; our own reference keeps it through the call.
-    let conn = unsafe {
-        Arc::increment_strong_count(arg as *const Conn);
-        Arc::from_raw(arg as *const Conn)
-    };
-    conn.on_deadline();
-}
-
-/// The async handler of a connection's socket.
-unsafe extern "C" fn conn_event(_fd: c_int, _events: ucs_event_set_types_t, arg: *mut c_void) {
-    let conn = arg as *const Conn;
-    // SAFETY: `arg` is the registration's reference (see `Conn::watch`),
-    // alive until the handler is removed, which waits for this call; a
-    // reference of our own keeps the Conn alive through the callbacks.
-    let conn = unsafe {
-        Arc::increment_strong_count(conn);
-        Arc::from_raw(conn)
-    };
-    conn.on_event();
 }

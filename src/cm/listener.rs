@@ -8,6 +8,7 @@ use std::net::{SocketAddr, SocketAddrV4, TcpListener};
 use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex};
 
+use super::async_io::Watch;
 use super::conn::{Conn, RequestCallback, RequestSink};
 use super::device::{device_at, LocalDevice};
 use super::machine::Role;
@@ -17,7 +18,8 @@ use crate::abi::*;
 
 struct State {
     socket: Option<TcpListener>,
-    watched: bool,
+    /// The socket's registration with the async context.
+    watched: Option<Watch<ListenerCore>>,
     /// Connections whose request has not arrived yet.
     awaiting: Vec<Arc<Conn>>,
     /// The C handle and callback; cleared when the listener is destroyed.
@@ -29,7 +31,6 @@ struct State {
 pub struct ListenerCore {
     cm: Arc<CmCore>,
     pub local: SocketAddrV4,
-    fd: c_int,
     state: Mutex<State>,
 }
 
@@ -51,7 +52,7 @@ impl ListenerCore {
         })?;
         socket.set_nonblocking(true).map_err(|_| Status::IoError)?;
         if let Some(backlog) = backlog {
-            set_backlog(socket.as_raw_fd(), backlog)?;
+            set_backlog(&socket, backlog)?;
         }
         let local = match socket.local_addr() {
             Ok(SocketAddr::V4(local)) => local,
@@ -61,30 +62,22 @@ impl ListenerCore {
         let listener = Arc::new(ListenerCore {
             cm,
             local,
-            fd,
             state: Mutex::new(State {
                 socket: Some(socket),
-                watched: false,
+                watched: None,
                 awaiting: Vec::new(),
                 handle: 0,
                 conn_request_cb,
                 user_data: user_data as usize,
             }),
         });
-        let arg = Arc::into_raw(listener.clone()) as *mut c_void;
-        // SAFETY: `arg` is the registration's reference, dropped in `close`.
-        let added = unsafe {
-            listener
-                .cm
-                .async_target
-                .add(fd, UCS_EVENT_SET_EVREAD, listener_event, arg)
-        };
-        if let Err(status) = added {
-            // SAFETY: the reference taken above, never handed out.
-            unsafe { Arc::decrement_strong_count(arg as *const ListenerCore) };
-            return Err(status);
-        }
-        lock(&listener.state).watched = true;
+        let watch = listener.cm.async_target.watch(
+            fd,
+            UCS_EVENT_SET_EVREAD,
+            &listener,
+            ListenerCore::on_readable,
+        )?;
+        lock(&listener.state).watched = Some(watch);
         tracing::debug!("cm: listening on {local}");
         Ok(listener)
     }
@@ -99,18 +92,15 @@ impl ListenerCore {
             let mut state = lock(&self.state);
             state.handle = 0;
             state.conn_request_cb = None;
-            let watched = std::mem::take(&mut state.watched);
+            let watched = state.watched.take();
             (
                 state.socket.take(),
                 watched,
                 std::mem::take(&mut state.awaiting),
             )
         };
-        if watched {
-            self.cm.async_target.remove(self.fd);
-            // SAFETY: the registration's reference taken in `bind`; `self`
-            // keeps the memory alive past this line.
-            unsafe { Arc::decrement_strong_count(Arc::as_ptr(self)) };
+        if let Some(watch) = watched {
+            watch.end();
         }
         drop(socket);
         for conn in awaiting {
@@ -179,18 +169,6 @@ impl ListenerCore {
             self.forget(&conn);
         }
     }
-}
-
-/// The async handler of a listening socket.
-unsafe extern "C" fn listener_event(_fd: c_int, _events: ucs_event_set_types_t, arg: *mut c_void) {
-    let listener = arg as *const ListenerCore;
-    // SAFETY: the registration's reference (see `ListenerCore::bind`), alive
-    // until the handler is removed, which waits for this call.
-    let listener = unsafe {
-        Arc::increment_strong_count(listener);
-        Arc::from_raw(listener)
-    };
-    listener.on_readable();
 }
 
 impl RequestSink for ListenerCore {

@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::abi::*;
-use crate::core::c_boundary::{ByHandle, CBytes, Live, ReleasedByHandle};
+use crate::core::c_boundary::{BoxedHandle, ByHandle, CBytes, Live, ReleasedByHandle};
 use crate::core::iface::{BaseIface, UNSUPPORTED_INTERNAL_OPS};
 use crate::core::worker::Worker;
 use async_io::AsyncTarget;
@@ -226,15 +226,14 @@ impl Cm {
         );
         let ep = self.new_ep(conn.clone());
         conn.set_user(UserSide {
-            ep: ep as usize,
+            ep: ep.0 as usize,
             ..user
         });
         if let Err(status) = conn.watch() {
-            // SAFETY: the ep was just made and not handed out.
-            unsafe { CmEp::release(ep) };
+            ep.discard();
             return Err(status);
         }
-        Ok(ep)
+        Ok(ep.0)
     }
 
     /// `uct_ep_create` for a server, on a connection request.
@@ -248,15 +247,14 @@ impl Cm {
         conn.move_to(&self.core)?;
         let ep = self.new_ep(conn.clone());
         conn.set_user(UserSide {
-            ep: ep as usize,
+            ep: ep.0 as usize,
             ..user
         });
         if let Err(status) = conn.accept(private_data) {
-            // SAFETY: the ep was just made and not handed out.
-            unsafe { CmEp::release(ep) };
+            ep.discard();
             return Err(status);
         }
-        Ok(ep)
+        Ok(ep.0)
     }
 
     /// `uct_listener_reject`.
@@ -265,14 +263,25 @@ impl Cm {
         conn.reject()
     }
 
-    fn new_ep(&self, conn: Arc<Conn>) -> uct_ep_h {
-        Box::into_raw(Box::new(CmEp {
+    fn new_ep(&self, conn: Arc<Conn>) -> NewEp {
+        NewEp(Box::into_raw(Box::new(CmEp {
             ep: uct_ep {
                 iface: self.iface_handle(),
             },
             magic: CM_EP_MAGIC,
             conn,
-        })) as uct_ep_h
+        })) as uct_ep_h)
+    }
+}
+
+/// An ep [`Cm::new_ep`] just made, not handed out yet: its handle is
+/// returned to the caller, or, when the creation fails, freed.
+struct NewEp(uct_ep_h);
+
+impl NewEp {
+    fn discard(self) {
+        // SAFETY: a live CmEp from `new_ep` that nobody else was given.
+        unsafe { CmEp::release(self.0) };
     }
 }
 
@@ -297,80 +306,51 @@ impl CmEp {
     }
 }
 
-impl ByHandle for Cm {
+impl BoxedHandle for Cm {
     type Raw = uct_cm_h;
-    /// Relies on: `cm` NULL or a handle of ours not closed yet (the magic
-    /// check catches most violations).
-    unsafe fn lookup<'a>(cm: uct_cm_h, function: &str) -> Result<&'a Cm, Status> {
-        non_null(cm, function, "cm")?;
-        // SAFETY: by the contract, a Cm (checked by its magic).
-        let cm_ref = unsafe { &*(cm as *const Cm) };
-        if !cm_ref.base.is_valid() || cm_ref.magic != CM_MAGIC {
-            tracing::warn!("{function}: {cm:p} is not an open connection manager");
-            return Err(Status::InvalidParam);
-        }
-        Ok(cm_ref)
-    }
-}
+    const ARGUMENT: &'static str = "cm";
+    const LIVE: &'static str = "an open connection manager";
 
-impl ReleasedByHandle for Cm {
+    fn is_live(&self) -> bool {
+        self.base.is_valid() && self.magic == CM_MAGIC
+    }
+
     /// Closes a cm. Its endpoints and listeners must be gone (as in UCX).
-    unsafe fn release(cm: uct_cm_h) {
-        // SAFETY: by the contract, from Box::into_raw in `open`.
-        let mut cm = unsafe { Box::from_raw(cm as *mut Cm) };
-        cm.magic = 0;
-        cm.base.invalidate();
+    fn retire(&mut self) {
+        self.magic = 0;
+        self.base.invalidate();
     }
 }
 
-impl ByHandle for Listener {
+impl BoxedHandle for Listener {
     type Raw = uct_listener_h;
-    /// Relies on: `listener` NULL or a handle of ours not destroyed yet.
-    unsafe fn lookup<'a>(listener: uct_listener_h, function: &str) -> Result<&'a Listener, Status> {
-        non_null(listener, function, "listener")?;
-        // SAFETY: by the contract (checked by the magic).
-        let listener_ref = unsafe { &*(listener as *const Listener) };
-        if listener_ref.magic != LISTENER_MAGIC {
-            tracing::warn!("{function}: {listener:p} is not a live listener");
-            return Err(Status::InvalidParam);
-        }
-        Ok(listener_ref)
-    }
-}
+    const ARGUMENT: &'static str = "listener";
+    const LIVE: &'static str = "a live listener";
 
-impl ReleasedByHandle for Listener {
+    fn is_live(&self) -> bool {
+        self.magic == LISTENER_MAGIC
+    }
+
     /// `uct_listener_destroy`.
-    unsafe fn release(listener: uct_listener_h) {
-        // SAFETY: by the contract, from Box::into_raw in `Cm::listen`.
-        let mut listener = unsafe { Box::from_raw(listener as *mut Listener) };
-        listener.magic = 0;
-        listener.core.close();
+    fn retire(&mut self) {
+        self.magic = 0;
+        self.core.close();
     }
 }
 
-impl ByHandle for CmEp {
+impl BoxedHandle for CmEp {
     type Raw = uct_ep_h;
-    /// Relies on: `ep` NULL or a live ep of a cm (the cm's ops table led
-    /// here).
-    unsafe fn lookup<'a>(ep: uct_ep_h, function: &str) -> Result<&'a CmEp, Status> {
-        non_null(ep, function, "ep")?;
-        // SAFETY: by the contract, a CmEp (checked by its magic).
-        let ep_ref = unsafe { &*(ep as *const CmEp) };
-        if ep_ref.magic != CM_EP_MAGIC {
-            tracing::warn!("{function}: {ep:p} is not a live connection-manager ep");
-            return Err(Status::InvalidParam);
-        }
-        Ok(ep_ref)
-    }
-}
+    const ARGUMENT: &'static str = "ep";
+    const LIVE: &'static str = "a live connection-manager ep";
 
-impl ReleasedByHandle for CmEp {
+    fn is_live(&self) -> bool {
+        self.magic == CM_EP_MAGIC
+    }
+
     /// `uct_ep_destroy`: no callback of the ep runs after this.
-    unsafe fn release(ep: uct_ep_h) {
-        // SAFETY: by the contract, from Box::into_raw in `Cm::new_ep`.
-        let mut ep = unsafe { Box::from_raw(ep as *mut CmEp) };
-        ep.magic = 0;
-        ep.conn.detach();
+    fn retire(&mut self) {
+        self.magic = 0;
+        self.conn.detach();
     }
 }
 

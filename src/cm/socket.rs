@@ -4,7 +4,9 @@
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4, TcpStream};
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::AsFd;
+
+use rustix::net;
 
 use std::marker::PhantomData;
 
@@ -60,10 +62,13 @@ impl FromC<*const ucs_sock_addr_t> for Option<SockAddrArg<'_>> {
     /// Relies on: NULL, or a `ucs_sock_addr_t` whose `addr` is NULL or
     /// valid for `addrlen` bytes.
     unsafe fn from_c(sock_addr: *const ucs_sock_addr_t) -> Self {
-        // SAFETY: non-NULL and readable by the contract.
-        let sock_addr = (!sock_addr.is_null()).then(|| unsafe { sock_addr.read() })?;
-        // SAFETY: forwarded contract.
-        Some(unsafe { SockAddrArg::from_c((sock_addr.addr, sock_addr.addrlen)) })
+        // SAFETY: NULL or readable by the contract.
+        let sock_addr = unsafe { sock_addr.as_ref() }?;
+        Some(SockAddrArg {
+            address: sock_addr.addr,
+            length: sock_addr.addrlen,
+            _life: PhantomData,
+        })
     }
 }
 
@@ -71,30 +76,36 @@ impl SockAddrArg<'_> {
     /// The address as IPv4: `Unsupported` for other families (no device of
     /// ours has another), `InvalidParam` for a NULL or short one.
     pub fn ipv4(&self, function: &str) -> Result<SocketAddrV4, Status> {
-        let SockAddrArg {
-            address, length, ..
-        } = *self;
-        if address.is_null() {
+        if self.address.is_null() {
             tracing::warn!("{function}: socket address is NULL");
             return Err(Status::InvalidParam);
         }
-        // SAFETY: at least the family is readable in any socket address
-        // (FromC).
-        let family = unsafe { std::ptr::addr_of!((*address).sa_family).read_unaligned() };
+        // SAFETY: non-NULL, readable for `length` bytes (FromC).
+        let bytes =
+            unsafe { std::slice::from_raw_parts(self.address.cast::<u8>(), self.length as usize) };
+        let too_short = || {
+            tracing::warn!(
+                "{function}: socket address length {} is too short",
+                self.length
+            );
+            Status::InvalidParam
+        };
+        // A sockaddr_in in its C layout: family (host order), port and
+        // address (network order).
+        let family = bytes
+            .first_chunk::<2>()
+            .map(|family| libc::sa_family_t::from_ne_bytes(*family))
+            .ok_or_else(too_short)?;
         if i32::from(family) != libc::AF_INET {
             tracing::warn!("{function}: address family {family} is not supported (IPv4 only)");
             return Err(Status::Unsupported);
         }
-        if (length as usize) < std::mem::size_of::<libc::sockaddr_in>() {
-            tracing::warn!("{function}: socket address length {length} is too short");
-            return Err(Status::InvalidParam);
-        }
-        // SAFETY: an AF_INET address of sockaddr_in's length (FromC).
-        let inet = unsafe { (address as *const libc::sockaddr_in).read_unaligned() };
-        Ok(SocketAddrV4::new(
-            Ipv4Addr::from(inet.sin_addr.s_addr.to_ne_bytes()),
-            u16::from_be(inet.sin_port),
-        ))
+        let Some(inet) = bytes.first_chunk::<{ std::mem::size_of::<libc::sockaddr_in>() }>() else {
+            return Err(too_short());
+        };
+        let port = u16::from_be_bytes([inet[2], inet[3]]);
+        let ip = Ipv4Addr::new(inet[4], inet[5], inet[6], inet[7]);
+        Ok(SocketAddrV4::new(ip, port))
     }
 }
 
@@ -107,18 +118,27 @@ pub unsafe fn ipv4_of(
     length: libc::socklen_t,
     function: &str,
 ) -> Result<SocketAddrV4, Status> {
-    // SAFETY: forwarded contract.
-    unsafe { SockAddrArg::from_c((address, length)) }.ipv4(function)
+    // The contract is the one `SockAddrArg::ipv4` relies on.
+    SockAddrArg {
+        address,
+        length,
+        _life: PhantomData,
+    }
+    .ipv4(function)
 }
 
 /// `address` as a C socket address (in a `sockaddr_storage`).
 pub fn storage_of(address: SocketAddrV4) -> libc::sockaddr_storage {
-    // SAFETY: sockaddr_storage is plain data; all-zero is valid.
-    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    let inet = sockaddr_in(address);
-    // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in.
-    unsafe { (&mut storage as *mut libc::sockaddr_storage as *mut libc::sockaddr_in).write(inet) };
-    storage
+    let mut storage = std::mem::MaybeUninit::<libc::sockaddr_storage>::zeroed();
+    // SAFETY: sockaddr_storage is plain data (all-zero is valid), larger
+    // than and aligned for the sockaddr_in written at its start.
+    unsafe {
+        storage
+            .as_mut_ptr()
+            .cast::<libc::sockaddr_in>()
+            .write(sockaddr_in(address));
+        storage.assume_init()
+    }
 }
 
 /// The length of the C address [`storage_of`] makes.
@@ -128,52 +148,29 @@ pub const SOCKADDR_IN_LEN: libc::socklen_t =
 /// A non-blocking TCP socket bound to `source`, connecting to `target`; the
 /// connect finishes later (the socket turns writable; `take_error` says how).
 pub fn connect_from(source: Ipv4Addr, target: SocketAddrV4) -> Result<TcpStream, Status> {
-    // SAFETY: plain socket creation; the result is checked.
-    let fd = unsafe {
-        libc::socket(
-            libc::AF_INET,
-            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-            0,
-        )
-    };
-    if fd < 0 {
-        let error = io::Error::last_os_error();
+    let socket = net::socket_with(
+        net::AddressFamily::INET,
+        net::SocketType::STREAM,
+        net::SocketFlags::NONBLOCK | net::SocketFlags::CLOEXEC,
+        None,
+    )
+    .map_err(|error| {
         tracing::error!("cm: cannot create a TCP socket: {error}");
-        return Err(Status::IoError);
-    }
-    // SAFETY: a fresh descriptor we own from here on.
-    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-    let local = sockaddr_in(SocketAddrV4::new(source, 0));
-    // SAFETY: `local` is a valid sockaddr_in of the given length.
-    let bound = unsafe {
-        libc::bind(
-            fd,
-            &local as *const libc::sockaddr_in as *const libc::sockaddr,
-            SOCKADDR_IN_LEN,
-        )
-    };
-    if bound != 0 {
-        let error = io::Error::last_os_error();
+        Status::IoError
+    })?;
+    if let Err(error) = net::bind(&socket, &SocketAddrV4::new(source, 0)) {
         tracing::warn!("cm: cannot bind a TCP socket to {source}: {error}");
         return Err(Status::Unreachable);
     }
-    let remote = sockaddr_in(target);
-    // SAFETY: as above.
-    let connected = unsafe {
-        libc::connect(
-            fd,
-            &remote as *const libc::sockaddr_in as *const libc::sockaddr,
-            SOCKADDR_IN_LEN,
-        )
-    };
-    if connected != 0 {
-        let error = io::Error::last_os_error();
-        if error.raw_os_error() != Some(libc::EINPROGRESS) {
+    match net::connect(&socket, &target) {
+        Ok(()) | Err(rustix::io::Errno::INPROGRESS) => {}
+        Err(error) => {
+            let error = io::Error::from(error);
             tracing::debug!("cm: connect to {target} failed at once: {error}");
             return Err(status_of_error(&error));
         }
     }
-    let stream = TcpStream::from(owned);
+    let stream = TcpStream::from(socket);
     // Handshake messages are small and each waits for an answer.
     let _ = stream.set_nodelay(true);
     Ok(stream)
@@ -191,10 +188,8 @@ pub fn route_source(target: Ipv4Addr) -> Option<Ipv4Addr> {
 
 /// Sets the listen backlog of a listening socket (listen again: Linux
 /// applies the new backlog).
-pub fn set_backlog(fd: std::os::fd::RawFd, backlog: i32) -> Result<(), Status> {
-    // SAFETY: plain call on a descriptor we own.
-    if unsafe { libc::listen(fd, backlog) } != 0 {
-        let error = io::Error::last_os_error();
+pub fn set_backlog(socket: impl AsFd, backlog: i32) -> Result<(), Status> {
+    if let Err(error) = net::listen(socket, backlog) {
         tracing::error!("cm: listen(backlog {backlog}) failed: {error}");
         return Err(Status::IoError);
     }

@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::{JoinHandle, ThreadId};
@@ -192,13 +192,11 @@ pub(crate) fn ucs_events(flags: u32) -> ucs_event_set_types_t {
 impl Shared {
     fn new(polled: bool) -> Result<Self, Status> {
         let epoll = epoll::create().map_err(|_| os_error("epoll_create1"))?;
-        // SAFETY: plain syscall; checked.
-        let wake = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
-        if wake < 0 {
-            return Err(os_error("eventfd"));
-        }
-        // SAFETY: a fresh fd we own.
-        let wake = unsafe { OwnedFd::from_raw_fd(wake) };
+        let wake = rustix::event::eventfd(
+            0,
+            rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
+        )
+        .map_err(|_| os_error("eventfd"))?;
         let shared = Shared {
             polled,
             epoll,
@@ -224,16 +222,15 @@ impl Shared {
     }
 
     fn wake(&self) {
-        let one: u64 = 1;
-        // SAFETY: writing 8 bytes from a u64 to our eventfd. A full counter
-        // (EAGAIN) already means "wake up", so the result is not needed.
-        let _ = unsafe { libc::write(self.wake.as_raw_fd(), (&one as *const u64).cast(), 8) };
+        // A full counter (EAGAIN) already means "wake up", so the result is
+        // not needed.
+        let _ = rustix::io::write(&self.wake, &1u64.to_ne_bytes());
     }
 
     fn drain_wake(&self) {
-        let mut count: u64 = 0;
-        // SAFETY: reading 8 bytes into a u64 from our non-blocking eventfd.
-        let _ = unsafe { libc::read(self.wake.as_raw_fd(), (&mut count as *mut u64).cast(), 8) };
+        let mut count = [0u8; 8];
+        // Non-blocking: nothing to take is fine.
+        let _ = rustix::io::read(&self.wake, &mut count);
     }
 
     /// Waits up to `timeout_ms` (-1 = forever) and runs the handlers of the

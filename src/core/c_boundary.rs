@@ -2,11 +2,15 @@
 //! point of api/ or a slot of a transport) takes its raw C arguments over as
 //! typed values, once, and answers C.
 //!
-//! - [`FromC`] makes a typed argument from raw C values; [`c_entry!`] (api/)
-//!   and the transports' slot macros call it in their one unsafe block, so
-//!   the bodies are safe code.
+//! - [`FromC`] makes a typed argument from raw C values; [`c_entry!`]
+//!   defines api/'s entry points and the transports' slots and internal ops
+//!   and calls it in its one unsafe block, so the bodies are safe code.
 //! - The argument types: [`Out`] (a pointer to write one value through), [`CSlice`] /
-//!   [`CBytes`] (a pointer with its length), [`CStrArg`] (a C string).
+//!   [`CBytes`] (a pointer with its length), [`CStrArg`] (a C string),
+//!   [`CRef`] (one struct to read), [`CIov`], a peer's addresses of the
+//!   transport's lengths ([`PeerAddress`], [`InBytes`]), user callbacks
+//!   ([`PendingPurgeCb`]), handles ([`IfaceHandle`], [`EpHandle`], [`Live`],
+//!   [`Closing`]; [`BoxedHandle`] for the objects this library gives out).
 //! - Field-masked structs ([`FieldMasked`], [`Masked`], [`masked_member!`]):
 //!   a member is read only when its bit is set, so a caller built against an
 //!   older UCX, whose struct ends before the newer members, is never read
@@ -24,10 +28,8 @@
 
 use std::ffi::{c_char, c_void, CStr};
 use std::marker::PhantomData;
-use std::ptr::addr_of;
 
 use crate::abi::*;
-use crate::core::iface::BaseIface;
 
 /// A typed argument made from the raw C values of an `extern "C"` function.
 pub(crate) trait FromC<Raw>: Sized {
@@ -45,7 +47,7 @@ pub(crate) trait FromC<Raw>: Sized {
 /// group, so the unsafe block does nothing but [`FromC::from_c`].
 macro_rules! c_entry {
     (
-        @define [$($setup:tt)*] [$($head:tt)*]
+        @define [$($setup:tt)*] [$($head:tt)*] [$($abi:tt)*]
         $(#[$attr:meta])*
         fn $name:ident($($arg:ident: $cty:ty),* $(,)?) $(-> $ret:ty)?;
         take $($bind:ident: $ty:ty = ($($raw:ident),+)),+ $(,)?;
@@ -55,11 +57,12 @@ macro_rules! c_entry {
         ///
         /// # Safety
         /// Arguments as UCX's contract for this function promises them.
-        $($head)* unsafe extern "C" fn $name($($arg: $cty),*) $(-> $ret)? {
+        $($head)* unsafe $($abi)* fn $name($($arg: $cty),*) $(-> $ret)? {
             $($setup)*
             $(
-                // SAFETY: the C caller keeps this function's contract for
-                // these arguments, which is what `FromC::from_c` requires.
+                // SAFETY: the caller keeps this function's contract for
+                // these arguments (an internal op's caller: its entry
+                // point's), which is what `FromC::from_c` requires.
                 let $bind = unsafe {
                     <$ty as $crate::core::c_boundary::FromC<_>>::from_c(($($raw),+))
                 };
@@ -70,16 +73,26 @@ macro_rules! c_entry {
     // A function that may hand the call on to UCX's libucs untouched, or
     // one on a hot path, sets up logging only where it needs it.
     (no_log_setup $($rest:tt)*) => {
-        $crate::core::c_boundary::c_entry!(@define [] [#[no_mangle] pub] $($rest)*);
+        $crate::core::c_boundary::c_entry!(@define [] [#[no_mangle] pub] [extern "C"] $($rest)*);
     };
     // A function of an ops table (not exported; reached through a handle
     // this library made, so logging is set up already).
     (ops_slot $($rest:tt)*) => {
-        $crate::core::c_boundary::c_entry!(@define [] [] $($rest)*);
+        $crate::core::c_boundary::c_entry!(@define [] [] [extern "C"] $($rest)*);
+    };
+    // A transport's slot: a function of its ops table, seen by the module
+    // that builds the table.
+    (slot $($rest:tt)*) => {
+        $crate::core::c_boundary::c_entry!(@define [] [pub(super)] [extern "C"] $($rest)*);
+    };
+    // A transport's internal op (`IfaceInternalOps`): a Rust function with
+    // the same typed arguments.
+    (internal_slot $($rest:tt)*) => {
+        $crate::core::c_boundary::c_entry!(@define [] [pub(super)] [] $($rest)*);
     };
     ($($rest:tt)*) => {
         $crate::core::c_boundary::c_entry!(
-            @define [$crate::core::log::init();] [#[no_mangle] pub] $($rest)*
+            @define [$crate::core::log::init();] [#[no_mangle] pub] [extern "C"] $($rest)*
         );
     };
 }
@@ -189,17 +202,6 @@ impl<const N: usize> FromC<*mut c_void> for Out<'_, [u8; N]> {
 }
 
 impl<T> Out<'_, T> {
-    /// An out-pointer from a pointer of another C type (an address).
-    ///
-    /// # Safety
-    /// `ptr` NULL or writable for a `T`.
-    pub(crate) unsafe fn from_raw(ptr: *mut T) -> Self {
-        Out {
-            ptr,
-            _life: PhantomData,
-        }
-    }
-
     pub(crate) fn is_null(&self) -> bool {
         self.ptr.is_null()
     }
@@ -392,8 +394,11 @@ impl FromC<(*const c_void, std::ffi::c_uint)> for CBytes<'_> {
     /// Relies on: the buffer NULL or readable for `length` bytes.
     #[inline(always)]
     unsafe fn from_c((ptr, len): (*const c_void, std::ffi::c_uint)) -> Self {
-        // SAFETY: forwarded contract.
-        unsafe { CBytes::from_c((ptr.cast::<u8>(), len as usize)) }
+        CSlice {
+            ptr: ptr.cast(),
+            len: len as usize,
+            _life: PhantomData,
+        }
     }
 }
 
@@ -401,8 +406,67 @@ impl FromC<(*const c_void, usize)> for CBytes<'_> {
     /// Relies on: the buffer NULL or readable for `length` bytes.
     #[inline(always)]
     unsafe fn from_c((ptr, len): (*const c_void, usize)) -> Self {
-        // SAFETY: forwarded contract.
-        unsafe { CBytes::from_c((ptr.cast::<u8>(), len)) }
+        CSlice {
+            ptr: ptr.cast(),
+            len,
+            _life: PhantomData,
+        }
+    }
+}
+
+/// The part of `uct_allocated_memory_t` that UCX 1.13 has (its first 40
+/// bytes): `sys_device` came after 1.13 (40 → 48 bytes), so a 1.13 caller's
+/// struct ends before it, and this library reads and writes only this part.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct Allocated113 {
+    pub(crate) address: *mut c_void,
+    pub(crate) length: usize,
+    pub(crate) method: uct_alloc_method_t,
+    pub(crate) mem_type: ucs_memory_type_t,
+    pub(crate) md: uct_md_h,
+    pub(crate) memh: uct_mem_h,
+}
+
+const _: () = assert!(std::mem::size_of::<Allocated113>() == 40);
+const _: () = assert!(
+    std::mem::offset_of!(Allocated113, memh) == std::mem::offset_of!(uct_allocated_memory_t, memh)
+);
+
+impl FromC<*mut uct_allocated_memory_t> for Out<'_, Allocated113> {
+    /// Relies on: NULL or writable for UCX 1.13's part (40 bytes).
+    unsafe fn from_c(mem: *mut uct_allocated_memory_t) -> Self {
+        Out {
+            ptr: mem.cast(),
+            _life: PhantomData,
+        }
+    }
+}
+
+/// `uct_mem_alloc`'s parameters with the name taken over.
+pub(crate) struct AllocParams<'a> {
+    pub(crate) params: &'a uct_mem_alloc_params_t,
+    pub(crate) name: CStrArg<'a>,
+}
+
+impl FromC<*const uct_mem_alloc_params_t> for Option<AllocParams<'_>> {
+    /// Relies on: NULL or valid per its field mask, the name (when its bit
+    /// is set) NULL or NUL-terminated.
+    unsafe fn from_c(params: *const uct_mem_alloc_params_t) -> Self {
+        // SAFETY: by the contract.
+        let params = unsafe { params.as_ref() }?;
+        let name = if params.field_mask & UCT_MEM_ALLOC_PARAM_FIELD_NAME as u64 != 0 {
+            params.name
+        } else {
+            std::ptr::null()
+        };
+        Some(AllocParams {
+            params,
+            name: CStrArg {
+                ptr: name,
+                _life: PhantomData,
+            },
+        })
     }
 }
 
@@ -458,25 +522,25 @@ impl<'a> CStrArg<'a> {
 /// `field_mask` (the one member a caller always initialises).
 pub(crate) trait FieldMasked {
     const NAME: &'static str;
-    /// # Safety
-    /// `this` non-NULL and valid for reads of its `field_mask`.
-    unsafe fn field_mask(this: *const Self) -> u64;
+    /// Where its `field_mask`, a `u64`, is (`offset_of!`).
+    const FIELD_MASK_OFFSET: usize;
 }
 
 macro_rules! field_masked {
     ($($ty:ident),* $(,)?) => {$(
         impl FieldMasked for $ty {
             const NAME: &'static str = stringify!($ty);
-            unsafe fn field_mask(this: *const Self) -> u64 {
-                // SAFETY: by the contract; a raw read forms no reference to
-                // the members the caller may have left uninitialised.
-                unsafe { addr_of!((*this).field_mask).read() }
-            }
+            const FIELD_MASK_OFFSET: usize = {
+                // The member is a u64.
+                let _: fn(&$ty) -> &u64 = |this| &this.field_mask;
+                std::mem::offset_of!($ty, field_mask)
+            };
         }
     )*};
 }
 
 field_masked!(
+    uct_ep_params_t,
     uct_iface_attr_v2_t,
     uct_md_attr_v2_t,
     uct_ep_attr_t,
@@ -556,8 +620,16 @@ impl<'a, T: FieldMasked> Masked<'a, T> {
         argument: &str,
     ) -> Result<u64, Status> {
         non_null(self.ptr, function, argument)?;
-        // SAFETY: non-NULL, field_mask readable (FromC).
-        let field_mask = unsafe { T::field_mask(self.ptr) };
+        // SAFETY: non-NULL, field_mask readable (FromC), a u64 at this
+        // offset (FieldMasked); a raw read forms no reference to the
+        // members the caller may have left uninitialised.
+        let field_mask = unsafe {
+            self.ptr
+                .cast::<u8>()
+                .add(T::FIELD_MASK_OFFSET)
+                .cast::<u64>()
+                .read()
+        };
         let unknown = field_mask & !known;
         if unknown != 0 {
             tracing::debug!(
@@ -708,14 +780,14 @@ impl<'a, T: FieldMasked> MaskedOut<'a, T> {
 /// `$value` to the member `$field` of a [`MaskedOut`] struct when `$bit` is
 /// set in `$mask`.
 macro_rules! masked_write {
-    ($out:expr, $mask:expr, $bit:expr => $field:ident = $value:expr) => {
+    ($out:expr, $mask:expr, $bit:expr => $($field:ident).+ = $value:expr) => {
         $out.write_member(
             $mask,
             u64::from($bit),
             |this| {
                 // SAFETY: only the address is computed (no read, no
                 // reference); `write_member` passes a non-NULL pointer.
-                unsafe { std::ptr::addr_of_mut!((*this).$field) }
+                unsafe { std::ptr::addr_of_mut!((*this).$($field).+) }
             },
             $value,
         )
@@ -744,29 +816,12 @@ impl IfaceHandle {
     /// `iface->ops` of any transport's iface (only the public table at its
     /// start is read), or `InvalidParam` with a log line for NULL.
     pub(crate) fn ops<'a>(self, function: &str) -> Result<&'a uct_iface_ops_t, Status> {
-        let iface = self.0;
-        non_null(iface, function, "iface")?;
-        // SAFETY: a live iface starts with its ops table (binary ABI; FromC).
-        Ok(unsafe { &(*iface).ops })
-    }
-
-    /// Our base iface behind the handle, for the entry points that need
-    /// more than the public ops (v2 queries, AM handlers). `InvalidParam`
-    /// with a log line if it is NULL or not one of ours.
-    pub(crate) fn base<'a>(self, function: &str) -> Result<&'a mut BaseIface, Status> {
-        let iface = self.0;
-        non_null(iface, function, "iface")?;
-        // SAFETY: live (FromC); every iface this library creates is a
-        // BaseIface at its start (core::iface), and the magic check rejects
-        // most foreign pointers. It reads through a shared reference first:
-        // the dead iface of destroyed eps (core::tombstone) is a shared
-        // static and must never be borrowed mutably.
-        if !unsafe { &*(iface as *const BaseIface) }.is_valid() {
-            tracing::warn!("{function}: {iface:p} is not an open iface of this library");
-            return Err(Status::InvalidParam);
-        }
-        // SAFETY: as above; a valid magic means an open iface of ours.
-        Ok(unsafe { &mut *(iface as *mut BaseIface) })
+        // A live iface is a uct_iface at its start (binary ABI; FromC).
+        let iface: CRef<'a, uct_iface> = CRef {
+            ptr: self.0 as *const uct_iface,
+            _life: PhantomData,
+        };
+        Ok(&iface.get(function, "iface")?.ops)
     }
 }
 
@@ -786,40 +841,38 @@ impl FromC<uct_ep_h> for EpHandle {
 impl EpHandle {
     /// `ep->iface`, or `InvalidParam` with a log line for NULL.
     fn iface(self, function: &str) -> Result<uct_iface_h, Status> {
-        let ep = self.0;
-        non_null(ep, function, "ep")?;
-        // SAFETY: a live ep or a tombstone starts with its iface pointer
-        // (FromC).
-        Ok(unsafe { (*ep).iface })
+        // A live ep or a tombstone is a uct_ep (its iface pointer) at its
+        // start (FromC).
+        let ep: CRef<'_, uct_ep> = CRef {
+            ptr: self.0 as *const uct_ep,
+            _life: PhantomData,
+        };
+        Ok(ep.get(function, "ep")?.iface)
     }
 
-    /// `ep->iface->ops` (any transport's; for a destroyed ep of ours the
-    /// dead iface's), or `InvalidParam` with a log line for a NULL ep or an
-    /// ep without an iface.
-    pub(crate) fn ops<'a>(self, function: &str) -> Result<&'a uct_iface_ops_t, Status> {
+    /// The ep's iface (for a destroyed ep of ours the dead iface), or
+    /// `InvalidParam` with a log line for a NULL ep or an ep without an
+    /// iface.
+    pub(crate) fn iface_handle(self, function: &str) -> Result<IfaceHandle, Status> {
         let iface = self.iface(function)?;
         if iface.is_null() {
             tracing::warn!("{function}: ep {:p} has no iface", self.0);
             return Err(Status::InvalidParam);
         }
         // The ep's iface is live while the ep is.
-        IfaceHandle(iface).ops(function)
+        Ok(IfaceHandle(iface))
     }
 
-    /// The base iface of the ep's iface; for a destroyed ep (a tombstone,
-    /// see [`crate::core::tombstone`]) its status, logged like every op on
-    /// it.
-    pub(crate) fn base<'a>(self, function: &str) -> Result<&'a mut BaseIface, Status> {
-        let ep = self.0;
-        let iface = self.iface(function)?;
-        if crate::core::tombstone::is_dead_iface(iface) {
-            return Err(crate::core::destroyed_ep::destroyed_ep_call(
-                function,
-                ep as *const c_void,
-            ));
-        }
-        // The ep's iface is live while the ep is.
-        IfaceHandle(iface).base(function)
+    /// The handle as passed.
+    pub(crate) fn raw(self) -> uct_ep_h {
+        self.0
+    }
+
+    /// `ep->iface->ops` (any transport's; for a destroyed ep of ours the
+    /// dead iface's), or `InvalidParam` with a log line for a NULL ep or an
+    /// ep without an iface.
+    pub(crate) fn ops<'a>(self, function: &str) -> Result<&'a uct_iface_ops_t, Status> {
+        self.iface_handle(function)?.ops(function)
     }
 }
 
@@ -884,9 +937,7 @@ impl<'a, T> CRef<'a, T> {
 
     /// The struct, or `InvalidParam` with a log line naming `what` for NULL.
     pub(crate) fn get(&self, function: &str, what: &str) -> Result<&'a T, Status> {
-        non_null(self.ptr, function, what)?;
-        // SAFETY: non-NULL, readable and initialised (FromC).
-        Ok(unsafe { &*self.ptr })
+        self.opt().ok_or_else(|| null_argument(function, what))
     }
 }
 
@@ -909,6 +960,64 @@ pub(crate) trait ReleasedByHandle: ByHandle {
     /// # Safety
     /// `raw` accepted by [`ByHandle::lookup`], not used afterwards.
     unsafe fn release(raw: Self::Raw);
+}
+
+/// A C handle type: a pointer to an opaque C struct.
+pub(crate) trait CHandle: Copy {
+    fn address(self) -> *mut c_void;
+}
+
+impl<T> CHandle for *mut T {
+    fn address(self) -> *mut c_void {
+        self.cast()
+    }
+}
+
+/// An object given to C as a leaked `Box` whose handle points at its start
+/// (a `#[repr(C)]` struct whose first field is the C struct the handle
+/// names), recognised by its own mark while live and marked dead before
+/// its memory is freed: [`ByHandle`] and [`ReleasedByHandle`] for it are
+/// these two checked conversions, written once.
+pub(crate) trait BoxedHandle: Sized {
+    type Raw: CHandle;
+    /// The argument's name in log lines (`"md"`).
+    const ARGUMENT: &'static str;
+    /// What a live one is, for the log line refusing anything else (`"an
+    /// open memory domain"`).
+    const LIVE: &'static str;
+    /// Whether this is a live object of the type (its mark).
+    fn is_live(&self) -> bool;
+    /// Marks it dead and lets go of what it holds, just before its memory is
+    /// freed.
+    fn retire(&mut self);
+}
+
+impl<T: BoxedHandle> ByHandle for T {
+    type Raw = T::Raw;
+
+    /// Relies on: `raw` NULL or a handle of this type not released yet (a
+    /// released one whose memory was not reused fails the mark check).
+    unsafe fn lookup<'a>(raw: T::Raw, function: &str) -> Result<&'a T, Status> {
+        let address = raw.address();
+        non_null(address, function, T::ARGUMENT)?;
+        // SAFETY: non-NULL and, by the contract, the start of a live boxed
+        // T (BoxedHandle).
+        let object = unsafe { &*address.cast::<T>() };
+        if !object.is_live() {
+            tracing::warn!("{function}: {address:p} is not {}", T::LIVE);
+            return Err(Status::InvalidParam);
+        }
+        Ok(object)
+    }
+}
+
+impl<T: BoxedHandle> ReleasedByHandle for T {
+    unsafe fn release(raw: T::Raw) {
+        // SAFETY: accepted by lookup, so the leaked Box of a live T
+        // (BoxedHandle); freed once, as the contract says.
+        let mut owned = unsafe { Box::from_raw(raw.address().cast::<T>()) };
+        owned.retire();
+    }
 }
 
 /// A handle argument: NULL or a live object of this library.
@@ -980,5 +1089,274 @@ impl<T: ReleasedByHandle> Closing<T> {
 
     pub(crate) fn release(self, function: &str) {
         self.release_with(function, |_| ());
+    }
+}
+
+/// Maps a posted operation that completes later (zcopy, get, flush) to
+/// `UCS_INPROGRESS`.
+#[inline]
+pub(crate) fn in_progress(result: Result<(), Status>) -> ucs_status_t {
+    match result {
+        Ok(()) => UCS_INPROGRESS,
+        Err(status) => status.raw(),
+    }
+}
+
+/// `InvalidParam` with a log line when `length` is over `max`.
+#[inline(always)]
+pub(crate) fn check_len(function: &str, length: usize, max: usize) -> Result<(), Status> {
+    if length > max {
+        return Err(length_exceeded(function, length, max));
+    }
+    Ok(())
+}
+
+/// The logging half of [`check_len`], kept out of the posting path.
+#[cold]
+#[inline(never)]
+fn length_exceeded(function: &str, length: usize, max: usize) -> Status {
+    tracing::error!("{function}: invalid length {length} (limit {max})");
+    Status::InvalidParam
+}
+
+/// A C buffer of a length fixed by the function (`N`: the length the
+/// transport reports for that address), to be read: a peer's address.
+#[derive(Clone, Copy)]
+pub(crate) struct InBytes<'a, const N: usize> {
+    ptr: *const u8,
+    _life: PhantomData<&'a [u8; N]>,
+}
+
+impl<'a, const N: usize> InBytes<'a, N> {
+    fn new<C>(ptr: *const C) -> Self {
+        InBytes {
+            ptr: ptr.cast(),
+            _life: PhantomData,
+        }
+    }
+
+    /// The bytes, `None` for NULL.
+    pub(crate) fn get(self) -> Option<&'a [u8; N]> {
+        if self.ptr.is_null() {
+            return None;
+        }
+        CBytes::from(self).get("").ok()?.try_into().ok()
+    }
+}
+
+impl<'a, const N: usize> From<InBytes<'a, N>> for CBytes<'a> {
+    fn from(bytes: InBytes<'a, N>) -> Self {
+        CSlice {
+            ptr: bytes.ptr,
+            len: N,
+            _life: PhantomData,
+        }
+    }
+}
+
+/// The C address types: a pointer to one is taken as an [`Out`] of the
+/// transport's length for it (its own address, written) or an [`InBytes`]
+/// (a peer's, read); the slot's signature names the length.
+macro_rules! address_bytes {
+    ($($c:ty),* $(,)?) => {$(
+        impl<const N: usize> FromC<*mut $c> for Out<'_, [u8; N]> {
+            /// Relies on: NULL or writable for the address length `N`.
+            unsafe fn from_c(ptr: *mut $c) -> Self {
+                Out {
+                    ptr: ptr.cast(),
+                    _life: PhantomData,
+                }
+            }
+        }
+
+        impl<const N: usize> FromC<*const $c> for InBytes<'_, N> {
+            /// Relies on: NULL or readable for the address length `N`.
+            unsafe fn from_c(ptr: *const $c) -> Self {
+                InBytes::new(ptr)
+            }
+        }
+    )*};
+}
+
+address_bytes!(uct_ep_addr_t, uct_device_addr_t, uct_iface_addr_t);
+
+/// A peer's addresses from the parameters of a v2 call, each NULL unless
+/// its field bit is set: the device address with the length the call gives
+/// (`DEVICE`, the transport's, when it gives none), the iface and ep
+/// addresses of the transport's lengths `IFACE` and `EP`.
+pub(crate) struct PeerAddress<'a, const DEVICE: usize, const IFACE: usize, const EP: usize> {
+    pub(crate) device: CBytes<'a>,
+    pub(crate) iface: InBytes<'a, IFACE>,
+    pub(crate) ep: InBytes<'a, EP>,
+}
+
+impl<'a, const DEVICE: usize, const IFACE: usize, const EP: usize>
+    PeerAddress<'a, DEVICE, IFACE, EP>
+{
+    /// From the addresses given (NULL for those whose bits are not set);
+    /// the device address with its length in bytes.
+    fn taken(
+        device: Option<(*const uct_device_addr_t, usize)>,
+        iface: *const uct_iface_addr_t,
+        ep: *const uct_ep_addr_t,
+    ) -> Self {
+        let (device, len) = device.unwrap_or((std::ptr::null(), 0));
+        PeerAddress {
+            device: CSlice {
+                ptr: device.cast(),
+                len,
+                _life: PhantomData,
+            },
+            iface: InBytes::new(iface),
+            ep: InBytes::new(ep),
+        }
+    }
+}
+
+/// The member `$field` of a parameter struct when `$bit` is set, else
+/// `$absent` (a plain read: the struct is a reference the caller checked).
+macro_rules! if_bit {
+    ($params:expr, $bit:expr => $field:ident, $absent:expr) => {
+        if_bit!($params, $bit => $field, $absent; |member| member)
+    };
+    ($params:expr, $bit:expr => $field:ident, $absent:expr; $map:expr) => {
+        if $params.field_mask & u64::from($bit) != 0 {
+            ($map)($params.$field)
+        } else {
+            $absent
+        }
+    };
+}
+
+impl<const DEVICE: usize, const IFACE: usize, const EP: usize>
+    FromC<&uct_iface_is_reachable_params_t> for PeerAddress<'_, DEVICE, IFACE, EP>
+{
+    /// Relies on: each address whose bit is set NULL or readable for its
+    /// length (the device address: its given length, or `DEVICE`).
+    unsafe fn from_c(params: &uct_iface_is_reachable_params_t) -> Self {
+        let len = if_bit!(params, UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR_LENGTH
+            => device_addr_length, DEVICE);
+        PeerAddress::taken(
+            if_bit!(params, UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR
+                => device_addr, None; |address| Some((address, len))),
+            if_bit!(params, UCT_IFACE_IS_REACHABLE_FIELD_IFACE_ADDR => iface_addr, std::ptr::null()),
+            std::ptr::null(),
+        )
+    }
+}
+
+impl<const DEVICE: usize, const IFACE: usize, const EP: usize> FromC<&uct_ep_is_connected_params_t>
+    for PeerAddress<'_, DEVICE, IFACE, EP>
+{
+    /// Relies on: each address whose bit is set NULL or readable for the
+    /// transport's length of it.
+    unsafe fn from_c(params: &uct_ep_is_connected_params_t) -> Self {
+        PeerAddress::taken(
+            if_bit!(params, UCT_EP_IS_CONNECTED_FIELD_DEVICE_ADDR
+                => device_addr, None; |address| Some((address, DEVICE))),
+            std::ptr::null(),
+            if_bit!(params, UCT_EP_IS_CONNECTED_FIELD_EP_ADDR => ep_addr, std::ptr::null()),
+        )
+    }
+}
+
+impl<const DEVICE: usize, const IFACE: usize, const EP: usize>
+    FromC<(
+        *const uct_device_addr_t,
+        *const uct_ep_addr_t,
+        &uct_ep_connect_to_ep_params_t,
+    )> for PeerAddress<'_, DEVICE, IFACE, EP>
+{
+    /// Relies on: the device address NULL or readable for the length the
+    /// parameters give (`DEVICE` when they give none), the ep address NULL
+    /// or readable for `EP` bytes.
+    unsafe fn from_c(
+        (device, ep, params): (
+            *const uct_device_addr_t,
+            *const uct_ep_addr_t,
+            &uct_ep_connect_to_ep_params_t,
+        ),
+    ) -> Self {
+        let len = if_bit!(params, UCT_EP_CONNECT_TO_EP_PARAM_FIELD_DEVICE_ADDR_LENGTH
+            => device_addr_length, DEVICE);
+        PeerAddress::taken(Some((device, len)), std::ptr::null(), ep)
+    }
+}
+
+/// A C iov array and its count; its `FromC` (of [`CSlice`]) also relies
+/// on each entry's buffer readable for its length (`count` times when
+/// strided) and its `memh` NULL or a handle from `uct_md_mem_reg`.
+pub(crate) type CIov<'a> = CSlice<'a, uct_iov_t>;
+
+impl<'a> CIov<'a> {
+    /// The entries, at most `max` of them; `InvalidParam` with a log line
+    /// for more, or for NULL with a count.
+    pub(crate) fn entries(&self, function: &str, max: usize) -> Result<&'a [uct_iov_t], Status> {
+        if self.len() > max || (self.len() > 0 && self.is_null()) {
+            tracing::error!(
+                "{function}: bad iov ({} entries at {:p}, limit {max})",
+                self.len(),
+                self.as_ptr()
+            );
+            return Err(Status::InvalidParam);
+        }
+        self.get(function)
+    }
+
+    /// The bytes of entry `index` (of [`CIov::entries`]) for inline
+    /// sending; strided entries are refused.
+    pub(crate) fn inline_bytes(&self, function: &str, index: usize) -> Result<&'a [u8], Status> {
+        let entry = &self.entries(function, usize::MAX)?[index];
+        refuse_strided(function, entry)?;
+        CBytes {
+            ptr: entry.buffer.cast_const().cast(),
+            // The entry's buffer is readable for its length (FromC).
+            len: entry.length.saturating_mul(entry.count.max(1) as usize),
+            _life: PhantomData,
+        }
+        .get(function)
+    }
+
+    /// A copy of the entries (an op table keeps it to report the op back);
+    /// empty for no entries or an iov refused by [`CIov::entries`].
+    pub(crate) fn copy(&self) -> Box<[uct_iov_t]> {
+        self.entries("", usize::MAX).unwrap_or_default().into()
+    }
+}
+
+/// `InvalidParam` with a log line for a strided iov entry (count over 1).
+pub(crate) fn refuse_strided(function: &str, entry: &uct_iov_t) -> Result<(), Status> {
+    if entry.count > 1 {
+        tracing::warn!(
+            "{function}: iov count {} (strided entries) is not supported",
+            entry.count
+        );
+        return Err(Status::InvalidParam);
+    }
+    Ok(())
+}
+
+/// A pending-purge callback with its argument.
+pub(crate) struct PendingPurgeCb {
+    cb: uct_pending_purge_callback_t,
+    arg: *mut c_void,
+}
+
+impl FromC<(uct_pending_purge_callback_t, *mut c_void)> for PendingPurgeCb {
+    /// Relies on: `cb` NULL or callable with `arg` on each request the
+    /// caller added.
+    unsafe fn from_c((cb, arg): (uct_pending_purge_callback_t, *mut c_void)) -> Self {
+        PendingPurgeCb { cb, arg }
+    }
+}
+
+impl PendingPurgeCb {
+    /// Hands `req` (from `uct_ep_pending_add`) back to the caller; a NULL
+    /// callback drops it.
+    pub(crate) fn call(&self, req: *mut uct_pending_req_t) {
+        if let Some(cb) = self.cb {
+            // SAFETY: the caller's callback with its own request and arg.
+            unsafe { cb(req, self.arg) };
+        }
     }
 }

@@ -48,7 +48,7 @@ pub fn enabled() -> bool {
 /// it late), else `UCX_LOG_LEVEL`'s. Called when an iface opens.
 pub fn refresh() {
     if let Some(word) = super::ucx_libucs::ucx_log_level_word() {
-        LEVEL_WORD.store(word, Ordering::Relaxed);
+        LEVEL_WORD.store(word.as_ptr(), Ordering::Relaxed);
         return;
     }
     let level = ProcessEnv
@@ -64,9 +64,11 @@ pub fn refresh() {
 macro_rules! source_site {
     () => {
         (
-            // SAFETY: the literal ends with its only NUL (a path has none).
-            unsafe {
-                ::std::ffi::CStr::from_bytes_with_nul_unchecked(concat!(file!(), "\0").as_bytes())
+            const {
+                match ::std::ffi::CStr::from_bytes_with_nul(concat!(file!(), "\0").as_bytes()) {
+                    Ok(file) => file,
+                    Err(_) => panic!("a source path has no NUL"),
+                }
             },
             line!(),
         )

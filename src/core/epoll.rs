@@ -4,17 +4,13 @@
 
 use std::ffi::c_int;
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 
 /// A new epoll instance (close-on-exec).
 pub(crate) fn create() -> io::Result<OwnedFd> {
-    // SAFETY: a plain syscall.
-    let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a fresh fd that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    Ok(rustix::event::epoll::create(
+        rustix::event::epoll::CreateFlags::CLOEXEC,
+    )?)
 }
 
 /// `epoll_ctl(op)` of `fd` with `events` (`EPOLL*` flags) and `token`

@@ -9,12 +9,11 @@
 use std::ffi::{c_int, c_void};
 
 use crate::abi::*;
+pub(crate) use crate::core::c_boundary::{AllocParams, Allocated113};
 use crate::core::c_boundary::{CRef, CStrArg, FromC, Out};
 
 pub(crate) fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size).unwrap_or(4096).max(4096)
+    rustix::param::page_size().max(4096)
 }
 
 fn method_name(method: uct_alloc_method_t) -> &'static str {
@@ -79,34 +78,8 @@ fn allocate(method: uct_alloc_method_t, request: &Request) -> Option<*mut c_void
     }
 }
 
-/// The part of `uct_allocated_memory_t` that UCX 1.13 has (its first 40
-/// bytes): all this library reads or writes of it.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub(crate) struct Allocated113 {
-    pub(crate) address: *mut c_void,
-    pub(crate) length: usize,
-    pub(crate) method: uct_alloc_method_t,
-    pub(crate) mem_type: ucs_memory_type_t,
-    pub(crate) md: uct_md_h,
-    pub(crate) memh: uct_mem_h,
-}
-
-const _: () = assert!(std::mem::size_of::<Allocated113>() == 40);
-const _: () = assert!(
-    std::mem::offset_of!(Allocated113, memh) == std::mem::offset_of!(uct_allocated_memory_t, memh)
-);
-
 /// The `mem` argument to be filled: NULL or writable for UCX 1.13's part.
 pub(crate) type MemOut<'a> = Out<'a, Allocated113>;
-
-impl FromC<*mut uct_allocated_memory_t> for MemOut<'_> {
-    /// Relies on: NULL or writable for 40 bytes.
-    unsafe fn from_c(mem: *mut uct_allocated_memory_t) -> Self {
-        // SAFETY: forwarded contract.
-        unsafe { Out::from_raw(mem.cast()) }
-    }
-}
 
 /// Memory described by a `uct_allocated_memory_t` this library filled: the
 /// `mem` argument of the free calls.
@@ -235,27 +208,4 @@ pub(crate) fn name_text(name: CStrArg) -> String {
         || "anonymous".into(),
         |name| name.to_string_lossy().into_owned(),
     )
-}
-
-/// `uct_mem_alloc`'s parameters with the name taken over.
-pub(crate) struct AllocParams<'a> {
-    pub(crate) params: &'a uct_mem_alloc_params_t,
-    pub(crate) name: CStrArg<'a>,
-}
-
-impl FromC<*const uct_mem_alloc_params_t> for Option<AllocParams<'_>> {
-    /// Relies on: NULL or valid per its field mask, the name (when its bit
-    /// is set) NULL or NUL-terminated.
-    unsafe fn from_c(params: *const uct_mem_alloc_params_t) -> Self {
-        // SAFETY: by the contract.
-        let params = unsafe { params.as_ref() }?;
-        let name = if params.field_mask & UCT_MEM_ALLOC_PARAM_FIELD_NAME as u64 != 0 {
-            params.name
-        } else {
-            std::ptr::null()
-        };
-        // SAFETY: by the contract.
-        let name = unsafe { CStrArg::from_c(name) };
-        Some(AllocParams { params, name })
-    }
 }

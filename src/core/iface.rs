@@ -12,6 +12,7 @@
 use std::ffi::{c_uint, c_void};
 
 use crate::abi::*;
+use crate::core::c_boundary::{masked_write, FromC, MaskedOut};
 use crate::core::ops::unsupported_iface_ops;
 
 /// Tag right after the ops table, to recognise our ifaces.
@@ -108,8 +109,9 @@ mod unsupported {
         _: uct_iface_h,
         attr: *mut uct_iface_attr_v2_t,
     ) -> Result<(), Status> {
-        // SAFETY: the entry point checked that attr is non-NULL and valid.
-        unsafe { query_v2_defaults(attr) }
+        // SAFETY: the entry point checked that attr is non-NULL and valid
+        // for its field mask.
+        query_v2_defaults(&unsafe { MaskedOut::from_c(attr) })
     }
     pub unsafe fn iface_is_reachable_v2(
         _: uct_iface_h,
@@ -169,46 +171,31 @@ mod unsupported {
 /// `UCT_IFACE_FLAG_V2_*` capability, no scatter-gather, and `Unsupported` if
 /// any token field is asked for (as UCX's base iface answers). Transports call
 /// it first and then add what they support.
-///
-/// # Safety
-/// `attr` must be valid for reads and writes of one `uct_iface_attr_v2_t`.
-pub unsafe fn query_v2_defaults(attr: *mut uct_iface_attr_v2_t) -> Result<(), Status> {
+pub(crate) fn query_v2_defaults(attr: &MaskedOut<uct_iface_attr_v2_t>) -> Result<(), Status> {
     const TOKEN_FIELDS: u64 = UCT_IFACE_ATTR_FIELD_TX_TOKEN_LENGTH
         | UCT_IFACE_ATTR_FIELD_RX_TOKEN_LENGTH
         | UCT_IFACE_ATTR_FIELD_TX_TOKEN
         | UCT_IFACE_ATTR_FIELD_RX_TOKEN;
-    // SAFETY: valid per the contract; a raw read of the one member always
-    // set.
-    let field_mask = unsafe { std::ptr::addr_of!((*attr).field_mask).read() };
+    let field_mask = attr.tolerant_mask(u64::MAX, "uct_iface_query_v2", "iface_attr")?;
     if field_mask & TOKEN_FIELDS != 0 {
         tracing::debug!("uct_iface_query_v2: tokens are not supported by this transport");
         return Err(Status::Unsupported);
     }
-    // SAFETY: as above.
-    unsafe { query_v2_generic(attr) };
-    Ok(())
+    query_v2_generic(attr)
 }
 
 /// The generic fields of [`query_v2_defaults`] without its token refusal,
-/// for transports that answer the token fields themselves.
-///
-/// # Safety
-/// As [`query_v2_defaults`].
-pub unsafe fn query_v2_generic(attr: *mut uct_iface_attr_v2_t) {
-    // SAFETY: valid per the contract; fields are accessed through raw field
-    // pointers because the caller only initialised what it asked for.
-    unsafe {
-        let field_mask = std::ptr::addr_of!((*attr).field_mask).read();
-        if field_mask & UCT_IFACE_ATTR_FIELD_CAP_FLAGS != 0 {
-            std::ptr::addr_of_mut!((*attr).cap.flags).write(0);
-        }
-        if field_mask & UCT_IFACE_ATTR_FIELD_MAX_PUT_SGL_ZCOPY_COUNT != 0 {
-            std::ptr::addr_of_mut!((*attr).max_put_sgl_zcopy_count).write(0);
-        }
-        if field_mask & UCT_IFACE_ATTR_FIELD_MAX_GET_SGL_ZCOPY_COUNT != 0 {
-            std::ptr::addr_of_mut!((*attr).max_get_sgl_zcopy_count).write(0);
-        }
-    }
+/// for transports that answer the token fields themselves; each written
+/// only when its bit is set (the caller initialised only what it asked
+/// for).
+pub(crate) fn query_v2_generic(attr: &MaskedOut<uct_iface_attr_v2_t>) -> Result<(), Status> {
+    let field_mask = attr.tolerant_mask(u64::MAX, "uct_iface_query_v2", "iface_attr")?;
+    masked_write!(attr, field_mask, UCT_IFACE_ATTR_FIELD_CAP_FLAGS => cap.flags = 0);
+    masked_write!(attr, field_mask, UCT_IFACE_ATTR_FIELD_MAX_PUT_SGL_ZCOPY_COUNT
+        => max_put_sgl_zcopy_count = 0);
+    masked_write!(attr, field_mask, UCT_IFACE_ATTR_FIELD_MAX_GET_SGL_ZCOPY_COUNT
+        => max_get_sgl_zcopy_count = 0);
+    Ok(())
 }
 
 /// Internal operations that all report "not supported": the starting point of

@@ -166,17 +166,12 @@ pub fn expand_log_file_name(template: &str, pid: u32, host: &str) -> String {
     out
 }
 
-/// This machine's host name (empty if it cannot be read).
+/// This machine's host name (the kernel's node name, as `gethostname` reads it).
 pub fn host_name() -> String {
-    let mut buffer = [0u8; 256];
-    // SAFETY: `buffer` is valid for writes of `buffer.len()` bytes; gethostname
-    // writes at most that many and we read only up to the first NUL inside it.
-    let rc = unsafe { libc::gethostname(buffer.as_mut_ptr().cast(), buffer.len()) };
-    if rc != 0 {
-        return String::new();
-    }
-    let len = buffer.iter().position(|&b| b == 0).unwrap_or(buffer.len());
-    String::from_utf8_lossy(&buffer[..len]).into_owned()
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// UCX numbers threads in the order they first log, from 0.

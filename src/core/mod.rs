@@ -14,6 +14,7 @@ pub(crate) mod host_memory;
 pub mod id_map;
 pub mod iface;
 pub mod log;
+pub(crate) mod open_iface;
 pub mod ops;
 pub mod tombstone;
 pub mod uct_config;

@@ -180,6 +180,15 @@ unsupported_ops! {
     iface_is_reachable(uct_iface_h, *const uct_device_addr_t, *const uct_iface_addr_t) -> c_int = 0;
 }
 
+/// The slots of `ops` as words (0 for an empty slot), for tests.
+#[cfg(test)]
+pub(crate) fn slot_words(ops: &uct_iface_ops_t) -> &[usize] {
+    let slots = std::mem::size_of::<uct_iface_ops_t>() / std::mem::size_of::<usize>();
+    // SAFETY: uct_iface_ops_t is a repr(C) struct of `slots` pointer-sized
+    // Option<fn> fields; reading it as words only inspects their bits.
+    unsafe { std::slice::from_raw_parts(ops as *const _ as *const usize, slots) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,24 +196,17 @@ mod tests {
     #[test]
     fn every_slot_is_filled() {
         let ops = unsupported_iface_ops();
-        let slots = std::mem::size_of::<uct_iface_ops_t>() / std::mem::size_of::<usize>();
-        // SAFETY: uct_iface_ops_t is a repr(C) struct of `slots` pointer-sized
-        // Option<fn> fields; reading it as words only inspects their bits.
-        let words = unsafe { std::slice::from_raw_parts(&ops as *const _ as *const usize, slots) };
-        assert_eq!(slots, 50);
+        let words = slot_words(&ops);
+        assert_eq!(words.len(), 50);
         assert!(words.iter().all(|&word| word != 0));
     }
 
     #[test]
     fn dead_stubs_report_a_destroyed_ep_in_each_return_type() {
         let ops = dead_iface_ops();
-        let slots = std::mem::size_of::<uct_iface_ops_t>() / std::mem::size_of::<usize>();
-        // SAFETY: as in every_slot_is_filled.
-        let words = unsafe { std::slice::from_raw_parts(&ops as *const _ as *const usize, slots) };
+        let words = slot_words(&ops);
         let unsupported = unsupported_iface_ops();
-        // SAFETY: as above.
-        let others =
-            unsafe { std::slice::from_raw_parts(&unsupported as *const _ as *const usize, slots) };
+        let others = slot_words(&unsupported);
         assert!(words
             .iter()
             .zip(others)

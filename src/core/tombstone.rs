@@ -78,7 +78,7 @@ pub fn dead_iface() -> uct_iface_h {
 pub fn is_dead_iface(iface: uct_iface_h) -> bool {
     DEAD_IFACE
         .get()
-        .is_some_and(|dead| std::ptr::eq(&dead.0.iface, iface))
+        .is_some_and(|dead| std::ptr::eq(&dead.0.iface, iface.cast::<uct_iface>()))
 }
 
 /// The tombstones of one iface's eps of type `T`, oldest first, and the
@@ -173,6 +173,15 @@ mod tests {
         drops: Rc<()>,
     }
 
+    /// Buries each of `eps`, housed in `yard`, live, and not used as a
+    /// `FakeEp` afterwards.
+    fn bury_all(yard: &mut TombstoneYard<FakeEp>, eps: &[NonNull<FakeEp>]) {
+        for &ep in eps {
+            // SAFETY: as the callers promise; each buried once.
+            unsafe { yard.bury(ep) };
+        }
+    }
+
     fn fake(drops: &Rc<()>) -> FakeEp {
         FakeEp {
             uct: uct_ep {
@@ -188,8 +197,7 @@ mod tests {
         let mut yard = TombstoneYard::new(4);
         let ep = yard.house(fake(&drops));
         assert_eq!(Rc::strong_count(&drops), 2);
-        // SAFETY: housed here, live, not used as a FakeEp afterwards.
-        unsafe { yard.bury(ep) };
+        bury_all(&mut yard, &[ep]);
         assert_eq!(Rc::strong_count(&drops), 1, "the value was dropped");
         // SAFETY: the tombstone's first word, written by bury.
         let iface = unsafe { (*(ep.as_ptr() as *const uct_ep)).iface };
@@ -203,20 +211,14 @@ mod tests {
         let drops = Rc::new(());
         let mut yard = TombstoneYard::new(3);
         let first: Vec<_> = (0..4).map(|_| yard.house(fake(&drops))).collect();
-        for &ep in &first {
-            // SAFETY: housed here, live, buried once.
-            unsafe { yard.bury(ep) };
-        }
+        bury_all(&mut yard, &first);
         // Four graves, quarantine three: the oldest is reused, once.
         let reused = yard.house(fake(&drops));
         assert_eq!(reused, first[0]);
         assert_eq!(yard.len(), 3);
         let fresh = yard.house(fake(&drops));
         assert!(!first.contains(&fresh), "the newest three stay dead");
-        for ep in [reused, fresh] {
-            // SAFETY: as above.
-            unsafe { yard.bury(ep) };
-        }
+        bury_all(&mut yard, &[reused, fresh]);
         drop(yard);
         assert_eq!(
             Rc::strong_count(&drops),
@@ -233,8 +235,7 @@ mod tests {
         for _ in 0..10_000 {
             let ep = yard.house(fake(&drops));
             addresses.insert(ep.as_ptr() as usize);
-            // SAFETY: as above.
-            unsafe { yard.bury(ep) };
+            bury_all(&mut yard, &[ep]);
         }
         // After a destroy: the quarantine plus the one the next create takes.
         assert_eq!(yard.len(), 17);
@@ -248,11 +249,7 @@ mod tests {
         // SAFETY: the dead iface is a BaseIface.
         let base = unsafe { &*(iface as *const BaseIface) };
         assert!(!base.is_valid());
-        let slots = std::mem::size_of::<uct_iface_ops_t>() / std::mem::size_of::<usize>();
-        // SAFETY: as in core::ops' test: the table read as words.
-        let words = unsafe {
-            std::slice::from_raw_parts(&base.iface.ops as *const _ as *const usize, slots)
-        };
+        let words = crate::core::ops::slot_words(&base.iface.ops);
         assert!(words.iter().all(|&word| word != 0));
     }
 }

@@ -36,7 +36,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_uint, c_void, CStr, CString};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use tracing::{Level, Metadata};
@@ -48,9 +48,12 @@ use crate::abi::ucs_config::{
 
 /// The base address of the shared object holding `address`.
 fn object_base(address: *const c_void) -> Option<usize> {
-    // SAFETY: Dl_info is plain data; dladdr fills it for an address inside a
-    // loaded object and returns 0 otherwise.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    let mut info = libc::Dl_info {
+        dli_fname: std::ptr::null(),
+        dli_fbase: std::ptr::null_mut(),
+        dli_sname: std::ptr::null(),
+        dli_saddr: std::ptr::null_mut(),
+    };
     // SAFETY: `info` is writable; any address may be asked about.
     if unsafe { libc::dladdr(address, &mut info) } == 0 {
         return None;
@@ -70,29 +73,67 @@ pub(crate) fn lies_in_this_object(address: *const c_void) -> bool {
     ours.is_some() && ours == object_base(address)
 }
 
+/// A scope `dlsym` searches: an object already loaded, or the global scope.
+struct SymbolScope {
+    handle: *mut c_void,
+    /// Whether `handle` is a reference of ours, dropped with the scope.
+    opened: bool,
+}
+
+impl SymbolScope {
+    /// The global scope (`RTLD_DEFAULT`).
+    fn global() -> Self {
+        SymbolScope {
+            handle: libc::RTLD_DEFAULT,
+            opened: false,
+        }
+    }
+
+    /// `library` when it is already loaded; loads nothing.
+    fn loaded(library: &CStr) -> Option<Self> {
+        // SAFETY: RTLD_NOLOAD never loads anything; it returns a reference to
+        // an already loaded object (dropped with the scope) or NULL.
+        // RTLD_NODELETE pins that object for the life of the process, so the
+        // addresses found in it stay valid even if the program later
+        // dlcloses it.
+        let handle = unsafe {
+            libc::dlopen(
+                library.as_ptr(),
+                libc::RTLD_LAZY | libc::RTLD_NOLOAD | libc::RTLD_NODELETE,
+            )
+        };
+        // Built only for a non-NULL handle: dropping a scope closes it.
+        (!handle.is_null()).then(|| SymbolScope {
+            handle,
+            opened: true,
+        })
+    }
+
+    /// The address of `name` in this scope, if defined outside this shared
+    /// object.
+    fn find(&self, name: &CStr) -> Option<*mut c_void> {
+        // SAFETY: `handle` is RTLD_DEFAULT or a live reference from dlopen;
+        // `name` is NUL-terminated.
+        let address = unsafe { libc::dlsym(self.handle, name.as_ptr()) };
+        (!address.is_null() && !lies_in_this_object(address)).then_some(address)
+    }
+}
+
+impl Drop for SymbolScope {
+    fn drop(&mut self) {
+        if self.opened {
+            // SAFETY: drops the reference `loaded` took; the object stays
+            // loaded (RTLD_NODELETE), so addresses found in it stay valid.
+            unsafe { libc::dlclose(self.handle) };
+        }
+    }
+}
+
 /// The address of `name` in `library` when that library is already loaded
 /// and defines it outside this shared object (a definition of ours under
 /// the library's name does not count). Loads nothing.
 pub(crate) fn loaded_symbol(library: &CStr, name: &CStr) -> Option<*mut c_void> {
-    // SAFETY: RTLD_NOLOAD never loads anything; it returns a reference to an
-    // already loaded object (released below) or NULL. RTLD_NODELETE pins
-    // that object for the life of the process, so the addresses found in
-    // it stay valid even if the program later dlcloses it.
-    let handle = unsafe {
-        libc::dlopen(
-            library.as_ptr(),
-            libc::RTLD_LAZY | libc::RTLD_NOLOAD | libc::RTLD_NODELETE,
-        )
-    };
-    if handle.is_null() {
-        return None;
-    }
-    // SAFETY: `handle` is live; `name` is NUL-terminated.
-    let address = unsafe { libc::dlsym(handle, name.as_ptr()) };
-    // SAFETY: drops the reference RTLD_NOLOAD took; the object stays loaded
-    // (RTLD_NODELETE above), so `address` stays valid.
-    unsafe { libc::dlclose(handle) };
-    (!address.is_null() && !lies_in_this_object(address)).then_some(address)
+    SymbolScope::loaded(library)?.find(name)
 }
 
 /// UCX's definition of `name`, if UCX's `libucs.so.0` is loaded and defines
@@ -109,13 +150,8 @@ fn lookup(name: &CStr) -> Option<usize> {
 /// RTLD_LOCAL is found through UCX's handle.
 fn lookup_data(name: &CStr) -> Option<usize> {
     let in_libucs = lookup(name)?;
-    // SAFETY: RTLD_DEFAULT searches the global scope; `name` is
-    // NUL-terminated.
-    let global = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
-    if global.is_null() || lies_in_this_object(global) {
-        return Some(in_libucs);
-    }
-    Some(global as usize)
+    let global = SymbolScope::global().find(name);
+    Some(global.map_or(in_libucs, |global| global as usize))
 }
 
 /// True when UCX's own `libucs.so.0` is loaded in this process.
@@ -194,8 +230,10 @@ impl UcxSymbol {
 macro_rules! ucx_function {
     ($name:ident : fn($($arg:ty),*) $(-> $ret:ty)?) => {{
         static SYMBOL: $crate::core::ucx_libucs::UcxSymbol = $crate::core::ucx_libucs::UcxSymbol::new(
-            // SAFETY: the literal has exactly one NUL, at its end.
-            unsafe { ::std::ffi::CStr::from_bytes_with_nul_unchecked(concat!(stringify!($name), "\0").as_bytes()) },
+            match ::std::ffi::CStr::from_bytes_with_nul(concat!(stringify!($name), "\0").as_bytes()) {
+                Ok(name) => name,
+                Err(_) => panic!("a C identifier has no NUL"),
+            },
         );
         SYMBOL.address().map(|address| {
             // SAFETY: `address` is UCX's definition of a function declared
@@ -279,12 +317,17 @@ static DISPATCH: UcxSymbol = UcxSymbol::quiet(c"ucs_log_dispatch");
 /// master), whose first member is the level.
 static GLOBAL_OPTS: UcxSymbol = UcxSymbol::quiet_data(c"ucs_global_opts");
 
-/// The address of UCX's global log level (`ucs_global_opts`' first word)
-/// when UCX's libucs is loaded.
-pub(crate) fn ucx_log_level_word() -> Option<*mut ucs_log_level_t> {
-    GLOBAL_OPTS
-        .address()
-        .map(|address| address as *mut ucs_log_level_t)
+/// UCX's global log level (`ucs_global_opts`' first word) when UCX's
+/// libucs is loaded.
+pub(crate) fn ucx_log_level_word() -> Option<&'static AtomicU32> {
+    GLOBAL_OPTS.address().map(|address| {
+        // SAFETY: the first field of UCX's `ucs_global_opts`, a
+        // `ucs_log_level_t`: an aligned 32-bit word in a library pinned for
+        // the process's life (see `loaded_symbol`). UCX's side writes it
+        // with plain stores and may do so at any time, so it is only read
+        // as an atomic word: never torn, and any value is a level.
+        unsafe { &*(address as *const AtomicU32) }
+    })
 }
 
 /// Hands one log line to UCX's `ucs_log_dispatch` when UCX's libucs is
@@ -327,11 +370,10 @@ fn dispatch_at(
     let Some(component) = GLOBAL_OPTS.address() else {
         return false;
     };
-    // SAFETY: `component` is UCX's `ucs_global_opts`, whose first field is
-    // a `ucs_log_level_t`; UCX may change it at any time, hence a volatile
-    // read of the one aligned word.
-    let configured = unsafe { std::ptr::read_volatile(component as *const ucs_log_level_t) };
-    if level > configured {
+    let Some(configured) = ucx_log_level_word() else {
+        return false;
+    };
+    if level > configured.load(Ordering::Relaxed) {
         return true;
     }
     let (file, function) = names();

@@ -16,7 +16,7 @@
 use std::ffi::{c_uint, c_void};
 
 use crate::abi::*;
-use crate::core::c_boundary::ByHandle;
+use crate::core::c_boundary::{BoxedHandle, ByHandle};
 use crate::core::callbackq::{CallbackId, Lifetime, ProgressFn, ProgressQueue};
 
 /// Tag after the C-visible header, to catch stale or foreign worker handles.
@@ -31,24 +31,17 @@ pub unsafe fn worker_ref<'a>(worker: uct_worker_h, function: &str) -> Result<&'a
     unsafe { Worker::lookup(worker, function) }
 }
 
-impl ByHandle for Worker {
+impl BoxedHandle for Worker {
     type Raw = uct_worker_h;
-    /// Relies on: `worker` NULL or a handle from `uct_worker_create` not
-    /// destroyed yet.
-    unsafe fn lookup<'a>(worker: uct_worker_h, function: &str) -> Result<&'a Worker, Status> {
-        if worker.is_null() {
-            crate::core::log::init();
-            tracing::warn!("{function}: worker is NULL");
-            return Err(Status::InvalidParam);
-        }
-        // SAFETY: non-NULL and, by the caller's contract, a live boxed Worker
-        // whose first field is the uct_worker the handle points at.
-        let worker_ref = unsafe { &*(worker as *const Worker) };
-        if !worker_ref.is_valid() {
-            tracing::warn!("{function}: {worker:p} is not a live worker");
-            return Err(Status::InvalidParam);
-        }
-        Ok(worker_ref)
+    const ARGUMENT: &'static str = "worker";
+    const LIVE: &'static str = "a live worker";
+
+    fn is_live(&self) -> bool {
+        self.is_valid()
+    }
+
+    fn retire(&mut self) {
+        self.invalidate();
     }
 }
 

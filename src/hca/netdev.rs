@@ -35,40 +35,46 @@ pub fn interface_pci_function(class_net: &Path, interface: &str) -> Option<ucs_s
 /// The name of the interface that carries the IPv4 address `ip`, if one
 /// does.
 pub fn interface_with_ipv4(ip: Ipv4Addr) -> Option<String> {
+    let addresses = interface_ipv4_addresses()
+        .inspect_err(|error| tracing::debug!("getifaddrs failed: {error}"))
+        .ok()?;
+    addresses
+        .into_iter()
+        .find_map(|(name, address)| (address == ip).then_some(name))
+}
+
+/// Every IPv4 address of a network interface, with the interface's name
+/// (`getifaddrs`).
+fn interface_ipv4_addresses() -> std::io::Result<Vec<(String, Ipv4Addr)>> {
     let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: `list` is a valid out-pointer; freed below.
+    // SAFETY: `list` is a valid out-pointer; the list is freed below.
     if unsafe { libc::getifaddrs(&mut list) } != 0 {
-        tracing::debug!("getifaddrs failed: {}", std::io::Error::last_os_error());
-        return None;
+        return Err(std::io::Error::last_os_error());
     }
-    let mut found = None;
-    let mut entry = list;
-    while !entry.is_null() {
-        // SAFETY: a node of the list getifaddrs returned, not freed yet.
-        let ifa = unsafe { &*entry };
-        entry = ifa.ifa_next;
-        if ifa.ifa_addr.is_null() || ifa.ifa_name.is_null() {
-            continue;
-        }
-        // SAFETY: a non-NULL address of the list; its family says which
-        // sockaddr it is, read only as sockaddr_in when it is AF_INET.
-        let address = unsafe {
-            if i32::from((*ifa.ifa_addr).sa_family) != libc::AF_INET {
+    let mut found = Vec::new();
+    // SAFETY: `list` is the list getifaddrs just made, read node by node
+    // (NULL-terminated) before it is freed, once, at the end: a node's
+    // address is read as a sockaddr_in only when its family is AF_INET, and
+    // its name, NUL-terminated, is copied.
+    unsafe {
+        let mut entry = list;
+        while let Some(ifa) = entry.as_ref() {
+            entry = ifa.ifa_next;
+            let Some(address) = ifa.ifa_addr.as_ref() else {
+                continue;
+            };
+            if ifa.ifa_name.is_null() || i32::from(address.sa_family) != libc::AF_INET {
                 continue;
             }
-            &*(ifa.ifa_addr as *const libc::sockaddr_in)
-        };
-        if Ipv4Addr::from(u32::from_be(address.sin_addr.s_addr)) == ip {
-            // SAFETY: a non-NULL, NUL-terminated name of the list.
-            let name = unsafe { CStr::from_ptr(ifa.ifa_name) };
-            found = Some(name.to_string_lossy().into_owned());
-            break;
+            let address = &*ifa.ifa_addr.cast::<libc::sockaddr_in>();
+            found.push((
+                CStr::from_ptr(ifa.ifa_name).to_string_lossy().into_owned(),
+                Ipv4Addr::from(u32::from_be(address.sin_addr.s_addr)),
+            ));
         }
+        libc::freeifaddrs(list);
     }
-    // SAFETY: the list from getifaddrs above, freed once; nothing of it is
-    // used after (the name was copied).
-    unsafe { libc::freeifaddrs(list) };
-    found
+    Ok(found)
 }
 
 /// The PCI function under the interface carrying `ip` (`None`: no

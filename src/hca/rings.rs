@@ -3,7 +3,7 @@
 //! transport's consumer index) and [`RecvQueue`] (an SRQ ring and its
 //! counter). Each takes the device handle by value, so the ring memory
 //! lives exactly as long as its owner and nobody else writes it; the raw
-//! pointer work is here, in small cores, and the transport above has none.
+//! pointer work is [`QueueMemory`]'s, and the transport above has none.
 
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 
@@ -11,12 +11,160 @@ use crate::hca::objects::{Cq, Doorbell, Qp, Srq};
 use crate::mlx5::{self, CqeBytes, CQE_LEN, SEND_WQE_BB};
 use crate::mlx5::{CqRing, RecvRing, SendRing};
 
+/// A device queue whose ring and doorbell record the host reaches through
+/// its handle.
+///
+/// # Safety
+/// `memory` gives the ring's address and length in bytes and the address
+/// of its doorbell record (two 4-aligned 32-bit words), all valid for
+/// reads and writes while the handle lives, at the same addresses however
+/// the handle moves.
+unsafe trait DeviceQueue {
+    fn memory(&self) -> (*mut u8, usize, *mut u32);
+}
+
+// SAFETY: the send ring and doorbell record of the QP (`SendRing`'s
+// contract), mapped while the QP lives: the soft HCA's QP owns them behind
+// a pointer, rdma-core maps them for the QP object.
+unsafe impl DeviceQueue for Qp {
+    fn memory(&self) -> (*mut u8, usize, *mut u32) {
+        let ring = self.send_ring();
+        (
+            ring.buf,
+            ring.wqebb_count as usize * SEND_WQE_BB,
+            ring.dbrec,
+        )
+    }
+}
+
+// SAFETY: as for `Qp`, the CQ's ring of `cqe_count` CQEs and its record.
+unsafe impl DeviceQueue for Cq {
+    fn memory(&self) -> (*mut u8, usize, *mut u32) {
+        let ring = self.ring();
+        (ring.buf, ring.cqe_count as usize * CQE_LEN, ring.dbrec)
+    }
+}
+
+// SAFETY: as for `Qp`, the SRQ's ring of `wqe_count` WQEs of `stride`
+// bytes and its record.
+unsafe impl DeviceQueue for Srq {
+    fn memory(&self) -> (*mut u8, usize, *mut u32) {
+        let ring = self.ring();
+        (
+            ring.buf,
+            ring.wqe_count as usize * ring.stride as usize,
+            ring.dbrec,
+        )
+    }
+}
+
+/// A queue whose ring only the host writes: the device reads the entries
+/// below the published counter and never writes the ring.
+trait HostWritten: DeviceQueue {}
+impl HostWritten for Qp {}
+impl HostWritten for Srq {}
+
+/// A device queue's handle with its ring and doorbell record: every host
+/// access to that memory goes through here.
+struct QueueMemory<H> {
+    ring: *mut u8,
+    len: usize,
+    dbrec: *mut u32,
+    handle: H,
+}
+
+impl<H: DeviceQueue> QueueMemory<H> {
+    fn new(handle: H) -> Self {
+        let (ring, len, dbrec) = handle.memory();
+        QueueMemory {
+            ring,
+            len,
+            dbrec,
+            handle,
+        }
+    }
+
+    /// Word `index` (0 or 1) of the doorbell record.
+    #[inline(always)]
+    fn dbrec_word(&self, index: usize) -> &AtomicU32 {
+        assert!(index < 2, "a doorbell record has two words");
+        // SAFETY: word 0 or 1 of the record, 4-aligned and valid while the
+        // handle (held) lives (`DeviceQueue`); host and device reach it
+        // only atomically.
+        unsafe { &*self.dbrec.add(index).cast::<AtomicU32>() }
+    }
+
+    /// The address of ring byte `offset` (for the doorbell, which reads the
+    /// control segment there).
+    #[inline(always)]
+    fn ring_address(&self, offset: usize) -> *const u8 {
+        self.ring.wrapping_add(offset)
+    }
+
+    /// Ring byte `offset`, which the device writes last in an entry.
+    #[inline(always)]
+    fn ring_byte(&self, offset: usize) -> &AtomicU8 {
+        assert!(offset < self.len, "ring byte {offset} past {}", self.len);
+        // SAFETY: a byte inside the ring, valid while the handle (held)
+        // lives; read atomically, as the device may write it.
+        unsafe { &*self.ring.add(offset).cast::<AtomicU8>() }
+    }
+
+    /// A copy of the ring bytes from `offset`, which the device has handed
+    /// over (its ownership byte read with acquire through `ring_byte`) and
+    /// does not rewrite while the host holds them.
+    #[inline(always)]
+    fn copy_from_ring(&self, offset: usize, out: &mut [u8]) {
+        assert!(
+            offset <= self.len && out.len() <= self.len - offset,
+            "ring bytes {offset}+{} past {}",
+            out.len(),
+            self.len
+        );
+        // SAFETY: inside the ring (checked), valid while the handle lives,
+        // not written by the device meanwhile (the caller's contract
+        // above); `out` is a distinct host buffer.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.ring.add(offset), out.as_mut_ptr(), out.len())
+        };
+    }
+
+    fn handle(&self) -> &H {
+        &self.handle
+    }
+
+    fn into_handle(self) -> H {
+        self.handle
+    }
+}
+
+impl<H: HostWritten> QueueMemory<H> {
+    /// The ring's bytes, to read posted entries back.
+    #[inline(always)]
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `len` bytes valid while the handle (held) lives; the
+        // device only reads this ring (`HostWritten`), and host writes need
+        // `&mut self`.
+        unsafe { std::slice::from_raw_parts(self.ring.cast_const(), self.len) }
+    }
+
+    /// The ring's bytes, to write entries into. The device reads only
+    /// entries below the published counter; the caller writes only entries
+    /// it has not published or whose work has completed.
+    #[inline(always)]
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `bytes`; `&mut self` makes this the only host
+        // borrow of the ring.
+        unsafe { std::slice::from_raw_parts_mut(self.ring, self.len) }
+    }
+}
+
 /// A QP with its send ring: the only writer of the ring and the send
 /// counter of its doorbell record.
 pub struct SendQueue {
     ring: SendRing,
     doorbell: Doorbell,
-    qp: Qp,
+    memory: QueueMemory<Qp>,
 }
 
 impl SendQueue {
@@ -24,13 +172,13 @@ impl SendQueue {
         SendQueue {
             ring: qp.send_ring(),
             doorbell: qp.doorbell(),
-            qp,
+            memory: QueueMemory::new(qp),
         }
     }
 
     #[inline(always)]
     pub fn qp(&self) -> &Qp {
-        &self.qp
+        self.memory.handle()
     }
 
     #[inline(always)]
@@ -44,27 +192,18 @@ impl SendQueue {
         self.ring.wqebb_count
     }
 
-    #[inline(always)]
-    fn len(&self) -> usize {
-        self.ring.wqebb_count as usize * SEND_WQE_BB
-    }
-
     /// The ring's bytes, to write WQEs into. The device reads only blocks
     /// below the published send counter ([`SendQueue::publish`]); the
     /// caller writes only blocks it has not published or whose WQEs have
     /// completed.
     #[inline(always)]
     pub fn bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: the ring is `len` bytes that stay valid while the QP
-        // lives, and this queue owns the QP; `&mut self` makes this the only
-        // borrow of the ring on the host side.
-        unsafe { std::slice::from_raw_parts_mut(self.ring.buf, self.len()) }
+        self.memory.bytes_mut()
     }
 
     /// The ring's bytes, to read posted WQEs back (failover).
     pub fn bytes(&self) -> &[u8] {
-        // SAFETY: as in `bytes_mut`; a shared borrow of the same memory.
-        unsafe { std::slice::from_raw_parts(self.ring.buf as *const u8, self.len()) }
+        self.memory.bytes()
     }
 
     /// Publishes `pi` as the send counter (release ordering: the device
@@ -72,19 +211,17 @@ impl SendQueue {
     /// control segment is at index `ctrl_index`.
     #[inline(always)]
     pub fn publish(&self, pi: u16, ctrl_index: u16) {
-        // SAFETY: dbrec points at the QP's 8-byte, 4-aligned doorbell
-        // record, valid while the QP lives; word 1 is the send counter.
-        let counter = unsafe { &*(self.ring.dbrec as *const AtomicU32).add(1) };
-        counter.store(mlx5::dbrec_word(pi), Ordering::Release);
+        // Word 1 of the doorbell record is the send counter.
+        self.memory
+            .dbrec_word(1)
+            .store(mlx5::dbrec_word(pi), Ordering::Release);
         let at = (usize::from(ctrl_index) & (self.ring.wqebb_count as usize - 1)) * SEND_WQE_BB;
-        // SAFETY: `at` is inside the ring (masked index).
-        let ctrl = unsafe { self.ring.buf.add(at) };
-        ring_doorbell(&self.doorbell, ctrl);
+        ring_doorbell(&self.doorbell, self.memory.ring_address(at));
     }
 
     /// Hands the QP back (its queue is done: the QP is retired).
     pub fn into_qp(self) -> Qp {
-        self.qp
+        self.memory.into_handle()
     }
 }
 
@@ -101,7 +238,7 @@ fn ring_doorbell(doorbell: &Doorbell, ctrl: *const u8) {
 pub struct PolledCq {
     ring: CqRing,
     ci: u32,
-    cq: Cq,
+    memory: QueueMemory<Cq>,
 }
 
 impl PolledCq {
@@ -109,12 +246,12 @@ impl PolledCq {
         PolledCq {
             ring: cq.ring(),
             ci: 0,
-            cq,
+            memory: QueueMemory::new(cq),
         }
     }
 
     pub fn cq(&self) -> &Cq {
-        &self.cq
+        self.memory.handle()
     }
 
     /// Entries in the ring.
@@ -129,30 +266,23 @@ impl PolledCq {
 
     /// Requests an event for the next CQE (see [`Cq::arm`]).
     pub fn arm(&self, solicited_only: bool) {
-        self.cq.arm(self.ci, solicited_only);
+        self.cq().arm(self.ci, solicited_only);
     }
 
-    /// The entry at the consumer index and whether the device handed it
-    /// over.
+    /// The ring offset of the entry at free-running index `index` and
+    /// whether the device handed it over (for the pass `index` belongs
+    /// to).
     #[inline]
-    fn slot(&self) -> (*const u8, bool) {
-        self.slot_at(self.ci)
-    }
-
-    /// The entry at free-running index `index` and whether the device
-    /// handed it over (for the pass `index` belongs to).
-    #[inline]
-    fn slot_at(&self, index: u32) -> (*const u8, bool) {
+    fn slot_at(&self, index: u32) -> (usize, bool) {
         let at = (index & (self.ring.cqe_count - 1)) as usize * CQE_LEN;
-        // SAFETY: `at` is inside the ring of cqe_count entries, valid while
-        // the CQ (owned here) lives.
-        let entry = unsafe { self.ring.buf.add(at) as *const u8 };
-        // SAFETY: the op_own byte of that entry; read with acquire so the
-        // rest of the entry, written before it, is visible.
-        let op_own = unsafe { &*(entry.add(mlx5::CQE_OP_OWN_OFFSET) as *const AtomicU8) }
+        // Read with acquire so the rest of the entry, written before its
+        // op_own byte, is visible.
+        let op_own = self
+            .memory
+            .ring_byte(at + mlx5::CQE_OP_OWN_OFFSET)
             .load(Ordering::Acquire);
         (
-            entry,
+            at,
             mlx5::cqe_is_sw_owned(op_own, index, self.ring.cqe_count),
         )
     }
@@ -170,16 +300,15 @@ impl PolledCq {
             return None;
         }
         let mut bytes = [0u8; CQE_LEN];
-        // SAFETY: a 64-byte entry inside the ring, handed over by op_own
-        // (read with acquire in `slot_at`); the device does not rewrite it
-        // before the consumer index passes it (the CQ cannot overflow).
-        unsafe { std::ptr::copy_nonoverlapping(entry, bytes.as_mut_ptr(), CQE_LEN) };
+        // Handed over; the device does not rewrite it before the consumer
+        // index passes it (the CQ cannot overflow).
+        self.memory.copy_from_ring(entry, &mut bytes);
         Some(bytes)
     }
 
     /// Whether a CQE is waiting (without consuming it).
     pub fn has_cqe(&self) -> bool {
-        self.slot().1
+        self.slot_at(self.ci).1
     }
 
     /// Takes the next CQE, as its bytes (a receive CQE may carry the
@@ -188,10 +317,10 @@ impl PolledCq {
     pub fn poll(&mut self) -> Option<CqeBytes> {
         let bytes = self.peek(0)?;
         self.ci = self.ci.wrapping_add(1);
-        // SAFETY: word 0 of the CQ doorbell record, 4-aligned, valid while
-        // the CQ lives: the consumer index.
-        let dbrec = unsafe { &*(self.ring.dbrec as *const AtomicU32) };
-        dbrec.store((self.ci & 0x00ff_ffff).to_be(), Ordering::Release);
+        // Word 0 of the CQ doorbell record is the consumer index.
+        self.memory
+            .dbrec_word(0)
+            .store((self.ci & 0x00ff_ffff).to_be(), Ordering::Release);
         Some(bytes)
     }
 }
@@ -199,19 +328,19 @@ impl PolledCq {
 /// An SRQ and its ring: the only writer of its receive WQEs and counter.
 pub struct RecvQueue {
     ring: RecvRing,
-    srq: Srq,
+    memory: QueueMemory<Srq>,
 }
 
 impl RecvQueue {
     pub fn new(srq: Srq) -> RecvQueue {
         RecvQueue {
             ring: srq.ring(),
-            srq,
+            memory: QueueMemory::new(srq),
         }
     }
 
     pub fn srq(&self) -> &Srq {
-        &self.srq
+        self.memory.handle()
     }
 
     /// WQEs in the ring (a power of two).
@@ -229,17 +358,15 @@ impl RecvQueue {
             return false;
         }
         let at = usize::from(index) * stride;
-        // SAFETY: the entry lies inside the SRQ ring (index < wqe_count,
-        // wqe.len() <= stride), valid while the SRQ (owned here) lives.
-        unsafe { std::ptr::copy_nonoverlapping(wqe.as_ptr(), self.ring.buf.add(at), wqe.len()) };
+        self.memory.bytes_mut()[at..at + wqe.len()].copy_from_slice(wqe);
         true
     }
 
     /// Publishes the receive counter: WQEs posted so far.
     pub fn publish(&mut self, posted: u16) {
-        // SAFETY: word 0 of the SRQ doorbell record, 4-aligned, valid while
-        // the SRQ lives.
-        let counter = unsafe { &*(self.ring.dbrec as *const AtomicU32) };
-        counter.store(mlx5::dbrec_word(posted), Ordering::Release);
+        // Word 0 of the SRQ doorbell record is the receive counter.
+        self.memory
+            .dbrec_word(0)
+            .store(mlx5::dbrec_word(posted), Ordering::Release);
     }
 }

@@ -102,10 +102,12 @@ impl MemHandle {
     /// # Safety
     /// `memh` must be a live handle from `into_handle`, released only once.
     pub unsafe fn release(memh: uct_mem_h) -> Result<(), Status> {
-        // SAFETY: validated like any handle first.
-        unsafe { Self::from_handle(memh) }?;
-        // SAFETY: a live boxed MemHandle (checked above), released once.
-        let mut owned = unsafe { Box::from_raw(memh as *mut MemHandle) };
+        // SAFETY: validated like any handle first (the contract), then, a
+        // live boxed MemHandle, taken back and freed once.
+        let mut owned = unsafe {
+            Self::from_handle(memh)?;
+            Box::from_raw(memh as *mut MemHandle)
+        };
         owned.magic = 0;
         drop(owned);
         Ok(())

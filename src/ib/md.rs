@@ -6,7 +6,7 @@
 //! the same values from one place.
 
 use crate::abi::*;
-use crate::core::c_boundary::{non_null, ByHandle};
+use crate::core::c_boundary::BoxedHandle;
 use crate::hca::devices::{Backend, HcaDevice, DEVICE_PORT};
 use crate::ib::component::Component;
 use crate::ib::config::IbMdConfig;
@@ -279,17 +279,16 @@ pub fn local_cpus() -> ucs_cpu_set_t {
     set
 }
 
-impl ByHandle for Md {
+impl BoxedHandle for Md {
     type Raw = uct_md_h;
-    /// Relies on: NULL or a handle from `uct_md_open` not closed yet.
-    unsafe fn lookup<'a>(md: uct_md_h, function: &str) -> Result<&'a Md, Status> {
-        non_null(md, function, "md")?;
-        // SAFETY: non-NULL and a live boxed Md (the contract).
-        let md_ref = unsafe { &*(md as *const Md) };
-        if !md_ref.is_valid() {
-            tracing::warn!("{function}: {md:p} is not an open memory domain");
-            return Err(Status::InvalidParam);
-        }
-        Ok(md_ref)
+    const ARGUMENT: &'static str = "md";
+    const LIVE: &'static str = "an open memory domain";
+
+    fn is_live(&self) -> bool {
+        self.is_valid()
+    }
+
+    fn retire(&mut self) {
+        self.invalidate();
     }
 }

@@ -108,6 +108,20 @@ impl<'a> WqeBuilder<'a> {
         self
     }
 
+    /// The address of a UD send (three units, right after the control
+    /// segment).
+    #[inline]
+    pub fn datagram(&mut self, seg: DatagramSeg) -> &mut Self {
+        let mut bytes = [0u8; DatagramSeg::LEN];
+        seg.write(&mut bytes);
+        for chunk in bytes.chunks_exact(SEG_LEN) {
+            if let Some(s) = self.next_seg() {
+                s.copy_from_slice(chunk);
+            }
+        }
+        self
+    }
+
     /// A data pointer segment.
     #[inline]
     pub fn data(&mut self, seg: DataSeg) -> &mut Self {

@@ -1,7 +1,7 @@
 //! 64-byte completion queue entries (CQE64) and the CQ ownership rule.
 //!
 //! Offsets (big-endian fields): 24 `flags_rqpn` (remote QPN in the low 24
-//! bits), 32 `srqn_uidx`, 36 `imm_inval_pkey`, 44 `byte_cnt`, 48 timestamp,
+//! bits; bit 28 says a UD receive's buffer starts with the packet's GRH), 32 `srqn_uidx`, 36 `imm_inval_pkey`, 44 `byte_cnt`, 48 timestamp,
 //! 56 `sop_drop_qpn` (the WQE opcode in the top byte of requester CQEs, the
 //! QPN in the low 24 bits), 60 `wqe_counter`, 62 signature, 63 `op_own`
 //! (CQE opcode in the high nibble, format in bits 3..2, solicited in bit 1,
@@ -15,6 +15,10 @@
 //! syndrome at 55, inside what is otherwise the timestamp.
 
 use crate::endian::{get_u16, get_u32, get_u64, put_u16, put_u32, put_u64};
+
+/// `flags_rqpn` bit of a receive CQE: the packet's L3 header (the GRH)
+/// is in front of the data in the receive buffer.
+pub const MLX5_CQE_L3_IN_DATA: u32 = 1 << 28;
 
 /// Bytes in a CQE.
 pub const CQE_LEN: usize = 64;
@@ -106,6 +110,9 @@ pub struct Cqe64 {
     pub imm_inval_pkey: u32,
     /// Receive CQE: the remote QPN (24 bits).
     pub remote_qpn: u32,
+    /// Receive CQE of a UD QP: the receive buffer starts with the packet's
+    /// 40-byte GRH ([`MLX5_CQE_L3_IN_DATA`] in `flags_rqpn`).
+    pub grh_in_data: bool,
     /// Receive CQE through an SRQ: its number (24 bits).
     pub srqn: u32,
     pub timestamp: u64,
@@ -136,7 +143,12 @@ impl Cqe64 {
     pub fn encode(&self) -> CqeBytes {
         let mut b = [0u8; CQE_LEN];
         if !self.is_error() {
-            put_u32(&mut b, 24, self.remote_qpn & 0x00ff_ffff);
+            let grh = if self.grh_in_data {
+                MLX5_CQE_L3_IN_DATA
+            } else {
+                0
+            };
+            put_u32(&mut b, 24, grh | (self.remote_qpn & 0x00ff_ffff));
             put_u32(&mut b, 36, self.imm_inval_pkey);
             put_u32(&mut b, 44, self.byte_cnt);
             put_u64(&mut b, 48, self.timestamp);
@@ -174,6 +186,7 @@ impl Cqe64 {
             cqe.syndrome = b[55];
         } else {
             cqe.remote_qpn = get_u32(b, 24) & 0x00ff_ffff;
+            cqe.grh_in_data = get_u32(b, 24) & MLX5_CQE_L3_IN_DATA != 0;
             cqe.imm_inval_pkey = get_u32(b, 36);
             cqe.byte_cnt = get_u32(b, 44);
             cqe.timestamp = get_u64(b, 48);

@@ -22,6 +22,9 @@ pub enum WqeError {
     /// A masked atomic with an opmod that names no operand width.
     #[error("bad masked-atomic opmod 0x{0:02x}")]
     BadOpmod(u8),
+    /// An opcode a QP of this type does not execute (a UD QP only sends).
+    #[error("send opcode 0x{0:02x} on a UD QP")]
+    NotForUd(u8),
     /// A data or inline segment runs past the DS count.
     #[error("segment runs past the WQE")]
     Truncated,
@@ -132,6 +135,8 @@ impl InlineData<'_> {
 pub struct SendWqe<'a> {
     pub ctrl: CtrlSeg,
     pub op: SendOp,
+    /// The address of a UD send ([`decode_ud_send_wqe`]).
+    pub datagram: Option<DatagramSeg>,
     /// Number of entries in the data list.
     pub data_count: usize,
     /// Sum of the data list's byte counts.
@@ -213,6 +218,17 @@ fn read_data_entry(
 /// Decodes the send WQE at producer index `wqe_index` of `ring` (a power of
 /// two number of 64-byte blocks), following the ring's wrap-around.
 pub fn decode_send_wqe(ring: &[u8], wqe_index: u16) -> Result<SendWqe<'_>, WqeError> {
+    decode(ring, wqe_index, false)
+}
+
+/// Decodes a send WQE of a UD QP: a NOP, or a SEND (with immediate)
+/// whose control segment is followed by a [`DatagramSeg`] and then the
+/// data list. Any other opcode is `NotForUd`.
+pub fn decode_ud_send_wqe(ring: &[u8], wqe_index: u16) -> Result<SendWqe<'_>, WqeError> {
+    decode(ring, wqe_index, true)
+}
+
+fn decode(ring: &[u8], wqe_index: u16, ud: bool) -> Result<SendWqe<'_>, WqeError> {
     if !ring_len_is_valid(ring.len()) {
         return Err(WqeError::BadRing);
     }
@@ -229,6 +245,9 @@ pub fn decode_send_wqe(ring: &[u8], wqe_index: u16) -> Result<SendWqe<'_>, WqeEr
         return Err(WqeError::BadDsCount(ctrl.ds));
     }
 
+    if ud {
+        return decode_ud(ring, wqe_index, ctrl);
+    }
     // The fixed segments after the control segment, by opcode.
     let imm = Some(ctrl.imm);
     let (op, fixed_units) = match ctrl.opcode {
@@ -295,7 +314,41 @@ pub fn decode_send_wqe(ring: &[u8], wqe_index: u16) -> Result<SendWqe<'_>, WqeEr
         }
         other => return Err(WqeError::UnknownOpcode(other)),
     };
+    with_data_list(ring, ctrl, op, None, fixed_units)
+}
 
+/// The UD part of [`decode_ud_send_wqe`], once the control segment is
+/// read and its index and DS count checked.
+fn decode_ud(ring: &[u8], wqe_index: u16, ctrl: CtrlSeg) -> Result<SendWqe<'_>, WqeError> {
+    let imm = Some(ctrl.imm);
+    let op = match ctrl.opcode {
+        MLX5_OPCODE_NOP => return with_data_list(ring, ctrl, SendOp::Nop, None, 0),
+        MLX5_OPCODE_SEND => SendOp::Send { imm: None },
+        MLX5_OPCODE_SEND_IMM => SendOp::Send { imm },
+        other => return Err(WqeError::NotForUd(other)),
+    };
+    if usize::from(ctrl.ds) < 1 + DatagramSeg::UNITS {
+        return Err(WqeError::BadDsCount(ctrl.ds));
+    }
+    let mut av = [0u8; DatagramSeg::LEN];
+    for (k, chunk) in av.chunks_exact_mut(SEG_LEN).enumerate() {
+        chunk.copy_from_slice(ring_seg(ring, wqe_index, 1 + k).ok_or(WqeError::BadRing)?);
+    }
+    let datagram = DatagramSeg::read(&av);
+    with_data_list(ring, ctrl, op, Some(datagram), DatagramSeg::UNITS)
+}
+
+/// Checks the data list that follows the control segment and
+/// `fixed_units` more, and makes the decoded WQE.
+fn with_data_list(
+    ring: &[u8],
+    ctrl: CtrlSeg,
+    op: SendOp,
+    datagram: Option<DatagramSeg>,
+    fixed_units: usize,
+) -> Result<SendWqe<'_>, WqeError> {
+    let wqe_index = ctrl.wqe_index;
+    let ds = usize::from(ctrl.ds);
     let data_first_unit = 1 + fixed_units;
     let mut data_count = 0;
     let mut data_len = 0u64;
@@ -316,6 +369,7 @@ pub fn decode_send_wqe(ring: &[u8], wqe_index: u16) -> Result<SendWqe<'_>, WqeEr
     Ok(SendWqe {
         ctrl,
         op,
+        datagram,
         data_count,
         data_len,
         ring,

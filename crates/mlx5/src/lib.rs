@@ -19,8 +19,8 @@ pub use builder::{
 };
 pub use cqe::*;
 pub use decode::{
-    decode_recv_wqe, decode_send_wqe, DataEntry, DataIter, InlineData, RecvWqe, SendOp, SendWqe,
-    SrqNextSeg, WqeError,
+    decode_recv_wqe, decode_send_wqe, decode_ud_send_wqe, DataEntry, DataIter, InlineData, RecvWqe,
+    SendOp, SendWqe, SrqNextSeg, WqeError,
 };
 pub use doorbell::*;
 pub use psn::*;

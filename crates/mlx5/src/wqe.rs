@@ -188,6 +188,109 @@ big_endian_fields! {
     reserved: u32 @ 12
 }
 
+/// `dqp_dct` bit of a datagram segment: the full 48-byte address vector
+/// (GRH part included) follows, not only its first 16 bytes.
+pub const MLX5_EXTENDED_UD_AV: u32 = 0x8000_0000;
+/// `grh_gid_fl` bit of a datagram segment: the packet carries a GRH (always
+/// on RoCE).
+pub const MLX5_AV_GRH: u32 = 1 << 30;
+
+/// The datagram segment of a UD send WQE (`mlx5_wqe_datagram_seg`, an
+/// address vector), right after the control segment: 48 bytes, three
+/// units.
+///
+/// | offset | size | field |
+/// |---|---|---|
+/// | 0 | 4 | Q_Key |
+/// | 4 | 4 | reserved |
+/// | 8 | 4 | `dqp_dct`: [`MLX5_EXTENDED_UD_AV`] \| destination QPN (24 bits) |
+/// | 12 | 1 | `stat_rate_sl`: static rate (high nibble), SL (low) |
+/// | 13 | 1 | `fl_mlid`: force loopback (bit 7), source path bits |
+/// | 14 | 2 | remote LID (on RoCE: the UDP source port) |
+/// | 16 | 4 | reserved |
+/// | 20 | 6 | remote MAC |
+/// | 26 | 1 | traffic class |
+/// | 27 | 1 | hop limit |
+/// | 28 | 4 | `grh_gid_fl`: [`MLX5_AV_GRH`] \| SGID index << 20 \| flow label |
+/// | 32 | 16 | remote GID |
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub struct DatagramSeg {
+    pub qkey: u32,
+    /// `dqp_dct` as written: flag bits and the destination QPN.
+    pub dqp_dct: u32,
+    pub stat_rate_sl: u8,
+    pub fl_mlid: u8,
+    pub rlid: u16,
+    pub rmac: [u8; 6],
+    pub tclass: u8,
+    pub hop_limit: u8,
+    pub grh_gid_fl: u32,
+    pub rgid: [u8; 16],
+}
+
+impl DatagramSeg {
+    pub const LEN: usize = 48;
+    /// 16-byte units it takes in a WQE.
+    pub const UNITS: usize = Self::LEN / SEG_LEN;
+
+    /// The destination QP number.
+    #[inline]
+    pub const fn dest_qpn(&self) -> u32 {
+        self.dqp_dct & 0x00ff_ffff
+    }
+
+    /// Whether the packet carries a GRH (a global address).
+    #[inline]
+    pub const fn has_grh(&self) -> bool {
+        self.grh_gid_fl & MLX5_AV_GRH != 0
+    }
+
+    /// The flow label of the GRH (20 bits).
+    #[inline]
+    pub const fn flow_label(&self) -> u32 {
+        self.grh_gid_fl & 0x000f_ffff
+    }
+
+    /// Reads the 48 bytes at the front of `b` (at least [`Self::LEN`]).
+    #[inline]
+    pub fn read(b: &[u8]) -> DatagramSeg {
+        let mut rmac = [0u8; 6];
+        rmac.copy_from_slice(&b[20..26]);
+        let mut rgid = [0u8; 16];
+        rgid.copy_from_slice(&b[32..48]);
+        DatagramSeg {
+            qkey: get_u32(b, 0),
+            dqp_dct: get_u32(b, 8),
+            stat_rate_sl: b[12],
+            fl_mlid: b[13],
+            rlid: get_u16(b, 14),
+            rmac,
+            tclass: b[26],
+            hop_limit: b[27],
+            grh_gid_fl: get_u32(b, 28),
+            rgid,
+        }
+    }
+
+    /// Writes the 48 bytes at the front of `b` (at least [`Self::LEN`]),
+    /// reserved bytes zero.
+    #[inline]
+    pub fn write(&self, b: &mut [u8]) {
+        put_u32(b, 0, self.qkey);
+        put_u32(b, 4, 0);
+        put_u32(b, 8, self.dqp_dct);
+        b[12] = self.stat_rate_sl;
+        b[13] = self.fl_mlid;
+        b[14..16].copy_from_slice(&self.rlid.to_be_bytes());
+        put_u32(b, 16, 0);
+        b[20..26].copy_from_slice(&self.rmac);
+        b[26] = self.tclass;
+        b[27] = self.hop_limit;
+        put_u32(b, 28, self.grh_gid_fl);
+        b[32..48].copy_from_slice(&self.rgid);
+    }
+}
+
 big_endian_fields! {
     /// Data pointer segment: a local buffer (gather for SEND/WRITE, scatter
     /// for READ and atomic results, and the entries of receive WQEs).

@@ -1,7 +1,9 @@
 //! The checks the cargo-fuzz target `engine_packets` and the seeded test
 //! `tests/softhca_engine_fuzz.rs` run: one RC QP in RTS, with registered
-//! memory, posted receives and outstanding requests of its own, fed a
-//! sequence of packets built from arbitrary bytes. Not for production use: it
+//! memory, posted receives and outstanding requests of its own, and beside
+//! it one UD QP in RTS with its own copy of that memory, its receives and a
+//! datagram of its own to send, both fed a sequence of packets built from
+//! arbitrary bytes. Not for production use: it
 //! panics when an invariant breaks, which is what a fuzzer looks for.
 //!
 //! Invariants checked after every packet:
@@ -11,22 +13,27 @@
 //!   that no work request names;
 //! - every packet the QP sends emits and parses back (ICRC included) to the
 //!   same meaning;
-//! - the QP never queues more completions than work requests were posted.
+//! - the QP never queues more completions than work requests were posted;
+//! - the UD QP writes only its receive buffers, and only datagrams with
+//!   its Q_Key, for its QPN and P_Key, reach them.
 //!
 //! Input format, repeated until the input ends: a control byte, a signed PSN
 //! offset byte, a region/offset byte, a two-byte length, then that many bytes
 //! (or what is left) taken as a datagram. The control byte chooses which
 //! header fields are overwritten so that random input reaches past the QPN,
-//! P_Key, PSN and rkey checks instead of being dropped at the door.
+//! P_Key, PSN and rkey checks instead of being dropped at the door (for the
+//! UD QP: its QPN and P_Key, and its Q_Key with `FIX_REMOTE`).
 
 use super::engine::{
     Access, AtomicOp, Instant, LocalData, PathMtu, Qp, QpConfig, QpState, RecvWr, RemoteBuf,
-    RtrAttrs, RtsAttrs, SendOp, SendWr, Sge, SimMemory,
+    RtrAttrs, RtsAttrs, SendOp, SendWr, Sge, SimMemory, UdConfig, UdDest, UdQp, UdSendWr,
 };
 use super::wire::fuzzing::context;
-use super::wire::{Packet, PacketRepr, DEFAULT_PKEY};
+use super::wire::{Gid, Packet, PacketRepr, DEFAULT_PKEY};
 
 const QPN: u32 = 0x12;
+const UD_QPN: u32 = 0x13;
+const UD_QKEY: u32 = 0x1ee7_a330;
 const PEER_QPN: u32 = 0x34;
 /// Near the 24-bit wrap, so PSN arithmetic wraps during a run.
 const RQ_PSN: u32 = 0xff_ff00;
@@ -86,6 +93,8 @@ pub struct Outcome {
     pub completions: u64,
     /// The QP ended in the error state.
     pub qp_error: bool,
+    /// Datagrams the UD QP delivered into a receive.
+    pub ud_delivered: u64,
 }
 
 fn region_base(key: u32) -> u64 {
@@ -183,6 +192,48 @@ fn setup(fatal_errors: bool) -> (Qp, SimMemory, u64) {
     (qp, mem, posted)
 }
 
+/// A UD QP in RTS with one datagram of its own to send.
+fn setup_ud(mem: &SimMemory) -> (UdQp, SimMemory, u64) {
+    let ctx = context();
+    let mut qp = UdQp::new(UdConfig::new(UD_QPN, Gid::from_endpoint(ctx.dst)));
+    let ready = qp.modify_to_init(UD_QKEY).is_ok()
+        && qp.modify_to_rtr().is_ok()
+        && qp.modify_to_rts(7).is_ok();
+    assert!(ready, "UD QP setup failed");
+    let send = UdSendWr {
+        wr_id: 1,
+        dest: UdDest {
+            gid: Gid::from_endpoint(ctx.src),
+            qpn: PEER_QPN,
+            qkey: UD_QKEY,
+        },
+        imm: Some(3),
+        local: LocalData::Sgl(vec![Sge {
+            addr: region_base(KEY_OPEN),
+            len: 200,
+            lkey: KEY_OPEN,
+        }]),
+        signaled: true,
+        solicited: false,
+    };
+    let posted = u64::from(qp.post_send(send).is_ok());
+    (qp, mem.clone(), posted)
+}
+
+/// Drains the UD QP and checks every datagram it sends.
+fn drain_ud(qp: &mut UdQp, mem: &mut SimMemory) -> u64 {
+    let ctx = context();
+    let mut buf = vec![0u8; 8192];
+    while let Some(transmit) = qp.poll_transmit(mem) {
+        let repr = transmit.repr();
+        let len = repr.buffer_len();
+        assert!(len <= buf.len(), "UD QP sent a {len}-byte packet");
+        assert_eq!(repr.emit(&mut buf[..len], &ctx), Ok(len));
+        assert_eq!(PacketRepr::parse(&buf[..len], &ctx), Ok(repr));
+    }
+    std::iter::from_fn(|| qp.poll_completion()).count() as u64
+}
+
 fn snapshot(mem: &SimMemory) -> Vec<Vec<u8>> {
     PROTECTED
         .iter()
@@ -218,6 +269,8 @@ pub fn exercise(input: &[u8]) -> Outcome {
     let mut outcome = Outcome::default();
     let fatal_errors = input.first().is_some_and(|b| b & 1 == 1);
     let (mut qp, mut mem, mut posted) = setup(fatal_errors);
+    let (mut ud, mut ud_mem, mut ud_posted) = setup_ud(&mem);
+    let mut ud_completions = drain_ud(&mut ud, &mut ud_mem);
     let protected = snapshot(&mem);
     let mut now = Instant::from_micros(1);
     drain(&mut qp, &mut mem, now, &mut outcome);
@@ -238,6 +291,9 @@ pub fn exercise(input: &[u8]) -> Outcome {
                 sgl: vec![sink(recv_offset % 1024, 300)],
             };
             recv_offset += 300;
+            if ud.post_recv(wr.clone()).is_ok() {
+                ud_posted += 1;
+            }
             if qp.post_recv(wr).is_ok() {
                 posted += 1;
             }
@@ -254,6 +310,30 @@ pub fn exercise(input: &[u8]) -> Outcome {
             continue;
         };
         fix_up(&mut packet, &qp, *control, *psn_offset as i8, *target);
+        let mut datagram = packet;
+        if control & FIX_QP != 0 {
+            datagram.bth.dest_qp = UD_QPN;
+        }
+        if let Some(deth) = datagram.deth.as_mut().filter(|_| control & FIX_REMOTE != 0) {
+            deth.qkey = UD_QKEY;
+        }
+        let before = ud.stats().delivered;
+        ud.handle_packet(&datagram, Gid::from_endpoint(context().src), &mut ud_mem);
+        if ud.stats().delivered > before {
+            let deth = datagram.deth.unwrap_or_default();
+            assert!(datagram.bth.opcode.is_ud() && deth.qkey == UD_QKEY);
+            assert_eq!(
+                (datagram.bth.dest_qp, datagram.bth.pkey),
+                (UD_QPN, DEFAULT_PKEY)
+            );
+        }
+        ud_completions += drain_ud(&mut ud, &mut ud_mem);
+        assert_eq!(
+            snapshot(&ud_mem),
+            protected,
+            "the UD QP changed a protected region"
+        );
+        assert!(ud_completions <= ud_posted, "UD QP invented completions");
         qp.handle_packet(now, &packet, &mut mem);
         outcome.packets += 1;
         drain(&mut qp, &mut mem, now, &mut outcome);
@@ -269,6 +349,7 @@ pub fn exercise(input: &[u8]) -> Outcome {
     }
     outcome.writes = mem.writes_accepted();
     outcome.qp_error = qp.state() == QpState::Error;
+    outcome.ud_delivered = ud.stats().delivered;
     outcome
 }
 

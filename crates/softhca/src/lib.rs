@@ -7,9 +7,9 @@
 //!   process's devices and their faults, configured by a
 //!   [`device::Settings`] handed in from above (nothing here reads the
 //!   environment);
-//! - [`engine`]: the RC protocol state machine per QP, sans-IO, driven by
-//!   virtual time; [`engine::sim`] joins two over a simulated lossy link for
-//!   tests;
+//! - [`engine`]: the RC and UD protocol state machines per QP, sans-IO,
+//!   driven by virtual time; [`engine::sim`] joins two RC QPs over a
+//!   simulated lossy link, and UD QPs on a simulated network, for tests;
 //! - [`wire`]: RoCEv2 packets (BTH … ICRC) parsed with checked views and
 //!   emitted, never panicking on any input;
 //! - [`link`]: the device's port (UDP, and [`shm`] rings to devices on the

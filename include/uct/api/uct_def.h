@@ -232,30 +232,6 @@ typedef struct uct_iface_addr uct_iface_addr_t;
 
 typedef struct uct_ep_addr uct_ep_addr_t;
 
-typedef struct uct_iface_attr uct_iface_attr_t;
-
-typedef struct uct_iface_params uct_iface_params_t;
-
-typedef struct uct_ep_attr uct_ep_attr_t;
-
-typedef struct uct_md_attr uct_md_attr_t;
-
-typedef struct uct_completion uct_completion_t;
-
-typedef struct uct_pending_req uct_pending_req_t;
-
-typedef struct uct_ep_params uct_ep_params_t;
-
-typedef struct uct_ep_connect_params uct_ep_connect_params_t;
-
-typedef struct uct_cm_attr uct_cm_attr_t;
-
-typedef struct uct_listener_attr uct_listener_attr_t;
-
-typedef struct uct_listener_params uct_listener_params_t;
-
-typedef struct uct_tag_context uct_tag_context_t;
-
 /**
  * One entry of a scatter/gather list: `count` blocks of `length` bytes,
  * `stride` bytes apart, starting at `buffer`.
@@ -360,24 +336,9 @@ typedef void (*uct_am_tracer_t)(void *arg,
                                 size_t max);
 
 /**
- * Called when the counter of a `uct_completion_t` reaches zero.
- */
-typedef void (*uct_completion_callback_t)(uct_completion_t *self_);
-
-/**
- * Called to retry a pending request; `UCS_OK` removes it from the queue.
- */
-typedef ucs_status_t (*uct_pending_callback_t)(uct_pending_req_t *self_);
-
-/**
  * Called on a transport error of an endpoint.
  */
 typedef ucs_status_t (*uct_error_handler_t)(void *arg, uct_ep_h ep, ucs_status_t status);
-
-/**
- * Called for each request removed by `uct_ep_pending_purge`.
- */
-typedef void (*uct_pending_purge_callback_t)(uct_pending_req_t *self_, void *arg);
 
 /**
  * Packs a message into `dest`; returns the number of bytes written.
@@ -464,5 +425,44 @@ typedef ucs_status_t (*uct_tag_unexp_rndv_cb_t)(void *arg,
  * An asynchronous event of an interface.
  */
 typedef void (*uct_async_event_cb_t)(void *arg, unsigned int flags);
+
+typedef struct uct_iface_attr uct_iface_attr_t;
+
+typedef struct uct_iface_params uct_iface_params_t;
+
+typedef struct uct_ep_params uct_ep_params_t;
+
+typedef struct uct_ep_connect_params uct_ep_connect_params_t;
+
+typedef struct uct_cm_attr uct_cm_attr_t;
+
+typedef struct uct_listener_attr uct_listener_attr_t;
+
+typedef struct uct_listener_params uct_listener_params_t;
+
+typedef struct uct_md_attr uct_md_attr_t;
+
+typedef struct uct_completion uct_completion_t;
+
+/**
+ * Called when the counter of a `uct_completion_t` reaches zero.
+ */
+typedef void (*uct_completion_callback_t)(uct_completion_t *self_);
+
+typedef struct uct_pending_req uct_pending_req_t;
+
+/**
+ * Called to retry a pending request; `UCS_OK` removes it from the queue.
+ */
+typedef ucs_status_t (*uct_pending_callback_t)(uct_pending_req_t *self_);
+
+/**
+ * Called for each request removed by `uct_ep_pending_purge`.
+ */
+typedef void (*uct_pending_purge_callback_t)(uct_pending_req_t *self_, void *arg);
+
+typedef struct uct_tag_context uct_tag_context_t;
+
+typedef struct uct_ep_attr uct_ep_attr_t;
 
 #endif  /* UCT_RS_UCT_API_UCT_DEF_H */

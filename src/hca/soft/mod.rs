@@ -131,6 +131,12 @@ impl SoftDevice {
         DeviceAddress::Udp(self.0.address())
     }
 
+    /// The port's one GID (its UDP endpoint as a link-local address, see
+    /// `softhca::wire::Gid`): what a UD peer's address handle names.
+    pub fn gid(&self) -> [u8; 16] {
+        self.0.gid().0
+    }
+
     /// Makes this device's QPs (existing and future) deliver SEND receives
     /// of at most 32 bytes inside the receive CQE (see
     /// `softhca::device::Device::set_scatter_to_cqe`). Only the test
@@ -211,6 +217,78 @@ impl SoftPd {
             .create_qp(&send_cq.0, &recv_cq.0, &srq.0, sq_wqebb_count)?;
         Ok(SoftQp(qp))
     }
+
+    /// An unreliable-datagram QP: [`SoftQp::modify_ud`] takes it to RTS;
+    /// its send WQEs carry a datagram segment ([`SoftAh::datagram`]), its
+    /// receives (from `srq`) get the 40-byte GRH ahead of the data.
+    pub fn create_ud_qp(
+        &self,
+        send_cq: &SoftCq,
+        recv_cq: &SoftCq,
+        srq: &SoftSrq,
+        sq_wqebb_count: u32,
+    ) -> Result<SoftQp, Status> {
+        let qp = self
+            .0
+            .create_ud_qp(&send_cq.0, &recv_cq.0, &srq.0, sq_wqebb_count)?;
+        Ok(SoftQp(qp))
+    }
+
+    /// A UD QP with a receive queue of its own (`rq_wqe_count` WQEs of
+    /// `rq_max_sge` data segments; [`SoftQp::recv_ring`]), as mlx5 QPs
+    /// without an SRQ have.
+    pub fn create_ud_qp_with_rq(
+        &self,
+        send_cq: &SoftCq,
+        recv_cq: &SoftCq,
+        rq_wqe_count: u32,
+        rq_max_sge: u32,
+        sq_wqebb_count: u32,
+    ) -> Result<SoftQp, Status> {
+        let qp = self.0.create_ud_qp_with_rq(
+            &send_cq.0,
+            &recv_cq.0,
+            rq_wqe_count,
+            rq_max_sge,
+            sq_wqebb_count,
+        )?;
+        Ok(SoftQp(qp))
+    }
+
+    /// An address handle for the soft HCA port whose GID is `gid`
+    /// (`ibv_create_ah`); any other GID is `UCS_ERR_INVALID_PARAM`.
+    pub fn create_ah(&self, gid: [u8; 16]) -> Result<SoftAh, Status> {
+        Ok(SoftAh(self.0.create_ah(wire::Gid(gid))?))
+    }
+}
+
+/// An address handle: where UD sends go.
+#[derive(Clone, Copy, Debug)]
+pub struct SoftAh(soft::Ah);
+
+impl SoftAh {
+    /// The datagram segment of a UD send WQE to QP `qpn` holding `qkey` at
+    /// this address.
+    pub fn datagram(&self, qpn: u32, qkey: u32) -> crate::mlx5::DatagramSeg {
+        self.0.datagram(qpn, qkey)
+    }
+}
+
+/// The transitions of a UD QP (`ibv_modify_qp` on an `IBV_QPT_UD` QP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UdTransition {
+    /// RESET→INIT with the Q_Key datagrams to this QP must carry.
+    Init {
+        qkey: u32,
+    },
+    /// INIT→RTR.
+    Rtr,
+    /// RTR→RTS, the first datagram's PSN.
+    Rts {
+        sq_psn: u32,
+    },
+    Error,
+    Reset,
 }
 
 /// A memory registration; its one key is both lkey and rkey.
@@ -318,6 +396,29 @@ impl SoftQp {
             QpTransition::Reset => Transition::Reset,
         };
         Ok(self.0.modify(transition)?)
+    }
+
+    /// Passes a UD QP's `transition` to the device; an RC QP refuses it.
+    pub fn modify_ud(&self, transition: UdTransition) -> Result<(), Status> {
+        let transition = match transition {
+            UdTransition::Init { qkey } => Transition::UdInit { qkey },
+            UdTransition::Rtr => Transition::UdRtr,
+            UdTransition::Rts { sq_psn } => Transition::UdRts { sq_psn },
+            UdTransition::Error => Transition::Error,
+            UdTransition::Reset => Transition::Reset,
+        };
+        Ok(self.0.modify(transition)?)
+    }
+
+    /// The QP's own receive queue, if it has one (else it receives from
+    /// its SRQ).
+    pub fn recv_ring(&self) -> Option<RecvRing> {
+        self.0.recv_ring()
+    }
+
+    /// The Q_Key of a UD QP (0 for RC).
+    pub fn qkey(&self) -> Result<u32, Status> {
+        Ok(self.0.query()?.qkey)
     }
 
     /// Turns scatter-to-CQE on or off for this QP alone (what libmlx5's

@@ -6,12 +6,12 @@
 //! open or a port that is down each give fewer entries and one debug line,
 //! so the caller falls back to the soft HCA.
 
-use std::ffi::CStr;
 use std::net::Ipv4Addr;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use super::ffi;
+use super::ffi::{self, Live};
+use super::owned::{DeviceList, Owned};
 use crate::abi::ucs_sys_bus_id_t;
 use crate::hca::attrs::{DeviceAddress, LinkLayer, Mtu, IB_DEFAULT_SUBNET_PREFIX};
 
@@ -215,72 +215,48 @@ pub fn discover_with(
     sysfs_root: &Path,
     gid_index: Option<u8>,
 ) -> Vec<VerbsDevice> {
-    let mut count = 0;
-    // SAFETY: get_device_list writes the count through a valid pointer and
-    // returns NULL or a NULL-terminated array we free below.
-    let list = unsafe { (verbs.ibv.get_device_list)(&mut count) };
-    if list.is_null() {
-        tracing::debug!(
-            "verbs: no RDMA devices (ibv_get_device_list: {})",
-            std::io::Error::last_os_error()
-        );
-        return Vec::new();
-    }
-    let mut found = Vec::new();
-    for slot in 0..usize::try_from(count).unwrap_or(0) {
-        // SAFETY: the array holds `count` device pointers before its NULL.
-        let device = unsafe { *list.add(slot) };
-        if device.is_null() {
-            break;
+    let list = match DeviceList::get(verbs) {
+        Ok(list) => list,
+        Err(error) => {
+            tracing::debug!("verbs: no RDMA devices (ibv_get_device_list: {error})");
+            return Vec::new();
         }
-        if let Some(dev) = probe_device(verbs, device, sysfs_root, gid_index) {
-            found.push(dev);
-        }
-    }
-    // SAFETY: `list` came from get_device_list and is freed once; the device
-    // pointers in it are not used after this (devices opened in
-    // probe_device were closed there).
-    unsafe { (verbs.ibv.free_device_list)(list) };
+    };
+    let found: Vec<VerbsDevice> = list
+        .devices()
+        .filter_map(|device| probe_device(verbs, &list, device, sysfs_root, gid_index))
+        .collect();
     if found.is_empty() {
-        tracing::debug!("verbs: rdma-core lists {count} device(s), none is an active mlx5 device");
+        tracing::debug!(
+            "verbs: rdma-core lists {} device(s), none is an active mlx5 device",
+            list.count()
+        );
     }
     found
 }
 
 fn probe_device(
     verbs: &ffi::Verbs,
-    device: *mut ffi::ibv_device,
+    list: &DeviceList<'_>,
+    device: &Live<ffi::ibv_device>,
     sysfs_root: &Path,
     gid_index: Option<u8>,
 ) -> Option<VerbsDevice> {
-    // SAFETY: `device` is a live entry of the device list.
-    let name_ptr = unsafe { (verbs.ibv.get_device_name)(device) };
-    if name_ptr.is_null() {
-        return None;
-    }
-    // SAFETY: device names are NUL-terminated strings owned by the device.
-    let name = unsafe { CStr::from_ptr(name_ptr) }
-        .to_string_lossy()
-        .into_owned();
-    // SAFETY: as above.
-    if !unsafe { (verbs.mlx5.is_supported)(device) } {
+    let name = list.name(device)?;
+    if !(verbs.mlx5.is_supported)(device) {
         tracing::debug!("verbs: {name} is not an mlx5 device, skipped");
         return None;
     }
-    // SAFETY: as above; the context is closed before returning.
-    let context = unsafe { (verbs.ibv.open_device)(device) };
-    if context.is_null() {
+    let Some(created) = (verbs.ibv.open_device)(device) else {
         tracing::debug!(
             "verbs: cannot open {name}: {}, skipped",
             std::io::Error::last_os_error()
         );
         return None;
-    }
-    let probed = probe_ports(verbs, context, &name, sysfs_root, gid_index);
-    // SAFETY: `context` came from open_device and nothing made from it
-    // outlives this call.
-    unsafe { (verbs.ibv.close_device)(context) };
-    let (attr, ports) = probed?;
+    };
+    // Closed when this returns.
+    let context = Owned::new(verbs, created, name.as_str());
+    let (attr, ports) = probe_ports(verbs, context.live(), &name, sysfs_root, gid_index)?;
     if ports.is_empty() {
         tracing::debug!("verbs: {name} has no active port, skipped");
         return None;
@@ -298,15 +274,13 @@ fn probe_device(
 /// when the device cannot be queried.
 pub(crate) fn probe_ports(
     verbs: &ffi::Verbs,
-    context: *mut ffi::ibv_context,
+    context: &Live<ffi::ibv_context>,
     name: &str,
     sysfs_root: &Path,
     gid_index: Option<u8>,
 ) -> Option<(ffi::ibv_device_attr, Vec<VerbsPort>)> {
-    // SAFETY: ibv_device_attr is plain data for which all-zero is valid.
-    let mut attr: ffi::ibv_device_attr = unsafe { std::mem::zeroed() };
-    // SAFETY: `context` is open and `attr` is a writable ibv_device_attr.
-    if unsafe { (verbs.ibv.query_device)(context, &mut attr) } != 0 {
+    let mut attr = ffi::ibv_device_attr::default();
+    if (verbs.ibv.query_device)(context, &mut attr) != 0 {
         tracing::debug!(
             "verbs: ibv_query_device({name}) failed: {}, skipped",
             std::io::Error::last_os_error()
@@ -316,9 +290,9 @@ pub(crate) fn probe_ports(
     let mut ports = Vec::new();
     for number in 1..=attr.phys_port_cnt {
         let mut port = ffi::ibv_port_attr::default();
-        // SAFETY: `port` is a zeroed full-size ibv_port_attr; the exported
-        // query_port writes only its compat prefix (see ffi's module doc).
-        if unsafe { (verbs.ibv.query_port)(context, number, &mut port) } != 0 {
+        // A zeroed full-size struct; the exported query_port writes only
+        // its compat prefix (see ffi's module doc).
+        if (verbs.ibv.query_port)(context, number, &mut port) != 0 {
             tracing::debug!("verbs: ibv_query_port({name}:{number}) failed, skipped");
             continue;
         }
@@ -402,22 +376,17 @@ pub(crate) fn probe_ports(
 /// GID table entry `index` of `port`, None if it cannot be read.
 fn query_gid(
     verbs: &ffi::Verbs,
-    context: *mut ffi::ibv_context,
+    context: &Live<ffi::ibv_context>,
     port: u8,
     index: u8,
 ) -> Option<[u8; 16]> {
-    let mut gid = ffi::ibv_gid::default();
-    // SAFETY: `context` is open and `gid` is a writable ibv_gid.
-    if unsafe { (verbs.ibv.query_gid)(context, port, index.into(), &mut gid) } != 0 {
-        return None;
-    }
-    // SAFETY: every bit pattern is a valid `raw` array.
-    Some(unsafe { gid.raw })
+    let mut gid = [0; 16];
+    ((verbs.ibv.query_gid)(context, port, index.into(), &mut gid) == 0).then_some(gid)
 }
 
 fn read_gid_table(
     verbs: &ffi::Verbs,
-    context: *mut ffi::ibv_context,
+    context: &Live<ffi::ibv_context>,
     name: &str,
     port_number: u8,
     port: &ffi::ibv_port_attr,

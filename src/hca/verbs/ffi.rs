@@ -31,6 +31,7 @@
 #![allow(non_camel_case_types)]
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::mem::transmute;
 
 use crate::abi::ucs_status::Status;
 
@@ -154,6 +155,68 @@ pub const MLX5DV_CONTEXT_FLAGS_CQE_V1: u64 = 1 << 0;
 pub const MLX5DV_SRQ_MASK_SRQN: u64 = 1 << 0;
 
 // --------------------------------------------------------------- structs --
+
+/// A mirrored struct of integers, arrays of them and raw pointers: all-zero
+/// bytes are a valid value of it (pointers NULL).
+///
+/// # Safety
+/// Implement only for such structs (no references, no `NonNull`, no
+/// function pointers that are not `Option`, no enums).
+pub unsafe trait Zeroable: Sized {}
+
+/// The all-zero value of `T`, as C code gets from `memset(0)`.
+pub fn zeroed<T: Zeroable>() -> T {
+    // SAFETY: `T: Zeroable`: all-zero bytes are a valid `T`.
+    unsafe { std::mem::zeroed() }
+}
+
+// The structs `derive(Default)` cannot do (raw pointers, long arrays)
+// default to all-zero, as C code gets from `memset(0)`.
+
+// SAFETY: integers and a byte array only (its definition below).
+unsafe impl Zeroable for ibv_device_attr {}
+
+impl Default for ibv_device_attr {
+    fn default() -> Self {
+        zeroed()
+    }
+}
+
+// SAFETY: raw pointers and integers only (its definition below).
+unsafe impl Zeroable for ibv_qp_init_attr {}
+
+impl Default for ibv_qp_init_attr {
+    fn default() -> Self {
+        zeroed()
+    }
+}
+
+// SAFETY: raw pointers and integers only (its definition below).
+unsafe impl Zeroable for mlx5dv_qp {}
+
+impl Default for mlx5dv_qp {
+    fn default() -> Self {
+        zeroed()
+    }
+}
+
+// SAFETY: raw pointers and integers only (its definition below).
+unsafe impl Zeroable for mlx5dv_cq {}
+
+impl Default for mlx5dv_cq {
+    fn default() -> Self {
+        zeroed()
+    }
+}
+
+// SAFETY: raw pointers and integers only (its definition below).
+unsafe impl Zeroable for mlx5dv_srq {}
+
+impl Default for mlx5dv_srq {
+    fn default() -> Self {
+        zeroed()
+    }
+}
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -348,6 +411,7 @@ pub struct ibv_pd {
 
 /// The public head of a memory registration: the keys are read from here.
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct ibv_mr {
     pub context: *mut ibv_context,
     pub pd: *mut ibv_pd,
@@ -387,6 +451,7 @@ pub struct ibv_context {
 /// A completion channel: `fd` becomes readable when an armed CQ of the
 /// channel gets a completion.
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct ibv_comp_channel {
     pub context: *mut ibv_context,
     pub fd: c_int,
@@ -415,6 +480,7 @@ pub struct ibv_srq {
 
 /// The public head of a QP: `qp_num` is read from here.
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct ibv_qp {
     pub context: *mut ibv_context,
     pub qp_context: *mut c_void,
@@ -542,79 +608,134 @@ impl Default for mlx5dv_context {
     }
 }
 
+// ------------------------------------------------------- typed arguments --
+
+/// A live rdma-core object of type `T`, as the typed entry points take it.
+/// Zero-sized and without a constructor outside this module: a `&Live<T>`
+/// is the object's address, and the ones made are by
+/// [`Owned::live`](super::owned::Owned::live) and
+/// [`DeviceList::devices`](super::owned::DeviceList::devices) for objects
+/// they keep alive for the reference's lifetime, and for the CQ of an
+/// unacknowledged completion event
+/// ([`VerbsChannel::clear`](super::objects::VerbsChannel::clear)).
+/// Zero-sized, the reference asserts nothing about the object's bytes,
+/// which the library changes.
+#[repr(C)]
+pub struct Live<T> {
+    _private: [u8; 0],
+    _object: std::marker::PhantomData<*mut T>,
+}
+
+impl<T> Live<T> {
+    /// The object's address, for the calls that take it untyped.
+    pub fn as_ptr(&self) -> *mut T {
+        std::ptr::from_ref(self).cast_mut().cast()
+    }
+}
+
+/// An object a creating entry point just returned (NULL is `None` in the
+/// return type): nothing else refers to it, and its owner is the one that
+/// takes it (see [`Owned`](super::owned::Owned)). No constructor outside
+/// this module.
+#[repr(transparent)]
+pub struct Created<T>(std::ptr::NonNull<T>);
+
+impl<T> Created<T> {
+    pub fn into_raw(self) -> std::ptr::NonNull<T> {
+        self.0
+    }
+}
+
+impl<T: Copy> Created<T> {
+    /// A copy of the object's public head (keys, numbers, fd), read while
+    /// nothing else can touch the fresh object.
+    pub fn head(&self) -> T {
+        // SAFETY: the library returned this pointer for a live object whose
+        // allocation begins with the mirrored `T`; no call has been made on
+        // it yet (a `Created` is only taken by its owner), so nothing writes
+        // it during the read.
+        unsafe { self.0.as_ptr().read() }
+    }
+}
+
 // -------------------------------------------------------------- functions --
 
 /// The libibverbs entry points, each resolved with its symbol version.
+///
+/// A call is safe where every argument is typed: live objects as
+/// [`Live`] references, buffers as `&mut` of the mirrored struct, created
+/// objects returned as [`Created`]. The entry points left `unsafe` take an
+/// object to destroy, memory to register, or raw pointers stored for later
+/// (`reg_mr`, `create_cq`, `create_qp`, the destroy calls).
 #[derive(Clone, Copy)]
 pub struct IbvFns {
-    pub get_device_list: unsafe extern "C" fn(num_devices: *mut c_int) -> *mut *mut ibv_device,
+    pub get_device_list: extern "C" fn(num_devices: &mut c_int) -> *mut *mut ibv_device,
     pub free_device_list: unsafe extern "C" fn(list: *mut *mut ibv_device),
-    pub get_device_name: unsafe extern "C" fn(device: *mut ibv_device) -> *const c_char,
-    pub open_device: unsafe extern "C" fn(device: *mut ibv_device) -> *mut ibv_context,
+    pub get_device_name: extern "C" fn(device: &Live<ibv_device>) -> *const c_char,
+    pub open_device: extern "C" fn(device: &Live<ibv_device>) -> Option<Created<ibv_context>>,
     pub close_device: unsafe extern "C" fn(context: *mut ibv_context) -> c_int,
     pub query_device:
-        unsafe extern "C" fn(context: *mut ibv_context, attr: *mut ibv_device_attr) -> c_int,
+        extern "C" fn(context: &Live<ibv_context>, attr: &mut ibv_device_attr) -> c_int,
     /// The exported compat entry point (see the module documentation).
-    pub query_port: unsafe extern "C" fn(
-        context: *mut ibv_context,
-        port: u8,
-        attr: *mut ibv_port_attr,
-    ) -> c_int,
-    pub query_gid: unsafe extern "C" fn(
-        context: *mut ibv_context,
+    pub query_port:
+        extern "C" fn(context: &Live<ibv_context>, port: u8, attr: &mut ibv_port_attr) -> c_int,
+    /// The GID as its 16 raw bytes (`union ibv_gid` is those bytes).
+    pub query_gid: extern "C" fn(
+        context: &Live<ibv_context>,
         port: u8,
         index: c_int,
-        gid: *mut ibv_gid,
+        gid: &mut [u8; 16],
     ) -> c_int,
-    pub alloc_pd: unsafe extern "C" fn(context: *mut ibv_context) -> *mut ibv_pd,
+    pub alloc_pd: extern "C" fn(context: &Live<ibv_context>) -> Option<Created<ibv_pd>>,
     pub dealloc_pd: unsafe extern "C" fn(pd: *mut ibv_pd) -> c_int,
     pub reg_mr: unsafe extern "C" fn(
-        pd: *mut ibv_pd,
+        pd: &Live<ibv_pd>,
         addr: *mut c_void,
         length: usize,
         access: c_int,
-    ) -> *mut ibv_mr,
+    ) -> Option<Created<ibv_mr>>,
     pub dereg_mr: unsafe extern "C" fn(mr: *mut ibv_mr) -> c_int,
     pub create_comp_channel:
-        unsafe extern "C" fn(context: *mut ibv_context) -> *mut ibv_comp_channel,
+        extern "C" fn(context: &Live<ibv_context>) -> Option<Created<ibv_comp_channel>>,
     pub destroy_comp_channel: unsafe extern "C" fn(channel: *mut ibv_comp_channel) -> c_int,
     pub create_cq: unsafe extern "C" fn(
-        context: *mut ibv_context,
+        context: &Live<ibv_context>,
         cqe: c_int,
         cq_context: *mut c_void,
-        channel: *mut ibv_comp_channel,
+        channel: Option<&Live<ibv_comp_channel>>,
         comp_vector: c_int,
-    ) -> *mut ibv_cq,
+    ) -> Option<Created<ibv_cq>>,
     pub destroy_cq: unsafe extern "C" fn(cq: *mut ibv_cq) -> c_int,
-    pub get_cq_event: unsafe extern "C" fn(
-        channel: *mut ibv_comp_channel,
-        cq: *mut *mut ibv_cq,
-        cq_context: *mut *mut c_void,
+    pub get_cq_event: extern "C" fn(
+        channel: &Live<ibv_comp_channel>,
+        cq: &mut *mut ibv_cq,
+        cq_context: &mut *mut c_void,
     ) -> c_int,
-    pub ack_cq_events: unsafe extern "C" fn(cq: *mut ibv_cq, nevents: c_uint),
+    pub ack_cq_events: extern "C" fn(cq: &Live<ibv_cq>, nevents: c_uint),
     pub create_srq:
-        unsafe extern "C" fn(pd: *mut ibv_pd, attr: *mut ibv_srq_init_attr) -> *mut ibv_srq,
+        extern "C" fn(pd: &Live<ibv_pd>, attr: &mut ibv_srq_init_attr) -> Option<Created<ibv_srq>>,
     pub destroy_srq: unsafe extern "C" fn(srq: *mut ibv_srq) -> c_int,
-    pub create_qp:
-        unsafe extern "C" fn(pd: *mut ibv_pd, attr: *mut ibv_qp_init_attr) -> *mut ibv_qp,
-    pub modify_qp:
-        unsafe extern "C" fn(qp: *mut ibv_qp, attr: *mut ibv_qp_attr, mask: c_int) -> c_int,
-    pub query_qp: unsafe extern "C" fn(
-        qp: *mut ibv_qp,
-        attr: *mut ibv_qp_attr,
+    pub create_qp: unsafe extern "C" fn(
+        pd: &Live<ibv_pd>,
+        attr: *mut ibv_qp_init_attr,
+    ) -> Option<Created<ibv_qp>>,
+    pub modify_qp: extern "C" fn(qp: &Live<ibv_qp>, attr: &mut ibv_qp_attr, mask: c_int) -> c_int,
+    pub query_qp: extern "C" fn(
+        qp: &Live<ibv_qp>,
+        attr: &mut ibv_qp_attr,
         mask: c_int,
-        init_attr: *mut ibv_qp_init_attr,
+        init_attr: &mut ibv_qp_init_attr,
     ) -> c_int,
     pub destroy_qp: unsafe extern "C" fn(qp: *mut ibv_qp) -> c_int,
 }
 
-/// The libmlx5 (direct verbs) entry points.
+/// The libmlx5 (direct verbs) entry points, typed as [`IbvFns`]'s.
 #[derive(Clone, Copy)]
 pub struct Mlx5Fns {
     pub init_obj: unsafe extern "C" fn(obj: *mut mlx5dv_obj, obj_type: u64) -> c_int,
     pub query_device:
-        unsafe extern "C" fn(context: *mut ibv_context, attr: *mut mlx5dv_context) -> c_int,
-    pub is_supported: unsafe extern "C" fn(device: *mut ibv_device) -> bool,
+        extern "C" fn(context: &Live<ibv_context>, attr: &mut mlx5dv_context) -> c_int,
+    pub is_supported: extern "C" fn(device: &Live<ibv_device>) -> bool,
 }
 
 /// Both libraries, loaded. The libraries stay loaded for the life of the
@@ -623,9 +744,8 @@ pub struct Mlx5Fns {
 pub struct Verbs {
     pub ibv: IbvFns,
     pub mlx5: Mlx5Fns,
-    /// The `dlopen` handle of libibverbs (an address: handles are
-    /// process-wide and never closed), for optional symbols.
-    libibverbs_handle: usize,
+    /// libibverbs, for optional symbols.
+    libibverbs: Library,
 }
 
 /// The sonames the backend loads by default.
@@ -664,23 +784,22 @@ impl LoadError {
 
 /// The text of the last `dlerror()`, or a placeholder.
 fn last_dl_error() -> String {
-    // SAFETY: dlerror takes no arguments; it returns NULL or a pointer to a
-    // NUL-terminated thread-local message valid until the next dl* call on
-    // this thread, which we copy before making one.
-    let message = unsafe { libc::dlerror() };
-    if message.is_null() {
-        return "no dlerror message".to_string();
-    }
-    // SAFETY: non-NULL dlerror results are NUL-terminated strings (above).
-    unsafe { CStr::from_ptr(message) }
-        .to_string_lossy()
-        .into_owned()
+    // SAFETY: dlerror takes no arguments and returns NULL or a NUL-terminated
+    // thread-local message valid until the next dl* call on this thread; it
+    // is copied here, before any other.
+    let message = unsafe {
+        let message = libc::dlerror();
+        (!message.is_null()).then(|| CStr::from_ptr(message).to_string_lossy().into_owned())
+    };
+    message.unwrap_or_else(|| "no dlerror message".to_string())
 }
 
-/// A `dlopen`ed library from which symbols are resolved.
+/// A `dlopen`ed library from which symbols are resolved. Never closed: the
+/// addresses resolved from it stay valid for the life of the process.
+#[derive(Clone, Copy)]
 struct Library {
-    name: String,
-    handle: *mut c_void,
+    /// The `dlopen` handle (an address: handles are process-wide).
+    handle: usize,
 }
 
 impl Library {
@@ -689,29 +808,47 @@ impl Library {
         // library's symbols out of the global namespace; RTLD_NOW makes a
         // library with unresolvable dependencies fail here, not at a call.
         let handle = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
-        let display = name.to_string_lossy().into_owned();
         if handle.is_null() {
             return Err(LoadError::LibraryMissing {
-                library: display,
+                library: name.to_string_lossy().into_owned(),
                 reason: last_dl_error(),
             });
         }
         Ok(Library {
-            name: display,
-            handle,
+            handle: handle as usize,
         })
     }
 
-    /// The address of `symbol` in the version `version` (rdma-core versions
+    /// The address of `symbol`, of `version` if given (rdma-core versions
     /// its symbols; a library without version information, such as a
-    /// stand-in, matches any version).
+    /// stand-in, matches any version); NULL if there is none.
+    fn address(&self, symbol: &CStr, version: Option<&CStr>) -> *mut c_void {
+        let handle = self.handle as *mut c_void;
+        // SAFETY: `handle` came from a successful dlopen and is never
+        // closed; the strings are NUL-terminated. Resolving runs no code of
+        // the library.
+        unsafe {
+            match version {
+                Some(version) => libc::dlvsym(handle, symbol.as_ptr(), version.as_ptr()),
+                None => libc::dlsym(handle, symbol.as_ptr()),
+            }
+        }
+    }
+}
+
+/// Resolves entry points of one library, naming the library in errors.
+struct Resolver<'a> {
+    library: Library,
+    name: &'a CStr,
+}
+
+impl Resolver<'_> {
+    /// The address of `symbol@version`; the first one missing is the error.
     fn symbol(&self, symbol: &CStr, version: &CStr) -> Result<*mut c_void, LoadError> {
-        // SAFETY: `handle` came from a successful dlopen and is never closed;
-        // both strings are NUL-terminated.
-        let address = unsafe { libc::dlvsym(self.handle, symbol.as_ptr(), version.as_ptr()) };
+        let address = self.library.address(symbol, Some(version));
         if address.is_null() {
             return Err(LoadError::SymbolMissing {
-                library: self.name.clone(),
+                library: self.name.to_string_lossy().into_owned(),
                 symbol: format!("{}@{}", symbol.to_string_lossy(), version.to_string_lossy()),
                 reason: last_dl_error(),
             });
@@ -720,30 +857,82 @@ impl Library {
     }
 }
 
-/// Reinterprets a symbol address as the function pointer type `F`.
-///
-/// # Safety
-/// `F` must be an `unsafe extern "C" fn` type whose signature is the C
-/// prototype of the function at `address`.
-unsafe fn function_at<F: Copy>(address: *mut c_void) -> F {
-    const { assert!(std::mem::size_of::<F>() == std::mem::size_of::<*mut c_void>()) };
-    // SAFETY: same size (checked above); the caller guarantees that `F` is
-    // the function's pointer type, and a non-NULL code address is a valid
-    // value of such a type.
-    unsafe { std::mem::transmute_copy::<*mut c_void, F>(&address) }
+impl IbvFns {
+    #[allow(
+        clippy::missing_transmute_annotations,
+        reason = "each target type is the type of the field it fills, declared above"
+    )]
+    fn resolve(lib: &Resolver<'_>) -> Result<IbvFns, LoadError> {
+        let f = |symbol: &CStr, version: &CStr| lib.symbol(symbol, version);
+        let v1_1 = c"IBVERBS_1.1";
+        let v1_0 = c"IBVERBS_1.0";
+        // SAFETY: each address (non-NULL, the same size as a function
+        // pointer: `transmute` checks) is libibverbs' function of that name
+        // and version, whose C prototype (verbs.h) the field's type mirrors:
+        // pointers to the objects as `Live`/`Created`/`Option` (the same
+        // ABI as a nullable pointer), buffers as `&mut` of the mirrored
+        // structs (layouts checked by tests/verbs_layout.rs). The fields
+        // typed safe are sound with any argument values of their types:
+        // their objects are live (`Live`), their buffers writable and as
+        // large as the library's structs, and they create objects,
+        // query, or modify a QP's state, none of which frees memory or
+        // keeps a pointer of ours.
+        unsafe {
+            Ok(IbvFns {
+                get_device_list: transmute::<*mut c_void, _>(f(c"ibv_get_device_list", v1_1)?),
+                free_device_list: transmute::<*mut c_void, _>(f(c"ibv_free_device_list", v1_1)?),
+                get_device_name: transmute::<*mut c_void, _>(f(c"ibv_get_device_name", v1_1)?),
+                open_device: transmute::<*mut c_void, _>(f(c"ibv_open_device", v1_1)?),
+                close_device: transmute::<*mut c_void, _>(f(c"ibv_close_device", v1_1)?),
+                query_device: transmute::<*mut c_void, _>(f(c"ibv_query_device", v1_1)?),
+                query_port: transmute::<*mut c_void, _>(f(c"ibv_query_port", v1_1)?),
+                query_gid: transmute::<*mut c_void, _>(f(c"ibv_query_gid", v1_1)?),
+                alloc_pd: transmute::<*mut c_void, _>(f(c"ibv_alloc_pd", v1_1)?),
+                dealloc_pd: transmute::<*mut c_void, _>(f(c"ibv_dealloc_pd", v1_1)?),
+                reg_mr: transmute::<*mut c_void, _>(f(c"ibv_reg_mr", v1_1)?),
+                dereg_mr: transmute::<*mut c_void, _>(f(c"ibv_dereg_mr", v1_1)?),
+                create_comp_channel: transmute::<*mut c_void, _>(f(
+                    c"ibv_create_comp_channel",
+                    v1_0,
+                )?),
+                destroy_comp_channel: transmute::<*mut c_void, _>(f(
+                    c"ibv_destroy_comp_channel",
+                    v1_0,
+                )?),
+                create_cq: transmute::<*mut c_void, _>(f(c"ibv_create_cq", v1_1)?),
+                destroy_cq: transmute::<*mut c_void, _>(f(c"ibv_destroy_cq", v1_1)?),
+                get_cq_event: transmute::<*mut c_void, _>(f(c"ibv_get_cq_event", v1_1)?),
+                ack_cq_events: transmute::<*mut c_void, _>(f(c"ibv_ack_cq_events", v1_1)?),
+                create_srq: transmute::<*mut c_void, _>(f(c"ibv_create_srq", v1_1)?),
+                destroy_srq: transmute::<*mut c_void, _>(f(c"ibv_destroy_srq", v1_1)?),
+                create_qp: transmute::<*mut c_void, _>(f(c"ibv_create_qp", v1_1)?),
+                modify_qp: transmute::<*mut c_void, _>(f(c"ibv_modify_qp", v1_1)?),
+                query_qp: transmute::<*mut c_void, _>(f(c"ibv_query_qp", v1_1)?),
+                destroy_qp: transmute::<*mut c_void, _>(f(c"ibv_destroy_qp", v1_1)?),
+            })
+        }
+    }
 }
 
-/// Resolves `$symbol@$version` from `$lib` as a function pointer of the
-/// type of the field it is assigned to.
-macro_rules! resolve {
-    ($lib:expr, $symbol:literal, $version:literal) => {{
-        let address = $lib.symbol($symbol, $version)?;
-        // SAFETY: the symbol is rdma-core's function of that name and
-        // version, whose C prototype (verbs.h / mlx5dv.h) the field type
-        // mirrors (the signatures are reviewed against the headers; the
-        // layouts they pass are checked by tests/verbs_layout.rs).
-        unsafe { function_at(address) }
-    }};
+impl Mlx5Fns {
+    #[allow(
+        clippy::missing_transmute_annotations,
+        reason = "each target type is the type of the field it fills, declared above"
+    )]
+    fn resolve(lib: &Resolver<'_>) -> Result<Mlx5Fns, LoadError> {
+        let f = |symbol: &CStr, version: &CStr| lib.symbol(symbol, version);
+        // SAFETY: as in `IbvFns::resolve`, for libmlx5's functions
+        // (mlx5dv.h); `query_device` writes at most the struct's current
+        // size, which `mlx5dv_context` exceeds, and `is_supported` only
+        // reads the device.
+        unsafe {
+            Ok(Mlx5Fns {
+                init_obj: transmute::<*mut c_void, _>(f(c"mlx5dv_init_obj", c"MLX5_1.2")?),
+                query_device: transmute::<*mut c_void, _>(f(c"mlx5dv_query_device", c"MLX5_1.0")?),
+                is_supported: transmute::<*mut c_void, _>(f(c"mlx5dv_is_supported", c"MLX5_1.8")?),
+            })
+        }
+    }
 }
 
 impl Verbs {
@@ -751,44 +940,18 @@ impl Verbs {
     /// the first thing missing is the error.
     pub fn load_from(libibverbs: &CStr, libmlx5: &CStr) -> Result<Verbs, LoadError> {
         let ibv_lib = Library::open(libibverbs)?;
-        let ibv = IbvFns {
-            get_device_list: resolve!(ibv_lib, c"ibv_get_device_list", c"IBVERBS_1.1"),
-            free_device_list: resolve!(ibv_lib, c"ibv_free_device_list", c"IBVERBS_1.1"),
-            get_device_name: resolve!(ibv_lib, c"ibv_get_device_name", c"IBVERBS_1.1"),
-            open_device: resolve!(ibv_lib, c"ibv_open_device", c"IBVERBS_1.1"),
-            close_device: resolve!(ibv_lib, c"ibv_close_device", c"IBVERBS_1.1"),
-            query_device: resolve!(ibv_lib, c"ibv_query_device", c"IBVERBS_1.1"),
-            query_port: resolve!(ibv_lib, c"ibv_query_port", c"IBVERBS_1.1"),
-            query_gid: resolve!(ibv_lib, c"ibv_query_gid", c"IBVERBS_1.1"),
-            alloc_pd: resolve!(ibv_lib, c"ibv_alloc_pd", c"IBVERBS_1.1"),
-            dealloc_pd: resolve!(ibv_lib, c"ibv_dealloc_pd", c"IBVERBS_1.1"),
-            reg_mr: resolve!(ibv_lib, c"ibv_reg_mr", c"IBVERBS_1.1"),
-            dereg_mr: resolve!(ibv_lib, c"ibv_dereg_mr", c"IBVERBS_1.1"),
-            create_comp_channel: resolve!(ibv_lib, c"ibv_create_comp_channel", c"IBVERBS_1.0"),
-            destroy_comp_channel: resolve!(ibv_lib, c"ibv_destroy_comp_channel", c"IBVERBS_1.0"),
-            create_cq: resolve!(ibv_lib, c"ibv_create_cq", c"IBVERBS_1.1"),
-            destroy_cq: resolve!(ibv_lib, c"ibv_destroy_cq", c"IBVERBS_1.1"),
-            get_cq_event: resolve!(ibv_lib, c"ibv_get_cq_event", c"IBVERBS_1.1"),
-            ack_cq_events: resolve!(ibv_lib, c"ibv_ack_cq_events", c"IBVERBS_1.1"),
-            create_srq: resolve!(ibv_lib, c"ibv_create_srq", c"IBVERBS_1.1"),
-            destroy_srq: resolve!(ibv_lib, c"ibv_destroy_srq", c"IBVERBS_1.1"),
-            create_qp: resolve!(ibv_lib, c"ibv_create_qp", c"IBVERBS_1.1"),
-            modify_qp: resolve!(ibv_lib, c"ibv_modify_qp", c"IBVERBS_1.1"),
-            query_qp: resolve!(ibv_lib, c"ibv_query_qp", c"IBVERBS_1.1"),
-            destroy_qp: resolve!(ibv_lib, c"ibv_destroy_qp", c"IBVERBS_1.1"),
-        };
-        let mlx5_lib = Library::open(libmlx5)?;
-        let mlx5 = Mlx5Fns {
-            init_obj: resolve!(mlx5_lib, c"mlx5dv_init_obj", c"MLX5_1.2"),
-            query_device: resolve!(mlx5_lib, c"mlx5dv_query_device", c"MLX5_1.0"),
-            is_supported: resolve!(mlx5_lib, c"mlx5dv_is_supported", c"MLX5_1.8"),
-        };
-        // The handles are dropped without dlclose on purpose: the function
-        // pointers above must stay valid for the life of the process.
+        let ibv = IbvFns::resolve(&Resolver {
+            library: ibv_lib,
+            name: libibverbs,
+        })?;
+        let mlx5 = Mlx5Fns::resolve(&Resolver {
+            library: Library::open(libmlx5)?,
+            name: libmlx5,
+        })?;
         Ok(Verbs {
             ibv,
             mlx5,
-            libibverbs_handle: ibv_lib.handle as usize,
+            libibverbs: ibv_lib,
         })
     }
 
@@ -796,10 +959,7 @@ impl Verbs {
     /// (or its dependencies), if it has one: for entry points that only a
     /// test stand-in provides.
     pub fn optional_symbol(&self, symbol: &CStr) -> Option<*mut c_void> {
-        // SAFETY: the handle came from a successful dlopen and is never
-        // closed; `symbol` is NUL-terminated.
-        let address =
-            unsafe { libc::dlsym(self.libibverbs_handle as *mut c_void, symbol.as_ptr()) };
+        let address = self.libibverbs.address(symbol, None);
         (!address.is_null()).then_some(address)
     }
 

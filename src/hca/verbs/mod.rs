@@ -2,7 +2,10 @@
 //! libmlx5, loaded with `dlopen` (no link-time dependency).
 //!
 //! * [`ffi`]: the hand-written C API subset and the loader (layouts checked
-//!   against Debian's `libibverbs-dev` by `tests/verbs_layout.rs`).
+//!   against Debian's `libibverbs-dev` by `tests/verbs_layout.rs`); the
+//!   entry points are typed so that most calls are safe.
+//! * [`owned`]: the owners of rdma-core objects and of the device list,
+//!   the only source of the live-object references the calls take.
 //! * [`discovery`]: mlx5 devices with active ports, RoCE GID choice, the
 //!   naming rule when real and soft devices are listed together.
 //! * [`objects`]: device, PD, MR, channel, CQ, SRQ, RC QP and doorbell on
@@ -27,6 +30,7 @@ pub mod discovery;
 pub mod faults;
 pub mod ffi;
 pub mod objects;
+pub mod owned;
 
 pub use objects::{
     VerbsChannel, VerbsCq, VerbsDevice, VerbsDoorbell, VerbsMr, VerbsPd, VerbsQp, VerbsSrq,

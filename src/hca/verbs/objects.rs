@@ -1,7 +1,7 @@
 //! rdma-core objects behind the `Verbs` variants of the `hca` handles: an
 //! open device, PD, MR, completion channel, CQ, SRQ, RC QP and doorbell,
-//! each owning its verbs object and destroying it on drop, and exposing the
-//! mlx5 rings (`mlx5dv_init_obj`) in the `hca` ring types.
+//! each owning its verbs object ([`Owned`]) and exposing the mlx5 rings
+//! (`mlx5dv_init_obj`) in the `hca` ring types.
 //!
 //! Ownership follows verbs' rules: a QP keeps its CQs and SRQ alive, a CQ
 //! its channel, everything its PD and device context (`Arc`s), so no drop
@@ -11,13 +11,14 @@
 //! Never run on a ConnectX NIC: the success paths run only against the
 //! test stand-in library (issue 6).
 
-use std::ffi::{c_int, CStr};
+use std::ffi::c_int;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use super::cq_arm;
 use super::discovery::{self, VerbsPort};
-use super::ffi::{self, Verbs};
+use super::ffi::{self, Live, Verbs};
+use super::owned::{Destroy, DeviceList, Owned};
 use crate::abi::ucs_status::Status;
 use crate::hca::attrs::{
     DeviceAddress, DeviceAttr, LinkLayer, MrKeys, Mtu, PortAttr, PortState, QpInfo, QpState,
@@ -29,67 +30,14 @@ use softhca::engine::Access;
 /// An open device context, shared by everything made from it; closed when
 /// the last of them is dropped.
 struct Context {
+    raw: Owned<ffi::ibv_context>,
     verbs: &'static Verbs,
-    raw: VerbsHandle<ffi::ibv_context>,
     name: String,
 }
 
-impl Drop for Context {
-    fn drop(&mut self) {
-        // SAFETY: `raw` came from ibv_open_device; every object made from it
-        // holds an Arc<Context>, so none is alive any more.
-        let rc = unsafe { (self.verbs.ibv.close_device)(self.raw.0) };
-        warn_if_failed(rc, format_args!("ibv_close_device({})", self.name));
-    }
-}
-
-/// A pointer to a libibverbs object, only ever handed back to libibverbs.
-struct VerbsHandle<T>(*mut T);
-
-// SAFETY: verbs contexts and the objects made from them may be used from
-// any thread (libibverbs locks internally on the control path, and its
-// completion-channel calls are thread-safe); the pointer is only handed to
-// libibverbs.
-unsafe impl<T> Send for VerbsHandle<T> {}
-// SAFETY: as above; no Rust-side state is mutated through a shared handle.
-unsafe impl<T> Sync for VerbsHandle<T> {}
-
-/// A libibverbs object this process made and owns: `destroy` (the
-/// libibverbs call named `call`) destroys it once, when this is dropped.
-/// Its holder declares it as its first field, so it goes before the `Arc`s
-/// of the objects it was made from, and every object made from it holds an
-/// `Arc` of that holder, so none is alive any more by then.
-struct OwnedVerbs<T> {
-    raw: VerbsHandle<T>,
-    destroy: unsafe extern "C" fn(*mut T) -> std::ffi::c_int,
-    call: &'static str,
-}
-
-impl<T> OwnedVerbs<T> {
-    /// Takes over `raw`, a live object that `destroy` destroys.
-    fn new(
-        raw: *mut T,
-        destroy: unsafe extern "C" fn(*mut T) -> std::ffi::c_int,
-        call: &'static str,
-    ) -> Self {
-        OwnedVerbs {
-            raw: VerbsHandle(raw),
-            destroy,
-            call,
-        }
-    }
-
-    fn ptr(&self) -> *mut T {
-        self.raw.0
-    }
-}
-
-impl<T> Drop for OwnedVerbs<T> {
-    fn drop(&mut self) {
-        // SAFETY: `raw` is live (`new`), destroyed only here, and nothing
-        // made from it is left (see the type's doc).
-        let rc = unsafe { (self.destroy)(self.raw.0) };
-        warn_if_failed(rc, self.call);
+impl Context {
+    fn live(&self) -> &Live<ffi::ibv_context> {
+        self.raw.live()
     }
 }
 
@@ -107,13 +55,6 @@ fn returned_ok(rc: std::ffi::c_int, call: std::fmt::Arguments<'_>) -> Result<(),
 
 fn os_error() -> std::io::Error {
     std::io::Error::last_os_error()
-}
-
-/// Logs a destroy call that returned an error: a drop can do no more.
-fn warn_if_failed(rc: std::ffi::c_int, call: impl std::fmt::Display) {
-    if rc != 0 {
-        tracing::warn!("verbs: {call} failed: {}", os_error());
-    }
 }
 
 /// A real mlx5 device, open.
@@ -135,15 +76,14 @@ impl VerbsDevice {
             tracing::warn!("verbs: cannot open {name}: {e}");
             e.status()
         })?;
-        let raw = open_context(verbs, name)?;
         let context = Arc::new(Context {
+            raw: open_context(verbs, name)?,
             verbs,
-            raw: VerbsHandle(raw),
             name: name.to_string(),
         });
         let (attr, ports) = discovery::probe_ports(
             verbs,
-            raw,
+            context.live(),
             name,
             &discovery::sysfs_root(),
             discovery::configured_gid_index(),
@@ -157,9 +97,7 @@ impl VerbsDevice {
             return Err(Status::NoDevice);
         }
         let mut dv = ffi::mlx5dv_context::default();
-        // SAFETY: open context of an mlx5 device; `dv` is writable and at
-        // least as large as the library's struct (layout test).
-        if unsafe { (verbs.mlx5.query_device)(raw, &mut dv) } != 0 {
+        if (verbs.mlx5.query_device)(context.live(), &mut dv) != 0 {
             tracing::warn!("verbs: mlx5dv_query_device({name}) failed: {}", os_error());
             return Err(Status::Unsupported);
         }
@@ -206,22 +144,20 @@ impl VerbsDevice {
     pub fn port_attr(&self, number: u8) -> Result<PortAttr, Status> {
         let port = self.port(number)?;
         let mut live = ffi::ibv_port_attr::default();
-        // SAFETY: open context; zeroed full-size struct (see ffi's doc).
-        let state = if unsafe {
-            (self.context.verbs.ibv.query_port)(self.context.raw.0, number, &mut live)
-        } != 0
-        {
-            tracing::warn!(
-                "verbs: ibv_query_port({}:{number}) failed: {}",
-                self.name(),
-                os_error()
-            );
-            PortState::Down
-        } else if live.state == ffi::IBV_PORT_ACTIVE {
-            PortState::Active
-        } else {
-            PortState::Down
-        };
+        // A zeroed full-size struct: see ffi's doc.
+        let state =
+            if (self.context.verbs.ibv.query_port)(self.context.live(), number, &mut live) != 0 {
+                tracing::warn!(
+                    "verbs: ibv_query_port({}:{number}) failed: {}",
+                    self.name(),
+                    os_error()
+                );
+                PortState::Down
+            } else if live.state == ffi::IBV_PORT_ACTIVE {
+                PortState::Active
+            } else {
+                PortState::Down
+            };
         let active_mtu = u8::try_from(live.active_mtu)
             .ok()
             .and_then(discovery::mtu_from_ibv)
@@ -237,21 +173,20 @@ impl VerbsDevice {
 
     pub fn alloc_pd(&self) -> Result<VerbsPd, Status> {
         let verbs = self.context.verbs;
-        // SAFETY: open context.
-        let raw = unsafe { (verbs.ibv.alloc_pd)(self.context.raw.0) };
-        if raw.is_null() {
+        let Some(created) = (verbs.ibv.alloc_pd)(self.context.live()) else {
             tracing::error!(
                 "verbs: ibv_alloc_pd({}) failed: {}",
                 self.name(),
                 os_error()
             );
             return Err(Status::NoMemory);
-        }
+        };
+        let raw = Owned::new(verbs, created, self.name());
         let port = self.ports.first().cloned().ok_or(Status::NoDevice)?;
         Ok(VerbsPd {
             inner: Arc::new(PdInner {
+                raw,
                 context: self.context.clone(),
-                raw: OwnedVerbs::new(raw, verbs.ibv.dealloc_pd, "ibv_dealloc_pd"),
                 port,
             }),
         })
@@ -261,25 +196,23 @@ impl VerbsDevice {
     /// drain it), exposed by the transport for blocking waits.
     pub fn create_event_channel(&self) -> Result<VerbsChannel, Status> {
         let verbs = self.context.verbs;
-        // SAFETY: open context.
-        let raw = unsafe { (verbs.ibv.create_comp_channel)(self.context.raw.0) };
-        if raw.is_null() {
+        let Some(created) = (verbs.ibv.create_comp_channel)(self.context.live()) else {
             tracing::error!("verbs: ibv_create_comp_channel failed: {}", os_error());
             return Err(Status::IoError);
-        }
+        };
+        let fd = created.head().fd;
         let channel = VerbsChannel(Arc::new(ChannelInner {
+            raw: Owned::new(verbs, created, format!("fd {fd}")),
+            fd,
             context: self.context.clone(),
-            raw: OwnedVerbs::new(
-                raw,
-                verbs.ibv.destroy_comp_channel,
-                "ibv_destroy_comp_channel",
-            ),
         }));
-        let fd = channel.fd();
-        // SAFETY: fcntl on the channel's own descriptor; flags only.
-        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-        // SAFETY: as above.
-        if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        // SAFETY: fcntl on the channel's own descriptor (open while the
+        // channel lives), reading and setting its status flags only.
+        let nonblocking = unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) >= 0
+        };
+        if !nonblocking {
             tracing::error!(
                 "verbs: cannot make completion channel fd {fd} non-blocking: {}",
                 os_error()
@@ -298,36 +231,35 @@ impl VerbsDevice {
     ) -> Result<VerbsCq, Status> {
         let verbs = self.context.verbs;
         let cqe = c_int::try_from(cqe_count).map_err(|_| Status::InvalidParam)?;
-        let channel_raw = channel.map_or(std::ptr::null_mut(), |c| c.0.raw.ptr());
         // The CQ's context is its event counter: `VerbsChannel::clear` gets
         // it back with each event.
         let events_seen = Box::new(AtomicU32::new(0));
         let cq_context = std::ptr::from_ref::<AtomicU32>(&events_seen).cast_mut();
-        // SAFETY: open context; the channel (if any) is of this context and
-        // outlives the CQ (the CQ holds it); NULL is allowed; `cq_context`
-        // stays valid until after the CQ is destroyed (CqInner owns both).
-        let raw = unsafe {
-            (verbs.ibv.create_cq)(self.context.raw.0, cqe, cq_context.cast(), channel_raw, 0)
+        // SAFETY: live context and channel (if any) of this context, which
+        // the CQ holds; `cq_context` is the CQ's event counter, alive until
+        // after the CQ is destroyed (CqInner owns both), which is what
+        // `VerbsChannel::clear` relies on for every CQ of a channel.
+        let created = unsafe {
+            (verbs.ibv.create_cq)(
+                self.context.live(),
+                cqe,
+                cq_context.cast(),
+                channel.map(|c| c.0.raw.live()),
+                0,
+            )
         };
-        if raw.is_null() {
+        let Some(created) = created else {
             tracing::error!("verbs: ibv_create_cq({cqe}) failed: {}", os_error());
             return Err(Status::NoMemory);
-        }
+        };
         // Owned from here: an error below destroys it.
         let inner = CqInner {
+            raw: Owned::new(verbs, created, format!("{} entries", cqe_count)),
             _context: self.context.clone(),
-            raw: OwnedVerbs::new(raw, verbs.ibv.destroy_cq, "ibv_destroy_cq"),
             _channel: channel.map(|c| c.0.clone()),
             events_seen,
         };
-        // SAFETY: `raw` is a live CQ of an mlx5 device; mlx5dv_cq is plain
-        // data (all-zero: pointers NULL).
-        let dv: ffi::mlx5dv_cq = unsafe {
-            mlx5_view(verbs, ffi::MLX5DV_OBJ_CQ, &"CQ", |obj, out| {
-                obj.cq.r#in = raw;
-                obj.cq.out = out;
-            })
-        }?;
+        let dv = mlx5_view(verbs, &inner.raw, &"CQ")?;
         if dv.cqe_size != 64 || !dv.cqe_cnt.is_power_of_two() || dv.buf.is_null() {
             tracing::error!(
                 "verbs: CQ has {} entries of {} bytes; the transport needs 64-byte CQEs \
@@ -344,10 +276,12 @@ impl VerbsDevice {
         Ok(VerbsCq {
             inner: Arc::new(inner),
             // `cq_uar` is the UAR page itself with init_obj@MLX5_1.2 (the
-            // version ffi resolves; 1.0 gave a pointer to it).
-            // SAFETY: the arm doorbell lies inside the CQ's UAR page, which
-            // stays mapped while the context lives (the CQ holds it).
-            arm_doorbell: unsafe { dv.cq_uar.cast::<u8>().add(cq_arm::MLX5_CQ_DOORBELL) }
+            // version ffi resolves; 1.0 gave a pointer to it); the arm
+            // doorbell lies inside it.
+            arm_doorbell: dv
+                .cq_uar
+                .cast::<u8>()
+                .wrapping_add(cq_arm::MLX5_CQ_DOORBELL)
                 .cast::<u64>(),
             ring: CqRing {
                 buf: dv.buf.cast(),
@@ -359,84 +293,95 @@ impl VerbsDevice {
     }
 }
 
-/// Opens the mlx5 device `name` from rdma-core's list.
-/// The mlx5 view of one verbs object (`mlx5dv_init_obj` of `obj_type`):
-/// `place` puts the object and the out struct (all-zero, or as `place` sets
-/// it before pointing at it) into the request. `what` names the object in
-/// the log line.
+/// A verbs object with an mlx5 view (`mlx5dv_init_obj`).
 ///
 /// # Safety
-/// `T` is plain data valid all-zero (an `mlx5dv_*` out struct), and `place`
-/// names a live object of an mlx5 device of that type with `T` its out type.
-unsafe fn mlx5_view<T>(
+/// `request` puts `object` and `view` into the request member of
+/// `mlx5dv_obj` for `OBJ_TYPE`, and `View` is that member's out struct.
+unsafe trait Mlx5Object: Destroy {
+    type View: Default;
+    const OBJ_TYPE: ffi::mlx5dv_obj_type;
+    fn request(obj: &mut ffi::mlx5dv_obj, object: *mut Self, view: &mut Self::View);
+}
+
+// SAFETY: the QP member, with its out struct.
+unsafe impl Mlx5Object for ffi::ibv_qp {
+    type View = ffi::mlx5dv_qp;
+    const OBJ_TYPE: ffi::mlx5dv_obj_type = ffi::MLX5DV_OBJ_QP;
+    fn request(obj: &mut ffi::mlx5dv_obj, object: *mut Self, view: &mut Self::View) {
+        obj.qp.r#in = object;
+        obj.qp.out = view;
+    }
+}
+
+// SAFETY: the CQ member, with its out struct.
+unsafe impl Mlx5Object for ffi::ibv_cq {
+    type View = ffi::mlx5dv_cq;
+    const OBJ_TYPE: ffi::mlx5dv_obj_type = ffi::MLX5DV_OBJ_CQ;
+    fn request(obj: &mut ffi::mlx5dv_obj, object: *mut Self, view: &mut Self::View) {
+        obj.cq.r#in = object;
+        obj.cq.out = view;
+    }
+}
+
+// SAFETY: the SRQ member, with its out struct (asking for the SRQ number).
+unsafe impl Mlx5Object for ffi::ibv_srq {
+    type View = ffi::mlx5dv_srq;
+    const OBJ_TYPE: ffi::mlx5dv_obj_type = ffi::MLX5DV_OBJ_SRQ;
+    fn request(obj: &mut ffi::mlx5dv_obj, object: *mut Self, view: &mut Self::View) {
+        view.comp_mask = ffi::MLX5DV_SRQ_MASK_SRQN;
+        obj.srq.r#in = object;
+        obj.srq.out = view;
+    }
+}
+
+/// The mlx5 view of `object` (`mlx5dv_init_obj`); `what` names it in the
+/// log line.
+fn mlx5_view<T: Mlx5Object>(
     verbs: &Verbs,
-    obj_type: ffi::mlx5dv_obj_type,
+    object: &Owned<T>,
     what: &dyn std::fmt::Display,
-    place: impl FnOnce(&mut ffi::mlx5dv_obj, &mut T),
-) -> Result<T, Status> {
-    // SAFETY: all-zero is valid for `T` (contract).
-    let mut out: T = unsafe { std::mem::zeroed() };
+) -> Result<T::View, Status> {
+    let mut view = T::View::default();
     let mut obj = ffi::mlx5dv_obj::default();
-    place(&mut obj, &mut out);
-    // SAFETY: `obj` names a live object and `out`, writable (contract).
-    if unsafe { (verbs.mlx5.init_obj)(&mut obj, obj_type) } != 0 {
+    T::request(&mut obj, object.live().as_ptr(), &mut view);
+    // SAFETY: `obj` names one live object (owned, borrowed for the call) of
+    // an mlx5 device (only those are opened: `open_context`) and its
+    // writable out struct of the right type (`Mlx5Object`); every other
+    // member is NULL.
+    if unsafe { (verbs.mlx5.init_obj)(&mut obj, T::OBJ_TYPE) } != 0 {
         tracing::error!("verbs: mlx5dv_init_obj({what}) failed: {}", os_error());
         return Err(Status::IoError);
     }
-    Ok(out)
+    Ok(view)
 }
 
-fn open_context(verbs: &'static Verbs, name: &str) -> Result<*mut ffi::ibv_context, Status> {
-    let mut count: c_int = 0;
-    // SAFETY: see discovery: a NULL or NULL-terminated list, freed below.
-    let list = unsafe { (verbs.ibv.get_device_list)(&mut count) };
-    if list.is_null() {
-        tracing::warn!(
-            "verbs: cannot open {name}: no RDMA devices ({})",
-            os_error()
-        );
-        return Err(Status::NoDevice);
-    }
-    let mut context = std::ptr::null_mut();
-    let mut found = false;
-    for slot in 0..usize::try_from(count).unwrap_or(0) {
-        // SAFETY: the list holds `count` entries.
-        let device = unsafe { *list.add(slot) };
-        if device.is_null() {
-            break;
-        }
-        // SAFETY: a live device of the list.
-        let name_ptr = unsafe { (verbs.ibv.get_device_name)(device) };
-        // SAFETY: non-NULL device names are NUL-terminated.
-        if name_ptr.is_null() || unsafe { CStr::from_ptr(name_ptr) }.to_bytes() != name.as_bytes() {
-            continue;
-        }
-        found = true;
-        // SAFETY: as above.
-        if !unsafe { (verbs.mlx5.is_supported)(device) } {
-            tracing::warn!("verbs: {name} is not an mlx5 device");
-            break;
-        }
-        // SAFETY: as above; the context outlives the list (rdma-core keeps
-        // opened devices referenced).
-        context = unsafe { (verbs.ibv.open_device)(device) };
-        if context.is_null() {
-            tracing::warn!("verbs: ibv_open_device({name}) failed: {}", os_error());
-        }
-        break;
-    }
-    // SAFETY: `list` came from get_device_list; freed once.
-    unsafe { (verbs.ibv.free_device_list)(list) };
-    if !found {
+/// Opens the mlx5 device `name` from rdma-core's list.
+fn open_context(verbs: &'static Verbs, name: &str) -> Result<Owned<ffi::ibv_context>, Status> {
+    let list = DeviceList::get(verbs).map_err(|error| {
+        tracing::warn!("verbs: cannot open {name}: no RDMA devices ({error})");
+        Status::NoDevice
+    })?;
+    let Some(device) = list
+        .devices()
+        .find(|device| list.name(device).as_deref() == Some(name))
+    else {
         tracing::warn!("verbs: rdma-core has no device {name}");
-    }
-    if context.is_null() {
+        return Err(Status::NoDevice);
+    };
+    if !(verbs.mlx5.is_supported)(device) {
+        tracing::warn!("verbs: {name} is not an mlx5 device");
         return Err(Status::NoDevice);
     }
-    Ok(context)
+    // The context outlives the list (rdma-core keeps opened devices
+    // referenced).
+    let Some(created) = (verbs.ibv.open_device)(device) else {
+        tracing::warn!("verbs: ibv_open_device({name}) failed: {}", os_error());
+        return Err(Status::NoDevice);
+    };
+    Ok(Owned::new(verbs, created, name))
 }
 
-/// The device limits of `attr` in the backend-neutral form.
 pub fn device_attr(name: &str, attr: &ffi::ibv_device_attr) -> DeviceAttr {
     let positive = |v: c_int| u32::try_from(v).unwrap_or(0);
     DeviceAttr {
@@ -463,7 +408,9 @@ fn atomics_usable(atomic_cap: ffi::ibv_atomic_cap) -> bool {
 }
 
 struct ChannelInner {
-    raw: OwnedVerbs<ffi::ibv_comp_channel>,
+    raw: Owned<ffi::ibv_comp_channel>,
+    /// The channel's descriptor, set at creation.
+    fd: std::os::fd::RawFd,
     context: Arc<Context>,
 }
 
@@ -472,8 +419,7 @@ pub struct VerbsChannel(Arc<ChannelInner>);
 
 impl VerbsChannel {
     pub fn fd(&self) -> std::os::fd::RawFd {
-        // SAFETY: `raw` is a live channel; `fd` is set at creation.
-        unsafe { (*self.0.raw.ptr()).fd }
+        self.0.fd
     }
 
     /// Takes every pending event (the fd is non-blocking: the read fails
@@ -485,9 +431,7 @@ impl VerbsChannel {
         loop {
             let mut cq = std::ptr::null_mut();
             let mut cq_context = std::ptr::null_mut();
-            // SAFETY: live channel; writable out pointers.
-            if unsafe { (verbs.ibv.get_cq_event)(self.0.raw.ptr(), &mut cq, &mut cq_context) } != 0
-            {
+            if (verbs.ibv.get_cq_event)(self.0.raw.live(), &mut cq, &mut cq_context) != 0 {
                 let err = os_error();
                 if err.kind() != std::io::ErrorKind::WouldBlock {
                     tracing::warn!("verbs: ibv_get_cq_event failed: {err}");
@@ -497,22 +441,27 @@ impl VerbsChannel {
             if cq.is_null() {
                 break;
             }
+            // SAFETY: `cq` (non-NULL) is the CQ the event came from, alive
+            // while the event is unacknowledged (rdma-core's destroy waits
+            // for it); every CQ of our channels carries its CqInner's event
+            // counter as context (`create_cq`), alive while the CQ is.
+            let (cq, events_seen) = unsafe {
+                (
+                    &*cq.cast::<Live<ffi::ibv_cq>>(),
+                    cq_context.cast::<AtomicU32>().as_ref(),
+                )
+            };
             // The arm sequence number advances with every event consumed.
-            // SAFETY: our CQs carry their CqInner's event counter as
-            // context, alive while the CQ is (it cannot be destroyed with
-            // this event unacknowledged).
-            if let Some(events_seen) = unsafe { cq_context.cast::<AtomicU32>().as_ref() } {
+            if let Some(events_seen) = events_seen {
                 events_seen.fetch_add(1, Ordering::Relaxed);
             }
-            // SAFETY: `cq` is the live CQ the event came from (a CQ with
-            // unacknowledged events cannot be destroyed).
-            unsafe { (verbs.ibv.ack_cq_events)(cq, 1) };
+            (verbs.ibv.ack_cq_events)(cq, 1);
         }
     }
 }
 
 struct PdInner {
-    raw: OwnedVerbs<ffi::ibv_pd>,
+    raw: Owned<ffi::ibv_pd>,
     context: Arc<Context>,
     /// The port QPs of this PD use (`hca::devices` lists port 1 of each
     /// device; the first usable port is that one when it is usable).
@@ -546,24 +495,21 @@ impl VerbsPd {
         let verbs = self.inner.context.verbs;
         // SAFETY: the PD is live; the caller keeps [addr, addr+len) mapped
         // while the registration exists (the hca contract).
-        let raw = unsafe {
-            (verbs.ibv.reg_mr)(self.inner.raw.ptr(), addr.cast(), len, ibv_access(access))
+        let created = unsafe {
+            (verbs.ibv.reg_mr)(self.inner.raw.live(), addr.cast(), len, ibv_access(access))
         };
-        if raw.is_null() {
+        let Some(created) = created else {
             tracing::error!("verbs: ibv_reg_mr({addr:p}, {len}) failed: {}", os_error());
             return Err(Status::IoError);
-        }
-        // SAFETY: a successful reg_mr returns a valid ibv_mr.
-        let keys = unsafe {
-            MrKeys {
-                lkey: (*raw).lkey,
-                rkey: (*raw).rkey,
-            }
         };
+        let head = created.head();
         Ok(VerbsMr {
+            _mr: Owned::new(verbs, created, format!("{addr:p}, {len}")),
             _pd: self.inner.clone(),
-            _mr: OwnedVerbs::new(raw, verbs.ibv.dereg_mr, "ibv_dereg_mr"),
-            keys,
+            keys: MrKeys {
+                lkey: head.lkey,
+                rkey: head.rkey,
+            },
         })
     }
 
@@ -578,29 +524,19 @@ impl VerbsPd {
                 srq_limit: 0,
             },
         };
-        // SAFETY: live PD, valid init attributes.
-        let raw = unsafe { (verbs.ibv.create_srq)(self.inner.raw.ptr(), &mut init) };
-        if raw.is_null() {
+        let Some(created) = (verbs.ibv.create_srq)(self.inner.raw.live(), &mut init) else {
             tracing::error!(
                 "verbs: ibv_create_srq({}) failed: {}",
                 attr.wqe_count,
                 os_error()
             );
             return Err(Status::NoMemory);
-        }
-        let inner = SrqInner {
-            _pd: self.inner.clone(),
-            raw: OwnedVerbs::new(raw, verbs.ibv.destroy_srq, "ibv_destroy_srq"),
         };
-        // SAFETY: `raw` is a live SRQ of an mlx5 device; mlx5dv_srq is plain
-        // data (all-zero: pointers NULL).
-        let dv = unsafe {
-            mlx5_view::<ffi::mlx5dv_srq>(verbs, ffi::MLX5DV_OBJ_SRQ, &"SRQ", |obj, out| {
-                out.comp_mask = ffi::MLX5DV_SRQ_MASK_SRQN;
-                obj.srq.r#in = raw;
-                obj.srq.out = out;
-            })
-        }?;
+        let inner = SrqInner {
+            raw: Owned::new(verbs, created, format!("{} WQEs", attr.wqe_count)),
+            _pd: self.inner.clone(),
+        };
+        let dv = mlx5_view(verbs, &inner.raw, &"SRQ")?;
         let ring = recv_ring_from_dv(&dv)?;
         Ok(VerbsSrq {
             inner: Arc::new(inner),
@@ -620,9 +556,9 @@ impl VerbsPd {
         let verbs = self.inner.context.verbs;
         let mut init = ffi::ibv_qp_init_attr {
             qp_context: std::ptr::null_mut(),
-            send_cq: send_cq.inner.raw.ptr(),
-            recv_cq: recv_cq.inner.raw.ptr(),
-            srq: srq.inner.raw.ptr(),
+            send_cq: send_cq.inner.raw.live().as_ptr(),
+            recv_cq: recv_cq.inner.raw.live().as_ptr(),
+            srq: srq.inner.raw.live().as_ptr(),
             cap: ffi::ibv_qp_cap {
                 max_send_wr: sq_wqebb_count,
                 max_recv_wr: 0,
@@ -633,31 +569,24 @@ impl VerbsPd {
             qp_type: ffi::IBV_QPT_RC,
             sq_sig_all: 0,
         };
-        // SAFETY: live PD, CQs and SRQ of the same context; valid attributes.
-        let raw = unsafe { (verbs.ibv.create_qp)(self.inner.raw.ptr(), &mut init) };
-        if raw.is_null() {
+        // SAFETY: live PD, and CQs and SRQ of the same context, borrowed
+        // for the call (the QP holds them afterwards); no other pointer in
+        // `init` (`qp_context` NULL).
+        let created = unsafe { (verbs.ibv.create_qp)(self.inner.raw.live(), &mut init) };
+        let Some(created) = created else {
             tracing::error!(
                 "verbs: ibv_create_qp(RC, {sq_wqebb_count}) failed: {}",
                 os_error()
             );
             return Err(Status::NoMemory);
-        }
-        // SAFETY: a successful create_qp returns a valid ibv_qp.
-        let qpn = unsafe { (*raw).qp_num };
+        };
+        let qpn = created.head().qp_num;
         let owned = QpInner {
+            raw: Owned::new(verbs, created, format!("{qpn:#x}")),
             pd: self.inner.clone(),
-            raw: VerbsHandle(raw),
             qpn,
         };
-        // SAFETY: `raw` is a live QP of an mlx5 device; mlx5dv_qp is plain
-        // data (all-zero: pointers NULL).
-        let what = format_args!("QP {qpn:#x}");
-        let dv: ffi::mlx5dv_qp = unsafe {
-            mlx5_view(verbs, ffi::MLX5DV_OBJ_QP, &what, |obj, out| {
-                obj.qp.r#in = raw;
-                obj.qp.out = out;
-            })
-        }?;
+        let dv = mlx5_view(verbs, &owned.raw, &format_args!("QP {qpn:#x}"))?;
         if dv.sq.stride != 64
             || !dv.sq.wqe_cnt.is_power_of_two()
             || dv.sq.buf.is_null()
@@ -732,7 +661,7 @@ pub fn recv_ring_from_dv(dv: &ffi::mlx5dv_srq) -> Result<RecvRing, Status> {
 
 /// A memory registration.
 pub struct VerbsMr {
-    _mr: OwnedVerbs<ffi::ibv_mr>,
+    _mr: Owned<ffi::ibv_mr>,
     _pd: Arc<PdInner>,
     keys: MrKeys,
 }
@@ -744,7 +673,7 @@ impl VerbsMr {
 }
 
 struct CqInner {
-    raw: OwnedVerbs<ffi::ibv_cq>,
+    raw: Owned<ffi::ibv_cq>,
     _context: Arc<Context>,
     _channel: Option<Arc<ChannelInner>>,
     /// CQ events consumed (`ibv_get_cq_event`); its low two bits are the
@@ -785,30 +714,28 @@ impl VerbsCq {
             solicited_only,
             ci: consumer_index,
         };
-        // SAFETY: the arm word of the CQ's doorbell record (4-aligned,
-        // alive with the CQ); the device reads it, the transport never
-        // touches this word.
-        let arm_word = unsafe {
-            &*self
+        // SAFETY: the arm word of the CQ's doorbell record (4-aligned, alive
+        // with the CQ, which `self` holds; the device reads it, the
+        // transport never touches this word), then the 8-aligned arm
+        // doorbell of the CQ's UAR page, mapped while the context lives (the
+        // CQ holds it): a volatile 8-byte store is one MMIO write.
+        unsafe {
+            let arm_word = &*self
                 .ring
                 .dbrec
                 .add(cq_arm::MLX5_CQ_ARM_DB)
-                .cast::<AtomicU32>()
-        };
-        arm_word.store(request.word().to_be(), Ordering::Relaxed);
-        // The device must see the record before the doorbell.
-        device_store_fence();
-        // SAFETY: `arm_doorbell` is the 8-aligned arm doorbell of the CQ's
-        // mapped UAR page; a volatile 8-byte store is one MMIO write.
-        unsafe {
-            std::ptr::write_volatile(self.arm_doorbell, request.doorbell(self.ring.cqn).to_be())
-        };
+                .cast::<AtomicU32>();
+            arm_word.store(request.word().to_be(), Ordering::Relaxed);
+            // The device must see the record before the doorbell.
+            device_store_fence();
+            std::ptr::write_volatile(self.arm_doorbell, request.doorbell(self.ring.cqn).to_be());
+        }
         device_store_fence();
     }
 }
 
 struct SrqInner {
-    raw: OwnedVerbs<ffi::ibv_srq>,
+    raw: Owned<ffi::ibv_srq>,
     _pd: Arc<PdInner>,
 }
 
@@ -984,19 +911,11 @@ fn qp_state_from_ibv(state: ffi::ibv_qp_state) -> Option<QpState> {
 }
 
 /// The verbs QP object; destroyed before the CQs and SRQ it uses (the
-/// [`VerbsQp`] fields that hold those are declared after it).
+/// [`VerbsQp`] fields that hold those are declared after it) and its PD.
 struct QpInner {
+    raw: Owned<ffi::ibv_qp>,
     pd: Arc<PdInner>,
-    raw: VerbsHandle<ffi::ibv_qp>,
     qpn: u32,
-}
-
-impl Drop for QpInner {
-    fn drop(&mut self) {
-        // SAFETY: `raw` came from create_qp and is destroyed once.
-        let rc = unsafe { (self.pd.context.verbs.ibv.destroy_qp)(self.raw.0) };
-        warn_if_failed(rc, format_args!("ibv_destroy_qp({:#x})", self.qpn));
-    }
 }
 
 /// An RC QP, its send ring and doorbell.
@@ -1051,8 +970,7 @@ impl VerbsQp {
         let (mut attr, mask) = transition_attrs(&transition);
         let verbs = self.inner.pd.context.verbs;
         let mask = c_int::try_from(mask).map_err(|_| Status::InvalidParam)?;
-        // SAFETY: live QP; `attr` is valid for the bits in `mask`.
-        let rc = unsafe { (verbs.ibv.modify_qp)(self.inner.raw.0, &mut attr, mask) };
+        let rc = (verbs.ibv.modify_qp)(self.inner.raw.live(), &mut attr, mask);
         returned_ok(
             rc,
             format_args!("ibv_modify_qp({:#x}, {transition:?})", self.inner.qpn),
@@ -1063,13 +981,11 @@ impl VerbsQp {
     pub fn query(&self) -> Result<QpInfo, Status> {
         let verbs = self.inner.pd.context.verbs;
         let mut attr = ffi::ibv_qp_attr::default();
-        // SAFETY: all-zero is a valid ibv_qp_init_attr (NULL pointers).
-        let mut init: ffi::ibv_qp_init_attr = unsafe { std::mem::zeroed() };
+        let mut init = ffi::ibv_qp_init_attr::default();
         let mask =
             ffi::IBV_QP_STATE | ffi::IBV_QP_RQ_PSN | ffi::IBV_QP_SQ_PSN | ffi::IBV_QP_DEST_QPN;
         let mask = c_int::try_from(mask).map_err(|_| Status::InvalidParam)?;
-        // SAFETY: live QP; writable outputs.
-        let rc = unsafe { (verbs.ibv.query_qp)(self.inner.raw.0, &mut attr, mask, &mut init) };
+        let rc = (verbs.ibv.query_qp)(self.inner.raw.live(), &mut attr, mask, &mut init);
         returned_ok(rc, format_args!("ibv_query_qp({:#x})", self.inner.qpn))?;
         let state = qp_state_from_ibv(attr.qp_state).ok_or_else(|| {
             tracing::error!(
@@ -1115,16 +1031,15 @@ unsafe impl Sync for VerbsDoorbell {}
 /// the write-combined BlueFlame mapping).
 #[inline(always)]
 fn device_store_fence() {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: sfence has no preconditions (SSE is baseline on x86-64).
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    // SAFETY: a store barrier instruction: no memory access, no register
+    // change (x86-64: `sfence`, SSE is baseline there).
     unsafe {
-        std::arch::x86_64::_mm_sfence()
-    };
-    #[cfg(target_arch = "aarch64")]
-    // SAFETY: a barrier instruction: no memory access, no register change.
-    unsafe {
-        std::arch::asm!("dsb st", options(nostack, preserves_flags))
-    };
+        #[cfg(target_arch = "x86_64")]
+        std::arch::x86_64::_mm_sfence();
+        #[cfg(target_arch = "aarch64")]
+        std::arch::asm!("dsb st", options(nostack, preserves_flags));
+    }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     std::sync::atomic::fence(Ordering::SeqCst);
 }
@@ -1163,11 +1078,11 @@ mod tests {
     use super::*;
 
     fn attr_with_atomic_cap(atomic_cap: ffi::ibv_atomic_cap) -> DeviceAttr {
-        // SAFETY: ibv_device_attr holds only integers and a byte array, for
-        // which all-zero bytes are a valid value.
-        let mut raw: ffi::ibv_device_attr = unsafe { std::mem::zeroed() };
-        raw.atomic_cap = atomic_cap;
-        raw.max_qp_rd_atom = 16;
+        let raw = ffi::ibv_device_attr {
+            atomic_cap,
+            max_qp_rd_atom: 16,
+            ..Default::default()
+        };
         device_attr("mlx5_0", &raw)
     }
 

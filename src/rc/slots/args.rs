@@ -1,21 +1,20 @@
-//! The one unsafe core of the slots: it takes the raw C arguments of a slot
-//! (ep and iface handles, pointers with their lengths, iov arrays, user
-//! callbacks, output pointers) over as the types below, once, in the
-//! [`slot!`] macro. Everything after that is safe code: each type checks
-//! NULL and lengths where it is used, with a clear status and a log line.
-//!
-//! Why this is sound: [`FromC::from_c`] requires exactly what UCX's contract
-//! promises the slot (handles NULL or live objects of this library,
-//! pointers NULL or valid for the length passed with them, callbacks
-//! callable with their argument), and the types keep the raw values private,
-//! so no safe code can pair a pointer with another length.
+//! The rc_mlx5 side of the C boundary ([`crate::core::c_boundary`]): the
+//! slots take their raw C arguments over through its [`FromC`] types, once,
+//! in [`slot!`]; here are the arguments only rc_mlx5 has (its ep and iface
+//! handles, its address lengths, the bounce buffer a pack callback fills,
+//! an iov as mlx5 data segments, the failover attributes). Everything after
+//! that is safe code: each type checks NULL and lengths where it is used,
+//! with a clear status and a log line.
 
 use std::ffi::{c_uint, c_void};
-use std::marker::PhantomData;
 
 pub(super) use crate::abi::status_of;
 use crate::abi::*;
-pub(super) use crate::core::c_boundary::{null_argument, null_buffer, CBytes, CSlice, FromC, Out};
+pub(super) use crate::core::c_boundary::{
+    check_len, in_progress, null_argument, null_buffer, CBytes, CIov, FromC, InBytes, Out,
+    PendingPurgeCb,
+};
+use crate::core::c_boundary::{refuse_strided, Masked, MaskedOut};
 use crate::core::iface::{query_v2_generic, PurgeRequest};
 use crate::failover::{ep_query_tx_token, iface_query_tokens, ConnectionId, ResponderLookup};
 use crate::ib::domain::MemHandle;
@@ -47,49 +46,19 @@ macro_rules! c_struct_arg {
 
 /// Defines a slot: an `unsafe extern "C" fn` with the slot's C signature
 /// (or, after `internal`, an `unsafe fn` of [`IfaceInternalOps`]) whose raw
-/// arguments are taken over as the [`FromC`] types named after `take` (a
-/// group of C arguments becomes one value), then `$body` runs as safe code.
-/// Only argument names may appear in a group, so the unsafe block does
-/// nothing but [`FromC::from_c`].
+/// arguments are taken over as the [`FromC`] types named after `take`, by
+/// [`crate::core::c_boundary::c_entry!`].
 ///
 /// [`IfaceInternalOps`]: crate::core::iface::IfaceInternalOps
 macro_rules! slot {
-    (
-        @define [$($attr:tt)*] [$($abi:tt)*]
-        fn $name:ident($($arg:ident: $cty:ty),* $(,)?) $(-> $ret:ty)?;
-        take $($bind:ident: $ty:ty = ($($raw:ident),+)),+ $(,)?;
-        $body:block
-    ) => {
-        $($attr)*
-        pub(super) unsafe $($abi)* fn $name($($arg: $cty),*) $(-> $ret)? {
-            $(
-                // SAFETY: the slot's caller keeps UCX's contract for these
-                // arguments (an internal op's: the entry point's), which is
-                // what `FromC::from_c` requires.
-                let $bind = unsafe {
-                    <$ty as $crate::core::c_boundary::FromC<_>>::from_c(($($raw),+))
-                };
-            )+
-            $body
-        }
-    };
     ($(#[$attr:meta])* internal fn $($rest:tt)*) => {
-        slot!(@define [$(#[$attr])*] [] fn $($rest)*);
+        $crate::core::c_boundary::c_entry!(internal_slot $(#[$attr])* fn $($rest)*);
     };
     ($(#[$attr:meta])* fn $($rest:tt)*) => {
-        slot!(@define [$(#[$attr])*] [extern "C"] fn $($rest)*);
+        $crate::core::c_boundary::c_entry!(slot $(#[$attr])* fn $($rest)*);
     };
 }
 pub(super) use slot;
-
-/// Maps a posted zcopy/get/flush to `UCS_INPROGRESS`.
-#[inline]
-pub(super) fn in_progress(result: Result<(), Status>) -> ucs_status_t {
-    match result {
-        Ok(()) => UCS_INPROGRESS,
-        Err(status) => status.raw(),
-    }
-}
 
 /// An ep handle: NULL or an ep of this transport (live or destroyed, the
 /// handle check tells).
@@ -190,181 +159,28 @@ impl IfaceArg {
 /// address length the iface reports).
 pub(super) type OutBytes<'a, const N: usize> = Out<'a, [u8; N]>;
 
-/// The C address types and the length our iface reports for each: a
-/// pointer to one is taken as [`OutBytes`] (our own address, written) or
-/// [`InBytes`] (a peer's, read) of that length.
-macro_rules! address_bytes {
-    ($($c:ty => $len:expr),* $(,)?) => {$(
-        impl FromC<*mut $c> for OutBytes<'_, { $len }> {
-            /// Relies on: NULL or writable for the address length.
-            unsafe fn from_c(ptr: *mut $c) -> Self {
-                // SAFETY: forwarded contract.
-                unsafe { Out::from_raw(ptr.cast()) }
-            }
-        }
+/// A peer's addresses from the parameters of a v2 call, of the lengths
+/// rc_mlx5 reports.
+pub(super) type PeerAddress<'a> = crate::core::c_boundary::PeerAddress<
+    'a,
+    { crate::hca::DeviceAddress::MAX_PACKED_LEN },
+    IFACE_ADDR_LEN,
+    { crate::rc::ep::EP_ADDR_LEN },
+>;
 
-        impl FromC<*const $c> for InBytes<'_, { $len }> {
-            /// Relies on: NULL or readable for the address length.
-            unsafe fn from_c(ptr: *const $c) -> Self {
-                InBytes { ptr: ptr.cast(), _life: PhantomData }
-            }
-        }
-    )*};
-}
+/// The `uct_ep_params_t` of `uct_ep_create`: only the members its mask
+/// says are set are read.
+pub(super) type EpParams<'a> = Masked<'a, uct_ep_params_t>;
 
-address_bytes!(
-    uct_ep_addr_t => crate::rc::ep::EP_ADDR_LEN,
-    uct_device_addr_t => crate::hca::DeviceAddress::MAX_PACKED_LEN,
-    uct_iface_addr_t => IFACE_ADDR_LEN,
-);
-
-/// A C buffer of a length fixed by the slot, to be read (a peer's
-/// address as our iface reports its length).
-#[derive(Clone, Copy)]
-pub(super) struct InBytes<'a, const N: usize> {
-    ptr: *const u8,
-    _life: PhantomData<&'a [u8; N]>,
-}
-
-impl<'a, const N: usize> From<InBytes<'a, N>> for CBytes<'a> {
-    fn from(bytes: InBytes<'a, N>) -> Self {
-        // SAFETY: NULL or readable for N bytes (FromC).
-        unsafe { CBytes::from_c((bytes.ptr, N)) }
-    }
-}
-
-impl<'a, const N: usize> InBytes<'a, N> {
-    /// The bytes, `None` for NULL.
-    pub(super) fn get(self) -> Option<&'a [u8; N]> {
-        // SAFETY: NULL or readable for N bytes (FromC); u8 has no alignment.
-        unsafe { self.ptr.cast::<[u8; N]>().as_ref() }
-    }
-}
-
-/// A peer's addresses from the parameters of a v2 call, each NULL unless
-/// its field bit is set; the device address with the length the call gives
-/// (ours when it gives none).
-pub(super) struct PeerAddress<'a> {
-    pub(super) device: CBytes<'a>,
-    pub(super) iface: InBytes<'a, IFACE_ADDR_LEN>,
-    pub(super) ep: InBytes<'a, { crate::rc::ep::EP_ADDR_LEN }>,
-}
-
-impl PeerAddress<'_> {
-    /// From the members whose bits are set; the others NULL.
-    ///
-    /// # Safety
-    /// Each address given NULL or readable for its length.
-    unsafe fn taken(
-        device: Option<(*const uct_device_addr_t, usize)>,
-        iface: Option<*const uct_iface_addr_t>,
-        ep: Option<*const uct_ep_addr_t>,
-    ) -> Self {
-        let (device, len) = device.unwrap_or((std::ptr::null(), 0));
-        PeerAddress {
-            // SAFETY: NULL or readable for len bytes (the contract).
-            device: unsafe { CBytes::from_c((device.cast::<u8>(), len)) },
-            iface: InBytes {
-                ptr: iface.unwrap_or(std::ptr::null()).cast(),
-                _life: PhantomData,
-            },
-            ep: InBytes {
-                ptr: ep.unwrap_or(std::ptr::null()).cast(),
-                _life: PhantomData,
-            },
-        }
-    }
-}
-
-/// The device address length a v2 call gives, or ours.
-fn device_len(given: bool, length: usize) -> usize {
-    if given {
-        length
-    } else {
-        crate::hca::DeviceAddress::MAX_PACKED_LEN
-    }
-}
-
-impl FromC<&uct_iface_is_reachable_params_t> for PeerAddress<'_> {
-    /// Relies on: each address whose bit is set NULL or readable for its
-    /// length (the device address: its given length, or ours).
-    unsafe fn from_c(params: &uct_iface_is_reachable_params_t) -> Self {
-        let mask = params.field_mask;
-        let bit = |field: u32| mask & u64::from(field) != 0;
-        let given = bit(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR_LENGTH);
-        // The length member is read only when its bit is set.
-        let len = device_len(given, if given { params.device_addr_length } else { 0 });
-        // SAFETY: forwarded contract.
-        unsafe {
-            PeerAddress::taken(
-                bit(UCT_IFACE_IS_REACHABLE_FIELD_DEVICE_ADDR).then_some((params.device_addr, len)),
-                bit(UCT_IFACE_IS_REACHABLE_FIELD_IFACE_ADDR).then_some(params.iface_addr),
-                None,
-            )
-        }
-    }
-}
-
-impl FromC<&uct_ep_is_connected_params_t> for PeerAddress<'_> {
-    /// Relies on: each address whose bit is set NULL or readable for our
-    /// length of it.
-    unsafe fn from_c(params: &uct_ep_is_connected_params_t) -> Self {
-        let bit = |field: u32| params.field_mask & u64::from(field) != 0;
-        // SAFETY: forwarded contract.
-        unsafe {
-            PeerAddress::taken(
-                bit(UCT_EP_IS_CONNECTED_FIELD_DEVICE_ADDR)
-                    .then_some((params.device_addr, device_len(false, 0))),
-                None,
-                bit(UCT_EP_IS_CONNECTED_FIELD_EP_ADDR).then_some(params.ep_addr),
-            )
-        }
-    }
-}
-
-impl FromC<(*const uct_device_addr_t, &uct_ep_connect_to_ep_params_t)> for CBytes<'_> {
-    /// Relies on: the device address NULL or readable for the length the
-    /// parameters give (ours when they give none).
-    unsafe fn from_c(
-        (device, params): (*const uct_device_addr_t, &uct_ep_connect_to_ep_params_t),
-    ) -> Self {
-        let given =
-            params.field_mask & u64::from(UCT_EP_CONNECT_TO_EP_PARAM_FIELD_DEVICE_ADDR_LENGTH) != 0;
-        let len = device_len(given, params.device_addr_length);
-        // SAFETY: forwarded contract.
-        unsafe { CBytes::from_c((device.cast::<u8>(), len)) }
-    }
-}
-
-c_struct_arg! {
-    /// The `uct_ep_params_t` of `uct_ep_create`: only the members its mask
-    /// says are set may be read.
-    EpParams(*const uct_ep_params_t),
-    relies_on: "NULL or valid for its `field_mask` and the members it names."
-}
-
-impl EpParams {
-    pub(super) fn is_null(&self) -> bool {
-        self.0.is_null()
-    }
-
-    /// `field_mask` and `iface` (read whatever the mask says: the caller
-    /// checks the bits), or `InvalidParam` for NULL.
-    pub(super) fn mask_and_iface(&self, function: &str) -> Result<(u64, IfaceArg), Status> {
-        if self.0.is_null() {
-            return Err(null_argument(function, "params"));
-        }
-        // SAFETY: non-NULL, valid (FromC); raw member reads form no
-        // reference to members left unset.
-        let (mask, iface) = unsafe {
-            (
-                std::ptr::addr_of!((*self.0).field_mask).read(),
-                std::ptr::addr_of!((*self.0).iface).read(),
-            )
-        };
-        // The iface member is a handle like any other.
-        Ok((mask, IfaceArg(iface)))
-    }
+/// `field_mask` and, when its bit is set, the `iface` member of `params`
+/// (`InvalidParam` for NULL); without the bit the iface is NULL.
+pub(super) fn mask_and_iface(params: &EpParams, function: &str) -> Result<(u64, IfaceArg), Status> {
+    let field_mask = params.tolerant_mask(u64::MAX, function, "params")?;
+    let iface = crate::core::c_boundary::masked_member!(
+        params, field_mask, UCT_EP_PARAM_FIELD_IFACE => iface
+    );
+    // The iface member is a handle like any other.
+    Ok((field_mask, IfaceArg(iface.unwrap_or(std::ptr::null_mut()))))
 }
 
 c_struct_arg! {
@@ -379,9 +195,10 @@ impl IfaceAttrV2 {
     /// Fills the generic fields, then the token part (see
     /// [`iface_query_tokens`]; `responder` `None`: no tokens).
     pub(super) fn fill(self, responder: Option<ResponderLookup<'_>>) -> Result<(), Status> {
-        // SAFETY: valid as the entry point checked it (FromC).
+        // SAFETY: valid as the entry point checked it (FromC): for its field
+        // mask, and the token buffers for their lengths.
         unsafe {
-            query_v2_generic(self.0);
+            query_v2_generic(&MaskedOut::from_c(self.0))?;
             iface_query_tokens(self.0, responder)
         }
     }
@@ -446,61 +263,7 @@ impl PackCb {
     }
 }
 
-/// A pending-purge callback with its argument.
-pub(super) struct PendingPurgeCb {
-    cb: uct_pending_purge_callback_t,
-    arg: *mut c_void,
-}
-
-impl FromC<(uct_pending_purge_callback_t, *mut c_void)> for PendingPurgeCb {
-    /// Relies on: `cb` NULL or callable with `arg` on each request the
-    /// caller added.
-    unsafe fn from_c((cb, arg): (uct_pending_purge_callback_t, *mut c_void)) -> Self {
-        PendingPurgeCb { cb, arg }
-    }
-}
-
-impl PendingPurgeCb {
-    /// Hands `req` (from `uct_ep_pending_add`) back to the caller; a NULL
-    /// callback drops it.
-    pub(super) fn call(&self, req: *mut uct_pending_req_t) {
-        if let Some(cb) = self.cb {
-            // SAFETY: the caller's callback with its own request and arg.
-            unsafe { cb(req, self.arg) };
-        }
-    }
-}
-
-/// A C iov array and its count; its `FromC` (of [`CSlice`]) also relies
-/// on each entry's buffer readable for its length (`count` times when
-/// strided) and its `memh` NULL or a handle from `uct_md_mem_reg`.
-pub(super) type CIov<'a> = CSlice<'a, uct_iov_t>;
-
-impl<'a> CIov<'a> {
-    /// The entries, at most `max` of them; `InvalidParam` with a log line
-    /// for more, or for NULL with a count.
-    pub(super) fn entries(&self, function: &str, max: usize) -> Result<&'a [uct_iov_t], Status> {
-        if self.len() > max || (self.len() > 0 && self.is_null()) {
-            tracing::error!(
-                "{function}: bad iov ({} entries at {:p}, limit {max})",
-                self.len(),
-                self.as_ptr()
-            );
-            return Err(Status::InvalidParam);
-        }
-        self.get(function)
-    }
-
-    /// The bytes of entry `index` (of [`CIov::entries`]) for inline
-    /// sending; strided entries are refused.
-    pub(super) fn inline_bytes(&self, function: &str, index: usize) -> Result<&'a [u8], Status> {
-        let entry = &self.entries(function, usize::MAX)?[index];
-        refuse_strided(function, entry)?;
-        let len = entry.length.saturating_mul(entry.count.max(1) as usize);
-        // SAFETY: the entry's buffer is readable for its length (FromC).
-        unsafe { CBytes::from_c((entry.buffer.cast_const(), len)) }.get(function)
-    }
-
+impl CIov<'_> {
     /// The data segments of a zcopy iov, empty entries left out: returns
     /// how many were written to `segments` and the total length. Every
     /// entry must lie in its memory handle's registration.
@@ -555,37 +318,4 @@ impl<'a> CIov<'a> {
         }
         Ok((count, total))
     }
-
-    /// The op table's copy of the iov (purge reports it back); empty for
-    /// no entries or an iov refused by [`CIov::entries`].
-    pub(super) fn copy(&self) -> Box<[uct_iov_t]> {
-        self.entries("", usize::MAX).unwrap_or_default().into()
-    }
-}
-
-fn refuse_strided(function: &str, entry: &uct_iov_t) -> Result<(), Status> {
-    if entry.count > 1 {
-        tracing::warn!(
-            "{function}: iov count {} (strided entries) is not supported",
-            entry.count
-        );
-        return Err(Status::InvalidParam);
-    }
-    Ok(())
-}
-
-#[inline(always)]
-pub(super) fn check_len(function: &str, length: usize, max: usize) -> Result<(), Status> {
-    if length > max {
-        return Err(length_exceeded(function, length, max));
-    }
-    Ok(())
-}
-
-/// The logging half of [`check_len`], kept out of the posting path.
-#[cold]
-#[inline(never)]
-fn length_exceeded(function: &str, length: usize, max: usize) -> Status {
-    tracing::error!("{function}: invalid length {length} (limit {max})");
-    Status::InvalidParam
 }

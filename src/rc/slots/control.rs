@@ -5,8 +5,8 @@
 use std::ffi::{c_int, c_uint, c_void};
 
 use super::args::{
-    null_argument, slot, status_of, CBytes, EpArg, EpParams, IfaceArg, InBytes, Out, OutBytes,
-    PeerAddress, PendingPurgeCb,
+    mask_and_iface, null_argument, slot, status_of, CBytes, EpArg, EpParams, IfaceArg, InBytes,
+    Out, OutBytes, PeerAddress, PendingPurgeCb,
 };
 use crate::abi::*;
 use crate::failover::PostedOp;
@@ -287,11 +287,11 @@ slot! {
 
 fn ep_create_checked(params: EpParams, ep_p: Out<uct_ep_h>) -> Result<(), Status> {
     const F: &str = "uct_ep_create";
-    if params.is_null() || ep_p.is_null() {
+    if params.as_ptr().is_null() || ep_p.is_null() {
         tracing::warn!("{F}: NULL params or ep_p");
         return Err(Status::InvalidParam);
     }
-    let (field_mask, iface) = params.mask_and_iface(F)?;
+    let (field_mask, iface) = mask_and_iface(&params, F)?;
     if field_mask & UCT_EP_PARAM_FIELD_IFACE == 0 {
         tracing::warn!("{F}: UCT_EP_PARAM_FIELD_IFACE is not set");
         return Err(Status::InvalidParam);
@@ -389,9 +389,7 @@ slot! {
         ep_addr: *const uct_ep_addr_t,
         params: &uct_ep_connect_to_ep_params_t,
     ) -> Result<(), Status>;
-    take ep: EpArg = (ep),
-        device: CBytes = (dev_addr, params),
-        ep_addr: InBytes<'_, EP_ADDR_LEN> = (ep_addr);
+    take ep: EpArg = (ep), peer: PeerAddress = (dev_addr, ep_addr, params);
     {
         const F: &str = "uct_ep_connect_to_ep_v2";
         if params.field_mask & u64::from(UCT_EP_CONNECT_TO_EP_PARAM_FIELD_EP_ADDR_LENGTH) != 0
@@ -401,7 +399,7 @@ slot! {
             tracing::warn!("{F}: ep address of {length} bytes is too short");
             return Err(Status::InvalidAddr);
         }
-        connect_to_ep(F, ep, device, ep_addr)
+        connect_to_ep(F, ep, peer.device, peer.ep)
     }
 }
 

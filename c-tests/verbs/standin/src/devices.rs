@@ -12,6 +12,7 @@ use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
 use uct::abi::ucs_status::Status;
+use uct::hca::soft::wire::Gid;
 use uct::hca::soft::SoftDevice;
 use uct::hca::{AtomicResultOrder, DeviceAddress};
 
@@ -162,26 +163,16 @@ pub fn find(ptr: *const uct::hca::verbs::ffi::ibv_device) -> Option<&'static Dev
         .find(|d| std::ptr::eq((*d as *const Device).cast(), ptr))
 }
 
-/// The GID of a soft device's UDP endpoint: fe80::/64 link-local prefix,
-/// then zeros, the IPv4 octets and the UDP port big-endian (contract 3).
+/// The GID of a soft device's UDP endpoint (contract 3), as the soft HCA
+/// encodes it ([`Gid::from_endpoint`]: the GID its UD receives carry).
 pub fn gid_of(addr: SocketAddrV4) -> [u8; 16] {
-    let mut gid = [0u8; 16];
-    gid[0] = 0xfe;
-    gid[1] = 0x80;
-    gid[10..14].copy_from_slice(&addr.ip().octets());
-    gid[14..16].copy_from_slice(&addr.port().to_be_bytes());
-    gid
+    Gid::from_endpoint(addr).0
 }
 
 /// The UDP endpoint a GID made by [`gid_of`] names; `None` for any other
 /// GID (wrong prefix, port 0).
 pub fn endpoint_of(gid: &[u8; 16]) -> Option<SocketAddrV4> {
-    if gid[0] != 0xfe || gid[1] != 0x80 || gid[2..10].iter().any(|&b| b != 0) {
-        return None;
-    }
-    let ip = Ipv4Addr::new(gid[10], gid[11], gid[12], gid[13]);
-    let port = u16::from_be_bytes([gid[14], gid[15]]);
-    (port != 0).then(|| SocketAddrV4::new(ip, port))
+    Gid(*gid).endpoint()
 }
 
 /// The UDP endpoint of an open soft device (a soft device has no other

@@ -8,7 +8,7 @@
 //! Cargo builds this crate's cdylib before its integration tests, so the
 //! library is `target/<profile>/libuct_verbs_standin.so` next to `deps/`.
 
-use std::ffi::{c_int, c_void, CString};
+use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
@@ -77,6 +77,74 @@ fn setup() -> &'static Setup {
 fn verbs() -> &'static Verbs {
     setup();
     Verbs::get().expect("the stand-in loads through the backend's dlopen path")
+}
+
+/// The backend's entry points that its table types (live objects as
+/// references, created ones as `Option`s) with their C prototypes: these
+/// tests call the stand-in with raw pointers, NULL and junk included.
+struct RawVerbs {
+    get_device_name: unsafe extern "C" fn(*mut ffi::ibv_device) -> *const c_char,
+    open_device: unsafe extern "C" fn(*mut ffi::ibv_device) -> *mut ffi::ibv_context,
+    query_port: unsafe extern "C" fn(*mut ffi::ibv_context, u8, *mut ffi::ibv_port_attr) -> c_int,
+    query_gid: unsafe extern "C" fn(*mut ffi::ibv_context, u8, c_int, *mut ffi::ibv_gid) -> c_int,
+    alloc_pd: unsafe extern "C" fn(*mut ffi::ibv_context) -> *mut ffi::ibv_pd,
+    reg_mr: unsafe extern "C" fn(*mut ffi::ibv_pd, *mut c_void, usize, c_int) -> *mut ffi::ibv_mr,
+    create_comp_channel: unsafe extern "C" fn(*mut ffi::ibv_context) -> *mut ffi::ibv_comp_channel,
+    create_cq: unsafe extern "C" fn(
+        *mut ffi::ibv_context,
+        c_int,
+        *mut c_void,
+        *mut ffi::ibv_comp_channel,
+        c_int,
+    ) -> *mut ffi::ibv_cq,
+    get_cq_event: unsafe extern "C" fn(
+        *mut ffi::ibv_comp_channel,
+        *mut *mut ffi::ibv_cq,
+        *mut *mut c_void,
+    ) -> c_int,
+    ack_cq_events: unsafe extern "C" fn(*mut ffi::ibv_cq, c_uint),
+    create_srq:
+        unsafe extern "C" fn(*mut ffi::ibv_pd, *mut ffi::ibv_srq_init_attr) -> *mut ffi::ibv_srq,
+    create_qp:
+        unsafe extern "C" fn(*mut ffi::ibv_pd, *mut ffi::ibv_qp_init_attr) -> *mut ffi::ibv_qp,
+    modify_qp: unsafe extern "C" fn(*mut ffi::ibv_qp, *mut ffi::ibv_qp_attr, c_int) -> c_int,
+    query_qp: unsafe extern "C" fn(
+        *mut ffi::ibv_qp,
+        *mut ffi::ibv_qp_attr,
+        c_int,
+        *mut ffi::ibv_qp_init_attr,
+    ) -> c_int,
+    is_supported: unsafe extern "C" fn(*mut ffi::ibv_device) -> bool,
+}
+
+#[allow(
+    clippy::missing_transmute_annotations,
+    reason = "each target type is the type of the field it fills, declared above"
+)]
+fn raw() -> RawVerbs {
+    let v = verbs();
+    // SAFETY: the same functions with the C prototypes the typed fields
+    // stand for (references and `Option`s of them are pointers, a
+    // nullable pointer, in the C ABI).
+    unsafe {
+        RawVerbs {
+            get_device_name: std::mem::transmute(v.ibv.get_device_name),
+            open_device: std::mem::transmute(v.ibv.open_device),
+            query_port: std::mem::transmute(v.ibv.query_port),
+            query_gid: std::mem::transmute(v.ibv.query_gid),
+            alloc_pd: std::mem::transmute(v.ibv.alloc_pd),
+            reg_mr: std::mem::transmute(v.ibv.reg_mr),
+            create_comp_channel: std::mem::transmute(v.ibv.create_comp_channel),
+            create_cq: std::mem::transmute(v.ibv.create_cq),
+            get_cq_event: std::mem::transmute(v.ibv.get_cq_event),
+            ack_cq_events: std::mem::transmute(v.ibv.ack_cq_events),
+            create_srq: std::mem::transmute(v.ibv.create_srq),
+            create_qp: std::mem::transmute(v.ibv.create_qp),
+            modify_qp: std::mem::transmute(v.ibv.modify_qp),
+            query_qp: std::mem::transmute(v.ibv.query_qp),
+            is_supported: std::mem::transmute(v.mlx5.is_supported),
+        }
+    }
 }
 
 fn errno() -> c_int {
@@ -569,30 +637,30 @@ fn armed_cq_makes_the_channel_readable_and_get_cq_event_names_it() {
     unsafe {
         let list = (v.ibv.get_device_list)(&mut count);
         assert_eq!(count, 3);
-        let context = (v.ibv.open_device)(*list.add(1));
+        let context = (raw().open_device)(*list.add(1));
         (v.ibv.free_device_list)(list);
         assert!(!context.is_null());
-        let channel = (v.ibv.create_comp_channel)(context);
+        let channel = (raw().create_comp_channel)(context);
         assert!(!channel.is_null());
         let fd = (*channel).fd;
         let flags = libc::fcntl(fd, libc::F_GETFL);
         assert_eq!(libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK), 0);
         let marker = 0x1234usize as *mut c_void;
-        let cq = (v.ibv.create_cq)(context, 64, marker, channel, 0);
+        let cq = (raw().create_cq)(context, 64, marker, channel, 0);
         assert!(!cq.is_null());
         assert_eq!((*cq).channel, channel);
         assert_eq!((*channel).refcnt, 1);
         let mut out_cq = std::ptr::null_mut();
         let mut out_context = std::ptr::null_mut();
         assert_eq!(
-            (v.ibv.get_cq_event)(channel, &mut out_cq, &mut out_context),
+            (raw().get_cq_event)(channel, &mut out_cq, &mut out_context),
             -1
         );
         assert_eq!(errno(), libc::EAGAIN);
 
         // Arm, then complete something on it: a SEND from a to a QP of b
         // whose receive CQ is this one.
-        let pd = (v.ibv.alloc_pd)(context);
+        let pd = (raw().alloc_pd)(context);
         let mut srq_attr = ffi::ibv_srq_init_attr {
             srq_context: std::ptr::null_mut(),
             attr: ffi::ibv_srq_attr {
@@ -601,7 +669,7 @@ fn armed_cq_makes_the_channel_readable_and_get_cq_event_names_it() {
                 srq_limit: 0,
             },
         };
-        let srq = (v.ibv.create_srq)(pd, &mut srq_attr);
+        let srq = (raw().create_srq)(pd, &mut srq_attr);
         assert!(!srq.is_null());
         let mut init = ffi::ibv_qp_init_attr {
             qp_context: std::ptr::null_mut(),
@@ -615,10 +683,10 @@ fn armed_cq_makes_the_channel_readable_and_get_cq_event_names_it() {
             qp_type: ffi::IBV_QPT_RC,
             sq_sig_all: 0,
         };
-        let qp = (v.ibv.create_qp)(pd, &mut init);
+        let qp = (raw().create_qp)(pd, &mut init);
         assert!(!qp.is_null());
         let recv_buf = vec![0u8; 256];
-        let mr = (v.ibv.reg_mr)(pd, recv_buf.as_ptr() as *mut c_void, 256, 1);
+        let mr = (raw().reg_mr)(pd, recv_buf.as_ptr() as *mut c_void, 256, 1);
         assert!(!mr.is_null());
         // Post one receive into the raw SRQ.
         let mut dv_srq: ffi::mlx5dv_srq = std::mem::zeroed();
@@ -646,7 +714,7 @@ fn armed_cq_makes_the_channel_readable_and_get_cq_event_names_it() {
             | ffi::IBV_QP_PKEY_INDEX
             | ffi::IBV_QP_PORT
             | ffi::IBV_QP_ACCESS_FLAGS;
-        assert_eq!((v.ibv.modify_qp)(qp, &mut attr, init_mask as c_int), 0);
+        assert_eq!((raw().modify_qp)(qp, &mut attr, init_mask as c_int), 0);
         let mut attr = ffi::ibv_qp_attr {
             qp_state: ffi::IBV_QPS_RTR,
             dest_qp_num: a.qp.qpn(),
@@ -666,7 +734,7 @@ fn armed_cq_makes_the_channel_readable_and_get_cq_event_names_it() {
             | ffi::IBV_QP_RQ_PSN
             | ffi::IBV_QP_MAX_DEST_RD_ATOMIC
             | ffi::IBV_QP_MIN_RNR_TIMER;
-        assert_eq!((v.ibv.modify_qp)(qp, &mut attr, rtr_mask as c_int), 0);
+        assert_eq!((raw().modify_qp)(qp, &mut attr, rtr_mask as c_int), 0);
         assert_eq!((*qp).state, ffi::IBV_QPS_RTR);
         connect_qp(&a.qp, (*qp).qp_num, b_address);
 
@@ -684,18 +752,18 @@ fn armed_cq_makes_the_channel_readable_and_get_cq_event_names_it() {
             "the armed CQ's completion makes the fd readable"
         );
         assert_eq!(
-            (v.ibv.get_cq_event)(channel, &mut out_cq, &mut out_context),
+            (raw().get_cq_event)(channel, &mut out_cq, &mut out_context),
             0
         );
         assert_eq!((out_cq, out_context), (cq, marker));
         assert_eq!(&recv_buf[..MESSAGE.len()], MESSAGE);
         assert_eq!(
-            (v.ibv.get_cq_event)(channel, &mut out_cq, &mut out_context),
+            (raw().get_cq_event)(channel, &mut out_cq, &mut out_context),
             -1
         );
         assert_eq!(errno(), libc::EAGAIN);
         assert!(!readable(fd, 0), "one event per arm");
-        (v.ibv.ack_cq_events)(cq, 1);
+        (raw().ack_cq_events)(cq, 1);
 
         // The destroy order is checked like the kernel does.
         assert_eq!((v.ibv.destroy_cq)(cq), libc::EBUSY);
@@ -799,13 +867,13 @@ fn bad_calls_fail_with_errno_and_do_not_crash() {
     // SAFETY: the stand-in validates every handle against its table, so
     // NULL and pointers it did not make are refused without dereference.
     unsafe {
-        assert!((v.ibv.alloc_pd)(std::ptr::null_mut()).is_null());
+        assert!((raw().alloc_pd)(std::ptr::null_mut()).is_null());
         assert_eq!(errno(), libc::EINVAL);
-        assert!((v.ibv.alloc_pd)(junk.cast()).is_null());
+        assert!((raw().alloc_pd)(junk.cast()).is_null());
         assert_eq!(errno(), libc::EINVAL);
-        assert!((v.ibv.open_device)(junk.cast()).is_null());
+        assert!((raw().open_device)(junk.cast()).is_null());
         assert_eq!(errno(), libc::ENODEV);
-        assert!((v.ibv.get_device_name)(std::ptr::null_mut()).is_null());
+        assert!((raw().get_device_name)(std::ptr::null_mut()).is_null());
         assert_eq!((v.ibv.close_device)(junk.cast()), libc::EINVAL);
         assert_eq!((v.ibv.dealloc_pd)(junk.cast()), libc::EINVAL);
         assert_eq!((v.ibv.dereg_mr)(std::ptr::null_mut()), libc::EINVAL);
@@ -814,18 +882,18 @@ fn bad_calls_fail_with_errno_and_do_not_crash() {
         assert_eq!((v.ibv.destroy_qp)(junk.cast()), libc::EINVAL);
         assert_eq!((v.ibv.destroy_comp_channel)(junk.cast()), libc::EINVAL);
         let mut attr = ffi::ibv_qp_attr::default();
-        assert_eq!((v.ibv.modify_qp)(junk.cast(), &mut attr, 1), libc::EINVAL);
+        assert_eq!((raw().modify_qp)(junk.cast(), &mut attr, 1), libc::EINVAL);
         assert_eq!(
-            (v.ibv.query_qp)(junk.cast(), &mut attr, 1, std::ptr::null_mut()),
+            (raw().query_qp)(junk.cast(), &mut attr, 1, std::ptr::null_mut()),
             libc::EINVAL
         );
         let mut out_cq = std::ptr::null_mut();
         let mut out_ctx = std::ptr::null_mut();
         assert_eq!(
-            (v.ibv.get_cq_event)(junk.cast(), &mut out_cq, &mut out_ctx),
+            (raw().get_cq_event)(junk.cast(), &mut out_cq, &mut out_ctx),
             -1
         );
-        (v.ibv.ack_cq_events)(junk.cast(), 1);
+        (raw().ack_cq_events)(junk.cast(), 1);
         (v.ibv.free_device_list)(junk.cast());
         let mut obj = ffi::mlx5dv_obj::default();
         assert_eq!(
@@ -837,36 +905,36 @@ fn bad_calls_fail_with_errno_and_do_not_crash() {
             libc::EINVAL
         );
         assert_eq!((v.mlx5.init_obj)(&mut obj, 1 << 4), libc::EOPNOTSUPP);
-        assert!(!(v.mlx5.is_supported)(junk.cast()));
+        assert!(!(raw().is_supported)(junk.cast()));
 
         // Real objects, bad arguments.
         let mut count = 0;
         let list = (v.ibv.get_device_list)(&mut count);
-        let context = (v.ibv.open_device)(*list);
+        let context = (raw().open_device)(*list);
         (v.ibv.free_device_list)(list);
         let mut port = ffi::ibv_port_attr::default();
-        assert_eq!((v.ibv.query_port)(context, 2, &mut port), libc::EINVAL);
+        assert_eq!((raw().query_port)(context, 2, &mut port), libc::EINVAL);
         let mut gid = ffi::ibv_gid::default();
-        assert_eq!((v.ibv.query_gid)(context, 1, 1, &mut gid), -1);
+        assert_eq!((raw().query_gid)(context, 1, 1, &mut gid), -1);
         assert!(
-            (v.ibv.create_cq)(context, 0, std::ptr::null_mut(), std::ptr::null_mut(), 0).is_null()
+            (raw().create_cq)(context, 0, std::ptr::null_mut(), std::ptr::null_mut(), 0).is_null()
         );
         assert_eq!(errno(), libc::EINVAL);
-        let pd = (v.ibv.alloc_pd)(context);
+        let pd = (raw().alloc_pd)(context);
         assert!(!pd.is_null());
         let mut buf = [0u8; 64];
         // Remote write without local write, and an unknown access bit
         // outside the optional range (IBV_ACCESS_MW_BIND).
-        assert!((v.ibv.reg_mr)(pd, buf.as_mut_ptr().cast(), 64, 2).is_null());
+        assert!((raw().reg_mr)(pd, buf.as_mut_ptr().cast(), 64, 2).is_null());
         assert_eq!(errno(), libc::EINVAL);
-        assert!((v.ibv.reg_mr)(pd, buf.as_mut_ptr().cast(), 64, 1 | (1 << 4)).is_null());
+        assert!((raw().reg_mr)(pd, buf.as_mut_ptr().cast(), 64, 1 | (1 << 4)).is_null());
         assert_eq!(errno(), libc::EINVAL);
         // Optional bits (IBV_ACCESS_RELAXED_ORDERING, which UCX adds on some
         // hosts) are accepted and ignored, as rdma-core does.
-        let relaxed = (v.ibv.reg_mr)(pd, buf.as_mut_ptr().cast(), 64, 1 | (1 << 20));
+        let relaxed = (raw().reg_mr)(pd, buf.as_mut_ptr().cast(), 64, 1 | (1 << 20));
         assert!(!relaxed.is_null(), "optional access bits refused");
         assert_eq!((v.ibv.dereg_mr)(relaxed), 0);
-        let cq = (v.ibv.create_cq)(context, 16, std::ptr::null_mut(), std::ptr::null_mut(), 0);
+        let cq = (raw().create_cq)(context, 16, std::ptr::null_mut(), std::ptr::null_mut(), 0);
         let mut init = ffi::ibv_qp_init_attr {
             qp_context: std::ptr::null_mut(),
             send_cq: cq,
@@ -879,7 +947,7 @@ fn bad_calls_fail_with_errno_and_do_not_crash() {
             qp_type: ffi::IBV_QPT_RC,
             sq_sig_all: 0,
         };
-        assert!((v.ibv.create_qp)(pd, &mut init).is_null(), "no SRQ");
+        assert!((raw().create_qp)(pd, &mut init).is_null(), "no SRQ");
         let mut srq_attr = ffi::ibv_srq_init_attr {
             srq_context: std::ptr::null_mut(),
             attr: ffi::ibv_srq_attr {
@@ -888,12 +956,12 @@ fn bad_calls_fail_with_errno_and_do_not_crash() {
                 srq_limit: 0,
             },
         };
-        init.srq = (v.ibv.create_srq)(pd, &mut srq_attr);
+        init.srq = (raw().create_srq)(pd, &mut srq_attr);
         init.qp_type = 3; // UC
-        assert!((v.ibv.create_qp)(pd, &mut init).is_null());
+        assert!((raw().create_qp)(pd, &mut init).is_null());
         assert_eq!(errno(), libc::EOPNOTSUPP);
         init.qp_type = ffi::IBV_QPT_RC;
-        let qp = (v.ibv.create_qp)(pd, &mut init);
+        let qp = (raw().create_qp)(pd, &mut init);
         assert!(!qp.is_null());
         // Unsupported mask bit (IBV_QP_QKEY), missing required bits, RTR
         // without a GRH, a GID that is not one of ours.
@@ -907,14 +975,14 @@ fn bad_calls_fail_with_errno_and_do_not_crash() {
             | ffi::IBV_QP_PORT
             | ffi::IBV_QP_ACCESS_FLAGS;
         assert_eq!(
-            (v.ibv.modify_qp)(qp, &mut attr, (init_mask | 1 << 6) as c_int),
+            (raw().modify_qp)(qp, &mut attr, (init_mask | 1 << 6) as c_int),
             libc::EINVAL
         );
         assert_eq!(
-            (v.ibv.modify_qp)(qp, &mut attr, ffi::IBV_QP_STATE as c_int),
+            (raw().modify_qp)(qp, &mut attr, ffi::IBV_QP_STATE as c_int),
             libc::EINVAL
         );
-        assert_eq!((v.ibv.modify_qp)(qp, &mut attr, init_mask as c_int), 0);
+        assert_eq!((raw().modify_qp)(qp, &mut attr, init_mask as c_int), 0);
         let rtr_mask = ffi::IBV_QP_STATE
             | ffi::IBV_QP_AV
             | ffi::IBV_QP_PATH_MTU
@@ -929,7 +997,7 @@ fn bad_calls_fail_with_errno_and_do_not_crash() {
             ..Default::default()
         };
         assert_eq!(
-            (v.ibv.modify_qp)(qp, &mut attr, rtr_mask as c_int),
+            (raw().modify_qp)(qp, &mut attr, rtr_mask as c_int),
             libc::EINVAL
         );
         attr.ah_attr.is_global = 1;
@@ -939,16 +1007,16 @@ fn bad_calls_fail_with_errno_and_do_not_crash() {
         mapped[12..].copy_from_slice(&[127, 0, 0, 1]);
         attr.ah_attr.grh.dgid = ffi::ibv_gid { raw: mapped };
         assert_eq!(
-            (v.ibv.modify_qp)(qp, &mut attr, rtr_mask as c_int),
+            (raw().modify_qp)(qp, &mut attr, rtr_mask as c_int),
             libc::EINVAL
         );
         let mut queried = ffi::ibv_qp_attr::default();
         assert_eq!(
-            (v.ibv.query_qp)(qp, &mut queried, -1, std::ptr::null_mut()),
+            (raw().query_qp)(qp, &mut queried, -1, std::ptr::null_mut()),
             libc::EINVAL
         );
         assert_eq!(
-            (v.ibv.query_qp)(
+            (raw().query_qp)(
                 qp,
                 &mut queried,
                 ffi::IBV_QP_STATE as c_int,

@@ -11,7 +11,7 @@ use super::limits::{MAX_CQE, MAX_QP_WQEBB, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT};
 use super::memory::Region;
 use super::opened::{Core, Opened};
 use super::os::{DmaBuffer, EventFd};
-use super::qp::{QpBell, QpContext};
+use super::qp::{QpBell, QpContext, QpEngine};
 use super::qp::{QpStatus, Transition};
 use super::queues::{ring_entries, CqShared, SrqShared};
 use super::registry;
@@ -20,7 +20,8 @@ use super::Error;
 use crate::engine::Access;
 use crate::link::LinkStats;
 use crate::link::Tx;
-use mlx5::{AtomicResultOrder, CqRing, RecvRing, SendRing};
+use crate::wire::{Gid, DEFAULT_HOP_LIMIT};
+use mlx5::{AtomicResultOrder, CqRing, DatagramSeg, RecvRing, SendRing};
 
 /// An open soft device (shared: clones and other opens of the same name are
 /// the same device).
@@ -88,6 +89,11 @@ impl Device {
     /// The UDP endpoint of the port: what a peer needs to reach it.
     pub fn address(&self) -> SocketAddrV4 {
         self.0.local_addr()
+    }
+
+    /// The port's one GID: its UDP endpoint ([`Gid::from_endpoint`]).
+    pub fn gid(&self) -> Gid {
+        Gid::from_endpoint(self.address())
     }
 
     /// Makes this device's QPs (existing and future) deliver SEND receives
@@ -215,6 +221,7 @@ impl Pd {
         })
     }
 
+    /// A reliable-connected QP whose receives come from `srq`.
     pub fn create_qp(
         &self,
         send_cq: &Cq,
@@ -222,33 +229,125 @@ impl Pd {
         srq: &Srq,
         sq_wqebb_count: u32,
     ) -> Result<Qp, Error> {
+        self.create_qp_of(
+            QpEngine::rc,
+            send_cq,
+            recv_cq,
+            Receives::Shared(srq),
+            sq_wqebb_count,
+        )
+    }
+
+    /// An unreliable-datagram QP whose receives come from `srq`: its send
+    /// WQEs carry a datagram segment (from an [`Ah`]), its receives get
+    /// the GRH ahead of the data.
+    pub fn create_ud_qp(
+        &self,
+        send_cq: &Cq,
+        recv_cq: &Cq,
+        srq: &Srq,
+        sq_wqebb_count: u32,
+    ) -> Result<Qp, Error> {
+        let gid = self.device.gid();
+        let engine = move |qpn| QpEngine::ud(qpn, gid);
+        let receives = Receives::Shared(srq);
+        self.create_qp_of(engine, send_cq, recv_cq, receives, sq_wqebb_count)
+    }
+
+    /// An unreliable-datagram QP with a receive queue of its own:
+    /// `rq_wqe_count` WQEs (rounded up to a power of two) of `rq_max_sge`
+    /// data segments, no next segment, used in ring order; the transport
+    /// publishes its receive counter in word 0 of the QP's doorbell record
+    /// ([`Qp::recv_ring`]), as mlx5 QPs without an SRQ have it.
+    pub fn create_ud_qp_with_rq(
+        &self,
+        send_cq: &Cq,
+        recv_cq: &Cq,
+        rq_wqe_count: u32,
+        rq_max_sge: u32,
+        sq_wqebb_count: u32,
+    ) -> Result<Qp, Error> {
+        let wqe_count = ring_entries(rq_wqe_count, MAX_SRQ_WQE)?;
+        if rq_max_sge == 0 || rq_max_sge > MAX_SRQ_SGE {
+            tracing::warn!(
+                "soft hca {}: receive queue with {rq_max_sge} data segments",
+                self.device.name(),
+            );
+            return Err(Error::InvalidParam);
+        }
+        let gid = self.device.gid();
+        let engine = move |qpn| QpEngine::ud(qpn, gid);
+        let receives = Receives::Own {
+            wqe_count,
+            max_sge: rq_max_sge,
+        };
+        self.create_qp_of(engine, send_cq, recv_cq, receives, sq_wqebb_count)
+    }
+
+    /// An address handle for the port whose GID is `gid`, which must name
+    /// a soft HCA port.
+    pub fn create_ah(&self, gid: Gid) -> Result<Ah, Error> {
+        if gid.endpoint().is_none() {
+            tracing::warn!(
+                "soft hca {}: address handle for GID {:02x?}, not a soft HCA port",
+                self.device.name(),
+                gid.0
+            );
+            return Err(Error::InvalidParam);
+        }
+        Ok(Ah { gid })
+    }
+
+    fn create_qp_of(
+        &self,
+        engine: impl FnOnce(u32) -> QpEngine,
+        send_cq: &Cq,
+        recv_cq: &Cq,
+        receives: Receives<'_>,
+        sq_wqebb_count: u32,
+    ) -> Result<Qp, Error> {
         let wqebb_count = ring_entries(sq_wqebb_count, MAX_QP_WQEBB)?;
         let same_device = |other: &Device| Arc::ptr_eq(&other.0, &self.device.0);
-        if !same_device(&send_cq.device)
-            || !same_device(&recv_cq.device)
-            || !same_device(&srq.device)
-        {
+        let srq_device_ok = match receives {
+            Receives::Shared(srq) => same_device(&srq.device),
+            Receives::Own { .. } => true,
+        };
+        if !same_device(&send_cq.device) || !same_device(&recv_cq.device) || !srq_device_ok {
             tracing::warn!(
                 "soft hca {}: CQ or SRQ of another device",
                 self.device.name()
             );
             return Err(Error::InvalidParam);
         }
-        if srq.shared.pd != self.pdn {
-            tracing::warn!(
-                "soft hca {}: SRQ of another protection domain",
-                self.device.name()
-            );
-            return Err(Error::InvalidParam);
-        }
         let ring = Arc::new(DmaBuffer::new(wqebb_count as usize * mlx5::SEND_WQE_BB)?);
         let dbrec = Arc::new(DmaBuffer::new(64)?);
+        let (recv_queue, own_rq) = match receives {
+            Receives::Shared(srq) => {
+                if srq.shared.pd != self.pdn {
+                    tracing::warn!(
+                        "soft hca {}: SRQ of another protection domain",
+                        self.device.name()
+                    );
+                    return Err(Error::InvalidParam);
+                }
+                (Arc::clone(&srq.shared), None)
+            }
+            Receives::Own { wqe_count, max_sge } => {
+                let rq = Arc::new(SrqShared::new_rq(
+                    self.pdn,
+                    wqe_count,
+                    max_sge,
+                    Arc::clone(&dbrec),
+                )?);
+                (Arc::clone(&rq), Some(rq))
+            }
+        };
         let core = self.device.core();
         let mut state = core.lock();
         let qpn = Core::alloc_qpn(&mut state);
         let bell = Arc::new(QpBell::default());
         let mut context = QpContext::new(
-            qpn,
+            engine(qpn),
             Arc::clone(&bell),
             self.pdn,
             Arc::clone(&ring),
@@ -256,7 +355,7 @@ impl Pd {
             wqebb_count,
             Arc::clone(&send_cq.shared),
             Arc::clone(&recv_cq.shared),
-            Arc::clone(&srq.shared),
+            recv_queue,
         );
         context.set_scatter_to_cqe(state.scatter_to_cqe);
         state.qps.insert(qpn, context);
@@ -268,7 +367,45 @@ impl Pd {
             ring,
             dbrec,
             wqebb_count,
+            own_rq,
         })
+    }
+}
+
+/// Where a QP's receives come from.
+#[derive(Clone, Copy)]
+enum Receives<'a> {
+    Shared(&'a Srq),
+    /// A receive queue of its own.
+    Own {
+        wqe_count: u32,
+        max_sge: u32,
+    },
+}
+
+/// An address handle: where UD sends go, as the datagram segment of a
+/// send WQE says it (`ibv_create_ah` and the AV libmlx5 gives for it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ah {
+    gid: Gid,
+}
+
+impl Ah {
+    pub fn gid(&self) -> Gid {
+        self.gid
+    }
+
+    /// The datagram segment of a send to QP `qpn` holding `qkey` at this
+    /// address: the full address vector with a GRH (RoCE always has one).
+    pub fn datagram(&self, qpn: u32, qkey: u32) -> DatagramSeg {
+        DatagramSeg {
+            qkey,
+            dqp_dct: mlx5::MLX5_EXTENDED_UD_AV | (qpn & 0x00ff_ffff),
+            hop_limit: DEFAULT_HOP_LIMIT,
+            grh_gid_fl: mlx5::MLX5_AV_GRH,
+            rgid: self.gid.0,
+            ..DatagramSeg::default()
+        }
     }
 }
 
@@ -348,9 +485,18 @@ pub struct Qp {
     ring: Arc<DmaBuffer>,
     dbrec: Arc<DmaBuffer>,
     wqebb_count: u32,
+    /// Its own receive queue, if it has one.
+    own_rq: Option<Arc<SrqShared>>,
 }
 
 impl Qp {
+    /// The QP's own receive queue (`None` for a QP on an SRQ): its WQEs
+    /// hold only data segments; its `dbrec` is the QP's doorbell record,
+    /// whose word 0 is the receive counter.
+    pub fn recv_ring(&self) -> Option<RecvRing> {
+        self.own_rq.as_ref().map(|rq| rq.ring())
+    }
+
     pub fn send_ring(&self) -> SendRing {
         SendRing {
             buf: self.ring.ptr(),

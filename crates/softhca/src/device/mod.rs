@@ -1,5 +1,5 @@
 //! The soft device: a NIC in this process that consumes the mlx5 rings its
-//! user writes, runs one RC [`engine`](crate::engine) per QP, carries their
+//! user writes, runs one RC or UD [`engine`](crate::engine) per QP, carries their
 //! packets over its [`link`](crate::link) (UDP, same-host rings), and writes
 //! CQE64s back (DESIGN.md §4).
 //!
@@ -25,7 +25,7 @@ mod settings;
 mod translate;
 
 pub use crate::link::{Faults, LinkStats};
-pub use handles::{Cq, Device, Doorbell, EventChannel, Mr, Pd, Qp, Srq};
+pub use handles::{Ah, Cq, Device, Doorbell, EventChannel, Mr, Pd, Qp, Srq};
 pub use opened::ReceiveMark;
 pub use qp::{QpStatus, Transition};
 pub use registry::{drop_next, set_faults};

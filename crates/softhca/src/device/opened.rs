@@ -403,7 +403,7 @@ impl Core {
             );
             return;
         };
-        if qp.peer() != Some(from) {
+        if !qp.accepts_from(from) {
             bump(&self.link.counters.rx_forged_source);
             tracing::debug!(
                 "soft hca {}: QP 0x{dest_qpn:x} got a datagram from {from}, its peer is {:?}; dropped",

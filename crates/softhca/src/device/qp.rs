@@ -1,4 +1,5 @@
-//! One QP of the soft device: the engine plus the rings it is bound to.
+//! One QP of the soft device, RC or UD: the engine plus the rings it is
+//! bound to.
 //! Turns WQEs from the send ring into work requests, received datagrams into
 //! engine input, engine output into datagrams and CQE64s.
 
@@ -13,13 +14,15 @@ use super::translate as wqe;
 use super::Error;
 use crate::engine::{
     ack_timeout_from_ib, Access, Completion, CompletionOpcode, CompletionStatus, Instant, Memory,
-    Qp as Engine, QpConfig, QpState, RecvWr, RtrAttrs, RtsAttrs, Sge, WorkQueue,
+    Qp as RcEngine, QpConfig, QpError, QpState, RecvWr, RtrAttrs, RtsAttrs, SendWr, Sge, UdConfig,
+    UdQp, WorkQueue,
 };
 use crate::link::bump;
 use crate::link::Tx;
-use crate::wire::{IcrcContext, Opcode, Packet, PacketRepr};
+use crate::wire::{Gid, IcrcContext, Opcode, Packet, PacketRepr};
 
-/// One `modify QP` call of the soft device; only the transitions RC uses.
+/// One `modify QP` call of the soft device: the transitions RC and UD use
+/// (a QP refuses those of the other kind).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transition {
     /// RESET→INIT.
@@ -41,6 +44,12 @@ pub enum Transition {
         /// READ/atomic requests kept in flight (0 counts as 1).
         max_rd_atomic: u8,
     },
+    /// UD: RESET→INIT (or INIT→INIT) with the Q_Key datagrams must carry.
+    UdInit { qkey: u32 },
+    /// UD: INIT→RTR (no peer: each send names its own).
+    UdRtr,
+    /// UD: RTR→RTS, first PSN `sq_psn` (24 bits).
+    UdRts { sq_psn: u32 },
     /// Any state → ERR: outstanding and later WQEs complete with flush errors.
     Error,
     /// Any state → RESET: forget everything (rings are reused from index 0).
@@ -56,6 +65,71 @@ pub struct QpStatus {
     /// Next PSN the requester will send.
     pub sq_psn: u32,
     pub dest_qpn: u32,
+    /// The Q_Key of a UD QP (0 for RC).
+    pub qkey: u32,
+}
+
+/// The protocol engine behind a QP: reliable connected or unreliable
+/// datagram.
+// A QP's context stays where the device's table put it; boxing the RC
+// engine to even the sizes would add a pointer chase to every RC packet.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum QpEngine {
+    Rc(RcEngine),
+    Ud(UdQp),
+}
+
+impl QpEngine {
+    /// An RC engine for QP `qpn`.
+    pub fn rc(qpn: u32) -> QpEngine {
+        QpEngine::Rc(RcEngine::new(QpConfig::new(qpn)))
+    }
+
+    /// A UD engine for QP `qpn` on the port whose GID is `gid`.
+    pub fn ud(qpn: u32, gid: Gid) -> QpEngine {
+        QpEngine::Ud(UdQp::new(UdConfig::new(qpn, gid)))
+    }
+
+    fn qpn(&self) -> u32 {
+        match self {
+            QpEngine::Rc(e) => e.qpn(),
+            QpEngine::Ud(e) => e.qpn(),
+        }
+    }
+
+    fn recv_queue_len(&self) -> usize {
+        match self {
+            QpEngine::Rc(e) => e.recv_queue_len(),
+            QpEngine::Ud(e) => e.recv_queue_len(),
+        }
+    }
+
+    fn post_recv(&mut self, wr: RecvWr) -> Result<(), QpError> {
+        match self {
+            QpEngine::Rc(e) => e.post_recv(wr),
+            QpEngine::Ud(e) => e.post_recv(wr),
+        }
+    }
+
+    fn poll_completion(&mut self) -> Option<Completion> {
+        match self {
+            QpEngine::Rc(e) => e.poll_completion(),
+            QpEngine::Ud(e) => e.poll_completion(),
+        }
+    }
+
+    fn modify_to_error(&mut self) {
+        match self {
+            QpEngine::Rc(e) => e.modify_to_error(),
+            QpEngine::Ud(e) => e.modify_to_error(),
+        }
+    }
+}
+
+/// A WQE decoded for the engine of its QP.
+enum Decoded {
+    Rc(SendWr),
+    Ud(wqe::UdRequest),
 }
 
 /// The doorbell flag of one QP, shared by its [`Doorbell`](super::Doorbell)s and
@@ -68,7 +142,7 @@ pub(crate) struct QpBell {
 
 /// The device side of one QP.
 pub(crate) struct QpContext {
-    engine: Engine,
+    engine: QpEngine,
     bell: Arc<QpBell>,
     /// Datagrams arrived since the last [`QpContext::pump`]: the device
     /// answers them all at the end of its pass (one ACK for several).
@@ -112,7 +186,7 @@ pub(crate) fn dest_qpn_of(datagram: &[u8]) -> Option<u32> {
 impl QpContext {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        qpn: u32,
+        engine: QpEngine,
         bell: Arc<QpBell>,
         pd: u32,
         ring: Arc<DmaBuffer>,
@@ -123,7 +197,7 @@ impl QpContext {
         srq: Arc<SrqShared>,
     ) -> QpContext {
         QpContext {
-            engine: Engine::new(QpConfig::new(qpn)),
+            engine,
             bell,
             needs_pump: false,
             pd,
@@ -160,7 +234,8 @@ impl QpContext {
     /// receive buffer, as mlx5 does for an RC QP with 64-byte CQEs when
     /// libmlx5 enables scatter-to-CQE (its default).
     pub fn set_scatter_to_cqe(&mut self, on: bool) {
-        self.scatter_to_cqe = on;
+        // A UD receive starts with its 40-byte GRH: too long for the CQE.
+        self.scatter_to_cqe = on && matches!(self.engine, QpEngine::Rc(_));
     }
 
     pub fn recv_cq(&self) -> &Arc<CqShared> {
@@ -171,16 +246,38 @@ impl QpContext {
         self.peer
     }
 
+    /// Whether a datagram from `from` may reach this QP: an RC QP takes
+    /// only its peer's, a UD QP anyone's.
+    pub fn accepts_from(&self, from: SocketAddrV4) -> bool {
+        match self.engine {
+            QpEngine::Rc(_) => self.peer == Some(from),
+            QpEngine::Ud(_) => true,
+        }
+    }
+
     pub fn next_timeout(&self) -> Option<Instant> {
-        self.engine.next_timeout()
+        match &self.engine {
+            QpEngine::Rc(e) => e.next_timeout(),
+            QpEngine::Ud(_) => None,
+        }
     }
 
     pub fn query(&self) -> QpStatus {
-        QpStatus {
-            state: self.engine.state(),
-            next_rcv_psn: self.engine.next_rcv_psn(),
-            sq_psn: self.engine.send_psn(),
-            dest_qpn: self.engine.dest_qpn(),
+        match &self.engine {
+            QpEngine::Rc(e) => QpStatus {
+                state: e.state(),
+                next_rcv_psn: e.next_rcv_psn(),
+                sq_psn: e.send_psn(),
+                dest_qpn: e.dest_qpn(),
+                qkey: 0,
+            },
+            QpEngine::Ud(e) => QpStatus {
+                state: e.state(),
+                next_rcv_psn: 0,
+                sq_psn: e.send_psn(),
+                dest_qpn: 0,
+                qkey: e.qkey(),
+            },
         }
     }
 
@@ -192,10 +289,43 @@ impl QpContext {
         mrs: &MrTable,
     ) -> Result<(), Error> {
         let qpn = self.qpn();
+        let engine = match (&mut self.engine, transition) {
+            (QpEngine::Rc(engine), _) => engine,
+            (QpEngine::Ud(engine), _) => {
+                let result = match transition {
+                    Transition::UdInit { qkey } => engine.modify_to_init(qkey),
+                    Transition::UdRtr => {
+                        let result = engine.modify_to_rtr();
+                        if result.is_ok() {
+                            self.local = Some(tx.link.local_addr());
+                        }
+                        result
+                    }
+                    Transition::UdRts { sq_psn } => engine.modify_to_rts(sq_psn),
+                    Transition::Error => {
+                        engine.modify_to_error();
+                        Ok(())
+                    }
+                    Transition::Reset => {
+                        engine.reset();
+                        Ok(())
+                    }
+                    Transition::Init | Transition::Rtr { .. } | Transition::Rts { .. } => {
+                        tracing::warn!("soft hca: QP 0x{qpn:x} is UD: {transition:?} refused");
+                        return Err(Error::InvalidParam);
+                    }
+                };
+                return self.finish_modify(transition, result, now, tx, mrs);
+            }
+        };
         let result = match transition {
-            Transition::Init => self.engine.modify_to_init(),
+            Transition::Init => engine.modify_to_init(),
+            Transition::UdInit { .. } | Transition::UdRtr | Transition::UdRts { .. } => {
+                tracing::warn!("soft hca: QP 0x{qpn:x} is RC: {transition:?} refused");
+                return Err(Error::InvalidParam);
+            }
             Transition::Rtr { peer, attrs } => {
-                let result = self.engine.modify_to_rtr(attrs);
+                let result = engine.modify_to_rtr(attrs);
                 if result.is_ok() {
                     self.peer = Some(peer);
                     self.local = Some(tx.link.local_addr());
@@ -213,7 +343,7 @@ impl QpContext {
                     tracing::warn!("soft hca: QP 0x{qpn:x}: timeout exponent {timeout} > 31");
                     return Err(Error::InvalidParam);
                 }
-                self.engine.modify_to_rts(RtsAttrs {
+                engine.modify_to_rts(RtsAttrs {
                     sq_psn,
                     ack_timeout: ack_timeout_from_ib(timeout),
                     retry_cnt,
@@ -222,19 +352,34 @@ impl QpContext {
                 })
             }
             Transition::Error => {
-                self.engine.modify_to_error();
+                engine.modify_to_error();
                 Ok(())
             }
             Transition::Reset => {
-                self.engine.reset();
-                self.sq_ci = 0;
-                self.peer = None;
-                if let Some(recv) = self.parked.take() {
-                    self.srq.give_back(recv);
-                }
+                engine.reset();
                 Ok(())
             }
         };
+        self.finish_modify(transition, result, now, tx, mrs)
+    }
+
+    /// What every transition does once the engine took (or refused) it.
+    fn finish_modify(
+        &mut self,
+        transition: Transition,
+        result: Result<(), QpError>,
+        now: Instant,
+        tx: &mut Tx<'_>,
+        mrs: &MrTable,
+    ) -> Result<(), Error> {
+        let qpn = self.qpn();
+        if transition == Transition::Reset {
+            self.sq_ci = 0;
+            self.peer = None;
+            if let Some(recv) = self.parked.take() {
+                self.srq.give_back(recv);
+            }
+        }
         if let Err(err) = result {
             tracing::warn!("soft hca: QP 0x{qpn:x}: {transition:?} refused: {err}");
             return Err(Error::InvalidParam);
@@ -287,11 +432,28 @@ impl QpContext {
                     .read(sge.lkey, sge.addr, &mut out[start..], Access::LOCAL_READ)
                     .is_ok()
             };
-            match wqe::to_work_request(ring, index, read_local) {
-                Ok((wqebbs, wr)) => {
+            let decoded = match self.engine {
+                QpEngine::Rc(_) => wqe::to_work_request(ring, index, read_local)
+                    .map(|(wqebbs, wr)| (wqebbs, Decoded::Rc(wr))),
+                QpEngine::Ud(_) => wqe::to_ud_request(ring, index, read_local)
+                    .map(|(wqebbs, request)| (wqebbs, Decoded::Ud(request))),
+            };
+            match decoded {
+                Ok((wqebbs, decoded)) => {
                     self.sq_ci = index.wrapping_add(wqebbs.clamp(1, published));
-                    let opcode = (wr.wr_id >> 16) as u8;
-                    if let Err(err) = self.engine.post_send(wr) {
+                    let (wr_id, posted) = match (&mut self.engine, decoded) {
+                        (QpEngine::Rc(engine), Decoded::Rc(wr)) => (wr.wr_id, engine.post_send(wr)),
+                        (QpEngine::Ud(engine), Decoded::Ud(wqe::UdRequest::Send(wr))) => {
+                            (wr.wr_id, engine.post_send(wr))
+                        }
+                        (
+                            QpEngine::Ud(engine),
+                            Decoded::Ud(wqe::UdRequest::Nop { wr_id, signaled }),
+                        ) => (wr_id, engine.post_nop(wr_id, signaled)),
+                        _ => continue,
+                    };
+                    let opcode = (wr_id >> 16) as u8;
+                    if let Err(err) = posted {
                         tracing::warn!(
                             "soft hca: QP 0x{:x}: WQE {index} refused: {err}",
                             self.qpn()
@@ -353,7 +515,7 @@ impl QpContext {
         mrs: &MrTable,
     ) {
         let Some(local) = self.local else { return };
-        if self.engine.owes_responses() {
+        if matches!(&self.engine, QpEngine::Rc(e) if e.owes_responses()) {
             // READ data or atomic results of an earlier packet of this batch
             // go out before this packet can discard them (see
             // `owes_responses`): as a NIC would have sent them already.
@@ -395,7 +557,12 @@ impl QpContext {
                 table: mrs,
                 pd: self.pd,
             };
-            self.engine.handle_packet(now, &packet, &mut memory);
+            match &mut self.engine {
+                QpEngine::Rc(engine) => engine.handle_packet(now, &packet, &mut memory),
+                QpEngine::Ud(engine) => {
+                    engine.handle_packet(&packet, Gid::from_endpoint(from), &mut memory)
+                }
+            }
         }
         if self.engine.recv_queue_len() == 0 {
             // The engine started (or finished) the message in that receive.
@@ -408,15 +575,23 @@ impl QpContext {
     /// Whether this packet would take a receive if it is the one expected:
     /// the first packet of a SEND, or the packet of a WRITE with immediate
     /// that carries the immediate.
+    /// For a UD QP: a datagram addressed to it.
     fn consumes_receive(&self, packet: &PacketRepr<'_>) -> bool {
         let opcode = packet.bth.opcode;
-        let takes = (opcode.is_send() && opcode.is_first())
-            || matches!(opcode, Opcode::WriteOnlyImm | Opcode::WriteLastImm);
-        takes && packet.bth.psn == self.engine.next_rcv_psn()
+        match &self.engine {
+            QpEngine::Rc(engine) => {
+                let takes = (opcode.is_send() && opcode.is_first())
+                    || matches!(opcode, Opcode::WriteOnlyImm | Opcode::WriteLastImm);
+                takes && packet.bth.psn == engine.next_rcv_psn()
+            }
+            QpEngine::Ud(engine) => opcode.is_ud() && packet.bth.dest_qp == engine.qpn(),
+        }
     }
 
     pub fn handle_timeout(&mut self, now: Instant, tx: &mut Tx<'_>, mrs: &MrTable) {
-        self.engine.handle_timeout(now);
+        if let QpEngine::Rc(engine) = &mut self.engine {
+            engine.handle_timeout(now);
+        }
         self.pump(now, tx, mrs);
     }
 
@@ -435,14 +610,44 @@ impl QpContext {
             pd: self.pd,
         };
         // The link seals (ICRC) what leaves by UDP when it sends it.
-        if let (Some(peer), Some(_)) = (self.peer, self.local) {
-            let qpn = self.qpn();
+        let qpn = self.qpn();
+        if let (QpEngine::Ud(engine), Some(_)) = (&mut self.engine, self.local) {
+            while let Some(dest) = engine.next_dest() {
+                let peer = dest.endpoint();
+                if peer.is_some_and(|peer| !tx.has_room(peer)) {
+                    self.waits_for_room = true;
+                    break;
+                }
+                let Some(transmit) = engine.poll_transmit(&mut memory) else {
+                    break;
+                };
+                let Some(peer) = peer else {
+                    // As a NIC would: the datagram leaves and reaches no one.
+                    tracing::debug!(
+                        "soft hca: QP 0x{qpn:x}: datagram for GID {:02x?}, not a soft HCA port: lost",
+                        dest.0
+                    );
+                    continue;
+                };
+                let repr = transmit.repr();
+                tx.transmit(peer, |slot| match repr.emit_unsealed(slot) {
+                    Ok(len) => Some(len),
+                    Err(err) => {
+                        tracing::warn!("soft hca: QP 0x{qpn:x}: cannot emit a datagram: {err}");
+                        None
+                    }
+                });
+            }
+        }
+        if let (QpEngine::Rc(engine), Some(peer), Some(_)) =
+            (&mut self.engine, self.peer, self.local)
+        {
             loop {
                 if !tx.has_room(peer) {
                     self.waits_for_room = true;
                     break;
                 }
-                let Some(transmit) = self.engine.poll_transmit(now, &mut memory) else {
+                let Some(transmit) = engine.poll_transmit(now, &mut memory) else {
                     break;
                 };
                 let repr = transmit.repr();
@@ -484,7 +689,11 @@ impl QpContext {
                     }
                     return;
                 }
-                let mut cqe = wqe::recv_cqe(completion, self.srq.srqn, self.engine.dest_qpn());
+                let dest_qpn = match &self.engine {
+                    QpEngine::Rc(engine) => engine.dest_qpn(),
+                    QpEngine::Ud(_) => 0,
+                };
+                let mut cqe = wqe::recv_cqe(completion, self.srq.srqn, dest_qpn);
                 let recv = self
                     .engine_recv
                     .take_if(|r| u64::from(r.wqe_index) == completion.wr_id);
@@ -583,8 +792,16 @@ impl Drop for QpContext {
     fn drop(&mut self) {
         // What went wrong on the wire shows here (a stall hunt starts with
         // "were there RNR waits or retransmissions?").
-        let stats = self.engine.stats();
-        tracing::debug!("soft HCA QP {:#x} closes: {stats:?}", self.qpn());
+        match &self.engine {
+            QpEngine::Rc(engine) => {
+                let stats = engine.stats();
+                tracing::debug!("soft HCA QP {:#x} closes: {stats:?}", self.qpn());
+            }
+            QpEngine::Ud(engine) => {
+                let stats = engine.stats();
+                tracing::debug!("soft HCA UD QP {:#x} closes: {stats:?}", self.qpn());
+            }
+        }
         if let Some(recv) = self.parked.take() {
             self.srq.give_back(recv);
         }

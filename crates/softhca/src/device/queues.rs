@@ -163,14 +163,18 @@ impl CqShared {
     }
 }
 
-/// An SRQ: `wqe_count` receive WQEs of `stride` bytes, linked by their
-/// next-segment index as mlx5 SRQs are. The transport publishes the count of
-/// WQEs it posted in `dbrec[0]`.
+/// A receive queue: an SRQ (`wqe_count` receive WQEs of `stride` bytes,
+/// linked by their next-segment index as mlx5 SRQs are), or a QP's own
+/// receive queue (plain WQEs of data segments, used in ring order, `srqn`
+/// 0). The transport publishes the count of WQEs it posted in `dbrec[0]`
+/// (for a QP's own queue: word 0 of the QP's doorbell record).
 pub(crate) struct SrqShared {
     pub srqn: u32,
     pub pd: u32,
     ring: DmaBuffer,
-    dbrec: DmaBuffer,
+    dbrec: Arc<DmaBuffer>,
+    /// SRQ WQEs start with a next segment.
+    linked: bool,
     wqe_count: u32,
     stride: u32,
     max_sge: u32,
@@ -203,7 +207,30 @@ impl SrqShared {
             srqn,
             pd,
             ring: DmaBuffer::new(wqe_count as usize * stride)?,
-            dbrec: DmaBuffer::new(DBREC_LEN)?,
+            dbrec: Arc::new(DmaBuffer::new(DBREC_LEN)?),
+            linked: true,
+            wqe_count,
+            stride: stride as u32,
+            max_sge,
+            cursor: Mutex::new(SrqCursor::default()),
+        })
+    }
+
+    /// A QP's own receive queue of `wqe_count` WQEs with `max_sge` data
+    /// segments each, whose counter is word 0 of `qp_dbrec`.
+    pub fn new_rq(
+        pd: u32,
+        wqe_count: u32,
+        max_sge: u32,
+        qp_dbrec: Arc<DmaBuffer>,
+    ) -> Result<SrqShared, Error> {
+        let stride = (max_sge as usize * mlx5::SEG_LEN).next_power_of_two();
+        Ok(SrqShared {
+            srqn: 0,
+            pd,
+            ring: DmaBuffer::new(wqe_count as usize * stride)?,
+            dbrec: qp_dbrec,
+            linked: false,
             wqe_count,
             stride: stride as u32,
             max_sge,
@@ -240,11 +267,11 @@ impl SrqShared {
         if !self.ring.read(usize::from(index) * stride, wqe) {
             return None;
         }
-        let decoded = match mlx5::decode_recv_wqe(wqe, 0, stride, true) {
+        let decoded = match mlx5::decode_recv_wqe(wqe, 0, stride, self.linked) {
             Ok(decoded) => decoded,
             Err(err) => {
                 tracing::warn!(
-                    "soft hca: SRQ 0x{:x}: bad receive WQE {index}: {err}",
+                    "soft hca: receive queue (SRQ 0x{:x}): bad receive WQE {index}: {err}",
                     self.srqn
                 );
                 return None;

@@ -6,8 +6,9 @@
 use super::os::DmaBuffer;
 use crate::engine::{
     AtomicOp, Completion, CompletionOpcode, CompletionStatus, LocalData, RemoteBuf, SendOp, SendWr,
-    Sge,
+    Sge, UdDest, UdSendWr,
 };
+use crate::wire::Gid;
 use mlx5::{self, Cqe64, CqeBytes, DataEntry, SendWqe};
 
 /// Largest send WQE: 63 16-byte units round up to 16 basic blocks.
@@ -153,6 +154,63 @@ pub fn to_work_request(
     Ok((wqebbs, wr))
 }
 
+/// What a WQE of a UD QP's send ring asks for: a datagram to send, or a
+/// NOP (nothing on the wire, only its completion).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UdRequest {
+    Send(UdSendWr),
+    Nop { wr_id: u64, signaled: bool },
+}
+
+/// Decodes the WQE at `index` of a UD QP's ring (as returned by
+/// [`copy_from_ring`]): the destination comes from its datagram segment
+/// (remote GID, QPN and Q_Key), the bytes from its data list.
+pub fn to_ud_request(
+    ring: &[u8],
+    index: u16,
+    read_local: impl Fn(&Sge, &mut Vec<u8>) -> bool,
+) -> Result<(u16, UdRequest), BadWqe> {
+    let wqe = mlx5::decode_ud_send_wqe(ring, index).map_err(|err| {
+        tracing::debug!("soft hca: UD WQE {index}: {err}");
+        let ctrl = ring_ctrl(ring, index);
+        BadWqe {
+            wqebbs: ctrl.wqebbs().max(1) as u16,
+            opcode: ctrl.opcode,
+            status: CompletionStatus::LocalQpOperationError,
+        }
+    })?;
+    let wqebbs = wqe.wqebbs().max(1) as u16;
+    let ctrl = &wqe.ctrl;
+    let (imm, av) = match (wqe.op, wqe.datagram) {
+        (mlx5::SendOp::Send { imm }, Some(av)) => (imm, av),
+        _ => {
+            let nop = UdRequest::Nop {
+                wr_id: wr_id(ctrl),
+                signaled: ctrl.cq_update(),
+            };
+            return Ok((wqebbs, nop));
+        }
+    };
+    let local = local_data(&wqe, read_local).ok_or(BadWqe {
+        wqebbs,
+        opcode: ctrl.opcode,
+        status: CompletionStatus::LocalProtectionError,
+    })?;
+    let wr = UdSendWr {
+        wr_id: wr_id(ctrl),
+        dest: UdDest {
+            gid: Gid(av.rgid),
+            qpn: av.dest_qpn(),
+            qkey: av.qkey,
+        },
+        imm,
+        local,
+        signaled: ctrl.cq_update(),
+        solicited: ctrl.solicited(),
+    };
+    Ok((wqebbs, UdRequest::Send(wr)))
+}
+
 fn ring_ctrl(ring: &[u8], index: u16) -> mlx5::CtrlSeg {
     mlx5::ring_seg(ring, index, 0)
         .map(mlx5::CtrlSeg::read)
@@ -253,7 +311,9 @@ pub fn send_cqe(completion: &Completion) -> CqeBytes {
     .encode()
 }
 
-/// The CQE of a receive completion (the `wr_id` is the SRQ WQE index).
+/// The CQE of a receive completion (the `wr_id` is the SRQ WQE index);
+/// `remote_qpn` is the connected peer's QPN, used unless the completion
+/// names its datagram's source QP.
 pub fn recv_cqe(completion: &Completion, srqn: u32, remote_qpn: u32) -> CqeBytes {
     let index = completion.wr_id as u16;
     if completion.status != CompletionStatus::Success {
@@ -279,7 +339,8 @@ pub fn recv_cqe(completion: &Completion, srqn: u32, remote_qpn: u32) -> CqeBytes
         qpn: completion.qpn,
         byte_cnt: completion.byte_len,
         imm_inval_pkey: completion.imm.unwrap_or(0),
-        remote_qpn,
+        remote_qpn: completion.src_qp.unwrap_or(remote_qpn),
+        grh_in_data: completion.src_qp.is_some(),
         srqn,
         ..Cqe64::default()
     }

@@ -1,4 +1,5 @@
-//! The sans-IO RC protocol engine of the soft HCA (DESIGN.md §4).
+//! The sans-IO protocol engine of the soft HCA (DESIGN.md §4): RC queue
+//! pairs ([`Qp`]) and UD queue pairs ([`UdQp`]).
 //!
 //! One [`Qp`] per queue pair: a pure state machine driven by virtual time and
 //! events (posted work requests, received packets, timer ticks) that produces
@@ -37,6 +38,7 @@ mod requester;
 mod responder;
 pub mod sim;
 mod time;
+mod ud;
 mod wr;
 
 pub use memory::{
@@ -44,6 +46,7 @@ pub use memory::{
 };
 pub use qp::{PathMtu, Qp, QpConfig, QpError, QpState, QpStats, RtrAttrs, RtsAttrs, Transmit};
 pub use time::{ack_timeout_from_ib, rnr_timer_duration, Instant};
+pub use ud::{UdConfig, UdDest, UdQp, UdSendWr, UdStats, UdTransmit, QKEY_USE_QP};
 pub use wr::{
     AtomicOp, Completion, CompletionOpcode, CompletionStatus, LocalData, RecvWr, RemoteBuf, SendOp,
     SendWr, Sge, WorkQueue,

@@ -555,7 +555,8 @@ impl Qp {
             self.stats.packets_dropped += 1;
             return;
         }
-        if !packet.headers_match_opcode() {
+        // Datagrams belong to UD QPs (`UdQp`), never to a connection.
+        if !packet.headers_match_opcode() || bth.opcode.is_ud() {
             self.stats.packets_dropped += 1;
             return;
         }
@@ -701,6 +702,7 @@ impl Qp {
             byte_len,
             imm: None,
             solicited: false,
+            src_qp: None,
         });
     }
 
@@ -714,6 +716,7 @@ impl Qp {
             byte_len: 0,
             imm: None,
             solicited: false,
+            src_qp: None,
         });
     }
 

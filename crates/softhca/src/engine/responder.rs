@@ -367,6 +367,7 @@ impl Qp {
             byte_len: 0,
             imm: None,
             solicited: false,
+            src_qp: None,
         });
         self.enter_error(None);
         Reject::Fatal(match status {
@@ -391,6 +392,7 @@ impl Qp {
             byte_len: u32::try_from(byte_len).unwrap_or(u32::MAX),
             imm: packet.imm,
             solicited: packet.bth.solicited,
+            src_qp: None,
         });
     }
 

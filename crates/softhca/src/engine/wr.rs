@@ -263,6 +263,10 @@ pub struct Completion {
     pub imm: Option<u32>,
     /// Receive side: the SEND asked for a solicited event.
     pub solicited: bool,
+    /// Receive side of a UD QP: the sending QP's number; the receive
+    /// buffer then starts with the packet's 40-byte GRH, which `byte_len`
+    /// counts.
+    pub src_qp: Option<u32>,
 }
 
 #[cfg(test)]

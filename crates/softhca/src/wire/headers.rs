@@ -53,7 +53,7 @@ macro_rules! ext_header {
     };
 }
 
-ext_header!(Reth, AtomicEth, ExtAtomicEth, Aeth, AtomicAckEth);
+ext_header!(Reth, AtomicEth, ExtAtomicEth, Aeth, AtomicAckEth, Deth);
 
 /// Length of the immediate-data header (ImmDt): one big-endian 32-bit word.
 pub const IMM_LEN: usize = 4;
@@ -287,5 +287,40 @@ impl ExtAtomicEth {
             && self.compare <= limit
             && self.swap_add_mask <= limit
             && self.compare_mask <= limit
+    }
+}
+
+/// Datagram extended transport header, carried by every unreliable-datagram
+/// packet: the Q_Key the receiving QP must hold, and the sending QP's
+/// number (IBTA vol. 1, 9.3.3). Byte 4 is reserved: zero on emit, ignored
+/// on parse.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Deth {
+    pub qkey: u32,
+    /// Source queue pair number (24 bits).
+    pub src_qp: u32,
+}
+
+impl Deth {
+    pub const LEN: usize = 8;
+
+    #[inline]
+    pub fn parse(b: &[u8]) -> Result<Deth, WireError> {
+        let b = b.get(..Self::LEN).ok_or(WireError::Truncated)?;
+        Ok(Deth {
+            qkey: get_u32(b, 0),
+            src_qp: get_u32(b, 4) & MAX_U24,
+        })
+    }
+
+    #[inline]
+    pub fn emit(&self, b: &mut [u8]) -> Result<(), WireError> {
+        if self.src_qp > MAX_U24 {
+            return Err(WireError::FieldOutOfRange);
+        }
+        let b = b.get_mut(..Self::LEN).ok_or(WireError::BufferTooSmall)?;
+        put_u32(b, 0, self.qkey);
+        put_u32(b, 4, self.src_qp);
+        Ok(())
     }
 }

@@ -8,7 +8,7 @@
 //!   the opcode carries, payload without pad) with `parse` (checks that the
 //!   headers match the opcode and verifies the ICRC) and `emit`.
 //!
-//! A datagram is `BTH | RETH? | AtomicETH? | ExtAtomicETH? | AETH? |
+//! A datagram is `BTH | DETH? | RETH? | AtomicETH? | ExtAtomicETH? | AETH? |
 //! AtomicAckETH? | ImmDt? | payload | pad to 4 bytes | ICRC`. The UDP
 //! destination port is not fixed to 4791: each device listens where its
 //! address says.
@@ -16,6 +16,7 @@
 mod bth;
 #[doc(hidden)]
 pub mod fuzzing;
+mod grh;
 mod headers;
 mod icrc;
 mod opcode;
@@ -23,9 +24,10 @@ mod packet;
 pub mod pcap;
 
 pub use bth::{Bth, BTH_LEN, DEFAULT_PKEY};
+pub use grh::{Gid, Grh, DEFAULT_HOP_LIMIT, GRH_LEN};
 pub use headers::{
-    Aeth, AethSyndrome, AtomicAckEth, AtomicEth, AtomicSize, ExtAtomicEth, NakCode, Reth, IMM_LEN,
-    MAX_U24,
+    Aeth, AethSyndrome, AtomicAckEth, AtomicEth, AtomicSize, Deth, ExtAtomicEth, NakCode, Reth,
+    IMM_LEN, MAX_U24,
 };
 pub use icrc::{IcrcContext, ICRC_LEN};
 pub use opcode::{HeaderLayout, Opcode};
@@ -41,7 +43,7 @@ pub enum WireError {
     /// Shorter than the headers its opcode needs (or than BTH + ICRC).
     #[error("packet truncated")]
     Truncated,
-    /// Not an opcode of ours (e.g. UC/UD/RD, or a reserved value).
+    /// Not an opcode of ours (e.g. UC/RD, or a reserved value).
     #[error("unknown BTH opcode 0x{0:02x}")]
     UnknownOpcode(u8),
     /// BTH transport version other than 0.
@@ -63,6 +65,9 @@ pub enum WireError {
     /// A payload on an opcode that carries none.
     #[error("payload on an opcode without payload")]
     PayloadNotAllowed,
+    /// A GRH that is not an IPv6 header.
+    #[error("GRH is not an IPv6 header")]
+    BadGrh,
     /// The ICRC does not match the packet.
     #[error("ICRC mismatch: computed 0x{computed:08x}, received 0x{received:08x}")]
     BadIcrc { computed: u32, received: u32 },

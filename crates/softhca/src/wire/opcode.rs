@@ -1,11 +1,12 @@
-//! BTH opcodes of the reliable-connected transport and the extension headers
-//! each one carries.
+//! BTH opcodes of the reliable-connected and unreliable-datagram transports
+//! and the extension headers each one carries.
 
 use super::WireError;
 
 /// A BTH opcode this device sends or accepts.
 ///
-/// `0x00..=0x14` are the IBTA reliable-connected opcodes. The two masked
+/// `0x00..=0x14` are the IBTA reliable-connected opcodes, `0x64` and `0x65`
+/// the two unreliable-datagram ones (a UD message is one packet). The two masked
 /// atomics are mlx5 "extended atomics", which have no standard wire form; we
 /// carry them in the manufacturer-specific opcode range (`0xC0..=0xFF`, top
 /// three bits `110`), so they can never be confused with a standard opcode.
@@ -33,6 +34,10 @@ pub enum Opcode {
     AtomicAcknowledge = 0x12,
     CompareSwap = 0x13,
     FetchAdd = 0x14,
+    /// Unreliable datagram SEND (one packet), carries a [`super::Deth`].
+    UdSendOnly = 0x64,
+    /// Unreliable datagram SEND with immediate data.
+    UdSendOnlyImm = 0x65,
     /// Masked compare-and-swap (32- or 64-bit), carries an [`super::ExtAtomicEth`].
     MaskedCompareSwap = 0xc0,
     /// Masked fetch-and-add (32- or 64-bit), carries an [`super::ExtAtomicEth`].
@@ -40,10 +45,11 @@ pub enum Opcode {
 }
 
 /// Which extension headers follow the BTH, and whether a payload may follow
-/// them. The order on the wire is fixed: RETH, AtomicETH / ExtAtomicETH,
-/// AETH, AtomicAckETH, ImmDt, payload.
+/// them. The order on the wire is fixed: DETH, RETH, AtomicETH /
+/// ExtAtomicETH, AETH, AtomicAckETH, ImmDt, payload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HeaderLayout {
+    pub deth: bool,
     pub reth: bool,
     pub atomic: bool,
     pub ext_atomic: bool,
@@ -55,6 +61,7 @@ pub struct HeaderLayout {
 
 impl HeaderLayout {
     const NONE: HeaderLayout = HeaderLayout {
+        deth: false,
         reth: false,
         atomic: false,
         ext_atomic: false,
@@ -68,7 +75,8 @@ impl HeaderLayout {
     /// and the payload).
     #[inline]
     pub const fn ext_len(&self) -> usize {
-        (if self.reth { super::Reth::LEN } else { 0 })
+        (if self.deth { super::Deth::LEN } else { 0 })
+            + (if self.reth { super::Reth::LEN } else { 0 })
             + (if self.atomic {
                 super::AtomicEth::LEN
             } else {
@@ -105,7 +113,7 @@ impl Opcode {
     }
 
     /// Every opcode, in numeric order (handy for tests and tables).
-    pub const ALL: [Opcode; 23] = [
+    pub const ALL: [Opcode; 25] = [
         Opcode::SendFirst,
         Opcode::SendMiddle,
         Opcode::SendLast,
@@ -127,6 +135,8 @@ impl Opcode {
         Opcode::AtomicAcknowledge,
         Opcode::CompareSwap,
         Opcode::FetchAdd,
+        Opcode::UdSendOnly,
+        Opcode::UdSendOnlyImm,
         Opcode::MaskedCompareSwap,
         Opcode::MaskedFetchAdd,
     ];
@@ -156,6 +166,8 @@ impl Opcode {
             0x12 => Opcode::AtomicAcknowledge,
             0x13 => Opcode::CompareSwap,
             0x14 => Opcode::FetchAdd,
+            0x64 => Opcode::UdSendOnly,
+            0x65 => Opcode::UdSendOnlyImm,
             0xc0 => Opcode::MaskedCompareSwap,
             0xc1 => Opcode::MaskedFetchAdd,
             other => return Err(WireError::UnknownOpcode(other)),
@@ -218,13 +230,31 @@ impl Opcode {
                 ext_atomic: true,
                 ..n
             },
+            Opcode::UdSendOnly => HeaderLayout {
+                deth: true,
+                payload: true,
+                ..n
+            },
+            Opcode::UdSendOnlyImm => HeaderLayout {
+                deth: true,
+                imm: true,
+                payload: true,
+                ..n
+            },
         }
     }
 
-    /// A SEND packet (any position, with or without immediate).
+    /// A reliable-connected SEND packet (any position, with or without
+    /// immediate).
     #[inline]
     pub const fn is_send(self) -> bool {
         (self as u8) <= 0x05
+    }
+
+    /// An unreliable-datagram packet (a SEND, with or without immediate).
+    #[inline]
+    pub const fn is_ud(self) -> bool {
+        matches!(self, Opcode::UdSendOnly | Opcode::UdSendOnlyImm)
     }
 
     /// An RDMA WRITE packet (any position, with or without immediate).
@@ -278,6 +308,8 @@ impl Opcode {
                 | Opcode::FetchAdd
                 | Opcode::MaskedCompareSwap
                 | Opcode::MaskedFetchAdd
+                | Opcode::UdSendOnly
+                | Opcode::UdSendOnlyImm
         )
     }
 

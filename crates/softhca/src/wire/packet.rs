@@ -1,7 +1,7 @@
 //! The checked view over a whole RoCEv2 datagram and its parsed `Repr`.
 
 use super::bth::{self, Bth, BTH_LEN};
-use super::headers::{Aeth, AtomicAckEth, AtomicEth, ExtAtomicEth, ExtHeader, Reth, IMM_LEN};
+use super::headers::{Aeth, AtomicAckEth, AtomicEth, Deth, ExtAtomicEth, ExtHeader, Reth, IMM_LEN};
 use super::icrc::{IcrcContext, ICRC_LEN};
 use super::{HeaderLayout, Opcode, WireError};
 use mlx5::endian::{get_u16, get_u24, get_u32, put_u16, put_u24, put_u32};
@@ -302,6 +302,7 @@ impl PacketWriter<'_> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PacketRepr<'a> {
     pub bth: Bth,
+    pub deth: Option<Deth>,
     pub reth: Option<Reth>,
     pub aeth: Option<Aeth>,
     pub atomic: Option<AtomicEth>,
@@ -319,6 +320,7 @@ impl<'a> PacketRepr<'a> {
     pub const fn new(bth: Bth, payload: &'a [u8]) -> PacketRepr<'a> {
         PacketRepr {
             bth,
+            deth: None,
             reth: None,
             aeth: None,
             atomic: None,
@@ -381,6 +383,7 @@ impl<'a> PacketRepr<'a> {
         let mut repr = PacketRepr::new(bth, payload);
         // The checked view holds exactly the headers of `layout`.
         let mut rest = &view.buffer[BTH_LEN..view.header_len()];
+        repr.deth = take_header(&mut rest, layout.deth)?;
         repr.reth = take_header(&mut rest, layout.reth)?;
         repr.atomic = take_header(&mut rest, layout.atomic)?;
         repr.ext_atomic = take_header(&mut rest, layout.ext_atomic)?;
@@ -396,7 +399,8 @@ impl<'a> PacketRepr<'a> {
     #[inline]
     pub fn headers_match_opcode(&self) -> bool {
         let l = self.bth.opcode.layout();
-        l.reth == self.reth.is_some()
+        l.deth == self.deth.is_some()
+            && l.reth == self.reth.is_some()
             && l.aeth == self.aeth.is_some()
             && l.atomic == self.atomic.is_some()
             && l.atomic_ack == self.atomic_ack.is_some()
@@ -461,6 +465,7 @@ impl<'a> PacketRepr<'a> {
         packet.set_psn(self.bth.psn);
 
         let mut at = BTH_LEN;
+        put_header(out, &mut at, &self.deth)?;
         put_header(out, &mut at, &self.reth)?;
         put_header(out, &mut at, &self.atomic)?;
         put_header(out, &mut at, &self.ext_atomic)?;
