@@ -3,7 +3,9 @@
 //! no error-level expert finding, and every frame's ICRC verifies against
 //! its real, captured IPv4 and UDP headers (Wireshark 4.0 does not check
 //! RoCEv2 ICRCs, so this test does, with its own reader and CRC code rather
-//! than the device's emit path). Captures on `lo` with `dumpcap` (needs root
+//! than the device's emit path). The ports of a pair on the shared-memory
+//! wire are captured too: what wakes a sleeping receiver there never
+//! reaches its RoCE port. Captures on `lo` with `dumpcap` (needs root
 //! or capture rights); skipped with a message when the tools are missing.
 
 mod softhca_common;
@@ -14,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use softhca_common::*;
-use uct::hca::DeviceAddress;
+use uct::hca::{Device, DeviceAddress};
 use uct::mlx5::{self, AtomicSize};
 
 fn tool_available(name: &str) -> bool {
@@ -24,6 +26,31 @@ fn tool_available(name: &str) -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
+}
+
+fn soft(device: &Device) -> &uct::hca::soft::SoftDevice {
+    let Device::Soft(dev) = device else {
+        panic!("not a soft HCA device")
+    };
+    dev
+}
+
+/// WRITEs and SENDs from `a` to `b` on the shared-memory wire, `b` never
+/// calling progress: each reaches `b` through its sleeping service thread,
+/// which `a` wakes.
+fn passive_traffic(a: &mut Side, b: &mut Side) {
+    b.post_recvs(16);
+    for round in 0..5u8 {
+        let i = a.post_pattern_write(b, 3000, round);
+        assert_eq!(a.wait_send(LONG).expect("WRITE completes").wqe_counter, i);
+        assert_eq!(b.read_buf(0, 3000), pattern(3000, round));
+        a.post(&Op::SendInline(&[round; 24]));
+        a.wait_send(LONG).expect("SEND completes");
+        let cqe = b.wait_recv_passive(LONG).expect("receive without progress");
+        assert_eq!(cqe.byte_cnt, 24);
+        // Let b's service thread go back to sleep.
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 fn port_of(side: &Side) -> u16 {
@@ -135,6 +162,10 @@ fn capture_decodes_as_infiniband() {
         eprintln!("SKIPPED: dumpcap/tshark not installed");
         return;
     }
+    // A pair on the shared-memory wire (the default): nothing of theirs
+    // should cross `lo`.
+    std::env::remove_var("UCX_SOFT_HCA_WIRE");
+    let (mut shm_a, mut shm_b) = pair("capture_shm", 12, 7);
     // dumpcap sees what crosses `lo`: the UDP wire (two devices of one
     // process would otherwise talk through shared memory), one datagram per
     // frame (with GSO it sees the unsegmented messages).
@@ -142,12 +173,15 @@ fn capture_decodes_as_infiniband() {
     std::env::set_var("UCX_SOFT_HCA_GSO", "n");
     let (mut a, mut b) = pair("capture", 12, 7);
     let (port_a, port_b) = (port_of(&a), port_of(&b));
+    let (port_shm_a, port_shm_b) = (port_of(&shm_a), port_of(&shm_b));
 
     let dir = std::env::temp_dir().join(format!("softhca-capture-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     // Classic pcap (-P) rather than pcapng: trivial to read back below.
     let pcap = dir.join("softhca.pcap");
-    let filter = format!("udp port {port_a} or udp port {port_b}");
+    let filter = format!(
+        "udp port {port_a} or udp port {port_b} or udp port {port_shm_a} or udp port {port_shm_b}"
+    );
     let mut dumpcap = Command::new("dumpcap")
         .args(["-i", "lo", "-P", "-f", &filter, "-w"])
         .arg(&pcap)
@@ -174,6 +208,12 @@ fn capture_decodes_as_infiniband() {
 
     traffic(&mut a, &mut b);
     ud_traffic();
+    passive_traffic(&mut shm_a, &mut shm_b);
+    let shm_stats = soft(&shm_a.device).link_stats();
+    assert!(
+        shm_stats.tx_wake_ups > 0 && shm_stats.tx_shm == shm_stats.tx_packets,
+        "the shared-memory pair woke its receiver, all through the ring: {shm_stats:?}"
+    );
 
     // Let the last datagrams reach the capture, then stop dumpcap cleanly.
     std::thread::sleep(Duration::from_millis(300));
@@ -189,15 +229,15 @@ fn capture_decodes_as_infiniband() {
     }
     let _ = dumpcap.wait();
 
-    let decode = [
-        format!("udp.port=={port_a},infiniband"),
-        format!("udp.port=={port_b},infiniband"),
-    ];
+    let decode: Vec<String> = [port_a, port_b, port_shm_a, port_shm_b]
+        .iter()
+        .flat_map(|port| ["-d".to_string(), format!("udp.port=={port},infiniband")])
+        .collect();
     let tshark = |extra: &[&str]| {
         let out = Command::new("tshark")
             .arg("-r")
             .arg(&pcap)
-            .args(["-d", &decode[0], "-d", &decode[1]])
+            .args(&decode)
             .args(extra)
             .stderr(Stdio::null())
             .output()
@@ -216,6 +256,18 @@ fn capture_decodes_as_infiniband() {
     ]);
     let lines: Vec<&str> = protocols.lines().filter(|l| !l.trim().is_empty()).collect();
     assert!(lines.len() >= 20, "captured only {} frames", lines.len());
+    let shm_frames = tshark(&[
+        "-Y",
+        &format!("udp.port=={port_shm_a} || udp.port=={port_shm_b}"),
+        "-T",
+        "fields",
+        "-e",
+        "frame.number",
+    ]);
+    assert!(
+        shm_frames.trim().is_empty(),
+        "frames on the RoCE ports of the shared-memory pair: {shm_frames}"
+    );
     for line in &lines {
         assert!(
             line.contains("udp:infiniband"),

@@ -11,10 +11,10 @@ mod softhca_common;
 #[path = "uct_safe/mod.rs"]
 mod uct_safe;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, Write};
 use std::net::Ipv4Addr;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use softhca_common::*;
@@ -59,19 +59,7 @@ impl Peer {
             .spawn()
             .expect("spawn peer");
         let stdin = child.stdin.take().expect("stdin");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                // Only protocol lines; the test harness prints its own text,
-                // possibly on the same line before ours.
-                if let Some(at) = line.find("PEER ") {
-                    if tx.send(line[at + 5..].to_string()).is_err() {
-                        break;
-                    }
-                }
-            }
-        });
+        let lines = peer_lines(child.stdout.take().expect("stdout"));
         Peer {
             child,
             stdin,

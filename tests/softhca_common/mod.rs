@@ -705,6 +705,27 @@ pub fn wait<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     }
 }
 
+/// The protocol lines a peer process (this test binary again) prints on
+/// `stdout`: what follows `PEER ` on each line (the test harness prints its
+/// own text, possibly on the same line before ours), read by a thread.
+pub fn peer_lines(stdout: std::process::ChildStdout) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(at) = line.find("PEER ") {
+                if tx.send(line[at + 5..].to_string()).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    lines
+}
+
 /// A deterministic byte pattern.
 pub fn pattern(len: usize, seed: u8) -> Vec<u8> {
     (0..len)

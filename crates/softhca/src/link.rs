@@ -12,7 +12,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::batch::{recv_batch, send_batch, RxBatch, TxBatch, TxView, TX_BATCH};
-use crate::shm::{Pushed, WAKE_BYTE};
+use crate::shm::{PeerRing, Pushed};
 use crate::wire::{seal, IcrcContext};
 
 /// Socket buffer size asked for in each direction.
@@ -141,6 +141,11 @@ link_counters! {
     /// Datagrams read from this device's shared-memory ring (before the
     /// faults; those that survive count in `rx_packets` too).
     rx_shm,
+    /// Wake-ups sent to sleeping same-host peers (on their ring's socket).
+    tx_wake_ups,
+    /// Slots of this device's ring skipped because the process that
+    /// reserved them died before publishing them.
+    rx_shm_dead_skipped,
 }
 
 pub fn bump(counter: &AtomicU64) {
@@ -224,6 +229,11 @@ pub struct Link {
     gso: AtomicBool,
     /// The socket delivers coalesced (GRO) messages.
     gro: bool,
+    /// Test fault: the next push into a peer's ring stops its thread for
+    /// good in the middle of its copy ([`Link::freeze_next_ring_push`]);
+    /// `push_frozen` says it happened.
+    freeze_next_push: AtomicBool,
+    push_frozen: AtomicBool,
     pub counters: LinkCounters,
 }
 
@@ -260,6 +270,8 @@ impl Link {
             drop_next: AtomicU64::new(0),
             gso: AtomicBool::new(gso),
             gro,
+            freeze_next_push: AtomicBool::new(false),
+            push_frozen: AtomicBool::new(false),
             counters: LinkCounters::default(),
         })
     }
@@ -298,6 +310,32 @@ impl Link {
     /// drop ratio), replacing any count still pending.
     pub fn drop_next(&self, count: u64) {
         self.drop_next.store(count, Ordering::Relaxed);
+    }
+
+    /// A fault for tests of a producer that dies in the middle of a copy
+    /// into a same-host peer's ring: the next such push reserves its slot,
+    /// copies half the datagram and stops the pushing thread for good
+    /// (whoever drives the device then: the caller's thread or the service
+    /// thread), with the device's lock held. Only killing the process ends
+    /// it.
+    pub fn freeze_next_ring_push(&self) {
+        self.freeze_next_push.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a push froze ([`Link::freeze_next_ring_push`]).
+    pub fn ring_push_frozen(&self) -> bool {
+        self.push_frozen.load(Ordering::Acquire)
+    }
+
+    /// Pushes `datagram` into `ring`, or freezes in the middle (the fault).
+    #[inline]
+    fn push_into(&self, ring: &PeerRing, datagram: &[u8]) -> Pushed {
+        if self.freeze_next_push.load(Ordering::Relaxed)
+            && self.freeze_next_push.swap(false, Ordering::Relaxed)
+        {
+            return ring.push_and_freeze(datagram, self.local, &self.push_frozen);
+        }
+        ring.push(datagram, self.local)
     }
 
     /// Takes one from the pending drop count, if any is left.
@@ -423,7 +461,7 @@ impl Link {
         let mut kept = [0u8; TX_BATCH];
         let mut kept_count = 0;
         let mut full_rings: Vec<SocketAddrV4> = Vec::new();
-        let mut wake: Vec<SocketAddrV4> = Vec::new();
+        let mut woken: Vec<SocketAddrV4> = Vec::new();
         for index in 0..view.len() {
             let (datagram, to) = view.get(index);
             if full_rings.contains(&to) {
@@ -435,14 +473,20 @@ impl Link {
             let pushed = shm
                 .as_deref_mut()
                 .and_then(|peers| peers.ring_for(to))
-                .map(|ring| ring.push(datagram, self.local));
+                .map(|ring| {
+                    let pushed = self.push_into(ring, datagram);
+                    // Its service thread sleeps: wake it, once per flush.
+                    if pushed == (Pushed::Queued { wake: true }) && !woken.contains(&to) {
+                        ring.wake();
+                        bump(&self.counters.tx_wake_ups);
+                        woken.push(to);
+                    }
+                    pushed
+                });
             match pushed {
-                Some(Pushed::Queued { wake: asleep }) => {
+                Some(Pushed::Queued { .. }) => {
                     bump(&self.counters.tx_packets);
                     bump(&self.counters.tx_shm);
-                    if asleep && !wake.contains(&to) {
-                        wake.push(to);
-                    }
                     continue;
                 }
                 Some(Pushed::Full) => {
@@ -470,11 +514,6 @@ impl Link {
         }
         let (view, _) = batch.parts();
         self.send_udp(view, &udp[..udp_count]);
-        for to in wake {
-            if let Err(err) = self.socket.send_to(&[WAKE_BYTE], to) {
-                tracing::debug!("soft hca {}: wake-up of {to} failed: {err}", self.local);
-            }
-        }
         batch.keep_only(&kept[..kept_count], &full_rings);
     }
 

@@ -190,6 +190,17 @@ impl SoftDevice {
     pub fn link_stats(&self) -> LinkStats {
         self.0.link_stats()
     }
+
+    /// Test fault: the next push into a same-host peer's ring stops in the
+    /// middle of its copy for good (a producer to kill mid-copy).
+    pub fn freeze_next_ring_push(&self) {
+        self.0.freeze_next_ring_push();
+    }
+
+    /// Whether a push froze ([`SoftDevice::freeze_next_ring_push`]).
+    pub fn ring_push_frozen(&self) -> bool {
+        self.0.ring_push_frozen()
+    }
 }
 
 /// A protection domain.

@@ -168,6 +168,19 @@ impl Device {
     pub fn link_stats(&self) -> LinkStats {
         self.core().link.counters.snapshot()
     }
+
+    /// A fault for tests: the device's next push into a same-host peer's
+    /// ring stops in the middle of its copy, the pushing thread never to
+    /// run again (see `Link::freeze_next_ring_push`); for a test that then
+    /// kills this process.
+    pub fn freeze_next_ring_push(&self) {
+        self.core().link.freeze_next_ring_push();
+    }
+
+    /// Whether a push froze ([`Device::freeze_next_ring_push`]).
+    pub fn ring_push_frozen(&self) -> bool {
+        self.core().link.ring_push_frozen()
+    }
 }
 
 /// A protection domain.

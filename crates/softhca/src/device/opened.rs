@@ -4,11 +4,13 @@
 //! Work happens in whichever thread gets there first, always under the
 //! device mutex: the caller's thread when it calls progress (a doorbell only
 //! flags its QP; no thread wake-up on the latency path), and the service
-//! thread, which sleeps in `poll` on the socket and a wake-up eventfd until
-//! a packet arrives, a doorbell is rung while nobody progresses, or the
-//! earliest engine timer is due, so one-sided operations complete while the
-//! target process never calls progress. A memory deregistration also runs
-//! a pass before the region goes ([`Core::deregister`]).
+//! thread, which sleeps in `poll` on the socket, a wake-up eventfd and the
+//! shared-memory ring's wake-up socket until a packet arrives, a doorbell
+//! is rung while nobody progresses, or the earliest engine timer is due
+//! (or, while the ring's head slot is reserved, a millisecond: see
+//! `InboundRing::skip_dead_reservation`), so one-sided operations complete
+//! while the target process never calls progress. A memory deregistration
+//! also runs a pass before the region goes ([`Core::deregister`]).
 
 use super::IdMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -27,7 +29,7 @@ use crate::batch::{RxBatch, TxBatch, RX_BATCH};
 use crate::engine::Instant;
 use crate::link::Faults;
 use crate::link::{bump, Link, Tx};
-use crate::shm::{InboundRing, WAKE_BYTE};
+use crate::shm::{Head, InboundRing, RESERVATION_PATIENCE_NANOS};
 use crate::wire::MAX_DATAGRAM;
 
 /// How long after the caller's last progress call the service thread leaves
@@ -378,11 +380,6 @@ impl Core {
         via_ring: bool,
         now: Instant,
     ) {
-        if datagram == [WAKE_BYTE] {
-            // A same-host peer woke the service thread: its datagrams are in
-            // the ring.
-            return;
-        }
         if !self.link.accept(from) {
             return;
         }
@@ -430,7 +427,8 @@ impl Core {
     }
 
     /// Reads every datagram waiting in the shared-memory ring, a batch at a
-    /// time.
+    /// time, past the slot of a producer that died before publishing it
+    /// ([`InboundRing::skip_dead_reservation`]).
     fn drain_ring(&self, state: &mut State, now: Instant) {
         let Some(ring) = &self.inbound else { return };
         loop {
@@ -453,6 +451,10 @@ impl Core {
             }
             self.answer_batch(state, now);
             if taken < RX_BATCH {
+                if ring.skip_dead_reservation(now.as_nanos()) {
+                    bump(&self.link.counters.rx_shm_dead_skipped);
+                    continue;
+                }
                 break;
             }
         }
@@ -751,7 +753,9 @@ impl Core {
     }
 
     fn service_loop(self: Arc<Core>) {
-        let fds = [self.link.raw_fd(), self.wake.fd()];
+        // poll ignores a negative descriptor: no ring, no ring wake-ups.
+        let ring_wake = self.inbound.as_ref().map_or(-1, InboundRing::wake_fd);
+        let fds = [self.link.raw_fd(), self.wake.fd(), ring_wake];
         while !self.stop.load(Ordering::Acquire) {
             // While the caller's thread progresses the device it also runs
             // the timers: stay out of its way (no lock, no socket read, which
@@ -794,11 +798,28 @@ impl Core {
                     if let Some(ring) = &self.inbound {
                         ring.set_sleeping(true);
                     }
-                    let ring_has_data = self.inbound.as_ref().is_some_and(InboundRing::has_data);
+                    let ring_head = self.inbound.as_ref().map_or(Head::Empty, InboundRing::head);
                     let woken = self.doorbells_pending.load(Ordering::SeqCst)
                         || self.answers_held.load(Ordering::SeqCst)
-                        || ring_has_data
-                        || poll_readable(fds, sleep)[1];
+                        || ring_head == Head::Published
+                        || {
+                            // A reservation at the head is published within
+                            // microseconds, or its producer died: look again
+                            // once the patience is over.
+                            let sleep = if ring_head == Head::Reserved {
+                                let patience = Duration::from_nanos(RESERVATION_PATIENCE_NANOS);
+                                Some(sleep.map_or(patience, |s| s.min(patience)))
+                            } else {
+                                sleep
+                            };
+                            let ready = poll_readable(fds, sleep);
+                            if ready[2] {
+                                if let Some(ring) = &self.inbound {
+                                    ring.drain_wake_ups();
+                                }
+                            }
+                            ready[1]
+                        };
                     if let Some(ring) = &self.inbound {
                         ring.set_sleeping(false);
                     }
