@@ -8,8 +8,8 @@
 //! - `hca/rings.rs`: the safe owners of ring memory (send ring, CQ poll,
 //!   SRQ, doorbell records), so no transport code derives raw slices;
 //!   `hca/devices.rs`: which backend opens which device.
-//! - `rc/limits.rs` (configured sizes and the AM header layout), `rc/pool.rs`
-//!   (registered bounce buffers), `rc/fc.rs` (AM flow control),
+//! - `rc/limits.rs` (configured sizes and the AM header layout),
+//!   `rc/fc.rs` (AM flow control),
 //!   `rc/atomic.rs` (atomic WQEs), `rc/failover.rs` (rc's side of tokens and
 //!   purge: the op table's facts; the rules stay in `failover/`).
 //! - `core/id_map.rs` (the Fx-hashed QPN/handle maps), `core/tombstone.rs`
@@ -30,6 +30,7 @@ pub mod failover;
 pub mod hca;
 pub mod ib;
 pub mod rc;
+pub mod uct;
 
 /// The mlx5 formats (`crates/mlx5`), under the name every layer uses.
 pub use ::mlx5;

@@ -13,7 +13,9 @@ use uct::abi::*;
 use uct::api::ep::*;
 use uct::api::iface::*;
 use uct::api::v2::*;
-use uct::core::iface::{BaseIface, IfaceInternalOps, UNSUPPORTED_INTERNAL_OPS};
+use uct::core::iface::IfaceInternalOps;
+use uct::core::ops::unsupported_iface_ops;
+use uct::uct::iface::{IfaceBase, TRANSPORT_INTERNAL_OPS};
 
 #[path = "uct_safe/mod.rs"]
 mod uct_safe;
@@ -57,28 +59,36 @@ unsafe fn failover_ok(_: uct_ep_h) -> Result<(), Status> {
     Ok(())
 }
 
-/// Internal ops of the test transport: two entries implemented, the rest
-/// from the "unsupported" table.
+/// Internal ops of the test transport: two entries implemented, the AM
+/// table's of every transport, the rest from the "unsupported" table.
 static TEST_INTERNAL_OPS: IfaceInternalOps = IfaceInternalOps {
     iface_is_reachable_v2: always_reachable,
     ep_failover_enable: failover_ok,
-    ..UNSUPPORTED_INTERNAL_OPS
+    ..TRANSPORT_INTERNAL_OPS
 };
 
 /// A minimal transport: a base iface with three slots implemented.
 struct TestTransport {
-    iface: Box<BaseIface>,
+    iface: Box<IfaceBase>,
     ep: Box<uct_ep>,
 }
 
 impl TestTransport {
     fn new() -> Self {
-        let mut iface = Box::new(BaseIface::new(null_mut(), null_mut()));
-        iface.iface.ops.ep_put_short = Some(test_put_short);
-        iface.iface.ops.iface_progress = Some(test_progress);
-        iface.iface.ops.ep_am_bcopy = Some(test_am_bcopy);
-        iface.internal_ops = &TEST_INTERNAL_OPS;
-        let handle = iface.as_handle();
+        let ops = uct_iface_ops_t {
+            ep_put_short: Some(test_put_short),
+            iface_progress: Some(test_progress),
+            ep_am_bcopy: Some(test_am_bcopy),
+            ..unsupported_iface_ops()
+        };
+        let mut iface = Box::new(IfaceBase::new(
+            null_mut(),
+            null_mut(),
+            ops,
+            &TEST_INTERNAL_OPS,
+            UCT_IFACE_FLAG_CB_SYNC,
+        ));
+        let handle = iface.head.as_handle();
         TestTransport {
             iface,
             ep: Box::new(uct_ep { iface: handle }),
@@ -86,7 +96,7 @@ impl TestTransport {
     }
 
     fn iface(&mut self) -> uct_iface_h {
-        self.iface.as_handle()
+        self.iface.head.as_handle()
     }
 
     fn ep(&mut self) -> uct_ep_h {
@@ -253,7 +263,7 @@ fn am_handlers_are_stored_per_id() {
     let mut payload = [0u8; 10];
     let data = payload.as_mut_ptr().cast();
     // SAFETY: `data` holds the 10 bytes the handler is told of.
-    let invoke = |id| unsafe { transport.iface.invoke_am(id, data, 10, 0) };
+    let invoke = |id| unsafe { transport.iface.am().handler(id).call(data, 10, 0) };
     assert_eq!(invoke(3), UCS_OK);
     assert_eq!(AM_CALLS.load(Ordering::SeqCst), 110);
     // No handler for id 4: dropped, UCS_OK so the transport frees it.

@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 /// (so `core` imports only `abi`, and nothing imports `api`). The mlx5
 /// formats are a crate of their own (`crates/mlx5`, re-exported as
 /// `crate::mlx5`), below all of these.
-const LAYERS: &[&str] = &["abi", "core", "hca", "ib", "failover", "rc", "cm", "api"];
+const LAYERS: &[&str] = &[
+    "abi", "core", "hca", "ib", "failover", "uct", "rc", "cm", "api",
+];
 
 fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

@@ -587,10 +587,10 @@ fn results_are_byte_swapped_only_for_widths_the_device_returns_big_endian() {
             RcIface::from_handle(pair.a.iface, "test")
                 .expect("live iface")
                 .state
-                .atomic_result_order = AtomicResultOrder {
-                width32_big_endian,
-                width64_big_endian,
-            };
+                .set_atomic_result_order(AtomicResultOrder {
+                    width32_big_endian,
+                    width64_big_endian,
+                });
         }
         target.write64(0, old64);
         target.write32(8, old32);

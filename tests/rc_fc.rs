@@ -137,7 +137,7 @@ fn exhausted_window_says_no_resource_and_the_grant_runs_the_pending_requests() {
     };
     assert_eq!(status, UCS_ERR_NO_RESOURCE);
     assert_eq!(posted, 8);
-    assert_eq!(rc_ep(pair.ep_a).fc.wnd, 0);
+    assert_eq!(rc_ep(pair.ep_a).fc.window(), 0);
     // Other AM flavours are refused as well, and their pack callback is
     // not called.
     unsafe extern "C" fn must_not_pack(_: *mut c_void, _: *mut c_void) -> usize {
@@ -158,7 +158,7 @@ fn exhausted_window_says_no_resource_and_the_grant_runs_the_pending_requests() {
     assert_eq!(seqs, (0..10).collect::<Vec<u64>>());
     // The grant message reached no handler of a.
     assert_eq!(at_a.load(Ordering::SeqCst), 0);
-    assert_eq!(rc_ep(pair.ep_a).fc.wnd, 8 - 2);
+    assert_eq!(rc_ep(pair.ep_a).fc.window(), 8 - 2);
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
     pair.close();
 }
@@ -249,7 +249,7 @@ fn thousands_of_ams_through_a_small_window_arrive_once_and_in_order() {
     assert!(pair.wait(|| at_b.lock().unwrap().len() as u64 >= COUNT));
     assert_eq!(pair.flush(pair.ep_a), UCS_OK);
     assert_in_order(at_b, COUNT);
-    assert!(rc_ep(pair.ep_a).fc.wnd <= 16);
+    assert!(rc_ep(pair.ep_a).fc.window() <= 16);
     pair.close();
 }
 
@@ -300,7 +300,7 @@ fn disabled_flow_control_neither_limits_nor_marks_ams() {
     // Every AM reached handler AM_ID (no flow-control bits in the id), in
     // order, and no credit was ever asked for.
     assert_in_order(at_b, posted + 3000);
-    assert!(!rc_ep(pair.ep_a).fc.requested);
+    assert!(!rc_ep(pair.ep_a).fc.is_requested());
     pair.close();
 }
 
@@ -347,7 +347,7 @@ fn post_raw(side: &Side, ep: uct_ep_h, message: &[u8]) {
     // The id a purge would report (none happens here).
     let am = PostedOp::AmShort { am_id: 0 };
     let spec = PostSpec::new(am, mlx5::MLX5_OPCODE_SEND, 1 + message.len());
-    let credits = &mut iface.state.tx.credits;
+    let credits = &mut iface.state.tx_mut().credits;
     rc_ep(ep)
         .ready(*credits)
         .and_then(|sq| {
@@ -402,7 +402,11 @@ fn forged_flow_control_headers_are_ignored() {
     // Only the empty AM for id 1 reached the other handlers.
     assert_eq!(at_b.load(Ordering::SeqCst), 1);
     let ep_b = rc_ep(pair.ep_b);
-    assert_eq!(ep_b.fc.wnd, 8 - 3, "no forged grant refilled the window");
+    assert_eq!(
+        ep_b.fc.window(),
+        8 - 3,
+        "no forged grant refilled the window"
+    );
     assert!(ep_b.fc.grant_owed(), "the soft request is honoured");
     // b still works both ways.
     assert_eq!(am_short(pair.ep_b, 1), UCS_OK);

@@ -153,7 +153,7 @@ fn run(loss: f64) {
     let fc = unsafe { uct::rc::ep::RcEp::from_handle(ep, "test") }
         .expect("rc ep")
         .fc;
-    assert!((0..=8).contains(&fc.wnd), "window {}", fc.wnd);
+    assert!((0..=8).contains(&fc.window()), "window {}", fc.window());
     // Everything acknowledged while the child still answers.
     flush(&side, ep);
     send(&side, ep, AM_DONE, 0, &[]);

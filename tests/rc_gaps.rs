@@ -351,7 +351,7 @@ fn send_completion_event_wakes_a_sender_waiting_for_a_grant() {
     );
     assert!(pair.wait(|| {
         pair.a.progress();
-        rc_ep(pair.ep_a).fc.wnd == 4
+        rc_ep(pair.ep_a).fc.window() == 4
     }));
     pair.close();
 }

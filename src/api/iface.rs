@@ -275,11 +275,9 @@ c_entry! {
     {
         status_entry_point!(FUNCTION = "uct_iface_set_am_handler", {
             let base = iface_arg.base(FUNCTION)?;
-            if u32::from(id) >= UCT_AM_ID_MAX {
-                tracing::error!("{FUNCTION}: active message id {id} is not below {UCT_AM_ID_MAX}");
-                return Err(Status::InvalidParam);
-            }
-            base.set_am_handler(id, cb, arg, flags)
+            // SAFETY: an open iface of ours (checked); its transport's table
+            // (crate::uct::am) checks the id and flags.
+            unsafe { (base.internal_ops.iface_set_am_handler)(iface_arg.raw(), id, cb, arg, flags) }
         })
     }
 }
@@ -296,8 +294,8 @@ c_entry! {
     {
         status_entry_point!(FUNCTION = "uct_iface_set_am_tracer", {
             let base = iface_arg.base(FUNCTION)?;
-            base.set_am_tracer(tracer, arg);
-            Ok(())
+            // SAFETY: an open iface of ours (checked).
+            unsafe { (base.internal_ops.iface_set_am_tracer)(iface_arg.raw(), tracer, arg) }
         })
     }
 }

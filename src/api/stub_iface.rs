@@ -9,14 +9,14 @@ use std::ffi::c_uint;
 
 use crate::abi::*;
 use crate::core::c_boundary::{FromC, MaskedOut};
-use crate::core::iface::{
-    query_v2_defaults, BaseIface, IfaceInternalOps, PerfEstimate, PurgeRequest,
-};
+use crate::core::iface::{query_v2_defaults, IfaceInternalOps, PerfEstimate, PurgeRequest};
 use crate::core::ops::unsupported_iface_ops;
+use crate::uct::iface::{IfaceBase, TRANSPORT_INTERNAL_OPS};
 
 #[repr(C)]
 struct StubIface {
-    base: BaseIface,
+    /// An AM table like any iface's (UCP may install handlers on it).
+    base: IfaceBase,
     status: ucs_status_t,
 }
 
@@ -90,6 +90,7 @@ static STUB_INTERNAL_OPS: IfaceInternalOps = IfaceInternalOps {
     ep_connect_to_ep_v2: stub_ops::ep_connect_to_ep_v2,
     ep_is_connected: stub_ops::ep_is_connected,
     iface_estimate_perf: stub_ops::iface_estimate_perf,
+    ..TRANSPORT_INTERNAL_OPS
 };
 
 /// `iface_close` of a stub iface.
@@ -100,7 +101,7 @@ unsafe extern "C" fn stub_iface_close(iface: uct_iface_h) {
     // SAFETY: this slot is installed only in stub ifaces, which are boxed
     // StubIfaces; the caller closes each once.
     let mut stub = unsafe { Box::from_raw(iface as *mut StubIface) };
-    stub.base.invalidate();
+    stub.base.head.invalidate();
 }
 
 /// A new stub iface answering `status`.
@@ -110,11 +111,12 @@ pub(crate) fn open(status: ucs_status_t) -> uct_iface_h {
         ..unsupported_iface_ops()
     };
     let stub = Box::new(StubIface {
-        base: BaseIface::with_ops(
+        base: IfaceBase::new(
             std::ptr::null_mut(),
             std::ptr::null_mut(),
             ops,
             &STUB_INTERNAL_OPS,
+            UCT_IFACE_FLAG_CB_SYNC | UCT_IFACE_FLAG_CB_ASYNC,
         ),
         status,
     });

@@ -1,11 +1,13 @@
 //! What every iface of ours starts with ([`BaseIface`]): the public ops table
-//! (binary ABI), then state the generic entry points need — the md and
-//! worker, the active-message handler table, and the table of operations that
-//! UCX keeps outside the public ops (v2 queries and failover), which the
-//! `uct_iface_query_v2` / `uct_ep_*` v2 entry points dispatch through.
+//! (binary ABI), then what tells the handle ours and what the generic entry
+//! points need — the md and worker, and the table of operations that UCX
+//! keeps outside the public ops (v2 queries, failover, the AM handler
+//! table), which the `uct_iface_query_v2` / `uct_ep_*` v2 /
+//! `uct_iface_set_am_*` entry points dispatch through.
 //!
-//! A transport's iface is `#[repr(C)] struct XIface { base: BaseIface, … }`,
-//! so a `uct_iface_h` of ours is always a `*mut BaseIface`.
+//! An iface is `#[repr(C)] struct XIface { base: BaseIface, … }` (a
+//! transport's through `crate::uct::iface::IfaceBase`, which starts with
+//! one), so a `uct_iface_h` of ours is always a `*mut BaseIface`.
 
 use std::ffi::{c_uint, c_void};
 
@@ -79,6 +81,20 @@ pub struct IfaceInternalOps {
         iface: uct_iface_h,
         operation: Option<uct_ep_operation_t>,
     ) -> Result<PerfEstimate, Status>,
+    /// `uct_iface_set_am_handler` (the id not checked yet).
+    pub iface_set_am_handler: unsafe fn(
+        iface: uct_iface_h,
+        id: u8,
+        cb: uct_am_callback_t,
+        arg: *mut c_void,
+        flags: u32,
+    ) -> Result<(), Status>,
+    /// `uct_iface_set_am_tracer`.
+    pub iface_set_am_tracer: unsafe fn(
+        iface: uct_iface_h,
+        tracer: uct_am_tracer_t,
+        arg: *mut c_void,
+    ) -> Result<(), Status>,
 }
 
 mod unsupported {
@@ -133,6 +149,22 @@ mod unsupported {
         tracing::debug!("uct_iface_estimate_perf: not supported by this transport");
         Err(Status::Unsupported)
     }
+    pub unsafe fn iface_set_am_handler(
+        _: uct_iface_h,
+        _: u8,
+        _: uct_am_callback_t,
+        _: *mut c_void,
+        _: u32,
+    ) -> Result<(), Status> {
+        unsupported("uct_iface_set_am_handler")
+    }
+    pub unsafe fn iface_set_am_tracer(
+        _: uct_iface_h,
+        _: uct_am_tracer_t,
+        _: *mut c_void,
+    ) -> Result<(), Status> {
+        unsupported("uct_iface_set_am_tracer")
+    }
 }
 
 /// The `uct_iface_query_v2` answer of an iface without v2 features: no
@@ -178,24 +210,9 @@ pub const UNSUPPORTED_INTERNAL_OPS: IfaceInternalOps = IfaceInternalOps {
     ep_connect_to_ep_v2: unsupported::ep_connect_to_ep_v2,
     ep_is_connected: unsupported::ep_is_connected,
     iface_estimate_perf: unsupported::iface_estimate_perf,
+    iface_set_am_handler: unsupported::iface_set_am_handler,
+    iface_set_am_tracer: unsupported::iface_set_am_tracer,
 };
-
-/// One active-message handler slot.
-#[derive(Clone, Copy, Debug)]
-pub struct AmHandler {
-    pub cb: uct_am_callback_t,
-    pub arg: *mut c_void,
-    /// `UCT_CB_FLAG_*` given at registration.
-    pub flags: u32,
-}
-
-impl AmHandler {
-    const EMPTY: AmHandler = AmHandler {
-        cb: None,
-        arg: std::ptr::null_mut(),
-        flags: 0,
-    };
-}
 
 /// The common head of every iface we hand out.
 #[repr(C)]
@@ -206,9 +223,6 @@ pub struct BaseIface {
     pub md: uct_md_h,
     pub worker: uct_worker_h,
     pub internal_ops: &'static IfaceInternalOps,
-    am_handlers: [AmHandler; UCT_AM_ID_MAX as usize],
-    am_tracer: uct_am_tracer_t,
-    am_tracer_arg: *mut c_void,
 }
 
 impl BaseIface {
@@ -235,9 +249,6 @@ impl BaseIface {
             md,
             worker,
             internal_ops,
-            am_handlers: [AmHandler::EMPTY; UCT_AM_ID_MAX as usize],
-            am_tracer: None,
-            am_tracer_arg: std::ptr::null_mut(),
         }
     }
 
@@ -252,67 +263,5 @@ impl BaseIface {
 
     pub fn as_handle(&mut self) -> uct_iface_h {
         self as *mut BaseIface as uct_iface_h
-    }
-
-    /// Sets (or with `cb == None`, clears) the handler of AM `id`.
-    pub fn set_am_handler(
-        &mut self,
-        id: u8,
-        cb: uct_am_callback_t,
-        arg: *mut c_void,
-        flags: u32,
-    ) -> Result<(), Status> {
-        let slot = self
-            .am_handlers
-            .get_mut(usize::from(id))
-            .ok_or(Status::InvalidParam)?;
-        *slot = AmHandler { cb, arg, flags };
-        Ok(())
-    }
-
-    /// The handler of AM `id` (`cb == None` when none is set).
-    pub fn am_handler(&self, id: u8) -> AmHandler {
-        self.am_handlers
-            .get(usize::from(id))
-            .copied()
-            .unwrap_or(AmHandler::EMPTY)
-    }
-
-    /// Delivers an active message to its handler. Without a handler the
-    /// message is dropped with a warning (UCX does the same) and `UCS_OK` is
-    /// returned so the transport releases the buffer.
-    ///
-    /// # Safety
-    /// `data` must be valid for `length` bytes for the duration of the call
-    /// (and beyond, if the handler keeps it with `UCT_CB_PARAM_FLAG_DESC`).
-    pub unsafe fn invoke_am(
-        &self,
-        id: u8,
-        data: *mut c_void,
-        length: usize,
-        flags: c_uint,
-    ) -> ucs_status_t {
-        let handler = self.am_handler(id);
-        match handler.cb {
-            // SAFETY: the handler was registered by the user for this id with
-            // this argument; `data` is valid per this function's contract.
-            Some(cb) => unsafe { cb(handler.arg, data, length, flags) },
-            None => {
-                tracing::warn!(
-                    "iface {:p}: no handler for active message id {id}, dropped",
-                    self
-                );
-                UCS_OK
-            }
-        }
-    }
-
-    pub fn set_am_tracer(&mut self, tracer: uct_am_tracer_t, arg: *mut c_void) {
-        self.am_tracer = tracer;
-        self.am_tracer_arg = arg;
-    }
-
-    pub fn am_tracer(&self) -> (uct_am_tracer_t, *mut c_void) {
-        (self.am_tracer, self.am_tracer_arg)
     }
 }

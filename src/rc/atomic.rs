@@ -34,7 +34,7 @@ use crate::mlx5::{
 };
 use crate::rc::ep::{Bounce, PostSpec, RcEp};
 use crate::rc::iface::{IfaceState, RcIface};
-use crate::rc::pool::{BufferPool, LKEY_BYTES};
+use crate::uct::pool::{BufferPool, LKEY_BYTES};
 
 /// The non-fetching ops rc_mlx5 executes (bits of `UCT_ATOMIC_OP_*`).
 pub const POST_OPS: u64 = (1 << UCT_ATOMIC_OP_ADD)
@@ -210,12 +210,13 @@ pub fn advertise(attr: &mut uct_iface_attr_t, device_atomics: bool) {
 /// `NO_RESOURCE` instead of unbounded growth. bcopy segments are another
 /// class with their own free list, untouched by atomics.
 fn result_slot(state: &mut IfaceState) -> Result<Bounce, Status> {
-    let buffer = state.tx.pool.get_small(state.tx.credits_max as usize)?;
+    let bound = state.tx().credits_max as usize;
+    let buffer = state.tx_mut().pool.get_small(bound)?;
     // The data area starts after the header, inside the slot.
     Ok(Bounce {
         buffer,
         data: buffer.wrapping_add(LKEY_BYTES),
-        lkey: state.tx.pool.lkey(buffer),
+        lkey: state.tx().pool.lkey(buffer),
     })
 }
 
@@ -309,7 +310,7 @@ pub(crate) fn post(
         return Err(Status::InvalidParam);
     }
     let state = &mut iface.state;
-    ep.check_post(state.tx.credits)?;
+    ep.check_post(state.tx().credits)?;
     let bounce = result_slot(state)?;
     let rkey = atomic_rkey(remote.rkey);
     let (opcode, opmod) = wqe.opcode_opmod();
@@ -323,7 +324,7 @@ pub(crate) fn post(
         spec = spec.signaled();
     }
     let lkey = BufferPool::bounce_lkey(&bounce);
-    let credits = &mut state.tx.credits;
+    let credits = &mut state.tx_mut().credits;
     let posted = ep.ready(*credits).and_then(|sq| {
         sq.post(credits, spec, |builder| {
             builder.raddr(RaddrSeg {
@@ -338,7 +339,7 @@ pub(crate) fn post(
             });
         })
     });
-    posted.inspect_err(|_| state.tx.pool.put(bounce.buffer))
+    posted.inspect_err(|_| state.tx_mut().pool.put(bounce.buffer))
 }
 
 #[cfg(test)]

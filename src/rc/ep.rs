@@ -28,8 +28,6 @@
 //! unpack callback, a fetching atomic's result) is in its [`PostedOp`];
 //! the iface's send CQ does it.
 
-use std::collections::VecDeque;
-
 use crate::abi::*;
 use crate::failover::{EpFailover, InternalOp, OnError, PostedOp};
 use crate::hca::{
@@ -42,6 +40,7 @@ use crate::rc::limits::{am_header, Limits, AM_HDR_LEN};
 pub use crate::rc::txwq::{
     bounce_from_pool, Bounce, OutstandingOp, PostSpec, TxParams, TxWq, MAX_WQE_BBS, START_PSN,
 };
+use crate::uct::pending::PendingQueue;
 
 /// Tag of a live [`RcEp`].
 const EP_MAGIC: u64 = 0x7263_5f65_705f_5f5f; // "rc_ep___"
@@ -149,14 +148,11 @@ pub struct RcEp {
     /// The iface's path MTU: a connection runs at the smaller of it and the
     /// peer's ([`RcEp::connect`]).
     path_mtu: Mtu,
-    /// Requests from `uct_ep_pending_add`, oldest first.
-    pub pending: VecDeque<*mut uct_pending_req_t>,
-    /// The callback of this ep's head pending request is running: its posts
-    /// on this ep go out although requests wait behind it.
-    pub in_dispatch: bool,
+    /// Requests from `uct_ep_pending_add`.
+    pending: PendingQueue,
     /// `uct_ep_check` found no CQ credit for its probe: progress posts it
     /// (before pending requests) once one returns.
-    pub probe_due: bool,
+    probe_due: bool,
     /// A post refused because the ep failed has been logged (once per
     /// failure: callers may retry in a loop).
     failed_post_logged: std::cell::Cell<bool>,
@@ -177,6 +173,15 @@ pub struct RcEp {
     /// ([`RcEp::renew_qp`]), so that the purge does not pay for one and an
     /// ep destroyed after its purge never makes one.
     qp_renewal_due: bool,
+}
+
+/// A post refused because pending requests of the ep wait: out of the
+/// posting path, so that the compiler lays the path out for the post that
+/// goes.
+#[cold]
+#[inline(never)]
+fn held_by_pending() -> Status {
+    Status::NoResource
 }
 
 /// The logging half of [`RcEp::from_handle`], kept out of the posting path.
@@ -222,8 +227,7 @@ impl RcEp {
             remote: None,
             local,
             path_mtu: tx.path_mtu,
-            pending: VecDeque::new(),
-            in_dispatch: false,
+            pending: PendingQueue::new(),
             probe_due: false,
             failed_post_logged: std::cell::Cell::new(false),
             failover: EpFailover::default(),
@@ -294,6 +298,15 @@ impl RcEp {
     /// The send queue, for the iface's completion handling and failover.
     pub fn txwq_mut(&mut self) -> &mut TxWq {
         &mut self.txwq
+    }
+
+    /// The ep's pending requests (`uct_ep_pending_*`).
+    pub fn pending(&self) -> &PendingQueue {
+        &self.pending
+    }
+
+    pub fn pending_mut(&mut self) -> &mut PendingQueue {
+        &mut self.pending
     }
 
     #[inline(always)]
@@ -384,16 +397,16 @@ impl RcEp {
             peer: remote.address,
             rq_psn: START_PSN,
             path_mtu,
-            min_rnr_timer: rnr_timer_code(limits.rnr_timeout),
-            max_dest_rd_atomic: limits.max_rd_atomic,
-            path: limits.path,
+            min_rnr_timer: rnr_timer_code(limits.rnr_timeout()),
+            max_dest_rd_atomic: limits.max_rd_atomic(),
+            path: limits.path(),
         }))?;
         qp.modify(QpTransition::Rts(RtsAttr {
             sq_psn: START_PSN,
-            timeout: ack_timeout_exponent(limits.ack_timeout),
-            retry_cnt: limits.retry_count,
-            rnr_retry: limits.rnr_retry_count,
-            max_rd_atomic: limits.max_rd_atomic,
+            timeout: ack_timeout_exponent(limits.ack_timeout()),
+            retry_cnt: limits.retry_count(),
+            rnr_retry: limits.rnr_retry_count(),
+            max_rd_atomic: limits.max_rd_atomic(),
         }))?;
         self.remote = Some(remote);
         self.fc = EpFc::new(fc);
@@ -452,8 +465,8 @@ impl RcEp {
     #[inline]
     pub fn check_post(&self, credits: u32) -> Result<(), Status> {
         self.check_room(credits)?;
-        if !self.pending.is_empty() && !self.in_dispatch {
-            return Err(Status::NoResource);
+        if self.pending.holds_posts() {
+            return Err(held_by_pending());
         }
         Ok(())
     }
@@ -577,6 +590,51 @@ impl RcEp {
                 data: &[],
             },
         )
+    }
+
+    /// Work progress owes this ep: pending requests, or a grant message or
+    /// probe that waited for room ([`RcEp::post_deferred`]).
+    pub fn has_deferred_work(&self) -> bool {
+        !self.pending.is_empty() || self.fc.pure_grant_due() || self.probe_due
+    }
+
+    /// `uct_ep_check` found no CQ credit for its probe: progress posts it
+    /// (before pending requests) once one returns.
+    pub fn defer_probe(&mut self) {
+        self.probe_due = true;
+    }
+
+    pub fn probe_due(&self) -> bool {
+        self.probe_due
+    }
+
+    /// Posts what waited for room before the ep's pending requests: the
+    /// grant message the peer's window waits for, then a due probe. One
+    /// that fails for another reason than room is dropped (logged: the ep
+    /// failed, its error tells the rest). `NoResource`: still no room, what
+    /// is left stays due.
+    pub fn post_deferred(&mut self, credits: &mut u32) -> Result<(), Status> {
+        if self.fc.pure_grant_due() {
+            match self.post_fc_grant(credits) {
+                Ok(()) => self.fc.pure_grant_settled(),
+                Err(Status::NoResource) => return Err(Status::NoResource),
+                Err(status) => {
+                    tracing::debug!("rc_mlx5 ep {:p}: grant not sent: {status}", self);
+                    self.fc.pure_grant_settled();
+                }
+            }
+        }
+        if self.probe_due {
+            match self.post_probe(credits) {
+                Ok(()) => self.probe_due = false,
+                Err(Status::NoResource) => return Err(Status::NoResource),
+                Err(status) => {
+                    tracing::debug!("rc_mlx5 ep {:p}: probe not sent: {status}", self);
+                    self.probe_due = false;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Posts the probe of `uct_ep_check` ([`InternalOp::Probe`]): a signalled

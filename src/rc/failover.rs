@@ -279,10 +279,10 @@ pub unsafe fn ep_outstanding_purge(
                 // callback, the request's callback with its argument.
                 unsafe { report_op(purged.op.op(), purged.bytes(), &request.callback) };
                 // SAFETY: as above, after the callback.
-                unsafe { (*iface).state.tx.release(&purged.op) };
+                unsafe { (*iface).state.tx_mut().release(&purged.op) };
             }
             // SAFETY: as above.
-            Action::Drop => unsafe { (*iface).state.tx.release(&purged.op) },
+            Action::Drop => unsafe { (*iface).state.tx_mut().release(&purged.op) },
         }
     }
     // Marks the purged ep for a new QP before it is connected again,

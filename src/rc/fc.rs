@@ -59,14 +59,14 @@ pub const FC_MASK: u8 = FC_PURE_GRANT;
 /// The iface's flow-control settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FcConfig {
-    pub enabled: bool,
+    enabled: bool,
     /// AMs an ep may send per grant.
-    pub wnd_size: i16,
+    wnd_size: i16,
     /// Window left when the hard request is sent (at least 1).
-    pub hard_thresh: i16,
+    hard_thresh: i16,
     /// Window left when the soft request is sent (0 when disabled: the
     /// slow path then only refills the window).
-    pub soft_thresh: i16,
+    soft_thresh: i16,
 }
 
 impl FcConfig {
@@ -165,25 +165,48 @@ impl RxHeader {
     }
 }
 
+/// Read-only: the settings are fixed at open.
+impl FcConfig {
+    #[inline(always)]
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    #[inline(always)]
+    pub fn wnd_size(&self) -> i16 {
+        self.wnd_size
+    }
+
+    #[inline(always)]
+    pub fn hard_thresh(&self) -> i16 {
+        self.hard_thresh
+    }
+
+    #[inline(always)]
+    pub fn soft_thresh(&self) -> i16 {
+        self.soft_thresh
+    }
+}
+
 /// An ep's flow-control state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EpFc {
     /// AMs that may still be sent before a grant.
-    pub wnd: i16,
+    wnd: i16,
     /// The window at or below which the next AM needs the slow path: the
     /// soft threshold, then (soft request sent) the hard one, then (hard
     /// request sent) 0. Kept in the ep so the fast path reads nothing of
     /// the iface, and so the slow path runs three times per window.
-    pub mark: i16,
+    mark: i16,
     /// [`FC_GRANT`] when the peer sent a soft request (our next AM carries
     /// it), else 0: kept as the header bits so posting just ORs it in.
-    pub owed_bits: u8,
+    owed_bits: u8,
     /// The peer sent a hard request and the grant message could not be
     /// posted yet: progress posts it before any pending request.
-    pub pure_grant_pending: bool,
+    pure_grant_pending: bool,
     /// We asked for credits (set when a request is handed out) and no
     /// grant came back yet; a grant without this is unexpected and ignored.
-    pub requested: bool,
+    requested: bool,
 }
 
 impl EpFc {
@@ -259,6 +282,32 @@ impl EpFc {
 
     pub fn grant_owed(&self) -> bool {
         self.owed_bits != 0
+    }
+
+    /// The peer sent a hard request and the grant message found no room:
+    /// it is owed until [`EpFc::pure_grant_settled`].
+    pub fn defer_pure_grant(&mut self) {
+        self.pure_grant_pending = true;
+    }
+
+    /// A grant message is owed to a hard request.
+    pub fn pure_grant_due(&self) -> bool {
+        self.pure_grant_pending
+    }
+
+    /// The owed grant message went out (or cannot: the ep failed).
+    pub fn pure_grant_settled(&mut self) {
+        self.pure_grant_pending = false;
+    }
+
+    /// AMs that may still be sent before a grant.
+    pub fn window(&self) -> i16 {
+        self.wnd
+    }
+
+    /// A credit request is out and no grant came back yet.
+    pub fn is_requested(&self) -> bool {
+        self.requested
     }
 
     /// Whether ops may be posted as far as flow control goes (pending

@@ -44,47 +44,47 @@ const fn inline_room(extra_units: usize) -> usize {
 #[derive(Clone, Debug)]
 pub struct Limits {
     /// Bounce buffer size (`UCX_RC_MLX5_SEG_SIZE`): the largest SEND.
-    pub seg_size: usize,
-    pub rx_headroom: usize,
+    seg_size: usize,
+    rx_headroom: usize,
     /// AM header + payload of `am_short` (the 8-byte header included).
-    pub am_max_short: usize,
-    pub am_max_bcopy: usize,
+    am_max_short: usize,
+    am_max_bcopy: usize,
     /// AM zcopy: header bytes sent inline, and header + payload in total.
-    pub am_max_hdr: usize,
-    pub am_max_zcopy: usize,
-    pub put_max_short: usize,
-    pub put_max_bcopy: usize,
+    am_max_hdr: usize,
+    am_max_zcopy: usize,
+    put_max_short: usize,
+    put_max_bcopy: usize,
     /// get_short: a READ into a bounce buffer, copied out by the call once
     /// it completed.
     /// As large as put_short, so the short protocols of both directions
     /// switch to bcopy at the same size and the copy stays small.
-    pub get_max_short: usize,
-    pub get_max_bcopy: usize,
-    pub max_zcopy: usize,
+    get_max_short: usize,
+    get_max_bcopy: usize,
+    max_zcopy: usize,
     /// Data segments of a zcopy RMA WQE.
-    pub max_iov: usize,
+    max_iov: usize,
     /// Signal at least every this many send blocks.
-    pub tx_moderation: u32,
-    pub tx_ring_bbs: u32,
+    tx_moderation: u32,
+    tx_ring_bbs: u32,
     /// Most send blocks an ep may have outstanding: the ring less room for
     /// the largest WQE, and at most `UCX_RC_MLX5_TX_MAX_BB` (as UCX's
     /// rc_mlx5 counts its `bb_max`).
-    pub tx_max_outstanding_bbs: u32,
-    pub ack_timeout: Duration,
-    pub retry_count: u8,
-    pub rnr_timeout: Duration,
-    pub rnr_retry_count: u8,
-    pub max_rd_atomic: u8,
-    pub tx_max_poll: u32,
-    pub rx_max_poll: u32,
+    tx_max_outstanding_bbs: u32,
+    ack_timeout: Duration,
+    retry_count: u8,
+    rnr_timeout: Duration,
+    rnr_retry_count: u8,
+    max_rd_atomic: u8,
+    tx_max_poll: u32,
+    rx_max_poll: u32,
     /// SL, traffic class, hop limit of the QPs' address vectors.
-    pub path: crate::hca::PathAttr,
+    path: crate::hca::PathAttr,
     /// Estimated costs of a send (`UCX_RC_MLX5_SEND_OVERHEAD`), for
     /// `uct_iface_estimate_perf`.
-    pub send_overhead: SendOverhead,
+    send_overhead: SendOverhead,
     /// How many eps can have operations outstanding at once: send-CQ
     /// entries per send queue, as UCX's rc estimates it.
-    pub max_inflight_eps: usize,
+    max_inflight_eps: usize,
 }
 
 /// Send-CQ entries the iface creates for `config`.
@@ -140,5 +140,133 @@ impl Limits {
             send_overhead: config.send_overhead,
             max_inflight_eps: (tx_cq_len(config) / config.tx_queue_len.max(1)).max(1) as usize,
         }
+    }
+}
+
+/// Read-only: the limits are fixed at open.
+impl Limits {
+    #[inline(always)]
+    pub fn seg_size(&self) -> usize {
+        self.seg_size
+    }
+
+    #[inline(always)]
+    pub fn rx_headroom(&self) -> usize {
+        self.rx_headroom
+    }
+
+    #[inline(always)]
+    pub fn am_max_short(&self) -> usize {
+        self.am_max_short
+    }
+
+    #[inline(always)]
+    pub fn am_max_bcopy(&self) -> usize {
+        self.am_max_bcopy
+    }
+
+    #[inline(always)]
+    pub fn am_max_hdr(&self) -> usize {
+        self.am_max_hdr
+    }
+
+    #[inline(always)]
+    pub fn am_max_zcopy(&self) -> usize {
+        self.am_max_zcopy
+    }
+
+    #[inline(always)]
+    pub fn put_max_short(&self) -> usize {
+        self.put_max_short
+    }
+
+    #[inline(always)]
+    pub fn put_max_bcopy(&self) -> usize {
+        self.put_max_bcopy
+    }
+
+    #[inline(always)]
+    pub fn get_max_short(&self) -> usize {
+        self.get_max_short
+    }
+
+    #[inline(always)]
+    pub fn get_max_bcopy(&self) -> usize {
+        self.get_max_bcopy
+    }
+
+    #[inline(always)]
+    pub fn max_zcopy(&self) -> usize {
+        self.max_zcopy
+    }
+
+    #[inline(always)]
+    pub fn max_iov(&self) -> usize {
+        self.max_iov
+    }
+
+    #[inline(always)]
+    pub fn tx_moderation(&self) -> u32 {
+        self.tx_moderation
+    }
+
+    #[inline(always)]
+    pub fn tx_ring_bbs(&self) -> u32 {
+        self.tx_ring_bbs
+    }
+
+    #[inline(always)]
+    pub fn tx_max_outstanding_bbs(&self) -> u32 {
+        self.tx_max_outstanding_bbs
+    }
+
+    #[inline(always)]
+    pub fn ack_timeout(&self) -> Duration {
+        self.ack_timeout
+    }
+
+    #[inline(always)]
+    pub fn retry_count(&self) -> u8 {
+        self.retry_count
+    }
+
+    #[inline(always)]
+    pub fn rnr_timeout(&self) -> Duration {
+        self.rnr_timeout
+    }
+
+    #[inline(always)]
+    pub fn rnr_retry_count(&self) -> u8 {
+        self.rnr_retry_count
+    }
+
+    #[inline(always)]
+    pub fn max_rd_atomic(&self) -> u8 {
+        self.max_rd_atomic
+    }
+
+    #[inline(always)]
+    pub fn tx_max_poll(&self) -> u32 {
+        self.tx_max_poll
+    }
+
+    #[inline(always)]
+    pub fn rx_max_poll(&self) -> u32 {
+        self.rx_max_poll
+    }
+
+    #[inline(always)]
+    pub fn path(&self) -> crate::hca::PathAttr {
+        self.path
+    }
+
+    #[inline(always)]
+    pub fn send_overhead(&self) -> SendOverhead {
+        self.send_overhead
+    }
+
+    #[inline(always)]
+    pub fn max_inflight_eps(&self) -> usize {
+        self.max_inflight_eps
     }
 }

@@ -15,9 +15,12 @@
 //!   [`failover`]: tokens, invalidate and purge over the op table.
 //! - [`limits`]: what the configuration allows (sizes, timeouts) and the AM
 //!   header layout.
-//! - [`pool`]: registered bounce buffers (receive segments, bcopy data).
 //! - [`fc`]: flow control of AMs (window, credit requests and grants in
 //!   the AM header byte, the grant message).
+//!
+//! What is not rc's own comes from [`crate::uct`]: the iface base (handle
+//! head, AM handler table, progress registration), the pending queue and
+//! its dispatch round, and the registered buffer pools.
 //!
 //! Resources and their bounds: each ep's send ring holds
 //! `UCX_RC_MLX5_TX_QUEUE_LEN` × 4 basic blocks; the iface's send CQ has
@@ -38,6 +41,5 @@ pub mod failover;
 pub mod fc;
 pub mod iface;
 pub mod limits;
-pub mod pool;
 pub mod slots;
 pub mod txwq;

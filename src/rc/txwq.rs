@@ -23,7 +23,7 @@ use crate::hca::{Mtu, Qp, SendQueue};
 use crate::mlx5::{
     self, packet_count, psn_add, CtrlSeg, InlineSegs, PacketShape, WqeBuilder, SEND_WQE_BB,
 };
-use crate::rc::pool::BufferPool;
+use crate::uct::pool::BufferPool;
 
 /// Largest WQE the datapath builds, in basic blocks (UCX's mlx5 limit too);
 /// the ring always keeps this much room before a post is attempted.
@@ -693,7 +693,7 @@ pub fn bounce_from_pool(pool: &mut BufferPool, offset: usize) -> Result<Bounce, 
     let buffer = pool.get()?;
     Ok(Bounce {
         buffer,
-        data: buffer.wrapping_add(crate::rc::pool::LKEY_BYTES + offset),
+        data: buffer.wrapping_add(crate::uct::pool::LKEY_BYTES + offset),
         lkey: pool.lkey(buffer),
     })
 }

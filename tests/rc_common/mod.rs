@@ -20,7 +20,7 @@ use uct::api::ep::*;
 use uct::api::iface::*;
 use uct::api::md::*;
 use uct::api::worker::*;
-pub use uct::rc::pool::BufferClass;
+pub use uct::uct::pool::BufferClass;
 use uct_safe::*;
 
 pub fn setup() {

@@ -15,8 +15,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::abi::*;
-use crate::core::callbackq::CallbackId;
-use crate::core::iface::{BaseIface, IfaceInternalOps};
+use crate::core::iface::IfaceInternalOps;
 use crate::core::tombstone::{TombstoneYard, EP_QUARANTINE};
 use crate::failover::PostedOp;
 use crate::hca::{DeviceAddress, EventChannel, Mtu, PolledCq, Qp, QpInitAttr, SrqInitAttr};
@@ -28,8 +27,9 @@ use crate::rc::fc::FcConfig;
 pub use crate::rc::limits::{
     am_header, Limits, AM_HDR_LEN, AM_ID_OFFSET, AM_ZCOPY_MAX_HDR, TMH_NO_TAG,
 };
-use crate::rc::pool::{Alignment, BufferPool, LKEY_BYTES};
 use crate::rc::txwq::{OutstandingOp, TxResources};
+use crate::uct::iface::IfaceBase;
+use crate::uct::pool::{Alignment, BufferPool, LKEY_BYTES};
 
 mod progress;
 mod rx;
@@ -40,19 +40,23 @@ pub use rx::ReleaseDesc;
 use rx::RxState;
 pub use tx::invoke_completion;
 
+/// How AM handlers may be called: from the progress of the thread that
+/// calls it (`UCT_IFACE_FLAG_CB_SYNC`), never from another thread.
+pub const CALLBACK_CAPS: u64 = UCT_IFACE_FLAG_CB_SYNC;
+
 /// Everything of the iface beyond the base.
 pub struct IfaceState {
-    pub domain: Arc<Domain>,
-    pub limits: Limits,
-    pub path_mtu: Mtu,
-    pub address: DeviceAddress,
-    pub atomic_result_order: crate::hca::AtomicResultOrder,
+    domain: Arc<Domain>,
+    limits: Limits,
+    path_mtu: Mtu,
+    address: DeviceAddress,
+    atomic_result_order: crate::hca::AtomicResultOrder,
     channel: EventChannel,
     tx_cq: PolledCq,
     rx_cq: PolledCq,
     rx: RxState,
     /// The send pool and CQ credits posted ops hold.
-    pub tx: TxResources,
+    tx: TxResources,
     /// Live eps by QP number.
     eps: IdMap<*mut RcEp>,
     /// Where eps live: new ones are housed here, destroyed ones stay as
@@ -63,13 +67,63 @@ pub struct IfaceState {
     /// The level a failed ep is logged at when its peer is gone
     /// (`UCX_RC_MLX5_FAILURE`).
     failure_log_level: ucs_log_level_t,
-    progress_id: Option<CallbackId>,
     /// AM flow control settings.
-    pub fc: FcConfig,
+    fc: FcConfig,
     /// The next progress dispatches pending work even with no send
     /// completion: a grant reopened an exhausted window, a grant message
     /// waits to be posted, or the last dispatch left work it could do.
     dispatch_due: bool,
+}
+
+/// What the rest of rc reads of the iface state (fixed at open, but for
+/// the send resources).
+impl IfaceState {
+    #[inline(always)]
+    pub fn domain(&self) -> &Arc<Domain> {
+        &self.domain
+    }
+
+    #[inline(always)]
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    #[inline(always)]
+    pub fn path_mtu(&self) -> Mtu {
+        self.path_mtu
+    }
+
+    #[inline(always)]
+    pub fn address(&self) -> DeviceAddress {
+        self.address
+    }
+
+    #[inline(always)]
+    pub fn atomic_result_order(&self) -> crate::hca::AtomicResultOrder {
+        self.atomic_result_order
+    }
+
+    #[inline(always)]
+    pub fn tx(&self) -> &TxResources {
+        &self.tx
+    }
+
+    #[inline(always)]
+    pub fn fc(&self) -> &FcConfig {
+        &self.fc
+    }
+
+    /// Overrides how the device writes atomic results (taken from the
+    /// device at open): for tests that pretend another device.
+    pub fn set_atomic_result_order(&mut self, order: crate::hca::AtomicResultOrder) {
+        self.atomic_result_order = order;
+    }
+
+    /// The send pool and CQ credits, for posting and completing.
+    #[inline(always)]
+    pub fn tx_mut(&mut self) -> &mut TxResources {
+        &mut self.tx
+    }
 }
 
 /// Largest `am_alignment` accepted: every receive buffer is at least this
@@ -136,7 +190,7 @@ impl AmAlignment {
 /// The iface (what a `uct_iface_h` points at).
 #[repr(C)]
 pub struct RcIface {
-    pub base: BaseIface,
+    pub base: IfaceBase,
     pub state: IfaceState,
 }
 
@@ -232,14 +286,14 @@ impl RcIface {
         let rx_offset = (LKEY_BYTES + 8 + rx_headroom).next_multiple_of(8);
         let rx_pool = BufferPool::aligned(
             Arc::clone(&domain),
-            rx_offset - AM_HDR_LEN + limits.seg_size,
+            rx_offset - AM_HDR_LEN + limits.seg_size(),
             256,
             usize::MAX,
-            am_alignment.of_buffers(rx_offset, limits.seg_size),
+            am_alignment.of_buffers(rx_offset, limits.seg_size()),
         );
         let tx_pool = BufferPool::new(
             Arc::clone(&domain),
-            LKEY_BYTES + limits.seg_size,
+            LKEY_BYTES + limits.seg_size(),
             64,
             usize::MAX,
         );
@@ -248,7 +302,7 @@ impl RcIface {
         let rx = RxState::new(srq, rx_pool, rx_offset, &limits);
         let srq_len = rx.len();
         let mut iface = Box::new(RcIface {
-            base: BaseIface::with_ops(md_handle, worker, ops.0, ops.1),
+            base: IfaceBase::new(md_handle, worker, ops.0, ops.1, CALLBACK_CAPS),
             state: IfaceState {
                 address: port.address,
                 atomic_result_order: device_attr.atomic_result_order,
@@ -268,7 +322,6 @@ impl RcIface {
                 err_handler,
                 err_handler_arg,
                 failure_log_level: config.failure_log_level,
-                progress_id: None,
                 domain,
                 fc: FcConfig::new(config, srq_len),
                 dispatch_due: false,
@@ -280,7 +333,7 @@ impl RcIface {
             "rc_mlx5 iface {iface_ptr:p} on {}: mtu {}, seg {}, srq {}, tx cq {}",
             md.device().name,
             path_mtu.bytes(),
-            iface.state.limits.seg_size,
+            iface.state.limits.seg_size(),
             srq_len,
             tx_cqe_count
         );
@@ -296,9 +349,9 @@ impl RcIface {
     pub unsafe fn close(iface: *mut RcIface) {
         // SAFETY: live by the contract; from Box::into_raw in open.
         let mut this = unsafe { Box::from_raw(iface) };
-        this.progress_disable_all();
+        this.base.progress_remove();
         this.state.destroy_all_eps();
-        this.base.invalidate();
+        this.base.head.invalidate();
     }
 
     /// Whether `uct_iface_query_v2` advertises `UCT_IFACE_FLAG_V2_QUERY_TOKEN`
@@ -348,14 +401,14 @@ impl IfaceState {
             send_cq: self.tx_cq.cq(),
             recv_cq: self.rx_cq.cq(),
             srq: self.rx.srq(),
-            sq_wqebb_count: self.limits.tx_ring_bbs,
+            sq_wqebb_count: self.limits.tx_ring_bbs(),
         })
     }
 
     fn tx_params(&self) -> TxParams {
         TxParams {
-            moderation: self.limits.tx_moderation,
-            max_outstanding_bbs: self.limits.tx_max_outstanding_bbs,
+            moderation: self.limits.tx_moderation(),
+            max_outstanding_bbs: self.limits.tx_max_outstanding_bbs(),
             credits_max: self.tx.credits_max,
             path_mtu: self.path_mtu,
         }

@@ -1,12 +1,13 @@
 //! Progress: the device, send completions, receives, then pending requests
-//! of eps that can post again; registration with the worker; event arming.
+//! of eps that can post again; the callback registered with the worker
+//! (`crate::uct::progress` keeps the registration); event arming.
 
 use std::ffi::{c_int, c_uint, c_void};
 
 use crate::abi::*;
-use crate::core::worker::Worker;
 use crate::rc::ep::RcEp;
 use crate::rc::iface::{IfaceState, RcIface};
+use crate::uct::pending::{self, Answer, DispatchRound};
 
 /// Tracks whether the worker progresses this iface.
 unsafe extern "C" fn worker_progress(arg: *mut c_void) -> c_uint {
@@ -44,26 +45,24 @@ impl RcIface {
     /// answers so until the last); `UCS_OK` removes it; anything else keeps
     /// it and ends the ep's turns (its resources ran out), or the whole
     /// dispatch when the iface's send credits did. Unlike UCX's arbiter,
-    /// a dispatch takes at most [`MAX_PENDING_CALLS`] turns, so a request
+    /// a dispatch takes at most [`pending::MAX_PENDING_CALLS`] turns, so a request
     /// that never finishes cannot hold progress forever; the work left is
     /// due at the next progress.
     ///
     /// # Safety
     /// A live iface, no borrow of it held.
     unsafe fn dispatch_pending(iface: *mut RcIface) {
-        let mut round = PendingRound::default();
-        // SAFETY: live by the contract; no callback runs in `next_pending`.
-        while let Some((ep, req)) = unsafe { (*iface).state.next_pending(&mut round) } {
-            // SAFETY: the user's request, live until dispatched/purged; the
-            // ep's `in_dispatch` lets the callback's own posts on it pass.
-            let status = unsafe {
-                match (*req).func {
-                    Some(func) => func(req),
-                    None => UCS_OK,
-                }
-            };
-            // SAFETY: live by the contract; no callback runs here.
-            unsafe { (*iface).state.pending_answered(&mut round, ep, req, status) };
+        // SAFETY: live by the contract; `next_pending` and `pending_answered`
+        // run no callback, and no borrow is held while one runs.
+        unsafe {
+            let round = pending::dispatch(
+                |round| (*iface).state.next_pending(round),
+                |round, ep, req, status| (*iface).state.pending_answered(round, ep, req, status),
+            );
+            if round.cut_short() {
+                // Work is left: the next progress goes on with it.
+                (*iface).state.dispatch_due = true;
+            }
         }
     }
 
@@ -83,7 +82,7 @@ impl RcIface {
         state.channel.clear();
         let send = events & UCT_EVENT_SEND_COMP != 0;
         let recv_solicited = events & (UCT_EVENT_RECV | UCT_EVENT_RECV_SIG) != 0;
-        let recv_all = send && state.fc.enabled;
+        let recv_all = send && state.fc.enabled();
         let recv = recv_solicited || recv_all;
         if send {
             state.tx_cq.arm(false);
@@ -101,51 +100,18 @@ impl RcIface {
         self.state.channel.fd()
     }
 
-    /// The worker the iface was opened on.
-    fn worker<'a>(&self) -> Option<&'a Worker> {
-        // SAFETY: the worker handle was validated at open and outlives its
-        // ifaces.
-        unsafe { crate::core::worker::worker_ref(self.base.worker, "rc") }.ok()
-    }
-
     pub fn progress_enable(&mut self, flags: c_uint) {
-        if flags & (UCT_PROGRESS_SEND | UCT_PROGRESS_RECV) == 0 || self.state.progress_id.is_some()
-        {
-            return;
-        }
-        let Some(worker) = self.worker() else {
-            return;
-        };
         let arg = self as *mut RcIface as *mut c_void;
-        self.state.progress_id = Some(worker.register(worker_progress, arg, 0));
-    }
-
-    pub(super) fn progress_disable_all(&mut self) {
-        if let Some(id) = self.state.progress_id.take() {
-            if let Some(worker) = self.worker() {
-                worker.unregister(id);
-            }
-        }
+        self.base.progress_enable(flags, worker_progress, arg);
     }
 
     pub fn progress_disable(&mut self, flags: c_uint) {
-        if flags & (UCT_PROGRESS_SEND | UCT_PROGRESS_RECV) != 0 {
-            self.progress_disable_all();
-        }
+        self.base.progress_disable(flags);
     }
 }
 
-/// Turns one dispatch gives at most (see [`RcIface::dispatch_pending`]).
-const MAX_PENDING_CALLS: u32 = 4096;
-
-/// Where a pending dispatch is: the eps whose turn is still to come, in
-/// turn order (taken at its start; an ep whose resources ran out leaves),
-/// and the turns taken.
-#[derive(Default)]
-struct PendingRound {
-    eps: Option<std::collections::VecDeque<*mut RcEp>>,
-    calls: u32,
-}
+/// A pending dispatch round over the iface's eps.
+type PendingRound = DispatchRound<*mut RcEp>;
 
 impl IfaceState {
     /// The next pending request to run and its ep (see
@@ -157,31 +123,18 @@ impl IfaceState {
         &mut self,
         round: &mut PendingRound,
     ) -> Option<(*mut RcEp, *mut uct_pending_req_t)> {
-        let eps = round.eps.get_or_insert_with(|| {
+        let with_work = |state: &IfaceState| {
             let mut eps = std::collections::VecDeque::new();
-            for &ep in self.eps.values() {
+            for &ep in state.eps.values() {
                 // SAFETY: eps in the table are live; read only.
                 let this = unsafe { &*ep };
-                if !this.pending.is_empty() || this.fc.pure_grant_pending || this.probe_due {
+                if this.has_deferred_work() {
                     eps.push_back(ep);
                 }
             }
             eps
-        });
-        if round.calls >= MAX_PENDING_CALLS {
-            if !eps.is_empty() {
-                // Work is left: the next progress goes on with it.
-                self.dispatch_due = true;
-            }
-            return None;
-        }
-        while let Some(ep) = eps.pop_front() {
-            if let Some(req) = self.pending_of(ep) {
-                round.calls += 1;
-                return Some((ep, req));
-            }
-        }
-        None
+        };
+        round.next(self, with_work, IfaceState::pending_of)
     }
 
     /// `ep` if it is still a live ep (a callback may have destroyed it).
@@ -203,36 +156,15 @@ impl IfaceState {
         let mut credits = self.tx.credits;
         let this = self.live_ep_any_qp(ep)?;
         let result = (|| {
-            if this.fc.pure_grant_pending {
-                // The peer's window waits for it: before anything of ours.
-                match this.post_fc_grant(&mut credits) {
-                    Ok(()) => this.fc.pure_grant_pending = false,
-                    Err(Status::NoResource) => return None,
-                    Err(status) => {
-                        tracing::debug!("rc_mlx5 ep {ep:p}: grant not sent: {status}");
-                        this.fc.pure_grant_pending = false;
-                    }
-                }
-            }
-            if this.probe_due {
-                // uct_ep_check's probe, held back for want of a CQ credit.
-                match this.post_probe(&mut credits) {
-                    Ok(()) => this.probe_due = false,
-                    Err(Status::NoResource) => return None,
-                    Err(status) => {
-                        tracing::debug!("rc_mlx5 ep {ep:p}: probe not sent: {status}");
-                        this.probe_due = false;
-                    }
-                }
-            }
+            // The peer's window waits for a grant, and uct_ep_check's probe
+            // for a CQ credit: both before anything of the user's.
+            this.post_deferred(&mut credits).ok()?;
             // As in UCX, an exhausted window holds every pending request of
             // the ep (not only AMs): order is kept.
             if this.check_room(credits).is_err() || !this.fc.has_window(&fc) {
                 return None;
             }
-            let req = this.pending.pop_front()?;
-            this.in_dispatch = true;
-            Some(req)
+            this.pending_mut().start_turn()
         })();
         self.tx.credits = credits;
         result
@@ -253,26 +185,18 @@ impl IfaceState {
         let Some(this) = self.live_ep_any_qp(ep) else {
             return;
         };
-        this.in_dispatch = false;
-        let Some(eps) = round.eps.as_mut() else {
-            return;
-        };
-        match status {
-            UCS_OK => {
-                if !this.pending.is_empty() {
-                    eps.push_back(ep);
+        match this.pending_mut().answered(req, status) {
+            Answer::Done { more } => {
+                if more {
+                    round.again(ep);
                 }
             }
-            UCS_INPROGRESS => {
-                this.pending.push_front(req);
-                eps.push_back(ep);
-            }
-            _ => {
-                this.pending.push_front(req);
+            Answer::Again => round.again(ep),
+            Answer::Refused => {
                 if credits == 0 {
                     // The iface ran out: no other ep can post either; the
                     // next send completion dispatches again.
-                    eps.clear();
+                    round.end();
                 } else if this.check_room(credits).is_ok()
                     && this.fc.has_window(&fc)
                     && this.state().failed_status().is_none()

@@ -13,13 +13,13 @@ use std::ffi::{c_uint, c_void};
 
 use crate::abi::*;
 use crate::core::data_trace;
-use crate::core::iface::BaseIface;
 use crate::hca::{RecvQueue, Srq};
 use crate::mlx5::{self, Cqe64, DataSeg, SrqNextSeg};
 use crate::rc::fc::{Request, RxHeader, FC_MASK};
 use crate::rc::iface::{IfaceState, RcIface};
 use crate::rc::limits::{Limits, AM_HDR_LEN, AM_ID_OFFSET, TMH_NO_TAG};
-use crate::rc::pool::BufferPool;
+use crate::uct::iface::IfaceBase;
+use crate::uct::pool::BufferPool;
 
 /// The `uct_recv_desc_t` of an iface's receive descriptors, with the way
 /// back to the receive state (the release callback gets a pointer to this).
@@ -101,8 +101,8 @@ impl RxState {
             buffers: vec![std::ptr::null_mut(); len],
             pool,
             offset,
-            seg_size: limits.seg_size,
-            headroom: limits.rx_headroom,
+            seg_size: limits.seg_size(),
+            headroom: limits.rx_headroom(),
             release_desc: Box::new(ReleaseDesc {
                 desc: uct_recv_desc_t {
                     cb: Some(release_rx_desc),
@@ -251,7 +251,7 @@ impl IfaceState {
         if let Some((am, status)) = handled {
             self.rx.after_am(am, status);
         }
-        while *polled < self.limits.rx_max_poll {
+        while *polled < self.limits.rx_max_poll() {
             let cqe = self.rx_cq.poll()?;
             *polled += 1;
             if let Some(am) = self.take_rx(&cqe) {
@@ -367,7 +367,7 @@ impl IfaceState {
                 Ok(()) => {}
                 Err(Status::NoResource) => {
                     // Sent by progress before any pending request.
-                    ep.fc.pure_grant_pending = true;
+                    ep.fc.defer_pure_grant();
                     self.dispatch_due = true;
                 }
                 Err(status) => {
@@ -406,12 +406,12 @@ fn take_inline_rx(cqe: &mlx5::CqeBytes, dst: &mut [u8]) -> bool {
 /// iface's AM tracer (if any) saw it on its receive side.
 #[cold]
 #[inline(never)]
-fn trace_am_received(base: &BaseIface, am: &RxAm) {
+fn trace_am_received(base: &IfaceBase, am: &RxAm) {
     // SAFETY: the payload is `am.len` bytes of the receive buffer after the
     // AM header, ours until the handler runs.
     let data = unsafe { std::slice::from_raw_parts(am.payload, am.len) };
     let tracer_text =
-        data_trace::call_am_tracer(base.am_tracer(), UCT_AM_TRACE_TYPE_RECV, am.id, data);
+        data_trace::call_am_tracer(base.am().tracer(), UCT_AM_TRACE_TYPE_RECV, am.id, data);
     let mut line = format!(
         "RECV qp 0x{:x} [{:03}] len {}",
         am.qpn,
@@ -432,21 +432,20 @@ impl RcIface {
     pub(super) unsafe fn poll_rx(iface: *mut RcIface) -> c_uint {
         let mut count = 0;
         let mut handled = None;
-        // SAFETY: live by the contract; the borrow ends before the handler.
-        while let Some(am) = unsafe { (*iface).state.next_rx(&mut count, handled.take()) } {
-            if data_trace::enabled() {
-                // SAFETY: live; nothing else borrows it during the call.
-                unsafe { trace_am_received(&(*iface).base, &am) };
+        // SAFETY: live by the contract. Every borrow of the iface ends
+        // before the handler runs (it is copied out of the table first), so
+        // the handler may call into the iface; the payload is `am.len` bytes
+        // of the receive buffer after the AM header, which stays ours (or
+        // the handler's, with FLAG_DESC) during the call.
+        unsafe {
+            while let Some(am) = (*iface).state.next_rx(&mut count, handled.take()) {
+                if data_trace::enabled() {
+                    trace_am_received(&(*iface).base, &am);
+                }
+                let handler = (*iface).base.am().handler(am.id);
+                let status = handler.call(am.payload.cast(), am.len, UCT_CB_PARAM_FLAG_DESC);
+                handled = Some((am, status));
             }
-            // SAFETY: live; the payload is `am.len` bytes of the receive
-            // buffer after the AM header, which stays ours (or the
-            // handler's, with FLAG_DESC) during the call.
-            let status = unsafe {
-                (*iface)
-                    .base
-                    .invoke_am(am.id, am.payload.cast(), am.len, UCT_CB_PARAM_FLAG_DESC)
-            };
-            handled = Some((am, status));
         }
         count
     }

@@ -364,7 +364,7 @@ impl IfaceState {
     /// Takes the next send CQE (counting it in `polled`, up to the poll
     /// limit) and the work it means; a CQE of no live ep is dropped.
     fn next_tx(&mut self, polled: &mut u32) -> Option<CqeWork> {
-        while *polled < self.limits.tx_max_poll {
+        while *polled < self.limits.tx_max_poll() {
             let cqe = Cqe64::decode(&self.tx_cq.poll()?);
             *polled += 1;
             let Some(&ep) = self.eps.get(&cqe.qpn) else {

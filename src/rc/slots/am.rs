@@ -12,16 +12,16 @@ use crate::mlx5::{self, DataSeg, InlineSegs};
 use crate::rc::ep::{bounce_from_pool, PostSpec, RcEp};
 use crate::rc::iface::{am_header, RcIface, AM_HDR_LEN};
 use crate::rc::limits::AM_ZCOPY_MAX_IOV;
-use crate::rc::pool::BufferPool;
+use crate::uct::pool::BufferPool;
 
 /// The flow-control bits of the next AM on `ep`. An exhausted window means
 /// `UCS_ERR_NO_RESOURCE` only while a grant can still come: a failed or
 /// cancelled ep answers its own status, or retry loops would spin forever.
 #[inline(always)]
 fn am_fc_bits(ep: &mut RcEp, iface: &RcIface) -> Result<u8, Status> {
-    match ep.fc.am_bits(&iface.state.fc) {
+    match ep.fc.am_bits(iface.state.fc()) {
         Ok(bits) => Ok(bits),
-        Err(window_closed) => Err(fc_refusal(ep, iface.state.tx.credits, window_closed)),
+        Err(window_closed) => Err(fc_refusal(ep, iface.state.tx().credits, window_closed)),
     }
 }
 
@@ -70,7 +70,7 @@ fn bad_am_id(function: &str, id: u8) -> Status {
 fn trace_am_sent(ep: &RcEp, iface: &RcIface, id: u8, parts: &[&[u8]]) {
     let data = parts.concat();
     let tracer_text =
-        data_trace::call_am_tracer(iface.base.am_tracer(), UCT_AM_TRACE_TYPE_SEND, id, &data);
+        data_trace::call_am_tracer(iface.base.am().tracer(), UCT_AM_TRACE_TYPE_SEND, id, &data);
     let mut line = ep.txwq().describe_last();
     data_trace::am_text(&mut line, id, data.len(), &tracer_text);
     data_trace::emit(data_trace::source_site!(), &line);
@@ -96,7 +96,7 @@ fn am_short(ep: EpArg, id: u8, header: u64, payload: CBytes) -> Result<(), Statu
     const F: &str = "uct_ep_am_short";
     let (ep, iface) = am_start(F, ep, id)?;
     let length = payload.len();
-    check_len(F, 8 + length, iface.state.limits.am_max_short)?;
+    check_len(F, 8 + length, iface.state.limits().am_max_short())?;
     let payload = payload.get(F)?;
     let fc_bits = am_fc_bits(ep, iface)?;
     // The AM header byte then the user's 8-byte header: one fixed-size
@@ -109,7 +109,7 @@ fn am_short(ep: EpArg, id: u8, header: u64, payload: CBytes) -> Result<(), Statu
         mlx5::MLX5_OPCODE_SEND,
         AM_HDR_LEN + 8 + length,
     );
-    let credits = &mut iface.state.tx.credits;
+    let credits = &mut iface.state.tx_mut().credits;
     ep.ready(*credits)?.post_inline(
         credits,
         spec,
@@ -119,7 +119,7 @@ fn am_short(ep: EpArg, id: u8, header: u64, payload: CBytes) -> Result<(), Statu
             data: payload,
         },
     )?;
-    ep.fc.sent(fc_bits, &iface.state.fc);
+    ep.fc.sent(fc_bits, iface.state.fc());
     if data_trace::enabled() {
         trace_am_sent(ep, iface, id, &[&header.to_ne_bytes(), payload]);
     }
@@ -147,17 +147,17 @@ fn am_short_iov(ep: EpArg, id: u8, iov: CIov) -> Result<(), Status> {
         parts[index + 1] = bytes;
         total = total.saturating_add(bytes.len());
     }
-    check_len(F, total, iface.state.limits.am_max_short)?;
+    check_len(F, total, iface.state.limits().am_max_short())?;
     let spec = PostSpec::new(
         PostedOp::AmShort { am_id: id },
         mlx5::MLX5_OPCODE_SEND,
         AM_HDR_LEN + total,
     );
-    let credits = &mut iface.state.tx.credits;
+    let credits = &mut iface.state.tx_mut().credits;
     ep.ready(*credits)?.post(credits, spec, |wqe| {
         wqe.inline(&parts[..count + 1]);
     })?;
-    ep.fc.sent(fc_bits, &iface.state.fc);
+    ep.fc.sent(fc_bits, iface.state.fc());
     if data_trace::enabled() {
         trace_am_sent(ep, iface, id, &parts[1..count + 1]);
     }
@@ -176,19 +176,19 @@ fn am_bcopy(ep: EpArg, id: u8, pack: PackCb, flags: c_uint) -> Result<isize, Sta
     pack.check(F)?;
     // Both before packing: the callback must not run for a refused post.
     let fc_bits = am_fc_bits(ep, iface)?;
-    ep.check_post(iface.state.tx.credits)?;
-    let bounce = bounce_from_pool(&mut iface.state.tx.pool, 0)?;
+    ep.check_post(iface.state.tx().credits)?;
+    let bounce = bounce_from_pool(&mut iface.state.tx_mut().pool, 0)?;
     let packed = pack.pack(&bounce, &am_header(id | fc_bits));
-    if packed > iface.state.limits.am_max_bcopy {
+    if packed > iface.state.limits().am_max_bcopy() {
         tracing::error!("{F}: pack callback wrote {packed} bytes, more than max_bcopy");
-        iface.state.tx.pool.put(bounce.buffer);
+        iface.state.tx_mut().pool.put(bounce.buffer);
         return Err(Status::InvalidParam);
     }
     let total = AM_HDR_LEN + packed;
     let am = PostedOp::AmBcopy { am_id: id, flags };
     let spec = PostSpec::new(am, mlx5::MLX5_OPCODE_SEND, total).bounce(bounce);
     let lkey = BufferPool::bounce_lkey(&bounce);
-    let credits = &mut iface.state.tx.credits;
+    let credits = &mut iface.state.tx_mut().credits;
     ep.ready(*credits)?
         .post(credits, spec, |wqe| {
             wqe.data(DataSeg {
@@ -197,8 +197,8 @@ fn am_bcopy(ep: EpArg, id: u8, pack: PackCb, flags: c_uint) -> Result<isize, Sta
                 addr: bounce.data as u64,
             });
         })
-        .inspect_err(|_| iface.state.tx.pool.put(bounce.buffer))?;
-    ep.fc.sent(fc_bits, &iface.state.fc);
+        .inspect_err(|_| iface.state.tx_mut().pool.put(bounce.buffer))?;
+    ep.fc.sent(fc_bits, iface.state.fc());
     if data_trace::enabled() {
         // SAFETY: the pack callback wrote `packed` bytes after the AM
         // header into the bounce buffer, which the posted op keeps until
@@ -233,7 +233,7 @@ fn am_zcopy(
     const F: &str = "uct_ep_am_zcopy";
     let (ep, iface) = am_start(F, ep, id)?;
     let header_length = header.len();
-    check_len(F, header_length, iface.state.limits.am_max_hdr)?;
+    check_len(F, header_length, iface.state.limits().am_max_hdr())?;
     let header = header.get(F)?;
     let mut segments = [DataSeg::default(); 16];
     // No iov at all is a header-only AM (UCX allows it; `iov` may then be
@@ -243,7 +243,11 @@ fn am_zcopy(
     } else {
         iov.segments(F, AM_ZCOPY_MAX_IOV, &mut segments)?
     };
-    check_len(F, header_length + total, iface.state.limits.am_max_zcopy)?;
+    check_len(
+        F,
+        header_length + total,
+        iface.state.limits().am_max_zcopy(),
+    )?;
     let fc_bits = am_fc_bits(ep, iface)?;
     let am = PostedOp::AmZcopy {
         am_id: id,
@@ -256,14 +260,14 @@ fn am_zcopy(
         mlx5::MLX5_OPCODE_SEND,
         AM_HDR_LEN + header_length + total,
     );
-    let credits = &mut iface.state.tx.credits;
+    let credits = &mut iface.state.tx_mut().credits;
     ep.ready(*credits)?.post(credits, spec, |wqe| {
         wqe.inline(&[&am_header(id | fc_bits), header]);
         for segment in &segments[..count] {
             wqe.data(*segment);
         }
     })?;
-    ep.fc.sent(fc_bits, &iface.state.fc);
+    ep.fc.sent(fc_bits, iface.state.fc());
     if data_trace::enabled() {
         trace_am_zcopy_sent(ep, iface, id, header, &segments[..count]);
     }

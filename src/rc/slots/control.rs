@@ -72,7 +72,7 @@ fn flush_ep(
 
 fn ep_flush_checked(ep: EpArg, flags: c_uint, comp: *mut uct_completion_t) -> Result<(), Status> {
     let (ep, iface) = ep.ep_and_iface("uct_ep_flush")?;
-    let credits = &mut iface.state.tx.credits;
+    let credits = &mut iface.state.tx_mut().credits;
     if flags & UCT_FLUSH_FLAG_CANCEL != 0 {
         if ep.state().is_connected() {
             if ep.txwq().is_empty() {
@@ -102,7 +102,7 @@ fn ep_flush_checked(ep: EpArg, flags: c_uint, comp: *mut uct_completion_t) -> Re
     if let Some(status) = ep.state().failed_status() {
         return Err(status);
     }
-    if !ep.pending.is_empty() {
+    if !ep.pending().is_empty() {
         // After a plain uct_ep_invalidate the pending requests can never go
         // out (no flow-control grant crosses a QP in error), so the flush
         // posts its NOP now: the device flushes it with an error, the ep
@@ -155,12 +155,12 @@ fn ep_check_checked(ep: EpArg, flags: c_uint, comp: *mut uct_completion_t) -> Re
         EpState::Failed(status, _) => return Err(status),
         EpState::Idle => return Err(Status::NotConnected),
     }
-    if ep.probe_due {
+    if ep.probe_due() {
         return Ok(());
     }
-    let credits = &mut iface.state.tx.credits;
+    let credits = &mut iface.state.tx_mut().credits;
     if *credits == 0 {
-        ep.probe_due = true;
+        ep.defer_probe();
         return Ok(());
     }
     match ep.post_probe(credits) {
@@ -182,7 +182,7 @@ fn ep_pending_add_checked(ep: EpArg, req: *mut uct_pending_req_t) -> Result<(), 
     if req.is_null() {
         return Err(null_argument(F, "req"));
     }
-    let room = ep.check_room(iface.state.tx.credits);
+    let room = ep.check_room(iface.state.tx().credits);
     // Nothing would ever run a request queued on an ep that is not
     // connected: refused as a post is (check_room logged why).
     if room == Err(Status::NotConnected) {
@@ -190,14 +190,14 @@ fn ep_pending_add_checked(ep: EpArg, req: *mut uct_pending_req_t) -> Result<(), 
     }
     // Resources available now: the caller should just retry (UCX's rule).
     // An exhausted flow-control window is a missing resource too.
-    if ep.pending.is_empty() && room.is_ok() && ep.fc.has_window(&iface.state.fc) {
+    if ep.pending().is_empty() && room.is_ok() && ep.fc.has_window(iface.state.fc()) {
         return Err(Status::Busy);
     }
     if let Some(status) = ep.state().failed_status() {
         return Err(status);
     }
     // Kept as the caller's pointer: progress hands it back to its callback.
-    ep.pending.push_back(req);
+    ep.pending_mut().add(req);
     Ok(())
 }
 
@@ -213,7 +213,7 @@ slot! {
     {
         // The handle is looked at again for each request: the callback may
         // destroy the ep, and no borrow of it is held across the call.
-        let next = || ep.ep("uct_ep_pending_purge").ok()?.pending.pop_front();
+        let next = || ep.ep("uct_ep_pending_purge").ok()?.pending_mut().pop();
         while let Some(req) = next() {
             purge.call(req);
         }
@@ -243,11 +243,11 @@ fn iface_flush_checked(
         let ep = unsafe { &mut *ep };
         // A failed ep never runs its pending requests again: nothing of it
         // is in progress (flush_ep below skips it too).
-        if !ep.pending.is_empty() && ep.state().failed_status().is_none() {
+        if !ep.pending().is_empty() && ep.state().failed_status().is_none() {
             in_progress = true;
             continue;
         }
-        let credits = &mut rc.state.tx.credits;
+        let credits = &mut rc.state.tx_mut().credits;
         match flush_ep(ep, credits, flags, std::ptr::null_mut(), false) {
             Ok(())
             | Err(

@@ -49,6 +49,7 @@ use self::rma::{
 use crate::abi::*;
 use crate::core::iface::IfaceInternalOps;
 use crate::core::ops::unsupported_iface_ops;
+use crate::uct::iface::TRANSPORT_INTERNAL_OPS;
 
 /// The public ops table of an rc_mlx5 iface.
 pub fn iface_ops() -> uct_iface_ops_t {
@@ -105,6 +106,7 @@ pub static INTERNAL_OPS: IfaceInternalOps = IfaceInternalOps {
     ep_connect_to_ep_v2,
     ep_is_connected,
     iface_estimate_perf,
+    ..TRANSPORT_INTERNAL_OPS
 };
 
 /// The handle check of rc ifaces lives with the slot tables it compares

@@ -27,7 +27,7 @@ pub const CAP_FLAGS: u64 = UCT_IFACE_FLAG_AM_SHORT
     | UCT_IFACE_FLAG_GET_ZCOPY
     | UCT_IFACE_FLAG_PENDING
     | UCT_IFACE_FLAG_CONNECT_TO_EP
-    | UCT_IFACE_FLAG_CB_SYNC
+    | crate::rc::iface::CALLBACK_CAPS
     | UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE
     // A zcopy buffer outside its registration is refused when posted; one
     // the device cannot access locally, or remote memory the peer refuses,
@@ -59,7 +59,7 @@ slot! {
             // All `device_addr_len` bytes are written, the unused tail as
             // zeros: callers send the whole reported length to the peer.
             let mut packed = [0u8; DeviceAddress::MAX_PACKED_LEN];
-            rc.state.address.pack_with_mtu(rc.state.path_mtu, &mut packed)?;
+            rc.state.address().pack_with_mtu(rc.state.path_mtu(), &mut packed)?;
             addr.write(F, "addr", packed)
         }))
     }
@@ -125,34 +125,34 @@ slot! {
 
 /// The `uct_iface_attr_t` of an iface.
 pub fn attributes(rc: &RcIface) -> uct_iface_attr_t {
-    let limits = &rc.state.limits;
+    let limits = rc.state.limits();
     // SAFETY: uct_iface_attr_t is plain data (numbers, a sockaddr_storage);
     // all-zero is a valid value of every field.
     let mut attr: uct_iface_attr_t = unsafe { std::mem::zeroed() };
-    let mtu = rc.state.path_mtu.bytes() as usize;
+    let mtu = rc.state.path_mtu().bytes() as usize;
     let rma = |max_short, max_bcopy, min_zcopy| uct_iface_attr_cap_rma {
         max_short,
         max_bcopy,
         min_zcopy,
-        max_zcopy: limits.max_zcopy,
+        max_zcopy: limits.max_zcopy(),
         opt_zcopy_align: 512,
         align_mtu: mtu,
-        max_iov: limits.max_iov,
+        max_iov: limits.max_iov(),
     };
     // As UCX's rc_mlx5: a get_zcopy moves at least a byte (its reads too
     // short for a CQE's inline response: none, here).
-    attr.cap.put = rma(limits.put_max_short, limits.put_max_bcopy, 0);
-    attr.cap.get = rma(limits.get_max_short, limits.get_max_bcopy, 1);
-    attr.cap.am.max_short = limits.am_max_short;
-    attr.cap.am.max_bcopy = limits.am_max_bcopy;
+    attr.cap.put = rma(limits.put_max_short(), limits.put_max_bcopy(), 0);
+    attr.cap.get = rma(limits.get_max_short(), limits.get_max_bcopy(), 1);
+    attr.cap.am.max_short = limits.am_max_short();
+    attr.cap.am.max_bcopy = limits.am_max_bcopy();
     attr.cap.am.min_zcopy = 0;
-    attr.cap.am.max_zcopy = limits.am_max_zcopy;
+    attr.cap.am.max_zcopy = limits.am_max_zcopy();
     attr.cap.am.opt_zcopy_align = 512;
     attr.cap.am.align_mtu = mtu;
-    attr.cap.am.max_hdr = limits.am_max_hdr;
+    attr.cap.am.max_hdr = limits.am_max_hdr();
     attr.cap.am.max_iov = AM_ZCOPY_MAX_IOV;
     attr.cap.flags = CAP_FLAGS;
-    crate::rc::atomic::advertise(&mut attr, rc.state.domain.device.attr().atomics);
+    crate::rc::atomic::advertise(&mut attr, rc.state.domain().device.attr().atomics);
     attr.cap.event_flags = EVENT_FLAGS;
     attr.device_addr_len = DeviceAddress::MAX_PACKED_LEN;
     attr.iface_addr_len = IFACE_ADDR_LEN;
@@ -213,8 +213,8 @@ fn is_zcopy(op: uct_ep_operation_t) -> bool {
 /// memory; send-CQ entries per send queue as inflight eps.
 pub fn estimate(rc: &RcIface, operation: Option<uct_ep_operation_t>) -> PerfEstimate {
     let attr = attributes(rc);
-    let limits = &rc.state.limits;
-    let cost = &limits.send_overhead;
+    let limits = rc.state.limits();
+    let cost = &limits.send_overhead();
     let bcopy = operation.is_some_and(is_bcopy);
     let zcopy = operation.is_some_and(is_zcopy);
     let mut latency = attr.latency;
@@ -231,7 +231,7 @@ pub fn estimate(rc: &RcIface, operation: Option<uct_ep_operation_t>) -> PerfEsti
             shared: attr.bandwidth.shared,
         },
         latency,
-        max_inflight_eps: limits.max_inflight_eps,
+        max_inflight_eps: limits.max_inflight_eps(),
     }
 }
 

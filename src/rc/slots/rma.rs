@@ -12,7 +12,7 @@ use crate::ib::rkey::rdma_rkey;
 use crate::mlx5::{self, DataSeg, InlineSegs, RaddrSeg};
 use crate::rc::ep::{bounce_from_pool, Bounce, PostSpec, RcEp};
 use crate::rc::iface::RcIface;
-use crate::rc::pool::BufferPool;
+use crate::uct::pool::BufferPool;
 
 /// Remote memory at `remote_addr` with the user's `rkey`: as the op
 /// records it, and as the RADDR segment of its WQE names it (the device
@@ -41,7 +41,7 @@ fn put_short(ep: EpArg, data: CBytes, remote_addr: u64, rkey: uct_rkey_t) -> Res
     const F: &str = "uct_ep_put_short";
     let (ep, iface) = ep.ep_and_iface(F)?;
     let length = data.len();
-    check_len(F, length, iface.state.limits.put_max_short)?;
+    check_len(F, length, iface.state.limits().put_max_short())?;
     let data = data.get(F)?;
     let (remote, raddr) = remote_target(remote_addr, rkey);
     let (spec, raddr) = remote_spec(
@@ -50,7 +50,7 @@ fn put_short(ep: EpArg, data: CBytes, remote_addr: u64, rkey: uct_rkey_t) -> Res
         length,
         raddr,
     );
-    let credits = &mut iface.state.tx.credits;
+    let credits = &mut iface.state.tx_mut().credits;
     ep.ready(*credits)?.post_inline(
         credits,
         spec,
@@ -86,7 +86,7 @@ fn post_with_bounce(
     let length = spec.length();
     let spec = spec.bounce(bounce);
     let lkey = BufferPool::bounce_lkey(&bounce);
-    let credits = &mut iface.state.tx.credits;
+    let credits = &mut iface.state.tx_mut().credits;
     ep.ready(*credits)?
         .post(credits, spec, |wqe| {
             wqe.raddr(raddr);
@@ -98,19 +98,19 @@ fn post_with_bounce(
                 });
             }
         })
-        .inspect_err(|_| iface.state.tx.pool.put(bounce.buffer))
+        .inspect_err(|_| iface.state.tx_mut().pool.put(bounce.buffer))
 }
 
 fn put_bcopy(ep: EpArg, pack: PackCb, remote_addr: u64, rkey: uct_rkey_t) -> Result<isize, Status> {
     const F: &str = "uct_ep_put_bcopy";
     let (ep, iface) = ep.ep_and_iface(F)?;
     pack.check(F)?;
-    ep.check_post(iface.state.tx.credits)?;
-    let bounce = bounce_from_pool(&mut iface.state.tx.pool, 0)?;
+    ep.check_post(iface.state.tx().credits)?;
+    let bounce = bounce_from_pool(&mut iface.state.tx_mut().pool, 0)?;
     let packed = pack.pack(&bounce, &[]);
-    if packed > iface.state.limits.put_max_bcopy {
+    if packed > iface.state.limits().put_max_bcopy() {
         tracing::error!("{F}: pack callback wrote {packed} bytes, more than max_bcopy");
-        iface.state.tx.pool.put(bounce.buffer);
+        iface.state.tx_mut().pool.put(bounce.buffer);
         return Err(Status::InvalidParam);
     }
     let (remote, raddr) = remote_target(remote_addr, rkey);
@@ -157,13 +157,13 @@ fn rma_zcopy(
     let (count, total) = if iov.len() == 0 {
         (0, 0)
     } else {
-        iov.segments(function, iface.state.limits.max_iov, &mut segments)?
+        iov.segments(function, iface.state.limits().max_iov(), &mut segments)?
     };
-    check_len(function, total, iface.state.limits.max_zcopy)?;
+    check_len(function, total, iface.state.limits().max_zcopy())?;
     let (remote, raddr) = remote_target(remote_addr, rkey);
     let op = zcopy_op(remote, iov.copy(), comp);
     let (spec, raddr) = remote_spec(op, opcode, total, raddr);
-    let credits = &mut iface.state.tx.credits;
+    let credits = &mut iface.state.tx_mut().credits;
     ep.ready(*credits)?.post(credits, spec, |wqe| {
         wqe.raddr(raddr);
         for segment in &segments[..count] {
@@ -202,8 +202,8 @@ fn post_read_into_bounce(
     iface: &mut RcIface,
     spec: (PostSpec, RaddrSeg),
 ) -> Result<Bounce, Status> {
-    ep.check_post(iface.state.tx.credits)?;
-    let bounce = bounce_from_pool(&mut iface.state.tx.pool, 0)?;
+    ep.check_post(iface.state.tx().credits)?;
+    let bounce = bounce_from_pool(&mut iface.state.tx_mut().pool, 0)?;
     post_with_bounce(ep, iface, spec, bounce)?;
     Ok(bounce)
 }
@@ -227,7 +227,7 @@ fn get_short(
     const F: &str = "uct_ep_get_short";
     let (ep, iface) = ep.ep_and_iface(F)?;
     let length = length as usize;
-    check_len(F, length, iface.state.limits.get_max_short)?;
+    check_len(F, length, iface.state.limits().get_max_short())?;
     if length > 0 && buffer.is_null() {
         return Err(null_buffer(F, length));
     }
@@ -279,7 +279,7 @@ slot! {
             if unpack_cb.is_none() {
                 return Err(null_argument(F, "unpack_cb"));
             }
-            check_len(F, length, iface.state.limits.get_max_bcopy)?;
+            check_len(F, length, iface.state.limits().get_max_bcopy())?;
             let (remote, raddr) = remote_target(remote_addr, rkey);
             // The callback runs at completion, on the bounce buffer.
             let get = PostedOp::GetBcopy {

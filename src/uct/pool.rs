@@ -233,7 +233,7 @@ impl BufferPool {
         } else if self.segments.chunk_of(buffer).is_some() {
             self.segments.free.push(buffer);
         } else {
-            tracing::error!("rc_mlx5: buffer {buffer:p} returned to a pool it is not from");
+            tracing::error!("buffer {buffer:p} returned to a pool it is not from");
         }
     }
 
