@@ -155,6 +155,16 @@ pub struct AhHead {
     pub handle: u32,
 }
 
+/// `mlx5dv_init_obj`'s object type bit for address handles.
+pub const MLX5DV_OBJ_AH: u64 = 1 << 5;
+
+/// `struct mlx5dv_ah`: where the AH's 48-byte mlx5 address vector is.
+#[repr(C)]
+pub struct Mlx5dvAh {
+    pub av: *mut u8,
+    pub comp_mask: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,5 +196,6 @@ mod tests {
         assert_eq!(size_of::<Mlx5ContextAttr>(), 16);
         assert_eq!(size_of::<AsyncEvent>(), 16);
         assert_eq!(size_of::<AhHead>(), 24);
+        assert_eq!(size_of::<Mlx5dvAh>(), 16);
     }
 }

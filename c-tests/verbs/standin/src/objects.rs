@@ -10,7 +10,7 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use uct::hca::soft::{SoftCq, SoftDevice, SoftEventChannel, SoftMr, SoftPd, SoftQp, SoftSrq};
+use uct::hca::soft::{SoftAh, SoftCq, SoftDevice, SoftEventChannel, SoftMr, SoftPd, SoftQp, SoftSrq};
 use uct::hca::verbs::ffi;
 use uct::mlx5;
 
@@ -252,6 +252,8 @@ pub struct Qp {
     pub pd: *const Pd,
     pub send_cq: *const Cq,
     pub recv_cq: *const Cq,
+    /// The SRQ an RC QP receives from; NULL for a UD QP, which has a
+    /// receive queue of its own.
     pub srq: *const Srq,
     pub soft: SoftQp,
     pub blueflame: crate::trapped_doorbell::RegisterPage,
@@ -262,14 +264,17 @@ pub struct Qp {
     pub attrs: Mutex<ffi::ibv_qp_attr>,
 }
 
-/// An address handle: what `ibv_create_ah` was given (the stand-in's RC
-/// QPs take their path from `ibv_modify_qp`; UCX makes AHs to probe the
-/// address vector format and for UD/DC, which the stand-in has not).
+/// An address handle: what `ibv_create_ah` was given, the soft device's
+/// handle for that port, and the mlx5 address vector (the 48-byte datagram
+/// segment without the destination QPN and Q_Key) that
+/// `mlx5dv_init_obj(MLX5DV_OBJ_AH)` points at and UD send WQEs copy.
 #[repr(C)]
 pub struct Ah {
     pub head: crate::layout::AhHead,
     pub pd: *const Pd,
     pub attr: ffi::ibv_ah_attr,
+    pub soft: SoftAh,
+    pub av: [u8; mlx5::DatagramSeg::LEN],
 }
 
 macro_rules! object {
