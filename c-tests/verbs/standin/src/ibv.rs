@@ -23,12 +23,13 @@ use uct::hca::{
 };
 
 use crate::devices::{self, trace};
-use crate::layout::ContextHead;
+use crate::layout::{ContextHead, IbvRecvWr};
 use crate::objects::{
     self, adopt, get, release, Channel, Context, Cq, Kind, Mr, Page, Pd, Qp, Srq,
 };
 use crate::simulate;
 use crate::trapped_doorbell::RegisterPage;
+use crate::verbs_post;
 use crate::watcher;
 
 pub fn set_errno(errno: c_int) {
@@ -153,6 +154,26 @@ unsafe extern "C" fn req_notify_cq(cq: *mut ibv_cq, _solicited_only: c_int) -> c
     0
 }
 
+/// Slots of `post_srq_recv`, `post_send` and `post_recv` in
+/// `ibv_context_ops.trailing` (which starts at the 14th function pointer).
+const TRAILING_POST_SRQ_RECV: usize = 7;
+const TRAILING_POST_SEND: usize = 12;
+const TRAILING_POST_RECV: usize = 13;
+
+/// The trailing slots of the context's ops: the verbs post functions
+/// (`verbs_post`); the rest NULL.
+fn trailing_ops() -> [*mut c_void; 19] {
+    let not_served = verbs_post::post_not_served
+        as unsafe extern "C" fn(*mut c_void, *mut c_void, *mut *mut c_void) -> c_int;
+    let post_recv = verbs_post::post_recv
+        as unsafe extern "C" fn(*mut ibv_qp, *mut IbvRecvWr, *mut *mut IbvRecvWr) -> c_int;
+    let mut slots = [null_mut(); 19];
+    slots[TRAILING_POST_SRQ_RECV] = not_served as *mut c_void;
+    slots[TRAILING_POST_SEND] = not_served as *mut c_void;
+    slots[TRAILING_POST_RECV] = post_recv as *mut c_void;
+    slots
+}
+
 /// rdma-core's `ibv_open_device`, on the soft HCA.
 ///
 /// # Safety
@@ -203,13 +224,14 @@ pub fn open_context(function: &str, device: *mut ibv_device) -> *mut ibv_context
         head: ContextHead {
             public: ibv_context {
                 device: device.as_ibv(),
-                // Only req_notify_cq: the other slots stay NULL, like a
-                // provider lacking them (the backend calls none of them).
+                // req_notify_cq and the work-request functions
+                // (`verbs_post`); the other slots stay NULL, like a
+                // provider lacking them (nobody here calls them).
                 ops: ibv_context_ops {
                     leading: [null_mut(); 11],
-                    poll_cq: null_mut(),
+                    poll_cq: verbs_post::poll_not_served as *mut c_void,
                     req_notify_cq: Some(req_notify_cq),
-                    trailing: [null_mut(); 19],
+                    trailing: trailing_ops(),
                 },
                 cmd_fd: -1,
                 async_fd: fd,
@@ -1202,6 +1224,7 @@ pub unsafe fn create_qp(
         blueflame,
         init: *init,
         attrs: Mutex::new(ibv_qp_attr::default()),
+        verbs_receives: Mutex::new(0),
     });
     inc(&pd_object.children);
     inc(&send_cq.users);

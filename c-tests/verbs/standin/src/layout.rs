@@ -165,6 +165,24 @@ pub struct Mlx5dvAh {
     pub comp_mask: u64,
 }
 
+/// `struct ibv_sge`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct IbvSge {
+    pub addr: u64,
+    pub length: u32,
+    pub lkey: u32,
+}
+
+/// `struct ibv_recv_wr`.
+#[repr(C)]
+pub struct IbvRecvWr {
+    pub wr_id: u64,
+    pub next: *mut IbvRecvWr,
+    pub sg_list: *mut IbvSge,
+    pub num_sge: std::ffi::c_int,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,5 +215,8 @@ mod tests {
         assert_eq!(size_of::<AsyncEvent>(), 16);
         assert_eq!(size_of::<AhHead>(), 24);
         assert_eq!(size_of::<Mlx5dvAh>(), 16);
+        assert_eq!(size_of::<IbvSge>(), 16);
+        assert_eq!(size_of::<IbvRecvWr>(), 32);
+        assert_eq!(offset_of!(IbvRecvWr, num_sge), 24);
     }
 }

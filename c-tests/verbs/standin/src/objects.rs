@@ -262,6 +262,8 @@ pub struct Qp {
     /// Attributes set by `ibv_modify_qp` so far (reported by query, with
     /// the live state and PSNs from the soft QP).
     pub attrs: Mutex<ffi::ibv_qp_attr>,
+    /// Receives posted through `ibv_post_recv` (`verbs_post`).
+    pub verbs_receives: Mutex<u32>,
 }
 
 /// An address handle: what `ibv_create_ah` was given, the soft device's
