@@ -14,7 +14,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
 use uct::abi::ucs_status::Status;
-use uct::hca::soft::{UdTransition, MAX_CQE, MAX_QP_WQEBB, MAX_RD_ATOMIC, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT};
+use uct::hca::soft::{
+    UdTransition, MAX_CQE, MAX_QP_WQEBB, MAX_RD_ATOMIC, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT,
+};
 use uct::hca::verbs::cq_arm;
 use uct::hca::verbs::ffi::*;
 use uct::hca::{

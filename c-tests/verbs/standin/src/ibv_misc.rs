@@ -8,8 +8,8 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::os::fd::AsRawFd;
 
 use uct::hca::soft::{SoftAh, PORT};
-use uct::mlx5;
 use uct::hca::verbs::ffi::*;
+use uct::mlx5;
 
 use crate::devices;
 use crate::ibv::set_errno;

@@ -10,7 +10,9 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use uct::hca::soft::{SoftAh, SoftCq, SoftDevice, SoftEventChannel, SoftMr, SoftPd, SoftQp, SoftSrq};
+use uct::hca::soft::{
+    SoftAh, SoftCq, SoftDevice, SoftEventChannel, SoftMr, SoftPd, SoftQp, SoftSrq,
+};
 use uct::hca::verbs::ffi;
 use uct::mlx5;
 

@@ -59,6 +59,12 @@ pub unsafe extern "C" fn post_recv(
         .verbs_receives
         .lock()
         .unwrap_or_else(|p| p.into_inner());
+    // SAFETY: word 0 of the QP's doorbell record: 4-aligned memory of the
+    // soft QP, valid while the QP lives (it does: we hold its handle).
+    let counter = unsafe { AtomicU32::from_ptr(ring.dbrec) };
+    // The next WQE follows what was published so far, by whoever wrote
+    // the ring.
+    let mut producer = u32::from_be(counter.load(Ordering::Acquire)) as u16;
     let mut request = wr;
     while !request.is_null() {
         // SAFETY: a node of the caller's valid list.
@@ -83,7 +89,7 @@ pub unsafe extern "C" fn post_recv(
             );
             return fail(request, libc::ENOMEM);
         }
-        let index = *posted & (ring.wqe_count - 1);
+        let index = u32::from(producer) & (ring.wqe_count - 1);
         for slot in 0..ring.max_sge as usize {
             let seg = if slot < sge_count {
                 // SAFETY: `slot < num_sge` entries of the caller's list.
@@ -109,12 +115,10 @@ pub unsafe extern "C" fn post_recv(
             unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ring.buf.add(at), SEG_LEN) };
         }
         *posted += 1;
+        producer = producer.wrapping_add(1);
         request = current.next;
     }
-    // SAFETY: word 0 of the QP's doorbell record: 4-aligned memory of the
-    // soft QP, valid while the QP lives (it does: we hold its handle).
-    let counter = unsafe { AtomicU32::from_ptr(ring.dbrec) };
-    counter.store(mlx5::dbrec_word(*posted as u16), Ordering::Release);
+    counter.store(mlx5::dbrec_word(producer), Ordering::Release);
     0
 }
 
