@@ -609,13 +609,15 @@ fn cqe_byte_images_and_round_trips() {
     assert_eq!(Cqe64::decode(&b), recv);
 
     // A UD receive: the GRH is in the buffer (bit 28 of flags_rqpn), the
+    // RoCE packet type in bits 27..24 (IPv6 L3 header, UDP: 0x9), the
     // remote QPN is the datagram's source.
     let ud = Cqe64 {
         grh_in_data: true,
+        roce_packet_type: MLX5_CQE_ROCE_L3_IPV6 | MLX5_CQE_ROCE_UDP,
         ..recv
     };
     let b = ud.encode();
-    assert_eq!(&b[24..28], &[0x10, 0x12, 0x34, 0x56]);
+    assert_eq!(&b[24..28], &[0x19, 0x12, 0x34, 0x56]);
     assert_eq!(Cqe64::decode(&b), ud);
 
     let err = Cqe64 {

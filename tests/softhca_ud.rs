@@ -122,6 +122,11 @@ fn a_qp_with_its_own_receive_queue_takes_datagrams_in_ring_order() {
             assert_eq!(cqe.wqe_counter, n % 64, "ring order");
             assert_eq!(cqe.srqn, 0);
             assert!(cqe.grh_in_data);
+            // RoCE v2 over IPv6 (the GRH format of link-local GIDs).
+            assert_eq!(
+                cqe.roce_packet_type,
+                mlx5::MLX5_CQE_ROCE_L3_IPV6 | mlx5::MLX5_CQE_ROCE_UDP
+            );
             let got = b.read_recv(cqe.wqe_counter, GRH_LEN + data.len());
             assert_eq!(got[GRH_LEN..], data);
         }

@@ -1,7 +1,9 @@
 //! 64-byte completion queue entries (CQE64) and the CQ ownership rule.
 //!
 //! Offsets (big-endian fields): 24 `flags_rqpn` (remote QPN in the low 24
-//! bits; bit 28 says a UD receive's buffer starts with the packet's GRH), 32 `srqn_uidx`, 36 `imm_inval_pkey`, 44 `byte_cnt`, 48 timestamp,
+//! bits; bit 28 says a UD receive's buffer starts with the packet's GRH;
+//! bits 27..24 of a RoCE UD receive are the packet type: its L3 header in
+//! bits 26..24, bit 27 for a UDP header), 32 `srqn_uidx`, 36 `imm_inval_pkey`, 44 `byte_cnt`, 48 timestamp,
 //! 56 `sop_drop_qpn` (the WQE opcode in the top byte of requester CQEs, the
 //! QPN in the low 24 bits), 60 `wqe_counter`, 62 signature, 63 `op_own`
 //! (CQE opcode in the high nibble, format in bits 3..2, solicited in bit 1,
@@ -19,6 +21,16 @@ use crate::endian::{get_u16, get_u32, get_u64, put_u16, put_u32, put_u64};
 /// `flags_rqpn` bit of a receive CQE: the packet's L3 header (the GRH)
 /// is in front of the data in the receive buffer.
 pub const MLX5_CQE_L3_IN_DATA: u32 = 1 << 28;
+
+/// RoCE packet type of a UD receive CQE (bits 27..24 of `flags_rqpn`,
+/// where InfiniBand puts the SL): the L3 header was an IPv6 header (or the
+/// GRH of RoCE v1), in the low three bits.
+pub const MLX5_CQE_ROCE_L3_IPV6: u8 = 0x1;
+/// The L3 header was IPv4: its 20 bytes are in the second half of the
+/// 40-byte area in front of the data.
+pub const MLX5_CQE_ROCE_L3_IPV4: u8 = 0x2;
+/// The frame had a UDP header (RoCE v2).
+pub const MLX5_CQE_ROCE_UDP: u8 = 0x8;
 
 /// Bytes in a CQE.
 pub const CQE_LEN: usize = 64;
@@ -113,6 +125,9 @@ pub struct Cqe64 {
     /// Receive CQE of a UD QP: the receive buffer starts with the packet's
     /// 40-byte GRH ([`MLX5_CQE_L3_IN_DATA`] in `flags_rqpn`).
     pub grh_in_data: bool,
+    /// Receive CQE of a UD QP on RoCE: the packet type
+    /// (`MLX5_CQE_ROCE_*`, 4 bits).
+    pub roce_packet_type: u8,
     /// Receive CQE through an SRQ: its number (24 bits).
     pub srqn: u32,
     pub timestamp: u64,
@@ -148,7 +163,12 @@ impl Cqe64 {
             } else {
                 0
             };
-            put_u32(&mut b, 24, grh | (self.remote_qpn & 0x00ff_ffff));
+            let packet_type = u32::from(self.roce_packet_type & 0x0f) << 24;
+            put_u32(
+                &mut b,
+                24,
+                grh | packet_type | (self.remote_qpn & 0x00ff_ffff),
+            );
             put_u32(&mut b, 36, self.imm_inval_pkey);
             put_u32(&mut b, 44, self.byte_cnt);
             put_u64(&mut b, 48, self.timestamp);
@@ -187,6 +207,7 @@ impl Cqe64 {
         } else {
             cqe.remote_qpn = get_u32(b, 24) & 0x00ff_ffff;
             cqe.grh_in_data = get_u32(b, 24) & MLX5_CQE_L3_IN_DATA != 0;
+            cqe.roce_packet_type = b[24] & 0x0f;
             cqe.imm_inval_pkey = get_u32(b, 36);
             cqe.byte_cnt = get_u32(b, 44);
             cqe.timestamp = get_u64(b, 48);

@@ -66,6 +66,7 @@ c_enum! {
         IBV_QP_ACCESS_FLAGS = 1 << 3,
         IBV_QP_PKEY_INDEX = 1 << 4,
         IBV_QP_PORT = 1 << 5,
+        IBV_QP_QKEY = 1 << 6,
         IBV_QP_AV = 1 << 7,
         IBV_QP_PATH_MTU = 1 << 8,
         IBV_QP_TIMEOUT = 1 << 9,
@@ -93,6 +94,7 @@ c_enum! {
 c_enum! {
     ibv_qp_type: c_uint {
         IBV_QPT_RC = 2,
+        IBV_QPT_UD = 4,
     }
 }
 

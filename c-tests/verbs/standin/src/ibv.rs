@@ -14,7 +14,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
 use uct::abi::ucs_status::Status;
-use uct::hca::soft::{MAX_CQE, MAX_QP_WQEBB, MAX_RD_ATOMIC, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT};
+use uct::hca::soft::{
+    UdTransition, MAX_CQE, MAX_QP_WQEBB, MAX_RD_ATOMIC, MAX_SRQ_SGE, MAX_SRQ_WQE, PORT,
+};
 use uct::hca::verbs::cq_arm;
 use uct::hca::verbs::ffi::*;
 use uct::hca::{
@@ -23,12 +25,13 @@ use uct::hca::{
 };
 
 use crate::devices::{self, trace};
-use crate::layout::ContextHead;
+use crate::layout::{ContextHead, IbvRecvWr};
 use crate::objects::{
     self, adopt, get, release, Channel, Context, Cq, Kind, Mr, Page, Pd, Qp, Srq,
 };
 use crate::simulate;
 use crate::trapped_doorbell::RegisterPage;
+use crate::verbs_post;
 use crate::watcher;
 
 pub fn set_errno(errno: c_int) {
@@ -153,6 +156,26 @@ unsafe extern "C" fn req_notify_cq(cq: *mut ibv_cq, _solicited_only: c_int) -> c
     0
 }
 
+/// Slots of `post_srq_recv`, `post_send` and `post_recv` in
+/// `ibv_context_ops.trailing` (which starts at the 14th function pointer).
+const TRAILING_POST_SRQ_RECV: usize = 7;
+const TRAILING_POST_SEND: usize = 12;
+const TRAILING_POST_RECV: usize = 13;
+
+/// The trailing slots of the context's ops: the verbs post functions
+/// (`verbs_post`); the rest NULL.
+fn trailing_ops() -> [*mut c_void; 19] {
+    let not_served = verbs_post::post_not_served
+        as unsafe extern "C" fn(*mut c_void, *mut c_void, *mut *mut c_void) -> c_int;
+    let post_recv = verbs_post::post_recv
+        as unsafe extern "C" fn(*mut ibv_qp, *mut IbvRecvWr, *mut *mut IbvRecvWr) -> c_int;
+    let mut slots = [null_mut(); 19];
+    slots[TRAILING_POST_SRQ_RECV] = not_served as *mut c_void;
+    slots[TRAILING_POST_SEND] = not_served as *mut c_void;
+    slots[TRAILING_POST_RECV] = post_recv as *mut c_void;
+    slots
+}
+
 /// rdma-core's `ibv_open_device`, on the soft HCA.
 ///
 /// # Safety
@@ -203,13 +226,14 @@ pub fn open_context(function: &str, device: *mut ibv_device) -> *mut ibv_context
         head: ContextHead {
             public: ibv_context {
                 device: device.as_ibv(),
-                // Only req_notify_cq: the other slots stay NULL, like a
-                // provider lacking them (the backend calls none of them).
+                // req_notify_cq and the work-request functions
+                // (`verbs_post`); the other slots stay NULL, like a
+                // provider lacking them (nobody here calls them).
                 ops: ibv_context_ops {
                     leading: [null_mut(); 11],
-                    poll_cq: null_mut(),
+                    poll_cq: verbs_post::poll_not_served as *mut c_void,
                     req_notify_cq: Some(req_notify_cq),
-                    trailing: [null_mut(); 19],
+                    trailing: trailing_ops(),
                 },
                 cmd_fd: -1,
                 async_fd: fd,
@@ -1087,36 +1111,35 @@ pub unsafe fn create_qp(
         refuse!("ibv_create_qp", "unknown PD {pd:p}");
         return null_errno(libc::EINVAL);
     };
-    if init.qp_type != IBV_QPT_RC {
-        // A feature the stand-in lacks (UD), not bad input: UCX probes it.
+    if init.qp_type != IBV_QPT_RC && init.qp_type != IBV_QPT_UD {
+        // A feature the stand-in lacks (UC, raw packet, XRC), not bad
+        // input: UCX probes QP types.
         tracing::debug!(
-            "verbs stand-in: ibv_create_qp: QP type {} (only RC)",
+            "verbs stand-in: ibv_create_qp: QP type {} (RC and UD only)",
             init.qp_type
         );
         return null_errno(libc::EOPNOTSUPP);
     }
     // SAFETY: live-handle lookups.
-    let (send_cq, recv_cq, srq) = unsafe {
-        (
-            get::<Cq, _>(init.send_cq),
-            get::<Cq, _>(init.recv_cq),
-            get::<Srq, _>(init.srq),
-        )
-    };
+    let (send_cq, recv_cq) = unsafe { (get::<Cq, _>(init.send_cq), get::<Cq, _>(init.recv_cq)) };
     let (Some(send_cq), Some(recv_cq)) = (send_cq, recv_cq) else {
         refuse!("ibv_create_qp", "unknown send or receive CQ");
         return null_errno(libc::EINVAL);
     };
-    let Some(srq) = srq else {
-        // A feature the stand-in lacks (RC with a receive queue of its
-        // own), which UCX's rc_verbs probes: EOPNOTSUPP and a debug line.
-        tracing::debug!("verbs stand-in: ibv_create_qp: no SRQ: RC QPs on an SRQ only");
-        return null_errno(libc::EOPNOTSUPP);
+    let srq = if init.srq.is_null() {
+        None
+    } else {
+        // SAFETY: live-handle lookup.
+        let Some(srq) = (unsafe { get::<Srq, _>(init.srq) }) else {
+            refuse!("ibv_create_qp", "unknown SRQ {:p}", init.srq);
+            return null_errno(libc::EINVAL);
+        };
+        Some(srq)
     };
     let context = pd_object.context;
     if !std::ptr::eq(send_cq.context, context)
         || !std::ptr::eq(recv_cq.context, context)
-        || !std::ptr::eq(srq.pd, pd_object)
+        || srq.is_some_and(|srq| !std::ptr::eq(srq.pd, pd_object))
     {
         refuse!(
             "ibv_create_qp",
@@ -1124,15 +1147,44 @@ pub unsafe fn create_qp(
         );
         return null_errno(libc::EINVAL);
     }
-    let soft = match pd_object.soft.create_qp(
-        &send_cq.soft,
-        &recv_cq.soft,
-        &srq.soft,
-        init.cap.max_send_wr,
-    ) {
+    let made = match (init.qp_type, srq) {
+        (IBV_QPT_UD, Some(srq)) => pd_object.soft.create_ud_qp(
+            &send_cq.soft,
+            &recv_cq.soft,
+            &srq.soft,
+            init.cap.max_send_wr,
+        ),
+        (IBV_QPT_UD, None) => pd_object.soft.create_ud_qp_with_rq(
+            &send_cq.soft,
+            &recv_cq.soft,
+            init.cap.max_recv_wr,
+            init.cap.max_recv_sge,
+            init.cap.max_send_wr,
+        ),
+        (_, Some(srq)) => pd_object.soft.create_qp(
+            &send_cq.soft,
+            &recv_cq.soft,
+            &srq.soft,
+            init.cap.max_send_wr,
+        ),
+        (_, None) => {
+            // A feature the stand-in lacks (RC with a receive queue of its
+            // own), which UCX's rc_verbs probes: EOPNOTSUPP and a debug line.
+            tracing::debug!("verbs stand-in: ibv_create_qp: no SRQ: RC QPs on an SRQ only");
+            return null_errno(libc::EOPNOTSUPP);
+        }
+    };
+    let soft = match made {
         Ok(soft) => soft,
         Err(status) => {
-            refuse!("ibv_create_qp", "{} send WRs refused", init.cap.max_send_wr);
+            refuse!(
+                "ibv_create_qp",
+                "QP type {}: {} send WRs, {} receive WRs of {} SGEs refused",
+                init.qp_type,
+                init.cap.max_send_wr,
+                init.cap.max_recv_wr,
+                init.cap.max_recv_sge
+            );
             return null_errno(errno_of(status));
         }
     };
@@ -1144,7 +1196,13 @@ pub unsafe fn create_qp(
     }
     let ring = soft.send_ring();
     init.cap.max_send_wr = ring.wqebb_count;
-    init.cap.max_recv_wr = 0;
+    match soft.recv_ring() {
+        Some(rq) => {
+            init.cap.max_recv_wr = rq.wqe_count;
+            init.cap.max_recv_sge = rq.max_sge;
+        }
+        None => init.cap.max_recv_wr = 0,
+    }
     let doorbell = soft.doorbell();
     let trapped = blueflame.trapped();
     let qp = adopt(Qp {
@@ -1158,21 +1216,24 @@ pub unsafe fn create_qp(
             handle: ring.qpn,
             qp_num: ring.qpn,
             state: IBV_QPS_RESET,
-            qp_type: IBV_QPT_RC,
+            qp_type: init.qp_type,
         },
         pd: pd_object,
         send_cq,
         recv_cq,
-        srq,
+        srq: srq.map_or(std::ptr::null(), |srq| srq as *const Srq),
         soft,
         blueflame,
         init: *init,
         attrs: Mutex::new(ibv_qp_attr::default()),
+        verbs_receives: Mutex::new(0),
     });
     inc(&pd_object.children);
     inc(&send_cq.users);
     inc(&recv_cq.users);
-    inc(&srq.users);
+    if let Some(srq) = srq {
+        inc(&srq.users);
+    }
     // SAFETY: `dbrec` points at the soft QP's two doorbell words, valid
     // until the QP is dropped; ibv_destroy_qp unwatches before that.
     unsafe { watcher::watch(qp as usize, ring.dbrec.add(1), doorbell, trapped) };
@@ -1198,12 +1259,15 @@ pub unsafe extern "C" fn ibv_destroy_qp(qp: *mut ibv_qp) -> c_int {
         return fail(libc::EINVAL);
     };
     // SAFETY: PDs, CQs and SRQs outlive their QPs (their destroy refuses
-    // while a QP uses them).
+    // while a QP uses them); a UD QP with its own receive queue has a NULL
+    // SRQ, which `as_ref` skips.
     unsafe {
         dec(&(*object.pd).children);
         dec(&(*object.send_cq).users);
         dec(&(*object.recv_cq).users);
-        dec(&(*object.srq).users);
+        if let Some(srq) = object.srq.as_ref() {
+            dec(&srq.users);
+        }
     }
     drop(object);
     0
@@ -1214,6 +1278,7 @@ const KNOWN_QP_MASK: c_uint = IBV_QP_STATE
     | IBV_QP_ACCESS_FLAGS
     | IBV_QP_PKEY_INDEX
     | IBV_QP_PORT
+    | IBV_QP_QKEY
     | IBV_QP_AV
     | IBV_QP_PATH_MTU
     | IBV_QP_TIMEOUT
@@ -1340,6 +1405,52 @@ fn transition_of(attr: &ibv_qp_attr, mask: c_uint) -> Result<QpTransition, Strin
     })
 }
 
+/// The soft transition of a verbs modify of a UD QP: RESET→INIT takes the
+/// P_Key index, port and Q_Key; INIT→RTR nothing more; RTR→RTS the send
+/// PSN (the kernel's required attributes for UD). A Q_Key change outside
+/// RESET→INIT is not supported by the soft QP and refused.
+fn ud_transition_of(attr: &ibv_qp_attr, mask: c_uint) -> Result<UdTransition, String> {
+    if mask & !KNOWN_QP_MASK != 0 {
+        return Err(format!(
+            "unsupported mask bits {:#x}",
+            mask & !KNOWN_QP_MASK
+        ));
+    }
+    if mask & IBV_QP_STATE == 0 {
+        return Err("no IBV_QP_STATE (attribute-only changes are not supported)".into());
+    }
+    let required = match attr.qp_state {
+        IBV_QPS_INIT => IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY,
+        IBV_QPS_RTS => IBV_QP_SQ_PSN,
+        IBV_QPS_RTR | IBV_QPS_ERR | IBV_QPS_RESET => 0,
+        other => return Err(format!("target state {other} not supported")),
+    };
+    let allowed = IBV_QP_STATE | IBV_QP_CUR_STATE | required;
+    if mask & required != required || mask & !allowed != 0 {
+        return Err(format!(
+            "UD mask {mask:#x} for state {}: needs {required:#x}, allows {allowed:#x}",
+            attr.qp_state
+        ));
+    }
+    Ok(match attr.qp_state {
+        IBV_QPS_INIT => {
+            if attr.port_num != PORT || attr.pkey_index != 0 {
+                return Err(format!(
+                    "port {} / pkey index {}",
+                    attr.port_num, attr.pkey_index
+                ));
+            }
+            UdTransition::Init { qkey: attr.qkey }
+        }
+        IBV_QPS_RTR => UdTransition::Rtr,
+        IBV_QPS_RTS => UdTransition::Rts {
+            sq_psn: psn24(attr.sq_psn)?,
+        },
+        IBV_QPS_ERR => UdTransition::Error,
+        _ => UdTransition::Reset,
+    })
+}
+
 /// Copies the attributes named by `mask` into the remembered set.
 fn remember(saved: &mut ibv_qp_attr, attr: &ibv_qp_attr, mask: c_uint) {
     let has = |bit: c_uint| mask & bit != 0;
@@ -1352,6 +1463,9 @@ fn remember(saved: &mut ibv_qp_attr, attr: &ibv_qp_attr, mask: c_uint) {
     }
     if has(IBV_QP_PORT) {
         saved.port_num = attr.port_num;
+    }
+    if has(IBV_QP_QKEY) {
+        saved.qkey = attr.qkey;
     }
     if has(IBV_QP_AV) {
         saved.ah_attr = attr.ah_attr;
@@ -1402,19 +1516,23 @@ pub unsafe extern "C" fn ibv_modify_qp(
     // SAFETY: readable (checked non-NULL).
     let attr = unsafe { &*attr };
     let mask = mask as c_uint;
-    let transition = match transition_of(attr, mask) {
-        Ok(transition) => transition,
-        Err(why) => {
-            refuse!("ibv_modify_qp", "QP {:#x}: {why}", object.head.qp_num);
-            return fail(libc::EINVAL);
-        }
+    let modified = if object.head.qp_type == IBV_QPT_UD {
+        ud_transition_of(attr, mask).map(|transition| {
+            object
+                .soft
+                .modify_ud(transition)
+                .map_err(|status| format!("soft QP refused {transition:?} ({status:?})"))
+        })
+    } else {
+        transition_of(attr, mask).map(|transition| {
+            object
+                .soft
+                .modify(transition)
+                .map_err(|status| format!("soft QP refused {transition:?} ({status:?})"))
+        })
     };
-    if let Err(status) = object.soft.modify(transition) {
-        refuse!(
-            "ibv_modify_qp",
-            "QP {:#x}: soft QP refused {transition:?} ({status:?})",
-            object.head.qp_num
-        );
+    if let Err(why) = modified.and_then(|done| done) {
+        refuse!("ibv_modify_qp", "QP {:#x}: {why}", object.head.qp_num);
         return fail(libc::EINVAL);
     }
     let mut saved = object.attrs.lock().unwrap_or_else(|p| p.into_inner());

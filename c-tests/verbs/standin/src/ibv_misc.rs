@@ -7,8 +7,9 @@
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::os::fd::AsRawFd;
 
-use uct::hca::soft::PORT;
+use uct::hca::soft::{SoftAh, PORT};
 use uct::hca::verbs::ffi::*;
+use uct::mlx5;
 
 use crate::devices;
 use crate::ibv::set_errno;
@@ -59,9 +60,11 @@ pub unsafe extern "C" fn ibv_query_pkey(
     0
 }
 
-/// rdma-core's `ibv_create_ah`: remembers the attributes. The stand-in's
-/// RC QPs take their path from `ibv_modify_qp`; UCX makes an AH to learn
-/// the address vector format (for UD and DC, which the stand-in has not).
+/// rdma-core's `ibv_create_ah`, on the soft HCA: an address handle for a
+/// soft HCA port, named by its GID (RoCE: `is_global` with SGID index 0 of
+/// port 1). A GID no soft port has is refused (EINVAL), as a RoCE kernel
+/// refuses a destination it cannot resolve. The handle keeps the mlx5
+/// address vector that `mlx5dv_init_obj(MLX5DV_OBJ_AH)` returns.
 ///
 /// # Safety
 /// Handles must be NULL or made by this library (checked: others are
@@ -81,11 +84,27 @@ pub unsafe extern "C" fn ibv_create_ah(pd: *mut ibv_pd, attr: *mut ibv_ah_attr) 
     }
     // SAFETY: readable (checked non-NULL).
     let attr = unsafe { *attr };
-    if attr.port_num != PORT {
-        refuse!("ibv_create_ah", "port {} (port 1 only)", attr.port_num);
+    if attr.port_num != PORT || attr.is_global != 1 || attr.grh.sgid_index != 0 {
+        refuse!(
+            "ibv_create_ah",
+            "port {}, is_global {}, sgid_index {} (RoCE: a GRH from GID 0 of port 1)",
+            attr.port_num,
+            attr.is_global,
+            attr.grh.sgid_index
+        );
         set_errno(libc::EINVAL);
         return std::ptr::null_mut();
     }
+    // SAFETY: every bit pattern is a valid `raw` array.
+    let dgid = unsafe { attr.grh.dgid.raw };
+    let soft = match object.soft.create_ah(dgid) {
+        Ok(soft) => soft,
+        Err(_) => {
+            refuse!("ibv_create_ah", "GID {dgid:02x?} is no soft HCA port");
+            set_errno(libc::EINVAL);
+            return std::ptr::null_mut();
+        }
+    };
     let ah = adopt(Ah {
         head: AhHead {
             context: object.head.context,
@@ -94,8 +113,24 @@ pub unsafe extern "C" fn ibv_create_ah(pd: *mut ibv_pd, attr: *mut ibv_ah_attr) 
         },
         pd: object,
         attr,
+        soft,
+        av: address_vector(&soft, &attr),
     });
     ah.cast()
+}
+
+/// The mlx5 address vector of an AH: the soft device's datagram segment
+/// for that port (no destination QPN, no Q_Key: the send WQE supplies
+/// them) with the caller's SL, traffic class, hop limit and flow label.
+fn address_vector(soft: &SoftAh, attr: &ibv_ah_attr) -> [u8; mlx5::DatagramSeg::LEN] {
+    let mut seg = soft.datagram(0, 0);
+    seg.stat_rate_sl = attr.sl & 0x0f;
+    seg.tclass = attr.grh.traffic_class;
+    seg.hop_limit = attr.grh.hop_limit;
+    seg.grh_gid_fl = mlx5::MLX5_AV_GRH | (attr.grh.flow_label & 0x000f_ffff);
+    let mut av = [0u8; mlx5::DatagramSeg::LEN];
+    seg.write(&mut av);
+    av
 }
 
 /// rdma-core's `ibv_destroy_ah`.

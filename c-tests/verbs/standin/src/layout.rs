@@ -155,6 +155,34 @@ pub struct AhHead {
     pub handle: u32,
 }
 
+/// `mlx5dv_init_obj`'s object type bit for address handles.
+pub const MLX5DV_OBJ_AH: u64 = 1 << 5;
+
+/// `struct mlx5dv_ah`: where the AH's 48-byte mlx5 address vector is.
+#[repr(C)]
+pub struct Mlx5dvAh {
+    pub av: *mut u8,
+    pub comp_mask: u64,
+}
+
+/// `struct ibv_sge`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct IbvSge {
+    pub addr: u64,
+    pub length: u32,
+    pub lkey: u32,
+}
+
+/// `struct ibv_recv_wr`.
+#[repr(C)]
+pub struct IbvRecvWr {
+    pub wr_id: u64,
+    pub next: *mut IbvRecvWr,
+    pub sg_list: *mut IbvSge,
+    pub num_sge: std::ffi::c_int,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,5 +214,9 @@ mod tests {
         assert_eq!(size_of::<Mlx5ContextAttr>(), 16);
         assert_eq!(size_of::<AsyncEvent>(), 16);
         assert_eq!(size_of::<AhHead>(), 24);
+        assert_eq!(size_of::<Mlx5dvAh>(), 16);
+        assert_eq!(size_of::<IbvSge>(), 16);
+        assert_eq!(size_of::<IbvRecvWr>(), 32);
+        assert_eq!(offset_of!(IbvRecvWr, num_sge), 24);
     }
 }

@@ -10,9 +10,13 @@
 //!   UDP endpoint: fe80:: prefix, IPv4 in bytes 10..14, port in 14..16;
 //! - objects: PD, MR, completion channel, CQ (64- or 128-byte CQEs through
 //!   `mlx5dv_create_cq`, short receives scattered into the CQE as mlx5
-//!   does), SRQ, RC QP (also `mlx5dv_create_qp` with the scatter-to-CQE
-//!   flags), AH, whose mlx5 rings (`mlx5dv_init_obj`) are the soft
-//!   device's; the QP's BlueFlame register is a read-only page whose
+//!   does), SRQ, RC QP on an SRQ (also `mlx5dv_create_qp` with the
+//!   scatter-to-CQE flags), UD QP (own receive queue or SRQ; Q_Key set at
+//!   INIT; receive CQEs with the source QPN, the GRH in the buffer and the
+//!   RoCE v2 IPv6 packet type), AH of a soft port's GID (its mlx5 address
+//!   vector through `MLX5DV_OBJ_AH`), whose mlx5 rings (`mlx5dv_init_obj`)
+//!   are the soft device's; through verbs work requests only receives into
+//!   a UD QP's own queue (`verbs_post`); the QP's BlueFlame register is a read-only page whose
 //!   doorbell store traps into the soft doorbell in the posting thread
 //!   (`trapped_doorbell`, x86-64; BlueFlame size 0, so one 8-byte store per
 //!   ring), and a watcher thread also rings the soft doorbell when a QP's
@@ -56,6 +60,7 @@ mod mlx5dv;
 mod objects;
 mod simulate;
 mod trapped_doorbell;
+mod verbs_post;
 mod watcher;
 
 /// The fault API of the soft HCA, acting on this library's soft devices.

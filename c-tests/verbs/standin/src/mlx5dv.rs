@@ -10,7 +10,7 @@ use uct::hca::verbs::ffi::*;
 use crate::devices;
 use crate::ibv::{create_cq, create_qp, open_context, set_errno};
 use crate::layout::*;
-use crate::objects::{get, Context, Cq, Qp, Srq, BF_SIZE};
+use crate::objects::{get, Ah, Context, Cq, Qp, Srq, BF_SIZE};
 
 /// What a 64-byte send WQE basic block measures.
 const SEND_WQE_STRIDE: u32 = 64;
@@ -66,7 +66,7 @@ pub unsafe extern "C" fn mlx5dv_query_device(
     0
 }
 
-const SUPPORTED_OBJECTS: u64 = MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ | MLX5DV_OBJ_SRQ;
+const SUPPORTED_OBJECTS: u64 = MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ | MLX5DV_OBJ_SRQ | MLX5DV_OBJ_AH;
 
 /// rdma-core's `mlx5dv_init_obj`, on the soft HCA.
 ///
@@ -82,7 +82,7 @@ pub unsafe extern "C" fn mlx5dv_init_obj(obj: *mut mlx5dv_obj, obj_type: u64) ->
     if obj_type & !SUPPORTED_OBJECTS != 0 {
         refuse!(
             "mlx5dv_init_obj",
-            "object types {obj_type:#x} (QP, CQ, SRQ only)"
+            "object types {obj_type:#x} (QP, CQ, SRQ, AH only)"
         );
         return fail(libc::EOPNOTSUPP);
     }
@@ -95,10 +95,14 @@ pub unsafe extern "C" fn mlx5dv_init_obj(obj: *mut mlx5dv_obj, obj_type: u64) ->
     let cq = unsafe { get::<Cq, _>(obj.cq.r#in) };
     // SAFETY: as above.
     let srq = unsafe { get::<Srq, _>(obj.srq.r#in) };
+    // SAFETY: as above.
+    let ah = unsafe { get::<Ah, _>(obj.ah.r#in) };
+    let ah_out = obj.ah.out.cast::<Mlx5dvAh>();
     let wants = |bit: u64| obj_type & bit != 0;
     if (wants(MLX5DV_OBJ_QP) && (qp.is_none() || obj.qp.out.is_null()))
         || (wants(MLX5DV_OBJ_CQ) && (cq.is_none() || obj.cq.out.is_null()))
         || (wants(MLX5DV_OBJ_SRQ) && (srq.is_none() || obj.srq.out.is_null()))
+        || (wants(MLX5DV_OBJ_AH) && (ah.is_none() || ah_out.is_null()))
     {
         refuse!(
             "mlx5dv_init_obj",
@@ -108,6 +112,21 @@ pub unsafe extern "C" fn mlx5dv_init_obj(obj: *mut mlx5dv_obj, obj_type: u64) ->
     }
     if let (true, Some(qp)) = (wants(MLX5DV_OBJ_QP), qp) {
         let ring = qp.soft.send_ring();
+        // A QP with a receive queue of its own (UD) shows it; one on an
+        // SRQ has none. Its receive counter is word 0 of the same
+        // doorbell record.
+        let rq = match qp.soft.recv_ring() {
+            Some(rq) => mlx5dv_qp_ring {
+                buf: rq.buf.cast(),
+                wqe_cnt: rq.wqe_count,
+                stride: rq.stride,
+            },
+            None => mlx5dv_qp_ring {
+                buf: std::ptr::null_mut(),
+                wqe_cnt: 0,
+                stride: 0,
+            },
+        };
         // SAFETY: writable output (checked non-NULL).
         unsafe {
             obj.qp.out.write(mlx5dv_qp {
@@ -117,11 +136,7 @@ pub unsafe extern "C" fn mlx5dv_init_obj(obj: *mut mlx5dv_obj, obj_type: u64) ->
                     wqe_cnt: ring.wqebb_count,
                     stride: SEND_WQE_STRIDE,
                 },
-                rq: mlx5dv_qp_ring {
-                    buf: std::ptr::null_mut(),
-                    wqe_cnt: 0,
-                    stride: 0,
-                },
+                rq,
                 bf: mlx5dv_qp_bf {
                     reg: qp.blueflame.ptr(),
                     size: qp.blueflame.bf_size(BF_SIZE),
@@ -168,6 +183,16 @@ pub unsafe extern "C" fn mlx5dv_init_obj(obj: *mut mlx5dv_obj, obj_type: u64) ->
                 out.srqn = ring.srqn;
             }
         }
+    }
+    if let (true, Some(ah)) = (wants(MLX5DV_OBJ_AH), ah) {
+        // SAFETY: writable output (checked non-NULL); the address vector
+        // lives as long as the AH (the caller's contract for `av`).
+        unsafe {
+            ah_out.write(Mlx5dvAh {
+                av: ah.av.as_ptr().cast_mut(),
+                comp_mask: 0,
+            })
+        };
     }
     0
 }
@@ -295,7 +320,7 @@ pub unsafe extern "C" fn mlx5dv_create_cq(
 }
 
 /// rdma-core's `mlx5dv_create_qp`, on the soft HCA: an RC QP on an SRQ
-/// (the PD in `comp_mask`), with the scatter-to-CQE choice of
+/// or a UD QP (as `ibv_create_qp`; the PD in `comp_mask`), with the scatter-to-CQE choice of
 /// `MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE` / `_DISABLE_SCATTER_TO_CQE`
 /// (both at once: EINVAL, as libmlx5). DC QPs (`IBV_QPT_DRIVER`), other
 /// QP types, verbs create flags and other mlx5 options: EOPNOTSUPP.
@@ -316,9 +341,9 @@ pub unsafe extern "C" fn mlx5dv_create_qp(
     }
     // SAFETY: readable (checked non-NULL).
     let attr = unsafe { *qp_attr };
-    if attr.qp_type == QPT_DRIVER || attr.qp_type != IBV_QPT_RC {
+    if attr.qp_type == QPT_DRIVER || (attr.qp_type != IBV_QPT_RC && attr.qp_type != IBV_QPT_UD) {
         tracing::debug!(
-            "verbs stand-in: mlx5dv_create_qp: QP type {} (RC only)",
+            "verbs stand-in: mlx5dv_create_qp: QP type {} (RC and UD only)",
             attr.qp_type
         );
         set_errno(libc::EOPNOTSUPP);

@@ -10,7 +10,9 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use uct::hca::soft::{SoftCq, SoftDevice, SoftEventChannel, SoftMr, SoftPd, SoftQp, SoftSrq};
+use uct::hca::soft::{
+    SoftAh, SoftCq, SoftDevice, SoftEventChannel, SoftMr, SoftPd, SoftQp, SoftSrq,
+};
 use uct::hca::verbs::ffi;
 use uct::mlx5;
 
@@ -252,6 +254,8 @@ pub struct Qp {
     pub pd: *const Pd,
     pub send_cq: *const Cq,
     pub recv_cq: *const Cq,
+    /// The SRQ an RC QP receives from; NULL for a UD QP, which has a
+    /// receive queue of its own.
     pub srq: *const Srq,
     pub soft: SoftQp,
     pub blueflame: crate::trapped_doorbell::RegisterPage,
@@ -260,16 +264,21 @@ pub struct Qp {
     /// Attributes set by `ibv_modify_qp` so far (reported by query, with
     /// the live state and PSNs from the soft QP).
     pub attrs: Mutex<ffi::ibv_qp_attr>,
+    /// Receives posted through `ibv_post_recv` (`verbs_post`).
+    pub verbs_receives: Mutex<u32>,
 }
 
-/// An address handle: what `ibv_create_ah` was given (the stand-in's RC
-/// QPs take their path from `ibv_modify_qp`; UCX makes AHs to probe the
-/// address vector format and for UD/DC, which the stand-in has not).
+/// An address handle: what `ibv_create_ah` was given, the soft device's
+/// handle for that port, and the mlx5 address vector (the 48-byte datagram
+/// segment without the destination QPN and Q_Key) that
+/// `mlx5dv_init_obj(MLX5DV_OBJ_AH)` points at and UD send WQEs copy.
 #[repr(C)]
 pub struct Ah {
     pub head: crate::layout::AhHead,
     pub pd: *const Pd,
     pub attr: ffi::ibv_ah_attr,
+    pub soft: SoftAh,
+    pub av: [u8; mlx5::DatagramSeg::LEN],
 }
 
 macro_rules! object {

@@ -1230,3 +1230,351 @@ fn md_tl_resource_sits_on_the_system_device_of_its_pci_function() {
         );
     }
 }
+
+/// `struct mlx5dv_ah`.
+#[repr(C)]
+struct DvAh {
+    av: *mut u8,
+    comp_mask: u64,
+}
+
+/// `mlx5dv_init_obj`'s bit for address handles.
+const MLX5DV_OBJ_AH: u64 = 1 << 5;
+/// `IBV_QPT_UD`, `IBV_QP_QKEY` (verbs.h).
+const QPT_UD: u32 = 4;
+const QP_QKEY: c_int = 1 << 6;
+/// The Q_Key of the UD test (UCX's, as it happens).
+const UD_QKEY: u32 = 0x1ee7_a330;
+
+/// One side of the UD test: raw handles, as UCX's ud_mlx5 holds them.
+struct UdSide {
+    context: *mut ffi::ibv_context,
+    pd: *mut ffi::ibv_pd,
+    qp: *mut ffi::ibv_qp,
+    dv: ffi::mlx5dv_qp,
+    recv_cq: CqRing,
+    send_cq: CqRing,
+    gid: [u8; 16],
+}
+
+type CreateAh = unsafe extern "C" fn(*mut ffi::ibv_pd, *mut ffi::ibv_ah_attr) -> *mut c_void;
+
+fn create_ah_fn() -> CreateAh {
+    let path = CString::new(setup().library.to_str().expect("utf-8 path")).expect("path");
+    // SAFETY: dlopen/dlsym of the library the backend already loaded;
+    // `ibv_create_ah` has the prototype of `CreateAh`.
+    unsafe {
+        let handle = libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
+        assert!(!handle.is_null());
+        let symbol = libc::dlsym(handle, c"ibv_create_ah".as_ptr());
+        assert!(!symbol.is_null());
+        std::mem::transmute::<*mut c_void, CreateAh>(symbol)
+    }
+}
+
+/// A CQ's ring, from `mlx5dv_init_obj`.
+///
+/// # Safety
+/// `cq` must be a live CQ of the stand-in.
+unsafe fn dv_cq_ring(cq: *mut ffi::ibv_cq) -> CqRing {
+    let v = verbs();
+    let mut out = std::mem::MaybeUninit::<ffi::mlx5dv_cq>::zeroed();
+    let mut obj = ffi::mlx5dv_obj::default();
+    obj.cq.r#in = cq;
+    obj.cq.out = out.as_mut_ptr();
+    // SAFETY: a live CQ and a writable output (the caller's contract).
+    let out = unsafe {
+        assert_eq!((v.mlx5.init_obj)(&mut obj, ffi::MLX5DV_OBJ_CQ), 0);
+        out.assume_init()
+    };
+    assert_eq!(out.cqe_size as usize, mlx5::CQE_LEN);
+    CqRing {
+        buf: out.buf.cast(),
+        cqe_count: out.cqe_cnt,
+        dbrec: out.dbrec,
+        cqn: out.cqn,
+    }
+}
+
+impl UdSide {
+    /// A UD QP with its own receive queue on device `index`, taken to RTS
+    /// as UCX's ud_mlx5 does (INIT with P_Key index, port and Q_Key; RTR;
+    /// RTS with the send PSN).
+    fn new(index: usize) -> UdSide {
+        let v = verbs();
+        // SAFETY: the stand-in's own objects, made and used as rdma-core
+        // documents; every output is checked.
+        unsafe {
+            let mut count = 0;
+            let list = (v.ibv.get_device_list)(&mut count);
+            assert!(count as usize > index);
+            let context = (raw().open_device)(*list.add(index));
+            (v.ibv.free_device_list)(list);
+            assert!(!context.is_null());
+            let pd = (raw().alloc_pd)(context);
+            let null = std::ptr::null_mut();
+            let send_cq = (raw().create_cq)(context, 64, null, null.cast(), 0);
+            let recv_cq = (raw().create_cq)(context, 64, null, null.cast(), 0);
+            assert!(!pd.is_null() && !send_cq.is_null() && !recv_cq.is_null());
+            let mut init = ffi::ibv_qp_init_attr {
+                qp_context: null,
+                send_cq,
+                recv_cq,
+                srq: null.cast(),
+                cap: ffi::ibv_qp_cap {
+                    max_send_wr: 16,
+                    max_recv_wr: 16,
+                    max_send_sge: 1,
+                    max_recv_sge: 1,
+                    max_inline_data: 0,
+                },
+                qp_type: QPT_UD,
+                sq_sig_all: 0,
+            };
+            let qp = (raw().create_qp)(pd, &mut init);
+            assert!(!qp.is_null(), "UD QP refused (errno {})", errno());
+            assert_eq!((*qp).qp_type, QPT_UD);
+            assert!(init.cap.max_recv_wr >= 16);
+
+            let mut attr = ffi::ibv_qp_attr {
+                qp_state: ffi::IBV_QPS_INIT,
+                pkey_index: 0,
+                port_num: 1,
+                qkey: UD_QKEY,
+                ..Default::default()
+            };
+            let init_mask =
+                (ffi::IBV_QP_STATE | ffi::IBV_QP_PKEY_INDEX | ffi::IBV_QP_PORT) as c_int;
+            // Without the Q_Key the kernel refuses RESET→INIT of a UD QP.
+            assert_eq!((raw().modify_qp)(qp, &mut attr, init_mask), libc::EINVAL);
+            assert_eq!((raw().modify_qp)(qp, &mut attr, init_mask | QP_QKEY), 0);
+            attr.qp_state = ffi::IBV_QPS_RTR;
+            assert_eq!(
+                (raw().modify_qp)(qp, &mut attr, ffi::IBV_QP_STATE as c_int),
+                0
+            );
+            attr.qp_state = ffi::IBV_QPS_RTS;
+            attr.sq_psn = 0;
+            let rts_mask = (ffi::IBV_QP_STATE | ffi::IBV_QP_SQ_PSN) as c_int;
+            assert_eq!((raw().modify_qp)(qp, &mut attr, rts_mask), 0);
+            let mut queried = ffi::ibv_qp_attr::default();
+            assert_eq!((raw().query_qp)(qp, &mut queried, QP_QKEY, null.cast()), 0);
+            assert_eq!(queried.qkey, UD_QKEY);
+            assert_eq!(queried.qp_state, ffi::IBV_QPS_RTS);
+
+            let mut dv = std::mem::MaybeUninit::<ffi::mlx5dv_qp>::zeroed();
+            let mut obj = ffi::mlx5dv_obj::default();
+            obj.qp.r#in = qp;
+            obj.qp.out = dv.as_mut_ptr();
+            assert_eq!((v.mlx5.init_obj)(&mut obj, ffi::MLX5DV_OBJ_QP), 0);
+            let dv = dv.assume_init();
+            // What UCX's receive queue setup insists on: a power-of-two
+            // count of 16-byte WQEs (one data segment each).
+            assert!(!dv.rq.buf.is_null());
+            assert!(dv.rq.wqe_cnt.is_power_of_two() && dv.rq.wqe_cnt >= 16);
+            assert_eq!(dv.rq.stride, 16);
+
+            let mut gid = ffi::ibv_gid::default();
+            assert_eq!((raw().query_gid)(context, 1, 0, &mut gid), 0);
+            UdSide {
+                context,
+                pd,
+                qp,
+                dv,
+                recv_cq: dv_cq_ring(recv_cq),
+                send_cq: dv_cq_ring(send_cq),
+                gid: gid.raw,
+            }
+        }
+    }
+
+    fn qpn(&self) -> u32 {
+        // SAFETY: a live QP of the stand-in.
+        unsafe { (*self.qp).qp_num }
+    }
+
+    fn reg(&self, buf: &mut [u8]) -> u32 {
+        // SAFETY: the buffer outlives the test's use of the registration.
+        let mr = unsafe { (raw().reg_mr)(self.pd, buf.as_mut_ptr().cast(), buf.len(), 1) };
+        assert!(!mr.is_null());
+        // SAFETY: a live MR of the stand-in.
+        unsafe { (*mr).lkey }
+    }
+}
+
+#[test]
+fn ud_qps_exchange_datagrams_with_the_grh_through_the_mlx5_rings() {
+    let v = verbs();
+    let a = UdSide::new(0);
+    let b = UdSide::new(1);
+    let create_ah = create_ah_fn();
+
+    // An address handle of b's port, and its mlx5 address vector.
+    let mut ah_attr = ffi::ibv_ah_attr {
+        grh: ffi::ibv_global_route {
+            dgid: ffi::ibv_gid { raw: b.gid },
+            flow_label: 0,
+            sgid_index: 0,
+            hop_limit: 64,
+            traffic_class: 0,
+        },
+        is_global: 1,
+        port_num: 1,
+        ..Default::default()
+    };
+    // SAFETY: the stand-in's PD and a valid attribute.
+    let ah = unsafe { create_ah(a.pd, &mut ah_attr) };
+    assert!(!ah.is_null());
+    let mut dv_ah = DvAh {
+        av: std::ptr::null_mut(),
+        comp_mask: 0,
+    };
+    let mut obj = ffi::mlx5dv_obj::default();
+    obj.ah.r#in = ah.cast();
+    obj.ah.out = (&mut dv_ah as *mut DvAh).cast();
+    // SAFETY: a live AH and a writable output.
+    assert_eq!(unsafe { (v.mlx5.init_obj)(&mut obj, MLX5DV_OBJ_AH) }, 0);
+    assert!(!dv_ah.av.is_null());
+    // SAFETY: the 48-byte address vector, alive with the AH.
+    let av = unsafe { std::slice::from_raw_parts(dv_ah.av, mlx5::DatagramSeg::LEN) };
+    let mut datagram = mlx5::DatagramSeg::read(av);
+    assert!(datagram.has_grh());
+    assert_eq!(datagram.rgid, b.gid);
+    assert_eq!(datagram.hop_limit, 64);
+
+    // A GID no soft port has: refused, as an unresolvable destination.
+    let mut nowhere = ah_attr;
+    nowhere.grh.dgid = ffi::ibv_gid { raw: [0x20; 16] };
+    // SAFETY: as above.
+    assert!(unsafe { create_ah(a.pd, &mut nowhere) }.is_null());
+    assert_eq!(errno(), libc::EINVAL);
+
+    // b: two receives, one written into its receive queue ring as UCX's
+    // ud_mlx5 does, one through verbs' post_recv (ops slot at byte 216 of
+    // the context: 8 + 26 pointers), each 4096 bytes.
+    let mut recv_buf = vec![0u8; 2 * 4096];
+    let recv_lkey = b.reg(&mut recv_buf);
+    let mut seg = [0u8; 16];
+    DataSeg {
+        byte_count: 4096,
+        lkey: recv_lkey,
+        addr: recv_buf.as_ptr() as u64,
+    }
+    .write(&mut seg);
+    // SAFETY: WQE 0 of b's receive queue (16 bytes); the counter below
+    // hands it to the device.
+    unsafe {
+        std::ptr::copy_nonoverlapping(seg.as_ptr(), b.dv.rq.buf.cast::<u8>(), 16);
+        AtomicU32::from_ptr(b.dv.dbrec).store(mlx5::dbrec_word(1), Ordering::Release);
+    }
+    #[repr(C)]
+    struct Sge {
+        addr: u64,
+        length: u32,
+        lkey: u32,
+    }
+    #[repr(C)]
+    struct RecvWr {
+        wr_id: u64,
+        next: *mut RecvWr,
+        sg_list: *mut Sge,
+        num_sge: c_int,
+    }
+    type PostRecv = unsafe extern "C" fn(*mut ffi::ibv_qp, *mut RecvWr, *mut *mut RecvWr) -> c_int;
+    let mut sge = Sge {
+        addr: recv_buf.as_ptr() as u64 + 4096,
+        length: 4096,
+        lkey: recv_lkey,
+    };
+    let mut wr = RecvWr {
+        wr_id: 7,
+        next: std::ptr::null_mut(),
+        sg_list: &mut sge,
+        num_sge: 1,
+    };
+    let mut bad = std::ptr::null_mut();
+    // SAFETY: b's live context, whose ops slot 26 is post_recv (rdma-core
+    // layout); a valid request list.
+    unsafe {
+        let slot = b
+            .context
+            .cast::<u8>()
+            .add(216)
+            .cast::<Option<PostRecv>>()
+            .read();
+        // Past the QP's own receive queue (at most max_sge 1 per WQE):
+        // refused, bad_wr names the request.
+        wr.num_sge = 2;
+        assert_eq!(
+            (slot.expect("post_recv"))(b.qp, &mut wr, &mut bad),
+            libc::EINVAL
+        );
+        assert_eq!(bad, &mut wr as *mut RecvWr);
+        wr.num_sge = 1;
+        assert_eq!((slot.expect("post_recv"))(b.qp, &mut wr, &mut bad), 0);
+    }
+
+    // a: two UD SENDs to b (control, datagram, data segments: 5 units, two
+    // basic blocks each), published by the send counter in dbrec[1].
+    let mut send_buf = vec![0u8; 4096];
+    let send_lkey = a.reg(&mut send_buf);
+    let ring_len = a.dv.sq.wqe_cnt as usize * mlx5::SEND_WQE_BB;
+    // SAFETY: a's send ring, written only here.
+    let ring = unsafe { std::slice::from_raw_parts_mut(a.dv.sq.buf.cast::<u8>(), ring_len) };
+    let mut pi: u16 = 0;
+    let mut recv_ci = 0u32;
+    let mut send_ci = 0u32;
+    for (n, len) in [(0u8, 300usize), (1, 1000)] {
+        let payload: Vec<u8> = (0..len).map(|i| (i as u8) ^ (0x40 + n)).collect();
+        send_buf[..len].copy_from_slice(&payload);
+        datagram.qkey = UD_QKEY;
+        datagram.dqp_dct = mlx5::MLX5_EXTENDED_UD_AV | b.qpn();
+        let mut dgram = [0u8; mlx5::DatagramSeg::LEN];
+        datagram.write(&mut dgram);
+        for unit in 0..3 {
+            mlx5::ring_seg_mut(ring, pi, 1 + unit)
+                .expect("seg")
+                .copy_from_slice(&dgram[unit * 16..unit * 16 + 16]);
+        }
+        DataSeg {
+            byte_count: len as u32,
+            lkey: send_lkey,
+            addr: send_buf.as_ptr() as u64,
+        }
+        .write(mlx5::ring_seg_mut(ring, pi, 4).expect("seg"));
+        let ctrl = CtrlSeg {
+            opcode: mlx5::MLX5_OPCODE_SEND,
+            wqe_index: pi,
+            qpn: a.qpn(),
+            ds: 5,
+            fm_ce_se: mlx5::MLX5_WQE_CTRL_CQ_UPDATE,
+            ..CtrlSeg::default()
+        };
+        ctrl.write(mlx5::ring_seg_mut(ring, pi, 0).expect("ctrl"));
+        pi = pi.wrapping_add(ctrl.wqebbs() as u16);
+        // SAFETY: word 1 of a's doorbell record; the stand-in's watcher
+        // rings the device when it moves.
+        unsafe { AtomicU32::from_ptr(a.dv.dbrec.add(1)) }
+            .store(mlx5::dbrec_word(pi), Ordering::Release);
+
+        let sent = wait(|| Side::poll(&a.send_cq, &mut send_ci)).expect("send CQE");
+        assert_eq!(sent.opcode, mlx5::MLX5_CQE_REQ, "{sent:?}");
+        let cqe = wait(|| Side::poll(&b.recv_cq, &mut recv_ci)).expect("receive CQE");
+        assert_eq!(cqe.opcode, mlx5::MLX5_CQE_RESP_SEND, "{cqe:?}");
+        assert_eq!(cqe.wqe_counter, u16::from(n));
+        assert_eq!(cqe.byte_cnt as usize, 40 + len);
+        assert_eq!(cqe.remote_qpn, a.qpn());
+        assert!(cqe.grh_in_data);
+        // What UCX's ud_mlx5 reads to find the destination GID in the GRH:
+        // an IPv6 L3 header of a RoCE v2 (UDP) packet.
+        assert_eq!(
+            cqe.roce_packet_type,
+            mlx5::MLX5_CQE_ROCE_L3_IPV6 | mlx5::MLX5_CQE_ROCE_UDP
+        );
+        let at = usize::from(n) * 4096;
+        let got = Side::read(recv_buf.as_ptr().cast(), at, 40 + len);
+        assert_eq!(got[24..40], b.gid, "destination GID in the GRH");
+        assert_eq!(got[8..24], a.gid, "source GID in the GRH");
+        assert_eq!(got[40..], payload[..]);
+    }
+}

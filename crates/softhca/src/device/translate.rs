@@ -341,6 +341,13 @@ pub fn recv_cqe(completion: &Completion, srqn: u32, remote_qpn: u32) -> CqeBytes
         imm_inval_pkey: completion.imm.unwrap_or(0),
         remote_qpn: completion.src_qp.unwrap_or(remote_qpn),
         grh_in_data: completion.src_qp.is_some(),
+        // The GRH a UD receive gets is the IPv6-format header of a RoCE v2
+        // (UDP) packet between link-local GIDs.
+        roce_packet_type: if completion.src_qp.is_some() {
+            mlx5::MLX5_CQE_ROCE_L3_IPV6 | mlx5::MLX5_CQE_ROCE_UDP
+        } else {
+            0
+        },
         srqn,
         ..Cqe64::default()
     }
