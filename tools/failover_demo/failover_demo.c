@@ -681,6 +681,9 @@ static void find_component(struct side *s, struct rail *rl)
     }
 }
 
+/* Rail 1's ACK timeout: UCX's default order, not rail 0's 10 ms. */
+#define RAIL1_RC_TIMEOUT "1s"
+
 static void open_rail(struct side *s, int r)
 {
     struct rail *rl = &s->rail[r];
@@ -705,6 +708,16 @@ static void open_rail(struct side *s, int r)
     status = uct_md_iface_config_read(rl->md, "rc_mlx5", NULL, NULL, &config);
     if (status != UCS_OK) {
         die(s, "uct_md_iface_config_read(%s): %s", rl->md_name, ucs_status_string(status));
+    }
+    if (r == 1) {
+        /* Only rail 0's cut is to be noticed fast. Rail 1 carries the replay
+         * and the rest of the stream: with rail 0's 10 ms (x 8 attempts) a
+         * peer stalled ~80 ms by a loaded machine would fail it too, and
+         * with it the run. */
+        status = uct_config_modify(config, "RC_TIMEOUT", RAIL1_RC_TIMEOUT);
+        if (status != UCS_OK) {
+            die(s, "uct_config_modify(RC_TIMEOUT): %s", ucs_status_string(status));
+        }
     }
     memset(&params, 0, sizeof(params));
     params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE |
