@@ -1124,12 +1124,24 @@ mod tests {
     }
 
     #[test]
-    fn every_v2_function_is_claimed_by_uct_v2_h_only() {
-        let claimers: Vec<&str> = HEADERS
-            .iter()
-            .filter(|h| !h.claims.is_empty())
-            .map(|h| h.path)
-            .collect();
-        assert_eq!(claimers, ["uct/api/v2/uct_v2.h"]);
+    fn each_claimed_item_is_claimed_by_its_ucx_header_only() {
+        let claimers = |name: &str| -> Vec<&str> {
+            HEADERS
+                .iter()
+                .filter(|h| h.claims.contains(&name))
+                .map(|h| h.path)
+                .collect()
+        };
+        for name in UCT_V2_FUNCTIONS {
+            assert_eq!(claimers(name), ["uct/api/v2/uct_v2.h"], "{name}");
+        }
+        for name in UCT_DEF_FORWARD_TYPES {
+            assert_eq!(claimers(name), ["uct/api/uct_def.h"], "{name}");
+        }
+        let claimed: usize = HEADERS.iter().map(|h| h.claims.len()).sum();
+        assert_eq!(
+            claimed,
+            UCT_V2_FUNCTIONS.len() + UCT_DEF_FORWARD_TYPES.len()
+        );
     }
 }
