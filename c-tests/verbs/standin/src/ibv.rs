@@ -1309,6 +1309,34 @@ fn psn24(value: u32) -> Result<u32, String> {
     Ok(value)
 }
 
+/// A modify mask must hold `required` and nothing beyond `allowed`, the
+/// state bits aside.
+fn check_modify_mask(
+    qp_kind: &str,
+    mask: u32,
+    state: u32,
+    required: u32,
+    allowed: u32,
+) -> Result<(), String> {
+    let allowed = IBV_QP_STATE | IBV_QP_CUR_STATE | allowed;
+    if mask & required != required || mask & !allowed != 0 {
+        return Err(format!(
+            "{qp_kind} mask {mask:#x} for state {state}: needs {required:#x}, allows {allowed:#x}"
+        ));
+    }
+    Ok(())
+}
+
+/// The soft device has one port and one P_Key.
+fn check_port(attr: &ibv_qp_attr) -> Result<(), String> {
+    if attr.port_num != PORT || attr.pkey_index != 0 {
+        return Err(format!(
+            "port {} / pkey index {}",
+            attr.port_num, attr.pkey_index
+        ));
+    }
+    Ok(())
+}
 /// The soft transition of a verbs modify: the target state decides which
 /// mask bits are required and which are allowed (as the kernel checks).
 fn transition_of(attr: &ibv_qp_attr, mask: c_uint) -> Result<QpTransition, String> {
@@ -1343,21 +1371,10 @@ fn transition_of(attr: &ibv_qp_attr, mask: c_uint) -> Result<QpTransition, Strin
         IBV_QPS_ERR | IBV_QPS_RESET => (0, 0),
         other => return Err(format!("target state {other} not supported")),
     };
-    let allowed = IBV_QP_STATE | IBV_QP_CUR_STATE | required | optional;
-    if mask & required != required || mask & !allowed != 0 {
-        return Err(format!(
-            "mask {mask:#x} for state {}: needs {required:#x}, allows {allowed:#x}",
-            attr.qp_state
-        ));
-    }
+    check_modify_mask("RC", mask, attr.qp_state, required, required | optional)?;
     Ok(match attr.qp_state {
         IBV_QPS_INIT => {
-            if attr.port_num != PORT || attr.pkey_index != 0 {
-                return Err(format!(
-                    "port {} / pkey index {}",
-                    attr.port_num, attr.pkey_index
-                ));
-            }
+            check_port(attr)?;
             let access = access_of(attr.qp_access_flags)
                 .map_err(|_| format!("access flags {:#x}", attr.qp_access_flags))?;
             QpTransition::Init { access }
@@ -1425,21 +1442,10 @@ fn ud_transition_of(attr: &ibv_qp_attr, mask: c_uint) -> Result<UdTransition, St
         IBV_QPS_RTR | IBV_QPS_ERR | IBV_QPS_RESET => 0,
         other => return Err(format!("target state {other} not supported")),
     };
-    let allowed = IBV_QP_STATE | IBV_QP_CUR_STATE | required;
-    if mask & required != required || mask & !allowed != 0 {
-        return Err(format!(
-            "UD mask {mask:#x} for state {}: needs {required:#x}, allows {allowed:#x}",
-            attr.qp_state
-        ));
-    }
+    check_modify_mask("UD", mask, attr.qp_state, required, required)?;
     Ok(match attr.qp_state {
         IBV_QPS_INIT => {
-            if attr.port_num != PORT || attr.pkey_index != 0 {
-                return Err(format!(
-                    "port {} / pkey index {}",
-                    attr.port_num, attr.pkey_index
-                ));
-            }
+            check_port(attr)?;
             UdTransition::Init { qkey: attr.qkey }
         }
         IBV_QPS_RTR => UdTransition::Rtr,

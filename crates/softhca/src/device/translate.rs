@@ -81,15 +81,8 @@ pub fn to_work_request(
     index: u16,
     read_local: impl Fn(&Sge, &mut Vec<u8>) -> bool,
 ) -> Result<(u16, SendWr), BadWqe> {
-    let wqe = mlx5::decode_send_wqe(ring, index).map_err(|err| {
-        tracing::debug!("soft hca: WQE {index}: {err}");
-        let ctrl = ring_ctrl(ring, index);
-        BadWqe {
-            wqebbs: ctrl.wqebbs().max(1) as u16,
-            opcode: ctrl.opcode,
-            status: CompletionStatus::LocalQpOperationError,
-        }
-    })?;
+    let wqe =
+        mlx5::decode_send_wqe(ring, index).map_err(|err| undecodable(ring, index, "WQE", err))?;
     let wqebbs = wqe.wqebbs().max(1) as u16;
     let bad = |status| BadWqe {
         wqebbs,
@@ -170,15 +163,8 @@ pub fn to_ud_request(
     index: u16,
     read_local: impl Fn(&Sge, &mut Vec<u8>) -> bool,
 ) -> Result<(u16, UdRequest), BadWqe> {
-    let wqe = mlx5::decode_ud_send_wqe(ring, index).map_err(|err| {
-        tracing::debug!("soft hca: UD WQE {index}: {err}");
-        let ctrl = ring_ctrl(ring, index);
-        BadWqe {
-            wqebbs: ctrl.wqebbs().max(1) as u16,
-            opcode: ctrl.opcode,
-            status: CompletionStatus::LocalQpOperationError,
-        }
-    })?;
+    let wqe = mlx5::decode_ud_send_wqe(ring, index)
+        .map_err(|err| undecodable(ring, index, "UD WQE", err))?;
     let wqebbs = wqe.wqebbs().max(1) as u16;
     let ctrl = &wqe.ctrl;
     let (imm, av) = match (wqe.op, wqe.datagram) {
@@ -209,6 +195,18 @@ pub fn to_ud_request(
         solicited: ctrl.solicited(),
     };
     Ok((wqebbs, UdRequest::Send(wr)))
+}
+
+/// A WQE the decoder refused: a local QP operation error over the blocks its
+/// control segment claims (at least one), logged with why.
+fn undecodable(ring: &[u8], index: u16, kind: &str, err: impl std::fmt::Display) -> BadWqe {
+    tracing::debug!("soft hca: {kind} {index}: {err}");
+    let ctrl = ring_ctrl(ring, index);
+    BadWqe {
+        wqebbs: ctrl.wqebbs().max(1) as u16,
+        opcode: ctrl.opcode,
+        status: CompletionStatus::LocalQpOperationError,
+    }
 }
 
 fn ring_ctrl(ring: &[u8], index: u16) -> mlx5::CtrlSeg {
