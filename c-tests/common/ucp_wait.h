@@ -24,24 +24,6 @@
 
 #ifndef UCP_WAIT_SECONDS
 #error "define UCP_WAIT_SECONDS before including ucp_wait.h"
-/* The IPv4 address IP:PORT (PORT 0: any); a bad argument fails the program. */
-static struct sockaddr_in make_address(const char *ip, const char *port)
-{
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    char *end;
-    long p = strtol(port, &end, 10);
-    if (*end != '\0' || p < 0 || p > 65535) {
-        fail("bad port '%s'", port);
-    }
-    sa.sin_port = htons((uint16_t)p);
-    if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1) {
-        fail("bad IPv4 address '%s'", ip);
-    }
-    return sa;
-}
-
 #endif
 
 static const char *ucp_wait_role = "?";
